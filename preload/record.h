@@ -1,0 +1,180 @@
+/* record.h: THE contract between libmemtrace.so (writer) and memsup (reader).
+ *
+ * Every process image that runs with the shim and MEMTRACE_DIR set creates one
+ * file in that directory, sizes it to MT_RECORD_SIZE bytes, maps it shared and
+ * updates `struct mt_record` in place.  Nothing else crosses between the two
+ * halves: no sockets, no pipes, no text.  The environment variable names live
+ * here too.
+ *
+ * File name: "<pid>.<gen>.mtr", where <gen> counts exec images of the same pid
+ * (0 for the first image a pid runs under the shim, 1 after its first exec,
+ * ...).  The writer creates it with O_CREAT|O_EXCL, so the first free <gen> is
+ * taken; a reader sorts by (pid, gen).
+ *
+ * Consistency rules (what a reader may rely on while the writer runs):
+ *  - The file is created, sized and filled (identity, argv, exe) *before*
+ *    `magic` is stored with release order.  A reader that sees magic ==
+ *    MT_RECORD_MAGIC (acquire load) sees a complete identity block.  A file
+ *    shorter than MT_RECORD_SIZE, or with another magic, version or
+ *    `record_size`, is not a record ("corrupt record" for memsup).
+ *  - Every counter is a naturally aligned 64-bit field written with a single
+ *    store or atomic RMW, so each one read alone is a value the counter really
+ *    had.  Counters are *not* a snapshot across fields: `heap_peak >=
+ *    heap_current` holds in the writer, but a reader may see a fresh current
+ *    with a stale peak.  Readers that need a coherent pair take max().
+ *  - Markers: slot i is filled completely, then `marker_count` is raised to
+ *    i+1 with release order; read the count (acquire) then the slots below it.
+ *  - End of image: the exit block (`exit_*`, `end_*`, kernel figures) is
+ *    filled, then `state` is stored with release order.  A record whose state
+ *    is still MT_STATE_RUNNING after its process died was killed (SIGKILL) or
+ *    crashed where no handler could run; its counters are the last ones.
+ *
+ * All byte counts are bytes; all *_kb fields are KiB as the kernel prints
+ * them; times are nanoseconds, *_mono_ns on CLOCK_MONOTONIC (comparable with
+ * memsup's own clock, same boot) and *_real_ns on CLOCK_REALTIME.
+ */
+#ifndef MEMTRACE_RECORD_H
+#define MEMTRACE_RECORD_H
+
+#include <stdint.h>
+
+/* ---- environment: the only other thing both halves agree on ------------ */
+#define MT_ENV_DIR    "MEMTRACE_DIR"    /* directory for record files          */
+#define MT_ENV_OUT    "MEMTRACE_OUT"    /* JSON summary path, %p = pid         */
+#define MT_ENV_QUIET  "MEMTRACE_QUIET"  /* "1": no stderr summary at exit      */
+#define MT_ENV_FOLLOW "MEMTRACE_FOLLOW" /* "1": re-inject into scrubbed envps  */
+#define MT_ENV_PARENT "MEMTRACE_PARENT" /* lineage hand-off across exec/spawn:
+                                           "<pid>.<gen>:<relation-number>"     */
+
+#define MT_RECORD_SUFFIX ".mtr"
+
+/* ---- layout constants ---------------------------------------------------- */
+#define MT_RECORD_MAGIC   UINT64_C(0x3130304345524d54) /* "MTREC001" little-endian */
+#define MT_RECORD_VERSION 1u
+#define MT_RECORD_SIZE    8192u /* file size; the struct is padded to it */
+
+#define MT_ARGV_BYTES   2048u /* argv, NUL-separated, truncated (see argv_*) */
+#define MT_EXE_BYTES    256u  /* readlink(/proc/self/exe), truncated         */
+#define MT_MARKERS      32u   /* phase markers kept; later ones are counted  */
+#define MT_LABEL_BYTES  48u   /* marker label, NUL-terminated, truncated      */
+#define MT_HIST_BUCKETS 64u   /* bucket b: requests with 2^(b-1) < n <= 2^b;
+                                 bucket 0 holds n == 0 and n == 1            */
+
+/* How this image came to be, relative to `parent_pid`.`parent_gen`. */
+enum mt_relation {
+	MT_REL_ROOT = 0,    /* no traced parent: the first traced process        */
+	MT_REL_FORK = 1,    /* fork()/clone child of a traced image               */
+	MT_REL_VFORK = 2,   /* vfork() child (its own record until it execs)      */
+	MT_REL_EXEC = 3,    /* replaced image parent_pid.parent_gen by exec       */
+	MT_REL_SPAWN = 4,   /* posix_spawn/posix_spawnp child                     */
+	MT_REL_SYSTEM = 5,  /* system() child                                     */
+	MT_REL_POPEN = 6,   /* popen() child                                      */
+	MT_REL_UNKNOWN = 7, /* a traced parent exists, route unknown (raw clone)  */
+};
+
+/* How the image ended.  Stored last, with release order. */
+enum mt_state {
+	MT_STATE_RUNNING = 0, /* still running, or died without running a hook   */
+	MT_STATE_EXITED = 1,  /* exit()/return from main (atexit/destructor ran)  */
+	MT_STATE_UNDERSCORE_EXIT = 2, /* _exit()/_Exit()                          */
+	MT_STATE_EXECED = 3,  /* replaced by exec; see the <pid>.<gen+1> record   */
+	MT_STATE_SIGNALED = 4,/* a fatal signal was on its way (exit_signal)      */
+};
+
+/* Indices into `calls`. */
+enum mt_call {
+	MT_CALL_MALLOC,
+	MT_CALL_CALLOC,
+	MT_CALL_REALLOC,
+	MT_CALL_REALLOCARRAY,
+	MT_CALL_FREE,
+	MT_CALL_POSIX_MEMALIGN,
+	MT_CALL_ALIGNED_ALLOC,
+	MT_CALL_MEMALIGN,
+	MT_CALL_VALLOC,
+	MT_CALL_PVALLOC,
+	MT_CALL_MMAP,   /* mmap and mmap64 (the same symbol's two names) */
+	MT_CALL_MUNMAP,
+	MT_CALL_MREMAP,
+	MT_CALL_COUNT,
+};
+#define MT_CALL_SLOTS 16u /* room for MT_CALL_COUNT, kept fixed for the layout */
+
+/* Flags (bit set, written at record creation or once later). */
+#define MT_FLAG_ARGV_TRUNCATED  (1u << 0) /* argv did not fit MT_ARGV_BYTES */
+#define MT_FLAG_EXE_TRUNCATED   (1u << 1)
+#define MT_FLAG_MULTITHREADED   (1u << 2) /* counters switched to atomics    */
+#define MT_FLAG_FOLLOWED        (1u << 3) /* preload re-injected (FOLLOW)    */
+#define MT_FLAG_SECURE          (1u << 4) /* AT_SECURE image                 */
+#define MT_FLAG_MARKERS_DROPPED (1u << 5) /* more than MT_MARKERS markers    */
+
+struct mt_marker {
+	uint64_t mono_ns;
+	uint64_t heap_current;  /* heap_current when the marker was set */
+	uint64_t map_current;   /* map_anon_current + map_file_current  */
+	char label[MT_LABEL_BYTES];
+};
+
+struct mt_record {
+	/* -- header: magic is written last at creation (release) -------------- */
+	uint64_t magic;
+	uint32_t version;
+	uint32_t record_size;   /* == MT_RECORD_SIZE */
+
+	/* -- identity: written before magic, constant afterwards -------------- */
+	int32_t pid;
+	int32_t ppid;
+	uint32_t gen;           /* exec generation of this pid (file name) */
+	uint32_t relation;      /* enum mt_relation */
+	int32_t parent_pid;     /* record this image came from; 0 when ROOT */
+	uint32_t parent_gen;
+	uint32_t flags;         /* MT_FLAG_* (may gain bits later, atomic OR) */
+	uint32_t argc;          /* real argc, even when argv was truncated */
+	uint64_t start_mono_ns;
+	uint64_t start_real_ns;
+
+	/* -- heap (malloc family), counted in malloc_usable_size() bytes ------ */
+	uint64_t heap_current;
+	uint64_t heap_peak;
+	uint64_t heap_peak_mono_ns;  /* when heap_peak was (last) raised */
+	uint64_t heap_requested_total; /* sum of requested sizes, not usable */
+	uint64_t heap_largest_request;
+	uint64_t calls[MT_CALL_SLOTS];
+	uint64_t hist[MT_HIST_BUCKETS]; /* requested sizes, see MT_HIST_BUCKETS */
+
+	/* -- mappings made through mmap/mremap (not the heap's own) ----------- */
+	uint64_t map_anon_current;
+	uint64_t map_anon_peak;
+	uint64_t map_file_current;
+	uint64_t map_file_peak;
+	uint64_t map_largest;        /* largest single mapping, bytes */
+
+	/* -- heap + mappings together: its own peak, not a sum of peaks ------- */
+	uint64_t total_current;
+	uint64_t total_peak;
+	uint64_t total_peak_mono_ns;
+
+	/* -- end of image: filled, then `state` stored (release) -------------- */
+	uint64_t end_mono_ns;
+	int32_t exit_code;           /* argument of exit()/_exit(), if known */
+	int32_t exit_signal;         /* fatal signal number, MT_STATE_SIGNALED */
+	uint64_t vm_hwm_kb;          /* /proc/self/status at the end */
+	uint64_t vm_rss_kb;
+	uint64_t vm_peak_kb;
+	uint64_t ru_maxrss_self_kb;  /* getrusage(RUSAGE_SELF) */
+	uint64_t ru_maxrss_children_kb; /* getrusage(RUSAGE_CHILDREN) */
+	uint32_t state;              /* enum mt_state, stored last */
+	uint32_t marker_count;       /* markers set, may exceed MT_MARKERS */
+
+	struct mt_marker markers[MT_MARKERS];
+
+	char exe[MT_EXE_BYTES];      /* NUL-terminated */
+	char argv[MT_ARGV_BYTES];    /* argv[0] NUL argv[1] NUL ... (argv_bytes) */
+	uint32_t argv_bytes;         /* bytes used in argv, including NULs */
+};
+
+_Static_assert(sizeof(struct mt_record) <= MT_RECORD_SIZE,
+	       "struct mt_record must fit its fixed file size");
+_Static_assert(MT_CALL_COUNT <= MT_CALL_SLOTS, "calls[] too small");
+
+#endif /* MEMTRACE_RECORD_H */

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# setup.sh: make this checkout ready to use.  Installs the Debian packages the
+# build and the tests need when they are missing, then configures (once) and
+# builds.  Safe to run again: each step is skipped when already done.
+#
+#   MEMTRACE_CONFIGURE_FLAGS   extra ./configure arguments (first configure only)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+# Build: autotools + Criterion.  Tests: the real programs run under the shim
+# (python3, perl, git, make, gcc are on Debian's build images; listed anyway),
+# valgrind for the memcheck runs over memsup.
+packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev
+          python3 perl git valgrind)
+missing=()
+for pkg in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' \
+		|| missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+	echo "setup: installing ${missing[*]}" >&2
+	sudo=()
+	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+	"${sudo[@]}" apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}" >&2
+fi
+
+if [ ! -x configure ]; then
+	echo "setup: autoreconf -fi" >&2
+	autoreconf -fi >&2
+fi
+if [ ! -f Makefile ]; then
+	echo "setup: ./configure ${MEMTRACE_CONFIGURE_FLAGS:-}" >&2
+	# shellcheck disable=SC2086 # word splitting of the flags is wanted
+	./configure --quiet ${MEMTRACE_CONFIGURE_FLAGS:-} >&2
+fi
+make -j"$(nproc)" >&2

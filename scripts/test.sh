@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# test.sh: build what is needed, run the whole test suite (`make check`), and
+# end with one total line, "N passed, N failed, N skipped", whatever happened.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+if ! scripts/setup.sh; then
+	echo "test.sh: the build failed; no test ran" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+rm -f test-suite.log
+make -j"$(nproc)" check
+rc=$?
+scripts/summarize-tests.sh test-suite.log
+exit "$rc"
