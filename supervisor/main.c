@@ -1,14 +1,163 @@
-/* main.c: memsup entry point (placeholder until the supervisor lands). */
-#include <stdio.h>
-#include <string.h>
+/* main.c: memsup's entry point.  The only place that prints to the user and
+ * the only place that may die; everything else returns 0/-errno. */
+#include "cli.h"
+#include "evidence.h"
+#include "run.h"
+#include "spawn.h"
+#include "tree.h"
 #include "version.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define SUP_EXIT_ERROR 125
+
+/* "memsup: <what>: <strerror(err)>", exit 125.  err is passed in (not read
+ * from errno) so that the caller's errno survives whatever ran since. */
+static _Noreturn void sup_die_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static _Noreturn void sup_die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static _Noreturn void sup_die_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("memsup: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": %s\n", strerror(err));
+	exit(SUP_EXIT_ERROR);
+}
+
+static _Noreturn void sup_die(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("memsup: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(SUP_EXIT_ERROR);
+}
+
+static void default_out(char *buf, size_t cap)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char stamp[32];
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, cap, "memsup-%s-%d", stamp, (int)getpid());
+}
+
+static void print_summary(const struct sup_record *rec, const struct evidence *ev)
+{
+	fprintf(stderr, "memsup: peak tree RSS %.1f MB", (double)rec->peak_bytes / 1e6);
+	if (rec->peak_at_s >= 0)
+		fprintf(stderr, " at %.3f s", rec->peak_at_s);
+	fprintf(stderr, " (%u processes at most, %llu samples); wall %.3f s\n",
+		rec->max_processes, (unsigned long long)rec->samples, rec->wall_s);
+	fprintf(stderr, "memsup: reason: %s; ", rec->reason ? rec->reason : "none");
+	if (rec->error)
+		fprintf(stderr, "could not start: %s; ", rec->error);
+	else if (rec->have_exit && rec->signal)
+		fprintf(stderr, "command killed by signal %d (%s); ", rec->signal,
+			strsignal(rec->signal));
+	else if (rec->have_exit)
+		fprintf(stderr, "command exited %d; ", rec->exit_code);
+	fprintf(stderr, "exit status %d\n", rec->exit_status);
+	if (rec->n_leftovers)
+		fprintf(stderr, "memsup: killed %zu leftover process%s (see resources.json)\n",
+			rec->n_leftovers, rec->n_leftovers == 1 ? "" : "es");
+	fprintf(stderr, "memsup: evidence: %s\n", ev->path);
+}
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-		printf("memsup (memtrace) %s\n", memsup_version());
+	struct sup_options opt;
+	char err[PATH_MAX + 256];
+
+	if (cli_parse(argc, argv, &opt, err, sizeof err) < 0) {
+		cli_free(&opt);
+		sup_die("%s", err);
+	}
+	if (opt.help) {
+		fputs(cli_help_text, stdout);
+		cli_free(&opt);
 		return 0;
 	}
-	fprintf(stderr, "memsup: not implemented yet\n");
-	return 125;
+	if (opt.version) {
+		printf("memsup (memtrace) %s\n", memsup_version());
+		cli_free(&opt);
+		return 0;
+	}
+	/* The one check cli_parse cannot make without the kernel: done before
+	 * anything is created. */
+	if (opt.discovery == TREE_CHILDREN && tree_probe("/proc", getpid()) != TREE_CHILDREN)
+		sup_die("--discovery: 'children': this kernel has no "
+			"/proc/PID/task/TID/children files (CONFIG_PROC_CHILDREN)");
+
+	char outbuf[PATH_MAX];
+	const char *out = opt.out;
+	if (!out) {
+		default_out(outbuf, sizeof outbuf);
+		out = outbuf;
+	}
+	char **envp = spawn_build_env(environ, opt.env, opt.n_env);
+	if (!envp)
+		sup_die_err(ENOMEM, "environment");
+	char cwd[PATH_MAX];
+	if (!opt.cwd[0] && !getcwd(cwd, sizeof cwd))
+		sup_die_err(errno, "getcwd");
+
+	struct evidence ev;
+	const char *failed_at;
+	int rc = evidence_create(&ev, out, &failed_at);
+	if (rc == -EEXIST)
+		sup_die("--out: '%s' already exists", out);
+	if (rc < 0)
+		sup_die_err(-rc, "%s '%s'", failed_at, out);
+
+	struct sup_record rec;
+	record_init(&rec);
+	rec.command = opt.command;
+	rec.command_argc = opt.command_argc;
+	rec.poll_s = opt.poll_ms / 1000.0;
+	rec.rss_budget_mb = opt.rss_mb;
+	rec.wall_budget_s = opt.wall_s;
+	rec.grace_s = opt.grace_s;
+	rec.cwd = opt.cwd[0] ? opt.cwd : cwd;
+	rec.env = opt.env;
+	rec.n_env = opt.n_env;
+	/* resources.json exists from the start ("running"), whatever happens. */
+	if ((rc = evidence_write_record(&ev, &rec, 1)) < 0)
+		sup_die_err(-rc, "write %s/resources.json", ev.path);
+
+	struct run_config cfg = { &opt, envp, "/proc" };
+	int status = run_supervise(&cfg, &ev, &rec);
+
+	if ((rc = evidence_write_record(&ev, &rec, 1)) < 0) {
+		fprintf(stderr, "memsup: write %s/resources.json: %s\n", ev.path, strerror(-rc));
+		status = SUP_EXIT_ERROR;
+	}
+	if (opt.json) {
+		fflush(stdout);
+		if (record_write_json(STDOUT_FILENO, &rec) < 0)
+			status = SUP_EXIT_ERROR;
+	}
+	if (!opt.quiet)
+		print_summary(&rec, &ev);
+	evidence_close(&ev);
+	record_free(&rec);
+	free(envp);
+	cli_free(&opt);
+	return status;
 }

@@ -1,0 +1,220 @@
+/* cli.c: option parsing and validation for memsup (pure; see cli.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char cli_help_text[] =
+	"Usage: memsup [OPTIONS] [--] COMMAND [ARG...]\n"
+	"Run COMMAND in its own session, poll the RSS of its whole process tree,\n"
+	"enforce budgets by killing the whole tree, and write an evidence directory.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --out DIR          evidence directory to create (must not exist;\n"
+	"                         default ./memsup-YYYYmmdd-HHMMSS-PID)\n"
+	"      --wall-s SECONDS   wall-time budget (exit 124 when exceeded)\n"
+	"      --rss-mb MB        tree RSS budget in decimal megabytes (exit 123)\n"
+	"      --poll-ms MS       sampling period in milliseconds (default 10)\n"
+	"      --grace-s SECONDS  on a budget breach send SIGTERM first and SIGKILL\n"
+	"                         after SECONDS (default: SIGKILL at once)\n"
+	"  -C, --cwd DIR          run COMMAND in DIR\n"
+	"  -e, --env KEY=VALUE    set KEY in COMMAND's environment (repeatable)\n"
+	"      --json             print the record (resources.json) on stdout\n"
+	"  -q, --quiet            no summary on stderr\n"
+	"      --discovery MODE   how descendants are found: auto, children or scan\n"
+	"                         (default auto)\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Exit status: COMMAND's own status; 128+N when signal N ended it;\n"
+	"123 RSS budget exceeded; 124 wall budget exceeded; 125 memsup error;\n"
+	"126 COMMAND cannot be executed; 127 COMMAND not found;\n"
+	"128+N when memsup itself got signal N (INT, TERM, HUP, QUIT).\n"
+	"See memsup(1).\n";
+
+enum {
+	OPT_WALL = 256,
+	OPT_RSS,
+	OPT_POLL,
+	OPT_GRACE,
+	OPT_JSON,
+	OPT_DISCOVERY,
+};
+
+static const struct option long_opts[] = {
+	{ "out", required_argument, NULL, 'o' },
+	{ "wall-s", required_argument, NULL, OPT_WALL },
+	{ "rss-mb", required_argument, NULL, OPT_RSS },
+	{ "poll-ms", required_argument, NULL, OPT_POLL },
+	{ "grace-s", required_argument, NULL, OPT_GRACE },
+	{ "cwd", required_argument, NULL, 'C' },
+	{ "env", required_argument, NULL, 'e' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "discovery", required_argument, NULL, OPT_DISCOVERY },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int cli_parse_positive(const char *s, double *out)
+{
+	char *end;
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	/* ERANGE on underflow still gives a usable tiny value; on overflow v is
+	 * HUGE_VAL and isfinite() rejects it. */
+	if (end == s || *end != '\0' || !isfinite(v) || !(v > 0))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static const char *long_name(int c)
+{
+	for (const struct option *o = long_opts; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
+}
+
+int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
+	      size_t errlen)
+{
+	memset(o, 0, sizeof *o);
+	o->poll_ms = 10;
+	o->discovery = TREE_AUTO;
+	if (errlen)
+		err[0] = '\0';
+	o->env = calloc((size_t)(argc > 0 ? argc : 1), sizeof *o->env);
+	if (!o->env)
+		return fail(err, errlen, "out of memory");
+
+	/* getopt keeps state in globals: optind = 0 makes glibc start over, so
+	 * the parser can run more than once (the unit tests do). */
+	optind = 0;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:o:C:e:qhV", long_opts, NULL)) != -1) {
+		double v;
+		const char *name;
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return fail(err, errlen, "--out: the directory name is empty");
+			o->out = optarg;
+			break;
+		case OPT_WALL:
+		case OPT_RSS:
+		case OPT_POLL:
+		case OPT_GRACE:
+			name = long_name(c);
+			if (cli_parse_positive(optarg, &v) < 0)
+				return fail(err, errlen, "--%s: '%s' is not a positive finite number",
+					    name, optarg);
+			if (c == OPT_WALL)
+				o->wall_s = v;
+			else if (c == OPT_RSS)
+				o->rss_mb = v;
+			else if (c == OPT_POLL)
+				o->poll_ms = v;
+			else
+				o->grace_s = v;
+			break;
+		case 'C': {
+			struct stat st;
+			if (!*optarg)
+				return fail(err, errlen, "--cwd: the directory name is empty");
+			if (!realpath(optarg, o->cwd))
+				return fail(err, errlen, "--cwd: '%s': %s", optarg, strerror(errno));
+			if (stat(o->cwd, &st) < 0)
+				return fail(err, errlen, "--cwd: '%s': %s", optarg, strerror(errno));
+			if (!S_ISDIR(st.st_mode))
+				return fail(err, errlen, "--cwd: '%s' is not a directory", optarg);
+			break;
+		}
+		case 'e': {
+			const char *eq = strchr(optarg, '=');
+			if (!eq)
+				return fail(err, errlen, "--env: '%s' is not KEY=VALUE (no '=')", optarg);
+			if (eq == optarg)
+				return fail(err, errlen, "--env: '%s' has an empty KEY", optarg);
+			o->env[o->n_env++] = optarg;
+			break;
+		}
+		case OPT_JSON:
+			o->json = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case OPT_DISCOVERY:
+			if (strcmp(optarg, "auto") == 0)
+				o->discovery = TREE_AUTO;
+			else if (strcmp(optarg, "children") == 0)
+				o->discovery = TREE_CHILDREN;
+			else if (strcmp(optarg, "scan") == 0)
+				o->discovery = TREE_SCAN;
+			else
+				return fail(err, errlen,
+					    "--discovery: '%s' is not one of auto, children, scan",
+					    optarg);
+			break;
+		case 'h':
+			o->help = 1;
+			return 0;
+		case 'V':
+			o->version = 1;
+			return 0;
+		case ':':
+			if (optopt)
+				return fail(err, errlen, "option '-%c' needs a value", optopt);
+			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		default: /* '?' */
+			if (optopt)
+				return fail(err, errlen, "unknown option '-%c' (see memsup --help)",
+					    optopt);
+			return fail(err, errlen, "unknown option '%s' (see memsup --help)",
+				    argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return fail(err, errlen, "no command given (usage: memsup [OPTIONS] -- COMMAND [ARG...])");
+	if (!argv[optind][0])
+		return fail(err, errlen, "the command's executable name is empty");
+	o->command = argv + optind;
+	o->command_argc = argc - optind;
+	if (o->out) {
+		struct stat st;
+		if (lstat(o->out, &st) == 0)
+			return fail(err, errlen, "--out: '%s' already exists", o->out);
+		if (errno != ENOENT)
+			return fail(err, errlen, "--out: '%s': %s", o->out, strerror(errno));
+	}
+	return 0;
+}
+
+void cli_free(struct sup_options *o)
+{
+	free(o->env);
+	o->env = NULL;
+	o->n_env = 0;
+}

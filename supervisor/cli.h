@@ -1,0 +1,47 @@
+/* cli.h: memsup's command line, parsed and validated without side effects.
+ *
+ * cli_parse() never creates, opens or starts anything: it only reads argv,
+ * and stat()s --cwd and --out to reject a missing directory or an existing
+ * evidence directory before main creates anything.  On error it writes one
+ * line (without the "memsup: " prefix and newline) to `err` and returns -1;
+ * the caller exits 125.
+ */
+#ifndef MEMSUP_CLI_H
+#define MEMSUP_CLI_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "tree.h"
+
+struct sup_options {
+	const char *out;          /* -o; NULL: a fresh name chosen by main */
+	double wall_s;            /* --wall-s; 0: no wall budget */
+	double rss_mb;            /* --rss-mb (decimal MB); 0: no RSS budget */
+	double poll_ms;           /* --poll-ms, default 10 */
+	double grace_s;           /* --grace-s; 0: SIGKILL at once */
+	char cwd[PATH_MAX];       /* -C, resolved; "" when not given */
+	char **env;               /* -e KEY=VALUE, in order, pointers into argv */
+	size_t n_env;
+	int json;                 /* --json */
+	int quiet;                /* -q */
+	enum tree_method discovery; /* --discovery */
+	int help, version;        /* -h, -V: print and exit 0, nothing else */
+	char **command;           /* argv of the command, NULL-terminated */
+	int command_argc;
+};
+
+/* Parse argv into *out.  0 on success, -1 with a message in err.  On success
+ * out->env may point to an allocated array: release it with cli_free(). */
+int cli_parse(int argc, char **argv, struct sup_options *out, char *err,
+	      size_t errlen);
+void cli_free(struct sup_options *o);
+
+/* The --help text (matches man/memsup.1 and the README). */
+extern const char cli_help_text[];
+
+/* Strict positive finite number: no empty string, no trailing junk, no NaN
+ * or infinity, > 0.  0 or -EINVAL. */
+int cli_parse_positive(const char *s, double *out);
+
+#endif /* MEMSUP_CLI_H */

@@ -1,0 +1,372 @@
+/* evidence.c: the evidence directory, rss.jsonl lines and the record.
+ *
+ * Numbers are written the way Python writes them (repr of a float, plain
+ * integers) so that files memsup writes are byte-compatible with what the
+ * seed's measure_command() wrote for the same values. */
+#include "evidence.h"
+#include "jsonw.h"
+#include "version.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char evidence_scope[] =
+	"command launch through exit; simultaneous descendants; observer excluded";
+const char evidence_limitation[] =
+	"polled observations do not bound arbitrary transient allocations";
+
+void record_init(struct sup_record *r)
+{
+	memset(r, 0, sizeof *r);
+	r->reason = "running";
+	r->exit_status = -1;
+	r->peak_at_s = -1;
+	r->rusage_children_maxrss_mb = -1;
+	r->poll_interval_p99_s = -1;
+}
+
+void record_add_note(struct sup_record *r, const char *note)
+{
+	if (r->n_notes < EVIDENCE_MAX_NOTES)
+		r->notes[r->n_notes++] = note;
+}
+
+void record_free(struct sup_record *r)
+{
+	for (size_t i = 0; i < r->n_leftovers; i++)
+		free(r->leftovers[i].argv);
+	free(r->leftovers);
+	r->leftovers = NULL;
+	r->n_leftovers = 0;
+}
+
+/* ---- numbers ----------------------------------------------------------------- */
+
+size_t evidence_format_float(double v, char *buf, size_t cap)
+{
+	char e[40];
+	if (cap < 32) {
+		if (cap)
+			buf[0] = '\0';
+		return 0;
+	}
+	if (!isfinite(v))
+		return (size_t)snprintf(buf, cap, "null");
+	/* Shortest %e precision that round-trips, as repr() picks. */
+	for (int prec = 0; prec <= 17; prec++) {
+		snprintf(e, sizeof e, "%.*e", prec, v);
+		if (strtod(e, NULL) == v)
+			break;
+	}
+	/* e is "[-]d[.ddd]e[+-]XX": split digits and exponent. */
+	const char *p = e;
+	size_t o = 0;
+	if (*p == '-')
+		buf[o++] = *p++;
+	char digits[24] = { 0 };
+	size_t nd = 0;
+	for (; *p && *p != 'e'; p++)
+		if (*p != '.')
+			digits[nd++] = *p;
+	int exp10 = atoi(p + 1);
+	/* repr: scientific when exp < -4 or exp >= 16, fixed otherwise. */
+	if (exp10 < -4 || exp10 >= 16) {
+		buf[o++] = digits[0];
+		if (nd > 1) {
+			buf[o++] = '.';
+			memcpy(buf + o, digits + 1, nd - 1);
+			o += nd - 1;
+		}
+		o += (size_t)snprintf(buf + o, cap - o, "e%c%02d", exp10 < 0 ? '-' : '+',
+				      exp10 < 0 ? -exp10 : exp10);
+		return o;
+	}
+	if (exp10 < 0) {
+		buf[o++] = '0';
+		buf[o++] = '.';
+		for (int i = 0; i < -exp10 - 1; i++)
+			buf[o++] = '0';
+		memcpy(buf + o, digits, nd);
+		o += nd;
+	} else {
+		size_t ip = (size_t)exp10 + 1; /* digits before the point */
+		for (size_t i = 0; i < ip; i++)
+			buf[o++] = i < nd ? digits[i] : '0';
+		buf[o++] = '.';
+		if (nd > ip) {
+			memcpy(buf + o, digits + ip, nd - ip);
+			o += nd - ip;
+		} else {
+			buf[o++] = '0';
+		}
+	}
+	buf[o] = '\0';
+	return o;
+}
+
+size_t evidence_format_sample(double elapsed_s, uint64_t bytes, char *buf, size_t cap)
+{
+	char f[40];
+	evidence_format_float(elapsed_s, f, sizeof f);
+	int n = snprintf(buf, cap, "[%s, %" PRIu64 "]\n", f, bytes);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+static void put_float(struct jsonw *w, double v)
+{
+	char f[40];
+	size_t n = evidence_format_float(v, f, sizeof f);
+	jsonw_raw(w, f, n);
+}
+
+static void put_float_or_null(struct jsonw *w, double v, int present)
+{
+	if (present)
+		put_float(w, v);
+	else
+		jsonw_null(w);
+}
+
+/* ---- directory --------------------------------------------------------------- */
+
+static int mkdir_parents(char *path)
+{
+	/* Every component but the last; EEXIST is fine for them. */
+	for (char *s = path + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		int rc = mkdir(path, 0777) < 0 && errno != EEXIST ? -errno : 0;
+		*s = '/';
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int evidence_create(struct evidence *ev, const char *path, const char **failed_at)
+{
+	char tmp[PATH_MAX];
+	int rc;
+	ev->dirfd = ev->log_fd = ev->rss_fd = -1;
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof tmp) {
+		*failed_at = "evidence directory name";
+		return -ENAMETOOLONG;
+	}
+	memcpy(tmp, path, n + 1);
+	while (n > 1 && tmp[n - 1] == '/')
+		tmp[--n] = '\0';
+	*failed_at = "create parent directories";
+	if ((rc = mkdir_parents(tmp)) < 0)
+		return rc;
+	*failed_at = "create evidence directory";
+	if (mkdir(tmp, 0777) < 0)
+		return -errno;
+	*failed_at = "open evidence directory";
+	ev->dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ev->dirfd < 0 || !realpath(tmp, ev->path))
+		goto fail;
+	*failed_at = "create stdout.log";
+	ev->log_fd = openat(ev->dirfd, "stdout.log",
+			    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+	if (ev->log_fd < 0)
+		goto fail;
+	*failed_at = "create rss.jsonl";
+	ev->rss_fd = openat(ev->dirfd, "rss.jsonl",
+			    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+	if (ev->rss_fd < 0)
+		goto fail;
+	*failed_at = NULL;
+	return 0;
+fail:
+	rc = -errno;
+	evidence_close(ev);
+	return rc;
+}
+
+void evidence_close(struct evidence *ev)
+{
+	if (ev->rss_fd >= 0)
+		close(ev->rss_fd);
+	if (ev->log_fd >= 0)
+		close(ev->log_fd);
+	if (ev->dirfd >= 0)
+		close(ev->dirfd);
+	ev->dirfd = ev->log_fd = ev->rss_fd = -1;
+}
+
+int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes)
+{
+	char line[96];
+	size_t n = evidence_format_sample(elapsed_s, bytes, line, sizeof line);
+	/* Through jsonw (raw: jsonw's compact mode has no space after the
+	 * comma, and the seed's lines do).  One write(2) per line keeps the
+	 * file complete up to the last sample whatever kills memsup. */
+	struct jsonw w;
+	jsonw_init(&w, ev->rss_fd, 0);
+	jsonw_raw(&w, line, n);
+	return jsonw_finish(&w);
+}
+
+/* ---- the record -------------------------------------------------------------- */
+
+static void put_env(struct jsonw *w, char *const *env, size_t n)
+{
+	jsonw_object_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(env[i], '=');
+		size_t kl = (size_t)(eq - env[i]);
+		/* -e may repeat a key: the last one is what the command gets. */
+		int later = 0;
+		for (size_t j = i + 1; j < n && !later; j++)
+			later = strncmp(env[j], env[i], kl + 1) == 0;
+		if (later)
+			continue;
+		char key[256];
+		if (kl >= sizeof key) {
+			/* keys this long are odd but legal: write without the
+			 * NUL-terminated copy */
+			jsonw_key(w, "");
+			jsonw_string(w, env[i]);
+			continue;
+		}
+		memcpy(key, env[i], kl);
+		key[kl] = '\0';
+		jsonw_key(w, key);
+		jsonw_string(w, eq + 1);
+	}
+	jsonw_object_end(w);
+}
+
+int record_write_json(int fd, const struct sup_record *r)
+{
+	struct jsonw w;
+	jsonw_init(&w, fd, 2);
+	jsonw_object_begin(&w);
+
+	/* The seed's keys first, in the seed's order, same meaning and units. */
+	jsonw_key(&w, "command");
+	jsonw_array_begin(&w);
+	for (int i = 0; i < r->command_argc; i++)
+		jsonw_string(&w, r->command[i]);
+	jsonw_array_end(&w);
+	jsonw_key(&w, "exit_code");
+	if (r->have_exit)
+		jsonw_int(&w, r->exit_code);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "reason");
+	jsonw_string(&w, r->reason);
+	jsonw_key(&w, "wall_s");
+	put_float(&w, r->wall_s);
+	jsonw_key(&w, "peak_tree_rss_mb");
+	put_float(&w, (double)r->peak_bytes / 1e6);
+	jsonw_key(&w, "poll_s");
+	put_float(&w, r->poll_s);
+	jsonw_key(&w, "rss_budget_mb");
+	put_float_or_null(&w, r->rss_budget_mb, r->rss_budget_mb > 0);
+	jsonw_key(&w, "wall_budget_s");
+	put_float_or_null(&w, r->wall_budget_s, r->wall_budget_s > 0);
+	jsonw_key(&w, "scope");
+	jsonw_string(&w, evidence_scope);
+	jsonw_key(&w, "limitation");
+	jsonw_string(&w, evidence_limitation);
+
+	/* memsup's additions. */
+	jsonw_key(&w, "signal");
+	if (r->have_exit && r->signal)
+		jsonw_int(&w, r->signal);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "exit_status");
+	if (r->exit_status >= 0)
+		jsonw_int(&w, r->exit_status);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "error");
+	jsonw_string(&w, r->error);
+	jsonw_key(&w, "pid");
+	if (r->pid > 0)
+		jsonw_int(&w, r->pid);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "peak_tree_rss_at_s");
+	put_float_or_null(&w, r->peak_at_s, r->peak_at_s >= 0);
+	jsonw_key(&w, "samples");
+	jsonw_uint(&w, r->samples);
+	jsonw_key(&w, "max_processes");
+	jsonw_uint(&w, r->max_processes);
+	jsonw_key(&w, "leftover_processes_killed");
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < r->n_leftovers; i++) {
+		const struct sup_leftover *l = &r->leftovers[i];
+		jsonw_object_begin(&w);
+		jsonw_key(&w, "pid");
+		jsonw_int(&w, l->pid);
+		jsonw_key(&w, "argv");
+		jsonw_array_begin(&w);
+		for (size_t s = 0; s < l->argv_len;) {
+			size_t m = strnlen(l->argv + s, l->argv_len - s);
+			jsonw_string_n(&w, l->argv + s, m);
+			s += m + 1;
+		}
+		jsonw_array_end(&w);
+		jsonw_object_end(&w);
+	}
+	jsonw_array_end(&w);
+	jsonw_key(&w, "rusage_children_maxrss_mb");
+	put_float_or_null(&w, r->rusage_children_maxrss_mb, r->rusage_children_maxrss_mb >= 0);
+	jsonw_key(&w, "poll_interval_p99_s");
+	put_float_or_null(&w, r->poll_interval_p99_s, r->poll_interval_p99_s >= 0);
+	jsonw_key(&w, "discovery");
+	jsonw_string(&w, r->discovery);
+	jsonw_key(&w, "notes");
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < r->n_notes; i++)
+		jsonw_string(&w, r->notes[i]);
+	jsonw_array_end(&w);
+	jsonw_key(&w, "grace_s");
+	put_float_or_null(&w, r->grace_s, r->grace_s > 0);
+	jsonw_key(&w, "cwd");
+	jsonw_string(&w, r->cwd);
+	jsonw_key(&w, "env");
+	put_env(&w, r->env, r->n_env);
+	jsonw_key(&w, "memsup_version");
+	jsonw_string(&w, memsup_version());
+	jsonw_key(&w, "started_at");
+	jsonw_string(&w, r->started_at);
+
+	jsonw_object_end(&w);
+	return jsonw_finish_line(&w);
+}
+
+int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable)
+{
+	static const char tmp[] = "resources.json.tmp";
+	int fd = openat(ev->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	int rc = record_write_json(fd, r);
+	/* fsync only when asked: the once-a-second rewrites while running must
+	 * not stall sampling on the disk; rename alone already makes every
+	 * reader see a whole old or a whole new file. */
+	if (rc == 0 && durable && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && renameat(ev->dirfd, tmp, ev->dirfd, "resources.json") < 0)
+		rc = -errno;
+	if (rc == 0 && durable && fsync(ev->dirfd) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(ev->dirfd, tmp, 0);
+	return rc;
+}

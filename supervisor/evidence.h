@@ -1,0 +1,101 @@
+/* evidence.h: the evidence directory and the record memsup keeps in it.
+ *
+ *   DIR/stdout.log      the command's stdout and stderr (O_APPEND)
+ *   DIR/rss.jsonl       one "[elapsed_s, tree_rss_bytes]" line per sample,
+ *                       byte for byte what Python's json.dumps([float, int])
+ *                       gives, so the seed's readers keep working
+ *   DIR/resources.json  the record (struct sup_record), pretty JSON (indent
+ *                       2), replaced atomically: written to a temporary file,
+ *                       renamed over; fsync'd (file and directory) when
+ *                       `durable`, i.e. at the start and at the end.
+ *
+ * Return convention: 0 or -errno.  All JSON goes through jsonw.
+ */
+#ifndef MEMSUP_EVIDENCE_H
+#define MEMSUP_EVIDENCE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define EVIDENCE_MAX_NOTES 8u
+
+struct sup_leftover {
+	pid_t pid;
+	char *argv;      /* NUL-separated, malloc'd; argv_len bytes */
+	size_t argv_len;
+};
+
+struct sup_record {
+	/* what was asked */
+	char *const *command;
+	int command_argc;
+	double poll_s;
+	double rss_budget_mb;      /* 0: none (null) */
+	double wall_budget_s;      /* 0: none (null) */
+	double grace_s;            /* 0: SIGKILL at once (null) */
+	const char *cwd;           /* where the command runs */
+	char *const *env;          /* the -e overrides, "KEY=VALUE" */
+	size_t n_env;
+	const char *discovery;     /* "children" or "scan"; NULL before known */
+	const char *started_at;    /* ISO 8601 UTC */
+	/* what happened */
+	const char *reason;        /* NULL (null), "running", "wall_budget_exceeded",
+				      "rss_budget_exceeded", "interrupted",
+				      "start_failed" */
+	const char *error;         /* why it could not start; NULL */
+	pid_t pid;                 /* the command's pid; 0 when never forked */
+	int have_exit;             /* exit_code / signal known */
+	int exit_code;             /* status, or -signal (Python convention) */
+	int signal;                /* signal that ended the command, 0: none */
+	int exit_status;           /* memsup's own; -1 while running */
+	double wall_s;
+	uint64_t peak_bytes;
+	double peak_at_s;          /* < 0: no sample yet */
+	uint64_t samples;
+	unsigned max_processes;
+	struct sup_leftover *leftovers;
+	size_t n_leftovers;
+	double rusage_children_maxrss_mb; /* < 0: not known yet */
+	double poll_interval_p99_s;       /* < 0: fewer than 2 samples */
+	const char *notes[EVIDENCE_MAX_NOTES];
+	size_t n_notes;
+};
+
+struct evidence {
+	int dirfd;
+	int log_fd;                /* stdout.log, handed to the command */
+	int rss_fd;                /* rss.jsonl */
+	char path[PATH_MAX];       /* absolute path of the directory */
+};
+
+/* The "scope" and "limitation" strings of the record. */
+extern const char evidence_scope[];
+extern const char evidence_limitation[];
+
+void record_init(struct sup_record *r);
+void record_add_note(struct sup_record *r, const char *note);
+void record_free(struct sup_record *r); /* the leftovers */
+
+/* Create `path` (parents as needed; the last component must be new: -EEXIST
+ * otherwise) and its stdout.log and rss.jsonl.  On failure nothing is left
+ * open; *failed_at names the step. */
+int evidence_create(struct evidence *ev, const char *path, const char **failed_at);
+void evidence_close(struct evidence *ev);
+
+int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes);
+int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable);
+
+/* The record as pretty JSON on fd (resources.json, --json). */
+int record_write_json(int fd, const struct sup_record *r);
+
+/* `v` as Python's repr(float) writes it ("0.01", "1e-05", "100.0"): the
+ * shortest text that reads back as the same double.  Returns the length;
+ * buf needs 32 bytes. */
+size_t evidence_format_float(double v, char *buf, size_t cap);
+
+/* The rss.jsonl line for one sample, with '\n'.  Returns the length. */
+size_t evidence_format_sample(double elapsed_s, uint64_t bytes, char *buf, size_t cap);
+
+#endif /* MEMSUP_EVIDENCE_H */

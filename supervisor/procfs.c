@@ -1,0 +1,340 @@
+/* procfs.c: parsers for /proc/PID/{status,stat,statm} and children files, and
+ * readers that feed them from read(2) into stack buffers.  No allocation, no
+ * stdio: the readers run every sample for every process of the tree. */
+#include "procfs.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Parse an unsigned decimal at *p (below end), skipping leading blanks.
+ * Advances *p past the digits.  -EINVAL when there is no digit or it
+ * overflows. */
+static int parse_u64(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	if (s >= end || !is_digit(*s))
+		return -EINVAL;
+	uint64_t v = 0;
+	while (s < end && is_digit(*s)) {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+		s++;
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+/* A field ends at whitespace or the end of the text. */
+static int at_field_end(const char *p, const char *end)
+{
+	return p >= end || *p == ' ' || *p == '\t' || *p == '\n';
+}
+
+static int parse_pid(const char **p, const char *end, pid_t *out)
+{
+	uint64_t v;
+	int rc = parse_u64(p, end, &v);
+	if (rc < 0)
+		return rc;
+	if (v > INT_MAX || !at_field_end(*p, end))
+		return -EINVAL;
+	*out = (pid_t)v;
+	return 0;
+}
+
+int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		unsigned bit;
+	} kb_keys[] = {
+		{ "VmRSS:", offsetof(struct procfs_status, vm_rss_kb), PROCFS_HAVE_RSS },
+		{ "VmHWM:", offsetof(struct procfs_status, vm_hwm_kb), PROCFS_HAVE_HWM },
+		{ "VmPeak:", offsetof(struct procfs_status, vm_peak_kb), PROCFS_HAVE_PEAK },
+		{ "VmSize:", offsetof(struct procfs_status, vm_size_kb), PROCFS_HAVE_SIZE },
+	};
+	const char *end = buf + len;
+	memset(out, 0, sizeof *out);
+	for (const char *line = buf; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *eol = nl ? nl : end;
+		size_t n = (size_t)(eol - line);
+		/* A line cut off by a short read (no newline) is not trusted for
+		 * numbers: "VmRSS:  12" might have been "VmRSS:  123456 kB". */
+		int complete = nl != NULL;
+		for (size_t i = 0; i < sizeof kb_keys / sizeof kb_keys[0]; i++) {
+			size_t kl = strlen(kb_keys[i].key);
+			if (n > kl && memcmp(line, kb_keys[i].key, kl) == 0 && complete) {
+				const char *p = line + kl;
+				uint64_t v;
+				if (parse_u64(&p, eol, &v) == 0) {
+					memcpy((char *)out + kb_keys[i].off, &v, sizeof v);
+					out->have |= kb_keys[i].bit;
+				}
+			}
+		}
+		if (complete && n > 5 && memcmp(line, "PPid:", 5) == 0) {
+			const char *p = line + 5;
+			if (parse_pid(&p, eol, &out->ppid) == 0)
+				out->have |= PROCFS_HAVE_PPID;
+		}
+		if (complete && n >= 5 && memcmp(line, "Name:", 5) == 0) {
+			const char *p = line + 5;
+			while (p < eol && (*p == ' ' || *p == '\t'))
+				p++;
+			size_t m = (size_t)(eol - p);
+			if (m >= sizeof out->name)
+				m = sizeof out->name - 1;
+			memcpy(out->name, p, m);
+			out->name[m] = '\0';
+			out->have |= PROCFS_HAVE_NAME;
+		}
+		line = nl ? nl + 1 : end;
+	}
+	/* Every live process has Name and PPid; text without them is not a
+	 * status file (or was cut before its second line). */
+	if (!(out->have & PROCFS_HAVE_NAME) || !(out->have & PROCFS_HAVE_PPID))
+		return -EINVAL;
+	return 0;
+}
+
+int procfs_parse_stat(const char *buf, size_t len, struct procfs_stat *out)
+{
+	const char *end = buf + len;
+	const char *p = buf;
+	memset(out, 0, sizeof *out);
+	if (parse_pid(&p, end, &out->pid) < 0)
+		return -EINVAL;
+	const char *open = memchr(p, '(', (size_t)(end - p));
+	if (!open)
+		return -EINVAL;
+	/* comm is at most 15 bytes but may itself contain ')' and spaces: the
+	 * last ')' in the text is the one that closes it. */
+	const char *close = NULL;
+	for (const char *q = end; q > open + 0;) {
+		q--;
+		if (*q == ')') {
+			close = q;
+			break;
+		}
+	}
+	if (!close || close <= open)
+		return -EINVAL;
+	size_t m = (size_t)(close - open - 1);
+	if (m >= sizeof out->comm)
+		m = sizeof out->comm - 1;
+	memcpy(out->comm, open + 1, m);
+	out->comm[m] = '\0';
+
+	p = close + 1;
+	/* field 3: state */
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end || *p == '\n')
+		return -EINVAL;
+	out->state = *p++;
+	if (!at_field_end(p, end))
+		return -EINVAL;
+	/* field 4: ppid */
+	if (parse_pid(&p, end, &out->ppid) < 0)
+		return -EINVAL;
+	/* fields 5..21 skipped (some may be negative, e.g. tty_nr, priority),
+	 * field 22: starttime */
+	for (int field = 5; field < 22; field++) {
+		while (p < end && *p == ' ')
+			p++;
+		if (p >= end || *p == '\n')
+			return -EINVAL;
+		while (p < end && *p != ' ' && *p != '\n')
+			p++;
+	}
+	uint64_t st;
+	if (parse_u64(&p, end, &st) < 0 || !at_field_end(p, end))
+		return -EINVAL;
+	/* A short read could cut starttime itself; the kernel always prints more
+	 * fields after it, so require that the text goes on. */
+	if (p >= end)
+		return -EINVAL;
+	out->starttime = st;
+	return 0;
+}
+
+int procfs_parse_statm(const char *buf, size_t len, uint64_t *resident_pages)
+{
+	const char *end = buf + len;
+	const char *p = buf;
+	uint64_t size, resident;
+	if (parse_u64(&p, end, &size) < 0 || !at_field_end(p, end))
+		return -EINVAL;
+	if (parse_u64(&p, end, &resident) < 0 || p >= end || *p != ' ')
+		return -EINVAL; /* cut after the second field: not trusted */
+	*resident_pages = resident;
+	return 0;
+}
+
+int procfs_parse_children(const char *buf, size_t len, pid_t *out, size_t cap,
+			  size_t *n)
+{
+	const char *end = buf + len;
+	const char *p = buf;
+	size_t count = 0;
+	for (;;) {
+		while (p < end && (*p == ' ' || *p == '\n'))
+			p++;
+		if (p >= end)
+			break;
+		pid_t pid;
+		if (parse_pid(&p, end, &pid) < 0 || pid <= 0)
+			return -EINVAL;
+		if (count < cap)
+			out[count] = pid;
+		count++;
+	}
+	*n = count;
+	return count > cap ? -ENOSPC : 0;
+}
+
+static int gone_or(int err)
+{
+	return (err == ENOENT || err == ESRCH) ? PROCFS_GONE : -err;
+}
+
+/* Read until EOF or the buffer is full; the caller opened fd. */
+static int read_all(int fd, int from_start, char *buf, size_t cap, size_t *len)
+{
+	size_t got = 0;
+	while (got + 1 < cap) {
+		ssize_t r = from_start ? pread(fd, buf + got, cap - 1 - got, (off_t)got)
+				       : read(fd, buf + got, cap - 1 - got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return gone_or(errno);
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = '\0';
+	*len = got;
+	return 0;
+}
+
+int procfs_read_file(const char *path, char *buf, size_t cap, size_t *len)
+{
+	if (cap == 0)
+		return -EINVAL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gone_or(errno);
+	int rc = read_all(fd, 0, buf, cap, len);
+	close(fd);
+	return rc;
+}
+
+int procfs_pread_fd(int fd, char *buf, size_t cap, size_t *len)
+{
+	if (cap == 0)
+		return -EINVAL;
+	return read_all(fd, 1, buf, cap, len);
+}
+
+static int pid_path(char *path, size_t cap, const char *root, pid_t pid,
+		    const char *name)
+{
+	int n = snprintf(path, cap, "%s/%d/%s", root ? root : "/proc", (int)pid, name);
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out)
+{
+	char path[PATH_MAX], buf[4096];
+	size_t len;
+	int rc = pid_path(path, sizeof path, root, pid, "status");
+	if (rc == 0)
+		rc = procfs_read_file(path, buf, sizeof buf, &len);
+	return rc < 0 ? rc : procfs_parse_status(buf, len, out);
+}
+
+int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *out)
+{
+	char path[PATH_MAX], buf[1024];
+	size_t len;
+	int rc = pid_path(path, sizeof path, root, pid, "stat");
+	if (rc == 0)
+		rc = procfs_read_file(path, buf, sizeof buf, &len);
+	if (rc == 0 && len == 0)
+		return PROCFS_GONE; /* the task exited between open and read */
+	return rc < 0 ? rc : procfs_parse_stat(buf, len, out);
+}
+
+uint64_t procfs_page_size(void)
+{
+	static uint64_t page;
+	if (!page) {
+		long v = sysconf(_SC_PAGESIZE);
+		page = v > 0 ? (uint64_t)v : 4096;
+	}
+	return page;
+}
+
+int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes)
+{
+	char path[PATH_MAX], buf[256];
+	size_t len;
+	uint64_t pages;
+	int rc = pid_path(path, sizeof path, root, pid, "statm");
+	if (rc == 0)
+		rc = procfs_read_file(path, buf, sizeof buf, &len);
+	if (rc == 0 && len == 0)
+		return PROCFS_GONE;
+	if (rc == 0)
+		rc = procfs_parse_statm(buf, len, &pages);
+	if (rc == 0)
+		*bytes = pages * procfs_page_size();
+	return rc;
+}
+
+int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
+			 size_t cap, size_t *n)
+{
+	char path[PATH_MAX], buf[32768];
+	size_t len;
+	int w = snprintf(path, sizeof path, "%s/%d/task/%d/children",
+			 root ? root : "/proc", (int)pid, (int)tid);
+	if (w < 0 || (size_t)w >= sizeof path)
+		return -ENAMETOOLONG;
+	int rc = procfs_read_file(path, buf, sizeof buf, &len);
+	if (rc < 0)
+		return rc;
+	if (len + 1 >= sizeof buf)
+		return -EFBIG; /* more children than one page of text: not cut silently */
+	return procfs_parse_children(buf, len, out, cap, n);
+}
+
+int procfs_read_cmdline(const char *root, pid_t pid, char *buf, size_t cap,
+			size_t *len)
+{
+	char path[PATH_MAX];
+	int rc = pid_path(path, sizeof path, root, pid, "cmdline");
+	if (rc == 0)
+		rc = procfs_read_file(path, buf, cap, len);
+	/* cmdline ends with a NUL; drop it so the text is "a\0b" */
+	if (rc == 0 && *len > 0 && buf[*len - 1] == '\0')
+		(*len)--;
+	return rc;
+}

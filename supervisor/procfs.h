@@ -1,0 +1,88 @@
+/* procfs.h: /proc text parsers (pure, over a buffer) and their readers.
+ *
+ * Parsing is kept apart from I/O so that the parsers can be tested on
+ * captured text (tests/data/proc/).  Every reader takes the proc root
+ * directory ("/proc" on a live system, a fixture tree in tests), reads the
+ * file with read(2) into a stack buffer and hands it to the parser.
+ *
+ * Return convention: 0 or -errno.  A process that is gone (the file or the
+ * directory vanished, or the kernel says ESRCH because the task exited between
+ * open and read) is reported as PROCFS_GONE (-ESRCH) whatever the underlying
+ * errno was, so callers can skip it instead of counting a zero.  Parsers
+ * return -EINVAL on text they cannot use (truncated, garbage).
+ */
+#ifndef MEMSUP_PROCFS_H
+#define MEMSUP_PROCFS_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PROCFS_GONE (-ESRCH)
+#define PROCFS_COMM_BYTES 64u
+
+/* Bits of procfs_status.have: which fields the text contained. */
+enum {
+	PROCFS_HAVE_RSS = 1u << 0,
+	PROCFS_HAVE_HWM = 1u << 1,
+	PROCFS_HAVE_PEAK = 1u << 2,
+	PROCFS_HAVE_SIZE = 1u << 3,
+	PROCFS_HAVE_PPID = 1u << 4,
+	PROCFS_HAVE_NAME = 1u << 5,
+};
+
+/* /proc/PID/status: sizes in KiB as the kernel prints them.  Kernel threads
+ * and zombies have no Vm* lines; `have` says what was found. */
+struct procfs_status {
+	uint64_t vm_rss_kb, vm_hwm_kb, vm_peak_kb, vm_size_kb;
+	pid_t ppid;
+	unsigned have;
+	char name[PROCFS_COMM_BYTES];
+};
+
+/* /proc/PID/stat: the fields memsup uses. */
+struct procfs_stat {
+	pid_t pid;
+	pid_t ppid;
+	char state;                 /* 'R', 'S', 'Z', ... */
+	uint64_t starttime;         /* clock ticks after boot (field 22) */
+	char comm[PROCFS_COMM_BYTES];
+};
+
+/* Pure parsers.  `buf` need not be NUL-terminated; `len` bytes are used. */
+int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out);
+/* comm may hold spaces and ')': the fields after it are found from the LAST
+ * ')' in the text. */
+int procfs_parse_stat(const char *buf, size_t len, struct procfs_stat *out);
+/* statm's second field: resident pages. */
+int procfs_parse_statm(const char *buf, size_t len, uint64_t *resident_pages);
+/* A children file: space-separated pids.  Stores at most `cap` in `out`, sets
+ * *n to how many the text held (may exceed cap: then -ENOSPC is returned and
+ * the first cap are stored). */
+int procfs_parse_children(const char *buf, size_t len, pid_t *out, size_t cap,
+			  size_t *n);
+
+/* Readers.  `root` is the proc root ("/proc"); NULL means "/proc". */
+int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out);
+int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *out);
+/* Resident set size in bytes (statm resident pages x page size). */
+int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes);
+int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
+			 size_t cap, size_t *n);
+
+/* argv of pid, NUL-separated (no trailing NUL), truncated at cap-1 bytes.
+ * Empty for kernel threads and zombies. */
+int procfs_read_cmdline(const char *root, pid_t pid, char *buf, size_t cap,
+			size_t *len);
+
+/* Read a whole (small) file, at most cap-1 bytes, NUL-terminated; *len gets
+ * the byte count.  0 or -errno; ENOENT and ESRCH become PROCFS_GONE. */
+int procfs_read_file(const char *path, char *buf, size_t cap, size_t *len);
+/* Same through an fd kept open on a proc file (pread at offset 0). */
+int procfs_pread_fd(int fd, char *buf, size_t cap, size_t *len);
+
+/* Bytes per page for statm figures. */
+uint64_t procfs_page_size(void);
+
+#endif /* MEMSUP_PROCFS_H */

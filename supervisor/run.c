@@ -1,0 +1,451 @@
+/* run.c: the supervision loop (see run.h).
+ *
+ * Ordering matters in a few places, each explained where it happens: signals
+ * are blocked before fork so none is lost; the main process is not reaped
+ * before pidfd_open() has run; the tree is listed right before every kill
+ * so that pids are as fresh as they can be; and killing repeats until a
+ * listing comes back empty, because a member may fork between our listing
+ * and its SIGKILL (its orphans then come to us, the subreaper). */
+#include "run.h"
+#include "jitter.h"
+#include "procfs.h"
+#include "spawn.h"
+#include "tree.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NS_PER_S 1000000000ull
+/* Give up killing after this long (a process stuck in D state cannot die);
+ * the record then says so in `notes`. */
+#define KILL_GIVE_UP_NS (10 * NS_PER_S)
+
+struct run {
+	const struct run_config *cfg;
+	struct evidence *ev;
+	struct sup_record *rec;
+	struct tree *tree;
+	int sfd;
+	int pidfd;
+	pid_t main_pid;
+	int main_done;
+	int main_status;
+	int interrupt;          /* first INT/TERM/HUP/QUIT received, or 0 */
+	uint64_t start_ns;
+	pid_t *pids;
+	size_t pids_cap;
+	struct jitter jit;
+};
+
+/* Texts the record points at: one run per process, so file scope is fine. */
+static char run_error[512];
+static char run_started_at[40];
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static double since_start_s(const struct run *r, uint64_t now)
+{
+	return (double)(now - r->start_ns) / 1e9;
+}
+
+static void format_started_at(void)
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t n = strftime(run_started_at, sizeof run_started_at,
+			    "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(run_started_at + n, sizeof run_started_at - n, ".%03dZ",
+		 (int)(ts.tv_nsec / 1000000L) % 1000);
+}
+
+/* Reap every child that has ended, until 0 (none ready) or ECHILD.  Several
+ * SIGCHLDs can arrive as one, so one signal never means one child.  The
+ * main process's status is kept; others (re-parented orphans) only need
+ * reaping. */
+static void reap(struct run *r)
+{
+	for (;;) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+		if (p > 0) {
+			if (p == r->main_pid && !r->main_done) {
+				r->main_done = 1;
+				r->main_status = st;
+			}
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		return;
+	}
+}
+
+static void drain_signals(struct run *r)
+{
+	struct signalfd_siginfo si[8];
+	ssize_t n;
+	while ((n = read(r->sfd, si, sizeof si)) > 0) {
+		for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++) {
+			int sig = (int)si[i].ssi_signo;
+			if (sig != SIGCHLD && !r->interrupt)
+				r->interrupt = sig;
+		}
+	}
+	reap(r);
+}
+
+/* Sleep up to ms, waking early for a signal; then handle signals. */
+static void wait_a_little(struct run *r, int ms)
+{
+	struct pollfd pfd = { r->sfd, POLLIN, 0 };
+	struct timespec ts = { 0, (long)ms * 1000000L };
+	ppoll(&pfd, 1, &ts, NULL);
+	drain_signals(r);
+}
+
+/* List the tree now; the pids land in r->pids.  Returns the count. */
+static size_t snapshot(struct run *r)
+{
+	if (tree_update(r->tree) < 0)
+		return 0;
+	size_t n = tree_pids(r->tree, r->pids, r->pids_cap);
+	if (n > r->pids_cap) {
+		pid_t *np = realloc(r->pids, n * sizeof *np);
+		if (!np)
+			return tree_pids(r->tree, r->pids, r->pids_cap) > r->pids_cap
+				       ? r->pids_cap : n;
+		r->pids = np;
+		r->pids_cap = n;
+		n = tree_pids(r->tree, r->pids, r->pids_cap);
+	}
+	return n;
+}
+
+static void add_leftover(struct run *r, pid_t pid)
+{
+	struct sup_record *rec = r->rec;
+	for (size_t i = 0; i < rec->n_leftovers; i++)
+		if (rec->leftovers[i].pid == pid)
+			return;
+	struct procfs_stat st;
+	/* A zombie waiting for its (dying) parent is not a survivor. */
+	if (procfs_read_stat(r->cfg->proc_root, pid, &st) < 0 || st.state == 'Z')
+		return;
+	char buf[4096];
+	size_t len = 0;
+	if (procfs_read_cmdline(r->cfg->proc_root, pid, buf, sizeof buf, &len) < 0)
+		len = 0;
+	struct sup_leftover *nl = realloc(rec->leftovers,
+					  (rec->n_leftovers + 1) * sizeof *nl);
+	if (!nl)
+		return;
+	rec->leftovers = nl;
+	struct sup_leftover *l = &nl[rec->n_leftovers];
+	l->pid = pid;
+	l->argv = malloc(len ? len : 1);
+	l->argv_len = l->argv ? len : 0;
+	if (l->argv)
+		memcpy(l->argv, buf, len);
+	rec->n_leftovers++;
+}
+
+/* SIGKILL every member, list again, repeat until a listing is empty. */
+static void kill_until_empty(struct run *r, int list_leftovers)
+{
+	uint64_t t0 = mono_ns();
+	for (;;) {
+		size_t n = snapshot(r);
+		if (n == 0)
+			break;
+		for (size_t i = 0; i < n; i++) {
+			if (list_leftovers && r->pids[i] != r->main_pid)
+				add_leftover(r, r->pids[i]);
+			kill(r->pids[i], SIGKILL);
+		}
+		wait_a_little(r, 5);
+		if (mono_ns() - t0 > KILL_GIVE_UP_NS) {
+			record_add_note(r->rec, "some descendants did not die within 10 s of "
+					"SIGKILL (uninterruptible sleep?); memsup gave up on them");
+			break;
+		}
+	}
+}
+
+/* Budget breach or interrupt: the whole tree, SIGTERM first when --grace-s. */
+static void kill_tree(struct run *r)
+{
+	double grace = r->cfg->opt->grace_s;
+	if (grace > 0) {
+		size_t n = snapshot(r);
+		for (size_t i = 0; i < n; i++)
+			kill(r->pids[i], SIGTERM);
+		uint64_t end = mono_ns() + (uint64_t)(grace * 1e9);
+		while (n > 0 && mono_ns() < end) {
+			wait_a_little(r, 10);
+			n = snapshot(r);
+		}
+	}
+	kill_until_empty(r, 0);
+}
+
+static int block_signals(sigset_t *orig, sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+	sigaddset(set, SIGCHLD);
+	/* An inherited SIG_IGN for SIGCHLD would make the kernel reap our
+	 * children itself and take their statuses with it. */
+	signal(SIGCHLD, SIG_DFL);
+	return sigprocmask(SIG_BLOCK, set, orig) < 0 ? -errno : 0;
+}
+
+static int open_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static void take_sample(struct run *r, uint64_t now, uint64_t *last,
+			const char **reason)
+{
+	struct sup_record *rec = r->rec;
+	const struct sup_options *o = r->cfg->opt;
+	uint64_t rss;
+	unsigned n;
+	if (tree_sample(r->tree, &rss, &n) < 0)
+		return; /* a failed listing is a missed sample, not a zero */
+	if (*last)
+		jitter_add(&r->jit, now - *last);
+	*last = now;
+	/* elapsed is taken after reading, as the seed does */
+	double elapsed = since_start_s(r, mono_ns());
+	rec->samples++;
+	if (rss > rec->peak_bytes || rec->peak_at_s < 0) {
+		rec->peak_bytes = rss;
+		rec->peak_at_s = elapsed;
+	}
+	if (n > rec->max_processes)
+		rec->max_processes = n;
+	evidence_append_sample(r->ev, elapsed, rss);
+	if (o->wall_s > 0 && elapsed >= o->wall_s)
+		*reason = "wall_budget_exceeded";
+	else if (o->rss_mb > 0 && (double)rss >= o->rss_mb * 1e6)
+		*reason = "rss_budget_exceeded";
+}
+
+static void finish_times(struct run *r)
+{
+	struct sup_record *rec = r->rec;
+	struct rusage ru;
+	rec->wall_s = since_start_s(r, mono_ns());
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		rec->rusage_children_maxrss_mb = (double)ru.ru_maxrss * 1024.0 / 1e6;
+	if (r->jit.count > 0)
+		rec->poll_interval_p99_s = (double)jitter_quantile(&r->jit, 0.99) / 1e9;
+}
+
+/* The supervision loop proper; returns the reason (NULL: the main process
+ * ended on its own). */
+static const char *supervise(struct run *r)
+{
+	const struct sup_options *o = r->cfg->opt;
+	uint64_t period = (uint64_t)(o->poll_ms * 1e6);
+	if (period == 0)
+		period = 1;
+	uint64_t wall_end = o->wall_s > 0 ? r->start_ns + (uint64_t)(o->wall_s * 1e9) : 0;
+	uint64_t next = r->start_ns, next_record = r->start_ns + NS_PER_S;
+	uint64_t last = 0;
+	const char *reason = NULL;
+
+	while (!r->main_done && !r->interrupt) {
+		uint64_t now = mono_ns();
+		if (wall_end && now >= wall_end) {
+			reason = "wall_budget_exceeded";
+			break;
+		}
+		if (now >= next) {
+			take_sample(r, now, &last, &reason);
+			if (reason)
+				break;
+			/* Steady schedule: deadline k = start + k*period.  Deadlines
+			 * already past are skipped, never run late in a burst. */
+			next += period;
+			if (next <= now)
+				next += ((now - next) / period + 1) * period;
+		}
+		if (now >= next_record) {
+			r->rec->poll_interval_p99_s = r->jit.count
+				? (double)jitter_quantile(&r->jit, 0.99) / 1e9 : -1;
+			r->rec->wall_s = since_start_s(r, now);
+			evidence_write_record(r->ev, r->rec, 0);
+			next_record += NS_PER_S;
+			if (next_record <= now)
+				next_record = now + NS_PER_S;
+		}
+		uint64_t wake = next;
+		if (wall_end && wall_end < wake)
+			wake = wall_end;
+		now = mono_ns();
+		uint64_t wait = wake > now ? wake - now : 0;
+		struct timespec ts = { (time_t)(wait / NS_PER_S), (long)(wait % NS_PER_S) };
+		struct pollfd pfd[2] = { { r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 } };
+		int np = ppoll(pfd, r->pidfd >= 0 ? 2 : 1, &ts, NULL);
+		if (np > 0 && pfd[0].revents)
+			drain_signals(r);
+		/* The pidfd turns readable the moment the main process exits
+		 * (before, or without, SIGCHLD being read). */
+		if (np > 0 && r->pidfd >= 0 && pfd[1].revents)
+			reap(r);
+	}
+	return reason;
+}
+
+static int start_failed(struct run *r, int status, const char *what, int err)
+{
+	snprintf(run_error, sizeof run_error, "%s: %s", what, strerror(err));
+	r->rec->reason = "start_failed";
+	r->rec->error = run_error;
+	r->rec->exit_status = status;
+	return status;
+}
+
+int run_supervise(const struct run_config *cfg, struct evidence *ev,
+		  struct sup_record *rec)
+{
+	const struct sup_options *o = cfg->opt;
+	struct run r;
+	sigset_t orig, set;
+	int rc, status;
+
+	memset(&r, 0, sizeof r);
+	r.cfg = cfg;
+	r.ev = ev;
+	r.rec = rec;
+	r.sfd = r.pidfd = -1;
+	jitter_init(&r.jit);
+	format_started_at();
+	rec->started_at = run_started_at;
+	r.start_ns = mono_ns();
+
+	if ((rc = block_signals(&orig, &set)) < 0) {
+		status = start_failed(&r, 125, "sigprocmask", -rc);
+		goto out;
+	}
+	r.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (r.sfd < 0) {
+		status = start_failed(&r, 125, "signalfd", errno);
+		goto out;
+	}
+	if ((rc = spawn_become_subreaper()) < 0)
+		record_add_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
+				"re-parent to init, leave the measured tree and are not killed");
+	rc = tree_open(&r.tree, cfg->proc_root, getpid(), o->discovery);
+	if (rc < 0) {
+		status = start_failed(&r, 125, "process discovery", -rc);
+		goto out;
+	}
+	rec->discovery = tree_method_name(tree_method_used(r.tree));
+	if (o->discovery == TREE_AUTO && tree_method_used(r.tree) == TREE_SCAN)
+		record_add_note(rec, "no /proc/PID/task/TID/children files (kernel built "
+				"without CONFIG_PROC_CHILDREN): descendants found by a ppid "
+				"scan of /proc");
+
+	struct spawn_request req = {
+		.argv = o->command,
+		.envp = cfg->envp,
+		.cwd = o->cwd,
+		.out_fd = ev->log_fd,
+		.mask = &orig,
+	};
+	struct spawn_result res;
+	r.start_ns = mono_ns(); /* wall time counts from the launch, as the seed's */
+	if ((rc = spawn_start(&req, &res)) < 0) {
+		status = start_failed(&r, 125, "fork", -rc);
+		goto out;
+	}
+	if (res.start_errno) {
+		rec->pid = res.pid;
+		status = start_failed(&r, res.exit_status, res.stage, res.start_errno);
+		goto out;
+	}
+	r.main_pid = rec->pid = res.pid;
+	/* Not reaped yet (SIGCHLD is blocked and unread), so even a command that
+	 * already exited still has a pid to open. */
+	r.pidfd = open_pidfd(r.main_pid);
+	if (r.pidfd < 0)
+		record_add_note(rec, "pidfd_open unavailable: the end of the main process "
+				"is seen through SIGCHLD");
+	evidence_write_record(ev, rec, 0);
+
+	const char *reason = supervise(&r);
+	int interrupt = r.interrupt;
+	if (interrupt)
+		reason = "interrupted";
+	if (reason) {
+		kill_tree(&r);
+	} else {
+		/* The main process is gone: whatever of its tree remains is a
+		 * leftover.  Kill it and say who it was. */
+		kill_until_empty(&r, 1);
+	}
+	reap(&r);
+	if (!r.main_done) {
+		/* Not listed by discovery (should not happen): make sure. */
+		kill(r.main_pid, SIGKILL);
+		while (waitpid(r.main_pid, &r.main_status, 0) < 0 && errno == EINTR)
+			;
+		r.main_done = 1;
+	}
+	reap(&r);
+
+	rec->reason = reason;
+	rec->have_exit = 1;
+	if (WIFEXITED(r.main_status)) {
+		rec->exit_code = WEXITSTATUS(r.main_status);
+		status = rec->exit_code;
+	} else {
+		rec->signal = WTERMSIG(r.main_status);
+		rec->exit_code = -rec->signal;
+		status = 128 + rec->signal;
+	}
+	if (interrupt)
+		status = 128 + interrupt;
+	else if (reason && strcmp(reason, "wall_budget_exceeded") == 0)
+		status = 124;
+	else if (reason && strcmp(reason, "rss_budget_exceeded") == 0)
+		status = 123;
+	rec->exit_status = status;
+out:
+	finish_times(&r);
+	if (r.pidfd >= 0)
+		close(r.pidfd);
+	if (r.sfd >= 0)
+		close(r.sfd);
+	tree_close(r.tree);
+	free(r.pids);
+	return status;
+}

@@ -1,0 +1,477 @@
+/* tree.c: the descendants of memsup, found by children files or a ppid scan
+ * of /proc, and their summed RSS.  See tree.h for the contract.
+ *
+ * Per-sample cost matters (it runs every 10 ms): the scan keeps /proc open
+ * and rewinds it, looks each listed pid up in a hash table carried over from
+ * the previous listing, reads /proc/PID/stat only for pids it has not seen,
+ * and reads RSS with one pread() per member on an fd opened when the member
+ * was found.  Memory is allocated only when a table or list has to grow. */
+#include "tree.h"
+#include "procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum entry_state {
+	ST_NEW = 0, /* listed for the first time; verdict pending */
+	ST_OURS,    /* a descendant of self */
+	ST_OTHER,   /* not ours (or gone before its stat could be read) */
+	ST_GONE,    /* new this listing, but vanished before stat was read */
+};
+
+struct entry {
+	pid_t pid; /* 0: empty slot */
+	pid_t ppid;
+	int fd;    /* statm, held open for members; -1 when not (yet) open */
+	int state;
+};
+
+struct table {
+	struct entry *slots;
+	size_t cap; /* power of two, or 0 */
+	size_t used;
+};
+
+struct tree {
+	const char *root;
+	pid_t self;
+	enum tree_method method;
+	DIR *dir;           /* the proc root, kept open and rewound */
+	int rootfd;         /* dirfd(dir) */
+	struct table cur, next;
+	pid_t *members;
+	size_t nmembers, members_cap;
+	pid_t *fresh;       /* scan: pids new in this listing; children: BFS queue */
+	size_t nfresh, fresh_cap;
+};
+
+/* ---- hash table (open addressing, linear probing) ------------------------ */
+
+static size_t slot_of(pid_t pid, size_t cap)
+{
+	return ((uint32_t)pid * 2654435761u) & (cap - 1);
+}
+
+static struct entry *table_find(const struct table *tb, pid_t pid)
+{
+	if (!tb->cap)
+		return NULL;
+	for (size_t i = slot_of(pid, tb->cap);; i = (i + 1) & (tb->cap - 1)) {
+		if (tb->slots[i].pid == pid)
+			return &tb->slots[i];
+		if (tb->slots[i].pid == 0)
+			return NULL;
+	}
+}
+
+static struct entry *table_place(struct table *tb, const struct entry *e)
+{
+	size_t i = slot_of(e->pid, tb->cap);
+	while (tb->slots[i].pid != 0)
+		i = (i + 1) & (tb->cap - 1);
+	tb->slots[i] = *e;
+	tb->used++;
+	return &tb->slots[i];
+}
+
+static int table_grow(struct table *tb, size_t want)
+{
+	size_t cap = tb->cap ? tb->cap : 256;
+	while (cap < want * 2)
+		cap *= 2;
+	if (cap == tb->cap)
+		return 0;
+	struct entry *slots = calloc(cap, sizeof *slots);
+	if (!slots)
+		return -ENOMEM;
+	struct table nt = { slots, cap, 0 };
+	for (size_t i = 0; i < tb->cap; i++)
+		if (tb->slots[i].pid)
+			table_place(&nt, &tb->slots[i]);
+	free(tb->slots);
+	*tb = nt;
+	return 0;
+}
+
+/* Insert e (its pid must not be present).  The returned pointer is valid
+ * until the next insertion. */
+static struct entry *table_put(struct table *tb, const struct entry *e)
+{
+	if ((tb->used + 1) * 2 > tb->cap && table_grow(tb, tb->used + 1) < 0)
+		return NULL;
+	return table_place(tb, e);
+}
+
+/* Empty the table, closing the fds it still owns. */
+static void table_clear(struct table *tb)
+{
+	for (size_t i = 0; i < tb->cap; i++) {
+		if (tb->slots[i].pid && tb->slots[i].fd >= 0)
+			close(tb->slots[i].fd);
+	}
+	if (tb->cap)
+		memset(tb->slots, 0, tb->cap * sizeof *tb->slots);
+	tb->used = 0;
+}
+
+static int pids_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		pid_t *nv = realloc(*v, nc * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = pid;
+	return 0;
+}
+
+/* Carry pid's entry from the previous update into `next`, or create a new
+ * one.  Ownership of the statm fd moves with it. */
+static struct entry *carry(struct tree *t, pid_t pid, int *is_new)
+{
+	struct entry *old = table_find(&t->cur, pid);
+	struct entry e = { pid, 0, -1, ST_NEW };
+	if (old) {
+		e = *old;
+		old->fd = -1; /* now owned by next */
+	}
+	*is_new = !old;
+	return table_put(&t->next, &e);
+}
+
+/* Swap next into cur, dropping (and closing) what did not carry over, and
+ * rebuild the member list. */
+static int commit(struct tree *t)
+{
+	table_clear(&t->cur);
+	struct table tmp = t->cur;
+	t->cur = t->next;
+	t->next = tmp;
+	t->nmembers = 0;
+	for (size_t i = 0; i < t->cur.cap; i++) {
+		struct entry *e = &t->cur.slots[i];
+		if (e->pid && e->state == ST_OURS &&
+		    pids_push(&t->members, &t->nmembers, &t->members_cap, e->pid) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int prepare_next(struct tree *t)
+{
+	table_clear(&t->next);
+	if (t->next.cap < t->cur.cap)
+		return table_grow(&t->next, t->cur.cap / 2);
+	return 0;
+}
+
+static void open_statm(struct tree *t, struct entry *e)
+{
+	char name[32];
+	if (e->fd >= 0)
+		return;
+	snprintf(name, sizeof name, "%d/statm", (int)e->pid);
+	/* EMFILE is not fatal: the member is read by path each sample. */
+	e->fd = openat(t->rootfd, name, O_RDONLY | O_CLOEXEC);
+}
+
+/* ---- scan ------------------------------------------------------------------ */
+
+static int parse_dir_pid(const char *name, pid_t *pid)
+{
+	long v = 0;
+	if (*name < '1' || *name > '9')
+		return -1;
+	for (const char *p = name; *p; p++) {
+		if (*p < '0' || *p > '9' || v > INT_MAX / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	*pid = (pid_t)v;
+	return 0;
+}
+
+static int read_ppid(struct tree *t, pid_t pid, pid_t *ppid)
+{
+	struct procfs_stat st;
+	int rc = procfs_read_stat(t->root, pid, &st);
+	if (rc == 0)
+		*ppid = st.ppid;
+	return rc;
+}
+
+/* Is e a descendant of self?  Entries new in this listing may hang below
+ * other new entries, so the verdict follows the ppid chain. */
+static int resolve(struct tree *t, struct entry *e, int depth)
+{
+	if (e->state != ST_NEW)
+		return e->state;
+	int reread = 0;
+	for (;;) {
+		if (e->ppid == t->self) {
+			e->state = ST_OURS;
+			break;
+		}
+		struct entry *p = table_find(&t->next, e->ppid);
+		int ps = ST_GONE;
+		if (p && depth < 4096)
+			ps = resolve(t, p, depth + 1);
+		if (ps == ST_OURS || ps == ST_OTHER) {
+			e->state = ps;
+			break;
+		}
+		/* The parent is gone (reaped, hence exited, hence e was already
+		 * re-parented -- to us if it was ours): the stat we read predates
+		 * that.  Read it again, once. */
+		pid_t np = 0;
+		if (reread || read_ppid(t, e->pid, &np) < 0) {
+			e->state = ST_OTHER;
+			break;
+		}
+		reread = 1;
+		if (np == e->ppid) {
+			e->state = ST_OTHER;
+			break;
+		}
+		e->ppid = np;
+	}
+	return e->state;
+}
+
+static int scan_update(struct tree *t)
+{
+	int rc = prepare_next(t);
+	if (rc < 0)
+		return rc;
+	t->nfresh = 0;
+	rewinddir(t->dir);
+	errno = 0;
+	for (struct dirent *d; (d = readdir(t->dir)) != NULL; errno = 0) {
+		pid_t pid;
+		if (parse_dir_pid(d->d_name, &pid) < 0 || pid == t->self)
+			continue;
+		int is_new;
+		if (!carry(t, pid, &is_new))
+			return -ENOMEM;
+		if (is_new && pids_push(&t->fresh, &t->nfresh, &t->fresh_cap, pid) < 0)
+			return -ENOMEM;
+	}
+	if (errno)
+		return -errno;
+	for (size_t i = 0; i < t->nfresh; i++) {
+		struct entry *e = table_find(&t->next, t->fresh[i]);
+		if (read_ppid(t, e->pid, &e->ppid) < 0)
+			e->state = ST_GONE;
+	}
+	for (size_t i = 0; i < t->nfresh; i++) {
+		struct entry *e = table_find(&t->next, t->fresh[i]);
+		if (resolve(t, e, 0) == ST_OURS)
+			open_statm(t, e);
+		else if (e->state == ST_GONE)
+			e->state = ST_OTHER;
+	}
+	return commit(t);
+}
+
+/* ---- children files ------------------------------------------------------ */
+
+static int children_of(struct tree *t, pid_t pid)
+{
+	char path[PATH_MAX];
+	pid_t kids[1024];
+	snprintf(path, sizeof path, "%s/%d/task", t->root, (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return (errno == ENOENT || errno == ESRCH) ? 0 : -errno; /* gone */
+	int rc = 0;
+	for (struct dirent *de; rc == 0 && (de = readdir(d)) != NULL;) {
+		pid_t tid;
+		size_t n;
+		if (parse_dir_pid(de->d_name, &tid) < 0)
+			continue;
+		int r = procfs_read_children(t->root, pid, tid, kids,
+					     sizeof kids / sizeof kids[0], &n);
+		if (r == PROCFS_GONE)
+			continue; /* the thread or process exited meanwhile */
+		if (r < 0) {
+			rc = r;
+			break;
+		}
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			if (table_find(&t->next, kids[i]))
+				continue;
+			int is_new;
+			struct entry *e = carry(t, kids[i], &is_new);
+			if (!e) {
+				rc = -ENOMEM;
+				break;
+			}
+			e->state = ST_OURS;
+			e->ppid = pid;
+			open_statm(t, e);
+			rc = pids_push(&t->fresh, &t->nfresh, &t->fresh_cap, kids[i]);
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+static int children_update(struct tree *t)
+{
+	int rc = prepare_next(t);
+	if (rc < 0)
+		return rc;
+	t->nfresh = 0;
+	rc = children_of(t, t->self);
+	for (size_t i = 0; rc == 0 && i < t->nfresh; i++)
+		rc = children_of(t, t->fresh[i]);
+	if (rc < 0)
+		return rc;
+	return commit(t);
+}
+
+/* ---- public ---------------------------------------------------------------- */
+
+const char *tree_method_name(enum tree_method m)
+{
+	switch (m) {
+	case TREE_CHILDREN:
+		return "children";
+	case TREE_SCAN:
+		return "scan";
+	case TREE_AUTO:
+		break;
+	}
+	return "auto";
+}
+
+enum tree_method tree_probe(const char *root, pid_t self)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%d/task/%d/children", root ? root : "/proc",
+		 (int)self, (int)self);
+	return access(path, R_OK) == 0 ? TREE_CHILDREN : TREE_SCAN;
+}
+
+int tree_open(struct tree **out, const char *root, pid_t self, enum tree_method m)
+{
+	if (!root)
+		root = "/proc";
+	enum tree_method avail = tree_probe(root, self);
+	if (m == TREE_AUTO)
+		m = avail;
+	else if (m == TREE_CHILDREN && avail != TREE_CHILDREN)
+		return -ENOTSUP;
+	struct tree *t = calloc(1, sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	t->root = root;
+	t->self = self;
+	t->method = m;
+	t->dir = opendir(root);
+	if (!t->dir) {
+		int rc = -errno;
+		free(t);
+		return rc;
+	}
+	t->rootfd = dirfd(t->dir);
+	int rc = table_grow(&t->cur, 128);
+	if (rc == 0)
+		rc = table_grow(&t->next, 128);
+	if (rc < 0) {
+		tree_close(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+void tree_close(struct tree *t)
+{
+	if (!t)
+		return;
+	table_clear(&t->cur);
+	table_clear(&t->next);
+	free(t->cur.slots);
+	free(t->next.slots);
+	free(t->members);
+	free(t->fresh);
+	if (t->dir)
+		closedir(t->dir);
+	free(t);
+}
+
+enum tree_method tree_method_used(const struct tree *t)
+{
+	return t->method;
+}
+
+int tree_update(struct tree *t)
+{
+	return t->method == TREE_CHILDREN ? children_update(t) : scan_update(t);
+}
+
+static int member_rss(struct tree *t, struct entry *e, uint64_t *bytes)
+{
+	char buf[256];
+	size_t len;
+	uint64_t pages;
+	int rc;
+	if (e->fd >= 0) {
+		rc = procfs_pread_fd(e->fd, buf, sizeof buf, &len);
+	} else {
+		char name[32];
+		snprintf(name, sizeof name, "%d/statm", (int)e->pid);
+		int fd = openat(t->rootfd, name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return (errno == ENOENT || errno == ESRCH) ? PROCFS_GONE : -errno;
+		rc = procfs_pread_fd(fd, buf, sizeof buf, &len);
+		close(fd);
+	}
+	if (rc == 0 && len == 0)
+		rc = PROCFS_GONE;
+	if (rc == 0)
+		rc = procfs_parse_statm(buf, len, &pages);
+	if (rc == 0)
+		*bytes = pages * procfs_page_size();
+	return rc;
+}
+
+int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs)
+{
+	int rc = tree_update(t);
+	if (rc < 0)
+		return rc;
+	uint64_t sum = 0;
+	unsigned n = 0;
+	for (size_t i = 0; i < t->nmembers; i++) {
+		struct entry *e = table_find(&t->cur, t->members[i]);
+		uint64_t b;
+		/* Gone (exited and reaped since the listing) or unreadable: skip
+		 * it; a vanished process holds no memory, and a zero would only
+		 * look like a crash in the series. */
+		if (e && member_rss(t, e, &b) == 0) {
+			sum += b;
+			n++;
+		}
+	}
+	*rss_bytes = sum;
+	*nprocs = n;
+	return 0;
+}
+
+size_t tree_pids(const struct tree *t, pid_t *out, size_t cap)
+{
+	for (size_t i = 0; i < t->nmembers && i < cap; i++)
+		out[i] = t->members[i];
+	return t->nmembers;
+}

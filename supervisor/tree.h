@@ -1,0 +1,65 @@
+/* tree.h: discovery and sampling of memsup's descendants.
+ *
+ * memsup is a child subreaper, so orphans and setsid() escapees re-parent to
+ * memsup itself: the tree is "every descendant of `self`, `self` excluded".
+ * Two discovery methods find it:
+ *  - TREE_CHILDREN walks /proc/PID/task/TID/children from self's own tasks
+ *    (needs CONFIG_PROC_CHILDREN);
+ *  - TREE_SCAN lists /proc and follows ppid links.  Each update reads
+ *    /proc/PID/stat only for pids that were not in the previous listing: a
+ *    process cannot move into the tree later (its ancestors would have to be
+ *    ours, and orphans come to us), so an old pid keeps its verdict until it
+ *    vanishes from a listing.
+ * Both give the same set (tests/unit/test_tree.c checks it on fixtures).
+ *
+ * RSS comes from /proc/PID/statm (the same figure as VmRSS, cheaper to
+ * produce), through an fd held open per member and pread() at offset 0: the
+ * fd names the process, not the number, so a reused pid can never be read by
+ * mistake, and the path lookup is paid once.  A member that exits between
+ * listing and reading is skipped, never counted as zero.
+ *
+ * Return convention: 0 or -errno.  Not thread-safe; one tree per caller.
+ */
+#ifndef MEMSUP_TREE_H
+#define MEMSUP_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum tree_method {
+	TREE_AUTO = 0,
+	TREE_CHILDREN,
+	TREE_SCAN,
+};
+
+struct tree;
+
+/* "children" or "scan" ("auto" for TREE_AUTO). */
+const char *tree_method_name(enum tree_method m);
+
+/* Which method works under `root` for `self`: TREE_CHILDREN when
+ * root/self/task/self/children can be read, TREE_SCAN otherwise. */
+enum tree_method tree_probe(const char *root, pid_t self);
+
+/* Create a tree for the descendants of `self` under proc root `root` (NULL:
+ * "/proc"; the string must outlive the tree).  TREE_AUTO resolves through
+ * tree_probe(); TREE_CHILDREN where the kernel lacks the files is -ENOTSUP. */
+int tree_open(struct tree **out, const char *root, pid_t self, enum tree_method m);
+void tree_close(struct tree *t);
+
+/* The method in use (never TREE_AUTO). */
+enum tree_method tree_method_used(const struct tree *t);
+
+/* Refresh membership from /proc. */
+int tree_update(struct tree *t);
+
+/* One sample: refresh, then sum the RSS of every member that could be read.
+ * *nprocs counts the members that were read (gone ones are skipped). */
+int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs);
+
+/* Members after the last update, in no particular order.  Copies at most cap
+ * pids into out and returns how many members there are. */
+size_t tree_pids(const struct tree *t, pid_t *out, size_t cap);
+
+#endif /* MEMSUP_TREE_H */
