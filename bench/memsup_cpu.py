@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""memsup_cpu.py: memsup's own CPU time per second of supervised run, next to
+the seed's Python measure_command, on the same idle process trees, in one run.
+
+Each run supervises `bench/sleep_tree N SECONDS` (N idle processes in all, a
+breadth-first tree of fan-out 9) at 10 ms polling:
+  memsup   memsup -q -o DIR --poll-ms 10 [--no-trace] -- sleep_tree N S
+  seed     python3 -c '...seed_measure.measure_command([sleep_tree, N, S], DIR)'
+           (the seed polls every 0.01 s; it has no option for it)
+
+What is measured is the CPU of the observer process alone, never of the tree
+it watches: the driver waits for the observer with waitid(WNOWAIT), so that it
+is a zombie that still has its /proc entry, then reads
+  /proc/PID/schedstat  run time in ns of the process's (only) thread, and
+  /proc/PID/stat       utime+stime (clock ticks, whole thread group;
+                       cutime/cstime, the reaped children, are excluded)
+and only then reaps it.  schedstat is the figure used when the observer never
+had more than one thread (checked while it runs); otherwise utime+stime.  For
+the seed, the CPU spent inside measure_command alone (getrusage(RUSAGE_SELF)
+around the call, i.e. without the interpreter's start-up) is shown too.
+
+CPU per second = observer CPU / the run's own wall_s (from resources.json).
+Runs are interleaved: every repetition runs every tree size under both
+observers, alternating which goes first.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # keep the source tree clean (distcheck, git status)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib  # noqa: E402
+
+SEED_RUNNER = r"""
+import json, resource, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import seed_measure
+out, argv = sys.argv[2], sys.argv[3:]
+r0 = resource.getrusage(resource.RUSAGE_SELF)
+rec = seed_measure.measure_command(argv, Path(out), wall_s=3600, rss_mb=100000)
+r1 = resource.getrusage(resource.RUSAGE_SELF)
+cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+print(json.dumps({"cpu_in_measure": cpu, "record": rec}))
+"""
+
+
+def find_seed(arg):
+    cands = [arg, os.environ.get("MEMTRACE_SEED"),
+             benchlib.SRC_DIR.parent / "shared" / "seed", "/work/shared/seed"]
+    for c in cands:
+        if c and (Path(c) / "seed_measure.py").exists():
+            return Path(c).resolve()
+    return None
+
+
+def proc_cpu(pid):
+    """(schedstat_s, stat_s) of a process, read while it is a zombie."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    hz = os.sysconf("SC_CLK_TCK")
+    stat_s = (int(fields[11]) + int(fields[12])) / hz   # utime, stime
+    try:
+        sched_s = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        sched_s = None
+    return sched_s, stat_s
+
+
+def threads_of(pid):
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def run_observer(argv, log):
+    """Run argv, return its own CPU and thread count, then reap it."""
+    with open(log, "wb") as out:
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+    max_threads = 0
+    while True:
+        # WNOWAIT: the process stays a zombie, so its /proc entry is readable.
+        r = os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if r is not None:
+            break
+        max_threads = max(max_threads, threads_of(p.pid))
+        time.sleep(0.1)
+    wall = time.monotonic() - t0
+    sched_s, stat_s = proc_cpu(p.pid)
+    rc = p.wait()
+    return {"rc": rc, "sched_s": sched_s, "stat_s": stat_s, "threads": max_threads,
+            "driver_wall": wall}
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.builddir = benchlib.find_builddir(args.builddir)
+        self.memsup = Path(args.memsup) if args.memsup else benchlib.memsup_path(self.builddir)
+        self.seed = find_seed(args.seed)
+        self.tree = str(benchlib.bench_program(self.builddir, "sleep_tree"))
+        self.tmp = Path(tempfile.mkdtemp(prefix="mt-memsup-cpu-"))
+        self.memsup_extra = []
+        self.help = ""
+        if self.memsup:
+            h = subprocess.run([str(self.memsup), "--help"], capture_output=True, text=True)
+            self.help = h.stdout + h.stderr
+            if "--no-trace" in self.help:
+                self.memsup_extra.append("--no-trace")
+
+    def memsup_argv(self, outdir, n):
+        return ([str(self.memsup), "-q", "-o", str(outdir), "--poll-ms", str(self.args.poll_ms)]
+                + self.memsup_extra + ["--", self.tree, str(n), str(self.args.seconds)])
+
+    def seed_argv(self, outdir, n):
+        return [sys.executable, "-c", SEED_RUNNER, str(self.seed), str(outdir),
+                self.tree, str(n), str(self.args.seconds)]
+
+    def one(self, who, n, rep):
+        outdir = self.tmp / f"{who}-{n}-{rep}"
+        log = self.tmp / f"{who}-{n}-{rep}.log"
+        argv = self.memsup_argv(outdir, n) if who == "memsup" else self.seed_argv(outdir, n)
+        r = run_observer(argv, log)
+        rec = {}
+        try:
+            rec = json.loads((outdir / "resources.json").read_text())
+        except (OSError, ValueError):
+            pass
+        r["wall_s"] = rec.get("wall_s") or r["driver_wall"]
+        r["peak_tree_rss_mb"] = rec.get("peak_tree_rss_mb")
+        r["max_processes"] = rec.get("max_processes")
+        r["samples"] = rec.get("samples")
+        if r["samples"] is None and (outdir / "rss.jsonl").exists():
+            r["samples"] = sum(1 for _ in open(outdir / "rss.jsonl"))
+        if who == "seed":
+            try:
+                r["cpu_in_measure"] = json.loads(log.read_text().strip().splitlines()[-1])[
+                    "cpu_in_measure"]
+            except (OSError, ValueError, IndexError, KeyError):
+                r["cpu_in_measure"] = None
+        r["cpu_s"] = r["sched_s"] if (r["sched_s"] is not None and r["threads"] <= 1) \
+            else r["stat_s"]
+        if self.args.verbose:
+            print(f"rep {rep + 1} {who:6s} N={n:<4d} cpu {r['cpu_s']:.4f}s "
+                  f"(ticks {r['stat_s']:.2f}s, threads {r['threads']}) wall {r['wall_s']:.2f}s "
+                  f"rc {r['rc']}", file=sys.stderr)
+        return r
+
+    def run(self):
+        who = [w for w in ("memsup", "seed") if (self.memsup if w == "memsup" else self.seed)]
+        res = {n: {w: [] for w in who} for n in self.args.trees}
+        for rep in range(self.args.reps):
+            for n in self.args.trees:
+                order = who if rep % 2 == 0 else who[::-1]
+                for w in order:
+                    res[n][w].append(self.one(w, n, rep))
+        return who, res
+
+
+def render(b, who, res, argv):
+    lines = [f"Command: `{benchlib.shell_quote(argv)}`  ",
+             f"memsup: `{b.memsup_argv('DIR', 'N')[0]} "
+             + benchlib.shell_quote(b.memsup_argv('DIR', 'N')[1:]) + "`"
+             + (" (`--no-trace`: only the poller is measured)" if b.memsup_extra else
+                " (this memsup has no `--no-trace`)") + "  ",
+             f"seed: `{Path(sys.executable).name} -c 'measure_command([sleep_tree, N, "
+             f"{b.args.seconds}], DIR)'` with `{b.seed}/seed_measure.py`, Python "
+             f"{sys.version.split()[0]}  ",
+             f"Repetitions: {b.args.reps} per cell, interleaved; tree runs {b.args.seconds} s; "
+             f"medians shown (min-max in brackets).", ""]
+    header = ["tree processes"]
+    for w in who:
+        header += [f"{w} CPU s", f"{w} % of a core"]
+    if "seed" in who:
+        header += ["seed CPU inside measure_command, % of a core"]
+    if len(who) == 2:
+        header += ["seed / memsup (CPU)"]
+    header += ["processes seen (memsup)", "peak tree RSS MB: " + " / ".join(who),
+               "samples/s: " + " / ".join(who)]
+    rows = []
+    for n, per in res.items():
+        row = [str(n)]
+        meds = {}
+        for w in who:
+            runs = per[w]
+            cpu = [r["cpu_s"] for r in runs]
+            pct = [100 * r["cpu_s"] / r["wall_s"] for r in runs]
+            cm = benchlib.summary(cpu)
+            pm = benchlib.summary(pct)
+            meds[w] = pm[0]
+            row += [f"{cm[0]:.3f}", f"**{pm[0]:.2f}%** ({pm[1]:.2f}-{pm[2]:.2f})"]
+        if "seed" in who:
+            vals = [100 * r["cpu_in_measure"] / r["wall_s"] for r in per["seed"]
+                    if r.get("cpu_in_measure") is not None]
+            row.append(f"{benchlib.summary(vals)[0]:.2f}%" if vals else "-")
+        if len(who) == 2:
+            row.append(f"**{meds['seed'] / meds['memsup']:.1f}x**" if meds["memsup"] > 0 else "-")
+        if "memsup" in who:
+            mp = [r["max_processes"] for r in per["memsup"] if r["max_processes"] is not None]
+            row.append(str(max(mp)) if mp else "-")
+        else:
+            row.append("-")
+        row.append(" / ".join(
+            f"{benchlib.summary([r['peak_tree_rss_mb'] for r in per[w] if r['peak_tree_rss_mb'] is not None])[0]:.1f}"
+            if any(r["peak_tree_rss_mb"] is not None for r in per[w]) else "-" for w in who))
+        row.append(" / ".join(
+            f"{benchlib.summary([r['samples'] / r['wall_s'] for r in per[w] if r['samples']])[0]:.0f}"
+            if any(r["samples"] for r in per[w]) else "-" for w in who))
+        rows.append(row)
+    lines.append(benchlib.md_table(header, rows))
+    bad = [(n, w, r["rc"]) for n, per in res.items() for w in who for r in per[w] if r["rc"] != 0]
+    if bad:
+        lines += ["", "Runs that did not exit 0: " + ", ".join(f"{w} N={n} rc={rc}"
+                                                             for n, w, rc in bad)]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--builddir")
+    ap.add_argument("--memsup", help="memsup binary (default: BUILDDIR/supervisor/memsup)")
+    ap.add_argument("--seed", help="directory holding seed_measure.py")
+    ap.add_argument("--trees", type=lambda s: [int(x) for x in s.split(",")],
+                    default=[1, 10, 100])
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--poll-ms", type=int, default=10)
+    ap.add_argument("--json")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    b = Bench(args)
+    if not b.memsup:
+        print("memsup_cpu: no memsup binary found (build it, or pass --memsup)", file=sys.stderr)
+    if not b.seed:
+        print("memsup_cpu: seed_measure.py not found (pass --seed)", file=sys.stderr)
+    facts = benchlib.machine_facts()
+    who, res = b.run()
+    print(f"Run: {benchlib.facts_line(facts)}\n")
+    print(render(b, who, res, ["python3", "bench/memsup_cpu.py"] +
+                 (argv if argv is not None else sys.argv[1:])))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"facts": facts, "results": res}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

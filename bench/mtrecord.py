@@ -1,0 +1,81 @@
+"""mtrecord.py: read libmemtrace record files (*.mtr) from Python for bench/.
+
+The layout is whatever preload/record.h says at the time of the run: a small C
+program is compiled against that header to print the offsets of the fields
+read here, so this reader cannot drift from the contract.  Stdlib only.
+"""
+import json
+import os
+import struct
+import subprocess
+import tempfile
+from pathlib import Path
+
+import benchlib
+
+U64_FIELDS = [
+    "magic", "heap_current", "heap_peak", "heap_requested_total", "heap_largest_request",
+    "map_anon_current", "map_anon_peak", "map_file_current", "map_file_peak",
+    "total_current", "total_peak",
+]
+U32_FIELDS = ["version", "record_size", "pid", "ppid", "gen", "relation", "state", "flags"]
+CALLS = ["MALLOC", "CALLOC", "REALLOC", "REALLOCARRAY", "FREE", "POSIX_MEMALIGN",
+         "ALIGNED_ALLOC", "MEMALIGN", "VALLOC", "PVALLOC", "MMAP", "MUNMAP", "MREMAP"]
+
+_LAYOUT = None
+
+
+def layout():
+    """{field: offset} for U64_FIELDS + U32_FIELDS, 'calls' offset, call indices."""
+    global _LAYOUT
+    if _LAYOUT is not None:
+        return _LAYOUT
+    lines = ['#include <stddef.h>', '#include <stdio.h>', '#include "record.h"',
+             'int main(void) {', 'printf("{");']
+    for f in U64_FIELDS + U32_FIELDS + ["calls"]:
+        lines.append(f'printf("\\"{f}\\": %zu, ", offsetof(struct mt_record, {f}));')
+    for c in CALLS:
+        lines.append(f'printf("\\"call_{c.lower()}\\": %d, ", (int)MT_CALL_{c});')
+    lines.append('printf("\\"magic_value\\": %llu, \\"size\\": %u}\\n", '
+                 '(unsigned long long)MT_RECORD_MAGIC, (unsigned)MT_RECORD_SIZE);')
+    lines.append('return 0; }')
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "off.c"
+        src.write_text("\n".join(lines) + "\n")
+        exe = Path(d) / "off"
+        subprocess.run([os.environ.get("CC", "cc"), "-I", str(benchlib.SRC_DIR / "preload"),
+                        "-o", str(exe), str(src)], check=True)
+        _LAYOUT = json.loads(subprocess.run([str(exe)], capture_output=True, text=True,
+                                            check=True).stdout)
+    return _LAYOUT
+
+
+def read_record(path):
+    """dict of the fields above from one record file, or None if it is not one."""
+    lay = layout()
+    data = Path(path).read_bytes()
+    if len(data) < lay["size"]:
+        return None
+    rec = {}
+    for f in U64_FIELDS:
+        rec[f] = struct.unpack_from("<Q", data, lay[f])[0]
+    for f in U32_FIELDS:
+        rec[f] = struct.unpack_from("<I", data, lay[f])[0]
+    if rec["magic"] != lay["magic_value"]:
+        return None
+    calls = {}
+    for c in CALLS:
+        idx = lay[f"call_{c.lower()}"]
+        calls[c.lower()] = struct.unpack_from("<Q", data, lay["calls"] + 8 * idx)[0]
+    rec["calls"] = calls
+    return rec
+
+
+def read_dir(directory):
+    recs = []
+    for p in sorted(Path(directory).glob("*.mtr")):
+        r = read_record(p)
+        if r is not None:
+            r["file"] = p.name
+            recs.append(r)
+    return recs

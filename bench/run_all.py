@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""run_all.py: run every memtrace benchmark and print one Markdown report.
+
+    python3 bench/run_all.py --builddir BUILD [--quick] [--out FILE]
+
+BUILD is a configured and built tree (`make` and `make bench-programs` done;
+`make bench` does all of that and then runs this).  The three parts run one
+after the other, never at the same time, since they time each other's
+neighbours on a 2-core machine:
+  1. shim_overhead.py  wall-time ratios: bare / libmemtrace / memusage / heaptrack
+  2. correctness.py    what each tool reports against the ground truth
+  3. memsup_cpu.py     memsup's own CPU per second vs the seed's measure_command
+--quick runs fewer repetitions and shorter trees (a smoke run: do not quote it).
+The hand-written reading of the numbers lives in bench/RESULTS.md; this only
+produces the tables.
+"""
+import argparse
+import contextlib
+import io
+import sys
+import time
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # keep the source tree clean (distcheck, git status)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib  # noqa: E402
+import correctness  # noqa: E402
+import memsup_cpu  # noqa: E402
+import shim_overhead  # noqa: E402
+
+
+def part(title, fn, args):
+    print(f"\n## {title}\n", flush=True)
+    buf = io.StringIO()
+    t0 = time.monotonic()
+    with contextlib.redirect_stdout(buf):
+        fn(args)
+    print(buf.getvalue().rstrip())
+    print(f"\n(took {time.monotonic() - t0:.0f} s)", flush=True)
+    return buf.getvalue()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--builddir", help="configured build tree (default: $MEMTRACE_BUILDDIR or .)")
+    ap.add_argument("--quick", action="store_true", help="smoke run, numbers not quotable")
+    ap.add_argument("--only", choices=["overhead", "correctness", "memsup"], action="append")
+    ap.add_argument("--out", help="also write the report to this file")
+    args = ap.parse_args()
+    bd = ["--builddir", args.builddir] if args.builddir else []
+    only = args.only or ["overhead", "correctness", "memsup"]
+    report = io.StringIO()
+
+    class Tee:
+        def write(self, s):
+            sys.__stdout__.write(s)
+            report.write(s)
+
+        def flush(self):
+            sys.__stdout__.flush()
+
+    sys.stdout = Tee()
+    facts = benchlib.machine_facts()
+    print(f"# memtrace benchmarks\n\nMachine: {benchlib.facts_line(facts)}")
+    if "overhead" in only:
+        part("libmemtrace overhead (shim_overhead.py)", shim_overhead.main,
+             bd + (["--reps", "3", "--ops", "2000000"] if args.quick else []))
+    if "correctness" in only:
+        part("What the tools report (correctness.py)", correctness.main, bd)
+    if "memsup" in only:
+        part("memsup CPU (memsup_cpu.py)", memsup_cpu.main,
+             bd + (["--reps", "1", "--seconds", "3"] if args.quick else []))
+    sys.stdout = sys.__stdout__
+    if args.out:
+        Path(args.out).write_text(report.getvalue())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
