@@ -8,8 +8,10 @@ BUILD is a configured and built tree (`make` and `make bench-programs` done;
 after the other, never at the same time, since they time each other's
 neighbours on a 2-core machine:
   1. shim_overhead.py  wall-time ratios: bare / libmemtrace / memusage / heaptrack
-  2. correctness.py    what each tool reports against the ground truth
-  3. memsup_cpu.py     memsup's own CPU per second vs the seed's measure_command
+  2. instr_count.py    instructions per malloc_bench op under each preload
+                       (callgrind: repeatable, where the wall time is noisy)
+  3. correctness.py    what each tool reports against the ground truth
+  4. memsup_cpu.py     memsup's own CPU per second vs the seed's measure_command
 --quick runs fewer repetitions and shorter trees (a smoke run: do not quote it).
 The hand-written reading of the numbers lives in bench/RESULTS.md; this only
 produces the tables.
@@ -25,6 +27,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean (distcheck, git sta
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: E402
 import correctness  # noqa: E402
+import instr_count  # noqa: E402
 import memsup_cpu  # noqa: E402
 import shim_overhead  # noqa: E402
 
@@ -44,11 +47,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--builddir", help="configured build tree (default: $MEMTRACE_BUILDDIR or .)")
     ap.add_argument("--quick", action="store_true", help="smoke run, numbers not quotable")
-    ap.add_argument("--only", choices=["overhead", "correctness", "memsup"], action="append")
+    ap.add_argument("--only", choices=["overhead", "instr", "correctness", "memsup"], action="append")
     ap.add_argument("--out", help="also write the report to this file")
     args = ap.parse_args()
     bd = ["--builddir", args.builddir] if args.builddir else []
-    only = args.only or ["overhead", "correctness", "memsup"]
+    only = args.only or ["overhead", "instr", "correctness", "memsup"]
     report = io.StringIO()
 
     class Tee:
@@ -65,6 +68,9 @@ def main():
     if "overhead" in only:
         part("libmemtrace overhead (shim_overhead.py)", shim_overhead.main,
              bd + (["--reps", "3", "--ops", "2000000"] if args.quick else []))
+    if "instr" in only:
+        part("Instructions per operation (instr_count.py)", instr_count.main,
+             bd + ["--annotate"])
     if "correctness" in only:
         part("What the tools report (correctness.py)", correctness.main, bd)
     if "memsup" in only:

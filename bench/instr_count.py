@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""instr_count.py: instructions per malloc_bench operation under each preload,
+counted by valgrind's callgrind (repeatable to the instruction, unlike time).
+
+Each variant runs `malloc_bench 1 OPS` under callgrind at two operation counts
+(--ops and 3x --ops); the difference of the instruction totals divided by the
+difference of the counts is the marginal cost of one operation (one ring step:
+a free or realloc plus a malloc or calloc, about 1.94 allocator calls), with
+start-up and exit cancelled out.  The overhead of a tool is its marginal cost
+minus bare's.  callgrind does not replace malloc (unlike memcheck), so the
+program runs on glibc's allocator as it does natively.
+
+With --annotate, the top functions of the libmemtrace run are printed
+(callgrind_annotate, inclusive), which is where the shim's time goes.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # keep the source tree clean (distcheck, git status)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib  # noqa: E402
+
+
+def callgrind(argv, env_extra, out):
+    env = dict(os.environ)
+    for k in ("LD_PRELOAD", "MEMTRACE_DIR", "MEMTRACE_OUT", "MEMTRACE_QUIET",
+              "DUMP_HEAPTRACK_OUTPUT"):
+        env.pop(k, None)
+    # `env VAR=... prog` under --trace-children: the preload applies to the
+    # program only, not to valgrind's launcher; exec keeps the pid, so there is
+    # one output file.
+    cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes",
+           f"--callgrind-out-file={out}", "env"] + \
+          [f"{k}={v}" for k, v in env_extra.items()] + argv
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    if not m:
+        raise RuntimeError(f"callgrind failed: {p.stderr[-2000:]}")
+    return int(m.group(1))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--builddir")
+    ap.add_argument("--shim")
+    ap.add_argument("--ops", type=int, default=100000)
+    ap.add_argument("--annotate", action="store_true")
+    args = ap.parse_args(argv)
+    if not benchlib.which("valgrind"):
+        print("instr_count: valgrind not installed: not measured")
+        return 0
+    builddir = benchlib.find_builddir(args.builddir)
+    shim = Path(args.shim) if args.shim else benchlib.shim_path(builddir)
+    mb = str(benchlib.bench_program(builddir, "malloc_bench"))
+    memusage = benchlib.first_existing(benchlib.LIBMEMUSAGE_CANDIDATES)
+    tmp = Path(tempfile.mkdtemp(prefix="mt-instr-"))
+    variants = [("bare", {})]
+    if shim:
+        variants += [("memtrace", {"LD_PRELOAD": str(shim), "MEMTRACE_QUIET": "1"}),
+                     ("memtrace-dir", {"LD_PRELOAD": str(shim), "MEMTRACE_QUIET": "1",
+                                       "MEMTRACE_DIR": str(tmp / "records")})]
+        (tmp / "records").mkdir()
+    if memusage:
+        variants.append(("memusage", {"LD_PRELOAD": memusage}))
+    # heaptrack is left out: its preload removes itself from the environment
+    # of children, so behind `env` it would trace `env`, not malloc_bench.
+    n1, n2 = args.ops, 3 * args.ops
+    rows, per_op = [], {}
+    for name, env in variants:
+        a = callgrind([mb, "1", str(n1)], env, tmp / f"{name}.1.out")
+        b = callgrind([mb, "1", str(n2)], env, tmp / f"{name}.2.out")
+        per_op[name] = (b - a) / (n2 - n1)
+        rows.append([name, f"{a:,}", f"{b:,}", f"{per_op[name]:.1f}"])
+    base = per_op["bare"]
+    for r in rows:
+        extra = per_op[r[0]] - base
+        r += [f"{extra:+.1f}", f"{per_op[r[0]] / base:.3f}x"]
+    print(f"Command: `{benchlib.shell_quote(['python3', 'bench/instr_count.py'] + (argv if argv is not None else sys.argv[1:]))}`  ")
+    print(f"`valgrind --tool=callgrind` on `malloc_bench 1 {n1}` and `malloc_bench 1 {n2}`; "
+          "per op = difference / difference.\n")
+    print(benchlib.md_table(["variant", f"Ir, {n1} ops", f"Ir, {n2} ops", "Ir per op",
+                             "extra Ir per op", "per op / bare"], rows))
+    if args.annotate and shim:
+        out = subprocess.run(["callgrind_annotate", "--inclusive=no",
+                              str(tmp / "memtrace.2.out")],
+                             capture_output=True, text=True).stdout
+        keep = [ln for ln in out.splitlines() if re.match(r"\s*[\d,]+ \(", ln)][:25]
+        print("\nTop functions (self cost), libmemtrace run, "
+              f"malloc_bench 1 {n2}:\n\n```")
+        print("\n".join(keep))
+        print("```")
+    subprocess.run(["rm", "-rf", str(tmp)])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
