@@ -185,11 +185,11 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 			o->version = 1;
 			return 0;
 		case ':':
-			if (optopt)
-				return fail(err, errlen, "option '-%c' needs a value", optopt);
+			/* optopt holds a long option's val (>= 256) here: name the
+			 * option by the word the user typed instead. */
 			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
 		default: /* '?' */
-			if (optopt)
+			if (optopt > 0 && optopt < 256 && argv[optind - 1][1] != '-')
 				return fail(err, errlen, "unknown option '-%c' (see memsup --help)",
 					    optopt);
 			return fail(err, errlen, "unknown option '%s' (see memsup --help)",

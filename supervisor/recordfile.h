@@ -1,0 +1,56 @@
+/* recordfile.h: reading the shim's per-process record files (the reader
+ * half of preload/record.h).
+ *
+ * A record file may be read while its writer runs, may still be being
+ * created (short or without magic), and may be anything at all if someone
+ * else wrote it: every function here validates before it trusts, never
+ * crashes on what it reads, and returns a distinct error per failure.
+ * Return convention: 0, -errno for system errors, or -RECORDFILE_E* for
+ * files that are not (yet) valid records.
+ */
+#ifndef MEMSUP_RECORDFILE_H
+#define MEMSUP_RECORDFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+enum {
+	RECORDFILE_ESHORT = 4096, /* shorter than MT_RECORD_SIZE: truncated or being created */
+	RECORDFILE_ELONG,         /* longer than MT_RECORD_SIZE */
+	RECORDFILE_EMAGIC,        /* magic not set (being created) or foreign */
+	RECORDFILE_EVERSION,      /* version is not MT_RECORD_VERSION */
+	RECORDFILE_ESIZE,         /* record_size field is not MT_RECORD_SIZE */
+	RECORDFILE_ECORRUPT,      /* fields out of range (pid, state, relation, ...) */
+	RECORDFILE_ENAME,         /* not a "<pid>.<gen>.mtr" name */
+};
+
+/* Copies the record in an open file into *out, consistently with the rules
+ * of record.h: magic is checked first, then `state` and `marker_count` are
+ * read, then the whole record; the state and count read first are the ones
+ * returned, so a non-RUNNING state comes with a complete exit block and
+ * every marker below marker_count is complete.  Strings in *out are
+ * NUL-terminated and argv_bytes is clamped whatever the file says. */
+int recordfile_read_fd(int fd, struct mt_record *out);
+/* The same by path, or by name relative to an open directory. */
+int recordfile_read(const char *path, struct mt_record *out);
+int recordfile_read_at(int dirfd, const char *name, struct mt_record *out);
+
+/* "<pid>.<gen>.mtr" -> pid, gen (decimal, no sign, no leading junk);
+ * 0 or -RECORDFILE_ENAME. */
+int recordfile_parse_name(const char *name, int32_t *pid, uint32_t *gen);
+
+struct recordfile_entry {
+	int32_t pid;
+	uint32_t gen;
+};
+
+/* Names of the records in dir, sorted by (pid, gen), in a malloc'd array
+ * the caller frees (NULL when empty).  Other files are ignored. */
+int recordfile_list(const char *dir, struct recordfile_entry **out, size_t *count);
+
+/* Text for any error these functions return (also -errno). */
+const char *recordfile_strerror(int err);
+
+#endif /* MEMSUP_RECORDFILE_H */

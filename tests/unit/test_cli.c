@@ -1,0 +1,170 @@
+/* test_cli.c: cli_parse, table-driven: every good form and every bad
+ * argument (with the text the message must contain). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+#include "cli.h"
+
+#define MAXARGS 12
+
+static int parse(const char *const *args, struct sup_options *o, char *err, size_t cap)
+{
+	static char *argv[MAXARGS + 2];
+	static char store[MAXARGS + 1][256];
+	int argc = 0;
+	argv[argc] = strcpy(store[argc], "memsup");
+	argc++;
+	for (int i = 0; args[i]; i++, argc++)
+		argv[argc] = strcpy(store[argc], args[i]);
+	argv[argc] = NULL;
+	return cli_parse(argc, argv, o, err, cap);
+}
+
+struct bad {
+	const char *args[MAXARGS];
+	const char *needle;
+};
+
+static const struct bad bads[] = {
+	{ { "--rss-mb", "abc", "--", "x" }, "--rss-mb: 'abc' is not a positive finite number" },
+	{ { "--rss-mb", "0", "--", "x" }, "--rss-mb: '0' is not" },
+	{ { "--rss-mb", "-1", "--", "x" }, "'-1'" },
+	{ { "--rss-mb", "NaN", "--", "x" }, "'NaN'" },
+	{ { "--rss-mb", "-inf", "--", "x" }, "'-inf'" },
+	{ { "--rss-mb", "infinity", "--", "x" }, "'infinity'" },
+	{ { "--rss-mb", "", "--", "x" }, "--rss-mb: ''" },
+	{ { "--rss-mb", " ", "--", "x" }, "--rss-mb: ' '" },
+	{ { "--rss-mb", "5 ", "--", "x" }, "'5 '" },
+	{ { "--rss-mb", "0x", "--", "x" }, "'0x'" },
+	{ { "--rss-mb", "1e400", "--", "x" }, "'1e400'" },
+	{ { "--wall-s", "0", "--", "x" }, "--wall-s: '0'" },
+	{ { "--wall-s", "1s", "--", "x" }, "--wall-s: '1s'" },
+	{ { "--poll-ms", "-10", "--", "x" }, "--poll-ms: '-10'" },
+	{ { "--grace-s", "nan", "--", "x" }, "--grace-s: 'nan'" },
+	{ { "--" }, "no command" },
+	{ { NULL }, "no command" },
+	{ { "--json" }, "no command" },
+	{ { "--", "" }, "empty" },
+	{ { "-e", "FOO", "--", "x" }, "--env: 'FOO'" },
+	{ { "--env", "=bar", "--", "x" }, "--env: '=bar' has an empty KEY" },
+	{ { "-C", "/no/such/dir/memsup", "--", "x" }, "--cwd: '/no/such/dir/memsup'" },
+	{ { "-C", "/dev/null", "--", "x" }, "--cwd: '/dev/null' is not a directory" },
+	{ { "-C", "", "--", "x" }, "--cwd" },
+	{ { "-o", "/", "--", "x" }, "--out: '/' already exists" },
+	{ { "-o", "", "--", "x" }, "--out" },
+	{ { "--nope", "--", "x" }, "unknown option '--nope'" },
+	{ { "-x", "--", "x" }, "unknown option '-x'" },
+	{ { "--discovery", "magic", "--", "x" }, "--discovery: 'magic'" },
+	{ { "--wall-s" }, "'--wall-s' needs a value" },
+	{ { "x", "-o" }, NULL }, /* not bad: -o after the command is the command's */
+};
+
+Test(cli, bad_arguments)
+{
+	for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+		struct sup_options o;
+		char err[512];
+		int rc = parse(bads[i].args, &o, err, sizeof err);
+		if (!bads[i].needle) {
+			cr_expect_eq(rc, 0, "case %zu: %s", i, err);
+		} else {
+			cr_expect_eq(rc, -1, "case %zu (%s) accepted", i,
+				     bads[i].args[0] ? bads[i].args[0] : "(none)");
+			cr_expect_not_null(strstr(err, bads[i].needle), "case %zu: '%s' lacks '%s'",
+					   i, err, bads[i].needle);
+			cr_expect_null(strchr(err, '\n'), "case %zu: not one line", i);
+		}
+		cli_free(&o);
+	}
+}
+
+Test(cli, defaults)
+{
+	struct sup_options o;
+	char err[256];
+	const char *args[] = { "prog", "-o", "arg", NULL };
+	cr_assert_eq(parse(args, &o, err, sizeof err), 0, "%s", err);
+	cr_expect_null(o.out);
+	cr_expect_eq(o.poll_ms, 10);
+	cr_expect_eq(o.wall_s, 0);
+	cr_expect_eq(o.rss_mb, 0);
+	cr_expect_eq(o.grace_s, 0);
+	cr_expect_eq(o.discovery, TREE_AUTO);
+	cr_expect_eq(o.json, 0);
+	cr_expect_eq(o.quiet, 0);
+	cr_expect_str_eq(o.cwd, "");
+	cr_assert_eq(o.command_argc, 3);
+	cr_expect_str_eq(o.command[0], "prog");
+	cr_expect_str_eq(o.command[1], "-o"); /* "+": options stop at the command */
+	cr_expect_null(o.command[3]);
+	cli_free(&o);
+}
+
+Test(cli, every_option)
+{
+	struct sup_options o;
+	char err[256];
+	const char *args[] = { "-o", "/tmp/memsup-cli-test-nonexistent/x", "--wall-s", "1.5",
+			       "--rss-mb", "2e3", "--poll-ms", "0.5", "--grace-s", "3", "-C", "/usr/../usr",
+			       NULL };
+	cr_assert_eq(parse(args, &o, err, sizeof err), -1); /* no command yet */
+	cli_free(&o);
+	const char *args2[] = { "-e", "A=1", "--env", "B=x=y", "--json", "-q", "--discovery",
+				"scan", "-C", "/usr/../usr", "--wall-s", "1.5", "cmd", NULL };
+	cr_assert_eq(parse(args2, &o, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(o.n_env, 2);
+	cr_expect_str_eq(o.env[0], "A=1");
+	cr_expect_str_eq(o.env[1], "B=x=y");
+	cr_expect(o.json && o.quiet);
+	cr_expect_eq(o.discovery, TREE_SCAN);
+	cr_expect_str_eq(o.cwd, "/usr");
+	cr_expect_eq(o.wall_s, 1.5);
+	cli_free(&o);
+	const char *args3[] = { "--rss-mb", "2e3", "--poll-ms", "0.5", "--grace-s", "3",
+				"--discovery", "children", "-o", "/tmp/memsup-cli-test-nonexistent/x",
+				"--", "cmd", NULL };
+	cr_assert_eq(parse(args3, &o, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(o.rss_mb, 2000);
+	cr_expect_eq(o.poll_ms, 0.5);
+	cr_expect_eq(o.grace_s, 3);
+	cr_expect_eq(o.discovery, TREE_CHILDREN);
+	cr_expect_str_eq(o.out, "/tmp/memsup-cli-test-nonexistent/x");
+	cli_free(&o);
+}
+
+Test(cli, help_and_version_stop_parsing)
+{
+	struct sup_options o;
+	char err[256];
+	const char *h[] = { "--help", NULL };
+	cr_assert_eq(parse(h, &o, err, sizeof err), 0);
+	cr_expect(o.help);
+	cli_free(&o);
+	const char *v[] = { "-V", NULL };
+	cr_assert_eq(parse(v, &o, err, sizeof err), 0);
+	cr_expect(o.version);
+	cli_free(&o);
+}
+
+Test(cli, positive_numbers)
+{
+	double v;
+	cr_expect_eq(cli_parse_positive("1", &v), 0);
+	cr_expect_eq(v, 1);
+	cr_expect_eq(cli_parse_positive("0.001", &v), 0);
+	cr_expect_eq(cli_parse_positive("1e-300", &v), 0);
+	cr_expect_eq(cli_parse_positive("0", &v), -EINVAL);
+	cr_expect_eq(cli_parse_positive("-0", &v), -EINVAL);
+	cr_expect_eq(cli_parse_positive("1e-400", &v), -EINVAL); /* underflows to 0 */
+	cr_expect_eq(cli_parse_positive(NULL, &v), -EINVAL);
+}
+
+/* Every long option is in the --help text. */
+Test(cli, help_lists_every_option)
+{
+	static const char *longs[] = { "--out", "--wall-s", "--rss-mb", "--poll-ms", "--grace-s",
+				       "--cwd", "--env", "--json", "--quiet", "--discovery",
+				       "--help", "--version" };
+	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
+		cr_expect_not_null(strstr(cli_help_text, longs[i]), "%s", longs[i]);
+}

@@ -1,0 +1,146 @@
+/* test_evidence.c: numbers written as Python writes them, the evidence
+ * directory's creation rules, and the record as valid JSON (parsed by
+ * python3, not by us). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "evidence.h"
+
+/* repr(float) from CPython for each value */
+static const struct {
+	double v;
+	const char *py;
+} floats[] = {
+	{ 0.0, "0.0" },
+	{ 0.01, "0.01" },
+	{ 0.1, "0.1" },
+	{ 1.0, "1.0" },
+	{ 100.0, "100.0" },
+	{ 1e-05, "1e-05" },
+	{ 1.5e-05, "1.5e-05" },
+	{ 0.0001, "0.0001" },
+	{ 0.002801637, "0.002801637" },
+	{ 0.30817894700000004, "0.30817894700000004" },
+	{ 12345.678, "12345.678" },
+	{ 1e+16, "1e+16" },
+	{ 1.5e+16, "1.5e+16" },
+	{ 123456789012345.6, "123456789012345.6" },
+	{ 3.514368, "3.514368" },
+	{ 2.0 / 3, "0.6666666666666666" },
+	{ 1e-300, "1e-300" },
+	{ 5e-324, "5e-324" },
+	{ 1.7976931348623157e+308, "1.7976931348623157e+308" },
+	{ -0.5, "-0.5" },
+	{ -1e-07, "-1e-07" },
+	{ 0.1 + 0.2, "0.30000000000000004" },
+	{ 999999999999999.9, "999999999999999.9" },
+	{ 9999999999999998.0, "9999999999999998.0" },
+};
+
+Test(evidence, floats_like_python_repr)
+{
+	for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) {
+		char buf[40];
+		size_t n = evidence_format_float(floats[i].v, buf, sizeof buf);
+		cr_expect_str_eq(buf, floats[i].py, "%.17g", floats[i].v);
+		cr_expect_eq(n, strlen(floats[i].py));
+	}
+}
+
+Test(evidence, sample_line_like_json_dumps)
+{
+	char buf[96];
+	evidence_format_sample(0.010252155, 3514368, buf, sizeof buf);
+	cr_expect_str_eq(buf, "[0.010252155, 3514368]\n");
+	evidence_format_sample(3.2e-05, 0, buf, sizeof buf);
+	cr_expect_str_eq(buf, "[3.2e-05, 0]\n");
+}
+
+static void mktmp(char *dir, size_t cap)
+{
+	snprintf(dir, cap, "/tmp/memsup-evidence-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+Test(evidence, create_makes_parents_and_refuses_existing)
+{
+	char tmp[PATH_MAX], path[PATH_MAX + 64];
+	mktmp(tmp, sizeof tmp);
+	snprintf(path, sizeof path, "%s/a/b/ev/", tmp);
+	struct evidence ev;
+	const char *at;
+	cr_assert_eq(evidence_create(&ev, path, &at), 0);
+	cr_expect_null(at);
+	cr_expect_eq(ev.path[0], '/');
+	evidence_close(&ev);
+	char f[PATH_MAX + 96];
+	snprintf(f, sizeof f, "%s/a/b/ev/stdout.log", tmp);
+	cr_expect_eq(access(f, F_OK), 0);
+	snprintf(f, sizeof f, "%s/a/b/ev/rss.jsonl", tmp);
+	cr_expect_eq(access(f, F_OK), 0);
+	cr_expect_eq(evidence_create(&ev, path, &at), -EEXIST);
+}
+
+Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
+{
+	char tmp[PATH_MAX], path[PATH_MAX + 64];
+	mktmp(tmp, sizeof tmp);
+	snprintf(path, sizeof path, "%s/ev", tmp);
+	struct evidence ev;
+	const char *at;
+	cr_assert_eq(evidence_create(&ev, path, &at), 0);
+
+	struct sup_record r;
+	char *cmd[] = { "prog", "we\"ird\n", "\x01\xff", NULL };
+	char *env[] = { "A=1", "B=two words", "A=3" };
+	record_init(&r);
+	r.command = cmd;
+	r.command_argc = 3;
+	r.poll_s = 0.01;
+	r.env = env;
+	r.n_env = 3;
+	r.cwd = "/";
+	r.started_at = "2026-12-02T10:00:00.000Z";
+	cr_assert_eq(evidence_write_record(&ev, &r, 1), 0);
+	r.reason = NULL;
+	r.have_exit = 1;
+	r.exit_code = -9;
+	r.signal = 9;
+	r.exit_status = 123;
+	r.rss_budget_mb = 100;
+	r.peak_bytes = 123456789;
+	r.peak_at_s = 0.25;
+	r.leftovers = calloc(1, sizeof *r.leftovers);
+	r.leftovers[0].pid = 42;
+	r.leftovers[0].argv = malloc(6);
+	memcpy(r.leftovers[0].argv, "ab\0cd", 5);
+	r.leftovers[0].argv_len = 5;
+	r.n_leftovers = 1;
+	record_add_note(&r, "a note");
+	cr_assert_eq(evidence_write_record(&ev, &r, 1), 0);
+	record_free(&r);
+	evidence_close(&ev);
+
+	char cmdline[PATH_MAX + 1024];
+	snprintf(cmdline, sizeof cmdline,
+		 "python3 -c 'import json,sys,os\n"
+		 "d=json.load(open(sys.argv[1]))\n"
+		 "assert d[\"command\"][1]==\"we\\\"ird\\n\", d[\"command\"]\n"
+		 "assert os.fsencode(d[\"command\"][2])==b\"\\x01\\xff\"\n"
+		 "assert d[\"exit_code\"]==-9 and d[\"signal\"]==9 and d[\"exit_status\"]==123\n"
+		 "assert d[\"reason\"] is None and d[\"wall_budget_s\"] is None\n"
+		 "assert d[\"rss_budget_mb\"]==100.0 and d[\"peak_tree_rss_mb\"]==123.456789\n"
+		 "assert d[\"env\"]=={\"B\":\"two words\",\"A\":\"3\"}, d[\"env\"]\n"
+		 "assert d[\"leftover_processes_killed\"]==[{\"pid\":42,\"argv\":[\"ab\",\"cd\"]}]\n"
+		 "assert d[\"notes\"]==[\"a note\"]\n"
+		 "assert not os.path.exists(sys.argv[1]+\".tmp\")\n"
+		 "' %s/resources.json",
+		 path);
+	cr_expect_eq(system(cmdline), 0, "python3 rejected the record");
+}

@@ -1,0 +1,87 @@
+/* test_memsup_budget.c: budgets and interrupts kill the whole tree, and the
+ * record still comes out complete. */
+#include "test_memsup_util.h"
+
+static void expect_all_dead(const char *pidfile)
+{
+	char text[4096];
+	slurp(pidfile, text, sizeof text);
+	int n = 0;
+	for (char *p = text, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		cr_expect(!pid_alive((pid_t)pid), "pid %ld outlived memsup", pid);
+		n++;
+	}
+	cr_expect_gt(n, 0, "no pids in %s", pidfile);
+}
+
+/* A grower crosses --rss-mb: 123, reason, killed by SIGKILL. */
+Test(memsup_budget, rss_budget_kills_tree, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--rss-mb", "100", "--", prog("grower"), "8", "20", "2000", NULL };
+	cr_assert_eq(memsup_run(&r, args), 123, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"rss_budget_exceeded\"");
+	cr_expect_eq(rec_num(&r, "exit_code"), -9);
+	cr_expect_eq(rec_num(&r, "signal"), 9);
+	cr_expect_eq(rec_num(&r, "exit_status"), 123);
+	cr_expect_eq(rec_num(&r, "rss_budget_mb"), 100);
+	double peak = rec_num(&r, "peak_tree_rss_mb");
+	cr_expect(peak >= 100 && peak < 200, "peak %.1f MB", peak);
+	cr_expect(!pid_alive((pid_t)rec_num(&r, "pid")));
+}
+
+/* A sleeper (with children) outlives --wall-s: 124, all of it killed. */
+Test(memsup_budget, wall_budget_kills_tree, .timeout = 30)
+{
+	struct sup_run r;
+	char pidfile[PATH_MAX + 16];
+	tmp_make(&r);
+	snprintf(pidfile, sizeof pidfile, "%s/pids", r.tmp);
+	const char *args[] = { "--wall-s", "0.5", "--", prog("sleeper"), "30", "2", pidfile, NULL };
+	memsup_start(&r, 1, args);
+	cr_assert_eq(memsup_wait(&r), 124, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"wall_budget_exceeded\"");
+	cr_expect_eq(rec_num(&r, "exit_code"), -9);
+	cr_expect_eq(rec_num(&r, "wall_budget_s"), 0.5);
+	cr_expect_geq(rec_num(&r, "wall_s"), 0.5);
+	cr_expect_geq(rec_num(&r, "max_processes"), 3);
+	expect_all_dead(pidfile);
+}
+
+/* --grace-s: SIGTERM first; the sleeper dies of it (exit_code -15). */
+Test(memsup_budget, grace_sends_sigterm_first, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--wall-s", "0.3", "--grace-s", "5", "--", prog("sleeper"), "30",
+			       NULL };
+	cr_assert_eq(memsup_run(&r, args), 124, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect_eq(rec_num(&r, "exit_code"), -SIGTERM);
+	cr_expect_eq(rec_num(&r, "grace_s"), 5);
+}
+
+/* SIGTERM to memsup: the tree dies, reason "interrupted", status 128+15. */
+Test(memsup_budget, sigterm_to_memsup_interrupts, .timeout = 30)
+{
+	struct sup_run r;
+	char pidfile[PATH_MAX + 16];
+	tmp_make(&r);
+	snprintf(pidfile, sizeof pidfile, "%s/pids", r.tmp);
+	const char *args[] = { "--", prog("sleeper"), "30", "3", pidfile, NULL };
+	memsup_start(&r, 1, args);
+	cr_assert(wait_for_file(pidfile), "sleeper never wrote its pids");
+	usleep(50000);
+	kill(r.pid, SIGTERM);
+	cr_assert_eq(memsup_wait(&r), 128 + SIGTERM, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"interrupted\"");
+	cr_expect_eq(rec_num(&r, "exit_status"), 128 + SIGTERM);
+	cr_expect_eq(rec_num(&r, "exit_code"), -9);
+	cr_expect_geq(rec_num(&r, "samples"), 1);
+	expect_all_dead(pidfile);
+}

@@ -1,0 +1,246 @@
+/* test_memsup_run.c: memsup end to end on workloads with known sizes.
+ * Sizes are decimal MB; a workload block of M MB is M rounded up to 2 MiB
+ * (huge pages) plus about 1 MB of program per process, so the bounds below
+ * leave that much room and a little more for a noisy machine. */
+#include "test_memsup_util.h"
+
+/* steady 60 MB: the peak is the block, not more, not less. */
+Test(memsup_run, steady_peak_within_tolerance, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("steady"), "60", "400", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	double peak = rec_num(&r, "peak_tree_rss_mb");
+	cr_expect_geq(peak, 60.0, "peak %.1f MB below the 60 MB held", peak);
+	cr_expect_leq(peak, 70.0, "peak %.1f MB far above the 60 MB held", peak);
+	cr_expect_eq(rec_num(&r, "exit_code"), 0);
+	cr_expect_eq(rec_num(&r, "exit_status"), 0);
+	cr_expect_str_eq(rec_str(&r, "reason"), "null");
+	cr_expect_str_eq(rec_str(&r, "signal"), "null");
+	cr_expect_str_eq(rec_str(&r, "wall_budget_s"), "null");
+	cr_expect_str_eq(rec_str(&r, "rss_budget_mb"), "null");
+	cr_expect_geq(rec_num(&r, "samples"), 10);
+	cr_expect_geq(rec_num(&r, "max_processes"), 1);
+	cr_expect_str_eq(rec_str(&r, "leftover_processes_killed"), "[]");
+	double at = rec_num(&r, "peak_tree_rss_at_s"), wall = rec_num(&r, "wall_s");
+	cr_expect(at > 0 && at <= wall, "peak at %.3f s outside the run (%.3f s)", at, wall);
+	cr_expect_gt(rec_num(&r, "poll_interval_p99_s"), 0);
+	cr_expect_eq(rec_num(&r, "poll_s"), 0.01);
+	/* the summary names the evidence directory */
+	cr_expect_not_null(strstr(r.err, "/ev"), "summary: %s", r.err);
+}
+
+/* rss.jsonl: one [elapsed_s, bytes] line per sample, seed format, and its
+ * maximum is the recorded peak. */
+Test(memsup_run, rss_jsonl_matches_record, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("steady"), "30", "300", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/rss.jsonl", r.dir);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	char line[256];
+	unsigned long lines = 0;
+	double max = 0, prev = -1;
+	while (fgets(line, sizeof line, f)) {
+		double t;
+		unsigned long long b;
+		char tail;
+		cr_assert_eq(sscanf(line, "[%lf, %llu%c", &t, &b, &tail), 3, "bad line %s", line);
+		cr_assert_eq(tail, ']');
+		cr_assert_gt(t, prev, "time goes backwards: %s", line);
+		prev = t;
+		if ((double)b > max)
+			max = (double)b;
+		lines++;
+	}
+	fclose(f);
+	cr_expect_eq((double)lines, rec_num(&r, "samples"));
+	cr_expect_eq(max / 1e6, rec_num(&r, "peak_tree_rss_mb"));
+}
+
+/* Four children hold 30 MB each at once: the tree's peak is the SUM, well
+ * above the largest process -- which is all getrusage(RUSAGE_CHILDREN) (and
+ * so `time -v`) can see. */
+Test(memsup_run, forktree_peak_is_sum_of_children, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("forktree"), "4", "30", "400", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	double peak = rec_num(&r, "peak_tree_rss_mb");
+	cr_expect_geq(peak, 4 * 30.0, "peak %.1f MB is not the sum of 4 x 30 MB", peak);
+	cr_expect_leq(peak, 4 * 30.0 + 20, "peak %.1f MB too high", peak);
+	cr_expect_geq(rec_num(&r, "max_processes"), 5);
+	double ru = rec_num(&r, "rusage_children_maxrss_mb");
+	cr_expect(ru >= 30 && ru < 45, "getrusage maxrss %.1f MB should be one child", ru);
+	cr_expect_gt(peak, 2.5 * ru);
+}
+
+static double forktree_peak(const char *discovery, char *method, size_t cap)
+{
+	struct sup_run r;
+	const char *args[] = { "--discovery", discovery, "--", prog("forktree"), "3", "30",
+			       "300", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	snprintf(method, cap, "%.31s", rec_str(&r, "discovery"));
+	return rec_num(&r, "peak_tree_rss_mb");
+}
+
+/* The ppid scan and the children files (or auto, whichever it picks) see
+ * the same tree: the same peak within a few MB. */
+Test(memsup_run, discovery_scan_matches_auto, .timeout = 40)
+{
+	char m1[32], m2[32];
+	double scan = forktree_peak("scan", m1, sizeof m1);
+	double aut = forktree_peak("auto", m2, sizeof m2);
+	cr_expect_str_eq(m1, "\"scan\"");
+	cr_expect(strcmp(m2, "\"scan\"") == 0 || strcmp(m2, "\"children\"") == 0, "%s", m2);
+	cr_expect_geq(scan, 90.0);
+	cr_expect_geq(aut, 90.0);
+	cr_expect_leq(scan > aut ? scan - aut : aut - scan, 6.0,
+		      "scan %.1f MB vs auto %.1f MB", scan, aut);
+}
+
+Test(memsup_run, discovery_children_matches_scan, .timeout = 40)
+{
+	if (access("/proc/self/task/self/children", R_OK) != 0) {
+		char p[64];
+		snprintf(p, sizeof p, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+		if (access(p, R_OK) != 0)
+			cr_skip_test("this kernel has no children files");
+	}
+	char m1[32], m2[32];
+	double scan = forktree_peak("scan", m1, sizeof m1);
+	double kids = forktree_peak("children", m2, sizeof m2);
+	cr_expect_str_eq(m2, "\"children\"");
+	cr_expect_leq(scan > kids ? scan - kids : kids - scan, 6.0,
+		      "scan %.1f MB vs children %.1f MB", scan, kids);
+}
+
+/* A double-fork + setsid escapee is measured while it lives, killed when
+ * the main process exits, and listed in the record. */
+Test(memsup_run, escaper_is_measured_killed_and_listed, .timeout = 30)
+{
+	struct sup_run r;
+	char pidfile[PATH_MAX + 16];
+	tmp_make(&r);
+	snprintf(pidfile, sizeof pidfile, "%s/escapee.pid", r.tmp);
+	const char *args[] = { "--", prog("escaper"), pidfile, "20", "300", NULL };
+	memsup_start(&r, 1, args);
+	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	char text[64];
+	slurp(pidfile, text, sizeof text);
+	pid_t esc = (pid_t)atoi(text);
+	cr_assert_gt(esc, 0, "escaper wrote no pid");
+	cr_expect(!pid_alive(esc), "escapee %d outlived memsup", (int)esc);
+	rec_load(&r);
+	char needle[64];
+	snprintf(needle, sizeof needle, "{\"pid\": %d, \"argv\": [", (int)esc);
+	const char *left = rec_str(&r, "leftover_processes_killed");
+	cr_expect_not_null(strstr(left, needle), "escapee %d not listed: %s", (int)esc, left);
+	cr_expect_not_null(strstr(left, "escaper"), "argv not recorded: %s", left);
+	cr_expect_geq(rec_num(&r, "peak_tree_rss_mb"), 20.0);
+	cr_expect_eq(rec_num(&r, "exit_code"), 0);
+}
+
+/* stdout.log holds exactly what the command wrote to stdout and stderr. */
+Test(memsup_run, chatty_output_is_complete, .timeout = 30)
+{
+	struct sup_run r;
+	const size_t total = 20000000;
+	const char *args[] = { "-q", "--", prog("chatty"), "20000000", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	cr_expect_str_eq(r.err, "", "-q printed: %s", r.err);
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/stdout.log", r.dir);
+	static const char tail[] = "chatty: done\n";
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq((size_t)st.st_size, total + sizeof tail - 1);
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	static char buf[1 << 16];
+	size_t off = 0, n;
+	while (off < total && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+		for (size_t i = 0; i < n && off + i < total; i++) {
+			size_t k = off + i;
+			char want = k % 64 == 63 ? '\n' : (char)('a' + k % 26);
+			if (buf[i] != want)
+				cr_assert_fail("stdout.log byte %zu is %d, not %d", k, buf[i], want);
+		}
+		off += n;
+	}
+	fclose(f);
+	char end[sizeof tail];
+	f = fopen(path, "rb");
+	fseek(f, (long)total, SEEK_SET);
+	cr_assert_eq(fread(end, 1, sizeof tail - 1, f), sizeof tail - 1);
+	fclose(f);
+	end[sizeof tail - 1] = '\0';
+	cr_expect_str_eq(end, tail);
+}
+
+/* --json prints the same record on stdout. */
+Test(memsup_run, json_on_stdout, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--json", "-q", "-e", "MT_TEST_A=1", "-e", "MT_TEST_A=2", "--",
+			       prog("steady"), "4", "50", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/resources.json", r.dir);
+	static char file[65536];
+	slurp(path, file, sizeof file);
+	cr_expect_str_eq(r.out, file);
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "env"), "{\"MT_TEST_A\": \"2\"}");
+}
+
+/* -e reaches the command, -C is its working directory. */
+Test(memsup_run, env_and_cwd_reach_the_command, .timeout = 30)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *args[] = { "-C", "/usr", "-e", "MT_HELLO=wor ld", "--", "/bin/sh", "-c",
+			       "echo \"$MT_HELLO\"; pwd", NULL };
+	memsup_start(&r, 1, args);
+	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	char path[PATH_MAX + 16], log[256];
+	snprintf(path, sizeof path, "%s/stdout.log", r.dir);
+	slurp(path, log, sizeof log);
+	cr_expect_str_eq(log, "wor ld\n/usr\n");
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "cwd"), "\"/usr\"");
+}
+
+/* The command's exit status passes through. */
+Test(memsup_run, exit_status_passes_through, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("spike"), "4", "50", "0", "3", NULL };
+	cr_assert_eq(memsup_run(&r, args), 3, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect_eq(rec_num(&r, "exit_code"), 3);
+	cr_expect_eq(rec_num(&r, "exit_status"), 3);
+}
+
+/* A command killed by a signal: 128+N, exit_code -N (Python's convention). */
+Test(memsup_run, killed_by_signal, .timeout = 30)
+{
+	struct sup_run r;
+	char sig[8];
+	snprintf(sig, sizeof sig, "%d", SIGUSR1);
+	const char *args[] = { "--", prog("spike"), "10", "100", sig, NULL };
+	cr_assert_eq(memsup_run(&r, args), 128 + SIGUSR1, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect_eq(rec_num(&r, "exit_code"), -SIGUSR1);
+	cr_expect_eq(rec_num(&r, "signal"), SIGUSR1);
+	cr_expect_str_eq(rec_str(&r, "reason"), "null");
+	cr_expect_geq(rec_num(&r, "peak_tree_rss_mb"), 10.0);
+}

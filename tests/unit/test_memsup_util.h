@@ -1,0 +1,205 @@
+/* test_memsup_util.h: helpers for the end-to-end memsup tests (header only,
+ * included by each tests/unit/test_memsup_*.c).
+ *
+ * memsup_run() runs the built memsup ($MEMSUP) in a fresh temporary
+ * directory, evidence in TMP/ev unless the caller passes its own -o, stdout
+ * and stderr captured to files.  rec_load() parses resources.json with
+ * python3's json module (a real JSON parser, not ours) which also checks that
+ * every key of the seed's record is there, and keeps "key<TAB>json" lines
+ * for rec_num()/rec_str(). */
+#ifndef TEST_MEMSUP_UTIL_H
+#define TEST_MEMSUP_UTIL_H
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct sup_run {
+	char tmp[256];        /* fresh directory, cwd of memsup */
+	char dir[PATH_MAX];   /* evidence directory */
+	int status;           /* memsup's exit status, or 1000+signal */
+	pid_t pid;
+	char out[65536];      /* memsup's stdout */
+	char err[16384];      /* memsup's stderr */
+	char rec[65536];      /* "key\tjson\n" lines of resources.json */
+};
+
+static inline const char *env_or_skip(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		cr_skip_test("%s is not set (run through make check)", name);
+	return v;
+}
+
+static inline const char *prog(const char *name)
+{
+	static char path[8][PATH_MAX];
+	static int slot;
+	char *p = path[slot++ % 8];
+	snprintf(p, PATH_MAX, "%s/%s", env_or_skip("MT_PROGS"), name);
+	return p;
+}
+
+static inline void tmp_make(struct sup_run *r)
+{
+	snprintf(r->tmp, sizeof r->tmp, "/tmp/memsup-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(r->tmp));
+	snprintf(r->dir, sizeof r->dir, "%s/ev", r->tmp);
+}
+
+static inline void slurp(const char *path, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;
+	size_t got = 0;
+	ssize_t n;
+	while (got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(fd);
+}
+
+/* Start memsup with args (NULL-terminated, without argv[0]); with_out adds
+ * "-o TMP/ev" first.  Returns at once; memsup_wait() collects it. */
+static inline void memsup_start(struct sup_run *r, int with_out, const char *const *args)
+{
+	const char *memsup = env_or_skip("MEMSUP");
+	const char *argv[64];
+	int n = 0;
+	argv[n++] = memsup;
+	if (with_out) {
+		argv[n++] = "-o";
+		argv[n++] = r->dir;
+	}
+	for (int i = 0; args[i] && n < 62; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	char so[PATH_MAX + 16], se[PATH_MAX + 16];
+	snprintf(so, sizeof so, "%s/memsup.stdout", r->tmp);
+	snprintf(se, sizeof se, "%s/memsup.stderr", r->tmp);
+	r->pid = fork();
+	cr_assert_geq(r->pid, 0);
+	if (r->pid == 0) {
+		int o = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0 || chdir(r->tmp) < 0)
+			_exit(99);
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(memsup, (char *const *)argv);
+		_exit(98);
+	}
+}
+
+static inline int memsup_wait(struct sup_run *r)
+{
+	int st;
+	while (waitpid(r->pid, &st, 0) < 0)
+		cr_assert_eq(errno, EINTR);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/memsup.stdout", r->tmp);
+	slurp(path, r->out, sizeof r->out);
+	snprintf(path, sizeof path, "%s/memsup.stderr", r->tmp);
+	slurp(path, r->err, sizeof r->err);
+	return r->status;
+}
+
+static inline int memsup_run(struct sup_run *r, const char *const *args)
+{
+	tmp_make(r);
+	memsup_start(r, 1, args);
+	return memsup_wait(r);
+}
+
+/* Parse DIR/resources.json (python3 json), insist on every seed key, and
+ * keep its top-level keys.  Fails the test if the file is not valid JSON. */
+static inline void rec_load(struct sup_run *r)
+{
+	static const char script[] =
+		"import json,sys\n"
+		"d=json.load(open(sys.argv[1]))\n"
+		"seed=['command','exit_code','reason','wall_s','peak_tree_rss_mb','poll_s',"
+		"'rss_budget_mb','wall_budget_s','scope','limitation']\n"
+		"miss=[k for k in seed if k not in d]\n"
+		"assert not miss, 'missing seed keys: %s' % miss\n"
+		"for k,v in d.items(): print(k+'\\t'+json.dumps(v))\n";
+	char cmd[PATH_MAX + 600], path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/resources.json", r->dir);
+	snprintf(cmd, sizeof cmd, "python3 -c \"$MT_REC_SCRIPT\" '%s'", path);
+	setenv("MT_REC_SCRIPT", script, 1);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	size_t got = fread(r->rec, 1, sizeof r->rec - 1, f);
+	r->rec[got] = '\0';
+	int st = pclose(f);
+	cr_assert_eq(st, 0, "resources.json is not a valid record (python3 said %d); memsup stderr: %s",
+		     st, r->err);
+}
+
+/* The JSON text of key's value (up to the end of its line), or NULL. */
+static inline const char *rec_str(const struct sup_run *r, const char *key)
+{
+	static char val[32768];
+	size_t kl = strlen(key);
+	for (const char *p = r->rec; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n > kl && memcmp(p, key, kl) == 0 && p[kl] == '\t') {
+			size_t m = n - kl - 1;
+			if (m >= sizeof val)
+				m = sizeof val - 1;
+			memcpy(val, p + kl + 1, m);
+			val[m] = '\0';
+			return val;
+		}
+		p = nl ? nl + 1 : p + n;
+	}
+	return NULL;
+}
+
+static inline double rec_num(const struct sup_run *r, const char *key)
+{
+	const char *v = rec_str(r, key);
+	cr_assert_not_null(v, "record has no key %s", key);
+	char *end;
+	double d = strtod(v, &end);
+	cr_assert(end != v, "record key %s is not a number: %s", key, v);
+	return d;
+}
+
+static inline int path_exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+static inline int pid_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+/* Wait (up to ~5 s) for a file to appear. */
+static inline int wait_for_file(const char *path)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (path_exists(path))
+			return 1;
+		usleep(5000);
+	}
+	return 0;
+}
+
+#endif

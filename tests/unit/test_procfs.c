@@ -1,0 +1,225 @@
+/* test_procfs.c: the /proc parsers on captured and hand-made text
+ * (tests/data/proc/files), including truncated and odd files, and the
+ * readers against a fake proc root. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "procfs.h"
+
+static size_t load(const char *name, char *buf, size_t cap)
+{
+	const char *data = getenv("MT_DATA");
+	if (!data)
+		cr_skip_test("MT_DATA is not set (run through make check)");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/proc/files/%s", data, name);
+	size_t len;
+	int rc = procfs_read_file(path, buf, cap, &len);
+	cr_assert_eq(rc, 0, "%s: %s", path, strerror(-rc));
+	return len;
+}
+
+static const char *root(const char *tree)
+{
+	static char path[PATH_MAX];
+	const char *data = getenv("MT_DATA");
+	if (!data)
+		cr_skip_test("MT_DATA is not set");
+	snprintf(path, sizeof path, "%s/proc/%s", data, tree);
+	return path;
+}
+
+Test(procfs, status_live_capture)
+{
+	char buf[4096];
+	size_t n = load("status_live.txt", buf, sizeof buf);
+	struct procfs_status st;
+	cr_assert_eq(procfs_parse_status(buf, n, &st), 0);
+	cr_expect_str_eq(st.name, "cat");
+	cr_expect_eq(st.ppid, 27278);
+	cr_expect_eq(st.vm_rss_kb, 1620);
+	cr_expect_eq(st.vm_hwm_kb, 1620);
+	cr_expect_eq(st.vm_peak_kb, 3060);
+	cr_expect_eq(st.vm_size_kb, 3060);
+	cr_expect_eq(st.have & 0x3f, 0x3f);
+}
+
+Test(procfs, status_kernel_thread_has_no_vm)
+{
+	char buf[4096];
+	size_t n = load("status_kthread.txt", buf, sizeof buf);
+	struct procfs_status st;
+	cr_assert_eq(procfs_parse_status(buf, n, &st), 0);
+	cr_expect_str_eq(st.name, "kthreadd");
+	cr_expect_eq(st.ppid, 0);
+	cr_expect_eq(st.have & PROCFS_HAVE_RSS, 0);
+	cr_expect_eq(st.vm_rss_kb, 0);
+}
+
+Test(procfs, status_truncated_keeps_what_is_complete)
+{
+	char buf[4096];
+	size_t n = load("status_truncated.txt", buf, sizeof buf);
+	struct procfs_status st;
+	cr_assert_eq(procfs_parse_status(buf, n, &st), 0);
+	cr_expect_eq(st.ppid, 27278);
+	cr_expect_eq(st.have & PROCFS_HAVE_RSS, 0);
+}
+
+Test(procfs, status_number_cut_by_short_read_is_not_trusted)
+{
+	char buf[256];
+	size_t n = load("status_cut_number.txt", buf, sizeof buf);
+	struct procfs_status st;
+	cr_assert_eq(procfs_parse_status(buf, n, &st), 0);
+	cr_expect_eq(st.have & PROCFS_HAVE_RSS, 0, "took a cut line: %llu",
+		     (unsigned long long)st.vm_rss_kb);
+}
+
+Test(procfs, status_garbage_is_einval)
+{
+	struct procfs_status st;
+	cr_expect_eq(procfs_parse_status("", 0, &st), -EINVAL);
+	cr_expect_eq(procfs_parse_status("hello\nworld\n", 12, &st), -EINVAL);
+}
+
+Test(procfs, stat_live_capture)
+{
+	char buf[1024];
+	size_t n = load("stat_live.txt", buf, sizeof buf);
+	struct procfs_stat st;
+	cr_assert_eq(procfs_parse_stat(buf, n, &st), 0);
+	cr_expect_eq(st.pid, 27284);
+	cr_expect_str_eq(st.comm, "cat");
+	cr_expect_eq(st.state, 'R');
+	cr_expect_eq(st.ppid, 27278);
+	cr_expect_eq(st.starttime, 123898);
+}
+
+Test(procfs, stat_comm_with_spaces_and_parens)
+{
+	char buf[1024];
+	size_t n = load("stat_odd_comm.txt", buf, sizeof buf);
+	struct procfs_stat st;
+	cr_assert_eq(procfs_parse_stat(buf, n, &st), 0);
+	cr_expect_str_eq(st.comm, "we ird) (x");
+	cr_expect_eq(st.state, 'R');
+	cr_expect_eq(st.ppid, 1);
+	cr_expect_eq(st.starttime, 777);
+}
+
+Test(procfs, stat_zombie)
+{
+	char buf[1024];
+	size_t n = load("stat_zombie.txt", buf, sizeof buf);
+	struct procfs_stat st;
+	cr_assert_eq(procfs_parse_stat(buf, n, &st), 0);
+	cr_expect_eq(st.state, 'Z');
+	cr_expect_eq(st.ppid, 77);
+	cr_expect_eq(st.starttime, 99);
+}
+
+Test(procfs, stat_truncated_is_einval)
+{
+	char buf[1024];
+	size_t n = load("stat_truncated.txt", buf, sizeof buf);
+	struct procfs_stat st;
+	cr_expect_eq(procfs_parse_stat(buf, n, &st), -EINVAL);
+	/* every prefix of a good line is refused or parsed right, never wrong */
+	n = load("stat_live.txt", buf, sizeof buf);
+	for (size_t k = 0; k < n; k++) {
+		int rc = procfs_parse_stat(buf, k, &st);
+		if (rc == 0)
+			cr_expect_eq(st.starttime, 123898, "prefix %zu", k);
+	}
+	cr_expect_eq(procfs_parse_stat("12 (x", 5, &st), -EINVAL);
+	cr_expect_eq(procfs_parse_stat("x (y) R 1", 9, &st), -EINVAL);
+}
+
+Test(procfs, statm)
+{
+	char buf[256];
+	uint64_t pages;
+	size_t n = load("statm_live.txt", buf, sizeof buf);
+	cr_assert_eq(procfs_parse_statm(buf, n, &pages), 0);
+	cr_expect_eq(pages, 428);
+	n = load("statm_zombie.txt", buf, sizeof buf);
+	cr_assert_eq(procfs_parse_statm(buf, n, &pages), 0);
+	cr_expect_eq(pages, 0);
+	n = load("statm_truncated.txt", buf, sizeof buf);
+	cr_expect_eq(procfs_parse_statm(buf, n, &pages), -EINVAL, "took \"765 42\" as 42 pages");
+	cr_expect_eq(procfs_parse_statm("", 0, &pages), -EINVAL);
+	cr_expect_eq(procfs_parse_statm("1 x 3", 5, &pages), -EINVAL);
+}
+
+Test(procfs, children)
+{
+	char buf[256];
+	pid_t kids[8];
+	size_t n, k;
+	n = load("children_three.txt", buf, sizeof buf);
+	cr_assert_eq(procfs_parse_children(buf, n, kids, 8, &k), 0);
+	cr_assert_eq(k, 3);
+	cr_expect_eq(kids[0], 101);
+	cr_expect_eq(kids[1], 103);
+	cr_expect_eq(kids[2], 9999);
+	cr_expect_eq(procfs_parse_children(buf, n, kids, 2, &k), -ENOSPC);
+	cr_expect_eq(k, 3);
+	n = load("children_empty.txt", buf, sizeof buf);
+	cr_assert_eq(procfs_parse_children(buf, n, kids, 8, &k), 0);
+	cr_expect_eq(k, 0);
+	n = load("children_garbage.txt", buf, sizeof buf);
+	cr_expect_eq(procfs_parse_children(buf, n, kids, 8, &k), -EINVAL);
+}
+
+Test(procfs, readers_on_fake_root)
+{
+	const char *r = root("tree1");
+	struct procfs_stat st;
+	uint64_t bytes;
+	cr_assert_eq(procfs_read_stat(r, 102, &st), 0);
+	cr_expect_str_eq(st.comm, "worker (1)");
+	cr_expect_eq(st.ppid, 101);
+	cr_assert_eq(procfs_read_rss(r, 103, &bytes), 0);
+	cr_expect_eq(bytes, 3000 * procfs_page_size());
+	pid_t kids[8];
+	size_t k;
+	cr_assert_eq(procfs_read_children(r, 100, 105, kids, 8, &k), 0);
+	cr_expect_eq(k, 1);
+	cr_expect_eq(kids[0], 104);
+	char cmd[64];
+	size_t len;
+	cr_assert_eq(procfs_read_cmdline(r, 101, cmd, sizeof cmd, &len), 0);
+	cr_expect_eq(len, strlen("sh") + 1 + strlen("--flag"));
+	cr_expect_eq(memcmp(cmd, "sh\0--flag", len), 0);
+}
+
+Test(procfs, gone_process_is_distinct)
+{
+	struct procfs_stat st;
+	uint64_t bytes;
+	cr_expect_eq(procfs_read_stat(root("tree1"), 424242, &st), PROCFS_GONE);
+	cr_expect_eq(procfs_read_rss(root("tree1"), 424242, &bytes), PROCFS_GONE);
+	cr_expect_eq(procfs_read_rss(NULL, 0x7ffffff0, &bytes), PROCFS_GONE);
+}
+
+Test(procfs, live_self)
+{
+	struct procfs_status st;
+	struct procfs_stat s;
+	uint64_t bytes;
+	cr_assert_eq(procfs_read_status(NULL, getpid(), &st), 0);
+	cr_assert_eq(procfs_read_stat(NULL, getpid(), &s), 0);
+	cr_assert_eq(procfs_read_rss(NULL, getpid(), &bytes), 0);
+	cr_expect_eq(s.ppid, getppid());
+	cr_expect_eq(st.ppid, getppid());
+	/* statm and VmRSS are the same figure (read moments apart) */
+	double vm = (double)st.vm_rss_kb * 1024;
+	cr_expect(bytes > vm * 0.8 && bytes < vm * 1.25, "statm %llu vs VmRSS %.0f",
+		  (unsigned long long)bytes, vm);
+}

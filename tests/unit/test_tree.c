@@ -1,0 +1,201 @@
+/* test_tree.c: discovery on fake proc roots (tests/data/proc/tree1 has
+ * children files, tree2 the same processes without them) -- both methods
+ * give the same set -- and on a live fork tree. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "procfs.h"
+#include "tree.h"
+
+static const char *root(const char *tree)
+{
+	static char path[2][PATH_MAX];
+	static int slot;
+	const char *data = getenv("MT_DATA");
+	if (!data)
+		cr_skip_test("MT_DATA is not set");
+	char *p = path[slot++ % 2];
+	snprintf(p, PATH_MAX, "%s/proc/%s", data, tree);
+	return p;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	return *(const pid_t *)a - *(const pid_t *)b;
+}
+
+static size_t members(struct tree *t, pid_t *out, size_t cap)
+{
+	cr_assert_eq(tree_update(t), 0);
+	size_t n = tree_pids(t, out, cap);
+	cr_assert_leq(n, cap);
+	qsort(out, n, sizeof *out, cmp_pid);
+	return n;
+}
+
+/* self = 100; its descendants: 101, 102 (below 101), 300 (below 102),
+ * 50 (below 300: a lower pid than its parent), 103 (comm "a) b"), 104
+ * (forked by thread 105).  200/201 and 1 are not ours. */
+static const pid_t want[] = { 50, 101, 102, 103, 104, 300 };
+static const uint64_t want_pages = 6000 + 1000 + 2000 + 3000 + 4000 + 5000;
+
+static void check_tree(const char *tree_name, enum tree_method m)
+{
+	struct tree *t;
+	cr_assert_eq(tree_open(&t, root(tree_name), 100, m), 0);
+	pid_t got[32];
+	size_t n = members(t, got, 32);
+	cr_assert_eq(n, sizeof want / sizeof want[0], "%s/%s: %zu members", tree_name,
+		     tree_method_name(m), n);
+	for (size_t i = 0; i < n; i++)
+		cr_expect_eq(got[i], want[i]);
+	uint64_t rss;
+	unsigned np;
+	cr_assert_eq(tree_sample(t, &rss, &np), 0);
+	cr_expect_eq(np, n);
+	cr_expect_eq(rss, want_pages * procfs_page_size());
+	/* a second update keeps the verdicts */
+	n = members(t, got, 32);
+	cr_expect_eq(n, sizeof want / sizeof want[0]);
+	tree_close(t);
+}
+
+Test(tree, probe)
+{
+	cr_expect_eq(tree_probe(root("tree1"), 100), TREE_CHILDREN);
+	cr_expect_eq(tree_probe(root("tree2"), 100), TREE_SCAN);
+	struct tree *t;
+	cr_expect_eq(tree_open(&t, root("tree2"), 100, TREE_CHILDREN), -ENOTSUP);
+	cr_assert_eq(tree_open(&t, root("tree2"), 100, TREE_AUTO), 0);
+	cr_expect_eq(tree_method_used(t), TREE_SCAN);
+	tree_close(t);
+	cr_assert_eq(tree_open(&t, root("tree1"), 100, TREE_AUTO), 0);
+	cr_expect_eq(tree_method_used(t), TREE_CHILDREN);
+	tree_close(t);
+}
+
+Test(tree, fixture_children_files)
+{
+	check_tree("tree1", TREE_CHILDREN);
+}
+
+Test(tree, fixture_scan)
+{
+	check_tree("tree1", TREE_SCAN);
+}
+
+Test(tree, fixture_scan_without_children_files)
+{
+	check_tree("tree2", TREE_SCAN);
+}
+
+Test(tree, fixture_other_root)
+{
+	/* from 200's point of view only 201 is a descendant */
+	struct tree *t;
+	cr_assert_eq(tree_open(&t, root("tree2"), 200, TREE_SCAN), 0);
+	pid_t got[8];
+	size_t n = members(t, got, 8);
+	cr_expect_eq(n, 1);
+	cr_expect_eq(got[0], 201);
+	tree_close(t);
+}
+
+/* Live: the test process forks A and B; A forks C; C forks D and exits
+ * (D is orphaned: it re-parents to us, the subreaper).  The tree must be
+ * {A, B, C?, D}; killing them empties it. */
+static pid_t fork_sleeper(void)
+{
+	pid_t p = fork();
+	cr_assert_geq(p, 0);
+	if (p == 0) {
+		for (;;)
+			pause();
+	}
+	return p;
+}
+
+static int contains(const pid_t *v, size_t n, pid_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+static void live_tree(enum tree_method m)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		cr_skip_test("no PR_SET_CHILD_SUBREAPER");
+	if (m == TREE_CHILDREN && tree_probe(NULL, getpid()) != TREE_CHILDREN)
+		cr_skip_test("no children files on this kernel");
+	int pfd[2];
+	cr_assert_eq(pipe(pfd), 0);
+	pid_t a = fork();
+	cr_assert_geq(a, 0);
+	if (a == 0) {
+		/* A: fork C, which forks D, writes D's pid and exits */
+		pid_t c = fork();
+		if (c == 0) {
+			pid_t d = fork();
+			if (d == 0) {
+				for (;;)
+					pause();
+			}
+			if (write(pfd[1], &d, sizeof d) != sizeof d)
+				_exit(1);
+			_exit(0);
+		}
+		waitpid(c, NULL, 0);
+		for (;;)
+			pause();
+	}
+	pid_t b = fork_sleeper();
+	pid_t d;
+	cr_assert_eq(read(pfd[0], &d, sizeof d), (ssize_t)sizeof d);
+	usleep(20000); /* let C be reaped by A and D re-parented */
+
+	struct tree *t;
+	cr_assert_eq(tree_open(&t, NULL, getpid(), m), 0);
+	pid_t got[64];
+	cr_assert_eq(tree_update(t), 0);
+	size_t n = tree_pids(t, got, 64);
+	cr_expect_eq(n, 3, "members: %zu", n);
+	cr_expect(contains(got, n, a));
+	cr_expect(contains(got, n, b));
+	cr_expect(contains(got, n, d), "the orphan %d is not in the tree", (int)d);
+	cr_expect(!contains(got, n, getpid()));
+	uint64_t rss;
+	unsigned np;
+	cr_assert_eq(tree_sample(t, &rss, &np), 0);
+	cr_expect_eq(np, 3);
+	cr_expect_gt(rss, 0);
+
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	kill(d, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	cr_assert_eq(tree_update(t), 0);
+	cr_expect_eq(tree_pids(t, got, 64), 0);
+	cr_assert_eq(tree_sample(t, &rss, &np), 0);
+	cr_expect_eq(np, 0);
+	cr_expect_eq(rss, 0);
+	tree_close(t);
+}
+
+Test(tree, live_scan, .timeout = 10)
+{
+	live_tree(TREE_SCAN);
+}
+
+Test(tree, live_children, .timeout = 10)
+{
+	live_tree(TREE_CHILDREN);
+}
