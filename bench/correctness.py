@@ -34,7 +34,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean (distcheck, git sta
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: E402
 import mtrecord  # noqa: E402
-from shim_overhead import PY_DICTS, default_gcc_sources  # noqa: E402
+from shim_overhead import PY_DICTS, default_gcc_sources, gcc_flags  # noqa: E402
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TOOLS = ["libmemtrace", "memusage", "memusage --mmap", "heaptrack"]
@@ -353,17 +353,14 @@ def main(argv=None):
 
     gcc_dir = t.tmp / "gcc"
     gcc_dir.mkdir()
-    flags = ["-O2", "-c", "-w"]
-    if t.builddir is not None and (t.builddir / "config.h").exists():
-        flags += ["-include", str(t.builddir / "config.h")]
-    flags += ["-I", str(benchlib.SRC_DIR / "preload"), "-I", str(benchlib.SRC_DIR / "supervisor")]
-    argv_gcc = ["gcc"] + flags + [str(s) for s in default_gcc_sources()]
+    srcs = default_gcc_sources(t.builddir)
+    argv_gcc = ["gcc"] + gcc_flags(t.builddir) + [str(s) for s in srcs]
     lm = t.libmemtrace(argv_gcc, gcc_dir, "gcc")
     mu = t.memusage_run(argv_gcc, gcc_dir, False)
     ht = t.heaptrack_run(argv_gcc, gcc_dir, "gcc")
     raw["gcc"] = {"libmemtrace": lm, "memusage": mu, "heaptrack": ht}
-    out += [f"#### gcc (no ground truth; {len(default_gcc_sources())} sources, one cc1 and one "
-            "as per file)", "", tree_table(lm, mu, ht), ""]
+    out += [f"#### gcc (no ground truth; {len(srcs)} sources, one cc1 and one as per file: "
+            + " ".join(s.name for s in srcs) + ")", "", tree_table(lm, mu, ht), ""]
 
     print("\n".join(out))
     if args.json:

@@ -21,12 +21,14 @@ Workloads:
   malloc-1t  bench/malloc_bench 1       (10 M mixed-size malloc/free, 1 thread)
   malloc-2t  bench/malloc_bench 2       (the same per thread, 2 threads)
   python     python3 building and dropping six dicts of 300 000 entries
-  gcc        gcc -O2 -c on real C sources (one cc1 per file)
+  gcc        gcc -O2 -c on the project's 6 largest C sources (one cc1 and one
+             as per file: a tree of 13 processes)
 
 Every repetition runs every workload under every variant, in an order that
 rotates by one per repetition, so slow drift of a shared machine hits all
 variants alike.  The table shows the median wall time over the repetitions,
-min and max, and the ratio of medians to bare.  CPU time (user+sys of the whole
+min and max, the ratio of medians to bare, and the paired ratio (median over
+repetitions of the run's time over bare's time in the same repetition).  CPU time (user+sys of the whole
 tree, from RUSAGE_CHILDREN) is reported too: heaptrack's interpreter runs on
 the other core, which the wall time hides.
 
@@ -58,14 +60,39 @@ ALL_VARIANTS = ["bare", "memtrace", "memtrace-dir", "memusage", "heaptrack", "he
 ALL_WORKLOADS = ["malloc-1t", "malloc-2t", "python", "gcc"]
 
 
-def default_gcc_sources():
-    """The project's own C sources (real code, what `make` compiles), or the
-    bench programs when the project's are still placeholders."""
-    srcs = sorted(p for d in ("preload", "supervisor") for p in (benchlib.SRC_DIR / d).glob("*.c"))
-    srcs = [p for p in srcs if p.stat().st_size > 2000]
-    if sum(p.stat().st_size for p in srcs) < 20000:
-        srcs = sorted(benchlib.BENCH_DIR.glob("*.c"))
-    return srcs
+def gcc_flags(builddir):
+    flags = ["-O2", "-c", "-w"]
+    if builddir is not None and (builddir / "config.h").exists():
+        flags += ["-include", str(builddir / "config.h")]
+    return flags + ["-I", str(benchlib.SRC_DIR / "preload"),
+                    "-I", str(benchlib.SRC_DIR / "supervisor")]
+
+
+_GCC_SOURCES = None
+
+
+def default_gcc_sources(builddir=None, count=6):
+    """The project's own largest C sources (real code, what `make` compiles):
+    the `count` largest of preload/ and supervisor/ that compile, or the bench
+    programs when the project's are still placeholders."""
+    global _GCC_SOURCES
+    if _GCC_SOURCES is not None:
+        return _GCC_SOURCES
+    cands = sorted((p for d in ("preload", "supervisor") for p in (benchlib.SRC_DIR / d).glob("*.c")),
+                   key=lambda p: (-p.stat().st_size, p.name))
+    chosen = []
+    with tempfile.TemporaryDirectory() as d:
+        for p in cands:
+            if len(chosen) == count:
+                break
+            r = subprocess.run(["gcc"] + gcc_flags(builddir) + [str(p)], cwd=d,
+                               capture_output=True)
+            if r.returncode == 0:
+                chosen.append(p)
+    if sum(p.stat().st_size for p in chosen) < 20000:
+        chosen = sorted(benchlib.BENCH_DIR.glob("*.c"))
+    _GCC_SOURCES = chosen
+    return chosen
 
 
 class Runner:
@@ -79,12 +106,8 @@ class Runner:
         self.tmp = Path(tempfile.mkdtemp(prefix="mt-overhead-"))
         self.python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
         self.gcc_sources = [Path(s).resolve() for s in args.gcc_source] if args.gcc_source \
-            else default_gcc_sources()
-        self.gcc_flags = ["-O2", "-c", "-w"]
-        if self.builddir is not None and (self.builddir / "config.h").exists():
-            self.gcc_flags += ["-include", str(self.builddir / "config.h")]
-        self.gcc_flags += ["-I", str(benchlib.SRC_DIR / "preload"),
-                           "-I", str(benchlib.SRC_DIR / "supervisor")]
+            else default_gcc_sources(self.builddir)
+        self.gcc_flags = gcc_flags(self.builddir)
 
     # -- what is available -------------------------------------------------
     def variants(self):
@@ -210,7 +233,7 @@ def render(runner, variants, results, argv):
         if bare and bare[0]["loop_s"] is not None:
             bare_loop = benchlib.summary([r["loop_s"] for r in bare])[0]
         header = ["variant", "median wall s", "min", "max", "wall / bare",
-                  "median CPU s", "CPU / bare"]
+                  "paired ratio", "median CPU s", "CPU / bare"]
         if bare_loop is not None:
             header += ["median loop s", "loop / bare"]
         rows = []
@@ -219,8 +242,13 @@ def render(runner, variants, results, argv):
             failed = sum(1 for r in runs if r["rc"] != 0)
             med, lo, hi = benchlib.summary([r["wall"] for r in runs])
             cmed = benchlib.summary([r["cpu"] for r in runs])[0]
+            # paired: the median over repetitions of (this run / bare's run
+            # of the same repetition), which cancels drift slower than a round
+            paired = benchlib.summary([r["wall"] / b["wall"] for r, b in zip(runs, bare)])[0] \
+                if bare else None
             row = [v + (f" ({failed} failed)" if failed else ""), f"{med:.3f}", f"{lo:.3f}",
                    f"{hi:.3f}", f"**{med / bare_med:.3f}x**" if bare_med else "-",
+                   f"{paired:.3f}x" if paired else "-",
                    f"{cmed:.3f}", f"{cmed / bare_cpu:.2f}x" if bare_cpu else "-"]
             if bare_loop is not None:
                 loops = [r["loop_s"] for r in runs if r["loop_s"] is not None]
