@@ -1,2 +1,433 @@
-/* hooks.c: placeholder until the shim lands. */
+/* hooks.c: the interposers, and nothing else: each resolves lazily
+ * (boot_ensure), calls the real function and tells the tracking modules.
+ *
+ * Heap figures are malloc_usable_size() of the real allocator, taken at
+ * allocation and again at free (before the block is released).
+ *
+ * vfork is not wrapped: a C wrapper would return into a frame the child
+ * may already have torn down.  The vfork child shares our memory, so the
+ * exec hooks recognise it (getpid() != the record's pid), leave the parent's
+ * record alone and hand on relation VFORK; _exit does the same check.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "boot.h"
+#include "counters.h"
+#include "lineage.h"
 #include "record.h"
+#include "report.h"
+#include "store.h"
+#include "sys.h"
+#include "track.h"
+
+extern char **environ;
+
+/* ---- malloc family ------------------------------------------------------ */
+
+MT_EXPORT void *malloc(size_t n)
+{
+	void *p;
+	if (MT_UNLIKELY(!boot_ensure()))
+		return boot_alloc(n, 16);
+	p = real.malloc(n);
+	counters_note_alloc(MT_CALL_MALLOC, n, p ? real.usable(p) : 0);
+	return p;
+}
+
+MT_EXPORT void free(void *p)
+{
+	size_t u;
+	if (MT_UNLIKELY(!boot_ensure()) || MT_UNLIKELY(boot_owns(p)))
+		return; /* arena blocks are never reused */
+	if (!p) {
+		counters_note_free(0);
+		return;
+	}
+	u = real.usable(p);
+	real.free(p);
+	counters_note_free(u);
+}
+
+MT_EXPORT void *calloc(size_t n, size_t m)
+{
+	size_t bytes;
+	void *p;
+	if (__builtin_mul_overflow(n, m, &bytes))
+		bytes = SIZE_MAX;
+	if (MT_UNLIKELY(!boot_ensure()))
+		return boot_alloc(bytes, 16);
+	p = real.calloc(n, m);
+	counters_note_alloc(MT_CALL_CALLOC, bytes, p ? real.usable(p) : 0);
+	return p;
+}
+
+/* realloc of a bootstrap-arena block: move it to the real heap. */
+static void *hooks_realloc_boot(void *p, size_t n, unsigned kind)
+{
+	size_t span = boot_span(p);
+	void *q = real.malloc(n);
+	if (q)
+		memcpy(q, p, n < span ? n : span);
+	counters_note_alloc(kind, n, q ? real.usable(q) : 0);
+	return q;
+}
+
+MT_EXPORT void *realloc(void *p, size_t n)
+{
+	size_t old;
+	void *q;
+	if (MT_UNLIKELY(!boot_ensure())) {
+		q = boot_alloc(n, 16);
+		if (q && p)
+			memcpy(q, p, n < boot_span(p) ? n : boot_span(p));
+		return q;
+	}
+	if (MT_UNLIKELY(boot_owns(p)))
+		return hooks_realloc_boot(p, n, MT_CALL_REALLOC);
+	old = p ? real.usable(p) : 0;
+	q = real.realloc(p, n);
+	if (q)
+		counters_note_realloc(MT_CALL_REALLOC, n, old, real.usable(q));
+	else if (p && n == 0)
+		counters_note_realloc(MT_CALL_REALLOC, n, old, 0); /* glibc: freed */
+	else
+		counters_note_realloc(MT_CALL_REALLOC, n, 0, 0); /* failed: p intact */
+	return q;
+}
+
+MT_EXPORT void *reallocarray(void *p, size_t n, size_t m)
+{
+	size_t bytes, old;
+	void *q;
+	if (__builtin_mul_overflow(n, m, &bytes)) {
+		if (boot_ensure())
+			counters_note_realloc(MT_CALL_REALLOCARRAY, SIZE_MAX, 0, 0);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (MT_UNLIKELY(!boot_ensure()))
+		return realloc(p, bytes);
+	if (MT_UNLIKELY(boot_owns(p)))
+		return hooks_realloc_boot(p, bytes, MT_CALL_REALLOCARRAY);
+	old = p ? real.usable(p) : 0;
+	/* Not real.reallocarray: glibc's calls realloc through the PLT, which
+	 * is our hook, and the call would count twice. */
+	q = real.realloc(p, bytes);
+	if (q)
+		counters_note_realloc(MT_CALL_REALLOCARRAY, bytes, old, real.usable(q));
+	else if (p && bytes == 0)
+		counters_note_realloc(MT_CALL_REALLOCARRAY, bytes, old, 0);
+	else
+		counters_note_realloc(MT_CALL_REALLOCARRAY, bytes, 0, 0);
+	return q;
+}
+
+MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	int rc;
+	if (MT_UNLIKELY(!boot_ensure())) {
+		*out = boot_alloc(n, align);
+		return *out ? 0 : ENOMEM;
+	}
+	rc = real.posix_memalign(out, align, n);
+	counters_note_alloc(MT_CALL_POSIX_MEMALIGN, n, rc == 0 && *out ? real.usable(*out) : 0);
+	return rc;
+}
+
+static void *hooks_aligned(void *(*fn)(size_t, size_t), unsigned kind, size_t align, size_t n)
+{
+	void *p;
+	if (MT_UNLIKELY(!boot_ensure()))
+		return boot_alloc(n, align);
+	p = fn(align, n);
+	counters_note_alloc(kind, n, p ? real.usable(p) : 0);
+	return p;
+}
+
+MT_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	if (MT_UNLIKELY(!boot_ensure()))
+		return boot_alloc(n, align);
+	return hooks_aligned(real.aligned_alloc, MT_CALL_ALIGNED_ALLOC, align, n);
+}
+
+MT_EXPORT void *memalign(size_t align, size_t n)
+{
+	if (MT_UNLIKELY(!boot_ensure()))
+		return boot_alloc(n, align);
+	return hooks_aligned(real.memalign, MT_CALL_MEMALIGN, align, n);
+}
+
+MT_EXPORT void *valloc(size_t n)
+{
+	void *p;
+	if (MT_UNLIKELY(!boot_ensure()))
+		return boot_alloc(n, 4096);
+	p = real.valloc(n);
+	counters_note_alloc(MT_CALL_VALLOC, n, p ? real.usable(p) : 0);
+	return p;
+}
+
+MT_EXPORT void *pvalloc(size_t n)
+{
+	void *p;
+	if (MT_UNLIKELY(!boot_ensure()))
+		return boot_alloc(n, 4096);
+	p = real.pvalloc(n);
+	counters_note_alloc(MT_CALL_PVALLOC, n, p ? real.usable(p) : 0);
+	return p;
+}
+
+/* ---- mmap family -------------------------------------------------------- */
+
+MT_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	boot_ensure();
+	return track_mmap(real.mmap, addr, len, prot, flags, fd, off);
+}
+
+MT_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	boot_ensure();
+	return track_mmap(real.mmap64 ? real.mmap64 : real.mmap, addr, len, prot, flags, fd, off);
+}
+
+MT_EXPORT int munmap(void *addr, size_t len)
+{
+	boot_ensure();
+	return track_munmap(addr, len);
+}
+
+MT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *new_addr = NULL;
+	va_list ap;
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (!boot_ensure() || !real.mremap) {
+		long r = sys_call6(SYS_mremap, (long)old, (long)old_len, (long)new_len, flags,
+				   (long)new_addr, 0);
+		if (r < 0 && r > -4096) {
+			errno = (int)-r;
+			return MAP_FAILED;
+		}
+		return (void *)r;
+	}
+	return track_mremap(old, old_len, new_len, flags, new_addr);
+}
+
+/* ---- threads -------------------------------------------------------------- */
+
+/* Atomics from here on: the switch happens before the new thread exists. */
+MT_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			     void *arg)
+{
+	boot_ensure();
+	counters_go_multithreaded();
+	return real.pthread_create(t, attr, fn, arg);
+}
+
+/* glibc's thrd_create calls its internal pthread_create, past the hook. */
+MT_EXPORT int thrd_create(thrd_t *t, thrd_start_t fn, void *arg)
+{
+	boot_ensure();
+	counters_go_multithreaded();
+	return real.thrd_create(t, fn, arg);
+}
+
+/* ---- exec family: MEMTRACE_PARENT in the envp handed on -------------- */
+
+#define HOOKS_EXEC(call, envp)                                                          \
+	do {                                                                            \
+		size_t slots_ = lineage_env_slots(envp);                                \
+		char *env_[slots_ ? slots_ : 1];                                        \
+		struct lineage_env le_;                                                 \
+		unsigned rel_;                                                          \
+		int marked_, rc_;                                                       \
+		char *const *use_ = (envp);                                             \
+		boot_ensure();                                                          \
+		marked_ = lineage_exec_begin(&rel_);                                    \
+		if (slots_)                                                             \
+			use_ = lineage_env_build(envp, env_, slots_, &le_, counters_rec->pid, \
+						 counters_rec->gen, rel_);               \
+		rc_ = call;                                                             \
+		lineage_exec_end(marked_);                                              \
+		return rc_;                                                             \
+	} while (0)
+
+MT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	HOOKS_EXEC(real.execve(path, argv, use_), envp);
+}
+
+MT_EXPORT int execv(const char *path, char *const argv[])
+{
+	HOOKS_EXEC(real.execve(path, argv, use_), environ);
+}
+
+MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	HOOKS_EXEC(real.execvpe(file, argv, use_), envp);
+}
+
+MT_EXPORT int execvp(const char *file, char *const argv[])
+{
+	HOOKS_EXEC(real.execvpe(file, argv, use_), environ);
+}
+
+MT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	HOOKS_EXEC(real.fexecve(fd, argv, use_), envp);
+}
+
+MT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+		       int flags)
+{
+	if (!boot_ensure() || !real.execveat) {
+		errno = ENOSYS;
+		return -1;
+	}
+	HOOKS_EXEC(real.execveat(dirfd, path, argv, use_, flags), envp);
+}
+
+/* The execl family: collect the variadic list into an argv on the stack. */
+#define HOOKS_COLLECT(arg0, argv_, envp_out)                                   \
+	size_t argc_ = 1;                                                      \
+	va_list ap_;                                                           \
+	va_start(ap_, arg0);                                                   \
+	while (va_arg(ap_, char *))                                            \
+		argc_++;                                                       \
+	va_end(ap_);                                                           \
+	char *argv_[argc_ + 1];                                                \
+	argv_[0] = (char *)(arg0);                                             \
+	va_start(ap_, arg0);                                                   \
+	for (size_t i_ = 1; i_ <= argc_; i_++)                                 \
+		argv_[i_] = va_arg(ap_, char *);                               \
+	envp_out;                                                              \
+	va_end(ap_)
+
+MT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	HOOKS_COLLECT(arg, av, (void)0);
+	return execve(path, av, environ);
+}
+
+MT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	HOOKS_COLLECT(arg, av, (void)0);
+	return execvpe(file, av, environ);
+}
+
+MT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *const *envp;
+	HOOKS_COLLECT(arg, av, envp = va_arg(ap_, char *const *));
+	return execve(path, av, envp);
+}
+
+/* ---- posix_spawn, system, popen ------------------------------------------ */
+
+#define HOOKS_SPAWN(call, envp)                                                   \
+	do {                                                                      \
+		size_t slots_ = lineage_env_slots(envp);                          \
+		char *env_[slots_ ? slots_ : 1];                                  \
+		struct lineage_env le_;                                           \
+		char *const *use_ = (envp);                                       \
+		boot_ensure();                                                    \
+		if (slots_ && store_is_own())                                     \
+			use_ = lineage_env_build(envp, env_, slots_, &le_,        \
+						 counters_rec->pid, counters_rec->gen, \
+						 MT_REL_SPAWN);                   \
+		return call;                                                      \
+	} while (0)
+
+MT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	HOOKS_SPAWN(real.posix_spawn(pid, path, fa, attr, argv, use_), envp);
+}
+
+MT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	HOOKS_SPAWN(real.posix_spawnp(pid, file, fa, attr, argv, use_), envp);
+}
+
+static int hooks_popen_open;
+
+MT_EXPORT int system(const char *cmd)
+{
+	int rc;
+	boot_ensure();
+	__atomic_store_n(&counters_rec->spawn_relation, MT_REL_SYSTEM, __ATOMIC_RELEASE);
+	rc = real.system(cmd);
+	/* The child has run its constructor (system waits for it), so the tag
+	 * can go; an open popen stream keeps its own. */
+	__atomic_store_n(&counters_rec->spawn_relation,
+			 __atomic_load_n(&hooks_popen_open, __ATOMIC_RELAXED) ? MT_REL_POPEN : 0,
+			 __ATOMIC_RELEASE);
+	return rc;
+}
+
+MT_EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+	FILE *f;
+	boot_ensure();
+	__atomic_fetch_add(&hooks_popen_open, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&counters_rec->spawn_relation, MT_REL_POPEN, __ATOMIC_RELEASE);
+	f = real.popen(cmd, mode);
+	/* Keep the tag until pclose: the child may read it after we return. */
+	if (!f && __atomic_sub_fetch(&hooks_popen_open, 1, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&counters_rec->spawn_relation, 0, __ATOMIC_RELEASE);
+	return f;
+}
+
+MT_EXPORT int pclose(FILE *f)
+{
+	int rc;
+	boot_ensure();
+	rc = real.pclose(f);
+	if (__atomic_load_n(&hooks_popen_open, __ATOMIC_RELAXED) > 0 &&
+	    __atomic_sub_fetch(&hooks_popen_open, 1, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&counters_rec->spawn_relation, 0, __ATOMIC_RELEASE);
+	return rc;
+}
+
+/* ---- _exit / _Exit ------------------------------------------------------ */
+
+static _Noreturn void hooks_exit_now(int upper, int status)
+{
+	void (*fn)(int);
+	boot_ensure();
+	fn = upper ? real.exit_upper : real.exit_;
+	if (store_finish(MT_STATE_UNDERSCORE_EXIT, status, 0))
+		report_end(counters_rec);
+	if (fn)
+		fn(status);
+	for (;;)
+		sys_call6(SYS_exit_group, status, 0, 0, 0, 0, 0);
+}
+
+MT_EXPORT void _exit(int status)
+{
+	hooks_exit_now(0, status);
+}
+
+MT_EXPORT void _Exit(int status)
+{
+	hooks_exit_now(1, status);
+}

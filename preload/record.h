@@ -57,6 +57,7 @@
 #define MT_EXE_BYTES    256u  /* readlink(/proc/self/exe), truncated         */
 #define MT_MARKERS      32u   /* phase markers kept; later ones are counted  */
 #define MT_LABEL_BYTES  48u   /* marker label, NUL-terminated, truncated      */
+#define MT_MAP_SLOTS    16384u /* mapped regions tracked at once per process */
 #define MT_HIST_BUCKETS 64u   /* bucket b: requests with 2^(b-1) < n <= 2^b;
                                  bucket 0 holds n == 0 and n == 1            */
 
@@ -64,13 +65,21 @@
 enum mt_relation {
 	MT_REL_ROOT = 0,    /* no traced parent: the first traced process        */
 	MT_REL_FORK = 1,    /* fork()/clone child of a traced image               */
-	MT_REL_VFORK = 2,   /* vfork() child (its own record until it execs)      */
+	MT_REL_VFORK = 2,   /* image exec'd by a vfork() child (or by any child
+	                       that shares its parent's memory and execs without
+	                       a fork handler running): the vfork child itself
+	                       has no record, parent_* names the vforking image  */
 	MT_REL_EXEC = 3,    /* replaced image parent_pid.parent_gen by exec       */
 	MT_REL_SPAWN = 4,   /* posix_spawn/posix_spawnp child                     */
 	MT_REL_SYSTEM = 5,  /* system() child                                     */
 	MT_REL_POPEN = 6,   /* popen() child                                      */
 	MT_REL_UNKNOWN = 7, /* a traced parent exists, route unknown (raw clone)  */
 };
+/* A child image that starts without a valid MEMTRACE_PARENT (glibc's system()
+ * and popen() spawn through an internal clone, past every hook) looks for the
+ * newest record of getppid() in MEMTRACE_DIR; if there is one, parent_* names
+ * it and the relation is that record's `spawn_relation` when non-zero (the
+ * parent was inside system()/popen()), MT_REL_UNKNOWN otherwise. */
 
 /* How the image ended.  Stored last, with release order. */
 enum mt_state {
@@ -107,6 +116,13 @@ enum mt_call {
 #define MT_FLAG_FOLLOWED        (1u << 3) /* preload re-injected (FOLLOW)    */
 #define MT_FLAG_SECURE          (1u << 4) /* AT_SECURE image                 */
 #define MT_FLAG_MARKERS_DROPPED (1u << 5) /* more than MT_MARKERS markers    */
+#define MT_FLAG_MAP_OVERFLOW    (1u << 6) /* map table full: see map_untracked_* */
+#define MT_FLAG_HEAP_UNSIZED    (1u << 7) /* the next malloc_usable_size is not
+                                             the next malloc's: heap byte
+                                             figures stay 0, calls still count */
+#define MT_FLAG_LINEAGE_GUESSED (1u << 8) /* parent_* came from the newest
+                                             record of getppid(), not from
+                                             MEMTRACE_PARENT                 */
 
 struct mt_marker {
 	uint64_t mono_ns;
@@ -136,7 +152,7 @@ struct mt_record {
 	/* -- heap (malloc family), counted in malloc_usable_size() bytes ------ */
 	uint64_t heap_current;
 	uint64_t heap_peak;
-	uint64_t heap_peak_mono_ns;  /* when heap_peak was (last) raised */
+	uint64_t heap_peak_mono_ns;  /* see heap_peak_stamp (end of struct) */
 	uint64_t heap_requested_total; /* sum of requested sizes, not usable */
 	uint64_t heap_largest_request;
 	uint64_t calls[MT_CALL_SLOTS];
@@ -152,7 +168,7 @@ struct mt_record {
 	/* -- heap + mappings together: its own peak, not a sum of peaks ------- */
 	uint64_t total_current;
 	uint64_t total_peak;
-	uint64_t total_peak_mono_ns;
+	uint64_t total_peak_mono_ns; /* see total_peak_stamp */
 
 	/* -- end of image: filled, then `state` stored (release) -------------- */
 	uint64_t end_mono_ns;
@@ -171,6 +187,28 @@ struct mt_record {
 	char exe[MT_EXE_BYTES];      /* NUL-terminated */
 	char argv[MT_ARGV_BYTES];    /* argv[0] NUL argv[1] NUL ... (argv_bytes) */
 	uint32_t argv_bytes;         /* bytes used in argv, including NULs */
+
+	/* -- appended fields (still version 1: nothing had shipped) ---------- */
+	/* Peak times without a clock read per allocation: the clock is read when
+	 * the peak first reaches next = stamp + max(64 KiB, stamp / 64) (stamp
+	 * starts at 0, so the first allocation is stamped).  *_peak_stamp is the
+	 * peak value at that moment and *_peak_mono_ns its time, so the final
+	 * peak P satisfies stamp <= P < stamp + max(64 KiB, stamp / 64): the time
+	 * is when the figure first came that close to its final peak. */
+	uint64_t heap_peak_stamp;
+	uint64_t total_peak_stamp;
+	/* mmap/mremap results not tracked because the shim's map table
+	 * (MT_MAP_SLOTS regions) was full; their bytes are in no map figure.
+	 * A region split by a partial munmap when the table is full loses its
+	 * tail the same way (counted here, MT_FLAG_MAP_OVERFLOW set). */
+	uint64_t map_untracked_calls;
+	uint64_t map_untracked_bytes;
+	/* MT_REL_SYSTEM / MT_REL_POPEN while this image is inside system() (set
+	 * before, cleared after) or has a popen() stream open (set before popen,
+	 * cleared by the pclose of the last one); 0 otherwise.  Read by children
+	 * that arrive without MEMTRACE_PARENT (see enum mt_relation). */
+	uint32_t spawn_relation;
+	uint32_t reserved0;
 };
 
 _Static_assert(sizeof(struct mt_record) <= MT_RECORD_SIZE,

@@ -1,0 +1,86 @@
+/* api.c: the public API of memtrace.h, exported from the shim. */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "api.h"
+#include "counters.h"
+#include "memtrace.h"
+#include "shim.h"
+#include "sys.h"
+
+static int api_mark_lock;
+
+static uint64_t api_load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+MT_EXPORT int memtrace_read_stats(struct memtrace_stats *st, size_t size)
+{
+	const struct mt_record *r = counters_rec;
+	struct memtrace_stats s;
+	uint64_t calls = 0;
+	if (!st)
+		return -EINVAL;
+	s.heap_current = api_load(&r->heap_current);
+	s.heap_peak = api_load(&r->heap_peak);
+	s.map_anon_current = api_load(&r->map_anon_current);
+	s.map_anon_peak = api_load(&r->map_anon_peak);
+	s.map_file_current = api_load(&r->map_file_current);
+	s.map_file_peak = api_load(&r->map_file_peak);
+	s.total_current = api_load(&r->total_current);
+	s.total_peak = api_load(&r->total_peak);
+	for (unsigned i = MT_CALL_MALLOC; i <= MT_CALL_PVALLOC; i++)
+		if (i != MT_CALL_FREE)
+			calls += api_load(&r->calls[i]);
+	s.calls_malloc_family = calls;
+	s.calls_free = api_load(&r->calls[MT_CALL_FREE]);
+	memcpy(st, &s, size < sizeof s ? size : sizeof s);
+	return 0;
+}
+
+MT_EXPORT int memtrace_mark(const char *label)
+{
+	struct mt_record *r = counters_rec;
+	uint32_t i;
+	int spins = 0;
+	if (!label)
+		return -EINVAL;
+	/* Markers are rare: a lock keeps "fill slot i, then publish i+1"
+	 * (record.h) simple.  Bounded, because a signal handler may interrupt
+	 * the holder on this very thread. */
+	while (__atomic_exchange_n(&api_mark_lock, 1, __ATOMIC_ACQUIRE)) {
+		if (++spins > 1000) {
+			counters_set_flag(MT_FLAG_MARKERS_DROPPED);
+			return -EBUSY;
+		}
+		sched_yield();
+	}
+	i = r->marker_count;
+	if (i < MT_MARKERS) {
+		struct mt_marker *m = &r->markers[i];
+		size_t n = strnlen(label, MT_LABEL_BYTES - 1);
+		m->mono_ns = sys_mono_ns();
+		m->heap_current = api_load(&r->heap_current);
+		m->map_current = api_load(&r->map_anon_current) + api_load(&r->map_file_current);
+		memcpy(m->label, label, n);
+		memset(m->label + n, 0, MT_LABEL_BYTES - n);
+	} else {
+		counters_set_flag(MT_FLAG_MARKERS_DROPPED);
+	}
+	__atomic_store_n(&r->marker_count, i + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&api_mark_lock, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void api_fork_prepare(void)
+{
+	while (__atomic_exchange_n(&api_mark_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+void api_fork_release(void)
+{
+	__atomic_store_n(&api_mark_lock, 0, __ATOMIC_RELEASE);
+}

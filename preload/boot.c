@@ -1,0 +1,149 @@
+/* boot.c: lazy dlsym(RTLD_NEXT) resolution and the bootstrap arena (see
+ * boot.h).  "Next" is whatever allocator follows us in the lookup order, so
+ * a program that brings its own malloc is wrapped consistently. */
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "boot.h"
+#include "counters.h"
+#include "record.h"
+#include "sys.h"
+
+struct boot_real real;
+int boot_ready;
+__thread int shim_guard __attribute__((tls_model("initial-exec")));
+
+#define BOOT_ARENA_BYTES (64u * 1024u)
+static _Alignas(64) char boot_arena[BOOT_ARENA_BYTES];
+static size_t boot_used;
+static int boot_state; /* 0 idle, 1 resolving, 2 done */
+
+void *boot_alloc(size_t n, size_t align)
+{
+	size_t old = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), start;
+	if (align < 16)
+		align = 16;
+	do {
+		start = (old + align - 1) & ~(align - 1);
+		if (start > BOOT_ARENA_BYTES || n > BOOT_ARENA_BYTES - start)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&boot_used, &old, start + n, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return boot_arena + start; /* static storage: already zero, fit for calloc */
+}
+
+int boot_owns(const void *p)
+{
+	return (const char *)p >= boot_arena && (const char *)p < boot_arena + BOOT_ARENA_BYTES;
+}
+
+size_t boot_span(const void *p)
+{
+	return (size_t)(boot_arena + BOOT_ARENA_BYTES - (const char *)p);
+}
+
+static size_t boot_usable_unknown(void *p)
+{
+	(void)p;
+	return 0;
+}
+
+static void *boot_sym(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static _Noreturn void boot_die(const char *what)
+{
+	static const char pre[] = "libmemtrace: cannot resolve the real ";
+	sys_write_all(2, pre, sizeof pre - 1);
+	sys_write_all(2, what, strlen(what));
+	sys_write_all(2, "\n", 1);
+	abort();
+}
+
+/* Both functions come from the same object, or the sizes would be lies. */
+static int boot_same_object(void *a, void *b)
+{
+	Dl_info ia, ib;
+	if (!dladdr(a, &ia) || !dladdr(b, &ib))
+		return 0;
+	return ia.dli_fbase == ib.dli_fbase;
+}
+
+static void boot_resolve(void)
+{
+	struct boot_real r;
+	memset(&r, 0, sizeof r);
+	/* The ones we cannot run without. */
+	r.malloc = (void *(*)(size_t))boot_sym("malloc");
+	r.free = (void (*)(void *))boot_sym("free");
+	r.calloc = (void *(*)(size_t, size_t))boot_sym("calloc");
+	r.realloc = (void *(*)(void *, size_t))boot_sym("realloc");
+	if (!r.malloc)
+		boot_die("malloc");
+	if (!r.free)
+		boot_die("free");
+	if (!r.calloc)
+		boot_die("calloc");
+	if (!r.realloc)
+		boot_die("realloc");
+	r.posix_memalign = (int (*)(void **, size_t, size_t))boot_sym("posix_memalign");
+	r.aligned_alloc = (void *(*)(size_t, size_t))boot_sym("aligned_alloc");
+	r.memalign = (void *(*)(size_t, size_t))boot_sym("memalign");
+	r.valloc = (void *(*)(size_t))boot_sym("valloc");
+	r.pvalloc = (void *(*)(size_t))boot_sym("pvalloc");
+	r.usable = (size_t(*)(void *))boot_sym("malloc_usable_size");
+	r.mmap = (void *(*)(void *, size_t, int, int, int, off_t))boot_sym("mmap");
+	r.mmap64 = (void *(*)(void *, size_t, int, int, int, off_t))boot_sym("mmap64");
+	r.munmap = (int (*)(void *, size_t))boot_sym("munmap");
+	r.mremap = (void *(*)(void *, size_t, size_t, int, ...))boot_sym("mremap");
+	r.execve = (int (*)(const char *, char *const[], char *const[]))boot_sym("execve");
+	r.execvpe = (int (*)(const char *, char *const[], char *const[]))boot_sym("execvpe");
+	r.fexecve = (int (*)(int, char *const[], char *const[]))boot_sym("fexecve");
+	r.execveat = (int (*)(int, const char *, char *const[], char *const[], int))boot_sym(
+		"execveat");
+	r.posix_spawn = (int (*)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+				 const posix_spawnattr_t *, char *const[], char *const[]))
+		boot_sym("posix_spawn");
+	r.posix_spawnp = (int (*)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+				  const posix_spawnattr_t *, char *const[], char *const[]))
+		boot_sym("posix_spawnp");
+	r.system = (int (*)(const char *))boot_sym("system");
+	r.popen = (FILE * (*)(const char *, const char *)) boot_sym("popen");
+	r.pclose = (int (*)(FILE *))boot_sym("pclose");
+	r.pthread_create = (int (*)(void *, const void *, void *(*)(void *), void *))boot_sym(
+		"pthread_create");
+	r.thrd_create = (int (*)(thrd_t *, thrd_start_t, void *))boot_sym("thrd_create");
+	r.exit_ = (void (*)(int))boot_sym("_exit");
+	r.exit_upper = (void (*)(int))boot_sym("_Exit");
+	if (!r.usable || !boot_same_object((void *)r.malloc, (void *)r.usable)) {
+		r.usable = boot_usable_unknown;
+		counters_set_flag(MT_FLAG_HEAP_UNSIZED);
+	}
+	real = r;
+}
+
+int boot_init(void)
+{
+	int expected = 0;
+	if (__atomic_load_n(&boot_ready, __ATOMIC_ACQUIRE))
+		return 1;
+	if (!shim_guard_enter())
+		return 0; /* dlsym re-entered us: the caller uses the arena */
+	if (__atomic_compare_exchange_n(&boot_state, &expected, 1, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		boot_resolve();
+		__atomic_store_n(&boot_state, 2, __ATOMIC_RELEASE);
+		__atomic_store_n(&boot_ready, 1, __ATOMIC_RELEASE);
+	} else {
+		/* Another thread is resolving; it is not waiting for us. */
+		while (!__atomic_load_n(&boot_ready, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+	shim_guard_leave();
+	return 1;
+}

@@ -1,0 +1,73 @@
+/* boot.h: resolving the real functions behind the hooks.
+ *
+ * Every hook calls boot_ensure() (one predictable branch once resolved) and
+ * the constructor calls it too, because other libraries' constructors may
+ * allocate before ours runs.  dlsym may itself allocate; while resolution is
+ * in progress on this thread, allocations are served from a static bootstrap
+ * arena that free() ignores (boot_owns).  If the real malloc cannot be
+ * resolved the shim writes one line to stderr and aborts: nothing can work.
+ */
+#ifndef MEMTRACE_BOOT_H
+#define MEMTRACE_BOOT_H
+
+#include <spawn.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <threads.h>
+
+#include "shim.h"
+
+struct boot_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*usable)(void *); /* malloc_usable_size, or a stub returning 0 */
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	void *(*mmap64)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			   const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*system)(const char *);
+	FILE *(*popen)(const char *, const char *);
+	int (*pclose)(FILE *);
+	int (*pthread_create)(void *, const void *, void *(*)(void *), void *);
+	int (*thrd_create)(thrd_t *, thrd_start_t, void *);
+	void (*exit_)(int); /* _exit */
+	void (*exit_upper)(int); /* _Exit */
+};
+
+extern struct boot_real real;
+extern int boot_ready;
+
+/* Resolves everything once.  Returns 1 when the real functions are usable,
+ * 0 when this thread is inside the resolution (use the arena). */
+int boot_init(void);
+
+static inline int boot_ensure(void)
+{
+	if (MT_LIKELY(__atomic_load_n(&boot_ready, __ATOMIC_ACQUIRE)))
+		return 1;
+	return boot_init();
+}
+
+/* The bootstrap arena: 16-byte aligned bump allocation, never reused. */
+void *boot_alloc(size_t n, size_t align);
+int boot_owns(const void *p);
+/* Bytes available from p to the end of the arena (for realloc). */
+size_t boot_span(const void *p);
+
+#endif /* MEMTRACE_BOOT_H */

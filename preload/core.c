@@ -1,2 +1,0 @@
-/* core.c: placeholder until the shim lands. */
-#include "record.h"

@@ -1,0 +1,138 @@
+/* counters.h: heap and mapping accounting on a struct mt_record.
+ *
+ * The hot path (counters_note_alloc/free/realloc) is inline: no system call,
+ * lock, allocation or stdio.  While the process has one thread the updates
+ * are plain loads and stores; hooks.c calls counters_go_multithreaded()
+ * before the first pthread_create/thrd_create, i.e. before a second thread
+ * can exist, and from then on every update is an atomic RMW and peaks move
+ * by compare-and-swap max, so no update is lost.
+ *
+ * Heap bytes are the real allocator's malloc_usable_size(), taken by the
+ * caller at allocation and again at free, so the two always cancel out.
+ * Peak times: see heap_peak_stamp in record.h (a clock read only when a peak
+ * has grown by max(64 KiB, stamp/64) since the last read).
+ */
+#ifndef MEMTRACE_COUNTERS_H
+#define MEMTRACE_COUNTERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+#include "shim.h"
+
+/* The record being updated (the static boot record until the real one is
+ * mapped) and the threading mode.  Written only by counters_bind() and
+ * counters_go_multithreaded(). */
+extern struct mt_record *counters_rec;
+extern int counters_mt;
+/* Next heap/total peak value at which to read the clock. */
+extern uint64_t counters_heap_stamp_next, counters_total_stamp_next;
+
+/* The static record counting starts in (before the constructor, and when
+ * there is no record file). */
+struct mt_record *counters_local(void);
+/* Makes `r` the record the counters update (the caller has copied whatever
+ * counts it must keep into it).  Resets the stamping thresholds from it. */
+void counters_bind(struct mt_record *r);
+/* Switches to atomic updates; sets MT_FLAG_MULTITHREADED.  Idempotent. */
+void counters_go_multithreaded(void);
+/* In a fork child: one thread again, so plain updates are safe. */
+void counters_go_single(void);
+
+/* Cold paths (counters.c). */
+void counters_stamp_heap(uint64_t cur);
+void counters_stamp_total(uint64_t cur);
+void counters_note_alloc_mt(unsigned kind, size_t req, size_t usable);
+void counters_note_free_mt(size_t usable);
+void counters_note_realloc_mt(unsigned kind, size_t req, size_t old_usable, size_t new_usable);
+void counters_note_call(unsigned kind);
+
+/* Mapping figures: delta bytes of anonymous/file mappings (may be negative),
+ * `largest` the size of a mapping just made (0 if none). */
+void counters_note_map(int64_t anon, int64_t file, uint64_t largest);
+void counters_note_map_untracked(uint64_t bytes);
+void counters_set_flag(uint32_t flag);
+
+/* bucket b: 2^(b-1) < n <= 2^b; bucket 0 holds 0 and 1 (record.h). */
+static inline unsigned counters_bucket(size_t n)
+{
+	unsigned b;
+	if (n <= 1)
+		return 0;
+	b = 64u - (unsigned)__builtin_clzll((unsigned long long)(n - 1));
+	return b < MT_HIST_BUCKETS ? b : MT_HIST_BUCKETS - 1;
+}
+
+static inline void counters_request_st(struct mt_record *r, unsigned kind, size_t req)
+{
+	r->calls[kind]++;
+	r->heap_requested_total += req;
+	r->hist[counters_bucket(req)]++;
+	if (req > r->heap_largest_request)
+		r->heap_largest_request = req;
+}
+
+static inline void counters_grow_st(struct mt_record *r, size_t bytes)
+{
+	uint64_t cur = r->heap_current += bytes;
+	uint64_t tot = r->total_current += bytes;
+	if (cur > r->heap_peak) {
+		r->heap_peak = cur;
+		if (MT_UNLIKELY(cur >= counters_heap_stamp_next))
+			counters_stamp_heap(cur);
+	}
+	if (tot > r->total_peak) {
+		r->total_peak = tot;
+		if (MT_UNLIKELY(tot >= counters_total_stamp_next))
+			counters_stamp_total(tot);
+	}
+}
+
+/* An allocation call of `kind` asking for `req` bytes that returned a block
+ * of `usable` bytes (0 when it failed). */
+static inline void counters_note_alloc(unsigned kind, size_t req, size_t usable)
+{
+	struct mt_record *r = counters_rec;
+	if (MT_UNLIKELY(counters_mt)) {
+		counters_note_alloc_mt(kind, req, usable);
+		return;
+	}
+	counters_request_st(r, kind, req);
+	counters_grow_st(r, usable);
+}
+
+/* free() of a block of `usable` bytes (0 for free(NULL)). */
+static inline void counters_note_free(size_t usable)
+{
+	struct mt_record *r = counters_rec;
+	if (MT_UNLIKELY(counters_mt)) {
+		counters_note_free_mt(usable);
+		return;
+	}
+	r->calls[MT_CALL_FREE]++;
+	r->heap_current -= usable;
+	r->total_current -= usable;
+}
+
+/* realloc-like call: the old block (old_usable, 0 if none) was replaced by
+ * a block of new_usable bytes (0 if none: failure keeps the old block, so the
+ * caller passes old_usable == new_usable == 0 then). */
+static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_usable,
+					 size_t new_usable)
+{
+	struct mt_record *r = counters_rec;
+	if (MT_UNLIKELY(counters_mt)) {
+		counters_note_realloc_mt(kind, req, old_usable, new_usable);
+		return;
+	}
+	counters_request_st(r, kind, req);
+	if (new_usable >= old_usable) {
+		counters_grow_st(r, new_usable - old_usable);
+	} else {
+		r->heap_current -= old_usable - new_usable;
+		r->total_current -= old_usable - new_usable;
+	}
+}
+
+#endif /* MEMTRACE_COUNTERS_H */

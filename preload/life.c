@@ -1,0 +1,74 @@
+/* life.c: the shim's own start and end: constructor, exit status capture,
+ * destructor, fork handlers.
+ *
+ * Fatal signals: the shim installs no handlers.  A handler would change
+ * what the program observes (sigaction() would no longer report SIG_DFL,
+ * and e.g. Python decides whether to install its SIGINT handler from that)
+ * and would have to re-raise to keep core dumps and the wait status.  What
+ * is lost: a process killed by a signal keeps state MT_STATE_RUNNING with
+ * its last counters, but no end time, VmHWM or rusage figures; memsup gets
+ * the signal from the wait status and the kernel figures from its polling.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "api.h"
+#include "boot.h"
+#include "config.h"
+#include "counters.h"
+#include "record.h"
+#include "report.h"
+#include "store.h"
+#include "track.h"
+
+static int life_exit_hooked;
+
+/* Runs after everything else at exit: ld.so registered its _dl_fini (which
+ * runs every destructor, the program's and ours) after our constructor
+ * registered this, so handlers run in reverse order and this one comes
+ * last, with main's return value or exit()'s argument. */
+static void life_on_exit(int status, void *arg)
+{
+	(void)arg;
+	if (store_finish(MT_STATE_EXITED, status, 0))
+		report_end(counters_rec);
+}
+
+static void life_prepare(void)
+{
+	api_fork_prepare();
+	maps_lock(&track_maps);
+}
+
+static void life_parent(void)
+{
+	maps_unlock(&track_maps);
+	api_fork_release();
+}
+
+/* Async-signal-safe: raw system calls only (store.c). */
+static void life_child(void)
+{
+	maps_unlock(&track_maps);
+	api_fork_release();
+	store_fork_child();
+}
+
+/* glibc passes (argc, argv, envp) to ELF constructors. */
+__attribute__((constructor)) static void life_start(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	boot_ensure();
+	track_init();
+	store_start(argc, argv);
+	pthread_atfork(life_prepare, life_parent, life_child);
+	/* on_exit sees main's return value as well as exit()'s argument. */
+	life_exit_hooked = on_exit(life_on_exit, NULL) == 0;
+}
+
+/* Only if on_exit could not be registered (exit status then unknown: 0). */
+__attribute__((destructor)) static void life_end(void)
+{
+	if (!life_exit_hooked && store_finish(MT_STATE_EXITED, 0, 0))
+		report_end(counters_rec);
+}

@@ -1,0 +1,237 @@
+/* lineage.c: process-tree hand-off (see lineage.h).  Never allocates;
+ * async-signal-safe except lineage_start (constructor: unsetenv). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "config.h"
+#include "counters.h"
+#include "lineage.h"
+#include "store.h"
+#include "sys.h"
+
+#define LINEAGE_MAX_ENV 65536u
+#define LINEAGE_EXTRA 8u
+
+int lineage_parse(const char *v, int32_t *pid, uint32_t *gen, uint32_t *relation)
+{
+	uint64_t p, g, r;
+	size_t n;
+	if (!v)
+		return -EINVAL;
+	n = sys_parse_u64(v, &p);
+	if (n == 0 || v[n] != '.' || p == 0 || p > INT32_MAX)
+		return -EINVAL;
+	v += n + 1;
+	n = sys_parse_u64(v, &g);
+	if (n == 0 || v[n] != ':' || g > UINT32_MAX)
+		return -EINVAL;
+	v += n + 1;
+	n = sys_parse_u64(v, &r);
+	if (n == 0 || v[n] != '\0' || r == MT_REL_ROOT || r > MT_REL_UNKNOWN)
+		return -EINVAL;
+	*pid = (int32_t)p;
+	*gen = (uint32_t)g;
+	*relation = (uint32_t)r;
+	return 0;
+}
+
+struct lineage_dirent {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+int lineage_newest(const char *dir, pid_t pid, uint32_t *gen)
+{
+	char buf[4096];
+	int fd = sys_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	int found = 0;
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		long n = sys_call6(SYS_getdents64, fd, (long)buf, sizeof buf, 0, 0, 0);
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct lineage_dirent *d = (struct lineage_dirent *)(buf + off);
+			uint64_t p, g;
+			size_t k = sys_parse_u64(d->name, &p);
+			off += d->reclen;
+			if (k == 0 || d->name[k] != '.' || p != (uint64_t)pid)
+				continue;
+			const char *rest = d->name + k + 1;
+			k = sys_parse_u64(rest, &g);
+			if (k == 0 || strcmp(rest + k, MT_RECORD_SUFFIX) != 0 || g > UINT32_MAX)
+				continue;
+			if (!found || g > *gen)
+				*gen = (uint32_t)g;
+			found = 1;
+		}
+	}
+	sys_close(fd);
+	return found ? 0 : -ENOENT;
+}
+
+/* The parent record's spawn_relation, if it is a valid record. */
+static uint32_t lineage_spawn_relation(pid_t pid, uint32_t gen)
+{
+	char path[PATH_MAX + 64], name[48];
+	struct sys_str s;
+	uint64_t magic = 0;
+	uint32_t rel = 0;
+	int fd;
+	sys_str_init(&s, path, sizeof path);
+	sys_str_add(&s, config.dir);
+	sys_str_add(&s, "/");
+	store_name(name, pid, gen);
+	sys_str_add(&s, name);
+	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	if (sys_pread(fd, &magic, sizeof magic, 0) != sizeof magic || magic != MT_RECORD_MAGIC ||
+	    sys_pread(fd, &rel, sizeof rel, offsetof(struct mt_record, spawn_relation)) !=
+		    sizeof rel)
+		rel = 0;
+	sys_close(fd);
+	return rel == MT_REL_SYSTEM || rel == MT_REL_POPEN ? rel : 0;
+}
+
+void lineage_start(struct mt_record *r)
+{
+	const char *v = getenv(MT_ENV_PARENT);
+	int32_t pid;
+	uint32_t gen, rel;
+
+	r->relation = MT_REL_ROOT;
+	r->parent_pid = 0;
+	r->parent_gen = 0;
+	if (lineage_parse(v, &pid, &gen, &rel) == 0 &&
+	    (rel == MT_REL_EXEC ? pid == r->pid : pid == r->ppid)) {
+		r->relation = rel;
+		r->parent_pid = pid;
+		r->parent_gen = gen;
+	} else if (config.dir[0] && lineage_newest(config.dir, r->ppid, &gen) == 0) {
+		uint32_t tag = lineage_spawn_relation(r->ppid, gen);
+		r->relation = tag ? tag : MT_REL_UNKNOWN;
+		r->parent_pid = r->ppid;
+		r->parent_gen = gen;
+		r->flags |= MT_FLAG_LINEAGE_GUESSED;
+	}
+	/* Ours only: the program never sees it, and nothing it starts past
+	 * our hooks inherits a stale one. */
+	if (v)
+		unsetenv(MT_ENV_PARENT);
+}
+
+size_t lineage_env_slots(char *const envp[])
+{
+	size_t n = 0;
+	while (envp && envp[n]) {
+		if (++n > LINEAGE_MAX_ENV)
+			return 0;
+	}
+	return n + LINEAGE_EXTRA;
+}
+
+static int lineage_has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Does an LD_PRELOAD value load us? */
+static int lineage_preloads_us(const char *value)
+{
+	const char *base = strrchr(config.self_path, '/');
+	base = base ? base + 1 : "libmemtrace";
+	if (!base[0])
+		base = "libmemtrace";
+	return strstr(value, base) != NULL;
+}
+
+char **lineage_env_build(char *const envp[], char **out, size_t slots, struct lineage_env *le,
+			 int32_t pid, uint32_t gen, unsigned relation)
+{
+	size_t n = 0;
+	int traced = 0, has_dir = 0, has_out = 0, has_quiet = 0, has_follow = 0, followed = 0;
+	const int follow = config.follow;
+
+	for (size_t i = 0; envp && envp[i] && n + LINEAGE_EXTRA < slots; i++) {
+		const char *e = envp[i];
+		if (lineage_has_prefix(e, MT_ENV_PARENT "="))
+			continue;
+		if (lineage_has_prefix(e, "LD_PRELOAD=")) {
+			if (lineage_preloads_us(e + 11)) {
+				traced = 1;
+			} else if (follow && config.self_path[0]) {
+				struct sys_str s;
+				sys_str_init(&s, le->preload, sizeof le->preload);
+				sys_str_add(&s, "LD_PRELOAD=");
+				sys_str_add(&s, config.self_path);
+				sys_str_add(&s, " ");
+				sys_str_add(&s, e + 11);
+				if (!s.truncated) {
+					e = le->preload;
+					traced = followed = 1;
+				}
+			}
+		}
+		has_dir |= lineage_has_prefix(e, MT_ENV_DIR "=");
+		has_out |= lineage_has_prefix(e, MT_ENV_OUT "=");
+		has_quiet |= lineage_has_prefix(e, MT_ENV_QUIET "=");
+		has_follow |= lineage_has_prefix(e, MT_ENV_FOLLOW "=");
+		out[n++] = (char *)e;
+	}
+	if (follow && !traced && config.env_preload[0] && lineage_preloads_us(config.env_preload)) {
+		out[n++] = config.env_preload;
+		traced = followed = 1;
+	}
+	if (followed) {
+		if (!has_dir && config.env_dir[0])
+			out[n++] = config.env_dir;
+		if (!has_out && config.env_out[0])
+			out[n++] = config.env_out;
+		if (!has_quiet && config.env_quiet[0])
+			out[n++] = config.env_quiet;
+		if (!has_follow && config.env_follow[0])
+			out[n++] = config.env_follow;
+		counters_set_flag(MT_FLAG_FOLLOWED);
+	}
+	if (traced) {
+		struct sys_str s;
+		sys_str_init(&s, le->parent, sizeof le->parent);
+		sys_str_add(&s, MT_ENV_PARENT "=");
+		sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
+		sys_str_add(&s, ".");
+		sys_str_add_u64(&s, gen);
+		sys_str_add(&s, ":");
+		sys_str_add_u64(&s, relation);
+		out[n++] = le->parent;
+	}
+	out[n] = NULL;
+	return out;
+}
+
+int lineage_exec_begin(unsigned *relation)
+{
+	if (!store_is_own()) {
+		*relation = MT_REL_VFORK;
+		return 0;
+	}
+	*relation = MT_REL_EXEC;
+	return store_finish(MT_STATE_EXECED, 0, 0);
+}
+
+void lineage_exec_end(int marked)
+{
+	int saved = errno;
+	if (marked)
+		store_unfinish();
+	errno = saved;
+}

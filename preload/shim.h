@@ -1,0 +1,39 @@
+/* shim.h: what every module of libmemtrace.so shares: export/visibility
+ * macros, branch hints and the per-thread recursion guard.
+ *
+ * Everything in the shim is built with -fvisibility=hidden; only MT_EXPORT
+ * symbols (the interposers in hooks.c and the memtrace.h API) leave the .so.
+ */
+#ifndef MEMTRACE_SHIM_H
+#define MEMTRACE_SHIM_H
+
+#define MT_EXPORT __attribute__((visibility("default")))
+#define MT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Per-thread recursion guard, initial-exec TLS (-ftls-model=initial-exec in
+ * Makefile.am) so that touching it never calls __tls_get_addr, which may
+ * allocate.  Accessed through volatile: the compiler may otherwise sink or
+ * drop a plain "guard = 1; call(); guard = 0;" store pair around a call it
+ * believes cannot observe the variable. */
+extern __thread int shim_guard;
+
+/* Returns 1 if this thread was not inside the shim (and now is), 0 if it
+ * already was: a signal handler or dlsym re-entering us. */
+static inline int shim_guard_enter(void)
+{
+	volatile int *g = &shim_guard;
+	if (*g)
+		return 0;
+	*g = 1;
+	__asm__ volatile("" ::: "memory");
+	return 1;
+}
+
+static inline void shim_guard_leave(void)
+{
+	__asm__ volatile("" ::: "memory");
+	*(volatile int *)&shim_guard = 0;
+}
+
+#endif /* MEMTRACE_SHIM_H */

@@ -1,0 +1,267 @@
+/* store.c: the record's life (see store.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include "config.h"
+#include "counters.h"
+#include "lineage.h"
+#include "record.h"
+#include "store.h"
+#include "sys.h"
+
+#define STORE_MAX_GEN 100000u
+
+void store_name(char *buf, int32_t pid, uint32_t gen)
+{
+	struct sys_str s;
+	sys_str_init(&s, buf, 48);
+	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
+	sys_str_add(&s, ".");
+	sys_str_add_u64(&s, gen);
+	sys_str_add(&s, MT_RECORD_SUFFIX);
+}
+
+/* Creates and maps the first free "<pid>.<gen>.mtr"; NULL on failure. */
+static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out)
+{
+	char path[PATH_MAX + 64];
+	for (uint32_t gen = 0; gen < STORE_MAX_GEN; gen++) {
+		struct sys_str s;
+		char name[48];
+		void *m;
+		int fd;
+		sys_str_init(&s, path, sizeof path);
+		sys_str_add(&s, config.dir);
+		sys_str_add(&s, "/");
+		store_name(name, pid, gen);
+		sys_str_add(&s, name);
+		if (s.truncated)
+			return NULL;
+		fd = sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd == -EEXIST)
+			continue;
+		if (fd < 0)
+			return NULL;
+		if (sys_ftruncate(fd, MT_RECORD_SIZE) < 0) {
+			sys_close(fd);
+			return NULL;
+		}
+		/* Directly, not through our mmap hook: not the program's mapping. */
+		m = sys_mmap(NULL, MT_RECORD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		/* Keep no descriptor: programs close all fds, and the mapping
+		 * is enough. */
+		sys_close(fd);
+		if (m == MAP_FAILED)
+			return NULL;
+		*gen_out = gen;
+		return m;
+	}
+	return NULL;
+}
+
+/* Moves the counting from the local record `loc` (identity filled, magic 0)
+ * into a record file when MEMTRACE_DIR is set, then publishes magic. */
+static void store_publish(struct mt_record *loc)
+{
+	struct mt_record *r = loc;
+	uint32_t gen = 0;
+	if (config.dir[0]) {
+		struct mt_record *m = store_map_file(loc->pid, &gen);
+		if (m) {
+			loc->gen = gen;
+			memcpy(m, loc, sizeof *m);
+			counters_bind(m);
+			r = m;
+		}
+	}
+	__atomic_store_n(&r->magic, MT_RECORD_MAGIC, __ATOMIC_RELEASE);
+}
+
+static void store_fill_exe(struct mt_record *r)
+{
+	long n = sys_call6(SYS_readlink, (long)"/proc/self/exe", (long)r->exe, MT_EXE_BYTES, 0, 0,
+			   0);
+	if (n < 0)
+		n = 0;
+	if (n >= (long)MT_EXE_BYTES) {
+		n = MT_EXE_BYTES - 1;
+		r->flags |= MT_FLAG_EXE_TRUNCATED;
+	}
+	r->exe[n] = '\0';
+}
+
+static void store_fill_argv(struct mt_record *r, int argc, char **argv)
+{
+	size_t used = 0;
+	r->argc = argc > 0 ? (uint32_t)argc : 0;
+	for (int i = 0; argv && i < argc && argv[i]; i++) {
+		size_t len = strlen(argv[i]) + 1;
+		if (len > MT_ARGV_BYTES - used) {
+			/* Keep what fits of this argument, NUL-terminated. */
+			if (MT_ARGV_BYTES - used > 1) {
+				memcpy(r->argv + used, argv[i], MT_ARGV_BYTES - used - 1);
+				used = MT_ARGV_BYTES;
+				r->argv[used - 1] = '\0';
+			}
+			r->flags |= MT_FLAG_ARGV_TRUNCATED;
+			break;
+		}
+		memcpy(r->argv + used, argv[i], len);
+		used += len;
+	}
+	r->argv_bytes = (uint32_t)used;
+}
+
+/* argv from /proc/self/cmdline when the constructor got none. */
+static void store_fill_cmdline(struct mt_record *r)
+{
+	char buf[MT_ARGV_BYTES + 1];
+	ssize_t n = sys_read_file("/proc/self/cmdline", buf, sizeof buf);
+	uint32_t argc = 0;
+	if (n <= 0)
+		return;
+	if (n > (ssize_t)MT_ARGV_BYTES) {
+		n = MT_ARGV_BYTES;
+		buf[n - 1] = '\0';
+		r->flags |= MT_FLAG_ARGV_TRUNCATED;
+	}
+	memcpy(r->argv, buf, (size_t)n);
+	for (ssize_t i = 0; i < n; i++)
+		argc += buf[i] == '\0';
+	r->argv_bytes = (uint32_t)n;
+	r->argc = argc;
+}
+
+void store_start(int argc, char **argv)
+{
+	struct mt_record *r = counters_rec; /* the local record, counting already */
+	config_load();
+	r->version = MT_RECORD_VERSION;
+	r->record_size = MT_RECORD_SIZE;
+	r->pid = sys_getpid();
+	r->ppid = sys_getppid();
+	r->start_mono_ns = sys_mono_ns();
+	r->start_real_ns = sys_real_ns();
+	if (config.secure)
+		r->flags |= MT_FLAG_SECURE;
+	store_fill_exe(r);
+	if (argv && argc > 0)
+		store_fill_argv(r, argc, argv);
+	else
+		store_fill_cmdline(r);
+	lineage_start(r);
+	store_publish(r);
+}
+
+int store_is_own(void)
+{
+	return sys_getpid() == __atomic_load_n(&counters_rec->pid, __ATOMIC_RELAXED);
+}
+
+void store_fork_child(void)
+{
+	struct mt_record *old = counters_rec, *loc = counters_local();
+	int32_t parent_pid;
+	uint32_t parent_gen, keep;
+
+	/* The file mapping is shared with the parent: stop writing to it at
+	 * once, and drop it from the child's address space. */
+	if (old != loc) {
+		memcpy(loc, old, sizeof *loc);
+		counters_bind(loc);
+		sys_munmap(old, MT_RECORD_SIZE);
+	}
+	counters_go_single();
+	parent_pid = loc->pid;
+	parent_gen = loc->gen;
+	keep = loc->flags & (MT_FLAG_ARGV_TRUNCATED | MT_FLAG_EXE_TRUNCATED | MT_FLAG_SECURE |
+			     MT_FLAG_HEAP_UNSIZED);
+
+	/* The child starts with the memory it inherits: current figures are
+	 * the parent's, peaks equal them, activity counts start at zero. */
+	loc->magic = 0;
+	loc->pid = sys_getpid();
+	loc->ppid = sys_getppid();
+	loc->gen = 0;
+	loc->relation = MT_REL_FORK;
+	loc->parent_pid = parent_pid;
+	loc->parent_gen = parent_gen;
+	loc->flags = keep;
+	loc->start_mono_ns = sys_mono_ns();
+	loc->start_real_ns = sys_real_ns();
+	loc->heap_peak = loc->heap_current;
+	loc->heap_peak_mono_ns = loc->start_mono_ns;
+	loc->heap_peak_stamp = loc->heap_current;
+	loc->heap_requested_total = 0;
+	loc->heap_largest_request = 0;
+	memset(loc->calls, 0, sizeof loc->calls);
+	memset(loc->hist, 0, sizeof loc->hist);
+	loc->map_anon_peak = loc->map_anon_current;
+	loc->map_file_peak = loc->map_file_current;
+	loc->map_largest = 0;
+	loc->total_peak = loc->total_current;
+	loc->total_peak_mono_ns = loc->start_mono_ns;
+	loc->total_peak_stamp = loc->total_current;
+	loc->end_mono_ns = 0;
+	loc->exit_code = 0;
+	loc->exit_signal = 0;
+	loc->vm_hwm_kb = loc->vm_rss_kb = loc->vm_peak_kb = 0;
+	loc->ru_maxrss_self_kb = loc->ru_maxrss_children_kb = 0;
+	loc->state = MT_STATE_RUNNING;
+	loc->marker_count = 0;
+	memset(loc->markers, 0, sizeof loc->markers);
+	loc->map_untracked_calls = loc->map_untracked_bytes = 0;
+	loc->spawn_relation = 0;
+	counters_bind(loc);
+	store_publish(loc);
+}
+
+/* "VmHWM:   1234 kB" -> 1234 */
+static uint64_t store_status_kb(const char *status, const char *key)
+{
+	const char *p = strstr(status, key);
+	uint64_t v = 0;
+	if (!p)
+		return 0;
+	p += strlen(key);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	sys_parse_u64(p, &v);
+	return v;
+}
+
+int store_finish(unsigned state, int exit_code, int exit_signal)
+{
+	struct mt_record *r = counters_rec;
+	char status[4096];
+	struct rusage ru;
+
+	if (!store_is_own() || __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != MT_STATE_RUNNING)
+		return 0;
+	r->end_mono_ns = sys_mono_ns();
+	r->exit_code = exit_code;
+	r->exit_signal = exit_signal;
+	if (sys_read_file("/proc/self/status", status, sizeof status) > 0) {
+		r->vm_hwm_kb = store_status_kb(status, "\nVmHWM:");
+		r->vm_rss_kb = store_status_kb(status, "\nVmRSS:");
+		r->vm_peak_kb = store_status_kb(status, "\nVmPeak:");
+	}
+	if (sys_call6(SYS_getrusage, RUSAGE_SELF, (long)&ru, 0, 0, 0, 0) == 0)
+		r->ru_maxrss_self_kb = (uint64_t)ru.ru_maxrss;
+	if (sys_call6(SYS_getrusage, RUSAGE_CHILDREN, (long)&ru, 0, 0, 0, 0) == 0)
+		r->ru_maxrss_children_kb = (uint64_t)ru.ru_maxrss;
+	__atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
+	return 1;
+}
+
+void store_unfinish(void)
+{
+	struct mt_record *r = counters_rec;
+	r->end_mono_ns = 0;
+	__atomic_store_n(&r->state, MT_STATE_RUNNING, __ATOMIC_RELEASE);
+}

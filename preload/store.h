@@ -1,0 +1,36 @@
+/* store.h: where this image's struct mt_record lives and how it begins and
+ * ends.
+ *
+ * With MEMTRACE_DIR set the record is a shared file mapping
+ * "<dir>/<pid>.<gen>.mtr" (O_CREAT|O_EXCL, first free gen, no descriptor
+ * kept open); without it, or if the file cannot be made, it is the static
+ * record the counters used from the first hook on (then nothing outside the
+ * process can see it, but counting and the exit reports still work).  All
+ * entry points are async-signal-safe (the fork child and exit paths need it)
+ * and never allocate.
+ */
+#ifndef MEMTRACE_STORE_H
+#define MEMTRACE_STORE_H
+
+#include <stdint.h>
+
+#include "record.h"
+
+/* Constructor: identity, lineage, the record file, magic (release). */
+void store_start(int argc, char **argv);
+/* pthread_atfork child handler: a fresh record for the child, relation FORK,
+ * parent = the record of the image that forked. */
+void store_fork_child(void);
+/* 1 when the calling process owns the current record (not a vfork child
+ * sharing its parent's memory, nor a raw clone). */
+int store_is_own(void);
+/* Fills the end-of-image block and release-stores `state`, once, only for
+ * the owning process.  Returns 1 if it did. */
+int store_finish(unsigned state, int exit_code, int exit_signal);
+/* An exec marked the record EXECED and then failed: RUNNING again. */
+void store_unfinish(void);
+
+/* The file name "<pid>.<gen>.mtr" of a record into buf (>= 48 bytes). */
+void store_name(char *buf, int32_t pid, uint32_t gen);
+
+#endif /* MEMTRACE_STORE_H */

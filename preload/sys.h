@@ -1,0 +1,53 @@
+/* sys.h: raw system calls and number formatting for the shim.
+ *
+ * Other preloads may interpose open/read/write, and the fork-child and exit
+ * paths must be async-signal-safe, so the shim reaches the kernel through
+ * syscall(2) only.  Functions return the result or -errno (errno is left
+ * untouched, so hooks do not disturb the program's errno).  Nothing here
+ * allocates or uses stdio.
+ */
+#ifndef MEMTRACE_SYS_H
+#define MEMTRACE_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+long sys_call6(long nr, long a, long b, long c, long d, long e, long f);
+
+int sys_open(const char *path, int flags, int mode);
+int sys_close(int fd);
+ssize_t sys_read(int fd, void *buf, size_t n);
+ssize_t sys_pread(int fd, void *buf, size_t n, off_t off);
+/* Writes all of buf unless an error other than EINTR occurs. */
+int sys_write_all(int fd, const void *buf, size_t n);
+int sys_ftruncate(int fd, off_t len);
+void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int sys_munmap(void *addr, size_t len);
+pid_t sys_getpid(void);
+pid_t sys_getppid(void);
+/* Reads the whole of a small /proc file into buf (NUL-terminated); returns
+ * the length or -errno. */
+ssize_t sys_read_file(const char *path, char *buf, size_t cap);
+
+uint64_t sys_mono_ns(void);
+uint64_t sys_real_ns(void);
+
+/* Decimal text of v into buf (at least 21 bytes); returns the length. */
+size_t sys_fmt_u64(char *buf, uint64_t v);
+/* Parses a decimal prefix of s; returns chars used (0 = none, or overflow). */
+size_t sys_parse_u64(const char *s, uint64_t *out);
+
+/* A bounded string builder on a caller buffer: appends truncate silently;
+ * `len` never exceeds cap - 1 and buf stays NUL-terminated. */
+struct sys_str {
+	char *buf;
+	size_t cap, len;
+	int truncated;
+};
+void sys_str_init(struct sys_str *s, char *buf, size_t cap);
+void sys_str_add(struct sys_str *s, const char *text);
+void sys_str_add_n(struct sys_str *s, const char *text, size_t n);
+void sys_str_add_u64(struct sys_str *s, uint64_t v);
+
+#endif /* MEMTRACE_SYS_H */

@@ -1,0 +1,26 @@
+/* track.h: the bodies of the mapping hooks: call the real function and keep
+ * the shim's map table (maps.h, MT_MAP_SLOTS regions, static) and the
+ * record's map figures exact.  munmap and mremap hold the table lock across
+ * the system call, so another thread cannot map the freed range and have its
+ * new region removed by our late update; mmap adds after the call (the new
+ * range is ours alone).  A thread already inside the shim (a signal handler
+ * that maps memory) is passed through untracked: its munmap then finds
+ * nothing to remove, so the figures stay consistent.
+ */
+#ifndef MEMTRACE_TRACK_H
+#define MEMTRACE_TRACK_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "maps.h"
+
+extern struct maps_table track_maps;
+
+void track_init(void);
+void *track_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *addr, size_t len,
+		 int prot, int flags, int fd, off_t off);
+int track_munmap(void *addr, size_t len);
+void *track_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr);
+
+#endif /* MEMTRACE_TRACK_H */

@@ -1,0 +1,205 @@
+/* test_shim_counters.c: the shim's tracking core without LD_PRELOAD:
+ * counters (single-threaded and atomic paths, histogram, peak stamps) and
+ * the mapped-region table, including its overflow. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "counters.h"
+#include "maps.h"
+#include "record.h"
+
+static struct mt_record rec;
+
+static void bind_fresh(void)
+{
+	memset(&rec, 0, sizeof rec);
+	counters_go_single();
+	counters_bind(&rec);
+}
+
+Test(counters, bucket_edges)
+{
+	cr_expect_eq(counters_bucket(0), 0);
+	cr_expect_eq(counters_bucket(1), 0);
+	cr_expect_eq(counters_bucket(2), 1);
+	cr_expect_eq(counters_bucket(3), 2);
+	cr_expect_eq(counters_bucket(4), 2);
+	cr_expect_eq(counters_bucket(5), 3);
+	cr_expect_eq(counters_bucket(1u << 20), 20);
+	cr_expect_eq(counters_bucket((1u << 20) + 1), 21);
+	cr_expect_eq(counters_bucket(SIZE_MAX), MT_HIST_BUCKETS - 1);
+}
+
+Test(counters, single_thread_sequence)
+{
+	bind_fresh();
+	counters_note_alloc(MT_CALL_MALLOC, 100, 104);
+	counters_note_alloc(MT_CALL_CALLOC, 1000, 1008);
+	counters_note_realloc(MT_CALL_REALLOC, 5000, 104, 5016);
+	counters_note_free(1008);
+	counters_note_alloc(MT_CALL_MALLOC, 7, 0); /* failed */
+	cr_expect_eq(rec.heap_current, 5016);
+	cr_expect_eq(rec.heap_peak, 104 + 1008 - 104 + 5016);
+	cr_expect_eq(rec.total_current, 5016);
+	cr_expect_eq(rec.total_peak, rec.heap_peak);
+	cr_expect_eq(rec.heap_requested_total, 100 + 1000 + 5000 + 7);
+	cr_expect_eq(rec.heap_largest_request, 5000);
+	cr_expect_eq(rec.calls[MT_CALL_MALLOC], 2);
+	cr_expect_eq(rec.calls[MT_CALL_CALLOC], 1);
+	cr_expect_eq(rec.calls[MT_CALL_REALLOC], 1);
+	cr_expect_eq(rec.calls[MT_CALL_FREE], 1);
+	cr_expect_eq(rec.hist[7], 1);  /* 100 */
+	cr_expect_eq(rec.hist[10], 1); /* 1000 */
+	cr_expect_eq(rec.hist[13], 1); /* 5000 */
+	cr_expect_eq(rec.hist[3], 1);  /* 7 */
+	/* realloc shrink gives bytes back */
+	counters_note_realloc(MT_CALL_REALLOC, 10, 5016, 24);
+	cr_expect_eq(rec.heap_current, 24);
+}
+
+Test(counters, peak_stamp_is_within_step)
+{
+	bind_fresh();
+	/* Grow in 1 KiB steps to 10 MiB: the clock is read O(log) times, and
+	 * the last stamp is within max(64 KiB, stamp/64) of the peak. */
+	for (int i = 0; i < 10240; i++)
+		counters_note_alloc(MT_CALL_MALLOC, 1024, 1024);
+	cr_expect_eq(rec.heap_peak, 10u << 20);
+	cr_expect_neq(rec.heap_peak_mono_ns, 0);
+	uint64_t step = rec.heap_peak_stamp / 64 > 65536 ? rec.heap_peak_stamp / 64 : 65536;
+	cr_expect_leq(rec.heap_peak_stamp, rec.heap_peak);
+	cr_expect_lt(rec.heap_peak - rec.heap_peak_stamp, step);
+	cr_expect_leq(rec.total_peak_stamp, rec.total_peak);
+}
+
+Test(counters, maps_and_total_peak)
+{
+	bind_fresh();
+	counters_note_alloc(MT_CALL_MALLOC, 4000, 4000);
+	counters_note_map(8192, 0, 8192);
+	counters_note_free(4000);
+	counters_note_map(0, 4096, 4096);
+	counters_note_map(-8192, -4096, 0);
+	cr_expect_eq(rec.map_anon_peak, 8192);
+	cr_expect_eq(rec.map_file_peak, 4096);
+	cr_expect_eq(rec.map_largest, 8192);
+	cr_expect_eq(rec.total_peak, 12288); /* anon 8192 + file 4096 after the heap went */
+	cr_expect_eq(rec.total_current, 0);
+	cr_expect_eq(rec.map_anon_current, 0);
+}
+
+#define T_THREADS 4
+#define T_OPS 200000
+
+static void *hammer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < T_OPS; i++) {
+		counters_note_alloc(MT_CALL_MALLOC, 32, 48);
+		counters_note_free(48);
+	}
+	return NULL;
+}
+
+Test(counters, atomic_mode_loses_nothing, .timeout = 30)
+{
+	pthread_t t[T_THREADS];
+	bind_fresh();
+	counters_go_multithreaded();
+	for (int i = 0; i < T_THREADS; i++)
+		pthread_create(&t[i], NULL, hammer, NULL);
+	for (int i = 0; i < T_THREADS; i++)
+		pthread_join(t[i], NULL);
+	cr_expect(rec.flags & MT_FLAG_MULTITHREADED);
+	cr_expect_eq(rec.calls[MT_CALL_MALLOC], (uint64_t)T_THREADS * T_OPS);
+	cr_expect_eq(rec.calls[MT_CALL_FREE], (uint64_t)T_THREADS * T_OPS);
+	cr_expect_eq(rec.heap_current, 0);
+	cr_expect_eq(rec.hist[5], (uint64_t)T_THREADS * T_OPS);
+	cr_expect_leq(rec.heap_peak, 48u * T_THREADS);
+	cr_expect_geq(rec.heap_peak, 48u);
+	counters_go_single();
+}
+
+/* ---- the map table ------------------------------------------------------ */
+
+#define PG 4096u
+
+static struct maps_region slots[8];
+static struct maps_table tab;
+static struct maps_delta d;
+
+static void fresh_table(size_t cap)
+{
+	maps_init(&tab, slots, cap);
+	memset(&d, 0, sizeof d);
+}
+
+Test(maps, add_remove_split)
+{
+	fresh_table(8);
+	cr_assert_eq(maps_add(&tab, 100 * PG, 10 * PG, MAPS_ANON, &d), 0);
+	cr_expect_eq(d.bytes[MAPS_ANON], 10 * PG);
+	maps_remove(&tab, 104 * PG, 2 * PG, &d); /* hole: split in two */
+	cr_expect_eq(d.bytes[MAPS_ANON], 8 * PG);
+	cr_expect_eq(tab.n, 2);
+	maps_remove(&tab, 99 * PG, 2 * PG, &d);   /* head, partly outside */
+	maps_remove(&tab, 109 * PG, 5 * PG, &d);  /* tail, partly outside */
+	cr_expect_eq(d.bytes[MAPS_ANON], 6 * PG);
+	maps_remove(&tab, 500 * PG, 5 * PG, &d);  /* untracked: no change */
+	cr_expect_eq(d.bytes[MAPS_ANON], 6 * PG);
+	maps_remove(&tab, 0, 1000 * PG, &d);      /* everything */
+	cr_expect_eq(d.bytes[MAPS_ANON], 0);
+	cr_expect_eq(tab.n, 0);
+}
+
+Test(maps, fixed_replaces_and_kinds_stay_apart)
+{
+	fresh_table(8);
+	maps_add(&tab, 10 * PG, 4 * PG, MAPS_ANON, &d);
+	maps_add(&tab, 11 * PG, 2 * PG, MAPS_FILE, &d); /* MAP_FIXED over the middle */
+	cr_expect_eq(d.bytes[MAPS_ANON], 2 * PG);
+	cr_expect_eq(d.bytes[MAPS_FILE], 2 * PG);
+	cr_expect_eq(tab.n, 3);
+	maps_add(&tab, 14 * PG, 1 * PG, MAPS_ANON, &d); /* adjacent same kind: merged */
+	cr_expect_eq(tab.n, 3);
+	cr_expect_eq(d.bytes[MAPS_ANON], 3 * PG);
+}
+
+Test(maps, remap_grow_shrink_move)
+{
+	fresh_table(8);
+	maps_add(&tab, 10 * PG, 4 * PG, MAPS_FILE, &d);
+	cr_expect_eq(maps_remap(&tab, 10 * PG, 4 * PG, 10 * PG, 8 * PG, 0, &d), 1); /* grow */
+	cr_expect_eq(d.bytes[MAPS_FILE], 8 * PG);
+	cr_expect_eq(maps_remap(&tab, 10 * PG, 8 * PG, 50 * PG, 3 * PG, 0, &d), 1); /* move+shrink */
+	cr_expect_eq(d.bytes[MAPS_FILE], 3 * PG);
+	cr_expect_eq(tab.n, 1);
+	cr_expect_eq(tab.slots[0].start, 50 * PG);
+	cr_expect_eq(maps_remap(&tab, 900 * PG, PG, 901 * PG, PG, 0, &d), 0); /* not ours */
+	cr_expect_eq(maps_remap(&tab, 50 * PG, 3 * PG, 70 * PG, 3 * PG, 1, &d), 1); /* DONTUNMAP */
+	cr_expect_eq(d.bytes[MAPS_FILE], 6 * PG);
+}
+
+Test(maps, overflow_is_counted_not_lost)
+{
+	fresh_table(3);
+	/* Non-adjacent regions so nothing merges. */
+	for (unsigned i = 0; i < 3; i++)
+		cr_assert_eq(maps_add(&tab, (10 + 10 * i) * PG, PG, MAPS_ANON, &d), 0);
+	cr_expect_eq(maps_add(&tab, 100 * PG, 2 * PG, MAPS_ANON, &d), -ENOSPC);
+	cr_expect_eq(d.untracked_calls, 1);
+	cr_expect_eq(d.untracked_bytes, 2 * PG);
+	cr_expect_eq(d.bytes[MAPS_ANON], 3 * PG);
+	/* Splitting with a full table drops the tail from tracking. */
+	maps_add(&tab, 40 * PG, 0, MAPS_ANON, &d); /* no-op */
+	maps_remove(&tab, 10 * PG, 1 * PG, &d);     /* free a slot */
+	maps_add(&tab, 60 * PG, 5 * PG, MAPS_FILE, &d);
+	cr_expect_eq(tab.n, 3);
+	maps_remove(&tab, 61 * PG, PG, &d); /* split needs a 4th slot */
+	cr_expect_eq(d.untracked_calls, 2);
+	cr_expect_eq(d.untracked_bytes, 2 * PG + 3 * PG);
+	cr_expect_eq(d.bytes[MAPS_FILE], 1 * PG);
+	cr_expect_eq(tab.n, 3);
+}
