@@ -191,50 +191,36 @@ def render(b, who, res, argv):
              f"{sys.version.split()[0]}  ",
              f"Repetitions: {b.args.reps} per cell, interleaved; tree runs {b.args.seconds} s; "
              f"medians shown (min-max in brackets).", ""]
-    header = ["tree processes"]
-    for w in who:
-        header += [f"{w} CPU s", f"{w} % of a core"]
-    if "seed" in who:
-        header += ["seed CPU inside measure_command, % of a core"]
-    mems = [w for w in who if w.startswith("memsup")]
-    if "seed" in who:
-        header += [f"seed (inside) / {w}" for w in mems]
-    header += ["processes seen (memsup)", "peak tree RSS MB: " + " / ".join(who),
-               "samples/s: " + " / ".join(who)]
+    header = ["tree", "observer", "CPU s", "% of one core (min-max)", "seed / this",
+              "processes seen", "peak tree RSS MB", "samples/s"]
     rows = []
     for n, per in res.items():
-        row = [str(n)]
-        meds = {}
-        for w in who:
-            runs = per[w]
-            cpu = [r["cpu_s"] for r in runs]
-            pct = [100 * r["cpu_s"] / r["wall_s"] for r in runs]
-            cm = benchlib.summary(cpu)
-            pm = benchlib.summary(pct)
-            meds[w] = pm[0]
-            row += [f"{cm[0]:.3f}", f"**{pm[0]:.2f}%** ({pm[1]:.2f}-{pm[2]:.2f})"]
+        seed_in = None
         if "seed" in who:
             vals = [100 * r["cpu_in_measure"] / r["wall_s"] for r in per["seed"]
                     if r.get("cpu_in_measure") is not None]
-            seed_in = benchlib.summary(vals)[0] if vals else None
-            row.append(f"{seed_in:.2f}%" if vals else "-")
-            # The ratio uses the seed's CPU inside measure_command (without the
-            # interpreter's start-up), against memsup's whole life: the
+            seed_in = benchlib.summary(vals) if vals else None
+        for w in who:
+            runs = per[w]
+            cm = benchlib.summary([r["cpu_s"] for r in runs])
+            pm = benchlib.summary([100 * r["cpu_s"] / r["wall_s"] for r in runs])
+            # The ratio uses the seed's CPU inside measure_command (without
+            # the interpreter's start-up) against memsup's whole life: the
             # conservative comparison.
-            for w in mems:
-                row.append(f"**{seed_in / meds[w]:.1f}x**" if seed_in and meds[w] > 0 else "-")
-        if "memsup" in who:
-            mp = [r["max_processes"] for r in per["memsup"] if r["max_processes"] is not None]
-            row.append(str(max(mp)) if mp else "-")
-        else:
-            row.append("-")
-        row.append(" / ".join(
-            f"{benchlib.summary([r['peak_tree_rss_mb'] for r in per[w] if r['peak_tree_rss_mb'] is not None])[0]:.1f}"
-            if any(r["peak_tree_rss_mb"] is not None for r in per[w]) else "-" for w in who))
-        row.append(" / ".join(
-            f"{benchlib.summary([r['samples'] / r['wall_s'] for r in per[w] if r['samples']])[0]:.0f}"
-            if any(r["samples"] for r in per[w]) else "-" for w in who))
-        rows.append(row)
+            ratio = f"**{seed_in[0] / pm[0]:.1f}x**" if (w != "seed" and seed_in and pm[0] > 0) \
+                else "-"
+            mp = [r["max_processes"] for r in runs if r["max_processes"] is not None]
+            rss = [r["peak_tree_rss_mb"] for r in runs if r["peak_tree_rss_mb"] is not None]
+            sps = [r["samples"] / r["wall_s"] for r in runs if r["samples"]]
+            rows.append([str(n), w, f"{cm[0]:.3f}",
+                         f"**{pm[0]:.2f}%** ({pm[1]:.2f}-{pm[2]:.2f})", ratio,
+                         str(max(mp)) if mp else "-",
+                         f"{benchlib.summary(rss)[0]:.1f}" if rss else "-",
+                         f"{benchlib.summary(sps)[0]:.0f}" if sps else "-"])
+            if w == "seed" and seed_in:
+                rows.append([str(n), "seed, inside measure_command", "-",
+                             f"{seed_in[0]:.2f}% ({seed_in[1]:.2f}-{seed_in[2]:.2f})",
+                             "-", "-", "-", "-"])
     lines.append(benchlib.md_table(header, rows))
     bad = [(n, w, r["rc"]) for n, per in res.items() for w in who for r in per[w] if r["rc"] != 0]
     if bad:
