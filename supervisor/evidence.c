@@ -29,6 +29,7 @@ void record_init(struct sup_record *r)
 	r->exit_status = -1;
 	r->peak_at_s = -1;
 	r->rusage_children_maxrss_mb = -1;
+	r->memsup_cpu_s = -1;
 	r->poll_interval_p99_s = -1;
 }
 
@@ -59,12 +60,19 @@ size_t evidence_format_float(double v, char *buf, size_t cap)
 	}
 	if (!isfinite(v))
 		return (size_t)snprintf(buf, cap, "null");
-	/* Shortest %e precision that round-trips, as repr() picks. */
-	for (int prec = 0; prec <= 17; prec++) {
-		snprintf(e, sizeof e, "%.*e", prec, v);
+	/* Shortest %e precision that round-trips, as repr() picks.  Round-trip
+	 * is monotonic in the precision (more correctly rounded digits are
+	 * never farther away), so a binary search finds it; 16 always works. */
+	int lo = 0, hi = 16;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		snprintf(e, sizeof e, "%.*e", mid, v);
 		if (strtod(e, NULL) == v)
-			break;
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
+	snprintf(e, sizeof e, "%.*e", lo, v);
 	/* e is "[-]d[.ddd]e[+-]XX": split digits and exponent. */
 	const char *p = e;
 	size_t o = 0;
@@ -184,6 +192,7 @@ int evidence_create(struct evidence *ev, const char *path, const char **failed_a
 			    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
 	if (ev->rss_fd < 0)
 		goto fail;
+	jsonw_init(&ev->rss_w, ev->rss_fd, 0);
 	*failed_at = NULL;
 	return 0;
 fail:
@@ -194,8 +203,10 @@ fail:
 
 void evidence_close(struct evidence *ev)
 {
-	if (ev->rss_fd >= 0)
+	if (ev->rss_fd >= 0) {
+		evidence_flush_samples(ev);
 		close(ev->rss_fd);
+	}
 	if (ev->log_fd >= 0)
 		close(ev->log_fd);
 	if (ev->dirfd >= 0)
@@ -207,13 +218,18 @@ int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes
 {
 	char line[96];
 	size_t n = evidence_format_sample(elapsed_s, bytes, line, sizeof line);
-	/* Through jsonw (raw: jsonw's compact mode has no space after the
-	 * comma, and the seed's lines do).  One write(2) per line keeps the
-	 * file complete up to the last sample whatever kills memsup. */
-	struct jsonw w;
-	jsonw_init(&w, ev->rss_fd, 0);
-	jsonw_raw(&w, line, n);
-	return jsonw_finish(&w);
+	/* Through jsonw (raw: its compact mode has no space after the comma,
+	 * and the seed's lines have one).  Flushing before a line that would
+	 * not fit keeps the file made of whole lines whatever kills memsup. */
+	if (ev->rss_w.len + n > sizeof ev->rss_w.buf)
+		evidence_flush_samples(ev);
+	jsonw_raw(&ev->rss_w, line, n);
+	return ev->rss_w.err;
+}
+
+int evidence_flush_samples(struct evidence *ev)
+{
+	return jsonw_finish(&ev->rss_w);
 }
 
 /* ---- the record -------------------------------------------------------------- */
@@ -326,6 +342,8 @@ int record_write_json(int fd, const struct sup_record *r)
 	put_float_or_null(&w, r->rusage_children_maxrss_mb, r->rusage_children_maxrss_mb >= 0);
 	jsonw_key(&w, "poll_interval_p99_s");
 	put_float_or_null(&w, r->poll_interval_p99_s, r->poll_interval_p99_s >= 0);
+	jsonw_key(&w, "memsup_cpu_s");
+	put_float_or_null(&w, r->memsup_cpu_s, r->memsup_cpu_s >= 0);
 	jsonw_key(&w, "discovery");
 	jsonw_string(&w, r->discovery);
 	jsonw_key(&w, "notes");

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "jsonw.h"
+
 #define EVIDENCE_MAX_NOTES 8u
 
 struct sup_leftover {
@@ -58,6 +60,7 @@ struct sup_record {
 	struct sup_leftover *leftovers;
 	size_t n_leftovers;
 	double rusage_children_maxrss_mb; /* < 0: not known yet */
+	double memsup_cpu_s;              /* memsup's own user+system CPU; < 0: unknown */
 	double poll_interval_p99_s;       /* < 0: fewer than 2 samples */
 	const char *notes[EVIDENCE_MAX_NOTES];
 	size_t n_notes;
@@ -68,6 +71,7 @@ struct evidence {
 	int log_fd;                /* stdout.log, handed to the command */
 	int rss_fd;                /* rss.jsonl */
 	char path[PATH_MAX];       /* absolute path of the directory */
+	struct jsonw rss_w;        /* rss.jsonl lines, buffered (see below) */
 };
 
 /* The "scope" and "limitation" strings of the record. */
@@ -84,7 +88,12 @@ void record_free(struct sup_record *r); /* the leftovers */
 int evidence_create(struct evidence *ev, const char *path, const char **failed_at);
 void evidence_close(struct evidence *ev);
 
+/* Buffered: whole lines reach the file when the buffer would overflow, at
+ * evidence_flush_samples() (run.c calls it about once a second) and at
+ * evidence_close().  One write(2) per sample would be most of memsup's
+ * per-sample cost on machines where syscalls are dear. */
 int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes);
+int evidence_flush_samples(struct evidence *ev);
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable);
 
 /* The record as pretty JSON on fd (resources.json, --json). */

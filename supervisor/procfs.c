@@ -87,6 +87,11 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 				}
 			}
 		}
+		if (complete && n > 5 && memcmp(line, "Tgid:", 5) == 0) {
+			const char *p = line + 5;
+			if (parse_pid(&p, eol, &out->tgid) == 0)
+				out->have |= PROCFS_HAVE_TGID;
+		}
 		if (complete && n > 5 && memcmp(line, "PPid:", 5) == 0) {
 			const char *p = line + 5;
 			if (parse_pid(&p, eol, &out->ppid) == 0)
@@ -228,6 +233,11 @@ static int read_all(int fd, int from_start, char *buf, size_t cap, size_t *len)
 		if (r == 0)
 			break;
 		got += (size_t)r;
+		/* /proc files hand over everything that fits in one read; a
+		 * short read is the end, and skipping the extra read that would
+		 * return 0 halves the syscalls of every sample. */
+		if ((size_t)r < cap - 1 - (got - (size_t)r))
+			break;
 	}
 	buf[got] = '\0';
 	*len = got;

@@ -30,6 +30,7 @@ enum {
 	PROCFS_HAVE_SIZE = 1u << 3,
 	PROCFS_HAVE_PPID = 1u << 4,
 	PROCFS_HAVE_NAME = 1u << 5,
+	PROCFS_HAVE_TGID = 1u << 6,
 };
 
 /* /proc/PID/status: sizes in KiB as the kernel prints them.  Kernel threads
@@ -37,6 +38,7 @@ enum {
 struct procfs_status {
 	uint64_t vm_rss_kb, vm_hwm_kb, vm_peak_kb, vm_size_kb;
 	pid_t ppid;
+	pid_t tgid;                 /* != the pid read: that pid is a thread */
 	unsigned have;
 	char name[PROCFS_COMM_BYTES];
 };

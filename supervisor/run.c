@@ -264,6 +264,9 @@ static void finish_times(struct run *r)
 	rec->wall_s = since_start_s(r, mono_ns());
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
 		rec->rusage_children_maxrss_mb = (double)ru.ru_maxrss * 1024.0 / 1e6;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		rec->memsup_cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+				    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	if (r->jit.count > 0)
 		rec->poll_interval_p99_s = (double)jitter_quantile(&r->jit, 0.99) / 1e9;
 }
@@ -301,6 +304,7 @@ static const char *supervise(struct run *r)
 			r->rec->poll_interval_p99_s = r->jit.count
 				? (double)jitter_quantile(&r->jit, 0.99) / 1e9 : -1;
 			r->rec->wall_s = since_start_s(r, now);
+			evidence_flush_samples(r->ev);
 			evidence_write_record(r->ev, r->rec, 0);
 			next_record += NS_PER_S;
 			if (next_record <= now)
@@ -440,6 +444,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		status = 123;
 	rec->exit_status = status;
 out:
+	evidence_flush_samples(ev);
 	finish_times(&r);
 	if (r.pidfd >= 0)
 		close(r.pidfd);

@@ -25,6 +25,12 @@ enum entry_state {
 	ST_GONE,    /* new this listing, but vanished before stat was read */
 };
 
+/* Scan: when the last-pid figure moved by at most this much, look only at
+ * the new pids instead of listing /proc. */
+#define PROBE_MAX 64
+#define PENDING_MAX 64
+#define PENDING_TRIES 3
+
 struct entry {
 	pid_t pid; /* 0: empty slot */
 	pid_t ppid;
@@ -49,6 +55,13 @@ struct tree {
 	size_t nmembers, members_cap;
 	pid_t *fresh;       /* scan: pids new in this listing; children: BFS queue */
 	size_t nfresh, fresh_cap;
+	int loadavg_fd;     /* root/loadavg: its last field is the last pid
+			       allocated in our pid namespace; -1 if absent */
+	long last_pid;      /* as read before the last listing or probe */
+	int dirty;          /* list again at the next sample */
+	pid_t pending[PENDING_MAX]; /* allocated pids not yet visible: retried */
+	int pending_tries[PENDING_MAX];
+	size_t npending;
 };
 
 /* ---- hash table (open addressing, linear probing) ------------------------ */
@@ -384,6 +397,9 @@ int tree_open(struct tree **out, const char *root, pid_t self, enum tree_method 
 		return rc;
 	}
 	t->rootfd = dirfd(t->dir);
+	t->loadavg_fd = openat(t->rootfd, "loadavg", O_RDONLY | O_CLOEXEC);
+	t->last_pid = -1;
+	t->dirty = 1;
 	int rc = table_grow(&t->cur, 128);
 	if (rc == 0)
 		rc = table_grow(&t->next, 128);
@@ -405,6 +421,8 @@ void tree_close(struct tree *t)
 	free(t->next.slots);
 	free(t->members);
 	free(t->fresh);
+	if (t->loadavg_fd >= 0)
+		close(t->loadavg_fd);
 	if (t->dir)
 		closedir(t->dir);
 	free(t);
@@ -415,9 +433,146 @@ enum tree_method tree_method_used(const struct tree *t)
 	return t->method;
 }
 
+/* The last pid allocated in our pid namespace (/proc/loadavg's last field),
+ * or -1 when it cannot be read. */
+static long last_pid(const struct tree *t)
+{
+	char buf[128];
+	size_t len;
+	if (t->loadavg_fd < 0 || procfs_pread_fd(t->loadavg_fd, buf, sizeof buf, &len) < 0)
+		return -1;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	size_t i = len;
+	while (i > 0 && buf[i - 1] >= '0' && buf[i - 1] <= '9')
+		i--;
+	if (i == len)
+		return -1;
+	return strtol(buf + i, NULL, 10);
+}
+
+static void drop_member(struct tree *t, size_t i)
+{
+	struct entry *e = table_find(&t->cur, t->members[i]);
+	if (e) {
+		if (e->fd >= 0)
+			close(e->fd);
+		e->fd = -1;
+		e->state = ST_OTHER;
+	}
+	t->members[i] = t->members[--t->nmembers];
+}
+
+/* Scan, between listings: look at one newly allocated pid.  0 when decided
+ * (or a thread), 1 when it is not visible (yet): a fork in progress has its
+ * pid before /proc shows it, so the caller retries it later. */
+static int probe_pid(struct tree *t, pid_t pid)
+{
+	struct procfs_status st;
+	if (pid == t->self)
+		return 0;
+	int rc = procfs_read_status(t->root, pid, &st);
+	if (rc == PROCFS_GONE)
+		return 1;
+	if (rc < 0 || !(st.have & PROCFS_HAVE_TGID) || st.tgid != pid)
+		return 0; /* unreadable, or a thread: threads are not processes */
+	/* A parent's pid is always older than its child's, so in allocation
+	 * order the parent's verdict is already known; an orphan's ppid is
+	 * already ours (the subreaper) when its parent's entry is gone. */
+	struct entry *p = table_find(&t->cur, st.ppid);
+	int ours = st.ppid == t->self || (p && p->state == ST_OURS);
+	struct entry *e = table_find(&t->cur, pid);
+	if (!e) {
+		struct entry ne = { pid, st.ppid, -1, ours ? ST_OURS : ST_OTHER };
+		if (!(e = table_put(&t->cur, &ne))) {
+			t->dirty = 1;
+			return 0;
+		}
+	} else {
+		if (e->state == ST_OURS)
+			return 0; /* already a member (seen by a listing) */
+		e->ppid = st.ppid;
+		e->state = ours ? ST_OURS : ST_OTHER;
+	}
+	if (ours) {
+		open_statm(t, e);
+		if (pids_push(&t->members, &t->nmembers, &t->members_cap, pid) < 0)
+			t->dirty = 1;
+	}
+	return 0;
+}
+
+static void pending_add(struct tree *t, pid_t pid, int tries)
+{
+	if (tries >= PENDING_TRIES)
+		return; /* it exited before we could see it: nothing to measure */
+	if (t->npending == PENDING_MAX) {
+		t->dirty = 1; /* too many to track: list instead */
+		return;
+	}
+	t->pending[t->npending] = pid;
+	t->pending_tries[t->npending] = tries;
+	t->npending++;
+}
+
+/* Look at the pids allocated in (from, to] and retry the pending ones. */
+static void probe_range(struct tree *t, long from, long to)
+{
+	pid_t old[PENDING_MAX];
+	int tries[PENDING_MAX];
+	size_t n = t->npending;
+	memcpy(old, t->pending, n * sizeof old[0]);
+	memcpy(tries, t->pending_tries, n * sizeof tries[0]);
+	t->npending = 0;
+	for (size_t i = 0; i < n; i++)
+		if (probe_pid(t, old[i]))
+			pending_add(t, old[i], tries[i] + 1);
+	for (long pid = from + 1; pid <= to; pid++)
+		if (probe_pid(t, (pid_t)pid))
+			pending_add(t, (pid_t)pid, 1);
+}
+
 int tree_update(struct tree *t)
 {
-	return t->method == TREE_CHILDREN ? children_update(t) : scan_update(t);
+	/* Read before listing: a pid allocated during the listing then shows
+	 * up as a change next time. */
+	t->last_pid = last_pid(t);
+	t->npending = 0;
+	int rc = t->method == TREE_CHILDREN ? children_update(t) : scan_update(t);
+	if (rc < 0)
+		t->last_pid = -1;
+	else
+		t->dirty = 0;
+	return rc;
+}
+
+/* Bring membership up to date for a sample, as cheaply as it can be done.
+ * Membership only grows through new processes, and every new process takes
+ * a new pid, which moves the last-pid figure.  So:
+ *  - figure unchanged: the tree is what it was, apart from members that
+ *    died, which the sample itself drops (their statm reads say gone);
+ *  - figure moved by a little (scan method): only the pids allocated since
+ *    are looked at, in allocation order, instead of listing all of /proc;
+ *  - otherwise (first time, wrap-around, a burst, children method): list.
+ * (clone3 with set_tid, which needs CAP_CHECKPOINT_RESTORE, can take a pid
+ * without moving the figure; such a process is found at the next listing.) */
+static int tree_refresh(struct tree *t)
+{
+	long now = last_pid(t);
+	if (t->dirty || t->last_pid < 0 || now < 0)
+		return tree_update(t);
+	if (now == t->last_pid) {
+		if (t->npending)
+			probe_range(t, 0, -1);
+		return 0;
+	}
+	if (t->method == TREE_SCAN && now > t->last_pid && now - t->last_pid <= PROBE_MAX) {
+		long from = t->last_pid;
+		t->last_pid = now;
+		probe_range(t, from, now);
+		return t->dirty ? tree_update(t) : 0;
+	}
+	return tree_update(t);
 }
 
 static int member_rss(struct tree *t, struct entry *e, uint64_t *bytes)
@@ -448,21 +603,27 @@ static int member_rss(struct tree *t, struct entry *e, uint64_t *bytes)
 
 int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs)
 {
-	int rc = tree_update(t);
+	int rc = tree_refresh(t);
 	if (rc < 0)
 		return rc;
 	uint64_t sum = 0;
 	unsigned n = 0;
-	for (size_t i = 0; i < t->nmembers; i++) {
+	for (size_t i = 0; i < t->nmembers;) {
 		struct entry *e = table_find(&t->cur, t->members[i]);
 		uint64_t b;
 		/* Gone (exited and reaped since the listing) or unreadable: skip
 		 * it; a vanished process holds no memory, and a zero would only
 		 * look like a crash in the series. */
-		if (e && member_rss(t, e, &b) == 0) {
+		rc = e ? member_rss(t, e, &b) : PROCFS_GONE;
+		if (rc == PROCFS_GONE) {
+			drop_member(t, i); /* swaps the last one in: same i again */
+			continue;
+		}
+		if (rc == 0) {
 			sum += b;
 			n++;
 		}
+		i++;
 	}
 	*rss_bytes = sum;
 	*nprocs = n;

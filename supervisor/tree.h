@@ -51,11 +51,13 @@ void tree_close(struct tree *t);
 /* The method in use (never TREE_AUTO). */
 enum tree_method tree_method_used(const struct tree *t);
 
-/* Refresh membership from /proc. */
+/* Refresh membership from /proc (always lists). */
 int tree_update(struct tree *t);
 
-/* One sample: refresh, then sum the RSS of every member that could be read.
- * *nprocs counts the members that were read (gone ones are skipped). */
+/* One sample: refresh when membership may have changed (a pid was allocated
+ * since the last listing, per /proc/loadavg, or a member vanished), then sum
+ * the RSS of every member that could be read.  *nprocs counts the members
+ * that were read (gone ones are skipped). */
 int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs);
 
 /* Members after the last update, in no particular order.  Copies at most cap

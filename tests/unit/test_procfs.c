@@ -42,11 +42,12 @@ Test(procfs, status_live_capture)
 	cr_assert_eq(procfs_parse_status(buf, n, &st), 0);
 	cr_expect_str_eq(st.name, "cat");
 	cr_expect_eq(st.ppid, 27278);
+	cr_expect_eq(st.tgid, 27281);
 	cr_expect_eq(st.vm_rss_kb, 1620);
 	cr_expect_eq(st.vm_hwm_kb, 1620);
 	cr_expect_eq(st.vm_peak_kb, 3060);
 	cr_expect_eq(st.vm_size_kb, 3060);
-	cr_expect_eq(st.have & 0x3f, 0x3f);
+	cr_expect_eq(st.have & 0x7f, 0x7f);
 }
 
 Test(procfs, status_kernel_thread_has_no_vm)

@@ -199,3 +199,54 @@ Test(tree, live_children, .timeout = 10)
 {
 	live_tree(TREE_CHILDREN);
 }
+
+/* Processes created after the first sample are found by tree_sample()
+ * (which looks only at newly allocated pids when few were allocated),
+ * including a grandchild whose parent exits at once, and dropped when they
+ * die. */
+Test(tree, live_sample_finds_new_processes, .timeout = 10)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		cr_skip_test("no PR_SET_CHILD_SUBREAPER");
+	struct tree *t;
+	uint64_t rss;
+	unsigned np;
+	cr_assert_eq(tree_open(&t, NULL, getpid(), TREE_SCAN), 0);
+	cr_assert_eq(tree_sample(t, &rss, &np), 0);
+	cr_expect_eq(np, 0);
+	int pfd[2];
+	cr_assert_eq(pipe(pfd), 0);
+	pid_t a = fork_sleeper();
+	pid_t mid = fork();
+	cr_assert_geq(mid, 0);
+	if (mid == 0) {
+		pid_t g = fork();
+		if (g == 0) {
+			for (;;)
+				pause();
+		}
+		if (write(pfd[1], &g, sizeof g) != sizeof g)
+			_exit(1);
+		_exit(0);
+	}
+	pid_t g;
+	cr_assert_eq(read(pfd[0], &g, sizeof g), (ssize_t)sizeof g);
+	waitpid(mid, NULL, 0);
+	cr_assert_eq(tree_sample(t, &rss, &np), 0);
+	pid_t got[16];
+	size_t n = tree_pids(t, got, 16);
+	cr_expect_eq(np, 2, "read %u members", np);
+	cr_expect_eq(n, 2);
+	cr_expect(contains(got, n, a));
+	cr_expect(contains(got, n, g), "orphaned grandchild %d missed", (int)g);
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	cr_assert_eq(tree_sample(t, &rss, &np), 0);
+	cr_expect_eq(np, 1);
+	cr_expect_eq(tree_pids(t, got, 16), 1);
+	kill(g, SIGKILL);
+	waitpid(g, NULL, 0);
+	cr_assert_eq(tree_sample(t, &rss, &np), 0);
+	cr_expect_eq(np, 0);
+	tree_close(t);
+}
