@@ -16,8 +16,8 @@ struct boot_real real;
 int boot_ready;
 __thread int shim_guard __attribute__((tls_model("initial-exec")));
 
-#define BOOT_ARENA_BYTES (64u * 1024u)
-static _Alignas(64) char boot_arena[BOOT_ARENA_BYTES];
+_Alignas(64) char boot_arena[BOOT_ARENA_BYTES];
+int boot_glibc_chunks;
 static size_t boot_used;
 static int boot_state; /* 0 idle, 1 resolving, 2 done */
 
@@ -33,11 +33,6 @@ void *boot_alloc(size_t n, size_t align)
 	} while (!__atomic_compare_exchange_n(&boot_used, &old, start + n, 1, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
 	return boot_arena + start; /* static storage: already zero, fit for calloc */
-}
-
-int boot_owns(const void *p)
-{
-	return (const char *)p >= boot_arena && (const char *)p < boot_arena + BOOT_ARENA_BYTES;
 }
 
 size_t boot_span(const void *p)
@@ -72,6 +67,43 @@ static int boot_same_object(void *a, void *b)
 	if (!dladdr(a, &ia) || !dladdr(b, &ib))
 		return 0;
 	return ia.dli_fbase == ib.dli_fbase;
+}
+
+/* See boot_usable(): 1 if glibc's chunk header gives malloc_usable_size
+ * exactly, checked on real blocks of every shape. */
+static int boot_check_glibc(const struct boot_real *r)
+{
+#if defined(__x86_64__)
+	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 5000, 70000, 300000, 2000000 };
+	Dl_info info;
+	const char *base;
+	int ok = 1;
+	if (!dladdr((void *)r->malloc, &info) || !info.dli_fname)
+		return 0;
+	base = strrchr(info.dli_fname, '/');
+	base = base ? base + 1 : info.dli_fname;
+	if (strncmp(base, "libc.so", 7) != 0 || !r->memalign)
+		return 0;
+	for (size_t i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++) {
+		void *p = r->malloc(sizes[i]);
+		void *q = r->memalign(4096, sizes[i] + 1);
+		size_t hp, hq;
+		if (!p || !q) {
+			ok = 0;
+		} else {
+			hp = ((const size_t *)p)[-1];
+			hq = ((const size_t *)q)[-1];
+			ok = (hp & ~(size_t)7) - ((hp & 2) ? 16 : 8) == r->usable(p) &&
+			     (hq & ~(size_t)7) - ((hq & 2) ? 16 : 8) == r->usable(q);
+		}
+		r->free(p);
+		r->free(q);
+	}
+	return ok;
+#else
+	(void)r;
+	return 0;
+#endif
 }
 
 static void boot_resolve(void)
@@ -123,8 +155,11 @@ static void boot_resolve(void)
 	if (!r.usable || !boot_same_object((void *)r.malloc, (void *)r.usable)) {
 		r.usable = boot_usable_unknown;
 		counters_set_flag(MT_FLAG_HEAP_UNSIZED);
+	} else {
+		boot_glibc_chunks = boot_check_glibc(&r);
 	}
 	real = r;
+	counters_set_glibc_sizes(boot_glibc_chunks);
 }
 
 int boot_init(void)

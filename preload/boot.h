@@ -12,6 +12,7 @@
 
 #include <spawn.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <threads.h>
@@ -65,8 +66,36 @@ static inline int boot_ensure(void)
 }
 
 /* The bootstrap arena: 16-byte aligned bump allocation, never reused. */
+#define BOOT_ARENA_BYTES (64u * 1024u)
+extern char boot_arena[BOOT_ARENA_BYTES];
 void *boot_alloc(size_t n, size_t align);
-int boot_owns(const void *p);
+static inline int boot_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)boot_arena < BOOT_ARENA_BYTES;
+}
+
+/* malloc_usable_size of a live block.  glibc's own function is slow for
+ * what it does (it also reads the *next* chunk's header to check the block
+ * is in use, which a live block always is), so when the next allocator is
+ * glibc's and a start-up self-check over small, large, mmapped and aligned
+ * blocks shows the chunk header gives exactly what malloc_usable_size says,
+ * the hooks read the header themselves: size & ~7, less 8 (16 for mmapped
+ * chunks).  Any other allocator: its own malloc_usable_size. */
+extern int boot_glibc_chunks;
+static inline size_t boot_chunk_usable(const void *p)
+{
+	size_t h = ((const size_t *)p)[-1];
+	return (h & ~(size_t)7) - ((h & 2) ? 16 : 8);
+}
+
+static inline size_t boot_usable(void *p)
+{
+#if defined(__x86_64__)
+	if (MT_LIKELY(boot_glibc_chunks))
+		return boot_chunk_usable(p);
+#endif
+	return real.usable(p);
+}
 /* Bytes available from p to the end of the arena (for realloc). */
 size_t boot_span(const void *p);
 

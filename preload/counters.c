@@ -9,6 +9,9 @@ static struct mt_record counters_scratch;
 struct mt_record *counters_rec = &counters_scratch;
 int counters_mt;
 uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
+uint64_t counters_maps_now;
+int counters_fast;
+static int counters_glibc_sizes;
 
 struct mt_record *counters_local(void)
 {
@@ -26,6 +29,7 @@ static uint64_t counters_next_stamp(uint64_t stamp)
 void counters_bind(struct mt_record *r)
 {
 	counters_rec = r;
+	counters_maps_now = r->map_anon_current + r->map_file_current;
 	counters_heap_stamp_next = r->heap_peak_stamp ? counters_next_stamp(r->heap_peak_stamp) : 1;
 	counters_total_stamp_next =
 		r->total_peak_stamp ? counters_next_stamp(r->total_peak_stamp) : 1;
@@ -39,11 +43,19 @@ void counters_go_multithreaded(void)
 	/* pthread_create publishes this store to the new thread; the calling
 	 * thread sees it at once. */
 	__atomic_store_n(&counters_mt, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&counters_fast, 0, __ATOMIC_RELAXED);
 }
 
 void counters_go_single(void)
 {
 	counters_mt = 0;
+	counters_fast = counters_glibc_sizes;
+}
+
+void counters_set_glibc_sizes(int yes)
+{
+	counters_glibc_sizes = yes;
+	counters_fast = yes && !counters_mt;
 }
 
 void counters_set_flag(uint32_t flag)
@@ -162,6 +174,7 @@ void counters_note_map(int64_t anon, int64_t file, uint64_t largest)
 		counters_max(&r->map_largest, largest);
 	if (anon + file == 0)
 		return;
+	__atomic_add_fetch(&counters_maps_now, (uint64_t)(anon + file), __ATOMIC_RELAXED);
 	tot = __atomic_add_fetch(&r->total_current, (uint64_t)(anon + file), __ATOMIC_RELAXED);
 	if (anon + file > 0 && counters_max_raised(&r->total_peak, tot) &&
 	    tot >= __atomic_load_n(&counters_total_stamp_next, __ATOMIC_RELAXED))

@@ -28,6 +28,13 @@ extern struct mt_record *counters_rec;
 extern int counters_mt;
 /* Next heap/total peak value at which to read the clock. */
 extern uint64_t counters_heap_stamp_next, counters_total_stamp_next;
+/* map_anon_current + map_file_current, so that the single-threaded heap path
+ * stores total_current = heap_current + this instead of a second
+ * read-modify-write chain. */
+extern uint64_t counters_maps_now;
+/* 1 while single-threaded *and* block sizes come from glibc chunk headers
+ * (boot.h): the hooks then take their shortest path.  One flag, one test. */
+extern int counters_fast;
 
 /* The static record counting starts in (before the constructor, and when
  * there is no record file). */
@@ -39,6 +46,8 @@ void counters_bind(struct mt_record *r);
 void counters_go_multithreaded(void);
 /* In a fork child: one thread again, so plain updates are safe. */
 void counters_go_single(void);
+/* boot.c: whether glibc chunk headers give the block sizes. */
+void counters_set_glibc_sizes(int yes);
 
 /* Cold paths (counters.c). */
 void counters_stamp_heap(uint64_t cur);
@@ -76,7 +85,8 @@ static inline void counters_request_st(struct mt_record *r, unsigned kind, size_
 static inline void counters_grow_st(struct mt_record *r, size_t bytes)
 {
 	uint64_t cur = r->heap_current += bytes;
-	uint64_t tot = r->total_current += bytes;
+	uint64_t tot = cur + counters_maps_now;
+	r->total_current = tot;
 	if (cur > r->heap_peak) {
 		r->heap_peak = cur;
 		if (MT_UNLIKELY(cur >= counters_heap_stamp_next))
@@ -111,8 +121,7 @@ static inline void counters_note_free(size_t usable)
 		return;
 	}
 	r->calls[MT_CALL_FREE]++;
-	r->heap_current -= usable;
-	r->total_current -= usable;
+	r->total_current = (r->heap_current -= usable) + counters_maps_now;
 }
 
 /* realloc-like call: the old block (old_usable, 0 if none) was replaced by
@@ -130,8 +139,7 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
 	if (new_usable >= old_usable) {
 		counters_grow_st(r, new_usable - old_usable);
 	} else {
-		r->heap_current -= old_usable - new_usable;
-		r->total_current -= old_usable - new_usable;
+		r->total_current = (r->heap_current -= old_usable - new_usable) + counters_maps_now;
 	}
 }
 

@@ -35,26 +35,42 @@ extern char **environ;
 
 /* ---- malloc family ------------------------------------------------------ */
 
+/* malloc and free have a shortest path (counters_fast: resolved, one
+ * thread, sizes from glibc chunk headers) that a malloc/free loop stays on:
+ * one flag test, then plain counter updates. */
 MT_EXPORT void *malloc(size_t n)
 {
 	void *p;
+	if (MT_LIKELY(counters_fast)) {
+		p = real.malloc(n);
+		counters_request_st(counters_rec, MT_CALL_MALLOC, n);
+		if (MT_LIKELY(p != NULL))
+			counters_grow_st(counters_rec, boot_chunk_usable(p));
+		return p;
+	}
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, 16);
 	p = real.malloc(n);
-	counters_note_alloc(MT_CALL_MALLOC, n, p ? real.usable(p) : 0);
+	counters_note_alloc(MT_CALL_MALLOC, n, p ? boot_usable(p) : 0);
 	return p;
 }
 
 MT_EXPORT void free(void *p)
 {
 	size_t u;
+	if (MT_LIKELY(counters_fast) && MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p))) {
+		/* Counted first, so the call to the real free is a tail call. */
+		counters_note_free(boot_chunk_usable(p));
+		real.free(p);
+		return;
+	}
 	if (MT_UNLIKELY(!boot_ensure()) || MT_UNLIKELY(boot_owns(p)))
 		return; /* arena blocks are never reused */
 	if (!p) {
 		counters_note_free(0);
 		return;
 	}
-	u = real.usable(p);
+	u = boot_usable(p);
 	real.free(p);
 	counters_note_free(u);
 }
@@ -68,7 +84,7 @@ MT_EXPORT void *calloc(size_t n, size_t m)
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(bytes, 16);
 	p = real.calloc(n, m);
-	counters_note_alloc(MT_CALL_CALLOC, bytes, p ? real.usable(p) : 0);
+	counters_note_alloc(MT_CALL_CALLOC, bytes, p ? boot_usable(p) : 0);
 	return p;
 }
 
@@ -79,7 +95,7 @@ static void *hooks_realloc_boot(void *p, size_t n, unsigned kind)
 	void *q = real.malloc(n);
 	if (q)
 		memcpy(q, p, n < span ? n : span);
-	counters_note_alloc(kind, n, q ? real.usable(q) : 0);
+	counters_note_alloc(kind, n, q ? boot_usable(q) : 0);
 	return q;
 }
 
@@ -95,10 +111,10 @@ MT_EXPORT void *realloc(void *p, size_t n)
 	}
 	if (MT_UNLIKELY(boot_owns(p)))
 		return hooks_realloc_boot(p, n, MT_CALL_REALLOC);
-	old = p ? real.usable(p) : 0;
+	old = p ? boot_usable(p) : 0;
 	q = real.realloc(p, n);
 	if (q)
-		counters_note_realloc(MT_CALL_REALLOC, n, old, real.usable(q));
+		counters_note_realloc(MT_CALL_REALLOC, n, old, boot_usable(q));
 	else if (p && n == 0)
 		counters_note_realloc(MT_CALL_REALLOC, n, old, 0); /* glibc: freed */
 	else
@@ -120,12 +136,12 @@ MT_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 		return realloc(p, bytes);
 	if (MT_UNLIKELY(boot_owns(p)))
 		return hooks_realloc_boot(p, bytes, MT_CALL_REALLOCARRAY);
-	old = p ? real.usable(p) : 0;
+	old = p ? boot_usable(p) : 0;
 	/* Not real.reallocarray: glibc's calls realloc through the PLT, which
 	 * is our hook, and the call would count twice. */
 	q = real.realloc(p, bytes);
 	if (q)
-		counters_note_realloc(MT_CALL_REALLOCARRAY, bytes, old, real.usable(q));
+		counters_note_realloc(MT_CALL_REALLOCARRAY, bytes, old, boot_usable(q));
 	else if (p && bytes == 0)
 		counters_note_realloc(MT_CALL_REALLOCARRAY, bytes, old, 0);
 	else
@@ -141,7 +157,7 @@ MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		return *out ? 0 : ENOMEM;
 	}
 	rc = real.posix_memalign(out, align, n);
-	counters_note_alloc(MT_CALL_POSIX_MEMALIGN, n, rc == 0 && *out ? real.usable(*out) : 0);
+	counters_note_alloc(MT_CALL_POSIX_MEMALIGN, n, rc == 0 && *out ? boot_usable(*out) : 0);
 	return rc;
 }
 
@@ -151,7 +167,7 @@ static void *hooks_aligned(void *(*fn)(size_t, size_t), unsigned kind, size_t al
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, align);
 	p = fn(align, n);
-	counters_note_alloc(kind, n, p ? real.usable(p) : 0);
+	counters_note_alloc(kind, n, p ? boot_usable(p) : 0);
 	return p;
 }
 
@@ -175,7 +191,7 @@ MT_EXPORT void *valloc(size_t n)
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, 4096);
 	p = real.valloc(n);
-	counters_note_alloc(MT_CALL_VALLOC, n, p ? real.usable(p) : 0);
+	counters_note_alloc(MT_CALL_VALLOC, n, p ? boot_usable(p) : 0);
 	return p;
 }
 
@@ -185,7 +201,7 @@ MT_EXPORT void *pvalloc(size_t n)
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, 4096);
 	p = real.pvalloc(n);
-	counters_note_alloc(MT_CALL_PVALLOC, n, p ? real.usable(p) : 0);
+	counters_note_alloc(MT_CALL_PVALLOC, n, p ? boot_usable(p) : 0);
 	return p;
 }
 
