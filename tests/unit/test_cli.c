@@ -2,6 +2,8 @@
  * argument (with the text the message must contain). */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 
@@ -167,4 +169,59 @@ Test(cli, help_lists_every_option)
 				       "--help", "--version" };
 	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
 		cr_expect_not_null(strstr(cli_help_text, longs[i]), "%s", longs[i]);
+}
+
+/* --help, man/memsup.1 and README's memsup section name the same options:
+ * every "--word" in the help text appears in both documents. */
+static char *slurp_doc(const char *rel)
+{
+	const char *src = getenv("MT_SRCDIR");
+	if (!src)
+		cr_skip_test("MT_SRCDIR is not set (run through make check)");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", src, rel);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	static char buf[2][1 << 17];
+	static int slot;
+	char *b = buf[slot++ % 2];
+	size_t n = fread(b, 1, sizeof buf[0] - 1, f);
+	b[n] = '\0';
+	fclose(f);
+	/* roff writes a literal minus as "\-" */
+	char *w = b;
+	for (char *r = b; *r; r++) {
+		if (r[0] == '\\' && r[1] == '-')
+			continue;
+		*w++ = *r;
+	}
+	*w = '\0';
+	return b;
+}
+
+Test(cli, help_man_and_readme_agree)
+{
+	char *man = slurp_doc("man/memsup.1");
+	char *readme = slurp_doc("README.md");
+	char *sec = strstr(readme, "## memsup");
+	cr_assert_not_null(sec, "README has no '## memsup' section");
+	char *end = strstr(sec + 3, "\n## ");
+	if (end)
+		*end = '\0';
+	int seen = 0;
+	for (const char *p = cli_help_text; (p = strstr(p, "--")) != NULL;) {
+		char opt[32];
+		size_t n = 2;
+		while (n < sizeof opt - 1 && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z')))
+			n++;
+		memcpy(opt, p, n);
+		opt[n] = '\0';
+		p += n;
+		if (n <= 2)
+			continue; /* the bare "--" separator */
+		cr_expect_not_null(strstr(man, opt), "man/memsup.1 lacks %s", opt);
+		cr_expect_not_null(strstr(sec, opt), "README's memsup section lacks %s", opt);
+		seen++;
+	}
+	cr_expect_geq(seen, 12);
 }
