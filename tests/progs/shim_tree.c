@@ -21,7 +21,15 @@
  *                    prints "usable=<n>"
  *   threadfork       a thread allocating in a loop while main forks a child
  *                    that allocates, frees and exits
+ *   chdirclose       chdir("/"), close every fd above 2, print "fds=<n>"
+ *                    (descriptors still open above 2: the shim keeps none),
+ *                    then fork; the child execs `leaf`
+ *   dlopen LIB       dlopen LIB (its constructor allocates), dlclose it
+ *   execfail         execv and execvp of a missing program fail (ENOENT is
+ *                    printed as "errno=2"), then exit 0
  */
+#include <dirent.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -231,6 +239,49 @@ int main(int argc, char **argv)
 		}
 		stop = 1;
 		pthread_join(t, NULL);
+		return 0;
+	}
+	if (!strcmp(mode, "chdirclose")) {
+		int fds = 0;
+		DIR *d;
+		struct dirent *e;
+		if (chdir("/") != 0)
+			fail("chdir");
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		d = opendir("/proc/self/fd");
+		if (!d)
+			fail("opendir");
+		while ((e = readdir(d)) != NULL)
+			if (atoi(e->d_name) > 2 && atoi(e->d_name) != dirfd(d))
+				fds++;
+		closedir(d);
+		say(mode, "fds", fds);
+		pid = fork();
+		if (pid == 0) {
+			execl(self, self, "leaf", (char *)NULL);
+			fail("execl");
+		}
+		wait_ok(pid);
+		return 0;
+	}
+	if (!strcmp(mode, "execfail")) {
+		char *av[] = { "/nonexistent/prog", NULL };
+		int e1, e2;
+		execv(av[0], av);
+		e1 = errno;
+		execvp("no-such-program-anywhere", av);
+		e2 = errno;
+		say(mode, "errno", e1 == e2 ? e1 : -1);
+		return 0;
+	}
+	if (!strcmp(mode, "dlopen")) {
+		void *h = dlopen(argc > 2 ? argv[2] : "", RTLD_NOW);
+		if (!h) {
+			fprintf(stderr, "shim_tree: %s\n", dlerror());
+			return 11;
+		}
+		dlclose(h);
 		return 0;
 	}
 	fprintf(stderr, "shim_tree: unknown mode %s\n", mode);

@@ -84,3 +84,19 @@ Test(shim_exit, markers, .timeout = 20)
 	cr_expect_leq(rec.markers[1].mono_ns, rec.markers[2].mono_ns);
 	shim_done(&r);
 }
+
+/* A failed exec leaves the image RUNNING (then EXITED), errno intact. */
+Test(shim_exit, failed_exec_restores_running, .timeout = 20)
+{
+	const char *argv[] = { "shim_tree", "execfail", NULL };
+	struct shim_run r;
+	struct mt_record rec;
+	shim_run(&r, argv, NULL, 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s%s", r.out, r.err);
+	cr_expect_eq(shim_value(r.out, "errno"), 2);
+	shim_record(&r, r.pid, 0, &rec);
+	cr_expect_eq(rec.state, MT_STATE_EXITED);
+	cr_expect_eq(rec.exit_code, 0);
+	cr_expect_geq(rec.end_mono_ns, rec.start_mono_ns);
+	shim_done(&r);
+}

@@ -81,7 +81,10 @@ void shim_run(struct shim_run *r, const char *const *argv, const char *const *en
 		if (!shim_is_ours(*e))
 			envp[n++] = *e;
 	snprintf(preload, sizeof preload, "LD_PRELOAD=%s", so);
-	snprintf(dirvar, sizeof dirvar, "MEMTRACE_DIR=%s", r->dir);
+	if (flags & SHIM_RELATIVE_DIR)
+		snprintf(dirvar, sizeof dirvar, "MEMTRACE_DIR=rec");
+	else
+		snprintf(dirvar, sizeof dirvar, "MEMTRACE_DIR=%s", r->dir);
 	if (!(flags & SHIM_NO_PRELOAD))
 		envp[n++] = preload;
 	if (!(flags & SHIM_NO_DIR))
@@ -103,6 +106,8 @@ void shim_run(struct shim_run *r, const char *const *argv, const char *const *en
 		dup2(fd, 2);
 		fd = open("/dev/null", O_RDONLY);
 		dup2(fd, 0);
+		if ((flags & SHIM_RELATIVE_DIR) && chdir(r->base) != 0)
+			_exit(126);
 		execve(prog, (char *const *)argv, envp);
 		_exit(127);
 	}

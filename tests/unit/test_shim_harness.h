@@ -21,6 +21,7 @@ enum {
 	SHIM_NO_DIR = 1 << 0,     /* do not set MEMTRACE_DIR */
 	SHIM_NO_PRELOAD = 1 << 1, /* run bare */
 	SHIM_ASYNC = 1 << 2,      /* start and return; see shim_wait */
+	SHIM_RELATIVE_DIR = 1 << 3, /* run in base/ with MEMTRACE_DIR=rec (relative) */
 };
 
 struct shim_run {

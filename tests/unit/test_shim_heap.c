@@ -2,6 +2,7 @@
  * Workloads in tests/progs print the ground truth (malloc_usable_size sums
  * they computed themselves); the records must match it exactly. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,5 +154,23 @@ Test(shim_heap, stderr_summary_and_quiet, .timeout = 20)
 	shim_done(&r);
 	run_ok(&r, argv, quiet, SHIM_NO_DIR);
 	cr_expect_str_eq(r.err, "");
+	shim_done(&r);
+}
+
+/* A dlopen'ed library's allocations go through the hooks like any other. */
+Test(shim_heap, dlopened_library_is_counted, .timeout = 20)
+{
+	char lib[PATH_MAX];
+	struct shim_run r;
+	struct mt_record rec;
+	snprintf(lib, sizeof lib, "%s/.libs/libshimctor.so", getenv("MT_PROGS"));
+	const char *argv[] = { "shim_tree", "dlopen", lib, NULL };
+	run_ok(&r, argv, NULL, 0);
+	shim_record(&r, r.pid, 0, &rec);
+	/* Its constructor keeps ctor_usable bytes that dlclose does not free. */
+	cr_expect_geq(rec.heap_current, shim_value(r.out, "ctor_usable"));
+	cr_expect_geq(rec.calls[MT_CALL_MALLOC], 3);
+	cr_expect_geq(rec.calls[MT_CALL_FREE], 1);
+	cr_expect_eq(rec.state, MT_STATE_EXITED);
 	shim_done(&r);
 }

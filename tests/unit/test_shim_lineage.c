@@ -220,3 +220,18 @@ Test(shim_lineage, threads_then_fork, .timeout = 30)
 	}
 	tree_done(&t);
 }
+
+/* Relative MEMTRACE_DIR, then chdir("/") and every fd closed: the records
+ * still land in the same directory, and the shim holds no descriptor. */
+Test(shim_lineage, chdir_and_closed_fds, .timeout = 20)
+{
+	struct tree t;
+	tree_run(&t, "chdirclose", NULL, SHIM_RELATIVE_DIR);
+	cr_expect_eq(shim_value(t.run.out, "fds"), 0, "the shim keeps no fd open");
+	cr_assert_eq(t.n, 3);
+	const struct mt_record *p = tree_find(&t, t.run.pid, 0);
+	const struct mt_record *leaf = tree_mode(&t, "leaf");
+	expect_parent(leaf, tree_find(&t, leaf->pid, 0), MT_REL_EXEC);
+	expect_parent(tree_find(&t, leaf->pid, 0), p, MT_REL_FORK);
+	tree_done(&t);
+}
