@@ -27,7 +27,23 @@
  *  - End of image: the exit block (`exit_*`, `end_*`, kernel figures) is
  *    filled, then `state` is stored with release order.  A record whose state
  *    is still MT_STATE_RUNNING after its process died was killed (SIGKILL) or
- *    crashed where no handler could run; its counters are the last ones.
+ *    crashed where no handler could run (the shim installs no signal
+ *    handlers); its counters are the last ones.  An exec that fails stores
+ *    RUNNING again (end_mono_ns back to 0), so EXECED is final only once the
+ *    <pid>.<gen+1> record exists or the process is gone.  Counters may still
+ *    move after `state` is final: a library destructor that runs after the
+ *    shim's exit handler may still free memory.
+ *
+ * What the figures mean:
+ *  - Heap bytes are the next allocator's malloc_usable_size() of each block,
+ *    counted at allocation and again at free, so they cancel exactly.
+ *  - Mapping bytes are whole pages of regions mapped through the interposed
+ *    mmap/mmap64/mremap (not the allocator's or the loader's own mappings).
+ *  - A fork child gets its own record (relation FORK): current figures are
+ *    the parent's at fork (the memory it inherited), peaks equal them, and
+ *    calls, histogram, requested and largest start at zero.
+ *  - The shim writes these files with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0644,
+ *    and keeps no descriptor open (the mapping is enough).
  *
  * All byte counts are bytes; all *_kb fields are KiB as the kernel prints
  * them; times are nanoseconds, *_mono_ns on CLOCK_MONOTONIC (comparable with
@@ -113,8 +129,11 @@ enum mt_call {
 #define MT_FLAG_ARGV_TRUNCATED  (1u << 0) /* argv did not fit MT_ARGV_BYTES */
 #define MT_FLAG_EXE_TRUNCATED   (1u << 1)
 #define MT_FLAG_MULTITHREADED   (1u << 2) /* counters switched to atomics    */
-#define MT_FLAG_FOLLOWED        (1u << 3) /* preload re-injected (FOLLOW)    */
-#define MT_FLAG_SECURE          (1u << 4) /* AT_SECURE image                 */
+#define MT_FLAG_FOLLOWED        (1u << 3) /* this image put the preload back
+                                             into a scrubbed envp it exec'd
+                                             or spawned (MEMTRACE_FOLLOW=1)  */
+#define MT_FLAG_SECURE          (1u << 4) /* AT_SECURE image (MEMTRACE_OUT and
+                                             MEMTRACE_FOLLOW ignored)        */
 #define MT_FLAG_MARKERS_DROPPED (1u << 5) /* more than MT_MARKERS markers    */
 #define MT_FLAG_MAP_OVERFLOW    (1u << 6) /* map table full: see map_untracked_* */
 #define MT_FLAG_HEAP_UNSIZED    (1u << 7) /* the next malloc_usable_size is not
