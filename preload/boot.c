@@ -74,7 +74,11 @@ static int boot_same_object(void *a, void *b)
 static int boot_check_glibc(const struct boot_real *r)
 {
 #if defined(__x86_64__)
-	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 5000, 70000, 300000, 2000000 };
+	/* Small, medium, and one mmapped chunk above glibc's largest dynamic
+	 * mmap threshold (32 MiB): freeing an mmapped chunk below that would
+	 * raise the threshold and change how the program's later large
+	 * blocks are served.  Only the header page of the big one is touched. */
+	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 5000, 40u << 20 };
 	Dl_info info;
 	const char *base;
 	int ok = 1;
@@ -86,7 +90,7 @@ static int boot_check_glibc(const struct boot_real *r)
 		return 0;
 	for (size_t i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++) {
 		void *p = r->malloc(sizes[i]);
-		void *q = r->memalign(4096, sizes[i] + 1);
+		void *q = r->memalign(i & 1 ? 64 : 4096, sizes[i] + 1);
 		size_t hp, hq;
 		if (!p || !q) {
 			ok = 0;

@@ -25,6 +25,9 @@
  *                    (descriptors still open above 2: the shim keeps none),
  *                    then fork; the child execs `leaf`
  *   dlopen LIB       dlopen LIB (its constructor allocates), dlclose it
+ *   threshold        print "mmapped=1" if a 200000-byte malloc is served by
+ *                    mmap, as glibc does by default (the shim's start-up
+ *                    must not move glibc's dynamic mmap threshold)
  *   execfail         execv and execvp of a missing program fail (ENOENT is
  *                    printed as "errno=2"), then exit 0
  */
@@ -263,6 +266,14 @@ int main(int argc, char **argv)
 			fail("execl");
 		}
 		wait_ok(pid);
+		return 0;
+	}
+	if (!strcmp(mode, "threshold")) {
+		char *volatile p = malloc(200000);
+		size_t h;
+		memcpy(&h, p - sizeof h, sizeof h); /* glibc chunk header: bit 1 = mmapped */
+		say(mode, "mmapped", (h & 2) != 0);
+		free(p);
 		return 0;
 	}
 	if (!strcmp(mode, "execfail")) {

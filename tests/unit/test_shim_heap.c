@@ -174,3 +174,17 @@ Test(shim_heap, dlopened_library_is_counted, .timeout = 20)
 	cr_expect_eq(rec.state, MT_STATE_EXITED);
 	shim_done(&r);
 }
+
+/* The shim's start-up (its glibc self-check) must not change how glibc
+ * serves the program's blocks: 200000 bytes are still mmapped. */
+Test(shim_heap, glibc_mmap_threshold_untouched, .timeout = 20)
+{
+	const char *argv[] = { "shim_tree", "threshold", NULL };
+	struct shim_run bare, r;
+	run_ok(&bare, argv, NULL, SHIM_NO_PRELOAD);
+	run_ok(&r, argv, NULL, 0);
+	cr_expect_eq(shim_value(r.out, "mmapped"), shim_value(bare.out, "mmapped"));
+	cr_expect_eq(shim_value(r.out, "mmapped"), 1);
+	shim_done(&bare);
+	shim_done(&r);
+}
