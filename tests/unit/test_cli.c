@@ -7,7 +7,7 @@
 #include <string.h>
 #include "cli.h"
 
-#define MAXARGS 12
+#define MAXARGS 16
 
 static int parse(const char *const *args, struct sup_options *o, char *err, size_t cap)
 {
@@ -16,8 +16,10 @@ static int parse(const char *const *args, struct sup_options *o, char *err, size
 	int argc = 0;
 	argv[argc] = strcpy(store[argc], "memsup");
 	argc++;
-	for (int i = 0; args[i]; i++, argc++)
+	for (int i = 0; args[i]; i++, argc++) {
+		cr_assert_lt(argc, MAXARGS + 1, "too many arguments for the test harness");
 		argv[argc] = strcpy(store[argc], args[i]);
+	}
 	argv[argc] = NULL;
 	return cli_parse(argc, argv, o, err, cap);
 }
