@@ -156,6 +156,7 @@ static void boot_resolve(void)
 	r.thrd_create = (int (*)(thrd_t *, thrd_start_t, void *))boot_sym("thrd_create");
 	r.exit_ = (void (*)(int))boot_sym("_exit");
 	r.exit_upper = (void (*)(int))boot_sym("_Exit");
+	r.quick_exit = (void (*)(int))boot_sym("quick_exit");
 	if (!r.usable || !boot_same_object((void *)r.malloc, (void *)r.usable)) {
 		r.usable = boot_usable_unknown;
 		counters_set_flag(MT_FLAG_HEAP_UNSIZED);

@@ -49,6 +49,7 @@ struct boot_real {
 	int (*thrd_create)(thrd_t *, thrd_start_t, void *);
 	void (*exit_)(int); /* _exit */
 	void (*exit_upper)(int); /* _Exit */
+	void (*quick_exit)(int);
 };
 
 extern struct boot_real real;

@@ -24,6 +24,7 @@
 
 #include "boot.h"
 #include "counters.h"
+#include "life.h"
 #include "lineage.h"
 #include "record.h"
 #include "report.h"
@@ -421,6 +422,20 @@ MT_EXPORT int pclose(FILE *f)
 	    __atomic_sub_fetch(&hooks_popen_open, 1, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&counters_rec->spawn_relation, 0, __ATOMIC_RELEASE);
 	return rc;
+}
+
+/* ---- quick_exit: its handlers get no status, so keep it for life.c ----- */
+
+MT_EXPORT _Noreturn void quick_exit(int status)
+{
+	void (*fn)(int);
+	boot_ensure();
+	life_quick_status = status;
+	fn = (void (*)(int))real.quick_exit;
+	if (fn)
+		fn(status);
+	for (;;)
+		sys_call6(SYS_exit_group, status, 0, 0, 0, 0, 0);
 }
 
 /* ---- _exit / _Exit ------------------------------------------------------ */

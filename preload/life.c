@@ -16,6 +16,7 @@
 #include "boot.h"
 #include "config.h"
 #include "counters.h"
+#include "life.h"
 #include "record.h"
 #include "report.h"
 #include "store.h"
@@ -31,6 +32,16 @@ static void life_on_exit(int status, void *arg)
 {
 	(void)arg;
 	if (store_finish(MT_STATE_EXITED, status, 0))
+		report_end(counters_rec);
+}
+
+int life_quick_status;
+
+/* at_quick_exit handlers run in reverse order too: ours, registered from
+ * the constructor, runs after the program's.  hooks.c kept the status. */
+static void life_on_quick_exit(void)
+{
+	if (store_finish(MT_STATE_EXITED, life_quick_status, 0))
 		report_end(counters_rec);
 }
 
@@ -64,6 +75,7 @@ __attribute__((constructor)) static void life_start(int argc, char **argv, char 
 	pthread_atfork(life_prepare, life_parent, life_child);
 	/* on_exit sees main's return value as well as exit()'s argument. */
 	life_exit_hooked = on_exit(life_on_exit, NULL) == 0;
+	at_quick_exit(life_on_quick_exit);
 }
 
 /* Only if on_exit could not be registered (exit status then unknown: 0). */

@@ -28,6 +28,7 @@
  *   threshold        print "mmapped=1" if a 200000-byte malloc is served by
  *                    mmap, as glibc does by default (the shim's start-up
  *                    must not move glibc's dynamic mmap threshold)
+ *   quick            quick_exit(5) after malloc of 3000 bytes ("usable=<n>")
  *   execfail         execv and execvp of a missing program fail (ENOENT is
  *                    printed as "errno=2"), then exit 0
  */
@@ -267,6 +268,11 @@ int main(int argc, char **argv)
 		}
 		wait_ok(pid);
 		return 0;
+	}
+	if (!strcmp(mode, "quick")) {
+		void *volatile p = malloc(3000);
+		say(mode, "usable", (long long)malloc_usable_size(p));
+		quick_exit(5);
 	}
 	if (!strcmp(mode, "threshold")) {
 		char *volatile p = malloc(200000);

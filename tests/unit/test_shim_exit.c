@@ -100,3 +100,17 @@ Test(shim_exit, failed_exec_restores_running, .timeout = 20)
 	cr_expect_geq(rec.end_mono_ns, rec.start_mono_ns);
 	shim_done(&r);
 }
+
+Test(shim_exit, quick_exit_ends_the_image, .timeout = 20)
+{
+	const char *argv[] = { "shim_tree", "quick", NULL };
+	struct shim_run r;
+	struct mt_record rec;
+	shim_run(&r, argv, NULL, 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 5, "%s%s", r.out, r.err);
+	shim_record(&r, r.pid, 0, &rec);
+	cr_expect_eq(rec.state, MT_STATE_EXITED);
+	cr_expect_eq(rec.exit_code, 5);
+	cr_expect_eq(rec.heap_current, shim_value(r.out, "usable"));
+	shim_done(&r);
+}
