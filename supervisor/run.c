@@ -373,10 +373,10 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		goto out;
 	}
 	rec->discovery = tree_method_name(tree_method_used(r.tree));
-	if (o->discovery == TREE_AUTO && tree_method_used(r.tree) == TREE_SCAN)
+	if (o->discovery != TREE_CHILDREN && tree_probe(cfg->proc_root, getpid()) != TREE_CHILDREN)
 		record_add_note(rec, "no /proc/PID/task/TID/children files (kernel built "
-				"without CONFIG_PROC_CHILDREN): descendants found by a ppid "
-				"scan of /proc");
+				"without CONFIG_PROC_CHILDREN): --discovery children is "
+				"unavailable; the ppid scan ran");
 
 	struct spawn_request req = {
 		.argv = o->command,

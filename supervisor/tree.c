@@ -379,10 +379,13 @@ int tree_open(struct tree **out, const char *root, pid_t self, enum tree_method 
 {
 	if (!root)
 		root = "/proc";
-	enum tree_method avail = tree_probe(root, self);
+	/* auto is the scan: with the last-pid gate and new-pid probing it
+	 * costs a few syscalls per new process anywhere on the system, where a
+	 * children-file walk re-reads every member's task directory whenever
+	 * any process was created -- often, on a busy machine. */
 	if (m == TREE_AUTO)
-		m = avail;
-	else if (m == TREE_CHILDREN && avail != TREE_CHILDREN)
+		m = TREE_SCAN;
+	else if (m == TREE_CHILDREN && tree_probe(root, self) != TREE_CHILDREN)
 		return -ENOTSUP;
 	struct tree *t = calloc(1, sizeof *t);
 	if (!t)

@@ -11,6 +11,8 @@
  *    ours, and orphans come to us), so an old pid keeps its verdict until it
  *    vanishes from a listing.
  * Both give the same set (tests/unit/test_tree.c checks it on fixtures).
+ * TREE_AUTO is the scan: it is the cheaper of the two per sample (see
+ * tree_open in tree.c); the children files are walked only when asked for.
  *
  * RSS comes from /proc/PID/statm (the same figure as VmRSS, cheaper to
  * produce), through an fd held open per member and pread() at offset 0: the
@@ -43,8 +45,8 @@ const char *tree_method_name(enum tree_method m);
 enum tree_method tree_probe(const char *root, pid_t self);
 
 /* Create a tree for the descendants of `self` under proc root `root` (NULL:
- * "/proc"; the string must outlive the tree).  TREE_AUTO resolves through
- * tree_probe(); TREE_CHILDREN where the kernel lacks the files is -ENOTSUP. */
+ * "/proc"; the string must outlive the tree).  TREE_AUTO resolves to
+ * TREE_SCAN; TREE_CHILDREN where the kernel lacks the files is -ENOTSUP. */
 int tree_open(struct tree **out, const char *root, pid_t self, enum tree_method m);
 void tree_close(struct tree *t);
 

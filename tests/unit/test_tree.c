@@ -76,7 +76,7 @@ Test(tree, probe)
 	cr_expect_eq(tree_method_used(t), TREE_SCAN);
 	tree_close(t);
 	cr_assert_eq(tree_open(&t, root("tree1"), 100, TREE_AUTO), 0);
-	cr_expect_eq(tree_method_used(t), TREE_CHILDREN);
+	cr_expect_eq(tree_method_used(t), TREE_SCAN); /* auto is the scan */
 	tree_close(t);
 }
 
