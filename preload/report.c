@@ -21,29 +21,27 @@ static const char *const report_state_names[] = {
 	"running", "exited", "_exit", "execed", "signaled",
 };
 
-/* Bytes as "12345 B" below 10 KiB, else with one decimal in KiB/MiB/GiB. */
+/* Bytes as "12345 B" below 10 KiB, else with one decimal (truncated) in the
+ * largest of KiB/MiB/GiB/TiB that keeps the whole part at or above 1. */
 static void report_add_bytes(struct sys_str *s, uint64_t v)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	uint64_t div = 1024;
 	unsigned u = 0;
-	uint64_t whole, tenths;
 	if (v < 10240) {
 		sys_str_add_u64(s, v);
 		sys_str_add(s, " B");
 		return;
 	}
-	whole = v;
-	tenths = 0;
-	do {
-		tenths = (whole % 1024) * 10 / 1024;
-		whole /= 1024;
+	while (u < 3 && v / div >= 1024) {
+		div *= 1024;
 		u++;
-	} while (whole >= 10240 && u < 4);
-	sys_str_add_u64(s, whole);
+	}
+	sys_str_add_u64(s, v / div);
 	sys_str_add(s, ".");
-	sys_str_add_u64(s, tenths);
+	sys_str_add_u64(s, (v % div) * 10 / div);
 	sys_str_add(s, " ");
-	sys_str_add(s, units[u - 1]);
+	sys_str_add(s, units[u]);
 }
 
 size_t report_format_summary(const struct mt_record *r, char *buf, size_t cap)
