@@ -8,6 +8,7 @@
 #include "version.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,11 @@ int main(int argc, char **argv)
 		sup_die("--discovery: 'children': this kernel has no "
 			"/proc/PID/task/TID/children files (CONFIG_PROC_CHILDREN)");
 
+	/* A closed stdout under --json must not kill memsup before it has
+	 * reaped and reported: the write fails with EPIPE instead (exit 125).
+	 * The command gets default dispositions back (spawn.c). */
+	signal(SIGPIPE, SIG_IGN);
+
 	char outbuf[PATH_MAX];
 	const char *out = opt.out;
 	if (!out) {
@@ -155,6 +161,8 @@ int main(int argc, char **argv)
 	}
 	if (!opt.quiet)
 		print_summary(&rec, &ev);
+	else if (!opt.out)
+		fprintf(stderr, "memsup: evidence: %s\n", ev.path); /* a name we chose */
 	evidence_close(&ev);
 	record_free(&rec);
 	free(envp);
