@@ -338,6 +338,19 @@ int record_write_json(int fd, const struct sup_record *r)
 		jsonw_object_end(&w);
 	}
 	jsonw_array_end(&w);
+	jsonw_key(&w, "orphans_reaped");
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < r->n_reaped && i < EVIDENCE_MAX_REAPED; i++) {
+		jsonw_object_begin(&w);
+		jsonw_key(&w, "pid");
+		jsonw_int(&w, r->reaped[i].pid);
+		jsonw_key(&w, "exit_code");
+		jsonw_int(&w, r->reaped[i].exit_code);
+		jsonw_object_end(&w);
+	}
+	jsonw_array_end(&w);
+	jsonw_key(&w, "orphans_reaped_total");
+	jsonw_uint(&w, r->n_reaped);
 	jsonw_key(&w, "rusage_children_maxrss_mb");
 	put_float_or_null(&w, r->rusage_children_maxrss_mb, r->rusage_children_maxrss_mb >= 0);
 	jsonw_key(&w, "poll_interval_p99_s");

@@ -29,6 +29,14 @@ struct sup_leftover {
 	size_t argv_len;
 };
 
+/* A re-parented orphan memsup reaped: its status, Python convention. */
+struct sup_reaped {
+	pid_t pid;
+	int exit_code;             /* status, or -signal */
+};
+
+#define EVIDENCE_MAX_REAPED 256u
+
 struct sup_record {
 	/* what was asked */
 	char *const *command;
@@ -59,6 +67,8 @@ struct sup_record {
 	unsigned max_processes;
 	struct sup_leftover *leftovers;
 	size_t n_leftovers;
+	struct sup_reaped reaped[EVIDENCE_MAX_REAPED]; /* first ones only */
+	size_t n_reaped;           /* how many there were (may exceed the array) */
 	double rusage_children_maxrss_mb; /* < 0: not known yet */
 	double memsup_cpu_s;              /* memsup's own user+system CPU; < 0: unknown */
 	double poll_interval_p99_s;       /* < 0: fewer than 2 samples */

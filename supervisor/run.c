@@ -88,6 +88,15 @@ static void reap(struct run *r)
 			if (p == r->main_pid && !r->main_done) {
 				r->main_done = 1;
 				r->main_status = st;
+			} else {
+				/* a re-parented orphan: its status is evidence too */
+				struct sup_record *rec = r->rec;
+				if (rec->n_reaped < EVIDENCE_MAX_REAPED) {
+					struct sup_reaped *x = &rec->reaped[rec->n_reaped];
+					x->pid = p;
+					x->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+				}
+				rec->n_reaped++;
 			}
 			continue;
 		}

@@ -3,6 +3,7 @@
  * (huge pages) plus about 1 MB of program per process, so the bounds below
  * leave that much room and a little more for a noisy machine. */
 #include "test_memsup_util.h"
+#include <sys/prctl.h>
 
 /* steady 60 MB: the peak is the block, not more, not less. */
 Test(memsup_run, steady_peak_within_tolerance, .timeout = 30)
@@ -128,6 +129,9 @@ Test(memsup_run, discovery_children_matches_scan, .timeout = 40)
  * the main process exits, and listed in the record. */
 Test(memsup_run, escaper_is_measured_killed_and_listed, .timeout = 30)
 {
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		cr_skip_test("no PR_SET_CHILD_SUBREAPER: memsup cannot keep escapees");
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 	struct sup_run r;
 	char pidfile[PATH_MAX + 16];
 	tmp_make(&r);
@@ -148,6 +152,10 @@ Test(memsup_run, escaper_is_measured_killed_and_listed, .timeout = 30)
 	cr_expect_not_null(strstr(left, "escaper"), "argv not recorded: %s", left);
 	cr_expect_geq(rec_num(&r, "peak_tree_rss_mb"), 20.0);
 	cr_expect_eq(rec_num(&r, "exit_code"), 0);
+	/* memsup, the subreaper, reaped the escapee itself: killed, -9 */
+	snprintf(needle, sizeof needle, "{\"pid\": %d, \"exit_code\": -9}", (int)esc);
+	const char *orph = rec_str(&r, "orphans_reaped");
+	cr_expect_not_null(strstr(orph, needle), "escapee %d not reaped by memsup: %s", (int)esc, orph);
 }
 
 /* stdout.log holds exactly what the command wrote to stdout and stderr. */
