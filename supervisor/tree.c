@@ -58,6 +58,9 @@ struct tree {
 	int loadavg_fd;     /* root/loadavg: its last field is the last pid
 			       allocated in our pid namespace; -1 if absent */
 	long last_pid;      /* as read before the last listing or probe */
+	long win_from, win_to; /* pids allocated in (from, to] since the
+				  previous look: new processes, whatever an
+				  old entry with the same number says */
 	int dirty;          /* list again at the next sample */
 	pid_t pending[PENDING_MAX]; /* allocated pids not yet visible: retried */
 	int pending_tries[PENDING_MAX];
@@ -149,10 +152,29 @@ static int pids_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
 
 /* Carry pid's entry from the previous update into `next`, or create a new
  * one.  Ownership of the statm fd moves with it. */
+/* Was pid allocated since the previous look (listing or probe)?  Then an
+ * entry under that number belongs to a process that has since died, and the
+ * pid was reused.  Unknown window (first listing, no loadavg): no. */
+static int in_window(const struct tree *t, pid_t pid)
+{
+	if (t->win_from < 0 || t->win_to < 0 || t->win_from == t->win_to)
+		return 0;
+	if (t->win_from < t->win_to)
+		return pid > t->win_from && pid <= t->win_to;
+	return pid > t->win_from || pid <= t->win_to; /* the counter wrapped */
+}
+
 static struct entry *carry(struct tree *t, pid_t pid, int *is_new)
 {
 	struct entry *old = table_find(&t->cur, pid);
 	struct entry e = { pid, 0, -1, ST_NEW };
+	if (old && in_window(t, pid)) {
+		/* reused pid: the verdict and the fd were another process's */
+		if (old->fd >= 0)
+			close(old->fd);
+		old->fd = -1;
+		old = NULL;
+	}
 	if (old) {
 		e = *old;
 		old->fd = -1; /* now owned by next */
@@ -402,6 +424,7 @@ int tree_open(struct tree **out, const char *root, pid_t self, enum tree_method 
 	t->rootfd = dirfd(t->dir);
 	t->loadavg_fd = openat(t->rootfd, "loadavg", O_RDONLY | O_CLOEXEC);
 	t->last_pid = -1;
+	t->win_from = t->win_to = -1;
 	t->dirty = 1;
 	int rc = table_grow(&t->cur, 128);
 	if (rc == 0)
@@ -492,8 +515,17 @@ static int probe_pid(struct tree *t, pid_t pid)
 			return 0;
 		}
 	} else {
-		if (e->state == ST_OURS)
-			return 0; /* already a member (seen by a listing) */
+		/* The pid is newly allocated, so this entry is a dead process's
+		 * whose number was reused: forget it, fd and membership. */
+		if (e->fd >= 0)
+			close(e->fd);
+		e->fd = -1;
+		for (size_t i = 0; e->state == ST_OURS && i < t->nmembers; i++) {
+			if (t->members[i] == pid) {
+				t->members[i] = t->members[--t->nmembers];
+				break;
+			}
+		}
 		e->ppid = st.ppid;
 		e->state = ours ? ST_OURS : ST_OTHER;
 	}
@@ -539,13 +571,17 @@ int tree_update(struct tree *t)
 {
 	/* Read before listing: a pid allocated during the listing then shows
 	 * up as a change next time. */
-	t->last_pid = last_pid(t);
+	long now = last_pid(t);
+	t->win_from = t->last_pid;
+	t->win_to = now;
 	t->npending = 0;
 	int rc = t->method == TREE_CHILDREN ? children_update(t) : scan_update(t);
-	if (rc < 0)
-		t->last_pid = -1;
-	else
+	if (rc < 0) {
+		t->dirty = 1; /* list again; the window still starts where it did */
+	} else {
+		t->last_pid = now;
 		t->dirty = 0;
+	}
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "procfs.h"
@@ -249,4 +250,99 @@ Test(tree, live_sample_finds_new_processes, .timeout = 10)
 	cr_assert_eq(tree_sample(t, &rss, &np), 0);
 	cr_expect_eq(np, 0);
 	tree_close(t);
+}
+
+/* ---- pid reuse and new-pid probing, on a fake root we edit -------------- */
+
+static char fake[256];
+
+static void put(const char *rel, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", fake, rel);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A process with status, stat and statm, like the fixture's. */
+static void fake_proc(int pid, int tgid, int ppid, int pages)
+{
+	char rel[64], text[512], dir[512];
+	snprintf(dir, sizeof dir, "%s/%d", fake, pid);
+	mkdir(dir, 0755);
+	snprintf(rel, sizeof rel, "%d/status", pid);
+	snprintf(text, sizeof text, "Name:\tp%d\nTgid:\t%d\nPPid:\t%d\n", pid, tgid, ppid);
+	put(rel, text);
+	snprintf(rel, sizeof rel, "%d/stat", pid);
+	snprintf(text, sizeof text,
+		 "%d (p%d) S %d 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0 0 0\n", pid, pid,
+		 ppid, 5000 + pid);
+	put(rel, text);
+	snprintf(rel, sizeof rel, "%d/statm", pid);
+	snprintf(text, sizeof text, "%d %d 0 0 0 0 0\n", pages * 2, pages);
+	put(rel, text);
+}
+
+static void last_pid_is(int pid)
+{
+	char text[64];
+	snprintf(text, sizeof text, "0.00 0.00 0.00 1/99 %d\n", pid);
+	put("loadavg", text);
+}
+
+static unsigned sample_count(struct tree *t)
+{
+	uint64_t rss;
+	unsigned np;
+	cr_assert_eq(tree_sample(t, &rss, &np), 0);
+	return np;
+}
+
+Test(tree, reused_pids_and_probing)
+{
+	char cmd[1024];
+	snprintf(fake, sizeof fake, "/tmp/memsup-fakeproc-XXXXXX");
+	cr_assert_not_null(mkdtemp(fake));
+	snprintf(cmd, sizeof cmd, "cp -r '%s'/. '%s'/", root("tree2"), fake);
+	cr_assert_eq(system(cmd), 0);
+	static const int fixture[][2] = { { 1, 0 },     { 100, 1 },   { 101, 100 }, { 102, 101 },
+					  { 103, 100 }, { 104, 100 }, { 300, 102 }, { 50, 300 },
+					  { 200, 1 },   { 201, 200 } };
+	for (size_t i = 0; i < sizeof fixture / sizeof fixture[0]; i++)
+		fake_proc(fixture[i][0], fixture[i][0], fixture[i][1], 10);
+	last_pid_is(150);
+
+	struct tree *t;
+	cr_assert_eq(tree_open(&t, fake, 100, TREE_SCAN), 0);
+	cr_expect_eq(sample_count(t), 6);
+	cr_expect_eq(sample_count(t), 6); /* nothing allocated: no listing */
+
+	/* 201 died and its number went to a child of our 103; 80 pids were
+	 * allocated, so this is a full listing -- which must not keep 201's
+	 * old "not ours" verdict. */
+	fake_proc(201, 201, 103, 10);
+	last_pid_is(230);
+	cr_expect_eq(sample_count(t), 7, "a reused pid kept its old verdict");
+
+	/* A few pids later (probing, no listing): 231 is a child of 201, 232
+	 * a thread of 231 (not a process), 233 someone else's. */
+	fake_proc(231, 231, 201, 10);
+	fake_proc(232, 231, 201, 10);
+	fake_proc(233, 233, 200, 10);
+	last_pid_is(233);
+	cr_expect_eq(sample_count(t), 8, "probing missed a new member or took a thread");
+
+	/* (/proc lists no thread ids, the fake root would: the thread ends.) */
+	snprintf(cmd, sizeof cmd, "rm -rf '%s/232'", fake);
+	cr_assert_eq(system(cmd), 0);
+	/* The counter wraps and 104 (ours) is reused by someone else's child. */
+	fake_proc(104, 104, 200, 10);
+	last_pid_is(104);
+	unsigned n4 = sample_count(t);
+	cr_expect_eq(n4, 7, "a reused member pid is still counted (%u)", n4);
+	tree_close(t);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fake);
+	cr_expect_eq(system(cmd), 0);
 }
