@@ -74,11 +74,12 @@ static int boot_same_object(void *a, void *b)
 static int boot_check_glibc(const struct boot_real *r)
 {
 #if defined(__x86_64__)
-	/* Small, medium, and one mmapped chunk above glibc's largest dynamic
-	 * mmap threshold (32 MiB): freeing an mmapped chunk below that would
-	 * raise the threshold and change how the program's later large
-	 * blocks are served.  Only the header page of the big one is touched. */
-	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 5000, 40u << 20 };
+	/* Heap chunks only.  An mmapped probe would either move glibc's
+	 * dynamic mmap threshold when freed (below 32 MiB: the program's
+	 * later large blocks would be served differently) or inflate VmPeak
+	 * (above it).  Mmapped chunks use the same header with glibc's fixed
+	 * 16-byte overhead (musable() in malloc.c, unchanged since 2.26). */
+	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 5000, 20000 };
 	Dl_info info;
 	const char *base;
 	int ok = 1;

@@ -78,10 +78,11 @@ static inline int boot_owns(const void *p)
 /* malloc_usable_size of a live block.  glibc's own function is slow for
  * what it does (it also reads the *next* chunk's header to check the block
  * is in use, which a live block always is), so when the next allocator is
- * glibc's and a start-up self-check over small, large, mmapped and aligned
- * blocks shows the chunk header gives exactly what malloc_usable_size says,
- * the hooks read the header themselves: size & ~7, less 8 (16 for mmapped
- * chunks).  Any other allocator: its own malloc_usable_size. */
+ * glibc's and a start-up self-check over plain and aligned heap blocks
+ * shows the chunk header gives exactly what malloc_usable_size says, the
+ * hooks read the header themselves: size & ~7, less 8 (16 for mmapped
+ * chunks; see boot_check_glibc for why no mmapped probe).  Any other
+ * allocator: its own malloc_usable_size. */
 extern int boot_glibc_chunks;
 static inline size_t boot_chunk_usable(const void *p)
 {
