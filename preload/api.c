@@ -47,12 +47,18 @@ MT_EXPORT int memtrace_mark(const char *label)
 	int spins = 0;
 	if (!label)
 		return -EINVAL;
+	/* A signal handler that interrupted this thread inside the shim (maybe
+	 * holding the lock below) must not wait for itself. */
+	if (!shim_guard_enter()) {
+		counters_set_flag(MT_FLAG_MARKERS_DROPPED);
+		return -EBUSY;
+	}
 	/* Markers are rare: a lock keeps "fill slot i, then publish i+1"
-	 * (record.h) simple.  Bounded, because a signal handler may interrupt
-	 * the holder on this very thread. */
+	 * (record.h) simple.  Bounded all the same. */
 	while (__atomic_exchange_n(&api_mark_lock, 1, __ATOMIC_ACQUIRE)) {
 		if (++spins > 1000) {
 			counters_set_flag(MT_FLAG_MARKERS_DROPPED);
+			shim_guard_leave();
 			return -EBUSY;
 		}
 		sched_yield();
@@ -71,6 +77,7 @@ MT_EXPORT int memtrace_mark(const char *label)
 	}
 	__atomic_store_n(&r->marker_count, i + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&api_mark_lock, 0, __ATOMIC_RELEASE);
+	shim_guard_leave();
 	return 0;
 }
 

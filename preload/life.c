@@ -18,6 +18,7 @@
 #include "counters.h"
 #include "life.h"
 #include "record.h"
+#include "shim.h"
 #include "report.h"
 #include "store.h"
 #include "track.h"
@@ -45,16 +46,28 @@ static void life_on_quick_exit(void)
 		report_end(counters_rec);
 }
 
+static int life_fork_locked;
+
+/* Hold the shim's two locks across fork() so the child inherits a whole
+ * map table and whole markers.  Not when fork() comes from a signal handler
+ * that interrupted this very thread inside the shim: it may hold them, and
+ * waiting would never end. */
 static void life_prepare(void)
 {
+	life_fork_locked = shim_guard_enter();
+	if (!life_fork_locked)
+		return;
 	api_fork_prepare();
 	maps_lock(&track_maps);
 }
 
 static void life_parent(void)
 {
+	if (!life_fork_locked)
+		return;
 	maps_unlock(&track_maps);
 	api_fork_release();
+	shim_guard_leave();
 }
 
 /* Async-signal-safe: raw system calls only (store.c). */
@@ -63,6 +76,8 @@ static void life_child(void)
 	maps_unlock(&track_maps);
 	api_fork_release();
 	store_fork_child();
+	if (life_fork_locked)
+		shim_guard_leave();
 }
 
 /* glibc passes (argc, argv, envp) to ELF constructors. */

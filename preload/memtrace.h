@@ -57,8 +57,10 @@ typedef int memtrace_read_stats_fn(struct memtrace_stats *, size_t);
 /* Records a phase marker: `label` (truncated to 47 bytes) with the time and
  * the current heap and mapping figures, in the record's markers.  The first
  * 32 are kept; later ones are only counted.  Returns 0, -EINVAL for a NULL
- * label, or -EBUSY if another thread held the marker slot too long (the
- * marker is then counted as dropped). */
+ * label, or -EBUSY when it could not take the marker slot (another thread
+ * held it too long, or a signal handler called it while its thread was
+ * inside the shim); that marker is lost and the record gets
+ * MT_FLAG_MARKERS_DROPPED. */
 int memtrace_mark(const char *label);
 typedef int memtrace_mark_fn(const char *);
 
