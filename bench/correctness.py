@@ -212,14 +212,22 @@ def known_allocs_table(t, truth, lm, mu, mum, ht):
         r = lmr["calls"].get(name) if lmr else None
         return v if r is None or r == v else f"{v} (record: {r})"
 
-    def lmf(key):
+    # Usable sizes depend on the allocator's state (glibc's mmap threshold
+    # moves when an mmapped block is freed), so the usable truth for the
+    # libmemtrace column is the one the program printed in that same run.
+    same = truth_of(lm["stdout"]) if lm else None
+
+    def lmf(key, truth_key=None):
         if not lmp:
             return None
         v = lmp.get(key)
         r = lmr.get(key) if lmr else None
         if v is None:
             return f"(record: {fmt(r)})" if r is not None else None
-        return fmt(v) if r is None or r == v else f"{fmt(v)} (record: {fmt(r)})"
+        out = fmt(v) if r is None or r == v else f"{fmt(v)} (record: {fmt(r)})"
+        if truth_key and same and same.get(truth_key) != truth.get(truth_key):
+            out += f" (truth in that run: {fmt(same.get(truth_key))})"
+        return out
 
     def muc(p, name):
         return p["calls"].get(name) if p else None
@@ -229,7 +237,8 @@ def known_allocs_table(t, truth, lm, mu, mum, ht):
          "(counts usable size)", fmt(mup and mup["heap_peak"]),
          fmt(mump and mump["heap_peak"]) + " (heap+mmaps)" if mump else "-",
          fmt(ht and ht.get("peak"))],
-        ["heap peak, usable bytes", fmt(truth["heap_usable_peak"]), lmf("heap_peak"),
+        ["heap peak, usable bytes", fmt(truth["heap_usable_peak"]),
+         lmf("heap_peak", "heap_usable_peak"),
          "-", "-", "-"],
         ["heap requested total", fmt(truth["heap_requested_total"]),
          lmf("heap_requested_total"), fmt(mup and mup["heap_total"]),
@@ -240,7 +249,8 @@ def known_allocs_table(t, truth, lm, mu, mum, ht):
          "not kept apart", "not tracked"],
         ["anon mmap at exit (after the unseen munmap)", fmt(truth["map_end"]),
          lmf("map_anon_current"), "not traced", "-", "not tracked"],
-        ["heap+mmap peak (usable)", fmt(truth["total_usable_peak"]), lmf("total_peak"),
+        ["heap+mmap peak (usable)", fmt(truth["total_usable_peak"]),
+         lmf("total_peak", "total_usable_peak"),
          "-", fmt(mump and mump["heap_peak"]), "-"],
         ["heap+mmap peak (requested)", fmt(truth["total_requested_peak"]), "-", "-",
          fmt(mump and mump["heap_peak"]), "-"],
@@ -262,11 +272,14 @@ def known_allocs_table(t, truth, lm, mu, mum, ht):
 def malloc_table(truth, lm, mu, ht):
     lmp = lm["procs"][0] if lm and lm["procs"] else None
     mup = mu["procs"][0] if mu and mu["procs"] else None
+    same = truth_of(lm["stdout"]) if lm else None
+    lm_usable = fmt(lmp and lmp.get("heap_peak"))
+    if same and same.get("usable_peak") != truth["usable_peak"]:
+        lm_usable += f" (truth in that run: {fmt(same.get('usable_peak'))})"
     rows = [
         ["heap peak, requested bytes", fmt(truth["requested_peak"]), "(counts usable size)",
          fmt(mup and mup["heap_peak"]), fmt(ht and ht.get("peak"))],
-        ["heap peak, usable bytes", fmt(truth["usable_peak"]),
-         fmt(lmp and lmp.get("heap_peak")), "-", "-"],
+        ["heap peak, usable bytes", fmt(truth["usable_peak"]), lm_usable, "-", "-"],
         ["heap requested total", fmt(truth["requested_total"]),
          fmt(lmp and lmp.get("heap_requested_total")),
          fmt(mup and mup["heap_total"]) + " (realloc: growth only)" if mup else "-", "-"],
@@ -336,7 +349,7 @@ def main(argv=None):
     mb = str(benchlib.bench_program(t.builddir, "malloc_bench"))
     mtruth = truth_of(t.run([mb, "-u", "1", str(args.ops)], t.clean_env()).stdout)
     argv_mb = [mb, "1", str(args.ops)]
-    lm = t.libmemtrace(argv_mb, None, "mb")
+    lm = t.libmemtrace([mb, "-u", "1", str(args.ops)], None, "mb")
     mu = t.memusage_run(argv_mb, None, False)
     ht = t.heaptrack_run(argv_mb, None, "mb")
     raw["malloc_bench"] = {"truth": mtruth, "libmemtrace": lm, "memusage": mu, "heaptrack": ht}

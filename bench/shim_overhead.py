@@ -27,8 +27,9 @@ Workloads:
 Every repetition runs every workload under every variant, in an order that
 rotates by one per repetition, so slow drift of a shared machine hits all
 variants alike.  The table shows the median wall time over the repetitions,
-min and max, the ratio of medians to bare, and the paired ratio (median over
-repetitions of the run's time over bare's time in the same repetition).  CPU time (user+sys of the whole
+min and max, the ratio of medians to bare, the paired ratio (median over
+repetitions of the run's time over bare's time in the same repetition), and
+the ratio of the fastest runs (the run least disturbed by neighbours).  CPU time (user+sys of the whole
 tree, from RUSAGE_CHILDREN) is reported too: heaptrack's interpreter runs on
 the other core, which the wall time hides.
 
@@ -229,11 +230,12 @@ def render(runner, variants, results, argv):
         bare = per.get("bare")
         bare_med = benchlib.summary([r["wall"] for r in bare])[0] if bare else None
         bare_cpu = benchlib.summary([r["cpu"] for r in bare])[0] if bare else None
+        bare_min = min(r["wall"] for r in bare) if bare else None
         bare_loop = None
         if bare and bare[0]["loop_s"] is not None:
             bare_loop = benchlib.summary([r["loop_s"] for r in bare])[0]
         header = ["variant", "median wall s", "min", "max", "wall / bare",
-                  "paired ratio", "median CPU s", "CPU / bare"]
+                  "paired ratio", "min / bare min", "median CPU s", "CPU / bare"]
         if bare_loop is not None:
             header += ["median loop s", "loop / bare"]
         rows = []
@@ -249,6 +251,7 @@ def render(runner, variants, results, argv):
             row = [v + (f" ({failed} failed)" if failed else ""), f"{med:.3f}", f"{lo:.3f}",
                    f"{hi:.3f}", f"**{med / bare_med:.3f}x**" if bare_med else "-",
                    f"{paired:.3f}x" if paired else "-",
+                   f"{lo / bare_min:.3f}x" if bare_min else "-",
                    f"{cmed:.3f}", f"{cmed / bare_cpu:.2f}x" if bare_cpu else "-"]
             if bare_loop is not None:
                 loops = [r["loop_s"] for r in runs if r["loop_s"] is not None]
