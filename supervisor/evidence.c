@@ -22,7 +22,7 @@ const char evidence_scope[] =
 const char evidence_limitation[] =
 	"polled observations do not bound arbitrary transient allocations";
 
-void record_init(struct sup_record *r)
+void evidence_record_init(struct sup_record *r)
 {
 	memset(r, 0, sizeof *r);
 	r->reason = "running";
@@ -33,13 +33,13 @@ void record_init(struct sup_record *r)
 	r->poll_interval_p99_s = -1;
 }
 
-void record_add_note(struct sup_record *r, const char *note)
+void evidence_record_note(struct sup_record *r, const char *note)
 {
 	if (r->n_notes < EVIDENCE_MAX_NOTES)
 		r->notes[r->n_notes++] = note;
 }
 
-void record_free(struct sup_record *r)
+void evidence_record_free(struct sup_record *r)
 {
 	for (size_t i = 0; i < r->n_leftovers; i++)
 		free(r->leftovers[i].argv);
@@ -262,7 +262,7 @@ static void put_env(struct jsonw *w, char *const *env, size_t n)
 	jsonw_object_end(w);
 }
 
-int record_write_json(int fd, const struct sup_record *r)
+int evidence_record_json(int fd, const struct sup_record *r)
 {
 	struct jsonw w;
 	jsonw_init(&w, fd, 2);
@@ -385,7 +385,7 @@ int evidence_write_record(struct evidence *ev, const struct sup_record *r, int d
 	int fd = openat(ev->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;
-	int rc = record_write_json(fd, r);
+	int rc = evidence_record_json(fd, r);
 	/* fsync only when asked: the once-a-second rewrites while running must
 	 * not stall sampling on the disk; rename alone already makes every
 	 * reader see a whole old or a whole new file. */

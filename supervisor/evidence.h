@@ -88,9 +88,9 @@ struct evidence {
 extern const char evidence_scope[];
 extern const char evidence_limitation[];
 
-void record_init(struct sup_record *r);
-void record_add_note(struct sup_record *r, const char *note);
-void record_free(struct sup_record *r); /* the leftovers */
+void evidence_record_init(struct sup_record *r);
+void evidence_record_note(struct sup_record *r, const char *note);
+void evidence_record_free(struct sup_record *r); /* the leftovers */
 
 /* Create `path` (parents as needed; the last component must be new: -EEXIST
  * otherwise) and its stdout.log and rss.jsonl.  On failure nothing is left
@@ -107,7 +107,7 @@ int evidence_flush_samples(struct evidence *ev);
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable);
 
 /* The record as pretty JSON on fd (resources.json, --json). */
-int record_write_json(int fd, const struct sup_record *r);
+int evidence_record_json(int fd, const struct sup_record *r);
 
 /* `v` as Python's repr(float) writes it ("0.01", "1e-05", "100.0"): the
  * shortest text that reads back as the same double.  Returns the length;

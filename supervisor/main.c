@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 		sup_die_err(-rc, "%s '%s'", failed_at, out);
 
 	struct sup_record rec;
-	record_init(&rec);
+	evidence_record_init(&rec);
 	rec.command = opt.command;
 	rec.command_argc = opt.command_argc;
 	rec.poll_s = opt.poll_ms / 1000.0;
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.json) {
 		fflush(stdout);
-		if (record_write_json(STDOUT_FILENO, &rec) < 0)
+		if (evidence_record_json(STDOUT_FILENO, &rec) < 0)
 			status = SUP_EXIT_ERROR;
 	}
 	if (!opt.quiet)
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 	else if (!opt.out)
 		fprintf(stderr, "memsup: evidence: %s\n", ev.path); /* a name we chose */
 	evidence_close(&ev);
-	record_free(&rec);
+	evidence_record_free(&rec);
 	free(envp);
 	cli_free(&opt);
 	return status;

@@ -190,7 +190,7 @@ static void kill_until_empty(struct run *r, int list_leftovers)
 		}
 		wait_a_little(r, 5);
 		if (mono_ns() - t0 > KILL_GIVE_UP_NS) {
-			record_add_note(r->rec, "some descendants did not die within 10 s of "
+			evidence_record_note(r->rec, "some descendants did not die within 10 s of "
 					"SIGKILL (uninterruptible sleep?); memsup gave up on them");
 			break;
 		}
@@ -374,7 +374,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		goto out;
 	}
 	if ((rc = spawn_become_subreaper()) < 0)
-		record_add_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
+		evidence_record_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
 				"re-parent to init, leave the measured tree and are not killed");
 	rc = tree_open(&r.tree, cfg->proc_root, getpid(), o->discovery);
 	if (rc < 0) {
@@ -383,7 +383,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	}
 	rec->discovery = tree_method_name(tree_method_used(r.tree));
 	if (o->discovery != TREE_CHILDREN && tree_probe(cfg->proc_root, getpid()) != TREE_CHILDREN)
-		record_add_note(rec, "no /proc/PID/task/TID/children files (kernel built "
+		evidence_record_note(rec, "no /proc/PID/task/TID/children files (kernel built "
 				"without CONFIG_PROC_CHILDREN): --discovery children is "
 				"unavailable; the ppid scan ran");
 
@@ -410,7 +410,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	 * already exited still has a pid to open. */
 	r.pidfd = open_pidfd(r.main_pid);
 	if (r.pidfd < 0)
-		record_add_note(rec, "pidfd_open unavailable: the end of the main process "
+		evidence_record_note(rec, "pidfd_open unavailable: the end of the main process "
 				"is seen through SIGCHLD");
 	evidence_write_record(ev, rec, 0);
 
