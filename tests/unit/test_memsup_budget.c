@@ -76,6 +76,11 @@ Test(memsup_budget, sigterm_to_memsup_interrupts, .timeout = 30)
 	memsup_start(&r, 1, args);
 	cr_assert(wait_for_file(pidfile), "sleeper never wrote its pids");
 	usleep(50000);
+	/* mid-run, the record is already there, whole, and says so */
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"running\"");
+	cr_expect_str_eq(rec_str(&r, "exit_status"), "null");
+	cr_expect_gt(rec_num(&r, "pid"), 0);
 	kill(r.pid, SIGTERM);
 	cr_assert_eq(memsup_wait(&r), 128 + SIGTERM, "stderr: %s", r.err);
 	rec_load(&r);
