@@ -27,7 +27,7 @@ HEAPTRACK_PRELOAD_CANDIDATES = [
     "/usr/lib/x86_64-linux-gnu/heaptrack/libheaptrack_preload.so",
     "/usr/lib64/heaptrack/libheaptrack_preload.so",
 ]
-BENCH_PROGRAMS = ("malloc_bench", "known_allocs", "sleep_tree")
+BENCH_PROGRAMS = ("malloc_bench", "known_allocs", "sleep_tree", "wake_floor")
 
 
 def first_existing(paths):

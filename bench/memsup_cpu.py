@@ -20,8 +20,10 @@ the seed, the CPU spent inside measure_command alone (getrusage(RUSAGE_SELF)
 around the call, i.e. without the interpreter's start-up) is shown too.
 
 CPU per second = observer CPU / the run's own wall_s (from resources.json).
-Runs are interleaved: every repetition runs every tree size under both
-observers, alternating which goes first.
+Runs are interleaved: every repetition runs every tree size under every
+observer, rotating which goes first.  The floor row is bench/wake_floor, a C
+loop that only wakes every POLL_MS: the CPU any 100 Hz poller pays on this
+machine before it reads a single /proc file.
 """
 import argparse
 import json
@@ -109,6 +111,7 @@ class Bench:
         self.memsup = Path(args.memsup) if args.memsup else benchlib.memsup_path(self.builddir)
         self.seed = find_seed(args.seed)
         self.tree = str(benchlib.bench_program(self.builddir, "sleep_tree"))
+        self.floor = str(benchlib.bench_program(self.builddir, "wake_floor"))
         self.tmp = Path(tempfile.mkdtemp(prefix="mt-memsup-cpu-"))
         self.memsup_extra = []
         self.help = ""
@@ -118,9 +121,9 @@ class Bench:
             if "--no-trace" in self.help:
                 self.memsup_extra.append("--no-trace")
 
-    def memsup_argv(self, outdir, n, scan=False):
+    def memsup_argv(self, outdir, n, children=False):
         return ([str(self.memsup), "-q", "-o", str(outdir), "--poll-ms", str(self.args.poll_ms)]
-                + self.memsup_extra + (["--discovery", "scan"] if scan else [])
+                + self.memsup_extra + (["--discovery", "children"] if children else [])
                 + ["--", self.tree, str(n), str(self.args.seconds)])
 
     def seed_argv(self, outdir, n):
@@ -130,8 +133,12 @@ class Bench:
     def one(self, who, n, rep):
         outdir = self.tmp / f"{who}-{n}-{rep}"
         log = self.tmp / f"{who}-{n}-{rep}.log"
-        argv = self.seed_argv(outdir, n) if who == "seed" else \
-            self.memsup_argv(outdir, n, scan=(who == "memsup-scan"))
+        if who == "seed":
+            argv = self.seed_argv(outdir, n)
+        elif who == "floor":
+            argv = [self.floor, str(self.args.poll_ms), str(self.args.seconds)]
+        else:
+            argv = self.memsup_argv(outdir, n, children=(who == "memsup-children"))
         r = run_observer(argv, log)
         rec = {}
         try:
@@ -162,19 +169,22 @@ class Bench:
         who = []
         if self.memsup:
             who.append("memsup")
-            # The ppid scan of all of /proc is the fallback for kernels without
-            # /proc/PID/task/TID/children; time it too when memsup offers it.
-            if "--discovery" in self.help and "scan" in self.help and self.args.scan:
-                who.append("memsup-scan")
+            # memsup's default discovery is the ppid scan of /proc; the
+            # children files are the other way: time both when memsup has both.
+            if "--discovery" in self.help and "children" in self.help and self.args.alt:
+                who.append("memsup-children")
         if self.seed:
             who.append("seed")
         res = {n: {w: [] for w in who} for n in self.args.trees}
+        floor = []
         for rep in range(self.args.reps):
             for n in self.args.trees:
                 k = rep % len(who)
                 order = who[k:] + who[:k]
                 for w in order:
                     res[n][w].append(self.one(w, n, rep))
+            floor.append(self.one("floor", 0, rep))
+        res["floor"] = {"floor": floor}
         return who, res
 
 
@@ -182,8 +192,9 @@ def render(b, who, res, argv):
     lines = [f"Command: `{benchlib.shell_quote(argv)}`  ",
              f"memsup: `{b.memsup_argv('DIR', 'N')[0]} "
              + benchlib.shell_quote(b.memsup_argv('DIR', 'N')[1:]) + "`"
-             + (" (memsup-scan: the same with `--discovery scan`, the ppid scan of /proc)"
-                if "memsup-scan" in who else "")
+             + (" (memsup-children: the same with `--discovery children`, reading "
+                "/proc/PID/task/TID/children instead of the default ppid scan)"
+                if "memsup-children" in who else "")
              + (" (`--no-trace`: only the poller is measured)" if b.memsup_extra else
                 " (this memsup has no `--no-trace`)") + "  ",
              f"seed: `{Path(sys.executable).name} -c 'measure_command([sleep_tree, N, "
@@ -195,6 +206,8 @@ def render(b, who, res, argv):
               "processes seen", "peak tree RSS MB", "samples/s"]
     rows = []
     for n, per in res.items():
+        if n == "floor":
+            continue
         seed_in = None
         if "seed" in who:
             vals = [100 * r["cpu_in_measure"] / r["wall_s"] for r in per["seed"]
@@ -221,8 +234,15 @@ def render(b, who, res, argv):
                 rows.append([str(n), "seed, inside measure_command", "-",
                              f"{seed_in[0]:.2f}% ({seed_in[1]:.2f}-{seed_in[2]:.2f})",
                              "-", "-", "-", "-"])
+    fl = res.get("floor", {}).get("floor")
+    if fl:
+        pm = benchlib.summary([100 * r["cpu_s"] / r["wall_s"] for r in fl])
+        rows.append(["-", f"floor: `wake_floor {b.args.poll_ms} {b.args.seconds}`",
+                     f"{benchlib.summary([r['cpu_s'] for r in fl])[0]:.3f}",
+                     f"**{pm[0]:.2f}%** ({pm[1]:.2f}-{pm[2]:.2f})", "-", "-", "-",
+                     f"{1000 / b.args.poll_ms:.0f}"])
     lines.append(benchlib.md_table(header, rows))
-    bad = [(n, w, r["rc"]) for n, per in res.items() for w in who for r in per[w] if r["rc"] != 0]
+    bad = [(n, w, r["rc"]) for n, per in res.items() for w in per for r in per[w] if r["rc"] != 0]
     if bad:
         lines += ["", "Runs that did not exit 0: " + ", ".join(f"{w} N={n} rc={rc}"
                                                              for n, w, rc in bad)]
@@ -239,8 +259,8 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--poll-ms", type=int, default=10)
-    ap.add_argument("--no-scan", dest="scan", action="store_false",
-                    help="do not time memsup --discovery scan")
+    ap.add_argument("--no-children", dest="alt", action="store_false",
+                    help="do not time memsup --discovery children")
     ap.add_argument("--json")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
