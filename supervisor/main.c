@@ -66,6 +66,9 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 		fprintf(stderr, " at %.3f s", rec->peak_at_s);
 	fprintf(stderr, " (%u processes at most, %llu samples); wall %.3f s\n",
 		rec->max_processes, (unsigned long long)rec->samples, rec->wall_s);
+	if (rec->rusage_children_maxrss_mb >= 0 && rec->have_exit)
+		fprintf(stderr, "memsup: largest single process (getrusage, time -v): %.1f MB\n",
+			rec->rusage_children_maxrss_mb);
 	fprintf(stderr, "memsup: reason: %s; ", rec->reason ? rec->reason : "none");
 	if (rec->error)
 		fprintf(stderr, "could not start: %s; ", rec->error);

@@ -138,8 +138,7 @@ static size_t snapshot(struct run *r)
 	if (n > r->pids_cap) {
 		pid_t *np = realloc(r->pids, n * sizeof *np);
 		if (!np)
-			return tree_pids(r->tree, r->pids, r->pids_cap) > r->pids_cap
-				       ? r->pids_cap : n;
+			return r->pids_cap; /* the rest is killed on the next round */
 		r->pids = np;
 		r->pids_cap = n;
 		n = tree_pids(r->tree, r->pids, r->pids_cap);
