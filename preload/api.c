@@ -20,9 +20,10 @@ MT_EXPORT int memtrace_read_stats(struct memtrace_stats *st, size_t size)
 {
 	const struct mt_record *r = counters_rec;
 	struct memtrace_stats s;
-	uint64_t calls = 0;
+	uint64_t calls = 0, per_kind[MT_CALL_SLOTS];
 	if (!st)
 		return -EINVAL;
+	counters_read_calls(per_kind);
 	s.heap_current = api_load(&r->heap_current);
 	s.heap_peak = api_load(&r->heap_peak);
 	s.map_anon_current = api_load(&r->map_anon_current);
@@ -33,9 +34,9 @@ MT_EXPORT int memtrace_read_stats(struct memtrace_stats *st, size_t size)
 	s.total_peak = api_load(&r->total_peak);
 	for (unsigned i = MT_CALL_MALLOC; i <= MT_CALL_PVALLOC; i++)
 		if (i != MT_CALL_FREE)
-			calls += api_load(&r->calls[i]);
+			calls += per_kind[i];
 	s.calls_malloc_family = calls;
-	s.calls_free = api_load(&r->calls[MT_CALL_FREE]);
+	s.calls_free = per_kind[MT_CALL_FREE];
 	memcpy(st, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }

@@ -49,6 +49,14 @@ void counters_go_single(void);
 /* boot.c: whether glibc chunk headers give the block sizes. */
 void counters_set_glibc_sizes(int yes);
 
+/* Multithreaded, calls[], hist[], heap_requested_total and
+ * heap_largest_request collect in per-thread shards first (counters.c).
+ * counters_settle() moves every shard into the record; the image's end
+ * calls it (store_finish).  counters_read_calls() is the record's calls[]
+ * plus what the shards still hold, without moving anything. */
+void counters_settle(void);
+void counters_read_calls(uint64_t calls[MT_CALL_SLOTS]);
+
 /* Cold paths (counters.c). */
 void counters_stamp_heap(uint64_t cur);
 void counters_stamp_total(uint64_t cur);

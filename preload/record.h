@@ -19,7 +19,8 @@
  *    `record_size`, is not a record ("corrupt record" for memsup).
  *  - Every counter is a naturally aligned 64-bit field written with a single
  *    store or atomic RMW, so each one read alone is a value the counter really
- *    had.  Counters are *not* a snapshot across fields: `heap_peak >=
+ *    had (in a multithreaded image the activity counters and total_current
+ *    may lag, as their comments below say; all are exact at the end).  Counters are *not* a snapshot across fields: `heap_peak >=
  *    heap_current` holds in the writer, but a reader may see a fresh current
  *    with a stale peak.  Readers that need a coherent pair take max().
  *  - Markers: slot i is filled completely, then `marker_count` is raised to
@@ -169,6 +170,11 @@ struct mt_record {
 	uint64_t start_real_ns;
 
 	/* -- heap (malloc family), counted in malloc_usable_size() bytes ------ */
+	/* Once multithreaded, calls[], hist[], heap_requested_total and
+	 * heap_largest_request gather in per-thread shards and reach the record
+	 * every 64 calls of a thread, when it exits, and at the end of the image:
+	 * live they may lag by up to 64 calls per running thread; at the end
+	 * they are exact.  heap_current and heap_peak are never delayed. */
 	uint64_t heap_current;
 	uint64_t heap_peak;
 	uint64_t heap_peak_mono_ns;  /* see heap_peak_stamp (end of struct) */
@@ -185,6 +191,11 @@ struct mt_record {
 	uint64_t map_largest;        /* largest single mapping, bytes */
 
 	/* -- heap + mappings together: its own peak, not a sum of peaks ------- */
+	/* total_current is exact while the image has one thread.  Once it is
+	 * multithreaded it is stored only when total_peak rises, on mapping
+	 * calls and at the end (so that an ordinary malloc does not write its
+	 * cache line): live, heap_current + map_anon_current + map_file_current
+	 * is the current total; at the end (state != RUNNING) it is exact. */
 	uint64_t total_current;
 	uint64_t total_peak;
 	uint64_t total_peak_mono_ns; /* see total_peak_stamp */

@@ -243,6 +243,7 @@ int store_finish(unsigned state, int exit_code, int exit_signal)
 
 	if (!store_is_own() || __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != MT_STATE_RUNNING)
 		return 0;
+	counters_settle();
 	r->end_mono_ns = sys_mono_ns();
 	r->exit_code = exit_code;
 	r->exit_signal = exit_signal;

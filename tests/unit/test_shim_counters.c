@@ -122,6 +122,45 @@ Test(counters, atomic_mode_loses_nothing, .timeout = 30)
 	counters_go_single();
 }
 
+static pthread_barrier_t parked;
+
+static void *count_then_park(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1000; i++) /* 1000 is not a multiple of the flush */
+		counters_note_alloc(MT_CALL_CALLOC, 8, 16);
+	pthread_barrier_wait(&parked); /* counted, not flushed yet */
+	pthread_barrier_wait(&parked); /* main has looked */
+	return NULL;
+}
+
+/* Per-thread shards: what a live thread still holds is visible through
+ * counters_read_calls and lands in the record at counters_settle. */
+Test(counters, shards_read_and_settle, .timeout = 30)
+{
+	pthread_t t[2];
+	uint64_t calls[MT_CALL_SLOTS];
+	bind_fresh();
+	counters_go_multithreaded();
+	pthread_barrier_init(&parked, NULL, 3);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, count_then_park, NULL);
+	pthread_barrier_wait(&parked);
+	cr_expect_lt(rec.calls[MT_CALL_CALLOC], 2000, "some counts are still in shards");
+	counters_read_calls(calls);
+	cr_expect_eq(calls[MT_CALL_CALLOC], 2000);
+	cr_expect_eq(rec.heap_current, 2 * 1000 * 16, "live bytes are never sharded");
+	counters_settle();
+	cr_expect_eq(rec.calls[MT_CALL_CALLOC], 2000);
+	cr_expect_eq(rec.hist[3], 2000);
+	cr_expect_eq(rec.heap_requested_total, 2 * 1000 * 8);
+	pthread_barrier_wait(&parked);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	cr_expect_eq(rec.calls[MT_CALL_CALLOC], 2000, "nothing counted twice at thread exit");
+	counters_go_single();
+}
+
 /* ---- the map table ------------------------------------------------------ */
 
 #define PG 4096u
