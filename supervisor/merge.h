@@ -1,0 +1,106 @@
+/* merge.h: the merged view of one run -- every process image as the poller
+ * (outside, /proc, polling resolution) and the shim (inside, exact, one
+ * record per image) saw it -- and the tree's peak sample broken down.
+ *
+ * This is the interface between the code that collects (run.c, live record
+ * reading, the per-process poller table) and the code that explains
+ * (findings.c, the processes.json and summary writers).  The collector
+ * fills a `struct merged_run` at the end of the run; the explainers only
+ * read it and never touch /proc or the record files themselves, so they are
+ * pure functions that unit tests can feed with made-up runs.
+ *
+ * Units: bytes for every *_bytes/rss/heap figure, seconds since the start
+ * of the run for every *_s figure, KiB only inside the copied mt_record.
+ */
+#ifndef MEMSUP_MERGE_H
+#define MEMSUP_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "evidence.h"
+#include "record.h"
+
+/* Why a sampled process has no shim record, as far as memsup could tell
+ * (inspected while it was alive). */
+enum untraced_why {
+	UNTRACED_UNKNOWN = 0,   /* not inspected, or nothing conclusive */
+	UNTRACED_STATIC,        /* its executable has no ELF interpreter */
+	UNTRACED_SECURE,        /* setuid/setgid/capabilities: loader drops LD_PRELOAD */
+	UNTRACED_NO_PRELOAD,    /* its environment lacks the shim (env -i, execve envp) */
+	UNTRACED_NOT_REQUESTED, /* memsup ran with --no-trace: nothing is traced */
+};
+
+/* One process image (a pid between two execs).  A pid that exec'd has one
+ * image per record generation; the poller's samples of that pid are
+ * attributed to the image that was running at the sample's time. */
+struct image_view {
+	/* identity */
+	pid_t pid;
+	uint32_t gen;              /* record generation (0 when untraced) */
+	pid_t ppid;                /* from the record, else /proc at first sight */
+	const char *argv;          /* NUL-separated, argv_len bytes; may be NULL */
+	size_t argv_len;
+	const char *exe;           /* may be NULL */
+
+	/* the shim's view */
+	int traced;                /* a valid record exists for this image */
+	int record_error;          /* 0, or a recordfile error: "corrupt record" */
+	struct mt_record rec;      /* the record's last contents when traced */
+
+	/* the poller's view */
+	int sampled;               /* seen in at least one sample */
+	double first_seen_s;
+	double last_seen_s;
+	unsigned samples_seen;
+	uint64_t polled_peak_rss;  /* max RSS over this image's samples */
+	double polled_peak_at_s;
+	uint64_t polled_hwm_kb;    /* last VmHWM the poller read, 0 if never */
+	pid_t sid;                 /* session at first sight (0 unknown) */
+	int escaped;               /* left the command's session (setsid) */
+	int leftover_killed;       /* still alive after the main process ended */
+	int have_status;           /* reaped by memsup: wait_status is valid */
+	int wait_status;
+	enum untraced_why untraced_why; /* meaningful when !traced */
+
+	/* at the tree's peak sample (peak_view.at_s), if it was alive then */
+	int at_peak;
+	uint64_t peak_rss;         /* its RSS in that sample */
+	uint64_t peak_heap;        /* its heap_current then (traced) */
+	uint64_t peak_map;         /* its map_anon + map_file current then */
+	int have_smaps;            /* the next five were read at that peak */
+	uint64_t peak_pss;
+	uint64_t peak_anon;        /* RssAnon */
+	uint64_t peak_file;        /* RssFile */
+	uint64_t peak_shmem;       /* RssShmem */
+	uint64_t peak_swap;
+};
+
+/* The tree at its peak sample. */
+struct peak_view {
+	double at_s;               /* < 0: no sample was taken */
+	uint64_t rss;              /* summed RSS: the record's peak_tree_rss */
+	unsigned nprocs;
+	uint64_t heap;             /* summed heap_current of traced images */
+	uint64_t map_anon;         /* summed traced mmap bytes, anonymous */
+	uint64_t map_file;         /* ... file-backed */
+	int have_smaps;            /* the sums below cover every process at the peak */
+	uint64_t pss;
+	uint64_t anon;
+	uint64_t file;
+	uint64_t shmem;
+	uint64_t swap;
+	double smaps_age_s;        /* how long after the peak sample they were read */
+};
+
+struct merged_run {
+	const struct sup_record *rec;  /* the resources.json record */
+	int tracing;                   /* the shim was injected (no --no-trace) */
+	pid_t command_sid;             /* session of the command (== its pid) */
+	struct image_view *images;     /* every image ever seen by either view */
+	size_t n_images;
+	struct peak_view peak;
+};
+
+#endif /* MEMSUP_MERGE_H */
