@@ -30,7 +30,8 @@ MT_EXPORT int memtrace_read_stats(struct memtrace_stats *st, size_t size)
 	s.map_anon_peak = api_load(&r->map_anon_peak);
 	s.map_file_current = api_load(&r->map_file_current);
 	s.map_file_peak = api_load(&r->map_file_peak);
-	s.total_current = api_load(&r->total_current);
+	/* Not r->total_current: multithreaded, that one may lag (record.h). */
+	s.total_current = s.heap_current + s.map_anon_current + s.map_file_current;
 	s.total_peak = api_load(&r->total_peak);
 	for (unsigned i = MT_CALL_MALLOC; i <= MT_CALL_PVALLOC; i++)
 		if (i != MT_CALL_FREE)
