@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# extra-checks.sh: the checks CI runs beside the test suite, slow enough
+# that the README's test command leaves them out.  Run after scripts/test.sh
+# (it installs the packages and builds in the tree).
+#
+#   sanitizers  a second build, in a copy of the sources, with
+#               ./configure --enable-sanitizers (ASan + UBSan on memsup and
+#               the unit tests), whose `make check` must pass whole
+#   valgrind    memsup under memcheck on runs that end in each way (normal
+#               exit, RSS budget kill, escaper clean-up, start failure):
+#               no error, no definite or indirect leak
+#   distcheck   `make distcheck`: the tarball builds and passes from scratch
+#
+# One "ok N - name" / "not ok N - name" line per check, then one closing
+# line "N passed, N failed".  Exit status 1 if any check failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+only=${1:-all}
+
+passed=0 failed=0 n=0
+report() { # name status
+	n=$((n + 1))
+	if [ "$2" -eq 0 ]; then
+		passed=$((passed + 1)); echo "ok $n - $1"
+	else
+		failed=$((failed + 1)); echo "not ok $n - $1"
+	fi
+}
+
+check_sanitizers() {
+	local dir=/tmp/memtrace-asan.$$ rc=0
+	rm -rf "$dir" && mkdir -p "$dir/src" || return 1
+	# A copy of what git knows (tracked, plus new files not ignored): the
+	# source tree itself is configured in place, so no VPATH build from it.
+	git ls-files -z --cached --others --exclude-standard \
+		| xargs -0 cp --parents -t "$dir/src" || return 1
+	(
+		cd "$dir/src" &&
+		autoreconf -fi >/dev/null 2>&1 &&
+		./configure --quiet --enable-sanitizers &&
+		make -j"$(nproc)" >/dev/null &&
+		make -j"$(nproc)" check >"$dir/check.log" 2>&1
+	) || rc=1
+	echo "# sanitizers: $(scripts/summarize-tests.sh "$dir/src/test-suite.log")"
+	[ $rc -eq 0 ] || grep -E '^(FAIL|ERROR)' "$dir/check.log" | sed 's/^/# /' | head -20
+	rm -rf "$dir"
+	return $rc
+}
+
+# valgrind_run EXPECTED_STATUS memsup-arguments...
+valgrind_run() {
+	local want=$1 out rc
+	shift
+	out=$(mktemp -d /tmp/memtrace-vg.XXXXXX) || return 1
+	rmdir "$out"
+	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+		--errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+		--trace-children=no supervisor/memsup -q -o "$out" "$@" \
+		>/dev/null 2>"$out.vg"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "# valgrind: memsup $* exited $rc, expected $want"
+		sed 's/^/#   /' "$out.vg" | head -30
+		rm -rf "$out" "$out.vg"
+		return 1
+	fi
+	rm -rf "$out" "$out.vg"
+}
+
+check_valgrind() {
+	command -v valgrind >/dev/null || { echo "# valgrind not installed"; return 1; }
+	make -j"$(nproc)" check TESTS= >/dev/null || return 1 # builds tests/progs
+	local p=tests/progs rc=0
+	valgrind_run 0 -- "$p/forktree" 3 20 200 || rc=1
+	valgrind_run 123 --rss-mb 40 -- "$p/grower" || rc=1
+	valgrind_run 0 -- "$p/escaper" /tmp/memtrace-vg-escaper.$$ || rc=1
+	rm -f /tmp/memtrace-vg-escaper.$$
+	valgrind_run 127 -- /nonexistent/command || rc=1
+	return $rc
+}
+
+check_distcheck() {
+	make -j"$(nproc)" distcheck >/tmp/memtrace-distcheck.log 2>&1 && return 0
+	tail -30 /tmp/memtrace-distcheck.log | sed 's/^/# /'
+	return 1
+}
+
+for check in sanitizers valgrind distcheck; do
+	[ "$only" = all ] || [ "$only" = "$check" ] || continue
+	echo "# extra check: $check"
+	"check_$check"
+	report "$check" $?
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
