@@ -105,6 +105,9 @@ def machine_facts():
 
 
 def git_head():
+    # A run from an exported tree (git archive) has no .git: the caller says.
+    if os.environ.get("MEMTRACE_BENCH_COMMIT"):
+        return os.environ["MEMTRACE_BENCH_COMMIT"]
     try:
         out = subprocess.run(["git", "-C", str(SRC_DIR), "log", "-1", "--format=%h %s"],
                              capture_output=True, text=True, timeout=10)

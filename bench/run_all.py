@@ -39,7 +39,8 @@ def part(title, fn, args):
     with contextlib.redirect_stdout(buf):
         fn(args)
     print(buf.getvalue().rstrip())
-    print(f"\n(took {time.monotonic() - t0:.0f} s)", flush=True)
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    print(f"\n(took {time.monotonic() - t0:.0f} s; load average at the end {load})", flush=True)
     return buf.getvalue()
 
 
