@@ -37,13 +37,15 @@ check_sanitizers() {
 		| xargs -0 cp --parents -t "$dir/src" || return 1
 	(
 		cd "$dir/src" &&
-		autoreconf -fi >/dev/null 2>&1 &&
+		autoreconf -fi &&
 		./configure --quiet --enable-sanitizers &&
-		make -j"$(nproc)" >/dev/null &&
-		make -j"$(nproc)" check >"$dir/check.log" 2>&1
-	) || rc=1
+		make -j"$(nproc)" check
+	) >"$dir/check.log" 2>&1 || rc=1
 	echo "# sanitizers: $(scripts/summarize-tests.sh "$dir/src/test-suite.log")"
-	[ $rc -eq 0 ] || grep -E '^(FAIL|ERROR)' "$dir/check.log" | sed 's/^/# /' | head -20
+	if [ $rc -ne 0 ]; then # the failing tests, or the end of a failed build
+		grep -E '^(FAIL|ERROR):' "$dir/check.log" | head -20 | sed 's/^/# /'
+		grep -qE '^(FAIL|ERROR):' "$dir/check.log" || tail -20 "$dir/check.log" | sed 's/^/# /'
+	fi
 	rm -rf "$dir"
 	return $rc
 }
