@@ -20,7 +20,7 @@
 #include "merge.h"
 
 #define FINDINGS_MAX 32u         /* kinds x a few; more are dropped, counted */
-#define FINDING_MAX_FIGURES 10u
+#define FINDING_MAX_FIGURES 12u
 #define FINDING_MAX_PROCS 16u    /* processes named per finding */
 #define FINDING_SENTENCE_BYTES 480u
 
@@ -38,6 +38,8 @@ struct finding {
 	const struct image_view *procs[FINDING_MAX_PROCS]; /* named processes */
 	size_t n_procs;
 	size_t procs_total;      /* how many matched (n_procs may be fewer) */
+	const char *why;         /* untraced in a --no-trace run: "not_requested"
+				    (written as "untraced_why"); else NULL */
 };
 
 /* Fills out[0..cap) and returns how many findings there are (may exceed

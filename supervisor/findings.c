@@ -1,0 +1,811 @@
+/* findings.c: the blind spots of one run, explained (see findings.h).
+ *
+ * Each rule below reads the merged run and either adds one finding of its
+ * kind or none.  A finding appears only when its figures clear the
+ * threshold stated beside the rule (and in memsup(1)); a clean run has none.
+ * Pure: nothing here touches /proc or the record files, nothing allocates;
+ * the processes a finding names are pointers into the merged run.
+ *
+ * Figures are decimal megabytes (MB = 1000000 bytes, as memsup reports
+ * them), seconds, percentages and counts; each JSON key says its unit.
+ * Process names in sentences are argv with control bytes replaced by '?',
+ * so that printing a sentence on a terminal can never emit an escape
+ * sequence; the JSON keeps the exact argv bytes in "argv".
+ */
+#include "findings.h"
+#include "recordfile.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#define BYTES_PER_MB 1e6
+#define KIB 1024.0
+
+/* ---- thresholds ---------------------------------------------------------
+ * rusage_children: the tree's peak exceeds getrusage(RUSAGE_CHILDREN)
+ *   maxrss (time -v's figure: one process, the largest) by >= 10 MB and by
+ *   >= 25 %.  Below that a tree is essentially one process plus small
+ *   helpers (a shell, a few MB), and the single figure is fair. */
+#define RUSAGE_MIN_MB 10.0
+#define RUSAGE_MIN_RATIO 1.25
+/* rusage_exec_floor: an ended, traced image whose ru_maxrss(SELF) exceeds
+ *   its own VmHWM by >= 10 MB and by >= 25 %.  Without an exec the two are
+ *   the same kernel counter read a moment apart, so any real gap is the
+ *   maxrss the kernel carried over from the image the exec replaced. */
+#define EXEC_FLOOR_MIN_MB 10.0
+#define EXEC_FLOOR_MIN_RATIO 1.25
+/* unsampled_processes: any traced image no poll saw (no size threshold:
+ *   such an image is in no sample, whatever it held). */
+/* transient_peak: a sampled image whose VmHWM exceeds the largest RSS any
+ *   poll read of it by >= 10 MB and by >= 5 % of the VmHWM.  A process that
+ *   only grows is caught within one poll period of growth, far below this;
+ *   the 5 % keeps page-level noise of large processes out. */
+#define TRANSIENT_MIN_MB 10.0
+#define TRANSIENT_MIN_FRACTION 0.05
+/* non_heap_memory: at the tree's peak, the traced processes' RSS minus
+ *   their live heap is >= 20 MB and >= 20 % of that RSS.  Every process has
+ *   a few MB of code, libraries and stack; this is more than that. */
+#define NON_HEAP_MIN_MB 20.0
+#define NON_HEAP_MIN_FRACTION 0.20
+/* shared_pages: at the peak (smaps read), summed RSS minus summed Pss is
+ *   >= 20 MB and >= 20 % of summed RSS: that much of the tree's peak is
+ *   pages counted once per process that maps them. */
+#define SHARED_MIN_MB 20.0
+#define SHARED_MIN_FRACTION 0.20
+/* untraced: any sampled image without a shim record while tracing was on;
+ *   in a --no-trace run, one finding for the whole run.
+ * escaped: any image that left the command's session.
+ * budget_overshoot: the run ended rss_budget_exceeded (the figure is how
+ *   far past the budget the last sample was, whatever its size).
+ * corrupt_record: any record file that failed validation. */
+
+/* ---- building findings -------------------------------------------------- */
+
+struct ctx {
+	struct finding *out;
+	size_t cap;
+	size_t n;
+	struct finding scratch; /* target once out[] is full: counted, dropped */
+	double keys[FINDING_MAX_PROCS]; /* sort keys of the current procs[] */
+};
+
+static struct finding *finding_begin(struct ctx *c, const char *kind)
+{
+	struct finding *f = c->n < c->cap ? &c->out[c->n] : &c->scratch;
+	memset(f, 0, sizeof *f);
+	f->kind = kind;
+	return f;
+}
+
+static void finding_commit(struct ctx *c)
+{
+	c->n++;
+}
+
+static void fig_add(struct finding *f, const char *key, double v, unsigned decimals)
+{
+	if (f->n_figures >= FINDING_MAX_FIGURES)
+		return;
+	struct finding_figure *g = &f->figures[f->n_figures++];
+	g->key = key;
+	g->value = v;
+	g->decimals = decimals;
+}
+
+static void fig_mb(struct finding *f, const char *key, double bytes)
+{
+	fig_add(f, key, bytes / BYTES_PER_MB, 2);
+}
+
+/* Keeps the FINDING_MAX_PROCS largest keys, largest first; ties keep the
+ * order of the merged run.  procs_total counts every candidate. */
+static void proc_add(struct ctx *c, struct finding *f, const struct image_view *im, double key)
+{
+	f->procs_total++;
+	size_t n = f->n_procs;
+	if (n == FINDING_MAX_PROCS && key <= c->keys[n - 1])
+		return;
+	size_t i = n < FINDING_MAX_PROCS ? n : n - 1;
+	while (i > 0 && c->keys[i - 1] < key) {
+		c->keys[i] = c->keys[i - 1];
+		f->procs[i] = f->procs[i - 1];
+		i--;
+	}
+	c->keys[i] = key;
+	f->procs[i] = im;
+	if (n < FINDING_MAX_PROCS)
+		f->n_procs++;
+}
+
+static void say(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct finding *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->sentence, sizeof f->sentence, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- reading an image --------------------------------------------------- */
+
+static int rec_ended(const struct image_view *im)
+{
+	return im->traced && im->rec.state != MT_STATE_RUNNING;
+}
+
+/* The kernel high-water mark of this image, bytes: the shim's reading at
+ * the end, or the poller's last reading, whichever is larger (a killed
+ * image has only the latter); 0 when neither exists. */
+static double img_hwm(const struct image_view *im)
+{
+	uint64_t kb = im->polled_hwm_kb;
+	if (im->traced && im->rec.vm_hwm_kb > kb)
+		kb = im->rec.vm_hwm_kb;
+	return (double)kb * KIB;
+}
+
+static int heap_known(const struct image_view *im)
+{
+	return im->traced && !(im->rec.flags & MT_FLAG_HEAP_UNSIZED);
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes) that is safe
+ * to print on a terminal, or 0: control characters (C0, DEL and the C1
+ * range U+0080..U+009F, which some terminals obey), overlong forms,
+ * surrogates and truncated sequences are not. */
+static size_t utf8_safe_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	if (c < 0x20 || c == 0x7f)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+	if (!len || c > 0xf4 || len > n)
+		return 0;
+	uint32_t cp = c & (0x7fu >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+		return 0;
+	return len;
+}
+
+/* "'argv0 arg1 ...'" for sentences: about 40 bytes of argv with the
+ * basename of argv[0]; anything unsafe to print is '?'.  Falls back to
+ * exe, then "'?'". */
+static const char *img_name(const struct image_view *im, char *buf, size_t cap)
+{
+	const char *s = im->argv;
+	size_t len = im->argv_len;
+	if (!s || !len) {
+		s = im->exe;
+		len = s ? strlen(s) : 0;
+	}
+	if (!s || !len || cap < 16) {
+		snprintf(buf, cap, "'?'");
+		return buf;
+	}
+	size_t first = strnlen(s, len), base = 0;
+	for (size_t i = 0; i + 1 < first; i++)
+		if (s[i] == '/')
+			base = i + 1;
+	s += base;
+	len -= base;
+	size_t limit = (cap > 48 ? 48 : cap) - 6, o = 0, i = 0;
+	buf[o++] = '\'';
+	while (i < len && o < limit) {
+		const unsigned char *u = (const unsigned char *)s + i;
+		size_t k = utf8_safe_len(u, len - i);
+		if (*u == '\0') {
+			if (i + 1 == len)
+				break;
+			buf[o++] = ' ';
+			i++;
+		} else if (!k) {
+			buf[o++] = '?';
+			i++;
+		} else if (o + k >= limit) {
+			break;
+		} else {
+			memcpy(buf + o, u, k);
+			o += k;
+			i += k;
+		}
+	}
+	if (i < len && !(i + 1 == len && s[i] == '\0')) {
+		buf[o++] = '.';
+		buf[o++] = '.';
+	}
+	buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
+}
+
+static const struct image_view *img_find(const struct merged_run *m, pid_t pid, uint32_t gen)
+{
+	for (size_t i = 0; i < m->n_images; i++)
+		if (m->images[i].pid == pid && m->images[i].traced && m->images[i].gen == gen)
+			return &m->images[i];
+	return NULL;
+}
+
+static const char *why_text(enum untraced_why w)
+{
+	switch (w) {
+	case UNTRACED_STATIC:
+		return "static";
+	case UNTRACED_SECURE:
+		return "secure";
+	case UNTRACED_NO_PRELOAD:
+		return "no_preload";
+	case UNTRACED_NOT_REQUESTED:
+		return "not_requested";
+	case UNTRACED_UNKNOWN:
+	default:
+		return "unknown";
+	}
+}
+
+static const char *plural(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* ---- the rules ---------------------------------------------------------- */
+
+/* What time -v would say (the largest single process) vs the tree. */
+static void rule_rusage_children(struct ctx *c, const struct merged_run *m)
+{
+	const struct sup_record *r = m->rec;
+	if (!r || r->rusage_children_maxrss_mb < 0 || r->peak_at_s < 0)
+		return;
+	double ru = r->rusage_children_maxrss_mb, tree = (double)r->peak_bytes / BYTES_PER_MB;
+	if (tree - ru < RUSAGE_MIN_MB || tree < ru * RUSAGE_MIN_RATIO)
+		return;
+	struct finding *f = finding_begin(c, "rusage_children");
+	fig_add(f, "rusage_children_maxrss_mb", ru, 2);
+	fig_add(f, "tree_peak_mb", tree, 2);
+	fig_add(f, "understated_by_mb", tree - ru, 2);
+	fig_add(f, "tree_peak_at_s", r->peak_at_s, 3);
+	fig_add(f, "processes_at_peak_count", m->peak.at_s >= 0 ? m->peak.nprocs : r->max_processes, 0);
+	/* name the largest single process: the one time -v's figure is */
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		double v = img_hwm(im);
+		if (rec_ended(im) && (double)im->rec.ru_maxrss_self_kb * KIB > v)
+			v = (double)im->rec.ru_maxrss_self_kb * KIB;
+		if (v > 0)
+			proc_add(c, f, im, v);
+	}
+	f->n_procs = f->procs_total = f->n_procs ? 1 : 0;
+	char name[64];
+	if (f->n_procs)
+		say(f, "getrusage(RUSAGE_CHILDREN) and time -v report %.1f MB, the largest single "
+		    "process (pid %d %s), but the tree held %.1f MB at once at %.2f s: "
+		    "%.1f MB more than that figure says.",
+		    ru, (int)f->procs[0]->pid, img_name(f->procs[0], name, sizeof name), tree,
+		    r->peak_at_s, tree - ru);
+	else
+		say(f, "getrusage(RUSAGE_CHILDREN) and time -v report %.1f MB, the largest single "
+		    "process, but the tree held %.1f MB at once at %.2f s: %.1f MB more than "
+		    "that figure says.", ru, tree, r->peak_at_s, tree - ru);
+	finding_commit(c);
+}
+
+/* ru_maxrss carried across exec: a small program reports its parent's size. */
+static void rule_exec_floor(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!rec_ended(im) || !im->rec.ru_maxrss_self_kb || !im->rec.vm_hwm_kb)
+			continue;
+		double ru = (double)im->rec.ru_maxrss_self_kb * KIB;
+		double own = (double)im->rec.vm_hwm_kb * KIB;
+		if (ru - own < EXEC_FLOOR_MIN_MB * BYTES_PER_MB || ru < own * EXEC_FLOOR_MIN_RATIO)
+			continue;
+		if (!f)
+			f = finding_begin(c, "rusage_exec_floor");
+		proc_add(c, f, im, ru - own);
+	}
+	if (!f)
+		return;
+	const struct image_view *im = f->procs[0];
+	double ru = (double)im->rec.ru_maxrss_self_kb * KIB, own = (double)im->rec.vm_hwm_kb * KIB;
+	fig_mb(f, "ru_maxrss_mb", ru);
+	fig_mb(f, "vm_hwm_mb", own);
+	fig_mb(f, "inherited_mb", ru - own);
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	/* the image it replaced: the previous generation of its pid, or for a
+	 * vfork/posix_spawn child the parent whose memory the child shared */
+	const struct image_view *before = NULL;
+	if (im->rec.relation == MT_REL_EXEC || im->rec.relation == MT_REL_VFORK ||
+	    im->rec.relation == MT_REL_SPAWN || im->rec.relation == MT_REL_SYSTEM ||
+	    im->rec.relation == MT_REL_POPEN)
+		before = img_find(m, im->rec.parent_pid, im->rec.parent_gen);
+	char name[64], bname[64], more[64] = "";
+	if (f->procs_total > 1)
+		snprintf(more, sizeof more, " (%zu more %s likewise)", f->procs_total - 1,
+			 plural(f->procs_total - 1, "image", "images"));
+	if (before)
+		say(f, "pid %d %s reports ru_maxrss %.1f MB (what getrusage and time -v give for it) "
+		    "but its own VmHWM is %.1f MB: the kernel kept the high-water mark of the image "
+		    "its exec replaced (pid %d %s)%s.",
+		    (int)im->pid, img_name(im, name, sizeof name), ru / BYTES_PER_MB,
+		    own / BYTES_PER_MB, (int)before->pid, img_name(before, bname, sizeof bname), more);
+	else
+		say(f, "pid %d %s reports ru_maxrss %.1f MB (what getrusage and time -v give for it) "
+		    "but its own VmHWM is %.1f MB: the kernel kept the high-water mark of the image "
+		    "its exec replaced%s.",
+		    (int)im->pid, img_name(im, name, sizeof name), ru / BYTES_PER_MB,
+		    own / BYTES_PER_MB, more);
+	finding_commit(c);
+}
+
+/* Traced images that lived between two polls. */
+static void rule_unsampled(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!im->traced || im->record_error || im->sampled)
+			continue;
+		if (!f)
+			f = finding_begin(c, "unsampled_processes");
+		double key = img_hwm(im);
+		if (heap_known(im) && (double)im->rec.total_peak > key)
+			key = (double)im->rec.total_peak;
+		proc_add(c, f, im, key);
+	}
+	if (!f)
+		return;
+	const struct image_view *im = f->procs[0];
+	double hwm = img_hwm(im);
+	double heap = heap_known(im) ? (double)im->rec.heap_peak : 0;
+	double maps = (double)(im->rec.map_anon_peak + im->rec.map_file_peak);
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	fig_mb(f, "largest_vm_hwm_mb", hwm);
+	fig_mb(f, "largest_heap_peak_mb", heap);
+	fig_mb(f, "largest_mapped_peak_mb", maps);
+	char name[64], hwmtext[48];
+	if (hwm > 0)
+		snprintf(hwmtext, sizeof hwmtext, "VmHWM %.1f MB", hwm / BYTES_PER_MB);
+	else
+		snprintf(hwmtext, sizeof hwmtext, "no VmHWM (killed)");
+	say(f, "%zu traced process %s lived entirely between two polls, so no sample of the "
+	    "tree includes %s; the largest, pid %d %s, reached %s (heap peak %.1f MB, "
+	    "mappings peak %.1f MB).",
+	    f->procs_total, plural(f->procs_total, "image", "images"),
+	    plural(f->procs_total, "it", "them"), (int)im->pid, img_name(im, name, sizeof name),
+	    hwmtext, heap / BYTES_PER_MB, maps / BYTES_PER_MB);
+	finding_commit(c);
+}
+
+/* A sampled image whose kernel high-water mark no poll came near. */
+static void rule_transient(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!im->sampled)
+			continue;
+		double hwm = img_hwm(im), polled = (double)im->polled_peak_rss;
+		double missed = hwm - polled;
+		if (missed < TRANSIENT_MIN_MB * BYTES_PER_MB || missed < hwm * TRANSIENT_MIN_FRACTION)
+			continue;
+		if (!f)
+			f = finding_begin(c, "transient_peak");
+		proc_add(c, f, im, missed);
+	}
+	if (!f)
+		return;
+	const struct image_view *im = f->procs[0];
+	double hwm = img_hwm(im), polled = (double)im->polled_peak_rss;
+	fig_mb(f, "vm_hwm_mb", hwm);
+	fig_mb(f, "polled_peak_rss_mb", polled);
+	fig_mb(f, "missed_mb", hwm - polled);
+	fig_add(f, "missed_pct", 100.0 * (hwm - polled) / hwm, 1);
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	char name[64], more[64] = "";
+	if (f->procs_total > 1)
+		snprintf(more, sizeof more, " (%zu more %s likewise)", f->procs_total - 1,
+			 plural(f->procs_total - 1, "process", "processes"));
+	say(f, "pid %d %s reached VmHWM %.1f MB but no poll saw more than %.1f MB of it: "
+	    "%.1f MB came and went between two polls%s.",
+	    (int)im->pid, img_name(im, name, sizeof name), hwm / BYTES_PER_MB,
+	    polled / BYTES_PER_MB, (hwm - polled) / BYTES_PER_MB, more);
+	finding_commit(c);
+}
+
+/* At the peak: resident memory the live heap does not explain. */
+static void rule_non_heap(struct ctx *c, const struct merged_run *m)
+{
+	if (!m->tracing || m->peak.at_s < 0)
+		return;
+	double rss = 0, heap = 0, anon = 0, file = 0, shmem = 0;
+	double map_anon = 0, map_file = 0;
+	size_t nt = 0, nsm = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!im->at_peak || !heap_known(im))
+			continue;
+		nt++;
+		rss += (double)im->peak_rss;
+		heap += (double)im->peak_heap;
+		if (im->have_smaps) {
+			nsm++;
+			anon += (double)im->peak_anon;
+			file += (double)im->peak_file;
+			shmem += (double)im->peak_shmem;
+		}
+	}
+	if (!nt)
+		return;
+	/* the shim's mapping split is per tree: use the peak view's sums */
+	map_anon = (double)m->peak.map_anon;
+	map_file = (double)m->peak.map_file;
+	double non_heap = rss > heap ? rss - heap : 0;
+	if (non_heap < NON_HEAP_MIN_MB * BYTES_PER_MB || non_heap < rss * NON_HEAP_MIN_FRACTION)
+		return;
+	double mapped = map_anon + map_file;
+	double other = non_heap > mapped ? non_heap - mapped : 0;
+	struct finding *f = finding_begin(c, "non_heap_memory");
+	fig_mb(f, "rss_at_peak_mb", rss);
+	fig_mb(f, "heap_at_peak_mb", heap);
+	fig_mb(f, "non_heap_mb", non_heap);
+	fig_add(f, "non_heap_pct", 100.0 * non_heap / rss, 1);
+	fig_mb(f, "mmap_anon_mb", map_anon);
+	fig_mb(f, "mmap_file_mb", map_file);
+	fig_mb(f, "other_mb", other);
+	fig_add(f, "peak_at_s", m->peak.at_s, 3);
+	char smaps[160] = "";
+	if (nsm) {
+		fig_mb(f, "rss_anon_mb", anon);
+		fig_mb(f, "rss_file_mb", file);
+		fig_mb(f, "rss_shmem_mb", shmem);
+		snprintf(smaps, sizeof smaps, "; smaps: %.1f MB anonymous, %.1f MB file-backed, "
+			 "%.1f MB shmem", anon / BYTES_PER_MB, file / BYTES_PER_MB, shmem / BYTES_PER_MB);
+	}
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (im->at_peak && heap_known(im) && im->peak_rss > im->peak_heap)
+			proc_add(c, f, im, (double)(im->peak_rss - im->peak_heap));
+	}
+	say(f, "At the tree's peak (%.2f s) the traced processes held %.1f MB resident but only "
+	    "%.1f MB of live heap: %.1f MB is other memory -- up to %.1f MB mapped directly with "
+	    "mmap (%.1f MB anonymous, %.1f MB file), the rest code, libraries, stacks and "
+	    "allocator overhead%s.",
+	    m->peak.at_s, rss / BYTES_PER_MB, heap / BYTES_PER_MB, non_heap / BYTES_PER_MB,
+	    mapped / BYTES_PER_MB, map_anon / BYTES_PER_MB, map_file / BYTES_PER_MB, smaps);
+	finding_commit(c);
+}
+
+/* Summed RSS counts shared pages once per process; Pss does not. */
+static void rule_shared(struct ctx *c, const struct merged_run *m)
+{
+	const struct peak_view *p = &m->peak;
+	if (p->at_s < 0 || !p->have_smaps || !p->rss)
+		return;
+	double rss = (double)p->rss, pss = (double)p->pss;
+	double shared = rss > pss ? rss - pss : 0;
+	if (shared < SHARED_MIN_MB * BYTES_PER_MB || shared < rss * SHARED_MIN_FRACTION)
+		return;
+	struct finding *f = finding_begin(c, "shared_pages");
+	fig_mb(f, "rss_sum_mb", rss);
+	fig_mb(f, "pss_sum_mb", pss);
+	fig_mb(f, "counted_twice_mb", shared);
+	fig_add(f, "counted_twice_pct", 100.0 * shared / rss, 1);
+	fig_add(f, "processes_at_peak_count", p->nprocs, 0);
+	fig_add(f, "peak_at_s", p->at_s, 3);
+	fig_add(f, "smaps_age_s", p->smaps_age_s, 3);
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (im->at_peak && im->have_smaps && im->peak_rss > im->peak_pss)
+			proc_add(c, f, im, (double)(im->peak_rss - im->peak_pss));
+	}
+	say(f, "At the tree's peak (%.2f s) the processes' RSS summed to %.1f MB but their "
+	    "proportional share (Pss) to %.1f MB: %.1f MB are pages shared between processes "
+	    "(copy-on-write after fork, shared files), counted once per process in the tree's "
+	    "peak.", p->at_s, rss / BYTES_PER_MB, pss / BYTES_PER_MB, shared / BYTES_PER_MB);
+	finding_commit(c);
+}
+
+/* Processes the shim never saw from inside. */
+static void rule_untraced(struct ctx *c, const struct merged_run *m)
+{
+	if (!m->tracing) {
+		size_t n = 0;
+		for (size_t i = 0; i < m->n_images; i++)
+			n += m->images[i].sampled != 0;
+		struct finding *f = finding_begin(c, "untraced");
+		f->why = why_text(UNTRACED_NOT_REQUESTED);
+		fig_add(f, "process_count", (double)n, 0);
+		say(f, "memsup ran with --no-trace: none of the %zu %s seen was traced, so there "
+		    "are no heap figures, no exact VmHWM at exit, and nothing of processes that "
+		    "lived between polls.", n, plural(n, "process", "processes"));
+		finding_commit(c);
+		return;
+	}
+	struct finding *f = NULL;
+	size_t by[UNTRACED_NOT_REQUESTED + 1] = { 0 };
+	double at_peak = 0, largest = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (im->traced || im->record_error || !im->sampled)
+			continue;
+		if (!f)
+			f = finding_begin(c, "untraced");
+		unsigned w = (unsigned)im->untraced_why <= UNTRACED_NOT_REQUESTED ? im->untraced_why : 0;
+		by[w]++;
+		if (im->at_peak)
+			at_peak += (double)im->peak_rss;
+		if ((double)im->polled_peak_rss > largest)
+			largest = (double)im->polled_peak_rss;
+		proc_add(c, f, im, (double)im->polled_peak_rss);
+	}
+	if (!f)
+		return;
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	fig_add(f, "static_count", (double)by[UNTRACED_STATIC], 0);
+	fig_add(f, "secure_count", (double)by[UNTRACED_SECURE], 0);
+	fig_add(f, "no_preload_count", (double)by[UNTRACED_NO_PRELOAD], 0);
+	fig_add(f, "unknown_count", (double)(by[UNTRACED_UNKNOWN] + by[UNTRACED_NOT_REQUESTED]), 0);
+	fig_mb(f, "rss_at_peak_mb", at_peak);
+	fig_mb(f, "largest_polled_peak_rss_mb", largest);
+	/* why, in words: "2 static binaries, 1 with LD_PRELOAD removed" */
+	char why[200];
+	size_t o = 0;
+	static const struct {
+		enum untraced_why w;
+		const char *one, *many;
+	} words[] = {
+		{ UNTRACED_STATIC, "static binary", "static binaries" },
+		{ UNTRACED_SECURE, "setuid/setgid program (the loader drops LD_PRELOAD)",
+		  "setuid/setgid programs (the loader drops LD_PRELOAD)" },
+		{ UNTRACED_NO_PRELOAD, "started with LD_PRELOAD removed from its environment",
+		  "started with LD_PRELOAD removed from their environment" },
+		{ UNTRACED_UNKNOWN, "for a reason memsup could not tell",
+		  "for a reason memsup could not tell" },
+	};
+	why[0] = '\0';
+	for (size_t k = 0; k < sizeof words / sizeof words[0]; k++) {
+		size_t cnt = by[words[k].w];
+		if (words[k].w == UNTRACED_UNKNOWN)
+			cnt += by[UNTRACED_NOT_REQUESTED];
+		if (!cnt || o >= sizeof why)
+			continue;
+		int w = snprintf(why + o, sizeof why - o, "%s%zu %s", o ? ", " : "", cnt,
+				 cnt == 1 ? words[k].one : words[k].many);
+		if (w > 0)
+			o += (size_t)w;
+	}
+	char name[64];
+	const struct image_view *im = f->procs[0];
+	say(f, "%zu %s ran without the shim (%s), pid %d %s the largest at %.1f MB polled: "
+	    "memsup has only their polled RSS -- no heap figures, no exact VmHWM at exit, "
+	    "nothing between polls%s.",
+	    f->procs_total, plural(f->procs_total, "process", "processes"), why, (int)im->pid,
+	    img_name(im, name, sizeof name), largest / BYTES_PER_MB,
+	    at_peak > 0 ? "; they held part of the tree's peak" : "");
+	finding_commit(c);
+}
+
+/* Left the session: a process-group kill would have missed them. */
+static void rule_escaped(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	size_t killed = 0;
+	double largest = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!im->escaped)
+			continue;
+		if (!f)
+			f = finding_begin(c, "escaped");
+		killed += im->leftover_killed != 0;
+		if ((double)im->polled_peak_rss > largest)
+			largest = (double)im->polled_peak_rss;
+		proc_add(c, f, im, (double)im->polled_peak_rss);
+	}
+	if (!f)
+		return;
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	fig_add(f, "killed_count", (double)killed, 0);
+	fig_mb(f, "largest_polled_peak_rss_mb", largest);
+	char name[64];
+	const struct image_view *im = f->procs[0];
+	say(f, "%zu %s left the command's session (setsid), out of reach of a process-group "
+	    "kill, e.g. pid %d %s (%.1f MB polled); memsup still measured %s as descendants%s.",
+	    f->procs_total, plural(f->procs_total, "process", "processes"), (int)im->pid,
+	    img_name(im, name, sizeof name), largest / BYTES_PER_MB,
+	    plural(f->procs_total, "it", "them"),
+	    killed ? " and killed them when the run ended" : "");
+	finding_commit(c);
+}
+
+/* How far past --rss-mb the tree got before the kill. */
+static void rule_budget(struct ctx *c, const struct merged_run *m)
+{
+	const struct sup_record *r = m->rec;
+	if (!r || !r->reason || strcmp(r->reason, "rss_budget_exceeded") != 0 ||
+	    r->rss_budget_mb <= 0 || r->peak_at_s < 0)
+		return;
+	double tree = (double)r->peak_bytes / BYTES_PER_MB, over = tree - r->rss_budget_mb;
+	if (over < 0)
+		over = 0;
+	struct finding *f = finding_begin(c, "budget_overshoot");
+	fig_add(f, "rss_budget_mb", r->rss_budget_mb, 2);
+	fig_add(f, "tree_peak_mb", tree, 2);
+	fig_add(f, "over_budget_mb", over, 2);
+	fig_add(f, "over_budget_pct", 100.0 * over / r->rss_budget_mb, 1);
+	fig_add(f, "tree_peak_at_s", r->peak_at_s, 3);
+	say(f, "The tree reached %.1f MB against a budget of %.1f MB (%.1f MB, %.1f%% over) "
+	    "at %.2f s before memsup killed it; growth after that sample was not measured.",
+	    tree, r->rss_budget_mb, over, 100.0 * over / r->rss_budget_mb, r->peak_at_s);
+	finding_commit(c);
+}
+
+/* Record files that failed validation: never trusted. */
+static void rule_corrupt(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!im->record_error)
+			continue;
+		if (!f)
+			f = finding_begin(c, "corrupt_record");
+		/* keep the order of the merged run (by pid, gen) */
+		proc_add(c, f, im, 0);
+	}
+	if (!f)
+		return;
+	fig_add(f, "record_count", (double)f->procs_total, 0);
+	const struct image_view *im = f->procs[0];
+	int e = im->record_error > 0 ? -im->record_error : im->record_error;
+	say(f, "%zu record %s failed validation and %s not trusted (first: %d.%u.mtr, %s): "
+	    "the shim's figures for %s are missing.",
+	    f->procs_total, plural(f->procs_total, "file", "files"),
+	    plural(f->procs_total, "was", "were"), (int)im->pid, (unsigned)im->gen,
+	    recordfile_strerror(e), plural(f->procs_total, "that image", "those images"));
+	finding_commit(c);
+}
+
+size_t findings_compute(const struct merged_run *m, struct finding *out, size_t cap)
+{
+	struct ctx c;
+	memset(&c, 0, sizeof c);
+	c.out = out;
+	c.cap = cap;
+	if (!m)
+		return 0;
+	rule_rusage_children(&c, m);
+	rule_exec_floor(&c, m);
+	rule_unsampled(&c, m);
+	rule_transient(&c, m);
+	rule_non_heap(&c, m);
+	rule_shared(&c, m);
+	rule_untraced(&c, m);
+	rule_escaped(&c, m);
+	rule_budget(&c, m);
+	rule_corrupt(&c, m);
+	return c.n;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void put_mb(struct jsonw *w, const char *key, double bytes)
+{
+	jsonw_key(w, key);
+	jsonw_double(w, bytes / BYTES_PER_MB, 2);
+}
+
+static void put_argv(struct jsonw *w, const char *argv, size_t len)
+{
+	jsonw_array_begin(w);
+	size_t i = 0;
+	while (argv && i < len) {
+		size_t n = strnlen(argv + i, len - i);
+		jsonw_string_n(w, argv + i, n);
+		i += n + 1;
+	}
+	jsonw_array_end(w);
+}
+
+static void put_process(struct jsonw *w, const struct image_view *im)
+{
+	jsonw_object_begin(w);
+	jsonw_key(w, "pid");
+	jsonw_int(w, im->pid);
+	jsonw_key(w, "gen");
+	jsonw_uint(w, im->gen);
+	jsonw_key(w, "ppid");
+	jsonw_int(w, im->ppid);
+	jsonw_key(w, "argv");
+	put_argv(w, im->argv, im->argv_len);
+	jsonw_key(w, "exe");
+	jsonw_string(w, im->exe);
+	jsonw_key(w, "traced");
+	jsonw_bool(w, im->traced);
+	jsonw_key(w, "sampled");
+	jsonw_bool(w, im->sampled);
+	if (im->sampled)
+		put_mb(w, "polled_peak_rss_mb", (double)im->polled_peak_rss);
+	double hwm = img_hwm(im);
+	if (hwm > 0)
+		put_mb(w, "vm_hwm_mb", hwm);
+	if (heap_known(im))
+		put_mb(w, "heap_peak_mb", (double)im->rec.heap_peak);
+	if (im->traced)
+		put_mb(w, "mapped_peak_mb", (double)(im->rec.map_anon_peak + im->rec.map_file_peak));
+	if (rec_ended(im) && im->rec.ru_maxrss_self_kb)
+		put_mb(w, "ru_maxrss_mb", (double)im->rec.ru_maxrss_self_kb * KIB);
+	if (im->at_peak) {
+		put_mb(w, "rss_at_peak_mb", (double)im->peak_rss);
+		if (heap_known(im))
+			put_mb(w, "heap_at_peak_mb", (double)im->peak_heap);
+		if (im->have_smaps)
+			put_mb(w, "pss_at_peak_mb", (double)im->peak_pss);
+	}
+	if (!im->traced && !im->record_error) {
+		jsonw_key(w, "untraced_why");
+		jsonw_string(w, why_text(im->untraced_why));
+	}
+	if (im->record_error) {
+		int e = im->record_error > 0 ? -im->record_error : im->record_error;
+		jsonw_key(w, "record_error");
+		jsonw_string(w, recordfile_strerror(e));
+	}
+	if (im->escaped) {
+		jsonw_key(w, "escaped");
+		jsonw_bool(w, 1);
+		jsonw_key(w, "killed_by_memsup");
+		jsonw_bool(w, im->leftover_killed);
+	}
+	jsonw_object_end(w);
+}
+
+void findings_write_json(struct jsonw *w, const struct finding *f, size_t n)
+{
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		const struct finding *x = &f[i];
+		jsonw_object_begin(w);
+		jsonw_key(w, "kind");
+		jsonw_string(w, x->kind);
+		jsonw_key(w, "sentence");
+		jsonw_string(w, x->sentence);
+		for (size_t k = 0; k < x->n_figures; k++) {
+			jsonw_key(w, x->figures[k].key);
+			if (x->figures[k].decimals)
+				jsonw_double(w, x->figures[k].value, x->figures[k].decimals);
+			else
+				jsonw_int(w, (int64_t)(x->figures[k].value + (x->figures[k].value < 0 ? -0.5 : 0.5)));
+		}
+		if (x->why) {
+			jsonw_key(w, "untraced_why");
+			jsonw_string(w, x->why);
+		}
+		jsonw_key(w, "processes_total");
+		jsonw_uint(w, x->procs_total);
+		jsonw_key(w, "processes");
+		jsonw_array_begin(w);
+		for (size_t k = 0; k < x->n_procs; k++)
+			put_process(w, x->procs[k]);
+		jsonw_array_end(w);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+}
+
+void findings_print(FILE *out, const struct finding *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "memsup: %s: %s\n", f[i].kind, f[i].sentence);
+}
