@@ -618,14 +618,18 @@ static void rule_escaped(struct ctx *c, const struct merged_run *m)
 	fig_add(f, "process_count", (double)f->procs_total, 0);
 	fig_add(f, "killed_count", (double)killed, 0);
 	fig_mb(f, "largest_polled_peak_rss_mb", largest);
-	char name[64];
+	char name[64], end[64] = "";
 	const struct image_view *im = f->procs[0];
+	if (killed == f->procs_total)
+		snprintf(end, sizeof end, " and killed %s when the run ended",
+			 plural(killed, "it", "them"));
+	else if (killed)
+		snprintf(end, sizeof end, " and killed %zu of them when the run ended", killed);
 	say(f, "%zu %s left the command's session (setsid), out of reach of a process-group "
 	    "kill, e.g. pid %d %s (%.1f MB polled); memsup still measured %s as descendants%s.",
 	    f->procs_total, plural(f->procs_total, "process", "processes"), (int)im->pid,
 	    img_name(im, name, sizeof name), largest / BYTES_PER_MB,
-	    plural(f->procs_total, "it", "them"),
-	    killed ? " and killed them when the run ended" : "");
+	    plural(f->procs_total, "it", "them"), end);
 	finding_commit(c);
 }
 
