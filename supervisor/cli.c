@@ -30,6 +30,10 @@ const char cli_help_text[] =
 	"      --discovery MODE   how descendants are found: scan (ppid scan of /proc),\n"
 	"                         children (/proc/PID/task/TID/children files) or\n"
 	"                         auto (the default: scan, the cheaper one)\n"
+	"      --no-trace         do not inject libmemtrace.so: /proc polling alone\n"
+	"                         (default: trace every process image from inside)\n"
+	"      --follow-env       MEMTRACE_FOLLOW=1: put the shim back into environments\n"
+	"                         the command scrubs (env -i, execve with a new envp)\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
@@ -46,6 +50,8 @@ enum {
 	OPT_GRACE,
 	OPT_JSON,
 	OPT_DISCOVERY,
+	OPT_NO_TRACE,
+	OPT_FOLLOW_ENV,
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +65,8 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "discovery", required_argument, NULL, OPT_DISCOVERY },
+	{ "no-trace", no_argument, NULL, OPT_NO_TRACE },
+	{ "follow-env", no_argument, NULL, OPT_FOLLOW_ENV },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -167,6 +175,12 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 		case 'q':
 			o->quiet = 1;
 			break;
+		case OPT_NO_TRACE:
+			o->no_trace = 1;
+			break;
+		case OPT_FOLLOW_ENV:
+			o->follow_env = 1;
+			break;
 		case OPT_DISCOVERY:
 			if (strcmp(optarg, "auto") == 0)
 				o->discovery = TREE_AUTO;
@@ -197,6 +211,8 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 				    argv[optind - 1]);
 		}
 	}
+	if (o->follow_env && o->no_trace)
+		return fail(err, errlen, "--follow-env needs tracing: it cannot go with --no-trace");
 	if (optind >= argc)
 		return fail(err, errlen, "no command given (usage: memsup [OPTIONS] -- COMMAND [ARG...])");
 	if (!argv[optind][0])

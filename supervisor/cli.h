@@ -25,6 +25,8 @@ struct sup_options {
 	size_t n_env;
 	int json;                 /* --json */
 	int quiet;                /* -q */
+	int no_trace;             /* --no-trace: /proc polling alone */
+	int follow_env;           /* --follow-env: MEMTRACE_FOLLOW=1 */
 	enum tree_method discovery; /* --discovery */
 	int help, version;        /* -h, -V: print and exit 0, nothing else */
 	char **command;           /* argv of the command, NULL-terminated */

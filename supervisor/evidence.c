@@ -4,6 +4,7 @@
  * integers) so that files memsup writes are byte-compatible with what the
  * seed's measure_command() wrote for the same values. */
 #include "evidence.h"
+#include "findings.h"
 #include "jsonw.h"
 #include "version.h"
 
@@ -31,6 +32,7 @@ void evidence_record_init(struct sup_record *r)
 	r->rusage_children_maxrss_mb = -1;
 	r->memsup_cpu_s = -1;
 	r->poll_interval_p99_s = -1;
+	r->peak_heap_mb = r->peak_mapped_mb = r->peak_pss_mb = -1;
 }
 
 void evidence_record_note(struct sup_record *r, const char *note)
@@ -163,7 +165,7 @@ int evidence_create(struct evidence *ev, const char *path, const char **failed_a
 {
 	char tmp[PATH_MAX];
 	int rc;
-	ev->dirfd = ev->log_fd = ev->rss_fd = -1;
+	ev->dirfd = ev->log_fd = ev->rss_fd = ev->tl_fd = -1;
 	size_t n = strlen(path);
 	if (n == 0 || n >= sizeof tmp) {
 		*failed_at = "evidence directory name";
@@ -193,6 +195,12 @@ int evidence_create(struct evidence *ev, const char *path, const char **failed_a
 	if (ev->rss_fd < 0)
 		goto fail;
 	jsonw_init(&ev->rss_w, ev->rss_fd, 0);
+	*failed_at = "create timeline.jsonl";
+	ev->tl_fd = openat(ev->dirfd, "timeline.jsonl",
+			   O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+	if (ev->tl_fd < 0)
+		goto fail;
+	jsonw_init(&ev->tl_w, ev->tl_fd, 0);
 	*failed_at = NULL;
 	return 0;
 fail:
@@ -207,11 +215,15 @@ void evidence_close(struct evidence *ev)
 		evidence_flush_samples(ev);
 		close(ev->rss_fd);
 	}
+	if (ev->tl_fd >= 0) {
+		jsonw_finish(&ev->tl_w);
+		close(ev->tl_fd);
+	}
 	if (ev->log_fd >= 0)
 		close(ev->log_fd);
 	if (ev->dirfd >= 0)
 		close(ev->dirfd);
-	ev->dirfd = ev->log_fd = ev->rss_fd = -1;
+	ev->dirfd = ev->log_fd = ev->rss_fd = ev->tl_fd = -1;
 }
 
 int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes)
@@ -229,7 +241,40 @@ int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes
 
 int evidence_flush_samples(struct evidence *ev)
 {
-	return jsonw_finish(&ev->rss_w);
+	int rc = jsonw_finish(&ev->rss_w);
+	if (ev->tl_fd >= 0) {
+		int r2 = jsonw_finish(&ev->tl_w);
+		if (rc == 0)
+			rc = r2;
+	}
+	return rc;
+}
+
+int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s)
+{
+	char line[512], f[40];
+	size_t n;
+	if (ev->tl_fd < 0)
+		return 0;
+	evidence_format_float(s->t, f, sizeof f);
+	n = (size_t)snprintf(line, sizeof line, "{\"t\": %s, \"rss\": %" PRIu64
+			     ", \"processes\": %u", f, s->rss, s->processes);
+	if (s->traced)
+		n += (size_t)snprintf(line + n, sizeof line - n,
+				      ", \"heap\": %" PRIu64 ", \"mapped_anon\": %" PRIu64
+				      ", \"mapped_file\": %" PRIu64,
+				      s->heap, s->mapped_anon, s->mapped_file);
+	else
+		n += (size_t)snprintf(line + n, sizeof line - n,
+				      ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
+	if (s->have_pss)
+		n += (size_t)snprintf(line + n, sizeof line - n, ", \"pss\": %" PRIu64, s->pss);
+	n += (size_t)snprintf(line + n, sizeof line - n, "}\n");
+	/* whole lines only, as for rss.jsonl */
+	if (ev->tl_w.len + n > sizeof ev->tl_w.buf)
+		jsonw_finish(&ev->tl_w);
+	jsonw_raw(&ev->tl_w, line, n);
+	return ev->tl_w.err;
 }
 
 /* ---- the record -------------------------------------------------------------- */
@@ -374,6 +419,27 @@ int evidence_record_json(int fd, const struct sup_record *r)
 	jsonw_string(&w, memsup_version());
 	jsonw_key(&w, "started_at");
 	jsonw_string(&w, r->started_at);
+
+	/* the merged view */
+	jsonw_key(&w, "traced");
+	jsonw_bool(&w, r->traced);
+	jsonw_key(&w, "processes_traced");
+	jsonw_uint(&w, r->processes_traced);
+	jsonw_key(&w, "processes_sampled");
+	jsonw_uint(&w, r->processes_sampled);
+	jsonw_key(&w, "peak_heap_mb");
+	put_float_or_null(&w, r->peak_heap_mb, r->peak_heap_mb >= 0);
+	jsonw_key(&w, "peak_mapped_mb");
+	put_float_or_null(&w, r->peak_mapped_mb, r->peak_mapped_mb >= 0);
+	jsonw_key(&w, "peak_pss_mb");
+	put_float_or_null(&w, r->peak_pss_mb, r->peak_pss_mb >= 0);
+	jsonw_key(&w, "blind_spots");
+	if (r->n_findings)
+		findings_write_json(&w, r->findings, r->n_findings);
+	else {
+		jsonw_array_begin(&w);
+		jsonw_array_end(&w);
+	}
 
 	jsonw_object_end(&w);
 	return jsonw_finish_line(&w);

@@ -4,6 +4,9 @@
  *   DIR/rss.jsonl       one "[elapsed_s, tree_rss_bytes]" line per sample,
  *                       byte for byte what Python's json.dumps([float, int])
  *                       gives, so the seed's readers keep working
+ *   DIR/timeline.jsonl  one JSON object per sample: t, rss, processes and
+ *                       the traced heap and mapping bytes of the same moment
+ *                       (null untraced), "pss" at samples where measured
  *   DIR/resources.json  the record (struct sup_record), pretty JSON (indent
  *                       2), replaced atomically: written to a temporary file,
  *                       renamed over; fsync'd (file and directory) when
@@ -22,6 +25,8 @@
 #include "jsonw.h"
 
 #define EVIDENCE_MAX_NOTES 8u
+
+struct finding; /* findings.h */
 
 struct sup_leftover {
 	pid_t pid;
@@ -74,14 +79,25 @@ struct sup_record {
 	double poll_interval_p99_s;       /* < 0: fewer than 2 samples */
 	const char *notes[EVIDENCE_MAX_NOTES];
 	size_t n_notes;
+	/* the merged view (shim + poller) */
+	int traced;                       /* the shim was injected */
+	unsigned processes_traced;        /* images with a valid record */
+	unsigned processes_sampled;       /* images the poller saw */
+	double peak_heap_mb;              /* at the peak sample; < 0: null */
+	double peak_mapped_mb;
+	double peak_pss_mb;               /* < 0: not measured */
+	const struct finding *findings;   /* blind_spots (findings.h) */
+	size_t n_findings;
 };
 
 struct evidence {
 	int dirfd;
 	int log_fd;                /* stdout.log, handed to the command */
 	int rss_fd;                /* rss.jsonl */
+	int tl_fd;                 /* timeline.jsonl */
 	char path[PATH_MAX];       /* absolute path of the directory */
 	struct jsonw rss_w;        /* rss.jsonl lines, buffered (see below) */
+	struct jsonw tl_w;         /* timeline.jsonl lines, the same way */
 };
 
 /* The "scope" and "limitation" strings of the record. */
@@ -104,6 +120,19 @@ void evidence_close(struct evidence *ev);
  * per-sample cost on machines where syscalls are dear. */
 int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes);
 int evidence_flush_samples(struct evidence *ev);
+
+/* One timeline.jsonl line, buffered like rss.jsonl.  `traced`: write heap
+ * and mapped bytes (null otherwise); `have_pss`: add "pss". */
+struct evidence_tl {
+	double t;
+	uint64_t rss;
+	unsigned processes;
+	int traced;
+	uint64_t heap, mapped_anon, mapped_file;
+	int have_pss;
+	uint64_t pss;
+};
+int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s);
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable);
 
 /* The record as pretty JSON on fd (resources.json, --json). */

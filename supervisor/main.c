@@ -2,8 +2,12 @@
  * the only place that may die; everything else returns 0/-errno. */
 #include "cli.h"
 #include "evidence.h"
+#include "findings.h"
+#include "merge.h"
+#include "processes.h"
 #include "run.h"
 #include "spawn.h"
+#include "trace.h"
 #include "tree.h"
 #include "version.h"
 
@@ -13,12 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 extern char **environ;
 
 #define SUP_EXIT_ERROR 125
+#define SUMMARY_ROWS 8u
+
+/* The findings of the run; file scope: large, one run per process. */
+static struct finding run_findings[FINDINGS_MAX];
 
 /* "memsup: <what>: <strerror(err)>", exit 125.  err is passed in (not read
  * from errno) so that the caller's errno survives whatever ran since. */
@@ -59,7 +68,8 @@ static void default_out(char *buf, size_t cap)
 	snprintf(buf, cap, "memsup-%s-%d", stamp, (int)getpid());
 }
 
-static void print_summary(const struct sup_record *rec, const struct evidence *ev)
+static void print_summary(const struct sup_record *rec, const struct evidence *ev,
+			  const struct merged_run *m)
 {
 	fprintf(stderr, "memsup: peak tree RSS %.1f MB", (double)rec->peak_bytes / 1e6);
 	if (rec->peak_at_s >= 0)
@@ -81,6 +91,14 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 	if (rec->n_leftovers)
 		fprintf(stderr, "memsup: killed %zu leftover process%s (see resources.json)\n",
 			rec->n_leftovers, rec->n_leftovers == 1 ? "" : "es");
+	if (rec->peak_heap_mb >= 0)
+		fprintf(stderr, "memsup: at the peak: heap %.1f MB, mapped %.1f MB%s",
+			rec->peak_heap_mb, rec->peak_mapped_mb,
+			rec->peak_pss_mb >= 0 ? "" : "\n");
+	if (rec->peak_heap_mb >= 0 && rec->peak_pss_mb >= 0)
+		fprintf(stderr, ", Pss %.1f MB\n", rec->peak_pss_mb);
+	processes_print_table(stderr, m, SUMMARY_ROWS);
+	findings_print(stderr, rec->findings, rec->n_findings);
 	fprintf(stderr, "memsup: evidence: %s\n", ev->path);
 }
 
@@ -150,8 +168,65 @@ int main(int argc, char **argv)
 	if ((rc = evidence_write_record(&ev, &rec, 1)) < 0)
 		sup_die_err(-rc, "write %s/resources.json", ev.path);
 
-	struct run_config cfg = { &opt, envp, "/proc" };
-	int status = run_supervise(&cfg, &ev, &rec);
+	/* Tracing: the shim appended to the command's LD_PRELOAD, its
+	 * records in DIR/records.  A missing shim is not an error: the run
+	 * goes on with /proc polling alone and says so. */
+	char shim[PATH_MAX], records[PATH_MAX + 16];
+	char *env_owned = NULL, **traced_env = NULL;
+	const char *records_dir = NULL;
+	if (!opt.no_trace) {
+		if (trace_find_shim(NULL, NULL, shim, sizeof shim) < 0) {
+			static char note[PATH_MAX + 160];
+			snprintf(note, sizeof note, "libmemtrace.so was found neither next to memsup "
+				 "nor in %s: the run was not traced (/proc polling alone)",
+				 trace_pkglibdir());
+			evidence_record_note(&rec, note);
+			fprintf(stderr, "memsup: note: %s\n", note);
+		} else if (mkdirat(ev.dirfd, "records", 0777) < 0) {
+			sup_die_err(errno, "create %s/records", ev.path);
+		} else {
+			snprintf(records, sizeof records, "%s/records", ev.path);
+			traced_env = trace_build_env(envp, shim, records, opt.follow_env, &env_owned);
+			if (!traced_env)
+				sup_die_err(ENOMEM, "environment");
+			records_dir = records;
+			rec.traced = 1;
+			if ((rc = evidence_write_record(&ev, &rec, 0)) < 0)
+				sup_die_err(-rc, "write %s/resources.json", ev.path);
+		}
+	}
+
+	struct run_config cfg = { &opt, traced_env ? traced_env : envp, "/proc", records_dir };
+	struct run_views views;
+	int status = run_supervise(&cfg, &ev, &rec, &views);
+
+	/* The merged view: every image, traced or not, and what it hides. */
+	struct merged_run merged;
+	struct merge_input in = {
+		.rec = &rec, .tracing = records_dir != NULL, .command_pid = rec.pid,
+		.main_status = views.main_status, .have_main = views.have_main,
+		.start_mono_ns = views.start_ns, .live = views.live, .pview = views.pview,
+	};
+	if (merge_build(&merged, &in) < 0)
+		evidence_record_note(&rec, "out of memory building the per-process view: "
+				     "processes.json and blind_spots are incomplete");
+	for (size_t i = 0; i < merged.n_images; i++) {
+		rec.processes_traced += merged.images[i].traced != 0;
+		rec.processes_sampled += merged.images[i].sampled != 0;
+	}
+	if (merged.peak.at_s >= 0 && records_dir) {
+		rec.peak_heap_mb = (double)merged.peak.heap / 1e6;
+		rec.peak_mapped_mb = (double)(merged.peak.map_anon + merged.peak.map_file) / 1e6;
+	}
+	if (merged.peak.at_s >= 0 && merged.peak.have_smaps)
+		rec.peak_pss_mb = (double)merged.peak.pss / 1e6;
+	size_t nf = findings_compute(&merged, run_findings, FINDINGS_MAX);
+	rec.findings = run_findings;
+	rec.n_findings = nf < FINDINGS_MAX ? nf : FINDINGS_MAX;
+	if ((rc = processes_write(ev.dirfd, &merged)) < 0) {
+		fprintf(stderr, "memsup: write %s/processes.json: %s\n", ev.path, strerror(-rc));
+		status = SUP_EXIT_ERROR;
+	}
 
 	if ((rc = evidence_write_record(&ev, &rec, 1)) < 0) {
 		fprintf(stderr, "memsup: write %s/resources.json: %s\n", ev.path, strerror(-rc));
@@ -163,11 +238,15 @@ int main(int argc, char **argv)
 			status = SUP_EXIT_ERROR;
 	}
 	if (!opt.quiet)
-		print_summary(&rec, &ev);
+		print_summary(&rec, &ev, &merged);
 	else if (!opt.out)
 		fprintf(stderr, "memsup: evidence: %s\n", ev.path); /* a name we chose */
 	evidence_close(&ev);
+	merge_free(&merged);
+	run_views_free(&views);
 	evidence_record_free(&rec);
+	free(traced_env);
+	free(env_owned);
 	free(envp);
 	cli_free(&opt);
 	return status;

@@ -101,6 +101,34 @@ struct merged_run {
 	struct image_view *images;     /* every image ever seen by either view */
 	size_t n_images;
 	struct peak_view peak;
+	/* appended by the collector (merge.c) */
+	uint64_t start_mono_ns;        /* CLOCK_MONOTONIC of the launch: turns
+					  the record's *_mono_ns into run seconds */
 };
+
+/* ---- building it (merge.c; the collector side) ------------------------- */
+struct live;
+struct pview;
+
+struct merge_input {
+	const struct sup_record *rec;
+	int tracing;
+	pid_t command_pid;
+	int main_status;               /* wait status of the command, if have_main */
+	int have_main;
+	uint64_t start_mono_ns;
+	struct live *live;             /* NULL when not tracing */
+	const struct pview *pview;     /* must outlive the merged run */
+};
+
+/* Fill *m: one image per record file (its final contents, read now) and per
+ * image the poller saw without one, the poller's figures on each, and the
+ * peak sample broken down.  The merged run points into `in->pview` and into
+ * itself.  0 or -ENOMEM (then *m is empty but valid). */
+int merge_build(struct merged_run *m, const struct merge_input *in);
+void merge_free(struct merged_run *m);
+
+/* Seconds since the launch for a record's CLOCK_MONOTONIC time (0: -1). */
+double merge_mono_s(const struct merged_run *m, uint64_t mono_ns);
 
 #endif /* MEMSUP_MERGE_H */

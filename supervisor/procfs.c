@@ -66,6 +66,9 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 		{ "VmHWM:", offsetof(struct procfs_status, vm_hwm_kb), PROCFS_HAVE_HWM },
 		{ "VmPeak:", offsetof(struct procfs_status, vm_peak_kb), PROCFS_HAVE_PEAK },
 		{ "VmSize:", offsetof(struct procfs_status, vm_size_kb), PROCFS_HAVE_SIZE },
+		{ "RssAnon:", offsetof(struct procfs_status, rss_anon_kb), 1u << 16 },
+		{ "RssFile:", offsetof(struct procfs_status, rss_file_kb), 1u << 17 },
+		{ "RssShmem:", offsetof(struct procfs_status, rss_shmem_kb), 1u << 18 },
 	};
 	const char *end = buf + len;
 	memset(out, 0, sizeof *out);
@@ -110,6 +113,11 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 		}
 		line = nl ? nl + 1 : end;
 	}
+	if ((out->have & (7u << 16)) == (7u << 16))
+		out->have |= PROCFS_HAVE_RSS_PARTS;
+	else
+		out->rss_anon_kb = out->rss_file_kb = out->rss_shmem_kb = 0;
+	out->have &= ~(7u << 16);
 	/* Every live process has Name and PPid; text without them is not a
 	 * status file (or was cut before its second line). */
 	if (!(out->have & PROCFS_HAVE_NAME) || !(out->have & PROCFS_HAVE_PPID))
@@ -157,9 +165,12 @@ int procfs_parse_stat(const char *buf, size_t len, struct procfs_stat *out)
 	/* field 4: ppid */
 	if (parse_pid(&p, end, &out->ppid) < 0)
 		return -EINVAL;
-	/* fields 5..21 skipped (some may be negative, e.g. tty_nr, priority),
+	/* fields 5 and 6: process group and session */
+	if (parse_pid(&p, end, &out->pgrp) < 0 || parse_pid(&p, end, &out->session) < 0)
+		return -EINVAL;
+	/* fields 7..21 skipped (some may be negative, e.g. tty_nr, priority),
 	 * field 22: starttime */
-	for (int field = 5; field < 22; field++) {
+	for (int field = 7; field < 22; field++) {
 		while (p < end && *p == ' ')
 			p++;
 		if (p >= end || *p == '\n')
@@ -211,6 +222,83 @@ int procfs_parse_children(const char *buf, size_t len, pid_t *out, size_t cap,
 	}
 	*n = count;
 	return count > cap ? -ENOSPC : 0;
+}
+
+int procfs_parse_rollup(const char *buf, size_t len, struct procfs_rollup *out)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		unsigned bit;
+		int add;    /* summed into the field rather than stored */
+	} keys[] = {
+		{ "Rss:", offsetof(struct procfs_rollup, rss_kb), PROCFS_ROLLUP_RSS, 0 },
+		{ "Pss:", offsetof(struct procfs_rollup, pss_kb), PROCFS_ROLLUP_PSS, 0 },
+		{ "Swap:", offsetof(struct procfs_rollup, swap_kb), PROCFS_ROLLUP_SWAP, 0 },
+		{ "Anonymous:", offsetof(struct procfs_rollup, anon_kb), PROCFS_ROLLUP_ANON, 0 },
+		{ "Pss_Anon:", offsetof(struct procfs_rollup, pss_anon_kb), 1u << 16, 0 },
+		{ "Pss_File:", offsetof(struct procfs_rollup, pss_file_kb), 1u << 17, 0 },
+		{ "Pss_Shmem:", offsetof(struct procfs_rollup, pss_shmem_kb), 1u << 18, 0 },
+		{ "Shared_Clean:", offsetof(struct procfs_rollup, shared_kb), 0, 1 },
+		{ "Shared_Dirty:", offsetof(struct procfs_rollup, shared_kb), 0, 1 },
+		{ "Private_Clean:", offsetof(struct procfs_rollup, private_kb), 0, 1 },
+		{ "Private_Dirty:", offsetof(struct procfs_rollup, private_kb), 0, 1 },
+	};
+	const char *end = buf + len;
+	memset(out, 0, sizeof *out);
+	for (const char *line = buf; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		if (!nl)
+			break; /* cut off by a short read: not trusted */
+		size_t n = (size_t)(nl - line);
+		for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+			size_t kl = strlen(keys[i].key);
+			if (n <= kl || memcmp(line, keys[i].key, kl) != 0)
+				continue;
+			const char *p = line + kl;
+			uint64_t v, *f = (uint64_t *)(void *)((char *)out + keys[i].off);
+			if (parse_u64(&p, nl, &v) < 0)
+				break;
+			*f = keys[i].add ? *f + v : v;
+			out->have |= keys[i].bit;
+			break;
+		}
+		line = nl + 1;
+	}
+	if ((out->have & (7u << 16)) == (7u << 16))
+		out->have |= PROCFS_ROLLUP_PSS_PARTS;
+	out->have &= ~(7u << 16);
+	if (!(out->have & PROCFS_ROLLUP_RSS) || !(out->have & PROCFS_ROLLUP_PSS))
+		return -EINVAL;
+	return 0;
+}
+
+static uint64_t elf_get(const unsigned char *p, unsigned size, int big)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < size; i++)
+		v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
+	return v;
+}
+
+int procfs_parse_elf_interp(const unsigned char *buf, size_t len)
+{
+	if (len < 52 || memcmp(buf, "\177ELF", 4) != 0)
+		return -EINVAL;
+	int is64 = buf[4] == 2, big = buf[5] == 2;
+	if ((buf[4] != 1 && buf[4] != 2) || (buf[5] != 1 && buf[5] != 2))
+		return -EINVAL;
+	if (is64 && len < 64)
+		return -EINVAL;
+	uint64_t phoff = is64 ? elf_get(buf + 32, 8, big) : elf_get(buf + 28, 4, big);
+	uint64_t phentsize = elf_get(buf + (is64 ? 54 : 42), 2, big);
+	uint64_t phnum = elf_get(buf + (is64 ? 56 : 44), 2, big);
+	if (phentsize < (is64 ? 56u : 32u) || phoff > len || phnum > (len - phoff) / phentsize)
+		return -EINVAL;
+	for (uint64_t i = 0; i < phnum; i++)
+		if (elf_get(buf + phoff + i * phentsize, 4, big) == 3) /* PT_INTERP */
+			return 1;
+	return 0;
 }
 
 static int gone_or(int err)
@@ -334,6 +422,37 @@ int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
 	if (len + 1 >= sizeof buf)
 		return -EFBIG; /* more children than one page of text: not cut silently */
 	return procfs_parse_children(buf, len, out, cap, n);
+}
+
+int procfs_read_rollup(const char *root, pid_t pid, struct procfs_rollup *out)
+{
+	char path[PATH_MAX], buf[4096];
+	size_t len;
+	int rc = pid_path(path, sizeof path, root, pid, "smaps_rollup");
+	if (rc == 0)
+		rc = procfs_read_file(path, buf, sizeof buf, &len);
+	if (rc == 0 && len == 0)
+		return PROCFS_GONE; /* a zombie, or exited between open and read */
+	return rc < 0 ? rc : procfs_parse_rollup(buf, len, out);
+}
+
+int procfs_environ_has(const char *root, pid_t pid, const char *key, const char *needle)
+{
+	char path[PATH_MAX], buf[65536];
+	size_t len, kl = strlen(key);
+	int rc = pid_path(path, sizeof path, root, pid, "environ");
+	if (rc == 0)
+		rc = procfs_read_file(path, buf, sizeof buf, &len);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < len;) {
+		const char *e = buf + i;
+		size_t n = strnlen(e, len - i);
+		if (n > kl && memcmp(e, key, kl) == 0 && e[kl] == '=')
+			return memmem(e + kl + 1, n - kl - 1, needle, strlen(needle)) != NULL;
+		i += n + 1;
+	}
+	return 0;
 }
 
 int procfs_read_cmdline(const char *root, pid_t pid, char *buf, size_t cap,

@@ -31,12 +31,14 @@ enum {
 	PROCFS_HAVE_PPID = 1u << 4,
 	PROCFS_HAVE_NAME = 1u << 5,
 	PROCFS_HAVE_TGID = 1u << 6,
+	PROCFS_HAVE_RSS_PARTS = 1u << 7, /* RssAnon, RssFile and RssShmem */
 };
 
 /* /proc/PID/status: sizes in KiB as the kernel prints them.  Kernel threads
  * and zombies have no Vm* lines; `have` says what was found. */
 struct procfs_status {
 	uint64_t vm_rss_kb, vm_hwm_kb, vm_peak_kb, vm_size_kb;
+	uint64_t rss_anon_kb, rss_file_kb, rss_shmem_kb; /* all three or none */
 	pid_t ppid;
 	pid_t tgid;                 /* != the pid read: that pid is a thread */
 	unsigned have;
@@ -47,6 +49,8 @@ struct procfs_status {
 struct procfs_stat {
 	pid_t pid;
 	pid_t ppid;
+	pid_t pgrp;                 /* field 5 */
+	pid_t session;              /* field 6 */
 	char state;                 /* 'R', 'S', 'Z', ... */
 	uint64_t starttime;         /* clock ticks after boot (field 22) */
 	char comm[PROCFS_COMM_BYTES];
@@ -65,6 +69,30 @@ int procfs_parse_statm(const char *buf, size_t len, uint64_t *resident_pages);
 int procfs_parse_children(const char *buf, size_t len, pid_t *out, size_t cap,
 			  size_t *n);
 
+/* /proc/PID/smaps_rollup: the whole address space summed, KiB. */
+enum {
+	PROCFS_ROLLUP_RSS = 1u << 0,
+	PROCFS_ROLLUP_PSS = 1u << 1,
+	PROCFS_ROLLUP_SWAP = 1u << 2,
+	PROCFS_ROLLUP_ANON = 1u << 3,
+	PROCFS_ROLLUP_PSS_PARTS = 1u << 4, /* Pss_Anon/File/Shmem (Linux 5.10+) */
+};
+struct procfs_rollup {
+	uint64_t rss_kb, pss_kb, swap_kb, anon_kb;
+	uint64_t pss_anon_kb, pss_file_kb, pss_shmem_kb;
+	uint64_t shared_kb;         /* Shared_Clean + Shared_Dirty */
+	uint64_t private_kb;        /* Private_Clean + Private_Dirty */
+	unsigned have;
+};
+/* Needs the Rss and Pss lines (-EINVAL otherwise); lines cut off by a short
+ * read are not trusted. */
+int procfs_parse_rollup(const char *buf, size_t len, struct procfs_rollup *out);
+
+/* Does an ELF image (its first bytes) name a program interpreter, i.e. is
+ * it dynamically linked?  1 yes, 0 no (static), -EINVAL when `buf` is not
+ * an ELF header with its program headers inside `len`. */
+int procfs_parse_elf_interp(const unsigned char *buf, size_t len);
+
 /* Readers.  `root` is the proc root ("/proc"); NULL means "/proc". */
 int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out);
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *out);
@@ -72,6 +100,13 @@ int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *out);
 int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes);
 int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
 			 size_t cap, size_t *n);
+
+int procfs_read_rollup(const char *root, pid_t pid, struct procfs_rollup *out);
+
+/* Is "KEY=" + a value containing `needle` in pid's initial environment
+ * (/proc/PID/environ)?  1, 0, or -errno (EACCES for another user's). */
+int procfs_environ_has(const char *root, pid_t pid, const char *key,
+		       const char *needle);
 
 /* argv of pid, NUL-separated (no trailing NUL), truncated at cap-1 bytes.
  * Empty for kernel threads and zombies. */

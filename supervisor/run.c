@@ -8,7 +8,9 @@
  * and its SIGKILL (its orphans then come to us, the subreaper). */
 #include "run.h"
 #include "jitter.h"
+#include "live.h"
 #include "procfs.h"
+#include "pview.h"
 #include "spawn.h"
 #include "tree.h"
 
@@ -45,6 +47,8 @@ struct run {
 	pid_t *pids;
 	size_t pids_cap;
 	struct jitter jit;
+	struct live *live;      /* NULL: not tracing */
+	struct pview *pv;
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -252,13 +256,29 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 	/* elapsed is taken after reading, as the seed does */
 	double elapsed = since_start_s(r, mono_ns());
 	rec->samples++;
-	if (rss > rec->peak_bytes || rec->peak_at_s < 0) {
+	int new_peak = rss > rec->peak_bytes || rec->peak_at_s < 0;
+	if (new_peak) {
 		rec->peak_bytes = rss;
 		rec->peak_at_s = elapsed;
 	}
 	if (n > rec->max_processes)
 		rec->max_processes = n;
 	evidence_append_sample(r->ev, elapsed, rss);
+	if (r->pv) {
+		/* the per-process view and the live records of the same moment;
+		 * `now` (taken before reading) is the time records are compared
+		 * with: an image that started after it was not yet sampled */
+		const struct tree_member *m;
+		size_t nm = tree_sampled(r->tree, &m);
+		struct pview_sums s;
+		pview_sample(r->pv, r->live, now, m, nm, new_peak, rss, &s);
+		struct evidence_tl tl = {
+			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
+			.heap = s.heap, .mapped_anon = s.map_anon, .mapped_file = s.map_file,
+			.have_pss = s.have_pss, .pss = s.pss,
+		};
+		evidence_append_timeline(r->ev, &tl);
+	}
 	if (o->wall_s > 0 && elapsed >= o->wall_s)
 		*reason = "wall_budget_exceeded";
 	else if (o->rss_mb > 0 && (double)rss >= o->rss_mb * 1e6)
@@ -299,6 +319,11 @@ static const char *supervise(struct run *r)
 			break;
 		}
 		if (now >= next) {
+			/* new record files first, so that this sample can
+			 * already read them; files still being created are
+			 * retried every sample */
+			if (r->live && (live_pending(r->live) || live_fd(r->live) < 0))
+				live_update(r->live, 0);
 			take_sample(r, now, &last, &reason);
 			if (reason)
 				break;
@@ -324,14 +349,20 @@ static const char *supervise(struct run *r)
 		now = mono_ns();
 		uint64_t wait = wake > now ? wake - now : 0;
 		struct timespec ts = { (time_t)(wait / NS_PER_S), (long)(wait % NS_PER_S) };
-		struct pollfd pfd[2] = { { r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 } };
-		int np = ppoll(pfd, r->pidfd >= 0 ? 2 : 1, &ts, NULL);
+		/* slot 2, the records' inotify fd: new files are mapped at
+		 * once, so that a sample never waits on a burst of them */
+		int lfd = r->live ? live_fd(r->live) : -1;
+		struct pollfd pfd[3] = { { r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
+					 { lfd, POLLIN, 0 } };
+		int np = ppoll(pfd, 3, &ts, NULL);
 		if (np > 0 && pfd[0].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
 		 * (before, or without, SIGCHLD being read). */
 		if (np > 0 && r->pidfd >= 0 && pfd[1].revents)
 			reap(r);
+		if (np > 0 && lfd >= 0 && pfd[2].revents)
+			live_update(r->live, 0);
 	}
 	return reason;
 }
@@ -345,8 +376,16 @@ static int start_failed(struct run *r, int status, const char *what, int err)
 	return status;
 }
 
+void run_views_free(struct run_views *v)
+{
+	live_close(v->live);
+	pview_close(v->pview);
+	v->live = NULL;
+	v->pview = NULL;
+}
+
 int run_supervise(const struct run_config *cfg, struct evidence *ev,
-		  struct sup_record *rec)
+		  struct sup_record *rec, struct run_views *views)
 {
 	const struct sup_options *o = cfg->opt;
 	struct run r;
@@ -354,6 +393,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	int rc, status;
 
 	memset(&r, 0, sizeof r);
+	memset(views, 0, sizeof *views);
 	r.cfg = cfg;
 	r.ev = ev;
 	r.rec = rec;
@@ -381,6 +421,14 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		goto out;
 	}
 	rec->discovery = tree_method_name(tree_method_used(r.tree));
+	if (cfg->records_dir && (rc = live_open(&r.live, cfg->records_dir)) < 0) {
+		status = start_failed(&r, 125, "open the records directory", -rc);
+		goto out;
+	}
+	if ((rc = pview_open(&r.pv, cfg->proc_root, cfg->records_dir != NULL)) < 0) {
+		status = start_failed(&r, 125, "per-process view", -rc);
+		goto out;
+	}
 	if (o->discovery != TREE_CHILDREN && tree_probe(cfg->proc_root, getpid()) != TREE_CHILDREN)
 		evidence_record_note(rec, "no /proc/PID/task/TID/children files (kernel built "
 				"without CONFIG_PROC_CHILDREN): --discovery children is "
@@ -444,6 +492,8 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		rec->exit_code = -rec->signal;
 		status = 128 + rec->signal;
 	}
+	views->have_main = 1;
+	views->main_status = r.main_status;
 	if (interrupt)
 		status = 128 + interrupt;
 	else if (reason && strcmp(reason, "wall_budget_exceeded") == 0)
@@ -452,6 +502,13 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		status = 123;
 	rec->exit_status = status;
 out:
+	/* every record that will ever exist is there now: list them all (a
+	 * process killed while creating its file leaves one without magic) */
+	if (r.live)
+		live_update(r.live, 1);
+	views->live = r.live;
+	views->pview = r.pv;
+	views->start_ns = r.start_ns;
 	evidence_flush_samples(ev);
 	finish_times(&r);
 	if (r.pidfd >= 0)

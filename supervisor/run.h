@@ -7,7 +7,9 @@
  * one ppoll() loop that also watches a pidfd of the main process for the
  * exact moment it ends.  It enforces the budgets by killing the whole tree,
  * kills and lists what is left when the main process has exited, reaps
- * every child until ECHILD, and fills the record.  The evidence directory
+ * every child until ECHILD, and fills the record.  Each sample also feeds
+ * the per-process view (pview.h) and, when tracing, reads the live shim
+ * records (live.h) for timeline.jsonl.  The evidence directory
  * must exist; the record is rewritten about once a second while running.
  *
  * Returns memsup's exit status (see memsup(1)): the command's status,
@@ -24,9 +26,24 @@ struct run_config {
 	const struct sup_options *opt;
 	char **envp;              /* the command's whole environment */
 	const char *proc_root;    /* "/proc" */
+	const char *records_dir;  /* the shim's MEMTRACE_DIR; NULL: not tracing */
+};
+
+struct live;
+struct pview;
+
+/* What the run saw, for the merged view (merge.h), owned by the caller
+ * after run_supervise(): release with run_views_free(). */
+struct run_views {
+	struct live *live;        /* NULL when not tracing (or unavailable) */
+	struct pview *pview;      /* NULL only when out of memory */
+	uint64_t start_ns;        /* CLOCK_MONOTONIC of the launch */
+	int have_main;
+	int main_status;          /* wait status of the command */
 };
 
 int run_supervise(const struct run_config *cfg, struct evidence *ev,
-		  struct sup_record *rec);
+		  struct sup_record *rec, struct run_views *views);
+void run_views_free(struct run_views *v);
 
 #endif /* MEMSUP_RUN_H */

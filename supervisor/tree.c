@@ -65,6 +65,8 @@ struct tree {
 	pid_t pending[PENDING_MAX]; /* allocated pids not yet visible: retried */
 	int pending_tries[PENDING_MAX];
 	size_t npending;
+	struct tree_member *smp; /* the last sample's members, with RSS */
+	size_t nsmp, smp_cap;
 };
 
 /* ---- hash table (open addressing, linear probing) ------------------------ */
@@ -447,6 +449,7 @@ void tree_close(struct tree *t)
 	free(t->next.slots);
 	free(t->members);
 	free(t->fresh);
+	free(t->smp);
 	if (t->loadavg_fd >= 0)
 		close(t->loadavg_fd);
 	if (t->dir)
@@ -647,6 +650,16 @@ int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs)
 		return rc;
 	uint64_t sum = 0;
 	unsigned n = 0;
+	/* room for every member, so that the loop below never allocates */
+	if (t->smp_cap < t->nmembers) {
+		size_t nc = t->nmembers * 2;
+		struct tree_member *ns = realloc(t->smp, nc * sizeof *ns);
+		if (ns) {
+			t->smp = ns;
+			t->smp_cap = nc;
+		}
+	}
+	t->nsmp = 0;
 	for (size_t i = 0; i < t->nmembers;) {
 		struct entry *e = table_find(&t->cur, t->members[i]);
 		uint64_t b;
@@ -661,12 +674,23 @@ int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs)
 		if (rc == 0) {
 			sum += b;
 			n++;
+			if (t->nsmp < t->smp_cap) {
+				t->smp[t->nsmp].pid = t->members[i];
+				t->smp[t->nsmp].rss = b;
+				t->nsmp++;
+			}
 		}
 		i++;
 	}
 	*rss_bytes = sum;
 	*nprocs = n;
 	return 0;
+}
+
+size_t tree_sampled(const struct tree *t, const struct tree_member **out)
+{
+	*out = t->smp;
+	return t->nsmp;
 }
 
 size_t tree_pids(const struct tree *t, pid_t *out, size_t cap)

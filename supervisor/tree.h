@@ -62,6 +62,17 @@ int tree_update(struct tree *t);
  * that were read (gone ones are skipped). */
 int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs);
 
+/* One member as the last tree_sample() read it. */
+struct tree_member {
+	pid_t pid;
+	uint64_t rss;              /* bytes */
+};
+
+/* The members the last tree_sample() could read, with their RSS (the
+ * terms of its sum), valid until the next tree_sample()/tree_close().
+ * Returns how many. */
+size_t tree_sampled(const struct tree *t, const struct tree_member **out);
+
 /* Members after the last update, in no particular order.  Copies at most cap
  * pids into out and returns how many members there are. */
 size_t tree_pids(const struct tree *t, pid_t *out, size_t cap);

@@ -1,0 +1,320 @@
+/* live.c: record files watched and mapped while the run goes on (see
+ * live.h).
+ *
+ * Order of checks on a new file, each one before trusting the next: regular
+ * file, exactly MT_RECORD_SIZE bytes (so the mapping can never reach past
+ * the end of the file and raise SIGBUS: the shim sizes the file before it
+ * maps it and never shrinks it), magic (acquire: the identity block is then
+ * complete), version, record_size, then identity fields against the name.
+ * Short or magic-less files are "being created": retried, not errors. */
+#include "live.h"
+#include "recordfile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct live {
+	int dirfd;
+	int ifd;                /* inotify, or -1 */
+	int rescan;             /* list the directory at the next update */
+	struct timespec mtime;  /* without inotify: the mtime of the last listing */
+	struct live_rec *recs;
+	size_t n, cap;
+	size_t npending;
+	/* pid -> index of its newest record (open addressing) */
+	struct { int32_t pid; long idx; } *hash;
+	size_t hcap, hused;
+};
+
+static size_t hslot(int32_t pid, size_t cap)
+{
+	return ((uint32_t)pid * 2654435761u) & (cap - 1);
+}
+
+static long hash_get(const struct live *l, int32_t pid)
+{
+	if (!l->hcap)
+		return -1;
+	for (size_t i = hslot(pid, l->hcap);; i = (i + 1) & (l->hcap - 1)) {
+		if (l->hash[i].pid == pid)
+			return l->hash[i].idx;
+		if (l->hash[i].pid == 0)
+			return -1;
+	}
+}
+
+static int hash_set(struct live *l, int32_t pid, long idx)
+{
+	if ((l->hused + 1) * 2 > l->hcap) {
+		size_t nc = l->hcap ? l->hcap * 2 : 256;
+		__typeof__(l->hash) nh = calloc(nc, sizeof *nh);
+		if (!nh)
+			return -ENOMEM;
+		for (size_t i = 0; i < l->hcap; i++) {
+			if (!l->hash[i].pid)
+				continue;
+			size_t j = hslot(l->hash[i].pid, nc);
+			while (nh[j].pid)
+				j = (j + 1) & (nc - 1);
+			nh[j] = l->hash[i];
+		}
+		free(l->hash);
+		l->hash = nh;
+		l->hcap = nc;
+	}
+	size_t i = hslot(pid, l->hcap);
+	while (l->hash[i].pid && l->hash[i].pid != pid)
+		i = (i + 1) & (l->hcap - 1);
+	if (!l->hash[i].pid)
+		l->hused++;
+	l->hash[i].pid = pid;
+	l->hash[i].idx = idx;
+	return 0;
+}
+
+int live_open(struct live **out, const char *dir)
+{
+	struct live *l = calloc(1, sizeof *l);
+	if (!l)
+		return -ENOMEM;
+	l->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l->dirfd < 0) {
+		int rc = -errno;
+		free(l);
+		return rc;
+	}
+	l->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (l->ifd >= 0 && inotify_add_watch(l->ifd, dir, IN_CREATE | IN_MOVED_TO) < 0) {
+		close(l->ifd);
+		l->ifd = -1;
+	}
+	l->rescan = 1;
+	*out = l;
+	return 0;
+}
+
+void live_close(struct live *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->recs[i].map)
+			munmap((void *)l->recs[i].map, MT_RECORD_SIZE);
+	if (l->ifd >= 0)
+		close(l->ifd);
+	close(l->dirfd);
+	free(l->recs);
+	free(l->hash);
+	free(l);
+}
+
+int live_fd(const struct live *l)
+{
+	return l->ifd;
+}
+
+size_t live_pending(const struct live *l)
+{
+	return l->npending;
+}
+
+size_t live_count(const struct live *l)
+{
+	return l->n;
+}
+
+const struct live_rec *live_get(const struct live *l, size_t i)
+{
+	return i < l->n ? &l->recs[i] : NULL;
+}
+
+
+/* Try to turn a pending file into a mapped record.  Leaves it pending
+ * (error 0, map NULL) when it is still being created. */
+static void try_map(struct live *l, struct live_rec *r)
+{
+	int fd = openat(l->dirfd, r->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0) {
+		/* ENOENT: removed behind our back; anything else is final too */
+		r->error = -errno;
+		return;
+	}
+	if (fstat(fd, &st) < 0) {
+		r->error = -errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		r->error = -RECORDFILE_ECORRUPT;
+	} else if (st.st_size > (off_t)MT_RECORD_SIZE) {
+		r->error = -RECORDFILE_ELONG;
+	} else if (st.st_size == (off_t)MT_RECORD_SIZE) {
+		const struct mt_record *m = mmap(NULL, MT_RECORD_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			r->error = -errno;
+		} else if (__atomic_load_n(&m->magic, __ATOMIC_ACQUIRE) != MT_RECORD_MAGIC) {
+			/* being created, or foreign: decided at the end */
+			munmap((void *)m, MT_RECORD_SIZE);
+		} else if (m->version != MT_RECORD_VERSION) {
+			r->error = -RECORDFILE_EVERSION;
+		} else if (m->record_size != MT_RECORD_SIZE) {
+			r->error = -RECORDFILE_ESIZE;
+		} else if (m->pid != r->pid || m->gen != r->gen || m->relation > MT_REL_UNKNOWN ||
+			   m->parent_pid < 0) {
+			r->error = -RECORDFILE_ECORRUPT;
+		} else {
+			r->map = m;
+		}
+		if (r->error && m != MAP_FAILED)
+			munmap((void *)m, MT_RECORD_SIZE);
+	}
+	close(fd);
+	r->tries++;
+}
+
+static int add_name(struct live *l, const char *name)
+{
+	int32_t pid;
+	uint32_t gen;
+	if (recordfile_parse_name(name, &pid, &gen) < 0 || strlen(name) >= sizeof l->recs[0].name)
+		return 0;
+	if (live_find(l, pid, gen))
+		return 0;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 64;
+		struct live_rec *nr = realloc(l->recs, nc * sizeof *nr);
+		if (!nr)
+			return -ENOMEM;
+		l->recs = nr;
+		l->cap = nc;
+	}
+	struct live_rec *r = &l->recs[l->n];
+	memset(r, 0, sizeof *r);
+	r->pid = pid;
+	r->gen = gen;
+	strcpy(r->name, name);
+	/* chain newest first; gens normally appear in increasing order */
+	r->next_same_pid = hash_get(l, pid);
+	if (hash_set(l, pid, (long)l->n) < 0)
+		return -ENOMEM;
+	l->n++;
+	l->npending++;
+	try_map(l, r);
+	if (r->map || r->error)
+		l->npending--;
+	return 0;
+}
+
+static int scan(struct live *l)
+{
+	int fd = openat(l->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) == 0)
+		l->mtime = st.st_mtim;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	int rc = 0;
+	for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;)
+		rc = add_name(l, e->d_name);
+	closedir(d);
+	return rc;
+}
+
+int live_update(struct live *l, int force_scan)
+{
+	int rc = 0;
+	if (l->ifd >= 0) {
+		_Alignas(struct inotify_event) char buf[4096];
+		ssize_t n;
+		while ((n = read(l->ifd, buf, sizeof buf)) > 0) {
+			for (char *p = buf; p < buf + n;) {
+				struct inotify_event *ev = (struct inotify_event *)p;
+				if (ev->mask & IN_Q_OVERFLOW)
+					l->rescan = 1;
+				else if (ev->len && rc == 0)
+					rc = add_name(l, ev->name);
+				p += sizeof *ev + ev->len;
+			}
+		}
+	} else {
+		struct stat st;
+		if (fstat(l->dirfd, &st) == 0 && (st.st_mtim.tv_sec != l->mtime.tv_sec ||
+						  st.st_mtim.tv_nsec != l->mtime.tv_nsec))
+			l->rescan = 1;
+	}
+	if (l->rescan || force_scan) {
+		l->rescan = 0;
+		int r = scan(l);
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	if (l->npending) {
+		for (size_t i = 0; i < l->n; i++) {
+			struct live_rec *r = &l->recs[i];
+			if (r->map || r->error)
+				continue;
+			try_map(l, r);
+			if (r->map || r->error)
+				l->npending--;
+		}
+	}
+	return rc;
+}
+
+const struct live_rec *live_image_at(const struct live *l, pid_t pid, uint64_t t_ns,
+				     uint32_t *gen)
+{
+	const struct live_rec *best = NULL;
+	for (long i = hash_get(l, pid); i >= 0; i = l->recs[i].next_same_pid) {
+		const struct live_rec *r = &l->recs[i];
+		if (r->map && r->map->start_mono_ns <= t_ns && (!best || r->gen > best->gen))
+			best = r;
+	}
+	*gen = 0;
+	if (!best)
+		return NULL;
+	*gen = best->gen;
+	const struct mt_record *m = best->map;
+	if (live_state(m) == MT_STATE_EXECED) {
+		uint64_t end = live_load(&m->end_mono_ns);
+		if (end && end <= t_ns) {
+			/* exec'd before the sample: the sample saw the next
+			 * image, whose constructor may not have run yet */
+			*gen = best->gen + 1;
+			const struct live_rec *next = live_find(l, pid, *gen);
+			return next && next->map ? next : NULL;
+		}
+	}
+	return best;
+}
+
+const struct live_rec *live_find(const struct live *l, pid_t pid, uint32_t gen)
+{
+	for (long i = hash_get(l, pid); i >= 0; i = l->recs[i].next_same_pid)
+		if (l->recs[i].gen == gen)
+			return &l->recs[i];
+	return NULL;
+}
+
+int live_read_final(const struct live *l, size_t i, struct mt_record *out)
+{
+	const struct live_rec *r = &l->recs[i];
+	if (r->error)
+		return r->error;
+	int rc = recordfile_read_at(l->dirfd, r->name, out);
+	/* identity must still match the name it was trusted under */
+	if (rc == 0 && (out->pid != r->pid || out->gen != r->gen))
+		rc = -RECORDFILE_ECORRUPT;
+	return rc;
+}

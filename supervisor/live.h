@@ -1,0 +1,89 @@
+/* live.h: the shim's record files, picked up while the run goes on.
+ *
+ * The records directory (<evidence>/records, MEMTRACE_DIR of the command) is
+ * watched with inotify (IN_CREATE, IN_MOVED_TO; a queue overflow or a
+ * missing inotify falls back to a readdir whenever the directory's mtime
+ * moved).  Each "<pid>.<gen>.mtr" file is mapped read-only (MAP_SHARED)
+ * once it is a valid record: the right size, magic stored (acquire), the
+ * version and size this build reads, pid and gen matching its name.  A file
+ * without magic yet is retried at every live_update(); one that is wrong in
+ * any other way is kept with its error and never trusted.  Mapped records
+ * are only read: each counter with a single atomic 64-bit load, as
+ * preload/record.h allows.
+ *
+ * Mappings are kept until live_close() (8 KiB of address space per traced
+ * image; the final contents are copied with recordfile_read_at()).
+ *
+ * Not thread-safe.  Return convention: 0 or -errno.
+ */
+#ifndef MEMSUP_LIVE_H
+#define MEMSUP_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+
+struct live_rec {
+	int32_t pid;
+	uint32_t gen;
+	const struct mt_record *map; /* valid and mapped; NULL otherwise */
+	int error;                   /* 0, or why the file is not a record
+					(-RECORDFILE_E* or -errno), final */
+	unsigned tries;              /* looks while it had no magic yet */
+	long next_same_pid;          /* index of this pid's previous record, -1 */
+	char name[48];
+};
+
+struct live;
+
+/* Watch `dir` (must exist).  inotify failing is not an error. */
+int live_open(struct live **out, const char *dir);
+void live_close(struct live *l);
+
+/* The inotify fd to poll for POLLIN, or -1 (then call live_update() each
+ * sample anyway: it rescans when the directory changed). */
+int live_fd(const struct live *l);
+
+/* Pick up new files (drain inotify or rescan) and retry the ones without
+ * magic.  `force_scan`: list the directory whatever the events said (the
+ * end of the run).  Cheap when nothing happened: one non-blocking read,
+ * or one fstat without inotify. */
+int live_update(struct live *l, int force_scan);
+
+/* Files still waiting for their magic. */
+size_t live_pending(const struct live *l);
+
+size_t live_count(const struct live *l);
+const struct live_rec *live_get(const struct live *l, size_t i);
+
+/* The image of `pid` that was running at CLOCK_MONOTONIC time `t_ns`, by
+ * its generation in *gen: the highest valid record that started at or
+ * before t_ns -- or, when that image had already exec'd by t_ns, gen+1.
+ * Returns that generation's valid record, or NULL when it has none (yet):
+ * gen 0 with no record is a process whose shim has not started (a fork
+ * child before its handler ran) or never will (untraced); gen g+1 is an
+ * image whose constructor has not run yet, or that runs without the shim
+ * (a static binary exec'd by a traced one). */
+const struct live_rec *live_image_at(const struct live *l, pid_t pid, uint64_t t_ns,
+				     uint32_t *gen);
+
+/* The file for (pid, gen), in whatever state, or NULL when none was seen. */
+const struct live_rec *live_find(const struct live *l, pid_t pid, uint32_t gen);
+
+/* The final contents of record i (recordfile_read_at(): validated copy).
+ * 0, or an error to keep as the image's record_error. */
+int live_read_final(const struct live *l, size_t i, struct mt_record *out);
+
+/* Relaxed atomic loads of a live counter. */
+static inline uint64_t live_load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+static inline uint32_t live_state(const struct mt_record *r)
+{
+	return __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+}
+
+#endif /* MEMSUP_LIVE_H */

@@ -1,0 +1,229 @@
+/* merge.c: building the merged view of a run from the record files (their
+ * final contents) and the poller's per-process table (see merge.h).
+ *
+ * One image per record file, valid or not, then one per image the poller
+ * sampled that has no file.  Samples were attributed to a generation while
+ * the run went on (live_image_at), so joining is by (pid, gen). */
+#include "merge.h"
+#include "live.h"
+#include "pview.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+double merge_mono_s(const struct merged_run *m, uint64_t mono_ns)
+{
+	if (!mono_ns)
+		return -1;
+	return ((double)mono_ns - (double)m->start_mono_ns) / 1e9;
+}
+
+static double rel_s(const struct merge_input *in, uint64_t ns)
+{
+	return ((double)ns - (double)in->start_mono_ns) / 1e9;
+}
+
+static int cmp_image(const void *a, const void *b)
+{
+	const struct image_view *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+/* images[0, sorted) are in (pid, gen) order: binary search there, then a
+ * linear look at the ones appended since (untraced images: few). */
+static struct image_view *find_image(struct merged_run *m, size_t sorted, pid_t pid,
+				     uint32_t gen)
+{
+	struct image_view key = { .pid = pid, .gen = gen };
+	struct image_view *hit = sorted ? bsearch(&key, m->images, sorted, sizeof key, cmp_image)
+					: NULL;
+	for (size_t i = sorted; !hit && i < m->n_images; i++)
+		if (m->images[i].pid == pid && m->images[i].gen == gen)
+			hit = &m->images[i];
+	return hit;
+}
+
+static struct image_view *add_image(struct merged_run *m, size_t *cap, pid_t pid, uint32_t gen)
+{
+	if (m->n_images == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct image_view *ni = realloc(m->images, nc * sizeof *ni);
+		if (!ni)
+			return NULL;
+		m->images = ni;
+		*cap = nc;
+	}
+	struct image_view *iv = &m->images[m->n_images++];
+	memset(iv, 0, sizeof *iv);
+	iv->pid = pid;
+	iv->gen = gen;
+	return iv;
+}
+
+static int wait_status_of(int exit_code)
+{
+	/* the record's Python convention back to a wait status */
+	return exit_code >= 0 ? (exit_code & 0xff) << 8 : (-exit_code) & 0x7f;
+}
+
+int merge_build(struct merged_run *m, const struct merge_input *in)
+{
+	const struct sup_record *rec = in->rec;
+	size_t cap = 0;
+	memset(m, 0, sizeof *m);
+	m->rec = rec;
+	m->tracing = in->tracing;
+	m->command_sid = in->command_pid;
+	m->start_mono_ns = in->start_mono_ns;
+	m->peak.at_s = -1;
+
+	/* 1. the shim's view: every record file */
+	for (size_t i = 0; in->live && i < live_count(in->live); i++) {
+		const struct live_rec *lr = live_get(in->live, i);
+		struct image_view *iv = add_image(m, &cap, lr->pid, lr->gen);
+		if (!iv)
+			goto nomem;
+		int rc = live_read_final(in->live, i, &iv->rec);
+		if (rc == 0) {
+			iv->traced = 1;
+			iv->ppid = iv->rec.ppid;
+		} else {
+			iv->record_error = rc;
+			memset(&iv->rec, 0, sizeof iv->rec);
+		}
+	}
+
+	/* 2. the poller's view, joined by (pid, gen) */
+	if (m->n_images > 1)
+		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);
+	size_t sorted = m->n_images;
+	const struct pview *pv = in->pview;
+	for (size_t i = 0; pv && i < pview_count(pv); i++) {
+		const struct pview_proc *p = pview_get(pv, i);
+		for (size_t j = 0; j < p->nimgs; j++) {
+			const struct pview_img *img = &p->imgs[j];
+			struct image_view *iv = find_image(m, sorted, p->pid, img->gen);
+			if (!iv && !(iv = add_image(m, &cap, p->pid, img->gen)))
+				goto nomem;
+			iv->sampled = 1;
+			iv->first_seen_s = rel_s(in, img->first_ns);
+			iv->last_seen_s = rel_s(in, img->last_ns);
+			iv->samples_seen = img->samples;
+			iv->polled_peak_rss = img->peak_rss;
+			iv->polled_peak_at_s = rel_s(in, img->peak_ns);
+			iv->sid = p->sid;
+			iv->escaped = p->sid > 0 && in->command_pid > 0 && p->sid != in->command_pid;
+			if (p->hwm_kb && p->hwm_gen == img->gen)
+				iv->polled_hwm_kb = p->hwm_kb;
+			if (!iv->traced) {
+				iv->untraced_why = in->tracing ? img->why : UNTRACED_NOT_REQUESTED;
+				if (!iv->ppid)
+					iv->ppid = p->ppid;
+			}
+		}
+	}
+	if (m->n_images > 1)
+		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);
+
+	/* 3. names (pointers into the final array), statuses, leftovers */
+	for (size_t i = 0; i < m->n_images; i++) {
+		struct image_view *iv = &m->images[i];
+		const struct pview_proc *p = pv ? pview_find(pv, iv->pid) : NULL;
+		if (iv->traced) {
+			iv->argv = iv->rec.argv;
+			iv->argv_len = iv->rec.argv_bytes;
+			/* argv_bytes counts the last NUL: drop it */
+			if (iv->argv_len && iv->argv[iv->argv_len - 1] == '\0')
+				iv->argv_len--;
+			iv->exe = iv->rec.exe[0] ? iv->rec.exe : NULL;
+		} else if (p) {
+			const struct pview_img *img = NULL;
+			for (size_t j = 0; j < p->nimgs; j++)
+				if (p->imgs[j].gen == iv->gen)
+					img = &p->imgs[j];
+			/* the image's own argv when it was inspected, else the
+			 * pid's at first sight */
+			if (img && img->argv) {
+				iv->argv = img->argv;
+				iv->argv_len = img->argv_len;
+			} else {
+				iv->argv = p->argv;
+				iv->argv_len = p->argv_len;
+			}
+			iv->exe = img && img->exe ? img->exe : p->exe;
+		}
+		int last = i + 1 == m->n_images || m->images[i + 1].pid != iv->pid;
+		if (!last)
+			continue;
+		/* the pid's final image is the one a wait status belongs to */
+		if (in->have_main && iv->pid == in->command_pid) {
+			iv->have_status = 1;
+			iv->wait_status = in->main_status;
+		}
+		for (size_t k = 0; k < rec->n_reaped && k < EVIDENCE_MAX_REAPED; k++) {
+			if (rec->reaped[k].pid == iv->pid) {
+				iv->have_status = 1;
+				iv->wait_status = wait_status_of(rec->reaped[k].exit_code);
+			}
+		}
+		for (size_t k = 0; k < rec->n_leftovers; k++)
+			if (rec->leftovers[k].pid == iv->pid)
+				iv->leftover_killed = 1;
+	}
+
+	/* 4. the peak sample */
+	const struct pview_peak *pk = pv ? pview_peak(pv) : NULL;
+	if (pk && pk->t_ns) {
+		struct peak_view *v = &m->peak;
+		v->at_s = rel_s(in, pk->t_ns);
+		v->rss = pk->rss;
+		v->nprocs = (unsigned)pk->n;
+		v->heap = pk->heap;
+		v->map_anon = pk->map_anon;
+		v->map_file = pk->map_file;
+		v->have_smaps = pk->have_smaps && pk->n > 0;
+		if (v->have_smaps)
+			v->smaps_age_s = ((double)pk->smaps_ns - (double)pk->t_ns) / 1e9;
+		for (size_t i = 0; i < pk->n; i++) {
+			const struct pview_peak_member *pm = &pk->m[i];
+			struct image_view *iv = find_image(m, m->n_images, pm->pid, pm->gen);
+			if (v->have_smaps) {
+				v->pss += pm->pss;
+				v->anon += pm->anon;
+				v->file += pm->file;
+				v->shmem += pm->shmem;
+				v->swap += pm->swap;
+			}
+			if (!iv)
+				continue;
+			iv->at_peak = 1;
+			iv->peak_rss = pm->rss;
+			iv->peak_heap = pm->heap;
+			iv->peak_map = pm->map;
+			if (pm->have_smaps) {
+				iv->have_smaps = 1;
+				iv->peak_pss = pm->pss;
+				iv->peak_anon = pm->anon;
+				iv->peak_file = pm->file;
+				iv->peak_shmem = pm->shmem;
+				iv->peak_swap = pm->swap;
+			}
+		}
+	}
+	return 0;
+nomem:
+	merge_free(m);
+	m->peak.at_s = -1;
+	return -ENOMEM;
+}
+
+void merge_free(struct merged_run *m)
+{
+	free(m->images);
+	m->images = NULL;
+	m->n_images = 0;
+}

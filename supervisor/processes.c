@@ -1,0 +1,397 @@
+/* processes.c: processes.json and the summary's per-process table (see
+ * processes.h).  Every figure is bytes unless its key says otherwise
+ * (_kb: KiB as the kernel prints them, _s: seconds since the launch). */
+#include "processes.h"
+#include "recordfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *processes_relation_name(uint32_t rel)
+{
+	static const char *const names[] = {
+		"root", "fork", "vfork", "exec", "spawn", "system", "popen", "unknown",
+	};
+	return rel < sizeof names / sizeof names[0] ? names[rel] : NULL;
+}
+
+const char *processes_untraced_name(enum untraced_why why)
+{
+	switch (why) {
+	case UNTRACED_STATIC:
+		return "static";
+	case UNTRACED_SECURE:
+		return "secure";
+	case UNTRACED_NO_PRELOAD:
+		return "no_preload";
+	case UNTRACED_NOT_REQUESTED:
+		return "not_requested";
+	case UNTRACED_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+static const char *state_name(uint32_t st)
+{
+	static const char *const names[] = { "running", "exited", "_exit", "execed", "signaled" };
+	return st < sizeof names / sizeof names[0] ? names[st] : "?";
+}
+
+static const char *const call_names[MT_CALL_COUNT] = {
+	"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "mmap", "munmap", "mremap",
+};
+
+static void put_s(struct jsonw *w, double s)
+{
+	if (s < 0)
+		jsonw_null(w);
+	else
+		jsonw_double(w, s, 6);
+}
+
+static void put_argv(struct jsonw *w, const char *argv, size_t len)
+{
+	jsonw_array_begin(w);
+	for (size_t s = 0; argv && s < len;) {
+		size_t n = strnlen(argv + s, len - s);
+		jsonw_string_n(w, argv + s, n);
+		s += n + 1;
+	}
+	jsonw_array_end(w);
+}
+
+/* VmHWM: the shim's at the end of the image when it got there, else the
+ * last the poller read.  0: unknown. */
+static uint64_t hwm_kb(const struct image_view *iv, const char **src)
+{
+	if (iv->traced && iv->rec.state != MT_STATE_RUNNING && iv->rec.vm_hwm_kb) {
+		*src = "shim";
+		return iv->rec.vm_hwm_kb;
+	}
+	if (iv->polled_hwm_kb) {
+		*src = "poller";
+		return iv->polled_hwm_kb;
+	}
+	*src = NULL;
+	return 0;
+}
+
+/* Exit status in the record's convention (code, or -signal); 0 when
+ * unknown, 1 when *code is set. */
+static int exit_of(const struct image_view *iv, int *code)
+{
+	if (iv->have_status) {
+		*code = WIFEXITED(iv->wait_status) ? WEXITSTATUS(iv->wait_status)
+						   : -WTERMSIG(iv->wait_status);
+		return 1;
+	}
+	if (iv->traced && (iv->rec.state == MT_STATE_EXITED ||
+			   iv->rec.state == MT_STATE_UNDERSCORE_EXIT)) {
+		*code = iv->rec.exit_code;
+		return 1;
+	}
+	if (iv->traced && iv->rec.state == MT_STATE_SIGNALED) {
+		*code = -iv->rec.exit_signal;
+		return 1;
+	}
+	return 0;
+}
+
+static void put_image(struct jsonw *w, const struct merged_run *m, const struct image_view *iv)
+{
+	const struct mt_record *r = &iv->rec;
+	const char *src;
+	int code;
+	jsonw_object_begin(w);
+	jsonw_key(w, "pid");
+	jsonw_int(w, iv->pid);
+	jsonw_key(w, "gen");
+	jsonw_uint(w, iv->gen);
+	jsonw_key(w, "ppid");
+	if (iv->ppid > 0)
+		jsonw_int(w, iv->ppid);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "lineage");
+	jsonw_object_begin(w);
+	jsonw_key(w, "relation");
+	if (iv->traced) {
+		jsonw_string(w, processes_relation_name(r->relation));
+		jsonw_key(w, "parent_pid");
+		if (r->relation == MT_REL_ROOT)
+			jsonw_null(w);
+		else
+			jsonw_int(w, r->parent_pid);
+		jsonw_key(w, "parent_gen");
+		if (r->relation == MT_REL_ROOT)
+			jsonw_null(w);
+		else
+			jsonw_uint(w, r->parent_gen);
+		jsonw_key(w, "guessed");
+		jsonw_bool(w, (r->flags & MT_FLAG_LINEAGE_GUESSED) != 0);
+	} else if (iv->gen > 0) {
+		/* an image without the shim that replaced a traced one */
+		jsonw_string(w, "exec");
+		jsonw_key(w, "parent_pid");
+		jsonw_int(w, iv->pid);
+		jsonw_key(w, "parent_gen");
+		jsonw_uint(w, iv->gen - 1);
+		jsonw_key(w, "guessed");
+		jsonw_bool(w, 0);
+	} else {
+		/* only the poller's ppid is known */
+		jsonw_null(w);
+		jsonw_key(w, "parent_pid");
+		if (iv->ppid > 0)
+			jsonw_int(w, iv->ppid);
+		else
+			jsonw_null(w);
+		jsonw_key(w, "parent_gen");
+		jsonw_null(w);
+		jsonw_key(w, "guessed");
+		jsonw_bool(w, 1);
+	}
+	jsonw_object_end(w);
+	jsonw_key(w, "argv");
+	put_argv(w, iv->argv, iv->argv_len);
+	jsonw_key(w, "exe");
+	jsonw_string(w, iv->exe);
+	jsonw_key(w, "traced");
+	jsonw_bool(w, iv->traced);
+	jsonw_key(w, "sampled");
+	jsonw_bool(w, iv->sampled);
+	jsonw_key(w, "record_error");
+	jsonw_string(w, iv->record_error ? recordfile_strerror(iv->record_error) : NULL);
+	jsonw_key(w, "untraced_why");
+	jsonw_string(w, iv->traced ? NULL : processes_untraced_name(iv->untraced_why));
+
+	/* the poller's view */
+	jsonw_key(w, "first_seen_s");
+	put_s(w, iv->sampled ? iv->first_seen_s : -1);
+	jsonw_key(w, "last_seen_s");
+	put_s(w, iv->sampled ? iv->last_seen_s : -1);
+	jsonw_key(w, "samples");
+	jsonw_uint(w, iv->samples_seen);
+	jsonw_key(w, "polled_peak_rss");
+	if (iv->sampled)
+		jsonw_uint(w, iv->polled_peak_rss);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "polled_peak_at_s");
+	put_s(w, iv->sampled ? iv->polled_peak_at_s : -1);
+	jsonw_key(w, "session");
+	if (iv->sid > 0)
+		jsonw_int(w, iv->sid);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "escaped");
+	jsonw_bool(w, iv->escaped);
+	jsonw_key(w, "leftover_killed");
+	jsonw_bool(w, iv->leftover_killed);
+	jsonw_key(w, "exit_code");
+	if (exit_of(iv, &code))
+		jsonw_int(w, code);
+	else
+		jsonw_null(w);
+	uint64_t hwm = hwm_kb(iv, &src);
+	jsonw_key(w, "vm_hwm_kb");
+	if (hwm)
+		jsonw_uint(w, hwm);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "vm_hwm_from");
+	jsonw_string(w, src);
+
+	/* the shim's view */
+	jsonw_key(w, "record");
+	if (!iv->traced) {
+		jsonw_null(w);
+	} else {
+		jsonw_object_begin(w);
+		jsonw_key(w, "state");
+		jsonw_string(w, state_name(r->state));
+		jsonw_key(w, "start_s");
+		put_s(w, merge_mono_s(m, r->start_mono_ns));
+		jsonw_key(w, "end_s");
+		put_s(w, r->state == MT_STATE_RUNNING ? -1 : merge_mono_s(m, r->end_mono_ns));
+		jsonw_key(w, "heap_peak");
+		jsonw_uint(w, r->heap_peak);
+		jsonw_key(w, "heap_peak_at_s");
+		put_s(w, merge_mono_s(m, r->heap_peak_mono_ns));
+		jsonw_key(w, "heap_current");
+		jsonw_uint(w, r->heap_current);
+		jsonw_key(w, "map_anon_peak");
+		jsonw_uint(w, r->map_anon_peak);
+		jsonw_key(w, "map_file_peak");
+		jsonw_uint(w, r->map_file_peak);
+		jsonw_key(w, "map_largest");
+		jsonw_uint(w, r->map_largest);
+		jsonw_key(w, "total_peak");
+		jsonw_uint(w, r->total_peak);
+		jsonw_key(w, "total_peak_at_s");
+		put_s(w, merge_mono_s(m, r->total_peak_mono_ns));
+		jsonw_key(w, "largest_request");
+		jsonw_uint(w, r->heap_largest_request);
+		jsonw_key(w, "requested_total");
+		jsonw_uint(w, r->heap_requested_total);
+		jsonw_key(w, "calls");
+		jsonw_object_begin(w);
+		for (unsigned c = 0; c < MT_CALL_COUNT; c++) {
+			jsonw_key(w, call_names[c]);
+			jsonw_uint(w, r->calls[c]);
+		}
+		jsonw_object_end(w);
+		jsonw_key(w, "ru_maxrss_self_kb");
+		jsonw_uint(w, r->ru_maxrss_self_kb);
+		jsonw_key(w, "ru_maxrss_children_kb");
+		jsonw_uint(w, r->ru_maxrss_children_kb);
+		jsonw_key(w, "exit_signal");
+		if (r->state == MT_STATE_SIGNALED)
+			jsonw_int(w, r->exit_signal);
+		else
+			jsonw_null(w);
+		jsonw_key(w, "flags");
+		jsonw_uint(w, r->flags);
+		jsonw_key(w, "markers");
+		jsonw_array_begin(w);
+		for (uint32_t k = 0; k < r->marker_count && k < MT_MARKERS; k++) {
+			jsonw_object_begin(w);
+			jsonw_key(w, "label");
+			jsonw_string(w, r->markers[k].label);
+			jsonw_key(w, "t_s");
+			put_s(w, merge_mono_s(m, r->markers[k].mono_ns));
+			jsonw_key(w, "heap");
+			jsonw_uint(w, r->markers[k].heap_current);
+			jsonw_key(w, "mapped");
+			jsonw_uint(w, r->markers[k].map_current);
+			jsonw_object_end(w);
+		}
+		jsonw_array_end(w);
+		jsonw_object_end(w);
+	}
+
+	/* at the tree's peak sample */
+	jsonw_key(w, "at_peak");
+	if (!iv->at_peak) {
+		jsonw_null(w);
+	} else {
+		jsonw_object_begin(w);
+		jsonw_key(w, "rss");
+		jsonw_uint(w, iv->peak_rss);
+		jsonw_key(w, "heap");
+		jsonw_uint(w, iv->peak_heap);
+		jsonw_key(w, "mapped");
+		jsonw_uint(w, iv->peak_map);
+		if (iv->have_smaps) {
+			jsonw_key(w, "pss");
+			jsonw_uint(w, iv->peak_pss);
+			jsonw_key(w, "rss_anon");
+			jsonw_uint(w, iv->peak_anon);
+			jsonw_key(w, "rss_file");
+			jsonw_uint(w, iv->peak_file);
+			jsonw_key(w, "rss_shmem");
+			jsonw_uint(w, iv->peak_shmem);
+			jsonw_key(w, "swap");
+			jsonw_uint(w, iv->peak_swap);
+		}
+		jsonw_object_end(w);
+	}
+	jsonw_object_end(w);
+}
+
+int processes_write(int dirfd, const struct merged_run *m)
+{
+	static const char tmp[] = "processes.json.tmp";
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	/* on the heap: a jsonw holds a 4 KiB buffer */
+	struct jsonw *w = malloc(sizeof *w);
+	if (!w) {
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		return -ENOMEM;
+	}
+	jsonw_init(w, fd, 2);
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < m->n_images; i++)
+		put_image(w, m, &m->images[i]);
+	jsonw_array_end(w);
+	int rc = jsonw_finish_line(w);
+	free(w);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && renameat(dirfd, tmp, dirfd, "processes.json") < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(dirfd, tmp, 0);
+	return rc;
+}
+
+static uint64_t peak_of(const struct image_view *iv)
+{
+	const char *src;
+	uint64_t h = hwm_kb(iv, &src) * 1024;
+	return h > iv->polled_peak_rss ? h : iv->polled_peak_rss;
+}
+
+static void print_mb(FILE *out, int known, uint64_t bytes)
+{
+	if (known)
+		fprintf(out, " %9.1f", (double)bytes / 1e6);
+	else
+		fprintf(out, " %9s", "-");
+}
+
+void processes_print_table(FILE *out, const struct merged_run *m, size_t max_rows)
+{
+	size_t n = m->n_images, rows = n < max_rows ? n : max_rows;
+	if (!rows)
+		return;
+	const struct image_view **top = calloc(rows, sizeof *top);
+	if (!top)
+		return;
+	/* selection of the largest `rows`: n x rows, rows is small */
+	size_t got = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct image_view *iv = &m->images[i];
+		uint64_t p = peak_of(iv);
+		size_t at = got;
+		while (at > 0 && peak_of(top[at - 1]) < p)
+			at--;
+		if (at >= rows)
+			continue;
+		size_t last = got < rows ? got : rows - 1;
+		memmove(&top[at + 1], &top[at], (last - at) * sizeof *top);
+		top[at] = iv;
+		if (got < rows)
+			got++;
+	}
+	fprintf(out, "memsup: %zu process image%s (%zu largest; MB):\n", n, n == 1 ? "" : "s", got);
+	fprintf(out, "memsup: %8s %9s %9s %9s  %s\n", "pid", "polled", "VmHWM", "heap", "command");
+	for (size_t i = 0; i < got; i++) {
+		const struct image_view *iv = top[i];
+		const char *src;
+		uint64_t hwm = hwm_kb(iv, &src);
+		fprintf(out, "memsup: %8d", (int)iv->pid);
+		print_mb(out, iv->sampled, iv->polled_peak_rss);
+		print_mb(out, hwm != 0, hwm * 1024);
+		print_mb(out, iv->traced, iv->rec.heap_peak);
+		char cmd[64];
+		size_t o = 0;
+		for (size_t s = 0; iv->argv && s < iv->argv_len && o + 1 < sizeof cmd; s++)
+			cmd[o++] = iv->argv[s] ? iv->argv[s] : ' ';
+		cmd[o] = '\0';
+		if (iv->argv && iv->argv_len >= sizeof cmd - 1 && o >= 3)
+			memcpy(cmd + o - 3, "...", 3);
+		fprintf(out, "  %s%s\n", o ? cmd : "?", iv->traced ? "" : " (untraced)");
+	}
+	free(top);
+}

@@ -1,0 +1,27 @@
+/* processes.h: the per-image outputs of a merged run -- processes.json in
+ * the evidence directory, and the per-process table of the end-of-run
+ * summary.  Both only read the merged run (merge.h).
+ *
+ * Return convention: 0 or -errno.
+ */
+#ifndef MEMSUP_PROCESSES_H
+#define MEMSUP_PROCESSES_H
+
+#include <stdio.h>
+
+#include "merge.h"
+
+/* DIR/processes.json: a JSON array, one object per image (see memsup(1)),
+ * written to a temporary file and renamed over, like resources.json. */
+int processes_write(int dirfd, const struct merged_run *m);
+
+/* The table: the `max_rows` images with the largest peak (polled RSS or
+ * VmHWM), one line each: pid, polled peak, VmHWM, heap peak, argv. */
+void processes_print_table(FILE *out, const struct merged_run *m, size_t max_rows);
+
+/* "root", "fork", ... for enum mt_relation; NULL when out of range. */
+const char *processes_relation_name(uint32_t rel);
+/* "static", "secure", ... for enum untraced_why ("unknown" for 0). */
+const char *processes_untraced_name(enum untraced_why why);
+
+#endif /* MEMSUP_PROCESSES_H */

@@ -1,0 +1,392 @@
+/* pview.c: per-process poller view (see pview.h).
+ *
+ * Everything /proc is read here at most a bounded number of times per
+ * process (first sight, 3rd sample, one inspection per image without a
+ * record) or per tree peak (smaps_rollup + status, rate-limited); the
+ * per-sample path only does hash lookups and atomic loads of the mapped
+ * records, and allocates only when a table grows. */
+#include "pview.h"
+#include "procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NS_PER_MS 1000000ull
+
+struct pview {
+	const char *root;
+	int tracing;
+	struct pview_proc **procs;
+	size_t n, cap;
+	struct { pid_t pid; size_t idx; } *hash;
+	size_t hcap, hused;
+	struct pview_peak_member *cur;  /* this sample's members */
+	size_t ncur, cur_cap;
+	struct pview_peak peak;
+	size_t peak_cap;
+	struct pview_peak_member *prev; /* scratch for carrying smaps over */
+	size_t prev_cap;
+};
+
+static size_t hslot(pid_t pid, size_t cap)
+{
+	return ((uint32_t)pid * 2654435761u) & (cap - 1);
+}
+
+static struct pview_proc *hash_get(const struct pview *pv, pid_t pid)
+{
+	if (!pv->hcap)
+		return NULL;
+	for (size_t i = hslot(pid, pv->hcap);; i = (i + 1) & (pv->hcap - 1)) {
+		if (pv->hash[i].pid == pid)
+			return pv->procs[pv->hash[i].idx];
+		if (pv->hash[i].pid == 0)
+			return NULL;
+	}
+}
+
+static int hash_put(struct pview *pv, pid_t pid, size_t idx)
+{
+	if ((pv->hused + 1) * 2 > pv->hcap) {
+		size_t nc = pv->hcap ? pv->hcap * 2 : 256;
+		__typeof__(pv->hash) nh = calloc(nc, sizeof *nh);
+		if (!nh)
+			return -ENOMEM;
+		for (size_t i = 0; i < pv->hcap; i++) {
+			if (!pv->hash[i].pid)
+				continue;
+			size_t j = hslot(pv->hash[i].pid, nc);
+			while (nh[j].pid)
+				j = (j + 1) & (nc - 1);
+			nh[j] = pv->hash[i];
+		}
+		free(pv->hash);
+		pv->hash = nh;
+		pv->hcap = nc;
+	}
+	size_t i = hslot(pid, pv->hcap);
+	while (pv->hash[i].pid)
+		i = (i + 1) & (pv->hcap - 1);
+	pv->hash[i].pid = pid;
+	pv->hash[i].idx = idx;
+	pv->hused++;
+	return 0;
+}
+
+int pview_open(struct pview **out, const char *proc_root, int tracing)
+{
+	struct pview *pv = calloc(1, sizeof *pv);
+	if (!pv)
+		return -ENOMEM;
+	pv->root = proc_root ? proc_root : "/proc";
+	pv->tracing = tracing;
+	*out = pv;
+	return 0;
+}
+
+void pview_close(struct pview *pv)
+{
+	if (!pv)
+		return;
+	for (size_t i = 0; i < pv->n; i++) {
+		struct pview_proc *p = pv->procs[i];
+		for (size_t j = 0; j < p->nimgs; j++) {
+			free(p->imgs[j].argv);
+			free(p->imgs[j].exe);
+		}
+		free(p->imgs);
+		free(p->argv);
+		free(p->exe);
+		free(p);
+	}
+	free(pv->procs);
+	free(pv->hash);
+	free(pv->cur);
+	free(pv->peak.m);
+	free(pv->prev);
+	free(pv);
+}
+
+static void read_identity(const struct pview *pv, pid_t pid, char **argv, size_t *argv_len,
+			  char **exe)
+{
+	char buf[4096], path[64];
+	size_t len = 0;
+	if (procfs_read_cmdline(pv->root, pid, buf, sizeof buf, &len) == 0 && len > 0) {
+		char *a = malloc(len);
+		if (a) {
+			memcpy(a, buf, len);
+			free(*argv);
+			*argv = a;
+			*argv_len = len;
+		}
+	}
+	snprintf(path, sizeof path, "%s/%d/exe", pv->root, (int)pid);
+	ssize_t n = readlink(path, buf, sizeof buf - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		char *e = strdup(buf);
+		if (e) {
+			free(*exe);
+			*exe = e;
+		}
+	}
+}
+
+static struct pview_proc *first_sight(struct pview *pv, pid_t pid)
+{
+	if (pv->n == pv->cap) {
+		size_t nc = pv->cap ? pv->cap * 2 : 64;
+		struct pview_proc **np = realloc(pv->procs, nc * sizeof *np);
+		if (!np)
+			return NULL;
+		pv->procs = np;
+		pv->cap = nc;
+	}
+	struct pview_proc *p = calloc(1, sizeof *p);
+	if (!p || hash_put(pv, pid, pv->n) < 0) {
+		free(p);
+		return NULL;
+	}
+	pv->procs[pv->n++] = p;
+	p->pid = pid;
+	struct procfs_stat st;
+	if (procfs_read_stat(pv->root, pid, &st) == 0) {
+		p->ppid = st.ppid;
+		p->sid = st.session;
+	}
+	read_identity(pv, pid, &p->argv, &p->argv_len, &p->exe);
+	return p;
+}
+
+static struct pview_img *img_of(struct pview_proc *p, uint32_t gen)
+{
+	for (size_t i = 0; i < p->nimgs; i++)
+		if (p->imgs[i].gen == gen)
+			return &p->imgs[i];
+	struct pview_img *ni = realloc(p->imgs, (p->nimgs + 1) * sizeof *ni);
+	if (!ni)
+		return NULL;
+	p->imgs = ni;
+	struct pview_img *m = &ni[p->nimgs++];
+	memset(m, 0, sizeof *m);
+	m->gen = gen;
+	return m;
+}
+
+/* Why has this live image no record?  Looked at once, while it runs:
+ * static executables never load the shim, the loader drops LD_PRELOAD for
+ * setuid/setgid programs, and a scrubbed environment simply lacks it. */
+static void inspect(const struct pview *pv, pid_t pid, struct pview_img *img)
+{
+	char path[64];
+	unsigned char elf[4096];
+	img->inspected = 1;
+	img->why = UNTRACED_UNKNOWN;
+	read_identity(pv, pid, &img->argv, &img->argv_len, &img->exe);
+	snprintf(path, sizeof path, "%s/%d/exe", pv->root, (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		struct stat st;
+		ssize_t n = pread(fd, elf, sizeof elf, 0);
+		if (n > 0 && procfs_parse_elf_interp(elf, (size_t)n) == 0)
+			img->why = UNTRACED_STATIC;
+		else if (fstat(fd, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
+			img->why = UNTRACED_SECURE;
+		close(fd);
+		if (img->why != UNTRACED_UNKNOWN)
+			return;
+	}
+	if (procfs_environ_has(pv->root, pid, "LD_PRELOAD", "libmemtrace") == 0)
+		img->why = UNTRACED_NO_PRELOAD;
+}
+
+static int grow(void **v, size_t *cap, size_t want, size_t size)
+{
+	if (*cap >= want)
+		return 0;
+	size_t nc = want * 2;
+	void *nv = realloc(*v, nc * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+/* smaps_rollup and status of every member of the new peak.  Bytes. */
+static int read_smaps(struct pview *pv)
+{
+	int all = 1;
+	for (size_t i = 0; i < pv->peak.n; i++) {
+		struct pview_peak_member *m = &pv->peak.m[i];
+		struct procfs_rollup ru;
+		struct procfs_status st;
+		m->have_smaps = 0;
+		if (procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
+		    procfs_read_status(pv->root, m->pid, &st) < 0 ||
+		    !(st.have & PROCFS_HAVE_RSS_PARTS)) {
+			all = 0;
+			continue;
+		}
+		m->have_smaps = 1;
+		m->pss = ru.pss_kb * 1024;
+		m->swap = ru.swap_kb * 1024;
+		m->anon = st.rss_anon_kb * 1024;
+		m->file = st.rss_file_kb * 1024;
+		m->shmem = st.rss_shmem_kb * 1024;
+		struct pview_proc *p = hash_get(pv, m->pid);
+		if (p && (st.have & PROCFS_HAVE_HWM)) {
+			p->hwm_kb = st.vm_hwm_kb;
+			p->hwm_gen = m->gen;
+		}
+	}
+	return all;
+}
+
+/* The sample is a new tree peak: keep its members; read smaps when the
+ * bound allows, else carry the last read figures of the same pids over. */
+static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
+		      const struct pview_sums *s, struct pview_sums *out)
+{
+	struct pview_peak *pk = &pv->peak;
+	size_t oldn = pk->n;
+	if (grow((void **)&pv->prev, &pv->prev_cap, oldn, sizeof *pv->prev) < 0 ||
+	    grow((void **)&pk->m, &pv->peak_cap, pv->ncur, sizeof *pk->m) < 0)
+		return;
+	if (oldn)
+		memcpy(pv->prev, pk->m, oldn * sizeof *pk->m);
+	if (pv->ncur)
+		memcpy(pk->m, pv->cur, pv->ncur * sizeof *pk->m);
+	pk->n = pv->ncur;
+	pk->t_ns = t_ns;
+	pk->rss = tree_rss;
+	pk->heap = s->heap;
+	pk->map_anon = s->map_anon;
+	pk->map_file = s->map_file;
+	int due = !pk->smaps_ns || t_ns - pk->smaps_ns >= PVIEW_SMAPS_MIN_MS * NS_PER_MS ||
+		  tree_rss * 100 >= pk->smaps_rss * (100 + PVIEW_SMAPS_GROWTH_PCT);
+	if (due) {
+		pk->have_smaps = read_smaps(pv);
+		pk->smaps_ns = t_ns;
+		pk->smaps_rss = tree_rss;
+		if (pk->have_smaps) {
+			out->have_pss = 1;
+			out->pss = 0;
+			for (size_t i = 0; i < pk->n; i++)
+				out->pss += pk->m[i].pss;
+		}
+		return;
+	}
+	/* carried over: the figures of a peak sample less than the bound ago
+	 * and within the growth margin of this one */
+	int all = pk->have_smaps;
+	for (size_t i = 0; i < pk->n; i++) {
+		struct pview_peak_member *m = &pk->m[i];
+		size_t j;
+		for (j = 0; j < oldn; j++)
+			if (pv->prev[j].pid == m->pid && pv->prev[j].have_smaps)
+				break;
+		if (j == oldn) {
+			all = 0;
+			continue;
+		}
+		m->have_smaps = 1;
+		m->pss = pv->prev[j].pss;
+		m->anon = pv->prev[j].anon;
+		m->file = pv->prev[j].file;
+		m->shmem = pv->prev[j].shmem;
+		m->swap = pv->prev[j].swap;
+	}
+	pk->have_smaps = all;
+}
+
+void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
+		  const struct tree_member *mem, size_t n, int new_peak, uint64_t tree_rss,
+		  struct pview_sums *out)
+{
+	memset(out, 0, sizeof *out);
+	if (grow((void **)&pv->cur, &pv->cur_cap, n, sizeof *pv->cur) < 0)
+		n = pv->cur_cap < n ? pv->cur_cap : n;
+	pv->ncur = 0;
+	for (size_t i = 0; i < n; i++) {
+		pid_t pid = mem[i].pid;
+		struct pview_proc *p = hash_get(pv, pid);
+		if (!p && !(p = first_sight(pv, pid)))
+			continue;
+		p->samples++;
+		if (p->samples == 3) {
+			/* a child that calls setsid() right after fork is often
+			 * first seen before it did */
+			struct procfs_stat st;
+			if (procfs_read_stat(pv->root, pid, &st) == 0)
+				p->sid = st.session;
+		}
+		uint32_t gen = 0;
+		const struct live_rec *rec = live ? live_image_at(live, pid, t_ns, &gen) : NULL;
+		struct pview_img *img = img_of(p, gen);
+		if (!img)
+			continue;
+		if (!img->samples++)
+			img->first_ns = t_ns;
+		img->last_ns = t_ns;
+		if (mem[i].rss > img->peak_rss || img->samples == 1) {
+			img->peak_rss = mem[i].rss;
+			img->peak_ns = t_ns;
+		}
+		struct pview_peak_member *c = &pv->cur[pv->ncur++];
+		memset(c, 0, sizeof *c);
+		c->pid = pid;
+		c->gen = gen;
+		c->rss = mem[i].rss;
+		if (rec) {
+			const struct mt_record *r = rec->map;
+			out->traced++;
+			if (live_state(r) == MT_STATE_RUNNING) {
+				uint64_t h = live_load(&r->heap_current);
+				uint64_t a = live_load(&r->map_anon_current);
+				uint64_t f = live_load(&r->map_file_current);
+				out->heap += h;
+				out->map_anon += a;
+				out->map_file += f;
+				c->heap = h;
+				c->map = a + f;
+			}
+		} else if (!img->inspected) {
+			if (!pv->tracing) {
+				img->inspected = 1;
+				img->why = UNTRACED_NOT_REQUESTED;
+			} else if (img->samples >= 2 && (!live || !live_find(live, pid, gen))) {
+				inspect(pv, pid, img);
+			}
+		}
+	}
+	if (new_peak)
+		note_peak(pv, t_ns, tree_rss, out, out);
+}
+
+size_t pview_count(const struct pview *pv)
+{
+	return pv->n;
+}
+
+const struct pview_proc *pview_get(const struct pview *pv, size_t i)
+{
+	return i < pv->n ? pv->procs[i] : NULL;
+}
+
+const struct pview_proc *pview_find(const struct pview *pv, pid_t pid)
+{
+	return hash_get(pv, pid);
+}
+
+const struct pview_peak *pview_peak(const struct pview *pv)
+{
+	return &pv->peak;
+}

@@ -1,0 +1,109 @@
+/* pview.h: the poller's view of each process, sample by sample.
+ *
+ * tree.c sums the tree; pview keeps, per pid ever sampled, what the merged
+ * view needs from outside: first/last seen, samples, polled peak RSS and
+ * when, session, argv and exe at first sight, why it has no record -- with
+ * each sample attributed to the image (record generation) that was running
+ * then (live_image_at()).  It also keeps the members of the tree's peak
+ * sample with their RSS, heap and mapping figures, and what smaps_rollup
+ * and status said of each at a peak.
+ *
+ * Cost bound: per member and sample, two hash lookups and three atomic
+ * loads; /proc is read only at a pid's first sight (stat, cmdline, exe),
+ * once more at its third sample (stat: did it setsid?), once to explain a
+ * missing record, and at new tree peaks for smaps_rollup and status -- not
+ * more often than every PVIEW_SMAPS_MIN_MS unless the peak grew by
+ * PVIEW_SMAPS_GROWTH_PCT percent since the last read.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds.  Return convention: 0 or -errno.
+ */
+#ifndef MEMSUP_PVIEW_H
+#define MEMSUP_PVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "live.h"
+#include "merge.h"
+#include "tree.h"
+
+#define PVIEW_SMAPS_MIN_MS 250u
+#define PVIEW_SMAPS_GROWTH_PCT 10u
+/* The poller's samples of one image of a pid: generation `gen` is the
+ * image live_image_at() named, whether or not its record exists. */
+struct pview_img {
+	uint32_t gen;
+	unsigned samples;
+	uint64_t first_ns, last_ns;
+	uint64_t peak_rss, peak_ns;
+	int inspected;             /* looked at while alive: no record by its
+				      2nd sample */
+	enum untraced_why why;
+	char *argv;                /* at inspection (the image's own), or NULL */
+	size_t argv_len;
+	char *exe;
+};
+
+struct pview_proc {
+	pid_t pid;
+	pid_t ppid;                /* at first sight */
+	pid_t sid;                 /* at first sight, re-read at the 3rd sample */
+	unsigned samples;
+	char *argv;                /* NUL-separated, malloc'd; may be NULL */
+	size_t argv_len;
+	char *exe;                 /* malloc'd; may be NULL */
+	uint64_t hwm_kb;           /* last VmHWM read (at peaks), 0 if never */
+	uint32_t hwm_gen;          /* the image it was read from */
+	struct pview_img *imgs;
+	size_t nimgs;
+};
+
+/* One member of the tree's peak sample. */
+struct pview_peak_member {
+	pid_t pid;
+	uint32_t gen;              /* image then */
+	uint64_t rss, heap, map;
+	int have_smaps;
+	uint64_t pss, anon, file, shmem, swap; /* bytes */
+};
+
+struct pview_peak {
+	uint64_t t_ns;             /* 0: no sample yet */
+	uint64_t rss;
+	uint64_t heap, map_anon, map_file;
+	struct pview_peak_member *m;
+	size_t n;
+	int have_smaps;            /* every member has smaps figures */
+	uint64_t smaps_ns;         /* when they were read (may be an earlier
+				      peak sample: within the growth bound) */
+	uint64_t smaps_rss;        /* tree RSS of the sample they were read at */
+};
+
+/* What one sample adds up to. */
+struct pview_sums {
+	uint64_t heap, map_anon, map_file; /* over members with a RUNNING record */
+	unsigned traced;           /* members attributed to a record */
+	int have_pss;              /* smaps were read at this sample */
+	uint64_t pss;
+};
+
+struct pview;
+
+/* `tracing`: the shim was injected (else every process is NOT_REQUESTED). */
+int pview_open(struct pview **out, const char *proc_root, int tracing);
+void pview_close(struct pview *pv);
+
+/* Account one sample of the members `m` (tree_sampled()) taken at t_ns.
+ * `live` may be NULL (not tracing).  When the sample is a new tree peak
+ * (`new_peak`), the peak members are kept and smaps may be read. */
+void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
+		  const struct tree_member *m, size_t n, int new_peak, uint64_t tree_rss,
+		  struct pview_sums *out);
+
+size_t pview_count(const struct pview *pv);
+const struct pview_proc *pview_get(const struct pview *pv, size_t i);
+const struct pview_proc *pview_find(const struct pview *pv, pid_t pid);
+const struct pview_peak *pview_peak(const struct pview *pv);
+
+#endif /* MEMSUP_PVIEW_H */

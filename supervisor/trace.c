@@ -1,0 +1,149 @@
+/* trace.c: finding libmemtrace.so and preparing the traced environment
+ * (see trace.h).  The shim is looked up next to the running binary first so
+ * that a build tree (in-tree or VPATH: the binary and the .so are both in
+ * the build directory) traces with the shim it was built with, never with an
+ * older installed one. */
+#include "trace.h"
+#include "record.h"
+#include "spawn.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef MEMTRACE_PKGLIBDIR
+#define MEMTRACE_PKGLIBDIR "/usr/local/lib/memtrace"
+#endif
+
+const char *trace_pkglibdir(void)
+{
+	return MEMTRACE_PKGLIBDIR;
+}
+
+static int usable(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
+
+int trace_find_shim(const char *self_exe, const char *pkglibdir, char *out, size_t cap)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	if (!self_exe) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			self_exe = exe;
+		}
+	}
+	if (self_exe) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", self_exe);
+		char *slash = strrchr(dir, '/');
+		if (slash) {
+			*slash = '\0';
+			/* supervisor/memsup, or supervisor/.libs/memsup when a
+			 * libtool wrapper ran it */
+			static const char *const rel[] = {
+				"/../preload/.libs/" TRACE_SHIM_NAME,
+				"/../../preload/.libs/" TRACE_SHIM_NAME,
+			};
+			for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+				snprintf(path, sizeof path, "%s%s", dir, rel[i]);
+				char real[PATH_MAX];
+				if (usable(path) && realpath(path, real)) {
+					if (strlen(real) >= cap)
+						return -ENAMETOOLONG;
+					strcpy(out, real);
+					return 0;
+				}
+			}
+		}
+	}
+	snprintf(path, sizeof path, "%s/%s", pkglibdir ? pkglibdir : trace_pkglibdir(),
+		 TRACE_SHIM_NAME);
+	if (usable(path)) {
+		if (strlen(path) >= cap)
+			return -ENAMETOOLONG;
+		strcpy(out, path);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Is `shim` one of the entries of an LD_PRELOAD value?  ld.so splits on
+ * spaces and colons. */
+static int has_entry(const char *list, const char *shim)
+{
+	size_t sl = strlen(shim);
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, " :");
+		if (n == sl && memcmp(p, shim, n) == 0)
+			return 1;
+		p += n;
+		p += strspn(p, " :");
+	}
+	return 0;
+}
+
+int trace_preload_value(const char *user, const char *shim, char *out, size_t cap)
+{
+	int n;
+	if (!user || !user[strspn(user, " :")])
+		n = snprintf(out, cap, "%s", shim);
+	else if (has_entry(user, shim))
+		n = snprintf(out, cap, "%s", user);
+	else
+		/* appended: the user's preloads come first, so the user's own
+		 * malloc replacement (if any) is what the shim wraps */
+		n = snprintf(out, cap, "%s:%s", user, shim);
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+static const char *env_get(char *const *envp, const char *key)
+{
+	size_t kl = strlen(key);
+	for (char *const *e = envp; *e; e++)
+		if (strncmp(*e, key, kl) == 0 && (*e)[kl] == '=')
+			return *e + kl + 1;
+	return NULL;
+}
+
+char **trace_build_env(char *const *envp, const char *shim, const char *records_dir,
+		       int follow, char **owned)
+{
+	const char *user = env_get(envp, "LD_PRELOAD");
+	size_t cap = (user ? strlen(user) : 0) + strlen(shim) + strlen(records_dir) + 256;
+	char *buf = malloc(cap), *p = buf;
+	*owned = NULL;
+	if (!buf)
+		return NULL;
+	char *ov[4];
+	size_t n = 0;
+	ov[n++] = p;
+	p += sprintf(p, "LD_PRELOAD=");
+	if (trace_preload_value(user, shim, p, cap - (size_t)(p - buf)) < 0) {
+		free(buf);
+		return NULL;
+	}
+	p += strlen(p) + 1;
+	ov[n++] = p;
+	p += sprintf(p, "%s=%s", MT_ENV_DIR, records_dir) + 1;
+	ov[n++] = p;
+	p += sprintf(p, "%s=1", MT_ENV_QUIET) + 1;
+	if (follow) {
+		ov[n++] = p;
+		p += sprintf(p, "%s=1", MT_ENV_FOLLOW) + 1;
+	}
+	char **env = spawn_build_env((char *const *)envp, ov, n);
+	if (!env) {
+		free(buf);
+		return NULL;
+	}
+	*owned = buf;
+	return env;
+}
