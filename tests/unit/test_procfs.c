@@ -224,3 +224,110 @@ Test(procfs, live_self)
 	cr_expect(bytes > vm * 0.8 && bytes < vm * 1.25, "statm %llu vs VmRSS %.0f",
 		  (unsigned long long)bytes, vm);
 }
+
+/* ---- the merged view's parsers: smaps_rollup, RssAnon/File/Shmem,
+ * session, ELF interpreter ------------------------------------------------ */
+
+Test(procfs, rollup_live_capture)
+{
+	char buf[4096];
+	size_t n = load("smaps_rollup_live.txt", buf, sizeof buf);
+	struct procfs_rollup ru;
+	cr_assert_eq(procfs_parse_rollup(buf, n, &ru), 0);
+	cr_expect_eq(ru.rss_kb, 1620);
+	cr_expect_eq(ru.pss_kb, 263);
+	cr_expect_eq(ru.anon_kb, 116);
+	cr_expect_eq(ru.swap_kb, 0); /* not SwapPss, which follows it */
+	cr_expect_eq(ru.pss_anon_kb, 116);
+	cr_expect_eq(ru.pss_file_kb, 147);
+	cr_expect_eq(ru.shared_kb, 1464);
+	cr_expect_eq(ru.private_kb, 40 + 116);
+	cr_expect(ru.have & PROCFS_ROLLUP_PSS_PARTS);
+}
+
+/* Kernels before 5.10 print no Pss_Anon/File/Shmem lines. */
+Test(procfs, rollup_without_pss_parts)
+{
+	char buf[4096];
+	size_t n = load("smaps_rollup_old.txt", buf, sizeof buf);
+	struct procfs_rollup ru;
+	cr_assert_eq(procfs_parse_rollup(buf, n, &ru), 0);
+	cr_expect_eq(ru.pss_kb, 263);
+	cr_expect_not(ru.have & PROCFS_ROLLUP_PSS_PARTS);
+	cr_expect_eq(ru.pss_anon_kb, 0);
+}
+
+/* A read cut inside the Pss number must not yield Pss = 2. */
+Test(procfs, rollup_truncated_is_einval)
+{
+	char buf[4096];
+	size_t n = load("smaps_rollup_truncated.txt", buf, sizeof buf);
+	struct procfs_rollup ru;
+	cr_expect_eq(procfs_parse_rollup(buf, n, &ru), -EINVAL);
+	cr_expect_eq(procfs_parse_rollup("", 0, &ru), -EINVAL);
+}
+
+Test(procfs, rollup_live_self)
+{
+	struct procfs_rollup ru;
+	cr_assert_eq(procfs_read_rollup(NULL, getpid(), &ru), 0);
+	cr_expect_gt(ru.rss_kb, 0);
+	cr_expect_leq(ru.pss_kb, ru.rss_kb);
+}
+
+Test(procfs, status_rss_parts)
+{
+	char buf[4096];
+	size_t n = load("status_live.txt", buf, sizeof buf);
+	struct procfs_status st;
+	cr_assert_eq(procfs_parse_status(buf, n, &st), 0);
+	cr_expect(st.have & PROCFS_HAVE_RSS_PARTS);
+	cr_expect_eq(st.rss_anon_kb, 116);
+	cr_expect_eq(st.rss_file_kb, 1504);
+	cr_expect_eq(st.rss_shmem_kb, 0);
+	/* a kernel thread has none of them */
+	n = load("status_kthread.txt", buf, sizeof buf);
+	cr_assert_eq(procfs_parse_status(buf, n, &st), 0);
+	cr_expect_not(st.have & PROCFS_HAVE_RSS_PARTS);
+}
+
+Test(procfs, stat_session)
+{
+	char buf[1024];
+	size_t n = load("stat_live.txt", buf, sizeof buf);
+	struct procfs_stat st;
+	cr_assert_eq(procfs_parse_stat(buf, n, &st), 0);
+	cr_expect_eq(st.pgrp, 27278);
+	cr_expect_eq(st.session, 8879);
+	cr_expect_eq(st.starttime, 123898);
+	/* our own session, live */
+	cr_assert_eq(procfs_read_stat(NULL, getpid(), &st), 0);
+	cr_expect_eq(st.session, getsid(0));
+}
+
+static size_t read_head(const char *path, unsigned char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "%s", path);
+	size_t n = fread(buf, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+Test(procfs, elf_interp)
+{
+	unsigned char buf[4096];
+	/* this test program is dynamically linked */
+	size_t n = read_head("/proc/self/exe", buf, sizeof buf);
+	cr_expect_eq(procfs_parse_elf_interp(buf, n), 1);
+	/* cut before its program headers: not decidable */
+	cr_expect_eq(procfs_parse_elf_interp(buf, 60), -EINVAL);
+	cr_expect_eq(procfs_parse_elf_interp((const unsigned char *)"#!/bin/sh\n", 10), -EINVAL);
+	const char *progs = getenv("MT_PROGS");
+	if (!progs)
+		cr_skip_test("MT_PROGS is not set");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/merge_static", progs);
+	n = read_head(path, buf, sizeof buf);
+	cr_expect_eq(procfs_parse_elf_interp(buf, n), 0, "merge_static has a PT_INTERP");
+}
