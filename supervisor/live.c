@@ -27,7 +27,9 @@ struct live {
 	struct timespec mtime;  /* without inotify: the mtime of the last listing */
 	struct live_rec *recs;
 	size_t n, cap;
-	size_t npending;
+	size_t *pending;        /* indices of files still being created */
+	size_t npending, pending_cap;
+	unsigned long updates;
 	/* pid -> index of its newest record (open addressing) */
 	struct { int32_t pid; long idx; } *hash;
 	size_t hcap, hused;
@@ -104,13 +106,17 @@ void live_close(struct live *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		if (l->recs[i].map)
 			munmap((void *)l->recs[i].map, MT_RECORD_SIZE);
+		if (l->recs[i].fd >= 0)
+			close(l->recs[i].fd);
+	}
 	if (l->ifd >= 0)
 		close(l->ifd);
 	close(l->dirfd);
 	free(l->recs);
+	free(l->pending);
 	free(l->hash);
 	free(l);
 }
@@ -137,29 +143,35 @@ const struct live_rec *live_get(const struct live *l, size_t i)
 
 
 /* Try to turn a pending file into a mapped record.  Leaves it pending
- * (error 0, map NULL) when it is still being created. */
+ * (error 0, map NULL, its fd kept so that a retry costs no open) when it
+ * is still being created. */
 static void try_map(struct live *l, struct live_rec *r)
 {
-	int fd = openat(l->dirfd, r->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
-	if (fd < 0) {
-		/* ENOENT: removed behind our back; anything else is final too */
-		r->error = -errno;
-		return;
+	if (r->fd < 0) {
+		r->fd = openat(l->dirfd, r->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (r->fd < 0) {
+			/* ENOENT: removed behind our back; anything else is
+			 * final too */
+			r->error = -errno;
+			return;
+		}
 	}
-	if (fstat(fd, &st) < 0) {
+	r->tries++;
+	if (fstat(r->fd, &st) < 0) {
 		r->error = -errno;
 	} else if (!S_ISREG(st.st_mode)) {
 		r->error = -RECORDFILE_ECORRUPT;
 	} else if (st.st_size > (off_t)MT_RECORD_SIZE) {
 		r->error = -RECORDFILE_ELONG;
 	} else if (st.st_size == (off_t)MT_RECORD_SIZE) {
-		const struct mt_record *m = mmap(NULL, MT_RECORD_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		const struct mt_record *m = mmap(NULL, MT_RECORD_SIZE, PROT_READ, MAP_SHARED, r->fd, 0);
 		if (m == MAP_FAILED) {
 			r->error = -errno;
 		} else if (__atomic_load_n(&m->magic, __ATOMIC_ACQUIRE) != MT_RECORD_MAGIC) {
 			/* being created, or foreign: decided at the end */
 			munmap((void *)m, MT_RECORD_SIZE);
+			return;
 		} else if (m->version != MT_RECORD_VERSION) {
 			r->error = -RECORDFILE_EVERSION;
 		} else if (m->record_size != MT_RECORD_SIZE) {
@@ -172,9 +184,12 @@ static void try_map(struct live *l, struct live_rec *r)
 		}
 		if (r->error && m != MAP_FAILED)
 			munmap((void *)m, MT_RECORD_SIZE);
+	} else {
+		return; /* short: still being sized */
 	}
-	close(fd);
-	r->tries++;
+	/* decided: mapped or not trusted; the mapping needs no fd */
+	close(r->fd);
+	r->fd = -1;
 }
 
 static int add_name(struct live *l, const char *name)
@@ -197,16 +212,25 @@ static int add_name(struct live *l, const char *name)
 	memset(r, 0, sizeof *r);
 	r->pid = pid;
 	r->gen = gen;
+	r->fd = -1;
 	strcpy(r->name, name);
 	/* chain newest first; gens normally appear in increasing order */
 	r->next_same_pid = hash_get(l, pid);
 	if (hash_set(l, pid, (long)l->n) < 0)
 		return -ENOMEM;
 	l->n++;
-	l->npending++;
 	try_map(l, r);
 	if (r->map || r->error)
-		l->npending--;
+		return 0;
+	if (l->npending == l->pending_cap) {
+		size_t nc = l->pending_cap ? l->pending_cap * 2 : 16;
+		size_t *np = realloc(l->pending, nc * sizeof *np);
+		if (!np)
+			return -ENOMEM;
+		l->pending = np;
+		l->pending_cap = nc;
+	}
+	l->pending[l->npending++] = l->n - 1;
 	return 0;
 }
 
@@ -259,15 +283,19 @@ int live_update(struct live *l, int force_scan)
 		if (r < 0 && rc == 0)
 			rc = r;
 	}
-	if (l->npending) {
-		for (size_t i = 0; i < l->n; i++) {
-			struct live_rec *r = &l->recs[i];
-			if (r->map || r->error)
-				continue;
+	l->updates++;
+	for (size_t i = 0; i < l->npending;) {
+		struct live_rec *r = &l->recs[l->pending[i]];
+		/* A file that stays without magic (its writer was killed while
+		 * creating it) is looked at every 64th update after 100 tries,
+		 * so it cannot cost a mapping per sample for ever; the end of
+		 * the run (force_scan) always looks. */
+		if (r->tries < 100 || force_scan || l->updates % 64 == 0)
 			try_map(l, r);
-			if (r->map || r->error)
-				l->npending--;
-		}
+		if (r->map || r->error)
+			l->pending[i] = l->pending[--l->npending];
+		else
+			i++;
 	}
 	return rc;
 }
@@ -312,9 +340,33 @@ int live_read_final(const struct live *l, size_t i, struct mt_record *out)
 	const struct live_rec *r = &l->recs[i];
 	if (r->error)
 		return r->error;
-	int rc = recordfile_read_at(l->dirfd, r->name, out);
-	/* identity must still match the name it was trusted under */
-	if (rc == 0 && (out->pid != r->pid || out->gen != r->gen))
-		rc = -RECORDFILE_ECORRUPT;
-	return rc;
+	if (!r->map) {
+		/* never became valid while the run went on: one last look,
+		 * through the validating reader */
+		int rc = recordfile_read_at(l->dirfd, r->name, out);
+		if (rc == 0 && (out->pid != r->pid || out->gen != r->gen))
+			rc = -RECORDFILE_ECORRUPT;
+		return rc;
+	}
+	/* From the mapping, in record.h's order: state and marker_count
+	 * (acquire) before the fields they guard, so a final state comes with
+	 * its whole exit block.  No system call: a run of thousands of
+	 * processes must not end with thousands of file reads. */
+	const struct mt_record *m = r->map;
+	uint32_t state = __atomic_load_n(&m->state, __ATOMIC_ACQUIRE);
+	uint32_t markers = __atomic_load_n(&m->marker_count, __ATOMIC_ACQUIRE);
+	memcpy(out, m, sizeof *out);
+	out->state = state;
+	out->marker_count = markers;
+	if (out->state > MT_STATE_SIGNALED || out->pid != r->pid || out->gen != r->gen)
+		return -RECORDFILE_ECORRUPT;
+	/* strings: terminated and clamped whatever the writer left */
+	out->exe[MT_EXE_BYTES - 1] = '\0';
+	if (out->argv_bytes > MT_ARGV_BYTES)
+		out->argv_bytes = MT_ARGV_BYTES;
+	if (out->argv_bytes > 0)
+		out->argv[out->argv_bytes - 1] = '\0';
+	for (unsigned k = 0; k < MT_MARKERS; k++)
+		out->markers[k].label[MT_LABEL_BYTES - 1] = '\0';
+	return 0;
 }

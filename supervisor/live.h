@@ -32,6 +32,7 @@ struct live_rec {
 	int error;                   /* 0, or why the file is not a record
 					(-RECORDFILE_E* or -errno), final */
 	unsigned tries;              /* looks while it had no magic yet */
+	int fd;                      /* kept open while pending, else -1 */
 	long next_same_pid;          /* index of this pid's previous record, -1 */
 	char name[48];
 };
@@ -72,8 +73,10 @@ const struct live_rec *live_image_at(const struct live *l, pid_t pid, uint64_t t
 /* The file for (pid, gen), in whatever state, or NULL when none was seen. */
 const struct live_rec *live_find(const struct live *l, pid_t pid, uint32_t gen);
 
-/* The final contents of record i (recordfile_read_at(): validated copy).
- * 0, or an error to keep as the image's record_error. */
+/* The final contents of record i: copied from its mapping with
+ * recordfile.h's consistency rules, or for a file that never became valid,
+ * one last recordfile_read_at().  0, or an error to keep as the image's
+ * record_error. */
 int live_read_final(const struct live *l, size_t i, struct mt_record *out);
 
 /* Relaxed atomic loads of a live counter. */

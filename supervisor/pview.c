@@ -139,7 +139,9 @@ static void read_identity(const struct pview *pv, pid_t pid, char **argv, size_t
 	}
 }
 
-static struct pview_proc *first_sight(struct pview *pv, pid_t pid)
+/* `named`: a record names this image already (argv, exe): do not read
+ * them from /proc, which costs two opens per process. */
+static struct pview_proc *first_sight(struct pview *pv, pid_t pid, int named)
 {
 	if (pv->n == pv->cap) {
 		size_t nc = pv->cap ? pv->cap * 2 : 64;
@@ -161,7 +163,8 @@ static struct pview_proc *first_sight(struct pview *pv, pid_t pid)
 		p->ppid = st.ppid;
 		p->sid = st.session;
 	}
-	read_identity(pv, pid, &p->argv, &p->argv_len, &p->exe);
+	if (!named)
+		read_identity(pv, pid, &p->argv, &p->argv_len, &p->exe);
 	return p;
 }
 
@@ -317,8 +320,10 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 	pv->ncur = 0;
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = mem[i].pid;
+		uint32_t gen = 0;
+		const struct live_rec *rec = live ? live_image_at(live, pid, t_ns, &gen) : NULL;
 		struct pview_proc *p = hash_get(pv, pid);
-		if (!p && !(p = first_sight(pv, pid)))
+		if (!p && !(p = first_sight(pv, pid, rec != NULL)))
 			continue;
 		p->samples++;
 		if (p->samples == 3) {
@@ -328,8 +333,6 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 			if (procfs_read_stat(pv->root, pid, &st) == 0)
 				p->sid = st.session;
 		}
-		uint32_t gen = 0;
-		const struct live_rec *rec = live ? live_image_at(live, pid, t_ns, &gen) : NULL;
 		struct pview_img *img = img_of(p, gen);
 		if (!img)
 			continue;
