@@ -469,8 +469,17 @@ static void rule_non_heap(struct ctx *c, const struct merged_run *m)
 		fig_mb(f, "rss_anon_mb", anon);
 		fig_mb(f, "rss_file_mb", file);
 		fig_mb(f, "rss_shmem_mb", shmem);
-		snprintf(smaps, sizeof smaps, "; smaps: %.1f MB anonymous, %.1f MB file-backed, "
-			 "%.1f MB shmem", anon / BYTES_PER_MB, file / BYTES_PER_MB, shmem / BYTES_PER_MB);
+		/* the collector bounds how often it reads smaps, so the reading
+		 * may be of an earlier (smaller) or later sample: say which */
+		double age = m->peak.smaps_age_s;
+		char when[64] = "";
+		fig_add(f, "smaps_age_s", age, 3);
+		if (age <= -0.0005 || age >= 0.0005)
+			snprintf(when, sizeof when, " (read %.2f s %s the peak sample)",
+				 age < 0 ? -age : age, age < 0 ? "before" : "after");
+		snprintf(smaps, sizeof smaps, "; smaps%s: %.1f MB anonymous, %.1f MB file-backed, "
+			 "%.1f MB shmem", when, anon / BYTES_PER_MB, file / BYTES_PER_MB,
+			 shmem / BYTES_PER_MB);
 	}
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];

@@ -460,6 +460,20 @@ Test(findings, non_heap_direct_mmap_with_smaps_categories)
 	cr_expect_not_null(strstr(f->sentence, "smaps: 150.4 MB anonymous"), "%s", f->sentence);
 }
 
+Test(findings, non_heap_says_when_smaps_were_read)
+{
+	clean_run();
+	img[0].peak_heap = mb_b(1);
+	run.peak.smaps_age_s = -0.1;
+	const struct finding *f = only("non_heap_memory");
+	expect_near(fig(f, "smaps_age_s"), -0.1, 1e-12);
+	cr_expect_not_null(strstr(f->sentence, "smaps (read 0.10 s before the peak sample): 38.5 MB "
+				  "anonymous"), "%s", f->sentence);
+	run.peak.smaps_age_s = 0.0004; /* the same sample, give or take */
+	f = only("non_heap_memory");
+	cr_expect_not_null(strstr(f->sentence, "; smaps: 38.5 MB anonymous"), "%s", f->sentence);
+}
+
 Test(findings, non_heap_thresholds_and_scope)
 {
 	clean_run();
