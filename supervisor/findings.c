@@ -535,9 +535,9 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 		struct finding *f = finding_begin(c, "untraced");
 		f->why = why_text(UNTRACED_NOT_REQUESTED);
 		fig_add(f, "process_count", (double)n, 0);
-		say(f, "memsup ran with --no-trace: none of the %zu %s seen was traced, so there "
-		    "are no heap figures, no exact VmHWM at exit, and nothing of processes that "
-		    "lived between polls.", n, plural(n, "process", "processes"));
+		say(f, "memsup ran with --no-trace: %zu %s seen, none traced, so there are no heap "
+		    "figures, no exact VmHWM at exit, and nothing of processes that lived between "
+		    "polls.", n, plural(n, "process", "processes"));
 		finding_commit(c);
 		return;
 	}
