@@ -6,13 +6,24 @@
  * the end of the file and raise SIGBUS: the shim sizes the file before it
  * maps it and never shrinks it), magic (acquire: the identity block is then
  * complete), version, record_size, then identity fields against the name.
- * Short or magic-less files are "being created": retried, not errors. */
+ * Short or magic-less files are "being created": retried, not errors.
+ *
+ * A record file shrunk after it was mapped (only a hostile or broken
+ * command can do that: the shim never shrinks one) would make any read of
+ * the mapping raise SIGBUS.  A SIGBUS handler, installed by live_open(),
+ * puts a zero page over the faulting page of a record mapping (mmap
+ * MAP_FIXED, async-signal-safe) and notes the address; the read returns
+ * zeros, and the next live_update() marks that record as not trusted
+ * ("record file too short").  A fault anywhere else gets the default
+ * action back and kills memsup as it would have. */
 #include "live.h"
 #include "recordfile.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -34,6 +45,57 @@ struct live {
 	struct { int32_t pid; long idx; } *hash;
 	size_t hcap, hused;
 };
+
+/* ---- SIGBUS on a shrunk record file ---------------------------------- */
+
+#define LIVE_FAULTS_MAX 64
+static struct live *live_owner;           /* the live whose mappings it covers */
+static const void *volatile live_probe;   /* mapping being validated (try_map) */
+static uintptr_t live_fault_addr[LIVE_FAULTS_MAX];
+static volatile sig_atomic_t live_nfaults;
+static uintptr_t live_page_mask;
+
+static int live_is_ours(uintptr_t a)
+{
+	const struct live *l = live_owner;
+	if (live_probe && a - (uintptr_t)live_probe < MT_RECORD_SIZE)
+		return 1;
+	for (size_t i = 0; l && i < l->n; i++)
+		if (l->recs[i].map && a - (uintptr_t)l->recs[i].map < MT_RECORD_SIZE)
+			return 1;
+	return 0;
+}
+
+static void live_on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	uintptr_t a = (uintptr_t)si->si_addr;
+	(void)uc;
+	if (!live_is_ours(a) ||
+	    mmap((void *)(a & live_page_mask), ~live_page_mask + 1, PROT_READ,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) {
+		/* not a record: the default action, at the same fault again */
+		signal(sig, SIG_DFL);
+	} else if (live_nfaults < LIVE_FAULTS_MAX) {
+		live_fault_addr[live_nfaults] = a;
+		live_nfaults++;
+	}
+	errno = saved;
+}
+
+/* Records whose mapping faulted are not trusted any more. */
+static void live_take_faults(struct live *l)
+{
+	sig_atomic_t n = live_nfaults;
+	for (sig_atomic_t k = 0; k < n; k++) {
+		uintptr_t a = live_fault_addr[k];
+		for (size_t i = 0; i < l->n; i++)
+			if (l->recs[i].map && a - (uintptr_t)l->recs[i].map < MT_RECORD_SIZE &&
+			    !l->recs[i].error)
+				l->recs[i].error = -RECORDFILE_ESHORT;
+	}
+	live_nfaults = 0;
+}
 
 static size_t hslot(int32_t pid, size_t cap)
 {
@@ -98,6 +160,15 @@ int live_open(struct live **out, const char *dir)
 		l->ifd = -1;
 	}
 	l->rescan = 1;
+	long page = sysconf(_SC_PAGESIZE);
+	live_page_mask = ~(uintptr_t)((page > 0 ? page : 4096) - 1);
+	live_owner = l;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = live_on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 	*out = l;
 	return 0;
 }
@@ -106,6 +177,10 @@ void live_close(struct live *l)
 {
 	if (!l)
 		return;
+	if (live_owner == l) {
+		signal(SIGBUS, SIG_DFL);
+		live_owner = NULL;
+	}
 	for (size_t i = 0; i < l->n; i++) {
 		if (l->recs[i].map)
 			munmap((void *)l->recs[i].map, MT_RECORD_SIZE);
@@ -166,13 +241,25 @@ static void try_map(struct live *l, struct live_rec *r)
 		r->error = -RECORDFILE_ELONG;
 	} else if (st.st_size == (off_t)MT_RECORD_SIZE) {
 		const struct mt_record *m = mmap(NULL, MT_RECORD_SIZE, PROT_READ, MAP_SHARED, r->fd, 0);
+		sig_atomic_t faults = live_nfaults;
+		uint64_t magic = 0;
+		if (m != MAP_FAILED) {
+			live_probe = m;
+			magic = __atomic_load_n(&m->magic, __ATOMIC_ACQUIRE);
+		}
 		if (m == MAP_FAILED) {
 			r->error = -errno;
-		} else if (__atomic_load_n(&m->magic, __ATOMIC_ACQUIRE) != MT_RECORD_MAGIC) {
+		} else if (live_nfaults != faults) {
+			/* shrunk between fstat and the load */
+			live_nfaults = faults;
+			r->error = -RECORDFILE_ESHORT;
+		} else if (magic != MT_RECORD_MAGIC) {
 			/* being created, or foreign: decided at the end */
+			live_probe = NULL;
 			munmap((void *)m, MT_RECORD_SIZE);
 			return;
 		} else if (m->version != MT_RECORD_VERSION) {
+			/* (a fault from here on is taken by live_take_faults) */
 			r->error = -RECORDFILE_EVERSION;
 		} else if (m->record_size != MT_RECORD_SIZE) {
 			r->error = -RECORDFILE_ESIZE;
@@ -184,6 +271,7 @@ static void try_map(struct live *l, struct live_rec *r)
 		}
 		if (r->error && m != MAP_FAILED)
 			munmap((void *)m, MT_RECORD_SIZE);
+		live_probe = NULL;
 	} else {
 		return; /* short: still being sized */
 	}
@@ -283,6 +371,8 @@ int live_update(struct live *l, int force_scan)
 		if (r < 0 && rc == 0)
 			rc = r;
 	}
+	if (live_nfaults)
+		live_take_faults(l);
 	l->updates++;
 	for (size_t i = 0; i < l->npending;) {
 		struct live_rec *r = &l->recs[l->pending[i]];
@@ -306,7 +396,8 @@ const struct live_rec *live_image_at(const struct live *l, pid_t pid, uint64_t t
 	const struct live_rec *best = NULL;
 	for (long i = hash_get(l, pid); i >= 0; i = l->recs[i].next_same_pid) {
 		const struct live_rec *r = &l->recs[i];
-		if (r->map && r->map->start_mono_ns <= t_ns && (!best || r->gen > best->gen))
+		if (r->map && !r->error && r->map->start_mono_ns <= t_ns &&
+		    (!best || r->gen > best->gen))
 			best = r;
 	}
 	*gen = 0;
@@ -321,7 +412,7 @@ const struct live_rec *live_image_at(const struct live *l, pid_t pid, uint64_t t
 			 * image, whose constructor may not have run yet */
 			*gen = best->gen + 1;
 			const struct live_rec *next = live_find(l, pid, *gen);
-			return next && next->map ? next : NULL;
+			return next && next->map && !next->error ? next : NULL;
 		}
 	}
 	return best;
@@ -335,9 +426,11 @@ const struct live_rec *live_find(const struct live *l, pid_t pid, uint32_t gen)
 	return NULL;
 }
 
-int live_read_final(const struct live *l, size_t i, struct mt_record *out)
+int live_read_final(struct live *l, size_t i, struct mt_record *out)
 {
 	const struct live_rec *r = &l->recs[i];
+	if (live_nfaults)
+		live_take_faults(l);
 	if (r->error)
 		return r->error;
 	if (!r->map) {
@@ -355,7 +448,12 @@ int live_read_final(const struct live *l, size_t i, struct mt_record *out)
 	const struct mt_record *m = r->map;
 	uint32_t state = __atomic_load_n(&m->state, __ATOMIC_ACQUIRE);
 	uint32_t markers = __atomic_load_n(&m->marker_count, __ATOMIC_ACQUIRE);
+	sig_atomic_t faults = live_nfaults;
 	memcpy(out, m, sizeof *out);
+	if (live_nfaults != faults) {
+		live_take_faults(l);
+		return -RECORDFILE_ESHORT;
+	}
 	out->state = state;
 	out->marker_count = markers;
 	if (out->state > MT_STATE_SIGNALED || out->pid != r->pid || out->gen != r->gen)

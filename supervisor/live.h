@@ -77,7 +77,7 @@ const struct live_rec *live_find(const struct live *l, pid_t pid, uint32_t gen);
  * recordfile.h's consistency rules, or for a file that never became valid,
  * one last recordfile_read_at().  0, or an error to keep as the image's
  * record_error. */
-int live_read_final(const struct live *l, size_t i, struct mt_record *out);
+int live_read_final(struct live *l, size_t i, struct mt_record *out);
 
 /* Relaxed atomic loads of a live counter. */
 static inline uint64_t live_load(const uint64_t *p)

@@ -151,3 +151,35 @@ Test(live, valid_pending_and_bad_files, .timeout = 10)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/* A record file shrunk after it was mapped (the shim never does that; a
+ * broken or hostile command could): reading it must not kill memsup with
+ * SIGBUS.  The read sees zeros, and the record is not trusted afterwards. */
+Test(live, shrunk_record_is_not_trusted, .timeout = 10)
+{
+	mkdir_tmp();
+	struct live *l;
+	cr_assert_eq(live_open(&l, dir), 0);
+	struct mt_record r;
+	rec_init(&r, 500, 0, 1000);
+	r.heap_current = 12345;
+	int fd = put("500.0.mtr", &r, MT_RECORD_SIZE);
+	cr_assert_eq(live_update(l, 0), 0);
+	const struct live_rec *a = by_name(l, "500.0.mtr");
+	cr_assert_not_null(a->map);
+	uint32_t gen;
+	cr_assert_eq(live_image_at(l, 500, 2000, &gen), a);
+	cr_expect_eq(live_load(&a->map->heap_current), 12345);
+	cr_assert_eq(ftruncate(fd, 0), 0);
+	cr_expect_eq(live_load(&a->map->heap_current), 0, "the faulting page reads as zeros");
+	cr_assert_eq(live_update(l, 0), 0);
+	cr_expect_eq(a->error, -RECORDFILE_ESHORT);
+	cr_expect_null(live_image_at(l, 500, 2000, &gen), "no longer trusted");
+	struct mt_record out;
+	cr_expect_eq(live_read_final(l, 0, &out), -RECORDFILE_ESHORT);
+	close(fd);
+	live_close(l);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
