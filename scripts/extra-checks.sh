@@ -10,6 +10,10 @@
 #               exit, RSS budget kill, escaper clean-up, start failure):
 #               no error, no definite or indirect leak
 #   distcheck   `make distcheck`: the tarball builds and passes from scratch
+#   fuzz        scripts/fuzz.sh: each libFuzzer harness of tests/fuzz/ (the
+#               /proc parsers, the record reader, JSON escaping, the command
+#               line) for 20 s on its seed corpus: no crash, no sanitizer
+#               report, no broken invariant
 #
 # One "ok N - name" / "not ok N - name" line per check, then one closing
 # line "N passed, N failed".  Exit status 1 if any check failed.
@@ -88,7 +92,15 @@ check_distcheck() {
 	return 1
 }
 
-for check in sanitizers valgrind distcheck; do
+check_fuzz() {
+	local log=/tmp/memtrace-fuzz.$$.log
+	scripts/fuzz.sh --seconds 20 >"$log" 2>&1 && { rm -f "$log"; return 0; }
+	grep -vE '^(ok|#   (#|stat::))' "$log" | tail -30 | sed 's/^/# /'
+	rm -f "$log"
+	return 1
+}
+
+for check in sanitizers valgrind distcheck fuzz; do
 	[ "$only" = all ] || [ "$only" = "$check" ] || continue
 	echo "# extra check: $check"
 	"check_$check"
