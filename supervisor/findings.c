@@ -465,7 +465,9 @@ static void rule_non_heap(struct ctx *c, const struct merged_run *m)
 	fig_mb(f, "other_mb", other);
 	fig_add(f, "peak_at_s", m->peak.at_s, 3);
 	char smaps[160] = "";
-	if (nsm) {
+	/* categories only when smaps cover every process counted: a partial
+	 * sum (one died before it was read) would misstate what RSS was made of */
+	if (nsm && nsm == nt) {
 		fig_mb(f, "rss_anon_mb", anon);
 		fig_mb(f, "rss_file_mb", file);
 		fig_mb(f, "rss_shmem_mb", shmem);

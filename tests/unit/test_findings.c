@@ -472,6 +472,17 @@ Test(findings, non_heap_says_when_smaps_were_read)
 	run.peak.smaps_age_s = 0.0004; /* the same sample, give or take */
 	f = only("non_heap_memory");
 	cr_expect_not_null(strstr(f->sentence, "; smaps: 38.5 MB anonymous"), "%s", f->sentence);
+	/* a second traced process at the peak whose smaps were not read: no
+	 * categories rather than a sum over some of them */
+	struct image_view *kid = add_img(150, 0, ARGV("kid"), 52, 52);
+	kid->at_peak = 1;
+	kid->peak_rss = mb_b(52);
+	rec.rusage_children_maxrss_mb = 90;
+	rec.peak_bytes = mb_b(92);
+	f = only("non_heap_memory");
+	expect_near(fig(f, "rss_at_peak_mb"), 92, 1e-9);
+	cr_expect_not(has_fig(f, "rss_anon_mb"));
+	cr_expect_null(strstr(f->sentence, "smaps"), "%s", f->sentence);
 }
 
 Test(findings, non_heap_thresholds_and_scope)
