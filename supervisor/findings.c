@@ -488,12 +488,22 @@ static void rule_non_heap(struct ctx *c, const struct merged_run *m)
 		if (im->at_peak && heap_known(im) && im->peak_rss > im->peak_heap)
 			proc_add(c, f, im, (double)(im->peak_rss - im->peak_heap));
 	}
+	char what[200];
+	if (mapped >= BYTES_PER_MB && other >= BYTES_PER_MB)
+		snprintf(what, sizeof what, "up to %.1f MB mapped directly with mmap (%.1f MB "
+			 "anonymous, %.1f MB file), %.1f MB code, libraries, stacks, JIT code and "
+			 "allocator overhead", mapped / BYTES_PER_MB, map_anon / BYTES_PER_MB,
+			 map_file / BYTES_PER_MB, other / BYTES_PER_MB);
+	else if (mapped >= BYTES_PER_MB)
+		snprintf(what, sizeof what, "mapped directly with mmap (%.1f MB anonymous, "
+			 "%.1f MB file)", map_anon / BYTES_PER_MB, map_file / BYTES_PER_MB);
+	else
+		snprintf(what, sizeof what, "code, libraries, stacks, JIT code and allocator "
+			 "overhead (no direct mmap)");
 	say(f, "At the tree's peak (%.2f s) the traced processes held %.1f MB resident but only "
-	    "%.1f MB of live heap: %.1f MB is other memory -- up to %.1f MB mapped directly with "
-	    "mmap (%.1f MB anonymous, %.1f MB file), the rest code, libraries, stacks and "
-	    "allocator overhead%s.",
+	    "%.1f MB of live heap: %.1f MB is other memory -- %s%s.",
 	    m->peak.at_s, rss / BYTES_PER_MB, heap / BYTES_PER_MB, non_heap / BYTES_PER_MB,
-	    mapped / BYTES_PER_MB, map_anon / BYTES_PER_MB, map_file / BYTES_PER_MB, smaps);
+	    what, smaps);
 	finding_commit(c);
 }
 

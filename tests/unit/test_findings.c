@@ -523,6 +523,8 @@ Test(findings, non_heap_thresholds_and_scope)
 	const struct finding *f = only("non_heap_memory");
 	cr_expect_not(has_fig(f, "rss_anon_mb"));
 	cr_expect_null(strstr(f->sentence, "smaps"));
+	cr_expect_not_null(strstr(f->sentence, "39.0 MB is other memory -- code, libraries, stacks, "
+				  "JIT code and allocator overhead (no direct mmap)."), "%s", f->sentence);
 }
 
 /* ---- shared_pages ----------------------------------------------------------- */
