@@ -253,10 +253,40 @@ static int read_smaps(struct pview *pv)
 	return all;
 }
 
+/* Fill the members that have no smaps figures from the previous peak
+ * snapshot (same pid).  Returns 1 when every member then has figures. */
+static int carry_smaps(struct pview *pv, size_t oldn)
+{
+	struct pview_peak *pk = &pv->peak;
+	int all = 1;
+	for (size_t i = 0; i < pk->n; i++) {
+		struct pview_peak_member *m = &pk->m[i];
+		if (m->have_smaps)
+			continue;
+		size_t j;
+		for (j = 0; j < oldn; j++)
+			if (pv->prev[j].pid == m->pid && pv->prev[j].have_smaps)
+				break;
+		if (j == oldn) {
+			all = 0;
+			continue;
+		}
+		m->have_smaps = 1;
+		m->pss = pv->prev[j].pss;
+		m->anon = pv->prev[j].anon;
+		m->file = pv->prev[j].file;
+		m->shmem = pv->prev[j].shmem;
+		m->swap = pv->prev[j].swap;
+	}
+	return all;
+}
+
 /* The sample is a new tree peak: keep its members; read smaps when the
- * bound allows, else carry the last read figures of the same pids over. */
+ * bound allows (or the last read was incomplete), else carry the last
+ * figures of the same pids over.  A member whose read fails (it exited
+ * between the sample and the read) keeps its last figures too. */
 static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
-		      const struct pview_sums *s, struct pview_sums *out)
+		      struct pview_sums *s)
 {
 	struct pview_peak *pk = &pv->peak;
 	size_t oldn = pk->n;
@@ -273,41 +303,24 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 	pk->heap = s->heap;
 	pk->map_anon = s->map_anon;
 	pk->map_file = s->map_file;
-	int due = !pk->smaps_ns || t_ns - pk->smaps_ns >= PVIEW_SMAPS_MIN_MS * NS_PER_MS ||
+	uint64_t since = t_ns - pk->smaps_ns;
+	int due = !pk->smaps_ns || since >= PVIEW_SMAPS_MIN_MS * NS_PER_MS ||
+		  (!pk->have_smaps && since >= PVIEW_SMAPS_RETRY_MS * NS_PER_MS) ||
 		  tree_rss * 100 >= pk->smaps_rss * (100 + PVIEW_SMAPS_GROWTH_PCT);
 	if (due) {
-		pk->have_smaps = read_smaps(pv);
+		int all = read_smaps(pv);
 		pk->smaps_ns = t_ns;
 		pk->smaps_rss = tree_rss;
-		if (pk->have_smaps) {
-			out->have_pss = 1;
-			out->pss = 0;
+		if (all) {
+			s->have_pss = 1;
+			s->pss = 0;
 			for (size_t i = 0; i < pk->n; i++)
-				out->pss += pk->m[i].pss;
+				s->pss += pk->m[i].pss;
 		}
-		return;
 	}
 	/* carried over: the figures of a peak sample less than the bound ago
 	 * and within the growth margin of this one */
-	int all = pk->have_smaps;
-	for (size_t i = 0; i < pk->n; i++) {
-		struct pview_peak_member *m = &pk->m[i];
-		size_t j;
-		for (j = 0; j < oldn; j++)
-			if (pv->prev[j].pid == m->pid && pv->prev[j].have_smaps)
-				break;
-		if (j == oldn) {
-			all = 0;
-			continue;
-		}
-		m->have_smaps = 1;
-		m->pss = pv->prev[j].pss;
-		m->anon = pv->prev[j].anon;
-		m->file = pv->prev[j].file;
-		m->shmem = pv->prev[j].shmem;
-		m->swap = pv->prev[j].swap;
-	}
-	pk->have_smaps = all;
+	pk->have_smaps = carry_smaps(pv, oldn);
 }
 
 void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
@@ -371,7 +384,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 		}
 	}
 	if (new_peak)
-		note_peak(pv, t_ns, tree_rss, out, out);
+		note_peak(pv, t_ns, tree_rss, out);
 }
 
 size_t pview_count(const struct pview *pv)

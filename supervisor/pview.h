@@ -13,7 +13,8 @@
  * once more at its third sample (stat: did it setsid?), once to explain a
  * missing record, and at new tree peaks for smaps_rollup and status -- not
  * more often than every PVIEW_SMAPS_MIN_MS unless the peak grew by
- * PVIEW_SMAPS_GROWTH_PCT percent since the last read.
+ * PVIEW_SMAPS_GROWTH_PCT percent since the last read (or every
+ * PVIEW_SMAPS_RETRY_MS when the last read missed a process).
  *
  * Times are CLOCK_MONOTONIC nanoseconds.  Return convention: 0 or -errno.
  */
@@ -30,6 +31,7 @@
 
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u
+#define PVIEW_SMAPS_RETRY_MS 50u   /* after a read that missed a process */
 /* The poller's samples of one image of a pid: generation `gen` is the
  * image live_image_at() named, whether or not its record exists. */
 struct pview_img {
