@@ -199,12 +199,17 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 		case 'V':
 			o->version = 1;
 			return 0;
+		/* A short option is named by optopt alone: inside a cluster
+		 * ("-xq") glibc has not advanced optind yet, so argv[optind - 1]
+		 * is the word BEFORE it (found by tests/fuzz/fuzz_cli).  A long
+		 * option (optopt 0, or its val >= 256) has been stepped over,
+		 * so the word the user typed is argv[optind - 1]. */
 		case ':':
-			/* optopt holds a long option's val (>= 256) here: name the
-			 * option by the word the user typed instead. */
+			if (optopt > 0 && optopt < 256)
+				return fail(err, errlen, "option '-%c' needs a value", optopt);
 			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
 		default: /* '?' */
-			if (optopt > 0 && optopt < 256 && argv[optind - 1][1] != '-')
+			if (optopt > 0 && optopt < 256)
 				return fail(err, errlen, "unknown option '-%c' (see memsup --help)",
 					    optopt);
 			return fail(err, errlen, "unknown option '%s' (see memsup --help)",

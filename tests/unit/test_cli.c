@@ -58,6 +58,10 @@ static const struct bad bads[] = {
 	{ { "-o", "", "--", "x" }, "--out" },
 	{ { "--nope", "--", "x" }, "unknown option '--nope'" },
 	{ { "-x", "--", "x" }, "unknown option '-x'" },
+	/* inside a cluster the bad letter is named, not the word before it */
+	{ { "--json", "-xq", "--", "x" }, "unknown option '-x'" },
+	{ { "--json", "-qx", "--", "x" }, "unknown option '-x'" },
+	{ { "-qo" }, "option '-o' needs a value" },
 	{ { "--discovery", "magic", "--", "x" }, "--discovery: 'magic'" },
 	{ { "--wall-s" }, "'--wall-s' needs a value" },
 	{ { "x", "-o" }, NULL }, /* not bad: -o after the command is the command's */
