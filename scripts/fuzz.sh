@@ -103,6 +103,18 @@ for h in "${harnesses[@]}"; do
 	# when a harness aborts, so kept out of /tmp itself).
 	rm -rf "$corpus" "$art" "$build/tmp" && mkdir -p "$corpus" "$art" "$build/tmp" || exit 2
 	cp "$top/tests/fuzz/corpus/$h/"* "$corpus/" 2>/dev/null
+	# Every crasher once found must stay fixed: replay them first (a
+	# libFuzzer binary given files runs each once and exits non-zero on a
+	# finding).
+	for crasher in "$top/tests/fuzz/crashers/$h"-*; do
+		[ -f "$crasher" ] || continue
+		if ! TMPDIR=$build/tmp "$build/$h" "$crasher" >"$build/$h.replay.log" 2>&1; then
+			failed=1
+			echo "not ok - $h: crasher $(basename "$crasher") crashes again"
+			grep -E '^(==[0-9]+==ERROR|SUMMARY)|runtime error' "$build/$h.replay.log" \
+				| head -3 | sed 's/^/#   /'
+		fi
+	done
 	echo "# $h: ${seconds}s, -max_len=$(max_len "$h")"
 	TMPDIR=$build/tmp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	nice -n 19 "$build/$h" -max_total_time="$seconds" -max_len="$(max_len "$h")" \
