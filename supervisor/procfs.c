@@ -90,6 +90,23 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 				}
 			}
 		}
+		if (complete && n > 4 && (memcmp(line, "Uid:", 4) == 0 ||
+					  memcmp(line, "Gid:", 4) == 0)) {
+			/* "Uid:\treal\teffective\tsaved\tfs" */
+			const char *p = line + 4;
+			uint64_t r, e;
+			if (parse_u64(&p, eol, &r) == 0 && parse_u64(&p, eol, &e) == 0) {
+				if (line[0] == 'U') {
+					out->ruid = r;
+					out->euid = e;
+					out->have |= 1u << 19;
+				} else {
+					out->rgid = r;
+					out->egid = e;
+					out->have |= 1u << 20;
+				}
+			}
+		}
 		if (complete && n > 5 && memcmp(line, "Tgid:", 5) == 0) {
 			const char *p = line + 5;
 			if (parse_pid(&p, eol, &out->tgid) == 0)
@@ -117,7 +134,9 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 		out->have |= PROCFS_HAVE_RSS_PARTS;
 	else
 		out->rss_anon_kb = out->rss_file_kb = out->rss_shmem_kb = 0;
-	out->have &= ~(7u << 16);
+	if ((out->have & (3u << 19)) == (3u << 19))
+		out->have |= PROCFS_HAVE_IDS;
+	out->have &= ~(7u << 16 | 3u << 19);
 	/* Every live process has Name and PPid; text without them is not a
 	 * status file (or was cut before its second line). */
 	if (!(out->have & PROCFS_HAVE_NAME) || !(out->have & PROCFS_HAVE_PPID))

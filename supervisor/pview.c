@@ -190,9 +190,17 @@ static void inspect(const struct pview *pv, pid_t pid, struct pview_img *img)
 {
 	char path[64];
 	unsigned char elf[4096];
+	struct procfs_status ps;
 	img->inspected = 1;
 	img->why = UNTRACED_UNKNOWN;
 	read_identity(pv, pid, &img->argv, &img->argv_len, &img->exe);
+	/* status is readable whoever runs the process; its exe and environ
+	 * are not when it runs setuid to someone else (ptrace access) */
+	if (procfs_read_status(pv->root, pid, &ps) == 0 && (ps.have & PROCFS_HAVE_IDS) &&
+	    (ps.ruid != ps.euid || ps.rgid != ps.egid)) {
+		img->why = UNTRACED_SECURE;
+		return;
+	}
 	snprintf(path, sizeof path, "%s/%d/exe", pv->root, (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {

@@ -243,3 +243,31 @@ Test(memsup_merge, missing_shim_is_a_note, .timeout = 30)
 		 "assert not os.path.exists(D + '/records')\n"
 		 "assert len(P) == 1 and P[0]['untraced_why'] == 'not_requested'\n");
 }
+
+/* A setuid program runs in secure mode: the loader ignores the shim.  It
+ * is sampled, untraced, and said to be "secure" (from its real and
+ * effective uids in /proc/PID/status, readable whoever runs it).  Needs
+ * root to make a program setuid to another user. */
+Test(memsup_merge, setuid_program_is_secure, .timeout = 30)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root to make a setuid program");
+	struct sup_run r;
+	tmp_make(&r);
+	char copy[PATH_MAX + 32], cmd[4 * PATH_MAX + 256];
+	snprintf(copy, sizeof copy, "%s/merge_tree_suid", r.tmp);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chown 65534 '%s' && chmod 4755 '%s'",
+		 prog("merge_tree"), copy, copy, copy);
+	cr_assert_eq(system(cmd), 0);
+	chmod(r.tmp, 0755);
+	const char *args[] = { "--", copy, "hold", "10", "400", NULL };
+	memsup_start(&r, 1, args);
+	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	py_check(&r,
+		 "assert len(P) == 1, P\n"
+		 "p = P[0]\n"
+		 "if p['traced']:\n"
+		 "    raise SystemExit('secure mode did not apply (nosuid mount?): traced')\n"
+		 "assert p['sampled'] and p['untraced_why'] == 'secure', p['untraced_why']\n"
+		 "assert p['polled_peak_rss'] >= 10000000\n");
+}

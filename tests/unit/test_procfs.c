@@ -331,3 +331,26 @@ Test(procfs, elf_interp)
 	n = read_head(path, buf, sizeof buf);
 	cr_expect_eq(procfs_parse_elf_interp(buf, n), 0, "merge_static has a PT_INTERP");
 }
+
+Test(procfs, status_ids)
+{
+	char buf[4096];
+	size_t n = load("status_live.txt", buf, sizeof buf);
+	struct procfs_status st;
+	cr_assert_eq(procfs_parse_status(buf, n, &st), 0);
+	cr_expect(st.have & PROCFS_HAVE_IDS);
+	/* the capture's Uid/Gid lines */
+	char *u = strstr(buf, "Uid:"), *g = strstr(buf, "Gid:");
+	cr_assert(u && g);
+	unsigned long ru, eu, rg, eg;
+	cr_assert_eq(sscanf(u, "Uid: %lu %lu", &ru, &eu), 2);
+	cr_assert_eq(sscanf(g, "Gid: %lu %lu", &rg, &eg), 2);
+	cr_expect_eq(st.ruid, ru);
+	cr_expect_eq(st.euid, eu);
+	cr_expect_eq(st.rgid, rg);
+	cr_expect_eq(st.egid, eg);
+	const char setuid_like[] = "Name:\tx\nPPid:\t1\nUid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
+	cr_assert_eq(procfs_parse_status(setuid_like, sizeof setuid_like - 1, &st), 0);
+	cr_expect(st.have & PROCFS_HAVE_IDS);
+	cr_expect(st.ruid == 1000 && st.euid == 0 && st.rgid == 1000 && st.egid == 1000);
+}
