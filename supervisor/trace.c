@@ -139,7 +139,23 @@ char **trace_build_env(char *const *envp, const char *shim, const char *records_
 		ov[n++] = p;
 		p += sprintf(p, "%s=1", MT_ENV_FOLLOW) + 1;
 	}
-	char **env = spawn_build_env((char *const *)envp, ov, n);
+	/* MEMTRACE_PARENT is a hand-off between traced images: one left in
+	 * memsup's own environment (memsup run by a traced process) names a
+	 * record outside this run, so the command starts a new lineage. */
+	size_t nb = 0;
+	while (envp[nb])
+		nb++;
+	char **base = calloc(nb + 1, sizeof *base);
+	if (!base) {
+		free(buf);
+		return NULL;
+	}
+	size_t k = 0, pl = strlen(MT_ENV_PARENT);
+	for (size_t i = 0; i < nb; i++)
+		if (strncmp(envp[i], MT_ENV_PARENT, pl) != 0 || envp[i][pl] != '=')
+			base[k++] = envp[i];
+	char **env = spawn_build_env(base, ov, n);
+	free(base);
 	if (!env) {
 		free(buf);
 		return NULL;

@@ -33,7 +33,8 @@ int trace_preload_value(const char *user, const char *shim, char *out, size_t ca
 
 /* The command's environment with tracing set up: `envp` (NULL-terminated,
  * not modified) with LD_PRELOAD, MEMTRACE_DIR=records_dir, MEMTRACE_QUIET=1
- * and, when `follow`, MEMTRACE_FOLLOW=1 set over any inherited values.
+ * and, when `follow`, MEMTRACE_FOLLOW=1 set over any inherited values, and
+ * MEMTRACE_PARENT removed (the command is the root of its lineage).
  * Returns a malloc'd NULL-terminated array; *owned receives a malloc'd
  * block holding the new strings.  Free both (free(*owned), free(array)).
  * NULL on ENOMEM. */

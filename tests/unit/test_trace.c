@@ -88,7 +88,8 @@ Test(trace, find_shim_build_tree_then_pkglibdir)
 
 Test(trace, build_env_sets_and_overrides)
 {
-	char *base[] = { "PATH=/bin", "LD_PRELOAD=/u/a.so", "MEMTRACE_DIR=/elsewhere", NULL };
+	char *base[] = { "PATH=/bin", "LD_PRELOAD=/u/a.so", "MEMTRACE_PARENT=12.0:1",
+			 "MEMTRACE_DIR=/elsewhere", NULL };
 	char *owned;
 	char **env = trace_build_env(base, "/x/libmemtrace.so", "/ev/records", 1, &owned);
 	cr_assert_not_null(env);
@@ -99,11 +100,14 @@ Test(trace, build_env_sets_and_overrides)
 		quiet += strcmp(env[n], "MEMTRACE_QUIET=1") == 0;
 		follow += strcmp(env[n], "MEMTRACE_FOLLOW=1") == 0;
 	}
-	cr_expect_eq(n, 5, "PATH, LD_PRELOAD, MEMTRACE_DIR (replaced), QUIET, FOLLOW");
+	cr_expect_eq(n, 5, "PATH, LD_PRELOAD, MEMTRACE_DIR (replaced), QUIET, FOLLOW; "
+		     "no MEMTRACE_PARENT");
 	cr_expect(pre == 1 && dir == 1 && quiet == 1 && follow == 1);
+	for (int i = 0; env[i]; i++)
+		cr_expect(strncmp(env[i], "MEMTRACE_PARENT=", 16) != 0, "%s", env[i]);
 	free(env);
 	free(owned);
-	env = trace_build_env(base + 3, "/x/libmemtrace.so", "/ev/records", 0, &owned);
+	env = trace_build_env(base + 4, "/x/libmemtrace.so", "/ev/records", 0, &owned);
 	cr_assert_not_null(env);
 	for (n = 0; env[n]; n++)
 		cr_expect(strncmp(env[n], "MEMTRACE_FOLLOW=", 16) != 0);
