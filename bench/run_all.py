@@ -71,7 +71,7 @@ def main():
              bd + (["--reps", "3", "--ops", "2000000"] if args.quick else []))
     if "instr" in only:
         part("Instructions per operation (instr_count.py)", instr_count.main,
-             bd + ["--annotate", "--real"])
+             bd + ["--annotate"] + ([] if args.quick else ["--real"]))
     if "correctness" in only:
         part("What the tools report (correctness.py)", correctness.main, bd)
     if "memsup" in only:
