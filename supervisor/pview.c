@@ -183,14 +183,46 @@ static struct pview_img *img_of(struct pview_proc *p, uint32_t gen)
 	return m;
 }
 
+/* Is pid still running the image of record `prev` (same exe, same argv)?
+ * The shim marks an image EXECED just before execve(2), and loading the
+ * new image takes a while: samples in between are attributed to the next
+ * generation, but /proc still shows the old one. */
+static int still_previous(const struct pview *pv, pid_t pid, const struct mt_record *prev)
+{
+	char buf[MT_ARGV_BYTES + 1], path[64], exe[MT_EXE_BYTES];
+	size_t len;
+	uint32_t n = __atomic_load_n(&prev->argv_bytes, __ATOMIC_RELAXED);
+	if (n > MT_ARGV_BYTES)
+		return 0;
+	if (n && prev->argv[n - 1] == '\0')
+		n--;
+	if (procfs_read_cmdline(pv->root, pid, buf, sizeof buf, &len) < 0 || len != n ||
+	    memcmp(buf, prev->argv, n) != 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/%d/exe", pv->root, (int)pid);
+	ssize_t e = readlink(path, exe, sizeof exe - 1);
+	if (e < 0)
+		return 0;
+	exe[e] = '\0';
+	return strncmp(exe, prev->exe, sizeof exe) == 0;
+}
+
 /* Why has this live image no record?  Looked at once, while it runs:
  * static executables never load the shim, the loader drops LD_PRELOAD for
  * setuid/setgid programs, and a scrubbed environment simply lacks it. */
-static void inspect(const struct pview *pv, pid_t pid, struct pview_img *img)
+static void inspect(const struct pview *pv, const struct live *live, pid_t pid,
+		    struct pview_img *img)
 {
 	char path[64];
 	unsigned char elf[4096];
 	struct procfs_status ps;
+	if (img->gen > 0 && live && img->inspect_tries < 50) {
+		const struct live_rec *prev = live_find(live, pid, img->gen - 1);
+		if (prev && prev->map && !prev->error && still_previous(pv, pid, prev->map)) {
+			img->inspect_tries++; /* again at the next sample */
+			return;
+		}
+	}
 	img->inspected = 1;
 	img->why = UNTRACED_UNKNOWN;
 	read_identity(pv, pid, &img->argv, &img->argv_len, &img->exe);
@@ -387,7 +419,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 				img->inspected = 1;
 				img->why = UNTRACED_NOT_REQUESTED;
 			} else if (img->samples >= 2 && (!live || !live_find(live, pid, gen))) {
-				inspect(pv, pid, img);
+				inspect(pv, live, pid, img);
 			}
 		}
 	}
