@@ -59,12 +59,14 @@ static void life_prepare(void)
 		return;
 	api_fork_prepare();
 	maps_lock(&track_maps);
+	store_fork_prepare(); /* last: the map figures are stable under the lock */
 }
 
 static void life_parent(void)
 {
 	if (!life_fork_locked)
 		return;
+	store_fork_parent();
 	maps_unlock(&track_maps);
 	api_fork_release();
 	shim_guard_leave();

@@ -163,6 +163,27 @@ int store_is_own(void)
 	return sys_getpid() == __atomic_load_n(&counters_rec->pid, __ATOMIC_RELAXED);
 }
 
+/* The parent's record as it stood when fork() began.  A shared file
+ * mapping keeps changing in the parent after fork() returns there, possibly
+ * before the child's handler runs, so the child must start from a copy
+ * taken in the prepare handler (process-private memory: the child inherits
+ * it as it was).  Valid only between prepare and the parent/child handler. */
+static struct mt_record store_fork_snapshot;
+static int store_fork_snapshot_taken;
+
+void store_fork_prepare(void)
+{
+	if (counters_rec != counters_local()) {
+		memcpy(&store_fork_snapshot, counters_rec, sizeof store_fork_snapshot);
+		store_fork_snapshot_taken = 1;
+	}
+}
+
+void store_fork_parent(void)
+{
+	store_fork_snapshot_taken = 0;
+}
+
 void store_fork_child(void)
 {
 	struct mt_record *old = counters_rec, *loc = counters_local();
@@ -170,9 +191,13 @@ void store_fork_child(void)
 	uint32_t parent_gen, keep;
 
 	/* The file mapping is shared with the parent: stop writing to it at
-	 * once, and drop it from the child's address space. */
+	 * once, and drop it from the child's address space.  Start from the
+	 * prepare-time snapshot when there is one (not when fork() came from
+	 * a signal handler inside the shim: then the live copy is all we
+	 * have). */
 	if (old != loc) {
-		memcpy(loc, old, sizeof *loc);
+		memcpy(loc, store_fork_snapshot_taken ? &store_fork_snapshot : old, sizeof *loc);
+		store_fork_snapshot_taken = 0;
 		counters_bind(loc);
 		sys_munmap(old, MT_RECORD_SIZE);
 	}

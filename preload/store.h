@@ -18,8 +18,12 @@
 
 /* Constructor: identity, lineage, the record file, magic (release). */
 void store_start(int argc, char **argv);
+/* pthread_atfork prepare and parent handlers: snapshot the record the
+ * child will start from, and drop the snapshot. */
+void store_fork_prepare(void);
+void store_fork_parent(void);
 /* pthread_atfork child handler: a fresh record for the child, relation FORK,
- * parent = the record of the image that forked. */
+ * parent = the record of the image that forked, figures as at the fork. */
 void store_fork_child(void);
 /* 1 when the calling process owns the current record (not a vfork child
  * sharing its parent's memory, nor a raw clone). */

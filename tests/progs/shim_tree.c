@@ -40,6 +40,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,28 @@ int main(int argc, char **argv)
 			exit(0);
 		}
 		wait_ok(pid);
+		return 0;
+	}
+	if (!strcmp(mode, "forkrace")) {
+		/* On one CPU the parent runs on after fork() before the child
+		 * does: its 50 MB malloc lands while the child has not yet run
+		 * the shim's fork handler.  The child must still start from the
+		 * parent's figures AT the fork, not from what it reads later. */
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		sched_setaffinity(0, sizeof one, &one);
+		pid = fork();
+		if (pid == 0) {
+			say("forkchild", "pid", getpid());
+			_exit(0);
+		}
+		char *late = malloc(50u << 20);
+		if (!late)
+			fail("malloc");
+		*(volatile char *)late = 1; /* used: the compiler may not drop it */
+		wait_ok(pid);
+		free(late);
 		return 0;
 	}
 	if (!strcmp(mode, "forkexec")) {

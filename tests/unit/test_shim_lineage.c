@@ -79,6 +79,22 @@ Test(shim_lineage, fork_child_has_its_own_record, .timeout = 20)
 	tree_done(&t);
 }
 
+/* The child inherits what the parent held at fork(), not what the parent
+ * allocated after it (the record file is shared until the child's handler
+ * runs, so the figures must come from a snapshot taken before the fork). */
+Test(shim_lineage, fork_child_starts_from_the_parent_at_fork, .timeout = 20)
+{
+	struct tree t;
+	tree_run(&t, "forkrace", NULL, 0);
+	cr_assert_eq(t.n, 2);
+	const struct mt_record *p = tree_find(&t, t.run.pid, 0);
+	const struct mt_record *c = tree_find(&t, (pid_t)shim_value(t.run.out, "forkchild pid"), 0);
+	cr_expect_geq(p->heap_peak, 50u << 20, "the parent's late 50 MB is its own");
+	cr_expect_lt(c->heap_peak, 10u << 20, "child peak %llu: the parent's later malloc leaked in",
+		     (unsigned long long)c->heap_peak);
+	tree_done(&t);
+}
+
 Test(shim_lineage, fork_then_exec, .timeout = 20)
 {
 	struct tree t;
