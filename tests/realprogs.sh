@@ -114,8 +114,10 @@ C
 else skip "make" "not installed"; fi
 
 # 5. git on a clone of this repository (a clone: others may edit the tree).
-if have git && git -C "$MT_SRCDIR" rev-parse HEAD >/dev/null 2>&1; then
-	git clone -q --no-hardlinks "$MT_SRCDIR" "$tmp/repo" 2>/dev/null
+# The clone is the test for "is the source tree a repository": rev-parse
+# also says yes for an unpacked tarball that sits inside some other checkout
+# (make distcheck in a clone), and git clone of that says no.
+if have git && git clone -q --no-hardlinks "$MT_SRCDIR" "$tmp/repo" 2>/dev/null; then
 	check "git log --stat -n 20; git status" 2 "$tmp/repo" \
 		sh -c 'git log --stat -n 20 && git status && git status --porcelain'
 else skip "git" "no git or no repository"; fi
