@@ -53,7 +53,7 @@ static void fuzz_status(const char *buf, size_t len)
 		return;
 	const unsigned known = PROCFS_HAVE_RSS | PROCFS_HAVE_HWM | PROCFS_HAVE_PEAK |
 			       PROCFS_HAVE_SIZE | PROCFS_HAVE_PPID | PROCFS_HAVE_NAME |
-			       PROCFS_HAVE_TGID | PROCFS_HAVE_RSS_PARTS;
+			       PROCFS_HAVE_TGID | PROCFS_HAVE_RSS_PARTS | PROCFS_HAVE_IDS;
 	CHECK((st.have & ~known) == 0);
 	CHECK(st.have & PROCFS_HAVE_NAME);
 	CHECK(st.have & PROCFS_HAVE_PPID);
@@ -63,6 +63,8 @@ static void fuzz_status(const char *buf, size_t len)
 		CHECK(st.tgid == 0);
 	if (!(st.have & PROCFS_HAVE_RSS_PARTS))
 		CHECK(st.rss_anon_kb == 0 && st.rss_file_kb == 0 && st.rss_shmem_kb == 0);
+	if (!(st.have & PROCFS_HAVE_IDS))
+		CHECK(st.ruid == 0 && st.euid == 0 && st.rgid == 0 && st.egid == 0);
 	if (!(st.have & PROCFS_HAVE_RSS))
 		CHECK(st.vm_rss_kb == 0);
 	if (!(st.have & PROCFS_HAVE_HWM))
