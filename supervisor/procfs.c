@@ -134,8 +134,12 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 		out->have |= PROCFS_HAVE_RSS_PARTS;
 	else
 		out->rss_anon_kb = out->rss_file_kb = out->rss_shmem_kb = 0;
+	/* Both lines or neither: half an identity (a Gid line without its
+	 * Uid, found by tests/fuzz/fuzz_procfs) must not read as "uid 0". */
 	if ((out->have & (3u << 19)) == (3u << 19))
 		out->have |= PROCFS_HAVE_IDS;
+	else
+		out->ruid = out->euid = out->rgid = out->egid = 0;
 	out->have &= ~(7u << 16 | 3u << 19);
 	/* Every live process has Name and PPid; text without them is not a
 	 * status file (or was cut before its second line). */
