@@ -235,23 +235,6 @@ static const struct image_view *img_find(const struct merged_run *m, pid_t pid, 
 	return NULL;
 }
 
-static const char *why_text(enum untraced_why w)
-{
-	switch (w) {
-	case UNTRACED_STATIC:
-		return "static";
-	case UNTRACED_SECURE:
-		return "secure";
-	case UNTRACED_NO_PRELOAD:
-		return "no_preload";
-	case UNTRACED_NOT_REQUESTED:
-		return "not_requested";
-	case UNTRACED_UNKNOWN:
-	default:
-		return "unknown";
-	}
-}
-
 static const char *plural(size_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
@@ -545,7 +528,7 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 		for (size_t i = 0; i < m->n_images; i++)
 			n += m->images[i].sampled != 0;
 		struct finding *f = finding_begin(c, "untraced");
-		f->why = why_text(UNTRACED_NOT_REQUESTED);
+		f->why = merge_untraced_name(UNTRACED_NOT_REQUESTED);
 		fig_add(f, "process_count", (double)n, 0);
 		say(f, "memsup ran with --no-trace: %zu %s seen, none traced, so there are no heap "
 		    "figures, no exact VmHWM at exit, and nothing of processes that lived between "
@@ -780,7 +763,7 @@ static void put_process(struct jsonw *w, const struct image_view *im)
 	}
 	if (!im->traced && !im->record_error) {
 		jsonw_key(w, "untraced_why");
-		jsonw_string(w, why_text(im->untraced_why));
+		jsonw_string(w, merge_untraced_name(im->untraced_why));
 	}
 	if (im->record_error) {
 		int e = im->record_error > 0 ? -im->record_error : im->record_error;

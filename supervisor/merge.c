@@ -13,6 +13,31 @@
 #include <string.h>
 #include <sys/wait.h>
 
+const char *merge_relation_name(uint32_t rel)
+{
+	static const char *const names[] = {
+		"root", "fork", "vfork", "exec", "spawn", "system", "popen", "unknown",
+	};
+	return rel < sizeof names / sizeof names[0] ? names[rel] : NULL;
+}
+
+const char *merge_untraced_name(enum untraced_why why)
+{
+	switch (why) {
+	case UNTRACED_STATIC:
+		return "static";
+	case UNTRACED_SECURE:
+		return "secure";
+	case UNTRACED_NO_PRELOAD:
+		return "no_preload";
+	case UNTRACED_NOT_REQUESTED:
+		return "not_requested";
+	case UNTRACED_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
 double merge_mono_s(const struct merged_run *m, uint64_t mono_ns)
 {
 	if (!mono_ns)

@@ -131,4 +131,11 @@ void merge_free(struct merged_run *m);
 /* Seconds since the launch for a record's CLOCK_MONOTONIC time (0: -1). */
 double merge_mono_s(const struct merged_run *m, uint64_t mono_ns);
 
+/* The merged view's words, shared by every writer (processes.json, the
+ * findings, the summary): "root", "fork", ... for enum mt_relation (NULL
+ * when out of range); "static", "secure", ... for enum untraced_why
+ * ("unknown" for 0). */
+const char *merge_relation_name(uint32_t rel);
+const char *merge_untraced_name(enum untraced_why why);
+
 #endif /* MEMSUP_MERGE_H */

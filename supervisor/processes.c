@@ -12,31 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-const char *processes_relation_name(uint32_t rel)
-{
-	static const char *const names[] = {
-		"root", "fork", "vfork", "exec", "spawn", "system", "popen", "unknown",
-	};
-	return rel < sizeof names / sizeof names[0] ? names[rel] : NULL;
-}
-
-const char *processes_untraced_name(enum untraced_why why)
-{
-	switch (why) {
-	case UNTRACED_STATIC:
-		return "static";
-	case UNTRACED_SECURE:
-		return "secure";
-	case UNTRACED_NO_PRELOAD:
-		return "no_preload";
-	case UNTRACED_NOT_REQUESTED:
-		return "not_requested";
-	case UNTRACED_UNKNOWN:
-		break;
-	}
-	return "unknown";
-}
-
 static const char *state_name(uint32_t st)
 {
 	static const char *const names[] = { "running", "exited", "_exit", "execed", "signaled" };
@@ -123,7 +98,7 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 	jsonw_object_begin(w);
 	jsonw_key(w, "relation");
 	if (iv->traced) {
-		jsonw_string(w, processes_relation_name(r->relation));
+		jsonw_string(w, merge_relation_name(r->relation));
 		jsonw_key(w, "parent_pid");
 		if (r->relation == MT_REL_ROOT)
 			jsonw_null(w);
@@ -170,7 +145,7 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 	jsonw_key(w, "record_error");
 	jsonw_string(w, iv->record_error ? recordfile_strerror(iv->record_error) : NULL);
 	jsonw_key(w, "untraced_why");
-	jsonw_string(w, iv->traced ? NULL : processes_untraced_name(iv->untraced_why));
+	jsonw_string(w, iv->traced ? NULL : merge_untraced_name(iv->untraced_why));
 
 	/* the poller's view */
 	jsonw_key(w, "first_seen_s");

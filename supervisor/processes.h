@@ -19,9 +19,4 @@ int processes_write(int dirfd, const struct merged_run *m);
  * VmHWM), one line each: pid, polled peak, VmHWM, heap peak, argv. */
 void processes_print_table(FILE *out, const struct merged_run *m, size_t max_rows);
 
-/* "root", "fork", ... for enum mt_relation; NULL when out of range. */
-const char *processes_relation_name(uint32_t rel);
-/* "static", "secure", ... for enum untraced_why ("unknown" for 0). */
-const char *processes_untraced_name(enum untraced_why why);
-
 #endif /* MEMSUP_PROCESSES_H */
