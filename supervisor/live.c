@@ -456,15 +456,10 @@ int live_read_final(struct live *l, size_t i, struct mt_record *out)
 	}
 	out->state = state;
 	out->marker_count = markers;
-	if (out->state > MT_STATE_SIGNALED || out->pid != r->pid || out->gen != r->gen)
-		return -RECORDFILE_ECORRUPT;
-	/* strings: terminated and clamped whatever the writer left */
-	out->exe[MT_EXE_BYTES - 1] = '\0';
-	if (out->argv_bytes > MT_ARGV_BYTES)
-		out->argv_bytes = MT_ARGV_BYTES;
-	if (out->argv_bytes > 0)
-		out->argv[out->argv_bytes - 1] = '\0';
-	for (unsigned k = 0; k < MT_MARKERS; k++)
-		out->markers[k].label[MT_LABEL_BYTES - 1] = '\0';
-	return 0;
+	/* The writer could have scribbled anything since it was first
+	 * validated: the same checks as a file read, plus the name's pid/gen. */
+	int rc = recordfile_validate(out);
+	if (rc == 0 && (out->pid != r->pid || out->gen != r->gen))
+		rc = -RECORDFILE_ECORRUPT;
+	return rc;
 }

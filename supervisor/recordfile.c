@@ -65,6 +65,11 @@ int recordfile_read_fd(int fd, struct mt_record *out)
 		return rc;
 	out->state = state_count[0];
 	out->marker_count = state_count[1];
+	return recordfile_validate(out);
+}
+
+int recordfile_validate(struct mt_record *out)
+{
 	if (out->magic != MT_RECORD_MAGIC)
 		return -RECORDFILE_EMAGIC;
 	if (out->version != MT_RECORD_VERSION)

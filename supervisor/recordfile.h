@@ -33,6 +33,10 @@ enum {
  * every marker below marker_count is complete.  Strings in *out are
  * NUL-terminated and argv_bytes is clamped whatever the file says. */
 int recordfile_read_fd(int fd, struct mt_record *out);
+/* The checks recordfile_read_fd() makes on a record already copied out of
+ * its file (e.g. from a mapping): magic, version, size, fields in range; then
+ * strings terminated and argv_bytes clamped in place.  0 or -RECORDFILE_E*. */
+int recordfile_validate(struct mt_record *out);
 /* The same by path, or by name relative to an open directory. */
 int recordfile_read(const char *path, struct mt_record *out);
 int recordfile_read_at(int dirfd, const char *name, struct mt_record *out);
