@@ -20,6 +20,8 @@ const char cli_help_text[] =
 	"                         default ./memsup-YYYYmmdd-HHMMSS-PID)\n"
 	"      --wall-s SECONDS   wall-time budget (exit 124 when exceeded)\n"
 	"      --rss-mb MB        tree RSS budget in decimal megabytes (exit 123)\n"
+	"      --max-procs N      process budget: more than N processes in the tree\n"
+	"                         at a sample kills it (exit 122)\n"
 	"      --poll-ms MS       sampling period in milliseconds (default 10)\n"
 	"      --grace-s SECONDS  on a budget breach send SIGTERM first and SIGKILL\n"
 	"                         after SECONDS (default: SIGKILL at once)\n"
@@ -38,7 +40,7 @@ const char cli_help_text[] =
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Exit status: COMMAND's own status; 128+N when signal N ended it;\n"
-	"123 RSS budget exceeded; 124 wall budget exceeded; 125 memsup error;\n"
+	"122 process budget exceeded; 123 RSS budget exceeded; 124 wall budget exceeded; 125 memsup error;\n"
 	"126 COMMAND cannot be executed; 127 COMMAND not found;\n"
 	"128+N when memsup itself got signal N (INT, TERM, HUP, QUIT).\n"
 	"See memsup(1).\n";
@@ -52,6 +54,7 @@ enum {
 	OPT_DISCOVERY,
 	OPT_NO_TRACE,
 	OPT_FOLLOW_ENV,
+	OPT_MAX_PROCS,
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +62,7 @@ static const struct option long_opts[] = {
 	{ "wall-s", required_argument, NULL, OPT_WALL },
 	{ "rss-mb", required_argument, NULL, OPT_RSS },
 	{ "poll-ms", required_argument, NULL, OPT_POLL },
+	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
 	{ "grace-s", required_argument, NULL, OPT_GRACE },
 	{ "cwd", required_argument, NULL, 'C' },
 	{ "env", required_argument, NULL, 'e' },
@@ -148,6 +152,19 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 			else
 				o->grace_s = v;
 			break;
+		case OPT_MAX_PROCS: {
+			/* A count: a positive whole number, nothing after it. */
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || optarg[0] == '-' || optarg[0] == '+' ||
+			    errno || n == 0 || n > 10000000)
+				return fail(err, errlen,
+					    "--max-procs: '%s' is not a whole number from 1 to 10000000",
+					    optarg);
+			o->max_procs = (unsigned)n;
+			break;
+		}
 		case 'C': {
 			struct stat st;
 			if (!*optarg)

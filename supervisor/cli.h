@@ -18,6 +18,7 @@ struct sup_options {
 	const char *out;          /* -o; NULL: a fresh name chosen by main */
 	double wall_s;            /* --wall-s; 0: no wall budget */
 	double rss_mb;            /* --rss-mb (decimal MB); 0: no RSS budget */
+	unsigned max_procs;       /* --max-procs; 0: no process budget */
 	double poll_ms;           /* --poll-ms, default 10 */
 	double grace_s;           /* --grace-s; 0: SIGKILL at once */
 	char cwd[PATH_MAX];       /* -C, resolved; "" when not given */

@@ -342,6 +342,11 @@ int evidence_record_json(int fd, const struct sup_record *r)
 	jsonw_string(&w, evidence_limitation);
 
 	/* memsup's additions. */
+	jsonw_key(&w, "max_procs_budget");
+	if (r->max_procs_budget)
+		jsonw_uint(&w, r->max_procs_budget);
+	else
+		jsonw_null(&w);
 	jsonw_key(&w, "signal");
 	if (r->have_exit && r->signal)
 		jsonw_int(&w, r->signal);

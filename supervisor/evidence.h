@@ -49,6 +49,7 @@ struct sup_record {
 	double poll_s;
 	double rss_budget_mb;      /* 0: none (null) */
 	double wall_budget_s;      /* 0: none (null) */
+	unsigned max_procs_budget; /* --max-procs; 0: none (null) */
 	double grace_s;            /* 0: SIGKILL at once (null) */
 	const char *cwd;           /* where the command runs */
 	char *const *env;          /* the -e overrides, "KEY=VALUE" */
@@ -57,7 +58,8 @@ struct sup_record {
 	const char *started_at;    /* ISO 8601 UTC */
 	/* what happened */
 	const char *reason;        /* NULL (null), "running", "wall_budget_exceeded",
-				      "rss_budget_exceeded", "interrupted",
+				      "rss_budget_exceeded", "procs_budget_exceeded",
+				      "interrupted",
 				      "start_failed" */
 	const char *error;         /* why it could not start; NULL */
 	pid_t pid;                 /* the command's pid; 0 when never forked */

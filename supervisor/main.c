@@ -160,6 +160,7 @@ int main(int argc, char **argv)
 	rec.poll_s = opt.poll_ms / 1000.0;
 	rec.rss_budget_mb = opt.rss_mb;
 	rec.wall_budget_s = opt.wall_s;
+	rec.max_procs_budget = opt.max_procs;
 	rec.grace_s = opt.grace_s;
 	rec.cwd = opt.cwd[0] ? opt.cwd : cwd;
 	rec.env = opt.env;

@@ -283,6 +283,8 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 		*reason = "wall_budget_exceeded";
 	else if (o->rss_mb > 0 && (double)rss >= o->rss_mb * 1e6)
 		*reason = "rss_budget_exceeded";
+	else if (o->max_procs > 0 && n > o->max_procs)
+		*reason = "procs_budget_exceeded";
 }
 
 static void finish_times(struct run *r)
@@ -500,6 +502,8 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		status = 124;
 	else if (reason && strcmp(reason, "rss_budget_exceeded") == 0)
 		status = 123;
+	else if (reason && strcmp(reason, "procs_budget_exceeded") == 0)
+		status = 122;
 	rec->exit_status = status;
 out:
 	/* every record that will ever exist is there now: list them all (a

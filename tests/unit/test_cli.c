@@ -63,6 +63,11 @@ static const struct bad bads[] = {
 	{ { "--json", "-qx", "--", "x" }, "unknown option '-x'" },
 	{ { "-qo" }, "option '-o' needs a value" },
 	{ { "--discovery", "magic", "--", "x" }, "--discovery: 'magic'" },
+	{ { "--max-procs", "0", "--", "x" }, "--max-procs: '0' is not a whole number" },
+	{ { "--max-procs", "1.5", "--", "x" }, "--max-procs: '1.5'" },
+	{ { "--max-procs", "-3", "--", "x" }, "--max-procs: '-3'" },
+	{ { "--max-procs", "", "--", "x" }, "--max-procs: ''" },
+	{ { "--max-procs", "99999999999999999999", "--", "x" }, "--max-procs: '9999" },
 	{ { "--wall-s" }, "'--wall-s' needs a value" },
 	{ { "x", "-o" }, NULL }, /* not bad: -o after the command is the command's */
 };

@@ -34,6 +34,35 @@ Test(memsup_budget, rss_budget_kills_tree, .timeout = 30)
 	cr_expect(!pid_alive((pid_t)rec_num(&r, "pid")));
 }
 
+/* A bounded fork bomb crosses --max-procs: 122, reason, every process of
+ * it dead after memsup returns. */
+Test(memsup_budget, procs_budget_kills_fork_bomb, .timeout = 60)
+{
+	struct sup_run r;
+	char pidfile[PATH_MAX + 16];
+	tmp_make(&r);
+	snprintf(pidfile, sizeof pidfile, "%s/pids", r.tmp);
+	const char *args[] = { "--max-procs", "40", "--", prog("forkbomb"), "7", pidfile, NULL };
+	memsup_start(&r, 1, args);
+	cr_assert_eq(memsup_wait(&r), 122, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"procs_budget_exceeded\"");
+	cr_expect_eq(rec_num(&r, "max_procs_budget"), 40);
+	cr_expect_eq(rec_num(&r, "exit_status"), 122);
+	cr_expect_gt(rec_num(&r, "max_processes"), 40);
+	expect_all_dead(pidfile);
+}
+
+/* Without --max-procs the budget is null in the record. */
+Test(memsup_budget, no_procs_budget_is_null, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", "/bin/true", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "max_procs_budget"), "null");
+}
+
 /* A sleeper (with children) outlives --wall-s: 124, all of it killed. */
 Test(memsup_budget, wall_budget_kills_tree, .timeout = 30)
 {
