@@ -63,6 +63,34 @@ Test(memsup_budget, no_procs_budget_is_null, .timeout = 30)
 	cr_expect_str_eq(rec_str(&r, "max_procs_budget"), "null");
 }
 
+/* memsup SIGKILLed mid-run: the record it rewrites about once a second is
+ * still whole (reason "running", samples counted) and rss.jsonl ends on a
+ * whole line; the command itself dies of its parent-death signal. */
+Test(memsup_budget, sigkilled_memsup_leaves_valid_evidence, .timeout = 30)
+{
+	struct sup_run r;
+	char path[PATH_MAX + 32], text[65536];
+	tmp_make(&r);
+	const char *args[] = { "--no-trace", "--", prog("steady"), "20", "20000", NULL };
+	memsup_start(&r, 1, args);
+	usleep(2500 * 1000); /* past two record rewrites */
+	kill(r.pid, SIGKILL);
+	cr_assert_eq(memsup_wait(&r), 1000 + SIGKILL);
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"running\"");
+	cr_expect_gt(rec_num(&r, "samples"), 50, "the record was not rewritten while running");
+	cr_expect_geq(rec_num(&r, "peak_tree_rss_mb"), 20);
+	snprintf(path, sizeof path, "%s/rss.jsonl", r.dir);
+	slurp(path, text, sizeof text);
+	size_t n = strlen(text);
+	cr_assert_gt(n, 0, "rss.jsonl is empty");
+	cr_expect_eq(text[n - 1], '\n', "rss.jsonl ends mid-line");
+	pid_t cmd = (pid_t)rec_num(&r, "pid");
+	for (int i = 0; i < 100 && pid_alive(cmd); i++)
+		usleep(20000); /* the parent-death signal is asynchronous */
+	cr_expect(!pid_alive(cmd), "the command outlived a SIGKILLed memsup");
+}
+
 /* A sleeper (with children) outlives --wall-s: 124, all of it killed. */
 Test(memsup_budget, wall_budget_kills_tree, .timeout = 30)
 {
