@@ -134,15 +134,10 @@ static int rec_ended(const struct image_view *im)
 	return im->traced && im->rec.state != MT_STATE_RUNNING;
 }
 
-/* The kernel high-water mark of this image, bytes: the shim's reading at
- * the end, or the poller's last reading, whichever is larger (a killed
- * image has only the latter); 0 when neither exists. */
+/* The image's kernel high-water mark in bytes (merge.h's rule). */
 static double img_hwm(const struct image_view *im)
 {
-	uint64_t kb = im->polled_hwm_kb;
-	if (im->traced && im->rec.vm_hwm_kb > kb)
-		kb = im->rec.vm_hwm_kb;
-	return (double)kb * KIB;
+	return (double)merge_image_hwm_kb(im, NULL) * KIB;
 }
 
 static int heap_known(const struct image_view *im)

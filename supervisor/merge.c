@@ -38,6 +38,26 @@ const char *merge_untraced_name(enum untraced_why why)
 	return "unknown";
 }
 
+uint64_t merge_image_hwm_kb(const struct image_view *iv, const char **src)
+{
+	/* The shim reads the mark of this very image at its end; a polled
+	 * reading can come from the pid's image before an exec (the mark
+	 * resets there) and is only the fallback, for images that never got
+	 * to write theirs (killed, untraced). */
+	const char *from = NULL;
+	uint64_t kb = 0;
+	if (iv->traced && iv->rec.state != MT_STATE_RUNNING && iv->rec.vm_hwm_kb) {
+		kb = iv->rec.vm_hwm_kb;
+		from = "shim";
+	} else if (iv->polled_hwm_kb) {
+		kb = iv->polled_hwm_kb;
+		from = "poller";
+	}
+	if (src)
+		*src = from;
+	return kb;
+}
+
 double merge_mono_s(const struct merged_run *m, uint64_t mono_ns)
 {
 	if (!mono_ns)

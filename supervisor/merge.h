@@ -138,4 +138,9 @@ double merge_mono_s(const struct merged_run *m, uint64_t mono_ns);
 const char *merge_relation_name(uint32_t rel);
 const char *merge_untraced_name(enum untraced_why why);
 
+/* The image's VmHWM in KiB, one rule for every writer: the shim's reading
+ * at the image's end when it got there, else the poller's last reading; 0
+ * when neither exists.  *src (if not NULL): "shim", "poller" or NULL. */
+uint64_t merge_image_hwm_kb(const struct image_view *iv, const char **src);
+
 #endif /* MEMSUP_MERGE_H */

@@ -42,22 +42,6 @@ static void put_argv(struct jsonw *w, const char *argv, size_t len)
 	jsonw_array_end(w);
 }
 
-/* VmHWM: the shim's at the end of the image when it got there, else the
- * last the poller read.  0: unknown. */
-static uint64_t hwm_kb(const struct image_view *iv, const char **src)
-{
-	if (iv->traced && iv->rec.state != MT_STATE_RUNNING && iv->rec.vm_hwm_kb) {
-		*src = "shim";
-		return iv->rec.vm_hwm_kb;
-	}
-	if (iv->polled_hwm_kb) {
-		*src = "poller";
-		return iv->polled_hwm_kb;
-	}
-	*src = NULL;
-	return 0;
-}
-
 /* Exit status in the record's convention (code, or -signal); 0 when
  * unknown, 1 when *code is set. */
 static int exit_of(const struct image_view *iv, int *code)
@@ -175,7 +159,7 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 		jsonw_int(w, code);
 	else
 		jsonw_null(w);
-	uint64_t hwm = hwm_kb(iv, &src);
+	uint64_t hwm = merge_image_hwm_kb(iv, &src);
 	jsonw_key(w, "vm_hwm_kb");
 	if (hwm)
 		jsonw_uint(w, hwm);
@@ -313,7 +297,7 @@ int processes_write(int dirfd, const struct merged_run *m)
 static uint64_t peak_of(const struct image_view *iv)
 {
 	const char *src;
-	uint64_t h = hwm_kb(iv, &src) * 1024;
+	uint64_t h = merge_image_hwm_kb(iv, &src) * 1024;
 	return h > iv->polled_peak_rss ? h : iv->polled_peak_rss;
 }
 
@@ -354,7 +338,7 @@ void processes_print_table(FILE *out, const struct merged_run *m, size_t max_row
 	for (size_t i = 0; i < got; i++) {
 		const struct image_view *iv = top[i];
 		const char *src;
-		uint64_t hwm = hwm_kb(iv, &src);
+		uint64_t hwm = merge_image_hwm_kb(iv, &src);
 		fprintf(out, "memsup: %8d", (int)iv->pid);
 		print_mb(out, iv->sampled, iv->polled_peak_rss);
 		print_mb(out, hwm != 0, hwm * 1024);
