@@ -1,0 +1,64 @@
+/* jsonr.h: a small, strict JSON reader for evidence files (resources.json,
+ * processes.json, ...), the reading twin of preload/jsonw.h.
+ *
+ * Supervisor only: it allocates (malloc) and is not async-signal-safe.  The
+ * whole document is parsed into a tree that the caller owns and frees with
+ * jsonr_free().  Strict RFC 8259: no comments, no trailing commas, no NaN or
+ * Infinity, no leading zeros, no raw control characters in strings, raw
+ * bytes >= 0x80 only as well-formed UTF-8, no duplicate keys in an object,
+ * only whitespace after the value.  Nesting deeper than JSONR_MAX_DEPTH
+ * containers is refused, so the recursion is bounded.
+ *
+ * Strings decode to bytes.  A lone low surrogate \udc80..\udcff decodes to
+ * the single raw byte 0x80..0xff: that is how jsonw writes a byte that is not
+ * part of valid UTF-8 (Python's "surrogateescape"), so whatever jsonw wrote
+ * comes back byte for byte.  Any other lone surrogate is a syntax error.
+ * Numbers are doubles (strtod in the C locale); a number too large for a
+ * double is a syntax error, one too small reads as (nearly) zero.
+ */
+#ifndef MEMTRACE_JSONR_H
+#define MEMTRACE_JSONR_H
+
+#include <stddef.h>
+
+#define JSONR_MAX_DEPTH 64
+
+enum jsonr_type { JSONR_NULL, JSONR_BOOL, JSONR_NUMBER, JSONR_STRING, JSONR_ARRAY, JSONR_OBJECT };
+
+struct jsonr_value {
+	enum jsonr_type type;
+	int boolean;                 /* JSONR_BOOL */
+	double number;               /* JSONR_NUMBER */
+	char *string;                /* JSONR_STRING: NUL-terminated, UTF-8 (\udcXX lone surrogates as written by preload/jsonw.c decode back to the raw byte XX) */
+	size_t len;                  /* string length in bytes (may contain NUL from \u0000) */
+	struct jsonr_value *items;   /* array elements or object values */
+	char **keys;                 /* object keys, parallel to items; NULL for arrays */
+	size_t n;                    /* number of items */
+};
+
+/* Parse text[0..len).  0, or -EINVAL (syntax: err says where, "line L col C: ...") or -ENOMEM. Depth limit 64. Trailing whitespace only.
+ * Lines and columns count from 1; a column counts bytes.  On success *out
+ * is a tree owned by the caller (jsonr_free); on failure *out is NULL and
+ * nothing is left allocated.  err may be NULL (errlen 0). */
+int jsonr_parse(const char *text, size_t len, struct jsonr_value **out, char *err, size_t errlen);
+
+/* Free a tree from jsonr_parse/jsonr_read_file (NULL is fine). */
+void jsonr_free(struct jsonr_value *v);
+
+/* Member of an object (NULL if absent or v is not an object). */
+const struct jsonr_value *jsonr_get(const struct jsonr_value *obj, const char *key);
+
+double jsonr_num(const struct jsonr_value *v, double dflt);      /* dflt unless a number */
+const char *jsonr_str(const struct jsonr_value *v, const char *dflt); /* dflt unless a string */
+
+/* Item i of an array (NULL if v is not an array or i is out of range). */
+const struct jsonr_value *jsonr_at(const struct jsonr_value *arr, size_t i);
+
+/* Read and parse a whole file relative to dirfd (openat); refuses files over max_bytes with -EFBIG. 0/-errno, err filled.
+ * err starts with `name`: "resources.json: line 3 col 7: ..." or
+ * "resources.json: No such file or directory".  A syntax error is -EINVAL,
+ * as is a name that is not a regular file.  The size is checked while
+ * reading, not from fstat, so a file that grows under us is still bounded. */
+int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_value **out, char *err, size_t errlen);
+
+#endif /* MEMTRACE_JSONR_H */
