@@ -4,7 +4,7 @@
 #
 #   scripts/fuzz.sh [--seconds N] [--build-dir DIR] [harness...]
 #
-# Harnesses: fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_cli (default: all,
+# Harnesses: fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli (default: all,
 # one after the other, at nice 19).  Each is built with clang
 # -fsanitize=fuzzer,address,undefined from the few source files it needs and
 # a private config header, so no configured tree is needed.  The committed
@@ -37,16 +37,18 @@ while (($#)); do
 	esac
 done
 case $seconds in ''|*[!0-9]*) echo "fuzz.sh: --seconds wants a whole number" >&2; exit 2 ;; esac
-((${#harnesses[@]})) || harnesses=(fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_cli)
+((${#harnesses[@]})) || harnesses=(fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli)
 
 # Sources each harness links (only what it needs) and its -max_len: a proc
 # reader's buffer (4 KiB), a record file plus patches, twice the JSON
-# writer's buffer (its flushes), a long command line.
+# writer's buffer (its flushes), an evidence file's worth of JSON, a long
+# command line.
 sources() {
 	case $1 in
 	fuzz_procfs) echo supervisor/procfs.c ;;
 	fuzz_recordfile) echo supervisor/recordfile.c ;;
 	fuzz_jsonw) echo preload/jsonw.c ;;
+	fuzz_jsonr) echo supervisor/jsonr.c preload/jsonw.c ;;
 	fuzz_cli) echo supervisor/cli.c ;;
 	*) return 1 ;;
 	esac
@@ -56,6 +58,7 @@ max_len() {
 	fuzz_procfs) echo 4096 ;;
 	fuzz_recordfile) echo 8448 ;;
 	fuzz_jsonw) echo 8192 ;;
+	fuzz_jsonr) echo 16384 ;;
 	fuzz_cli) echo 2048 ;;
 	esac
 }

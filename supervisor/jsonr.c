@@ -549,6 +549,13 @@ static void jsonr_container(struct jsonr_parser *p, struct jsonr_value *v, int i
 				free(key.b);
 				goto fail;
 			}
+			if (memchr(key.b, '\0', key.len)) {
+				/* keys are C strings (jsonr_get): a NUL would cut one
+				 * short and could make two keys equal. */
+				jsonr_fail_at(p, key_at, -EINVAL, "\\u0000 in a key");
+				free(key.b);
+				goto fail;
+			}
 			l.keys[l.n] = key.b;
 			l.key_lens[l.n] = key.len;
 			l.key_pos[l.n] = key_at;

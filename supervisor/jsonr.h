@@ -5,7 +5,8 @@
  * whole document is parsed into a tree that the caller owns and frees with
  * jsonr_free().  Strict RFC 8259: no comments, no trailing commas, no NaN or
  * Infinity, no leading zeros, no raw control characters in strings, raw
- * bytes >= 0x80 only as well-formed UTF-8, no duplicate keys in an object,
+ * bytes >= 0x80 only as well-formed UTF-8, no duplicate keys in an object
+ * and no \u0000 in a key (keys are C strings, so jsonr_get is unambiguous),
  * only whitespace after the value.  Nesting deeper than JSONR_MAX_DEPTH
  * containers is refused, so the recursion is bounded.
  *
