@@ -2,7 +2,8 @@
  *
  * The hot path (counters_note_alloc/free/realloc) is inline: no system call,
  * lock, allocation or stdio.  While the process has one thread the updates
- * are plain loads and stores; hooks.c calls counters_go_multithreaded()
+ * are plain loads and stores (the live figures one instruction each, so that
+ * a signal handler that allocates cannot split them); hooks.c calls counters_go_multithreaded()
  * before the first pthread_create/thrd_create, i.e. before a second thread
  * can exist, and from then on every update is an atomic RMW and peaks move
  * by compare-and-swap max, so no update is lost.
@@ -90,21 +91,59 @@ static inline void counters_request_st(struct mt_record *r, unsigned kind, size_
 		r->heap_largest_request = req;
 }
 
+/* While single-threaded the live figures are updated without a lock, but a
+ * signal handler of this very thread may allocate between the load and the
+ * store of a plain `x += d`: its update is lost and heap_current drifts for
+ * good (tests/progs/x_stress.c found it), or a peak is lowered under the
+ * current figure.  On x86-64 an xadd or cmpxchg without the lock prefix is
+ * one instruction, which a handler cannot split, and costs about what the
+ * plain add did; elsewhere relaxed atomics do it. */
+static inline uint64_t counters_add_st(uint64_t *field, uint64_t delta)
+{
+#if defined(__x86_64__)
+	uint64_t old = delta;
+	__asm__ __volatile__("xaddq %0, %1" : "+r"(old), "+m"(*field) : : "cc");
+	return old + delta;
+#else
+	return __atomic_add_fetch(field, delta, __ATOMIC_RELAXED);
+#endif
+}
+
+/* *field = max(*field, v), as safe against this thread's handlers as
+ * counters_add_st; returns 1 if this call raised it. */
+static inline int counters_raise_st(uint64_t *field, uint64_t v)
+{
+	uint64_t old = *(volatile uint64_t *)field;
+	while (v > old) {
+#if defined(__x86_64__)
+		uint64_t seen = old;
+		__asm__ __volatile__("cmpxchgq %2, %1" : "+a"(seen), "+m"(*field) : "r"(v) : "cc");
+		if (seen == old)
+			return 1;
+		old = seen;
+#else
+		if (__atomic_compare_exchange_n(field, &old, v, 1, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return 1;
+#endif
+	}
+	return 0;
+}
+
+/* total_current is a plain store: a handler that runs between its
+ * computation and the store may leave it one handler's update behind until
+ * the next call; the end of the image recomputes it (counters_settle). */
 static inline void counters_grow_st(struct mt_record *r, size_t bytes)
 {
-	uint64_t cur = r->heap_current += bytes;
+	uint64_t cur = counters_add_st(&r->heap_current, bytes);
 	uint64_t tot = cur + counters_maps_now;
 	r->total_current = tot;
-	if (cur > r->heap_peak) {
-		r->heap_peak = cur;
-		if (MT_UNLIKELY(cur >= counters_heap_stamp_next))
-			counters_stamp_heap(cur);
-	}
-	if (tot > r->total_peak) {
-		r->total_peak = tot;
-		if (MT_UNLIKELY(tot >= counters_total_stamp_next))
-			counters_stamp_total(tot);
-	}
+	if (cur > r->heap_peak && counters_raise_st(&r->heap_peak, cur) &&
+	    MT_UNLIKELY(cur >= counters_heap_stamp_next))
+		counters_stamp_heap(cur);
+	if (tot > r->total_peak && counters_raise_st(&r->total_peak, tot) &&
+	    MT_UNLIKELY(tot >= counters_total_stamp_next))
+		counters_stamp_total(tot);
 }
 
 /* An allocation call of `kind` asking for `req` bytes that returned a block
@@ -129,7 +168,7 @@ static inline void counters_note_free(size_t usable)
 		return;
 	}
 	r->calls[MT_CALL_FREE]++;
-	r->total_current = (r->heap_current -= usable) + counters_maps_now;
+	r->total_current = counters_add_st(&r->heap_current, -(uint64_t)usable) + counters_maps_now;
 }
 
 /* realloc-like call: the old block (old_usable, 0 if none) was replaced by
@@ -147,7 +186,9 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
 	if (new_usable >= old_usable) {
 		counters_grow_st(r, new_usable - old_usable);
 	} else {
-		r->total_current = (r->heap_current -= old_usable - new_usable) + counters_maps_now;
+		r->total_current = counters_add_st(&r->heap_current,
+						   -(uint64_t)(old_usable - new_usable)) +
+				   counters_maps_now;
 	}
 }
 
