@@ -1,0 +1,913 @@
+/* svg.c: the memory timeline as SVG (see svg.h).
+ *
+ * Pure and deterministic: every number goes through fmt_fixed() (integer
+ * arithmetic, so no locale can turn "0.5" into "0,5"), sorting breaks ties
+ * by index, and nothing reads the clock or the environment.
+ */
+#include "svg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- arithmetic without libm (memsup links libc and libdl only) ---------------- */
+
+static double floor_d(double x)
+{
+	double t = (double)(long long)x;
+	return t > x ? t - 1 : t;
+}
+
+static double ceil_d(double x)
+{
+	double t = (double)(long long)x;
+	return t < x ? t + 1 : t;
+}
+
+static long long round_ll(double x)
+{
+	return (long long)(x >= 0 ? x + 0.5 : x - 0.5);
+}
+
+static double abs_d(double x)
+{
+	return x < 0 ? -x : x;
+}
+
+/* ---- the buffer ------------------------------------------------------------ */
+
+void svg_buf_free(struct svg_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+static void put_n(struct svg_buf *b, const char *s, size_t n)
+{
+	if (b->err)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void put(struct svg_buf *b, const char *s)
+{
+	put_n(b, s, strlen(s));
+}
+
+/* Only integers and pre-formatted strings go through here (%d, %u, %s):
+ * never %f, whose decimal point belongs to the locale. */
+__attribute__((format(printf, 2, 3)))
+static void putf(struct svg_buf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	put_n(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+int svg_write_fd(int fd, const struct svg_buf *b)
+{
+	size_t off = 0;
+	while (off < b->len) {
+		ssize_t n = write(fd, b->p + off, b->len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/* v with `dec` decimals (0..6), trailing zeros kept; "-0" never. */
+static void fmt_fixed(double v, int dec, char *buf, size_t cap)
+{
+	static const long long pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+	if (dec < 0)
+		dec = 0;
+	if (dec > 6)
+		dec = 6;
+	if (!isfinite(v))
+		v = 0;
+	if (v > 1e15)
+		v = 1e15;
+	if (v < -1e15)
+		v = -1e15;
+	long long m = round_ll(v * (double)pow10[dec]);
+	const char *sign = m < 0 ? "-" : "";
+	unsigned long long a = m < 0 ? (unsigned long long)-m : (unsigned long long)m;
+	if (dec == 0)
+		snprintf(buf, cap, "%s%llu", sign, a);
+	else
+		snprintf(buf, cap, "%s%llu.%0*llu", sign, a / (unsigned long long)pow10[dec], dec,
+			 a % (unsigned long long)pow10[dec]);
+}
+
+/* A coordinate: one decimal, ".0" dropped (most are whole pixels). */
+static void put_coord(struct svg_buf *b, double v)
+{
+	char s[40];
+	fmt_fixed(v, 1, s, sizeof s);
+	size_t n = strlen(s);
+	if (n > 2 && s[n - 2] == '.' && s[n - 1] == '0')
+		n -= 2;
+	put_n(b, s, n);
+}
+
+/* ---- text ------------------------------------------------------------------- */
+
+/* Length of the well-formed UTF-8 sequence at s (n bytes left) that XML 1.0
+ * accepts as one character, or 0 if it is not one. */
+static size_t utf8_char_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return (c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' || c == '\r' ? 1 : 0;
+	size_t len;
+	unsigned lo = 0x80, hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		if (c == 0xed)
+			hi = 0x9f; /* no surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		if (c == 0xf4)
+			hi = 0x8f;
+	} else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	/* U+FFFE and U+FFFF are not XML characters */
+	if (len == 3 && c == 0xef && s[1] == 0xbf && s[2] >= 0xbe)
+		return 0;
+	return len;
+}
+
+void svg_put_text(struct svg_buf *b, const char *s, size_t n, size_t max_chars)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t chars = 0;
+	for (size_t i = 0; i < n;) {
+		if (max_chars && chars + 1 >= max_chars && i + 1 < n) {
+			/* one place left and more than one character to go */
+			put(b, "\xe2\x80\xa6");
+			return;
+		}
+		chars++;
+		size_t len = utf8_char_len(u + i, n - i);
+		if (len == 0) {
+			put(b, "\xef\xbf\xbd"); /* U+FFFD for each bad byte */
+			i++;
+			continue;
+		}
+		switch (u[i]) {
+		case '&': put(b, "&amp;"); break;
+		case '<': put(b, "&lt;"); break;
+		case '>': put(b, "&gt;"); break;
+		case '"': put(b, "&quot;"); break;
+		case '\'': put(b, "&apos;"); break;
+		case '\t': case '\n': case '\r': put(b, " "); break;
+		default: put_n(b, s + i, len); break;
+		}
+		i += len;
+	}
+}
+
+static void put_str(struct svg_buf *b, const char *s, size_t max_chars)
+{
+	if (s)
+		svg_put_text(b, s, strlen(s), max_chars);
+}
+
+/* ---- axes ------------------------------------------------------------------- */
+
+/* The smallest 1, 2 or 5 x 10^k that is >= x (x > 0). */
+static double nice_step(double x)
+{
+	double p = 1;
+	while (p * 10 <= x)
+		p *= 10;
+	while (p > x)
+		p /= 10;
+	double f = x / p;
+	/* a hair of tolerance: 0.2/0.1 must read as 2, not 2.0000000001 -> 5 */
+	if (f <= 1.000001)
+		return p;
+	if (f <= 2.000001)
+		return 2 * p;
+	if (f <= 5.000001)
+		return 5 * p;
+	return 10 * p;
+}
+
+static int decimals_for(double step_display)
+{
+	int d = 0;
+	for (double m = step_display; d < 6 && m < 0.999999; m *= 10)
+		d++;
+	/* 2.5-like steps never happen (1-2-5), so one pass suffices */
+	return d;
+}
+
+void svg_axis_bytes(double max_bytes, unsigned ticks, struct svg_axis *a)
+{
+	if (!(max_bytes >= 1) || !isfinite(max_bytes))
+		max_bytes = 1e6;
+	if (ticks < 2)
+		ticks = 2;
+	a->step = nice_step(max_bytes / ticks);
+	a->max = ceil_d(max_bytes / a->step - 1e-9) * a->step;
+	static const struct { double scale; const char *unit; } units[] = {
+		{ 1, "B" }, { 1e3, "kB" }, { 1e6, "MB" }, { 1e9, "GB" }, { 1e12, "TB" },
+	};
+	size_t u = 0;
+	while (u + 1 < sizeof units / sizeof units[0] && a->max >= units[u + 1].scale * 0.999999)
+		u++;
+	a->scale = units[u].scale;
+	a->unit = units[u].unit;
+	a->decimals = decimals_for(a->step / a->scale);
+}
+
+void svg_axis_time(double duration_s, unsigned ticks, struct svg_axis *a)
+{
+	if (!(duration_s > 0) || !isfinite(duration_s))
+		duration_s = 0.01;
+	if (duration_s < 1e-3)
+		duration_s = 1e-3;
+	if (ticks < 2)
+		ticks = 2;
+	a->max = duration_s;
+	if (duration_s < 1) {
+		a->scale = 1e-3;
+		a->unit = "ms";
+	} else if (duration_s < 180) {
+		a->scale = 1;
+		a->unit = "s";
+	} else if (duration_s < 3 * 3600) {
+		a->scale = 60;
+		a->unit = "min";
+	} else {
+		a->scale = 3600;
+		a->unit = "h";
+	}
+	a->step = nice_step(duration_s / a->scale / ticks) * a->scale;
+	a->decimals = decimals_for(a->step / a->scale);
+}
+
+void svg_format_value(const struct svg_axis *a, double v, char *buf, size_t cap)
+{
+	double d = v / a->scale;
+	double m = abs_d(d);
+	int dec = m >= 100 ? 0 : m >= 10 ? 1 : m >= 1 ? 2 : 3;
+	char num[48];
+	fmt_fixed(d, dec, num, sizeof num);
+	snprintf(buf, cap, "%s %s", num, a->unit);
+}
+
+/* Bytes in the unit that suits the value itself (a budget far above the
+ * axis, a small process under a large tree). */
+static void fmt_bytes(double v, char *buf, size_t cap)
+{
+	struct svg_axis a = { .scale = 1, .unit = "B" };
+	static const struct { double scale; const char *unit; } units[] = {
+		{ 1e3, "kB" }, { 1e6, "MB" }, { 1e9, "GB" }, { 1e12, "TB" },
+	};
+	for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+		if (v >= units[u].scale * 0.9995) {
+			a.scale = units[u].scale;
+			a.unit = units[u].unit;
+		}
+	svg_format_value(&a, v, buf, cap);
+}
+
+static void put_tick_label(struct svg_buf *b, const struct svg_axis *a, double v)
+{
+	char s[48];
+	fmt_fixed(v / a->scale, a->decimals, s, sizeof s);
+	put(b, s);
+}
+
+/* ---- layout ----------------------------------------------------------------- */
+
+struct frame {
+	double x0, x1;             /* plot area, pixels */
+	double y0, y1;             /* main plot top and bottom */
+	double lane_y0, lane_h;    /* the process lanes */
+	unsigned n_lanes;
+	double bottom;             /* bottom of everything the grid spans */
+	struct svg_axis ax, ay;
+	unsigned cols;             /* pixel columns of the plot area */
+};
+
+static double fx(const struct frame *f, double t)
+{
+	if (t < 0)
+		t = 0;
+	if (t > f->ax.max)
+		t = f->ax.max;
+	return f->x0 + t / f->ax.max * (f->x1 - f->x0);
+}
+
+static double fy(const struct frame *f, double v)
+{
+	if (v < 0)
+		v = 0;
+	if (v > f->ay.max)
+		v = f->ay.max;
+	return f->y1 - v / f->ay.max * (f->y1 - f->y0);
+}
+
+static unsigned fcol(const struct frame *f, double t)
+{
+	double c = (fx(f, t) - f->x0);
+	if (c < 0)
+		c = 0;
+	unsigned u = (unsigned)c;
+	return u >= f->cols ? f->cols - 1 : u;
+}
+
+static void put_xy(struct svg_buf *b, double x, double y)
+{
+	put_coord(b, x);
+	put(b, ",");
+	put_coord(b, y);
+}
+
+/* ---- series ----------------------------------------------------------------- */
+
+/* The points of a series reduced to at most two per pixel column (the min
+ * and the max, in the order they happened), segments split at unknown
+ * values: "M x,y L x,y x,y ... M ...".  Returns the number of points. */
+static size_t put_series(struct svg_buf *b, const struct frame *f, const struct plot_point *p,
+			 size_t n, double *first_x, double *last_x)
+{
+	size_t out = 0;
+	int open = 0;              /* inside a segment */
+	int have = 0;              /* a column is pending */
+	unsigned col = 0;
+	double vmin = 0, vmax = 0;
+	size_t imin = 0, imax = 0;
+#define FLUSH_COL()                                                                 \
+	do {                                                                        \
+		double x = f->x0 + col + 0.5;                                       \
+		double a = imin <= imax ? vmin : vmax, z = imin <= imax ? vmax : vmin; \
+		put(b, open ? " " : (out ? " M" : "M"));                            \
+		if (!open && first_x && !out)                                       \
+			*first_x = x;                                               \
+		open = 1;                                                           \
+		put_xy(b, x, fy(f, a));                                             \
+		out++;                                                              \
+		if (fy(f, z) != fy(f, a)) {                                         \
+			put(b, " ");                                                \
+			put_xy(b, x, fy(f, z));                                     \
+			out++;                                                      \
+		}                                                                   \
+		if (last_x)                                                         \
+			*last_x = x;                                                \
+		have = 0;                                                           \
+	} while (0)
+	for (size_t i = 0; i < n; i++) {
+		if (!(p[i].v >= 0) || !isfinite(p[i].t)) {
+			if (have)
+				FLUSH_COL();
+			open = 0;
+			continue;
+		}
+		unsigned c = fcol(f, p[i].t);
+		if (have && c != col)
+			FLUSH_COL();
+		if (!have) {
+			have = 1;
+			col = c;
+			vmin = vmax = p[i].v;
+			imin = imax = i;
+		} else {
+			if (p[i].v < vmin) {
+				vmin = p[i].v;
+				imin = i;
+			}
+			if (p[i].v > vmax) {
+				vmax = p[i].v;
+				imax = i;
+			}
+		}
+	}
+	if (have)
+		FLUSH_COL();
+#undef FLUSH_COL
+	return out;
+}
+
+/* ---- the picture ------------------------------------------------------------ */
+
+static const char *const lane_colors[] = {
+	"#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+};
+#define COLOR_RSS "#1f77b4"
+#define COLOR_HEAP "#ff7f0e"
+#define COLOR_BUDGET "#d62728"
+#define COLOR_PEAK "#d62728"
+#define COLOR_MARK "#555555"
+#define COLOR_START "#2ca02c"
+#define COLOR_EXIT "#7f7f7f"
+#define COLOR_OTHER "#aaaaaa"
+
+struct proc_rank {
+	const struct plot_proc *p;
+	size_t idx;
+};
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct proc_rank *x = a, *y = b;
+	if (x->p->peak_bytes != y->p->peak_bytes)
+		return x->p->peak_bytes > y->p->peak_bytes ? -1 : 1;
+	if (x->p->first_s != y->p->first_s)
+		return x->p->first_s < y->p->first_s ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static double data_max(const struct plot_data *d)
+{
+	double m = 0;
+	for (size_t i = 0; i < d->n_rss; i++)
+		if (d->rss[i].v > m)
+			m = d->rss[i].v;
+	for (size_t i = 0; i < d->n_heap; i++)
+		if (d->heap[i].v > m)
+			m = d->heap[i].v;
+	if (d->have_peak && d->peak_bytes > m)
+		m = d->peak_bytes;
+	return m;
+}
+
+static double time_end(const struct plot_data *d)
+{
+	double t = d->t_end > 0 ? d->t_end : 0;
+#define UPD(x) do { if (isfinite(x) && (x) > t) t = (x); } while (0)
+	if (d->n_rss)
+		UPD(d->rss[d->n_rss - 1].t);
+	if (d->n_heap)
+		UPD(d->heap[d->n_heap - 1].t);
+	for (size_t i = 0; i < d->n_procs; i++)
+		UPD(d->procs[i].last_s);
+	for (size_t i = 0; i < d->n_markers; i++)
+		UPD(d->markers[i].t);
+	if (d->have_peak)
+		UPD(d->peak_t);
+#undef UPD
+	return t;
+}
+
+static int any_known(const struct plot_point *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i].v >= 0)
+			return 1;
+	return 0;
+}
+
+/* A legend item: a swatch then a label; returns the x after it.  Text
+ * width is estimated (no font metrics here): ~6.2 px per character at 11 px. */
+static double legend_item(struct svg_buf *b, double x, double y, const char *swatch,
+			  const char *label)
+{
+	putf(b, "<g transform=\"translate(");
+	put_coord(b, x);
+	put(b, ",");
+	put_coord(b, y);
+	putf(b, ")\">%s<text x=\"22\" y=\"4\">", swatch);
+	put_str(b, label, 60);
+	put(b, "</text></g>\n");
+	return x + 22 + 6.2 * (double)strlen(label) + 16;
+}
+
+/* Columns covered by any of the intervals [a, b], as runs: a bar each. */
+static void put_runs(struct svg_buf *b, const struct frame *f, const unsigned char *cover,
+		     double y, double h, const char *color)
+{
+	for (unsigned c = 0; c < f->cols;) {
+		if (!cover[c]) {
+			c++;
+			continue;
+		}
+		unsigned e = c;
+		while (e < f->cols && cover[e])
+			e++;
+		put(b, "<rect x=\"");
+		put_coord(b, f->x0 + c);
+		put(b, "\" y=\"");
+		put_coord(b, y);
+		putf(b, "\" width=\"%u\" height=\"", e - c);
+		put_coord(b, h);
+		putf(b, "\" fill=\"%s\" fill-opacity=\"0.45\"/>\n", color);
+		c = e;
+	}
+}
+
+static void cover_span(const struct frame *f, unsigned char *cover, double a, double z)
+{
+	if (!isfinite(a) || !isfinite(z))
+		return;
+	if (z < a)
+		z = a;
+	for (unsigned c = fcol(f, a), e = fcol(f, z); c <= e; c++)
+		cover[c] = 1;
+}
+
+static void put_lanes(struct svg_buf *b, const struct plot_data *d, const struct frame *f,
+		      const struct proc_rank *rank, size_t n_top)
+{
+	double h = f->lane_h;
+	double bar = h > 6 ? h - 3 : h;
+	int fs = h >= 14 ? 10 : (int)h - 3;
+	unsigned char *cover = calloc(f->cols, 1);
+	if (!cover) {
+		b->err = -ENOMEM;
+		return;
+	}
+	char v[64], t[96];
+	put(b, "<g class=\"lanes\">\n");
+	putf(b, "<text x=\"");
+	put_coord(b, f->x0);
+	put(b, "\" y=\"");
+	put_coord(b, f->lane_y0 - 4);
+	put(b, "\" font-size=\"10\" fill=\"#333\">Processes, largest polled peak RSS first: "
+	       "bar = seen alive (first to last sample), dot = at its peak. Not stacked: "
+	       "memsup keeps no per-process RSS over time.</text>\n");
+	for (size_t k = 0; k < f->n_lanes; k++) {
+		double y = f->lane_y0 + (double)k * h;
+		int other = k == n_top;
+		const char *color = other ? COLOR_OTHER : lane_colors[k % 6];
+		memset(cover, 0, f->cols);
+		double peak = -1, peak_at = -1;
+		size_t n_other = 0;
+		for (size_t i = other ? n_top : k; i < (other ? d->n_procs : k + 1); i++) {
+			const struct plot_proc *p = rank[i].p;
+			cover_span(f, cover, p->first_s, p->last_s);
+			if (p->peak_bytes > peak) {
+				peak = p->peak_bytes;
+				peak_at = p->peak_at_s;
+			}
+			n_other++;
+		}
+		put_runs(b, f, cover, y + (h - bar) / 2, bar, color);
+		if (peak_at >= 0 && !other) {
+			put(b, "<circle cx=\"");
+			put_coord(b, fx(f, peak_at));
+			put(b, "\" cy=\"");
+			put_coord(b, y + h / 2);
+			putf(b, "\" r=\"%s\" fill=\"%s\"/>\n", h >= 10 ? "3" : "2", color);
+		}
+		if (fs < 6)
+			continue;
+		fmt_bytes(peak > 0 ? peak : 0, v, sizeof v);
+		put(b, "<text x=\"");
+		put_coord(b, f->x0 + 4);
+		put(b, "\" y=\"");
+		put_coord(b, y + h / 2 + fs * 0.35);
+		/* a white halo keeps the label readable over bars and dots */
+		putf(b, "\" font-size=\"%d\" fill=\"#222\" stroke=\"#fff\" stroke-width=\"2.5\" "
+			"stroke-opacity=\"0.8\" paint-order=\"stroke\">", fs);
+		if (other) {
+			snprintf(t, sizeof t, "%zu other process%s, largest ", n_other,
+				 n_other == 1 ? "" : "es");
+			put(b, t);
+			put(b, v);
+		} else {
+			put_str(b, rank[k].p->label ? rank[k].p->label : "?", 60);
+			put(b, " \xc2\xb7 peak ");
+			put(b, v);
+		}
+		put(b, "</text>\n");
+	}
+	put(b, "</g>\n");
+	free(cover);
+}
+
+static void put_ticks(struct svg_buf *b, const struct frame *f, const double *ts, size_t n,
+		      double y, double len, const char *color, const char *cls)
+{
+	if (!n)
+		return;
+	unsigned char *seen = calloc(f->cols, 1);
+	if (!seen) {
+		b->err = -ENOMEM;
+		return;
+	}
+	putf(b, "<path class=\"%s\" stroke=\"%s\" stroke-width=\"1.5\" d=\"", cls, color);
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(ts[i]))
+			continue;
+		unsigned c = fcol(f, ts[i]);
+		if (seen[c])
+			continue;
+		seen[c] = 1;
+		put(b, "M");
+		put_xy(b, f->x0 + c + 0.5, y);
+		put(b, "v");
+		put_coord(b, len);
+	}
+	put(b, "\"/>\n");
+	free(seen);
+}
+
+int svg_render(const struct plot_data *d, struct svg_buf *b)
+{
+	unsigned W = d->width ? d->width : SVG_DEFAULT_WIDTH;
+	unsigned H = d->height ? d->height : SVG_DEFAULT_HEIGHT;
+	W = W < SVG_MIN_WIDTH ? SVG_MIN_WIDTH : W > SVG_MAX_WIDTH ? SVG_MAX_WIDTH : W;
+	H = H < SVG_MIN_HEIGHT ? SVG_MIN_HEIGHT : H > SVG_MAX_HEIGHT ? SVG_MAX_HEIGHT : H;
+	struct frame f;
+	char v[64], t[96];
+
+	/* --- the processes: top few by peak, the rest as "other" --- */
+	struct proc_rank *rank = NULL;
+	size_t n_top = 0;
+	if (d->n_procs) {
+		rank = malloc(d->n_procs * sizeof *rank);
+		if (!rank)
+			return b->err = -ENOMEM;
+		for (size_t i = 0; i < d->n_procs; i++)
+			rank[i] = (struct proc_rank){ &d->procs[i], i };
+		qsort(rank, d->n_procs, sizeof *rank, rank_cmp);
+		/* a single "other" would be a lane of its own anyway */
+		n_top = d->n_procs <= SVG_TOP_PROCS + 1 ? d->n_procs : SVG_TOP_PROCS;
+	}
+
+	/* --- layout --- */
+	f.x0 = 64;
+	f.x1 = W - 16;
+	f.cols = (unsigned)(f.x1 - f.x0);
+	f.y0 = 58;
+	f.n_lanes = (unsigned)(n_top + (d->n_procs > n_top));
+	double below = 36;                         /* time labels and title */
+	double ticks_h = (d->n_starts || d->n_exits) ? 12 : 4;
+	double lanes_total = 0;
+	f.lane_h = 0;
+	if (f.n_lanes) {
+		/* lanes take at most a third of the picture */
+		f.lane_h = floor_d(((H - f.y0 - below) / 3 - 16) / f.n_lanes);
+		if (f.lane_h > 16)
+			f.lane_h = 16;
+		if (f.lane_h < 4) {
+			f.lane_h = 0;
+			f.n_lanes = 0;
+		} else
+			lanes_total = 16 + f.lane_h * f.n_lanes;
+	}
+	f.bottom = H - below;
+	f.lane_y0 = f.bottom - f.lane_h * f.n_lanes;
+	f.y1 = f.bottom - lanes_total - ticks_h;
+	svg_axis_time(time_end(d), (unsigned)(f.cols / 110 < 3 ? 3 : f.cols / 110), &f.ax);
+
+	double top = data_max(d);
+	int budget_on_scale = 0;
+	if (d->budget_bytes > 0 && isfinite(d->budget_bytes)) {
+		/* A budget far above the data (a default of 8 GB for a 50 MB run)
+		 * would squash the plot into a line: note it instead. */
+		budget_on_scale = top <= 0 || d->budget_bytes <= 4 * top;
+		if (budget_on_scale && d->budget_bytes > top)
+			top = d->budget_bytes;
+	}
+	svg_axis_bytes(top > 0 ? top * 1.06 : 1e6,
+		       (unsigned)((f.y1 - f.y0) / 45 < 2 ? 2 : (f.y1 - f.y0) / 45), &f.ay);
+
+	/* --- document --- */
+	put(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	putf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
+		"viewBox=\"0 0 %u %u\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
+		"font-size=\"11\">\n", W, H, W, H);
+	put(b, "<title>");
+	put_str(b, d->title ? d->title : "memsup timeline", 300);
+	put(b, "</title>\n");
+	putf(b, "<rect width=\"%u\" height=\"%u\" fill=\"#ffffff\"/>\n", W, H);
+	put(b, "<text x=\"");
+	put_coord(b, f.x0);
+	put(b, "\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
+	put_str(b, d->title ? d->title : "memsup timeline", (size_t)((W - f.x0) / 8.5));
+	put(b, "</text>\n");
+
+	/* legend */
+	double lx = f.x0, ly = 40;
+	lx = legend_item(b, lx, ly, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
+			 COLOR_RSS "\" fill-opacity=\"0.25\" stroke=\"" COLOR_RSS "\"/>",
+			 "tree RSS (all processes)");
+	if (any_known(d->heap, d->n_heap))
+		lx = legend_item(b, lx, ly, "<path d=\"M0,0h16\" stroke=\"" COLOR_HEAP
+				 "\" stroke-width=\"2\"/>", "traced heap (shim)");
+	if (d->budget_bytes > 0) {
+		fmt_bytes(d->budget_bytes, v, sizeof v);
+		snprintf(t, sizeof t, "RSS budget %s", v);
+		lx = legend_item(b, lx, ly, "<path d=\"M0,0h16\" stroke=\"" COLOR_BUDGET
+				 "\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>", t);
+	}
+	if (d->have_peak)
+		lx = legend_item(b, lx, ly, "<circle cx=\"8\" cy=\"0\" r=\"3.5\" fill=\""
+				 COLOR_PEAK "\"/>", "peak");
+	if (d->n_markers)
+		lx = legend_item(b, lx, ly, "<path d=\"M8,-6v12\" stroke=\"" COLOR_MARK
+				 "\" stroke-dasharray=\"3,2\"/>", "phase marker");
+	if (d->n_starts || d->n_exits)
+		lx = legend_item(b, lx, ly, "<path d=\"M4,-5v5M7,-5v5\" stroke=\"" COLOR_START
+				 "\" stroke-width=\"1.5\"/><path d=\"M10,0v5M13,0v5\" stroke=\"" COLOR_EXIT
+				 "\" stroke-width=\"1.5\"/>", "process starts / exits (ticks under the axis)");
+	(void)lx;
+
+	/* grid and axes */
+	put(b, "<g class=\"grid\" stroke=\"#e4e4e4\" stroke-width=\"1\">\n");
+	for (unsigned i = 1; i * f.ay.step <= f.ay.max * (1 + 1e-9); i++) {
+		double yv = i * f.ay.step;
+		put(b, "<path d=\"M");
+		put_xy(b, f.x0, fy(&f, yv));
+		put(b, "H");
+		put_coord(b, f.x1);
+		put(b, "\"/>\n");
+	}
+	for (unsigned i = 1; i * f.ax.step <= f.ax.max * (1 + 1e-9); i++) {
+		double tv = i * f.ax.step;
+		put(b, "<path d=\"M");
+		put_xy(b, fx(&f, tv), f.y0);
+		put(b, "V");
+		put_coord(b, f.bottom);
+		put(b, "\"/>\n");
+	}
+	put(b, "</g>\n<g class=\"yaxis\" text-anchor=\"end\" fill=\"#333\">\n");
+	for (unsigned i = 0; i * f.ay.step <= f.ay.max * (1 + 1e-9); i++) {
+		double yv = i * f.ay.step;
+		put(b, "<text x=\"");
+		put_coord(b, f.x0 - 5);
+		put(b, "\" y=\"");
+		put_coord(b, fy(&f, yv) + 4);
+		put(b, "\">");
+		put_tick_label(b, &f.ay, yv);
+		put(b, "</text>\n");
+	}
+	put(b, "</g>\n<text class=\"ytitle\" text-anchor=\"middle\" transform=\"translate(14,");
+	put_coord(b, (f.y0 + f.y1) / 2);
+	putf(b, ") rotate(-90)\">memory (%s)</text>\n", f.ay.unit);
+	put(b, "<g class=\"xaxis\" text-anchor=\"middle\" fill=\"#333\">\n");
+	for (unsigned i = 0; i * f.ax.step <= f.ax.max * (1 + 1e-9); i++) {
+		double tv = i * f.ax.step;
+		put(b, "<text x=\"");
+		put_coord(b, fx(&f, tv));
+		put(b, "\" y=\"");
+		put_coord(b, f.bottom + 14);
+		put(b, "\">");
+		put_tick_label(b, &f.ax, tv);
+		put(b, "</text>\n");
+	}
+	put(b, "</g>\n<text class=\"xtitle\" text-anchor=\"middle\" x=\"");
+	put_coord(b, (f.x0 + f.x1) / 2);
+	put(b, "\" y=\"");
+	put_coord(b, f.bottom + 30);
+	putf(b, "\">time since start (%s)</text>\n", f.ax.unit);
+
+	/* tree RSS: a filled area under a line (the same points twice) */
+	if (d->n_rss) {
+		struct svg_buf pts = { 0 };
+		double xa = f.x0, xz = f.x0;
+		put_series(&pts, &f, d->rss, d->n_rss, &xa, &xz);
+		if (pts.err)
+			b->err = pts.err;
+		if (pts.len) {
+			put(b, "<path class=\"rss-area\" fill=\"" COLOR_RSS "\" fill-opacity=\"0.18\" "
+			       "stroke=\"none\" d=\"M");
+			put_xy(b, xa, f.y1);
+			put(b, " L");
+			put_n(b, pts.p + 1, pts.len - 1); /* without its "M" */
+			put(b, " L");
+			put_xy(b, xz, f.y1);
+			put(b, "Z\"/>\n<path class=\"rss\" fill=\"none\" stroke=\"" COLOR_RSS
+			       "\" stroke-width=\"1.5\" stroke-linejoin=\"round\" d=\"");
+			put_n(b, pts.p, pts.len);
+			put(b, "\"/>\n");
+		}
+		svg_buf_free(&pts);
+	}
+	if (any_known(d->heap, d->n_heap)) {
+		put(b, "<path class=\"heap\" fill=\"none\" stroke=\"" COLOR_HEAP
+		       "\" stroke-width=\"1.5\" stroke-linejoin=\"round\" d=\"");
+		put_series(b, &f, d->heap, d->n_heap, NULL, NULL);
+		put(b, "\"/>\n");
+	}
+
+	/* the plot frame, over the fill */
+	put(b, "<rect fill=\"none\" stroke=\"#888\" x=\"");
+	put_coord(b, f.x0);
+	put(b, "\" y=\"");
+	put_coord(b, f.y0);
+	put(b, "\" width=\"");
+	put_coord(b, f.x1 - f.x0);
+	put(b, "\" height=\"");
+	put_coord(b, f.y1 - f.y0);
+	put(b, "\"/>\n");
+
+	/* phase markers */
+	for (size_t i = 0; i < d->n_markers; i++) {
+		double x = fx(&f, d->markers[i].t);
+		put(b, "<g class=\"marker\"><title>");
+		put_str(b, d->markers[i].label, 200);
+		put(b, "</title><path stroke=\"" COLOR_MARK "\" stroke-dasharray=\"3,2\" d=\"M");
+		put_xy(b, x, f.y0);
+		put(b, "V");
+		put_coord(b, f.y1);
+		put(b, "\"/><text font-size=\"10\" fill=\"#333\" text-anchor=\"end\" "
+		       "transform=\"translate(");
+		put_xy(b, x - 3, f.y0 + 4);
+		put(b, ") rotate(-90)\">");
+		put_str(b, d->markers[i].label, 32);
+		put(b, "</text></g>\n");
+	}
+
+	/* budget */
+	if (d->budget_bytes > 0) {
+		fmt_bytes(d->budget_bytes, v, sizeof v);
+		if (budget_on_scale) {
+			double y = fy(&f, d->budget_bytes);
+			put(b, "<g class=\"budget\"><path stroke=\"" COLOR_BUDGET "\" stroke-width=\"1.5\" "
+			       "stroke-dasharray=\"6,4\" d=\"M");
+			put_xy(b, f.x0, y);
+			put(b, "H");
+			put_coord(b, f.x1);
+			put(b, "\"/><text fill=\"" COLOR_BUDGET "\" text-anchor=\"end\" x=\"");
+			put_coord(b, f.x1 - 4);
+			put(b, "\" y=\"");
+			put_coord(b, y - 4 < f.y0 + 11 ? y + 13 : y - 4);
+			putf(b, "\">budget %s</text></g>\n", v);
+		} else {
+			put(b, "<g class=\"budget\"><text fill=\"" COLOR_BUDGET "\" text-anchor=\"end\" x=\"");
+			put_coord(b, f.x1 - 4);
+			put(b, "\" y=\"");
+			put_coord(b, f.y0 + 13);
+			putf(b, "\">budget %s (far above: not to scale)</text></g>\n", v);
+		}
+	}
+
+	/* peak */
+	if (d->have_peak) {
+		double x = fx(&f, d->peak_t), y = fy(&f, d->peak_bytes);
+		fmt_bytes(d->peak_bytes, v, sizeof v);
+		svg_format_value(&f.ax, d->peak_t, t, sizeof t);
+		int left = x > f.x0 + (f.x1 - f.x0) * 0.65;
+		double ty = y - 7 < f.y0 + 12 ? y + 16 : y - 7;
+		put(b, "<g class=\"peak\"><circle fill=\"" COLOR_PEAK "\" stroke=\"#fff\" r=\"4\" cx=\"");
+		put_coord(b, x);
+		put(b, "\" cy=\"");
+		put_coord(b, y);
+		putf(b, "\"/><text font-weight=\"bold\" fill=\"" COLOR_PEAK "\" "
+			"stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\" text-anchor=\"%s\" x=\"",
+		     left ? "end" : "start");
+		put_coord(b, left ? x - 7 : x + 7);
+		put(b, "\" y=\"");
+		put_coord(b, ty);
+		putf(b, "\">peak %s at %s</text></g>\n", v, t);
+	}
+
+	/* process starts and exits under the time axis */
+	if (d->n_starts || d->n_exits) {
+		put_ticks(b, &f, d->starts, d->n_starts, f.y1 + 1, 5, COLOR_START, "starts");
+		put_ticks(b, &f, d->exits, d->n_exits, f.y1 + 6, 5, COLOR_EXIT, "exits");
+		/* (starts on the upper row, exits on the lower) */
+	}
+
+	if (f.n_lanes)
+		put_lanes(b, d, &f, rank, n_top);
+	free(rank);
+	put(b, "</svg>\n");
+	return b->err;
+}
