@@ -846,9 +846,11 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 		put_xy(b, x, f.y0);
 		put(b, "V");
 		put_coord(b, f.y1);
+		/* the label reads upwards beside the line: on its right (clear of
+		 * the y axis labels) unless the line is at the right edge */
 		put(b, "\"/><text font-size=\"10\" fill=\"#333\" text-anchor=\"end\" "
 		       "transform=\"translate(");
-		put_xy(b, x - 3, f.y0 + 4);
+		put_xy(b, x > f.x1 - 14 ? x - 3 : x + 11, f.y0 + 4);
 		put(b, ") rotate(-90)\">");
 		put_str(b, d->markers[i].label, 32);
 		put(b, "</text></g>\n");
