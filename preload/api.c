@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "api.h"
 #include "counters.h"
@@ -74,6 +76,13 @@ MT_EXPORT int memtrace_mark(const char *label)
 		m->map_current = api_load(&r->map_anon_current) + api_load(&r->map_file_current);
 		memcpy(m->label, label, n);
 		memset(m->label + n, 0, MT_LABEL_BYTES - n);
+		/* What memsup cannot read from /proc: the process's and its
+		 * children's high-water marks, as the seed's snapshots had. */
+		struct rusage ru;
+		r->marker_rusage[i].maxrss_self_kb =
+			sys_call6(SYS_getrusage, RUSAGE_SELF, (long)&ru, 0, 0, 0, 0) == 0 ? (uint64_t)ru.ru_maxrss : 0;
+		r->marker_rusage[i].maxrss_children_kb =
+			sys_call6(SYS_getrusage, RUSAGE_CHILDREN, (long)&ru, 0, 0, 0, 0) == 0 ? (uint64_t)ru.ru_maxrss : 0;
 	} else {
 		counters_set_flag(MT_FLAG_MARKERS_DROPPED);
 	}

@@ -239,6 +239,14 @@ struct mt_record {
 	 * that arrive without MEMTRACE_PARENT (see enum mt_relation). */
 	uint32_t spawn_relation;
 	uint32_t reserved0;
+	/* The layered snapshot of markers[i] that only the marking process can
+	 * take: getrusage() ru_maxrss of itself and of its reaped children, in
+	 * KiB, filled with markers[i] before marker_count is raised.  0: not
+	 * known (a record of an older build). */
+	struct mt_marker_rusage {
+		uint64_t maxrss_self_kb;
+		uint64_t maxrss_children_kb;
+	} marker_rusage[MT_MARKERS];
 };
 
 _Static_assert(sizeof(struct mt_record) <= MT_RECORD_SIZE,

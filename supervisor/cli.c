@@ -27,6 +27,8 @@ const char cli_help_text[] =
 	"                         after SECONDS (default: SIGKILL at once)\n"
 	"  -C, --cwd DIR          run COMMAND in DIR\n"
 	"  -e, --env KEY=VALUE    set KEY in COMMAND's environment (repeatable)\n"
+	"      --meta KEY=VALUE   store a label in the record (\"meta\"), e.g. a sweep's\n"
+	"                         parameters for memsup report (repeatable)\n"
 	"      --json             print the record (resources.json) on stdout\n"
 	"  -q, --quiet            no summary on stderr\n"
 	"      --discovery MODE   how descendants are found: scan (ppid scan of /proc),\n"
@@ -55,6 +57,7 @@ enum {
 	OPT_NO_TRACE,
 	OPT_FOLLOW_ENV,
 	OPT_MAX_PROCS,
+	OPT_META,
 };
 
 static const struct option long_opts[] = {
@@ -66,6 +69,7 @@ static const struct option long_opts[] = {
 	{ "grace-s", required_argument, NULL, OPT_GRACE },
 	{ "cwd", required_argument, NULL, 'C' },
 	{ "env", required_argument, NULL, 'e' },
+	{ "meta", required_argument, NULL, OPT_META },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "discovery", required_argument, NULL, OPT_DISCOVERY },
@@ -118,7 +122,8 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 	if (errlen)
 		err[0] = '\0';
 	o->env = calloc((size_t)(argc > 0 ? argc : 1), sizeof *o->env);
-	if (!o->env)
+	o->meta = calloc((size_t)(argc > 0 ? argc : 1), sizeof *o->meta);
+	if (!o->env || !o->meta)
 		return fail(err, errlen, "out of memory");
 
 	/* getopt keeps state in globals: optind = 0 makes glibc start over, so
@@ -184,6 +189,26 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 			if (eq == optarg)
 				return fail(err, errlen, "--env: '%s' has an empty KEY", optarg);
 			o->env[o->n_env++] = optarg;
+			break;
+		}
+		case OPT_META: {
+			/* The key names a column in memsup report: it must be
+			 * there, once, and printable. */
+			const char *eq = strchr(optarg, '=');
+			if (!eq)
+				return fail(err, errlen, "--meta: '%s' is not KEY=VALUE (no '=')", optarg);
+			if (eq == optarg)
+				return fail(err, errlen, "--meta: '%s' has an empty KEY", optarg);
+			for (const char *k = optarg; k < eq; k++)
+				if ((unsigned char)*k < 0x20 || *k == 0x7f)
+					return fail(err, errlen,
+						    "--meta: '%.*s' has a control character in its KEY",
+						    (int)(eq - optarg), optarg);
+			for (size_t i = 0; i < o->n_meta; i++)
+				if (strncmp(o->meta[i], optarg, (size_t)(eq - optarg) + 1) == 0)
+					return fail(err, errlen, "--meta: KEY '%.*s' is given twice",
+						    (int)(eq - optarg), optarg);
+			o->meta[o->n_meta++] = optarg;
 			break;
 		}
 		case OPT_JSON:
@@ -254,6 +279,9 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 void cli_free(struct sup_options *o)
 {
 	free(o->env);
+	free(o->meta);
 	o->env = NULL;
+	o->meta = NULL;
 	o->n_env = 0;
+	o->n_meta = 0;
 }

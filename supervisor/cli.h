@@ -24,6 +24,9 @@ struct sup_options {
 	char cwd[PATH_MAX];       /* -C, resolved; "" when not given */
 	char **env;               /* -e KEY=VALUE, in order, pointers into argv */
 	size_t n_env;
+	char **meta;              /* --meta KEY=VALUE, in order, pointers into argv;
+				     keys unique */
+	size_t n_meta;
 	int json;                 /* --json */
 	int quiet;                /* -q */
 	int no_trace;             /* --no-trace: /proc polling alone */
@@ -35,7 +38,7 @@ struct sup_options {
 };
 
 /* Parse argv into *out.  0 on success, -1 with a message in err.  On success
- * out->env may point to an allocated array: release it with cli_free(). */
+ * out->env and out->meta point to allocated arrays: release it with cli_free(). */
 int cli_parse(int argc, char **argv, struct sup_options *out, char *err,
 	      size_t errlen);
 void cli_free(struct sup_options *o);

@@ -6,6 +6,7 @@
 #include "evidence.h"
 #include "findings.h"
 #include "jsonw.h"
+#include "phases.h"
 #include "version.h"
 
 #include <errno.h>
@@ -420,6 +421,8 @@ int evidence_record_json(int fd, const struct sup_record *r)
 	jsonw_string(&w, r->cwd);
 	jsonw_key(&w, "env");
 	put_env(&w, r->env, r->n_env);
+	jsonw_key(&w, "meta");
+	put_env(&w, r->meta, r->n_meta);
 	jsonw_key(&w, "memsup_version");
 	jsonw_string(&w, memsup_version());
 	jsonw_key(&w, "started_at");
@@ -438,6 +441,8 @@ int evidence_record_json(int fd, const struct sup_record *r)
 	put_float_or_null(&w, r->peak_mapped_mb, r->peak_mapped_mb >= 0);
 	jsonw_key(&w, "peak_pss_mb");
 	put_float_or_null(&w, r->peak_pss_mb, r->peak_pss_mb >= 0);
+	/* phases: "markers", "markers_dropped", "phases" */
+	phases_write_json(&w, r->phases, r->wall_s, r->exit_status >= 0);
 	jsonw_key(&w, "blind_spots");
 	if (r->n_findings)
 		findings_write_json(&w, r->findings, r->n_findings);

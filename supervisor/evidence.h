@@ -27,6 +27,7 @@
 #define EVIDENCE_MAX_NOTES 8u
 
 struct finding; /* findings.h */
+struct phase_log; /* phases.h */
 
 struct sup_leftover {
 	pid_t pid;
@@ -54,6 +55,9 @@ struct sup_record {
 	const char *cwd;           /* where the command runs */
 	char *const *env;          /* the -e overrides, "KEY=VALUE" */
 	size_t n_env;
+	char *const *meta;         /* --meta labels, "KEY=VALUE", keys unique */
+	size_t n_meta;
+	const struct phase_log *phases; /* markers and phases (phases.h); NULL: none */
 	const char *discovery;     /* "children" or "scan"; NULL before known */
 	const char *started_at;    /* ISO 8601 UTC */
 	/* what happened */

@@ -4,6 +4,7 @@
 #include "evidence.h"
 #include "findings.h"
 #include "merge.h"
+#include "phases.h"
 #include "processes.h"
 #include "run.h"
 #include "spawn.h"
@@ -138,9 +139,6 @@ int main(int argc, char **argv)
 		default_out(outbuf, sizeof outbuf);
 		out = outbuf;
 	}
-	char **envp = spawn_build_env(environ, opt.env, opt.n_env);
-	if (!envp)
-		sup_die_err(ENOMEM, "environment");
 	char cwd[PATH_MAX];
 	if (!opt.cwd[0] && !getcwd(cwd, sizeof cwd))
 		sup_die_err(errno, "getcwd");
@@ -152,6 +150,20 @@ int main(int argc, char **argv)
 		sup_die("--out: '%s' already exists", out);
 	if (rc < 0)
 		sup_die_err(-rc, "%s '%s'", failed_at, out);
+
+	/* The marker channel (MEMSUP_MARK), before the environment that names
+	 * it; an -e MEMSUP_MARK=... of the user's own comes later and wins. */
+	struct phase_log *phases;
+	if ((rc = phases_open(&phases, ev.dirfd, ev.path)) < 0)
+		sup_die_err(-rc, "create %s/marks", ev.path);
+	char **overrides = calloc(opt.n_env + 1, sizeof *overrides);
+	if (!overrides)
+		sup_die_err(ENOMEM, "environment");
+	overrides[0] = (char *)phases_env_entry(phases);
+	memcpy(overrides + 1, opt.env, opt.n_env * sizeof *overrides);
+	char **envp = spawn_build_env(environ, overrides, opt.n_env + 1);
+	if (!envp)
+		sup_die_err(ENOMEM, "environment");
 
 	struct sup_record rec;
 	evidence_record_init(&rec);
@@ -165,6 +177,9 @@ int main(int argc, char **argv)
 	rec.cwd = opt.cwd[0] ? opt.cwd : cwd;
 	rec.env = opt.env;
 	rec.n_env = opt.n_env;
+	rec.meta = opt.meta;
+	rec.n_meta = opt.n_meta;
+	rec.phases = phases;
 	/* resources.json exists from the start ("running"), whatever happens. */
 	if ((rc = evidence_write_record(&ev, &rec, 1)) < 0)
 		sup_die_err(-rc, "write %s/resources.json", ev.path);
@@ -197,7 +212,8 @@ int main(int argc, char **argv)
 		}
 	}
 
-	struct run_config cfg = { &opt, traced_env ? traced_env : envp, "/proc", records_dir };
+	struct run_config cfg = { &opt, traced_env ? traced_env : envp, "/proc", records_dir,
+				  phases };
 	struct run_views views;
 	int status = run_supervise(&cfg, &ev, &rec, &views);
 
@@ -249,6 +265,8 @@ int main(int argc, char **argv)
 	free(traced_env);
 	free(env_owned);
 	free(envp);
+	free(overrides);
+	phases_close(phases);
 	cli_free(&opt);
 	return status;
 }

@@ -230,6 +230,10 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 			jsonw_uint(w, r->markers[k].heap_current);
 			jsonw_key(w, "mapped");
 			jsonw_uint(w, r->markers[k].map_current);
+			jsonw_key(w, "maxrss_kb");
+			jsonw_uint(w, r->marker_rusage[k].maxrss_self_kb);
+			jsonw_key(w, "maxrss_children_kb");
+			jsonw_uint(w, r->marker_rusage[k].maxrss_children_kb);
 			jsonw_object_end(w);
 		}
 		jsonw_array_end(w);

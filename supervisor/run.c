@@ -9,6 +9,7 @@
 #include "run.h"
 #include "jitter.h"
 #include "live.h"
+#include "phases.h"
 #include "procfs.h"
 #include "pview.h"
 #include "spawn.h"
@@ -278,6 +279,11 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 			.have_pss = s.have_pss, .pss = s.pss,
 		};
 		evidence_append_timeline(r->ev, &tl);
+		struct phases_sample ps = {
+			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
+			.heap = s.heap,
+		};
+		phases_on_sample(r->cfg->phases, &ps, r->live, r->start_ns, r->cfg->proc_root);
 	}
 	if (o->wall_s > 0 && elapsed >= o->wall_s)
 		*reason = "wall_budget_exceeded";
@@ -354,9 +360,10 @@ static const char *supervise(struct run *r)
 		/* slot 2, the records' inotify fd: new files are mapped at
 		 * once, so that a sample never waits on a burst of them */
 		int lfd = r->live ? live_fd(r->live) : -1;
-		struct pollfd pfd[3] = { { r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
-					 { lfd, POLLIN, 0 } };
-		int np = ppoll(pfd, 3, &ts, NULL);
+		int mfd = phases_fd(r->cfg->phases);
+		struct pollfd pfd[4] = { { r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
+					 { lfd, POLLIN, 0 }, { mfd, POLLIN, 0 } };
+		int np = ppoll(pfd, 4, &ts, NULL);
 		if (np > 0 && pfd[0].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
@@ -365,6 +372,10 @@ static const char *supervise(struct run *r)
 			reap(r);
 		if (np > 0 && lfd >= 0 && pfd[2].revents)
 			live_update(r->live, 0);
+		/* slot 3: a line in the marks file, stamped now */
+		if (np > 0 && mfd >= 0 && pfd[3].revents)
+			phases_read_file(r->cfg->phases, since_start_s(r, mono_ns()), 0,
+					 r->cfg->proc_root, r->live);
 	}
 	return reason;
 }
@@ -510,6 +521,10 @@ out:
 	 * process killed while creating its file leaves one without magic) */
 	if (r.live)
 		live_update(r.live, 1);
+	/* the last markers: lines written just before the end (a last one
+	 * without its newline too) and shim slots filled since the last sample */
+	phases_read_file(cfg->phases, since_start_s(&r, mono_ns()), 1, cfg->proc_root, r.live);
+	phases_scan_shim(cfg->phases, r.live, r.start_ns, cfg->proc_root);
 	views->live = r.live;
 	views->pview = r.pv;
 	views->start_ns = r.start_ns;

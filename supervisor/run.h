@@ -9,7 +9,8 @@
  * kills and lists what is left when the main process has exited, reaps
  * every child until ECHILD, and fills the record.  Each sample also feeds
  * the per-process view (pview.h) and, when tracing, reads the live shim
- * records (live.h) for timeline.jsonl.  The evidence directory
+ * records (live.h) for timeline.jsonl, and the phase markers (phases.h),
+ * read as soon as the marks file changes.  The evidence directory
  * must exist; the record is rewritten about once a second while running.
  *
  * Returns memsup's exit status (see memsup(1)): the command's status,
@@ -27,10 +28,12 @@ struct run_config {
 	char **envp;              /* the command's whole environment */
 	const char *proc_root;    /* "/proc" */
 	const char *records_dir;  /* the shim's MEMTRACE_DIR; NULL: not tracing */
+	struct phase_log *phases; /* the marker channels (phases.h); may be NULL */
 };
 
 struct live;
 struct pview;
+struct phase_log;
 
 /* What the run saw, for the merged view (merge.h), owned by the caller
  * after run_supervise(): release with run_views_free(). */

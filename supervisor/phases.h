@@ -1,0 +1,85 @@
+/* phases.h: phase markers, and the phases they open.
+ *
+ * Two channels bring markers:
+ *  - the marks file: memsup creates DIR/marks and exports its absolute path
+ *    to the command as MEMSUP_MARK.  Any program appends one line per
+ *    marker: the label, then optionally TAB-separated key=value fields the
+ *    writer knows and memsup cannot read from /proc (pid=N, maxrss_kb=N,
+ *    maxrss_children_kb=N).  memsup watches the file with inotify (or reads
+ *    it at every sample without inotify) and stamps a marker when it sees
+ *    the line.  A regular file, not a FIFO: a writer never blocks, even
+ *    after memsup is gone.
+ *  - the shim: memtrace_mark() fills a slot of the image's record
+ *    (record.h) with the exact time; memsup finds new slots at each sample.
+ *
+ * At each marker memsup keeps the moment: the tree RSS and process count of
+ * the newest sample, the traced heap of each running traced image, and the
+ * layered snapshot of the marking process (VmRSS, VmPeak and VmHWM from
+ * /proc/PID/status when memsup knows the pid; maxrss of the process and its
+ * children from the shim or the line).
+ *
+ * Phases: each marker opens a phase that the next one closes; the time
+ * before the first marker is the phase "(start)".  A phase's peaks (tree
+ * RSS, traced heap) are the largest SAMPLES inside it: the kernel could
+ * reset VmHWM through /proc/PID/clear_refs, but that would change what the
+ * program reads from getrusage() and /proc, so memsup does not.
+ *
+ * Not thread-safe.  Return convention: 0 or -errno.
+ */
+#ifndef MEMSUP_PHASES_H
+#define MEMSUP_PHASES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jsonw.h"
+
+#define PHASES_MAX_MARKERS 1024u /* later ones are counted, not kept */
+
+struct phase_log;
+struct live;
+
+/* Create DIR/marks (dirfd; it must not exist) and remember `dirpath` for
+ * the environment variable.  No inotify is not an error. */
+int phases_open(struct phase_log **out, int dirfd, const char *dirpath);
+void phases_close(struct phase_log *pl);
+
+/* "MEMSUP_MARK=<absolute path of DIR/marks>", for the command's environment. */
+const char *phases_env_entry(const struct phase_log *pl);
+
+/* The fd to poll for POLLIN (inotify on the marks file), or -1: then call
+ * phases_read_file() at every sample. */
+int phases_fd(const struct phase_log *pl);
+
+/* What a sample saw, for the open phase and for markers set now. */
+struct phases_sample {
+	double t;                  /* seconds since the launch */
+	uint64_t rss;              /* tree RSS */
+	unsigned processes;
+	int traced;                /* heap is meaningful */
+	uint64_t heap;             /* traced heap of the tree */
+};
+
+/* One sample: the open phase's peaks, then the shim markers set since the
+ * last call (`live` may be NULL; start_ns is the launch's CLOCK_MONOTONIC
+ * time, to place their exact stamps). */
+void phases_on_sample(struct phase_log *pl, const struct phases_sample *s,
+		      const struct live *live, uint64_t start_ns, const char *proc_root);
+
+/* The shim markers set since the last call (also part of
+ * phases_on_sample(); called once more at the end of the run). */
+void phases_scan_shim(struct phase_log *pl, const struct live *live, uint64_t start_ns,
+		      const char *proc_root);
+
+/* New whole lines of the marks file, each a marker at `t`.  `final`: the end
+ * of the run, a last line without its newline counts too. */
+void phases_read_file(struct phase_log *pl, double t, int final, const char *proc_root,
+		      const struct live *live);
+
+/* The "markers" and "phases" members of the record; `end_s` closes the last
+ * phase when `ended`, else it is null (still running). */
+void phases_write_json(struct jsonw *w, const struct phase_log *pl, double end_s, int ended);
+
+size_t phases_count(const struct phase_log *pl);
+
+#endif /* MEMSUP_PHASES_H */
