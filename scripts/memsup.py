@@ -1,0 +1,480 @@
+#!/usr/bin/env python3
+# memsup.py: the Python drop-in for the seed's measure_command, with phase
+# markers and the layered snapshot of the calling process.
+# Standard library only; Linux with /proc.  Installed by `make install` into
+# $(pythondir); usable as it stands from a source or build tree.
+"""Run a command under memsup from Python, mark phases, take snapshots.
+
+measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
+                cwd=None, env=None) -> dict
+    The seed's (seed_measure.py) contract, carried out by the memsup binary:
+    the same validation, raising the same exception types before anything
+    is created or started; the same child environment (the caller's, then
+    OMP/OPENBLAS/MKL/NUMEXPR_NUM_THREADS=1 and JAX_PLATFORMS=cpu, then
+    `env`); the same evidence directory (stdout.log, rss.jsonl,
+    resources.json, plus memsup's own files).  The returned dict is
+    resources.json as memsup wrote it.
+
+    The seed's keys, same meaning and units (sizes decimal MB, times s):
+        command, exit_code (negative signal number for a signal; -9 for a
+        budget kill), reason (null, "wall_budget_exceeded",
+        "rss_budget_exceeded"), wall_s, peak_tree_rss_mb, poll_s (0.01),
+        rss_budget_mb, wall_budget_s, scope, limitation
+    memsup's additions (see memsup(1), RECORD KEYS): max_procs_budget,
+        signal, exit_status, error, pid, peak_tree_rss_at_s, samples,
+        max_processes, leftover_processes_killed, orphans_reaped,
+        orphans_reaped_total, rusage_children_maxrss_mb,
+        poll_interval_p99_s, memsup_cpu_s, discovery, notes, grace_s, cwd,
+        env (the -e overrides: the defaults above and `env`),
+        memsup_version, started_at, traced, processes_traced,
+        processes_sampled, peak_heap_mb, peak_mapped_mb, peak_pss_mb,
+        blind_spots, and (newer memsup) meta, markers, phases.
+    Where the values differ from the seed's: `scope` reads "command launch
+    ..." (memsup measures the command, not an interpreter); `reason` may
+    also be "interrupted" (memsup got SIGINT/SIGTERM/SIGHUP/SIGQUIT from
+    someone else), "procs_budget_exceeded" never happens here (no
+    --max-procs is passed).
+
+    Raises (all before any side effect unless noted):
+        ValueError         a bad command, budget or env (as the seed; a
+                           budget too large for a float too, where the
+                           seed let float()'s OverflowError out)
+        TypeError          cwd or directory is not a path (as the seed)
+        FileNotFoundError, NotADirectoryError   cwd missing / not a directory
+        RuntimeError       no Linux /proc; no memsup binary found (an
+                           addition); memsup failed in a way that has no
+                           errno (exit 125)
+        FileExistsError    the directory exists
+        OSError            the directory cannot be created (errno from
+                           memsup's message); the command cannot start:
+                           FileNotFoundError for a missing executable,
+                           PermissionError when it cannot be executed, as
+                           the seed's Popen raised.  Then, unlike the seed,
+                           the evidence directory is complete and the
+                           exception's `record` attribute holds its
+                           record (reason "start_failed").
+
+mark(label) -> bool
+    One phase marker: a line in the file $MEMSUP_MARK names (memsup creates
+    it and exports its path), else memtrace_mark() when libmemtrace.so is
+    loaded in this process, else nothing.  True when the marker went
+    somewhere.  Never raises for the marker channel's I/O; TypeError for a
+    label that is not a str.  From a shell: echo label >> "$MEMSUP_MARK".
+
+take_snapshot(label) -> MemorySnapshot
+    The seed's layered snapshot of this process (VmRSS, VmPeak,
+    getrusage maxrss of itself and its children, a heap figure), in the
+    seed's units (MiB: kB / 1024 and bytes / 2**20), plus vm_hwm_mb and
+    heap_source: "shim" when libmemtrace.so is loaded (its heap_current /
+    heap_peak, malloc_usable_size bytes of every malloc-family call, C and
+    Python alike), else "tracemalloc" (Python's heap, 0 unless tracemalloc
+    is tracing, as in the seed).
+
+memsup is found through $MEMSUP, else next to this file in a build tree
+(../supervisor/memsup), else where `make install` put it, else on PATH.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tracemalloc
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MemorySnapshot", "find_memsup", "mark", "measure_command", "take_snapshot"]
+
+# `make install` rewrites this line with $(bindir) in the copy it installs.
+_INSTALLED_BINDIR = None
+
+# The seed's child environment defaults, applied before the caller's env.
+_CHILD_ENV_DEFAULTS = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "JAX_PLATFORMS": "cpu",
+}
+
+_MEMSUP_ERROR = 125  # memsup's own failure (memsup(1), EXIT STATUS)
+
+
+# ---------------------------------------------------------------------------
+# measure_command
+# ---------------------------------------------------------------------------
+
+def _check_command(command: Any) -> list[str]:
+    if not isinstance(command, list) or len(command) == 0:
+        raise ValueError("command must be a non-empty list of strings")
+    if not all(isinstance(arg, str) and "\0" not in arg for arg in command):
+        raise ValueError("command items must be strings without NUL")
+    if command[0] == "":
+        raise ValueError("command executable must not be empty")
+    return list(command)
+
+
+def _check_budget(name: str, value: Any) -> float:
+    message = f"{name} must be a positive finite number"
+    # bool is an int subclass: True is not a budget.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(message)
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond float range
+        raise ValueError(message) from None
+    if math.isnan(number) or math.isinf(number) or number <= 0.0:
+        raise ValueError(message)
+    return number
+
+
+def _check_env(env: Any) -> dict[str, str]:
+    if env is None:
+        return {}
+    if not isinstance(env, Mapping):
+        raise ValueError("env must be a string mapping")
+    checked: dict[str, str] = {}
+    for key, value in env.items():
+        if not isinstance(key, str) or key == "" or "=" in key or "\0" in key:
+            raise ValueError("env keys must be non-empty strings without '=' or NUL")
+        if not isinstance(value, str) or "\0" in value:
+            raise ValueError("env values must be strings without NUL")
+        checked[key] = value
+    return checked
+
+
+def _check_cwd(cwd: Any) -> Path | None:
+    if cwd is None:
+        return None
+    where = Path(cwd).resolve()  # TypeError for a non-path, as the seed
+    if not where.exists():
+        raise FileNotFoundError(f"cwd does not exist: {where}")
+    if not where.is_dir():
+        raise NotADirectoryError(f"cwd is not a directory: {where}")
+    return where
+
+
+def _check_platform() -> None:
+    if not sys.platform.startswith("linux") or not os.path.isdir("/proc"):
+        raise RuntimeError("measure_command requires Linux with /proc support")
+
+
+def _is_program(path: str | os.PathLike) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def find_memsup() -> str:
+    """Path of the memsup binary: $MEMSUP, the build tree, the install, PATH.
+
+    Raises RuntimeError naming every place looked at when there is none.
+    """
+    looked = []
+    named = os.environ.get("MEMSUP")
+    if named:
+        if _is_program(named):
+            return os.path.abspath(named)
+        raise RuntimeError(f"MEMSUP={named} is not an executable file")
+    # scripts/memsup.py in a source tree configured in place, or the copy
+    # a build tree makes (python/memsup.py): both sit beside supervisor/.
+    here = os.path.dirname(os.path.realpath(__file__))
+    candidates = [os.path.join(here, os.pardir, "supervisor", "memsup")]
+    if _INSTALLED_BINDIR:
+        candidates.append(os.path.join(_INSTALLED_BINDIR, "memsup"))
+    for candidate in candidates:
+        looked.append(os.path.normpath(candidate))
+        if _is_program(candidate):
+            return os.path.normpath(os.path.abspath(candidate))
+    on_path = shutil.which("memsup")
+    if on_path:
+        return on_path
+    looked.append("PATH")
+    raise RuntimeError(
+        "memsup binary not found (looked in " + ", ".join(looked)
+        + "): set MEMSUP to its path")
+
+
+def _errno_of(text: str) -> int | None:
+    """The errno whose strerror() ends `text` ("mkdir 'x': Permission denied")."""
+    tail = text.rstrip().rsplit(": ", 1)[-1]
+    for number in sorted(errno.errorcode):
+        if os.strerror(number) == tail:
+            return number
+    return None
+
+
+def _memsup_failed(stderr: str, directory: Path) -> Exception:
+    """The exception for memsup's exit 125, from its one-line message."""
+    lines = [line for line in stderr.splitlines() if line.startswith("memsup:")]
+    message = lines[-1] if lines else (stderr.strip() or "memsup failed (exit 125)")
+    if "already exists" in message:
+        return FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(directory))
+    number = _errno_of(message)
+    if number is not None:  # as the seed's mkdir raised it
+        return OSError(number, os.strerror(number), str(directory))
+    return RuntimeError(message)
+
+
+def _start_failure(record: dict, command: list[str], cwd: Path | None) -> OSError:
+    """What the seed's Popen raised for a command that could not start."""
+    text = record.get("error") or ""
+    number = _errno_of(text)
+    if number is None:
+        number = errno.ENOENT if record.get("exit_status") == 127 else errno.EACCES
+    # memsup says "chdir: ..." when the working directory went away.
+    filename = str(cwd) if text.startswith("chdir") and cwd is not None else command[0]
+    failure = OSError(number, os.strerror(number), filename)
+    failure.record = record
+    return failure
+
+
+def measure_command(
+    command: list[str],
+    directory: Path,
+    *,
+    wall_s: float = 900.0,
+    rss_mb: float = 8192.0,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run `command` under memsup with the seed's contract (see the module doc).
+
+    directory: the new evidence directory (must not exist; missing parents
+    are created; relative to the caller's current directory).  wall_s and
+    rss_mb: positive finite budgets, seconds and decimal MB.  cwd: where the
+    command runs (None: the caller's current directory).  env: a string
+    mapping merged over the default child environment.
+    """
+    # The seed's order of checks, so that the same bad call raises the same
+    # exception.  Nothing below creates anything until memsup runs.
+    argv = _check_command(command)
+    wall_budget_s = _check_budget("wall_s", wall_s)
+    rss_budget_mb = _check_budget("rss_mb", rss_mb)
+    overrides = _check_env(env)
+    where = _check_cwd(cwd)
+    _check_platform()
+    out = Path(directory)
+    if os.path.lexists(out):
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(out))
+    memsup = find_memsup()
+
+    # -o absolute: memsup resolves it against its own cwd, which is ours;
+    # abspath only makes the record and messages unambiguous.
+    call = [memsup, "-q", "-o", os.path.abspath(out),
+            "--wall-s", repr(wall_budget_s), "--rss-mb", repr(rss_budget_mb)]
+    if where is not None:
+        call += ["-C", str(where)]
+    # memsup's -e overrides the inherited environment, the last value of a
+    # key winning: defaults first, then the caller's env, as the seed merges.
+    for key, value in {**_CHILD_ENV_DEFAULTS, **overrides}.items():
+        call += ["-e", f"{key}={value}"]
+    call += ["--", *argv]
+
+    try:
+        proc = subprocess.Popen(call, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as failure:
+        raise RuntimeError(f"cannot run {memsup}: {failure}") from failure
+    try:
+        _, stderr = proc.communicate()
+    except BaseException:
+        # KeyboardInterrupt and the like: as the seed's finally, nothing the
+        # command started outlives the call.  memsup kills the tree and
+        # writes its record on SIGTERM.
+        proc.send_signal(signal.SIGTERM)
+        proc.wait()
+        raise
+    message = stderr.decode("utf-8", "replace")
+
+    record_path = out / "resources.json"
+    if proc.returncode == _MEMSUP_ERROR and not record_path.exists():
+        raise _memsup_failed(message, out)
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8",
+                                                  errors="surrogateescape"))
+    except (OSError, ValueError) as failure:
+        raise RuntimeError(f"memsup exited {proc.returncode} without a readable "
+                           f"{record_path}: {failure}; {message.strip()}") from failure
+    if record.get("reason") == "running":  # memsup did not finish the run
+        if proc.returncode == _MEMSUP_ERROR:
+            raise _memsup_failed(message, out)
+        raise RuntimeError(f"memsup ended (status {proc.returncode}) before "
+                           f"finishing {record_path}; {message.strip()}")
+    if record.get("reason") == "start_failed":
+        raise _start_failure(record, argv, where)
+    return record
+
+
+# ---------------------------------------------------------------------------
+# The shim, when it is loaded in this process
+# ---------------------------------------------------------------------------
+
+_UNKNOWN = object()
+_shim_functions: Any = _UNKNOWN
+
+
+def _shim():
+    """(memtrace_read_stats, memtrace_mark, Stats) from the loaded shim, or None."""
+    global _shim_functions
+    if _shim_functions is not _UNKNOWN:
+        return _shim_functions
+    _shim_functions = None
+    try:
+        import ctypes
+
+        # preload/memtrace.h, struct memtrace_stats: fields are only ever
+        # appended, and the call copies min(size, its size), so this prefix
+        # stays valid against newer shims.
+        class Stats(ctypes.Structure):
+            _fields_ = [(name, ctypes.c_uint64) for name in (
+                "heap_current", "heap_peak",
+                "map_anon_current", "map_anon_peak",
+                "map_file_current", "map_file_peak",
+                "total_current", "total_peak",
+                "calls_malloc_family", "calls_free")]
+
+        everything = ctypes.CDLL(None)  # dlopen(NULL): the global scope
+        read_stats = everything.memtrace_read_stats
+        read_stats.argtypes = [ctypes.POINTER(Stats), ctypes.c_size_t]
+        read_stats.restype = ctypes.c_int
+        mark_fn = everything.memtrace_mark
+        mark_fn.argtypes = [ctypes.c_char_p]
+        mark_fn.restype = ctypes.c_int
+        _shim_functions = (read_stats, mark_fn, Stats)
+    except (ImportError, OSError, AttributeError):
+        pass
+    return _shim_functions
+
+
+def _shim_stats():
+    shim = _shim()
+    if shim is None:
+        return None
+    read_stats, _, stats_type = shim
+    import ctypes
+
+    stats = stats_type()
+    if read_stats(ctypes.byref(stats), ctypes.sizeof(stats)) != 0:
+        return None
+    return stats
+
+
+# ---------------------------------------------------------------------------
+# mark
+# ---------------------------------------------------------------------------
+
+def _mark_line(label: str) -> bytes:
+    clean = label.replace("\t", " ").replace("\n", " ")
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    text = (f"{clean}\tpid={os.getpid()}\tmaxrss_kb={own}"
+            f"\tmaxrss_children_kb={children}\n")
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate outside the escape range
+        return text.encode("utf-8", "replace")
+
+
+def _mark_file(path: str, line: bytes) -> bool:
+    try:
+        # No O_CREAT: memsup made the file; a stale MEMSUP_MARK after the run
+        # must not litter the file system.  O_APPEND and one write(2): lines
+        # from several processes never interleave.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.write(fd, line) == len(line)
+    except OSError:
+        return False
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def mark(label: str) -> bool:
+    """Record a phase marker (see the module doc).  True if it went somewhere."""
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a str, not {type(label).__name__}")
+    path = os.environ.get("MEMSUP_MARK")
+    if path and _mark_file(path, _mark_line(label)):
+        return True
+    shim = _shim()
+    if shim is None:
+        return False
+    _, mark_fn, _ = shim
+    encoded = label.encode("utf-8", "replace")
+    if b"\0" in encoded:  # C would stop at the NUL anyway
+        encoded = encoded.split(b"\0", 1)[0]
+    try:
+        return mark_fn(encoded) == 0
+    except Exception:  # a marker must not break the program
+        return False
+
+
+# ---------------------------------------------------------------------------
+# take_snapshot
+# ---------------------------------------------------------------------------
+
+@dataclass
+class MemorySnapshot:
+    """The seed's multi-layer memory snapshot, plus VmHWM and the heap's source.
+
+    Sizes in MiB (kB / 1024, bytes / 2**20), as the seed's.  elapsed_s is
+    left to the caller, as in the seed.
+    """
+    label: str
+    rss_mb: float  # /proc/self/status VmRSS
+    vm_peak_mb: float  # /proc/self/status VmPeak
+    maxrss_mb: float  # getrusage(RUSAGE_SELF) ru_maxrss
+    maxrss_children_mb: float  # getrusage(RUSAGE_CHILDREN) ru_maxrss
+    tracemalloc_peak_mb: float  # heap peak: shim or tracemalloc (heap_source)
+    tracemalloc_current_mb: float  # heap now: shim or tracemalloc
+    elapsed_s: float = 0.0
+    vm_hwm_mb: float = 0.0  # /proc/self/status VmHWM
+    heap_source: str = "tracemalloc"  # "shim" or "tracemalloc"
+
+
+def _read_status_kb(keys: tuple[str, ...]) -> dict[str, float]:
+    found = dict.fromkeys(keys, 0.0)
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                key, _, rest = line.partition(":")
+                if key in found:
+                    found[key] = float(rest.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return found
+
+
+def take_snapshot(label: str) -> MemorySnapshot:
+    """The layered memory snapshot of this process (see the module doc)."""
+    status = _read_status_kb(("VmRSS", "VmPeak", "VmHWM"))
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    stats = _shim_stats()
+    if stats is not None:
+        current, peak, source = stats.heap_current, stats.heap_peak, "shim"
+    else:
+        current, peak = tracemalloc.get_traced_memory()
+        source = "tracemalloc"
+    mib = 1024.0 * 1024.0
+    return MemorySnapshot(
+        label=label,
+        rss_mb=status["VmRSS"] / 1024.0,
+        vm_peak_mb=status["VmPeak"] / 1024.0,
+        maxrss_mb=own / 1024.0,
+        maxrss_children_mb=children / 1024.0,
+        tracemalloc_peak_mb=peak / mib,
+        tracemalloc_current_mb=current / mib,
+        vm_hwm_mb=status["VmHWM"] / 1024.0,
+        heap_source=source,
+    )

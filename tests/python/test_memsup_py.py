@@ -1,0 +1,597 @@
+#!/usr/bin/env python3
+# test_memsup_py.py: scripts/memsup.py against the seed's contract and
+# against ground truth (tests/progs workloads of known size, a 50 MB
+# bytearray under the shim).  unittest, reported as TAP (one test point per
+# test) for automake's tap-driver.sh.
+#
+# Environment (AM_TESTS_ENVIRONMENT): MEMSUP (the built memsup), MEMTRACE_SO
+# (the built shim), MT_PROGS (tests/progs in the build tree), MT_SRCDIR.
+import dataclasses
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import unittest
+from pathlib import Path
+
+SRCDIR = Path(os.environ.get("MT_SRCDIR", Path(__file__).resolve().parents[2]))
+SCRIPTS = SRCDIR / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+import memsup  # noqa: E402
+
+PROGS = Path(os.environ.get("MT_PROGS", "tests/progs"))
+SHIM = os.environ.get("MEMTRACE_SO", "")
+PROBE = object()  # "the sentinel-writing command" in TestContract.refused
+
+# The seed's record keys (seed_measure.measure_command's return value).
+SEED_KEYS = {"command", "exit_code", "reason", "wall_s", "peak_tree_rss_mb", "poll_s",
+             "rss_budget_mb", "wall_budget_s", "scope", "limitation"}
+
+
+def child_env(**extra):
+    """The test's environment without the marker channel, plus extra."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMSUP_MARK", "LD_PRELOAD")}
+    env.update(extra)
+    return env
+
+
+def run_python(code, **extra):
+    """Run `code` in a fresh interpreter that can import memsup; its stdout."""
+    done = subprocess.run([sys.executable, "-c", code, str(SCRIPTS)],
+                          env=child_env(**extra), capture_output=True, text=True,
+                          timeout=120)
+    if done.returncode != 0:
+        raise AssertionError(f"python -c failed ({done.returncode}): {done.stderr}")
+    return done.stdout
+
+
+def pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Tmp(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="memsup-py."))
+        # A command that leaves a trace if it ever starts.
+        self.sentinel = self.tmp / "started"
+        self.probe = ["/bin/sh", "-c", f"touch '{self.sentinel}'"]
+        # The evidence directory and a parent that does not exist yet.
+        self.parent = self.tmp / "new-parent"
+        self.out = self.parent / "run"
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def assert_untouched(self):
+        self.assertFalse(os.path.lexists(self.parent), "the directory's parent was created")
+        self.assertFalse(self.sentinel.exists(), "the command was started")
+
+
+class TestContract(Tmp):
+    """Each bad call raises the seed's exception before any side effect."""
+
+    def refused(self, exc, command=PROBE, **kwargs):
+        with self.assertRaises(exc) as caught:
+            memsup.measure_command(self.probe if command is PROBE else command,
+                                   self.out, **kwargs)
+        self.assert_untouched()
+        return caught.exception
+
+    def test_command_not_a_list(self):
+        for command in ("/bin/true", ("/bin/true",), None, {"/bin/true": 1}, b"/bin/true"):
+            with self.subTest(command=command):
+                self.refused(ValueError, command)
+
+    def test_command_empty(self):
+        err = self.refused(ValueError, [])
+        self.assertIn("non-empty list", str(err))
+
+    def test_command_items_not_str(self):
+        for command in ([b"/bin/true"], ["/bin/true", 1], ["/bin/true", None],
+                        [Path("/bin/true")], ["/bin/true", "a\0b"]):
+            with self.subTest(command=command):
+                self.refused(ValueError, command)
+
+    def test_command_empty_executable(self):
+        err = self.refused(ValueError, ["", "x"])
+        self.assertIn("executable", str(err))
+
+    def test_bad_budgets(self):
+        bad = [True, False, math.nan, math.inf, -math.inf, -1, -0.5, 0, 0.0, -0.0,
+               "10", "1e3", None, [10], 10 ** 400]
+        for name in ("wall_s", "rss_mb"):
+            for value in bad:
+                with self.subTest(budget=name, value=value):
+                    err = self.refused(ValueError, **{name: value})
+                    self.assertIn(name, str(err))
+
+    def test_good_budget_types_pass_validation(self):
+        # int and float both pass (then the existing directory stops it).
+        self.out.mkdir(parents=True)
+        with self.assertRaises(FileExistsError):
+            memsup.measure_command(self.probe, self.out, wall_s=5, rss_mb=1e-3)
+        self.assertFalse(self.sentinel.exists())
+
+    def test_bad_env(self):
+        for env in (["A=1"], "A=1", [("A", "1")], 1,
+                    {1: "x"}, {b"A": "x"}, {"": "x"}, {"A=B": "x"}, {"A\0": "x"},
+                    {"A": 1}, {"A": None}, {"A": b"x"}, {"A": "x\0y"}):
+            with self.subTest(env=env):
+                self.refused(ValueError, env=env)
+
+    def test_missing_cwd(self):
+        err = self.refused(FileNotFoundError, cwd=self.tmp / "nowhere")
+        self.assertIn("nowhere", str(err))
+
+    def test_cwd_not_a_directory(self):
+        plain = self.tmp / "plain"
+        plain.write_text("")
+        self.refused(NotADirectoryError, cwd=plain)
+
+    def test_cwd_not_a_path(self):
+        self.refused(TypeError, cwd=42)
+
+    def test_directory_not_a_path(self):
+        with self.assertRaises(TypeError):
+            memsup.measure_command(self.probe, 42)
+        self.assertFalse(self.sentinel.exists())
+
+    def test_existing_directory(self):
+        self.out.mkdir(parents=True)
+        (self.out / "keep").write_text("mine")
+        with self.assertRaises(FileExistsError):
+            memsup.measure_command(self.probe, self.out)
+        self.assertEqual(sorted(p.name for p in self.out.iterdir()), ["keep"])
+        self.assertFalse(self.sentinel.exists())
+
+    def test_existing_file_or_dangling_link(self):
+        self.parent.mkdir()
+        self.out.write_text("")
+        with self.assertRaises(FileExistsError):
+            memsup.measure_command(self.probe, self.out)
+        link = self.parent / "link"
+        link.symlink_to(self.tmp / "absent")
+        with self.assertRaises(FileExistsError):
+            memsup.measure_command(self.probe, link)
+        self.assertFalse((self.tmp / "absent").exists())
+        self.assertFalse(self.sentinel.exists())
+
+    def test_seed_order_of_checks(self):
+        # The seed checks command, wall_s, rss_mb, env, cwd, then the
+        # directory: the first bad one decides the exception.
+        self.out.mkdir(parents=True)
+        with self.assertRaises(ValueError):
+            memsup.measure_command([], self.out, cwd=self.tmp / "nowhere")
+        with self.assertRaises(ValueError):
+            memsup.measure_command(self.probe, self.out, env={"A=": "x"},
+                                   cwd=self.tmp / "nowhere")
+        with self.assertRaises(FileNotFoundError):
+            memsup.measure_command(self.probe, self.out, cwd=self.tmp / "nowhere")
+        self.assertFalse(self.sentinel.exists())
+
+    def test_no_memsup_binary(self):
+        old = os.environ.get("MEMSUP")
+        os.environ["MEMSUP"] = str(self.tmp / "no-such-memsup")
+        try:
+            err = self.refused(RuntimeError)
+        finally:
+            if old is None:
+                del os.environ["MEMSUP"]
+            else:
+                os.environ["MEMSUP"] = old
+        self.assertIn("MEMSUP", str(err))
+
+    def test_command_not_found(self):
+        # The seed's Popen raised FileNotFoundError after creating the
+        # directory; memsup leaves a complete record besides.
+        with self.assertRaises(FileNotFoundError) as caught:
+            memsup.measure_command(["memsup-py-no-such-command"], self.out)
+        err = caught.exception
+        self.assertEqual(err.filename, "memsup-py-no-such-command")
+        self.assertEqual(err.record["reason"], "start_failed")
+        self.assertEqual(err.record["exit_status"], 127)
+        self.assertIsNone(err.record["exit_code"])
+        self.assertTrue((self.out / "resources.json").is_file())
+        self.assertTrue((self.out / "stdout.log").is_file())
+
+    def test_command_not_executable(self):
+        plain = self.tmp / "not-executable"
+        plain.write_text("#!/bin/sh\n")
+        with self.assertRaises(PermissionError) as caught:
+            memsup.measure_command([str(plain)], self.out)
+        self.assertEqual(caught.exception.record["exit_status"], 126)
+
+    def test_unwritable_parent_is_an_oserror(self):
+        if os.geteuid() == 0:
+            target = Path("/proc/memsup-py-cannot-create/run")  # EACCES/ENOENT even for root
+        else:
+            locked = self.tmp / "locked"
+            locked.mkdir(mode=0o500)
+            target = locked / "run"
+        with self.assertRaises(OSError) as caught:
+            memsup.measure_command(self.probe, target)
+        self.assertIsNotNone(caught.exception.errno)
+        self.assertFalse(os.path.lexists(target))
+        self.assertFalse(self.sentinel.exists())
+
+
+class TestRun(Tmp):
+    """Runs of workloads with known sizes: the record's keys and figures."""
+
+    def test_keys_units_and_peak(self):
+        command = [str(PROGS / "steady"), "50", "300"]
+        record = memsup.measure_command(command, self.out)
+        self.assertTrue(SEED_KEYS <= set(record), SEED_KEYS - set(record))
+        self.assertEqual(record, json.loads((self.out / "resources.json").read_text()))
+        self.assertEqual(record["command"], command)
+        self.assertEqual(record["exit_code"], 0)
+        self.assertIsNone(record["reason"])
+        self.assertEqual(record["poll_s"], 0.01)
+        self.assertEqual(record["rss_budget_mb"], 8192.0)
+        self.assertEqual(record["wall_budget_s"], 900.0)
+        for key in ("scope", "limitation"):
+            self.assertIsInstance(record[key], str)
+        self.assertGreater(record["wall_s"], 0.3)
+        # steady holds 50 MB rounded up to 2 MiB (50.33 MB) plus the program.
+        self.assertGreaterEqual(record["peak_tree_rss_mb"], 50.3)
+        self.assertLess(record["peak_tree_rss_mb"], 58.0)
+        # Decimal MB: the peak is the largest rss.jsonl sample / 1e6.
+        samples = [json.loads(line) for line in
+                   (self.out / "rss.jsonl").read_text().splitlines()]
+        self.assertTrue(samples)
+        self.assertAlmostEqual(max(rss for _, rss in samples) / 1e6,
+                               record["peak_tree_rss_mb"], places=6)
+        self.assertIn("steady: holding 50 MB", (self.out / "stdout.log").read_text())
+
+    def test_env_defaults_overrides_and_cwd(self):
+        os.environ["MT_PY_INHERITED"] = "inherited"
+        try:
+            record = memsup.measure_command(
+                ["/bin/sh", "-c",
+                 'echo "$OMP_NUM_THREADS $OPENBLAS_NUM_THREADS $MKL_NUM_THREADS '
+                 '$NUMEXPR_NUM_THREADS $JAX_PLATFORMS $MT_PY_INHERITED $MT_PY_OVER"; pwd'],
+                self.out, cwd=self.tmp, env={"OMP_NUM_THREADS": "4", "MT_PY_OVER": "yes"})
+        finally:
+            del os.environ["MT_PY_INHERITED"]
+        self.assertEqual(record["exit_code"], 0)
+        lines = (self.out / "stdout.log").read_text().splitlines()
+        self.assertEqual(lines[0], "4 1 1 1 cpu inherited yes")
+        self.assertEqual(Path(lines[1]).resolve(), self.tmp.resolve())
+
+    def test_relative_directory_and_exit_status(self):
+        here = os.getcwd()
+        os.chdir(self.tmp)
+        try:
+            record = memsup.measure_command(["/bin/sh", "-c", "exit 3"], "rel/run")
+        finally:
+            os.chdir(here)
+        self.assertEqual(record["exit_code"], 3)
+        self.assertIsNone(record["reason"])
+        self.assertTrue((self.tmp / "rel" / "run" / "resources.json").is_file())
+
+    def test_signal_is_negative_exit_code(self):
+        record = memsup.measure_command([str(PROGS / "spike"), "4", "10", "15"], self.out)
+        self.assertEqual(record["exit_code"], -signal.SIGTERM)
+        self.assertIsNone(record["reason"])
+
+    def test_rss_budget_kill(self):
+        record = memsup.measure_command([str(PROGS / "grower"), "8", "20", "400"],
+                                        self.out, rss_mb=40)
+        self.assertEqual(record["reason"], "rss_budget_exceeded")
+        self.assertEqual(record["exit_code"], -signal.SIGKILL)
+        self.assertEqual(record["exit_status"], 123)
+        self.assertEqual(record["rss_budget_mb"], 40.0)
+        self.assertGreaterEqual(record["peak_tree_rss_mb"], 40.0)
+
+    def test_wall_budget_kill_leaves_no_process(self):
+        pidfile = self.tmp / "pids"
+        record = memsup.measure_command([str(PROGS / "sleeper"), "60", "2", str(pidfile)],
+                                        self.out, wall_s=1.5)
+        self.assertEqual(record["reason"], "wall_budget_exceeded")
+        self.assertEqual(record["exit_code"], -signal.SIGKILL)
+        self.assertEqual(record["exit_status"], 124)
+        self.assertEqual(record["wall_budget_s"], 1.5)
+        self.assertGreaterEqual(record["wall_s"], 1.5)  # never killed early
+        pids = [int(p) for p in pidfile.read_text().split()]
+        self.assertEqual(len(pids), 3)
+        self.assertEqual([p for p in pids if pid_alive(p)], [])
+
+    def test_interrupt_kills_the_tree(self):
+        # KeyboardInterrupt in the caller: nothing the command started is
+        # left, and the record says so (the seed's finally: killpg).
+        pidfile = self.tmp / "pids"
+        code = (f"import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
+                f"memsup.measure_command([{str(PROGS / 'sleeper')!r}, '60', '2', "
+                f"{str(pidfile)!r}], {str(self.out)!r})\n")
+        caller = subprocess.Popen([sys.executable, "-c", code, str(SCRIPTS)],
+                                  env=child_env(), stderr=subprocess.PIPE)
+        for _ in range(3000):
+            if pidfile.exists() or caller.poll() is not None:
+                break
+            time.sleep(0.01)
+        self.assertTrue(pidfile.exists(), "sleeper never started")
+        caller.send_signal(signal.SIGINT)
+        _, stderr = caller.communicate(timeout=60)
+        self.assertNotEqual(caller.returncode, 0)
+        self.assertIn(b"KeyboardInterrupt", stderr)
+        pids = [int(p) for p in pidfile.read_text().split()]
+        self.assertEqual([p for p in pids if pid_alive(p)], [])
+        record = json.loads((self.out / "resources.json").read_text())
+        self.assertEqual(record["reason"], "interrupted")
+
+
+MARKING = """
+import sys; sys.path.insert(0, sys.argv[1]); import memsup
+first = memsup.mark("phase one")
+held = bytearray(30_000_000)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+second = memsup.mark("two\\tthree\\nfour")
+print(first, second)
+"""
+
+
+class TestMark(Tmp):
+    def test_marks_through_memsup(self):
+        record = memsup.measure_command([sys.executable, "-c", MARKING, str(SCRIPTS)],
+                                        self.out)
+        self.assertEqual(record["exit_code"], 0, (self.out / "stdout.log").read_text())
+        self.assertEqual((self.out / "stdout.log").read_text().split(), ["True", "True"])
+        lines = (self.out / "marks").read_text().splitlines()
+        self.assertEqual(len(lines), 2, lines)
+        fields = [line.split("\t") for line in lines]
+        self.assertEqual([f[0] for f in fields], ["phase one", "two three four"])
+        for f in fields:
+            self.assertEqual(f[1], f"pid={record['pid']}")
+            self.assertTrue(f[2].startswith("maxrss_kb=") and f[3].startswith("maxrss_children_kb="))
+        kb = [int(f[2].split("=")[1]) for f in fields]
+        # The 30 MB bytearray was touched between the two markers.
+        self.assertGreaterEqual(kb[1] - kb[0], 28_000)
+        if "markers" in record:  # memsup read the channel into the record
+            mine = [m for m in record["markers"] if m.get("source") == "file"]
+            self.assertEqual([m["label"] for m in mine], ["phase one", "two three four"])
+            self.assertEqual([m["pid"] for m in mine], [record["pid"]] * 2)
+            self.assertEqual([m.get("snapshot", {}).get("maxrss_kb") for m in mine], kb)
+        if "phases" in record:  # the phase after "phase one" holds 30 MB more
+            labels = [p["label"] for p in record["phases"]]
+            at = labels.index("phase one")
+            peaks = [p["peak_tree_rss_mb"] for p in record["phases"]]
+            self.assertGreater(at, 0, labels)  # a phase before the first marker
+            self.assertGreaterEqual(peaks[at] - peaks[at - 1], 28.0, record["phases"])
+
+    @unittest.skipUnless(SHIM and os.path.exists(SHIM), "MEMTRACE_SO not built")
+    def test_mark_through_the_shim(self):
+        # No MEMSUP_MARK in the command's environment: memtrace_mark().
+        record = memsup.measure_command(
+            ["/usr/bin/env", "-u", "MEMSUP_MARK", sys.executable, "-c",
+             "import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
+             "print(memsup.mark('from the shim'))", str(SCRIPTS)], self.out)
+        self.assertEqual((self.out / "stdout.log").read_text().split(), ["True"])
+        if (self.out / "marks").exists():  # the file channel stayed unused
+            self.assertEqual((self.out / "marks").read_text(), "")
+        if not record.get("traced"):
+            self.skipTest("memsup found no shim to inject")
+        processes = json.loads((self.out / "processes.json").read_text())
+        labels = [m["label"] for p in processes if p.get("record")
+                  for m in p["record"].get("markers") or []]
+        self.assertEqual(labels, ["from the shim"])
+
+    def test_mark_without_channel(self):
+        out = run_python("import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
+                         "print(memsup.mark('nowhere'))")
+        self.assertEqual(out.split(), ["False"])
+
+    def test_mark_never_raises_on_io(self):
+        missing = self.tmp / "gone" / "marks"
+        for target in (missing, self.tmp):  # no such file; a directory
+            with self.subTest(target=target):
+                out = run_python("import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
+                                 "print(memsup.mark('x'))", MEMSUP_MARK=str(target))
+                self.assertEqual(out.split(), ["False"])
+        self.assertFalse(missing.exists())
+        self.assertFalse(missing.parent.exists())
+
+    def test_mark_appends_in_process(self):
+        marks = self.tmp / "marks"
+        marks.write_text("earlier\n")
+        os.environ["MEMSUP_MARK"] = str(marks)
+        try:
+            self.assertTrue(memsup.mark("a\tb"))
+            self.assertTrue(memsup.mark("\udcff"))  # not UTF-8: still a line
+        finally:
+            del os.environ["MEMSUP_MARK"]
+        lines = marks.read_bytes().split(b"\n")
+        self.assertEqual(lines[0], b"earlier")
+        self.assertTrue(lines[1].startswith(b"a b\tpid=%d\t" % os.getpid()))
+        self.assertTrue(lines[2].startswith(b"\xff\tpid="))
+        self.assertEqual(lines[3], b"")
+
+    def test_mark_label_must_be_str(self):
+        for label in (b"x", None, 1):
+            with self.subTest(label=label):
+                with self.assertRaises(TypeError):
+                    memsup.mark(label)
+
+
+SNAPSHOTS = """
+import sys, json, dataclasses; sys.path.insert(0, sys.argv[1]); import memsup
+before = memsup.take_snapshot("before")
+held = bytearray(50_000_000)
+during = memsup.take_snapshot("during")
+del held
+after = memsup.take_snapshot("after")
+print(json.dumps([dataclasses.asdict(s) for s in (before, during, after)]))
+"""
+
+
+class TestSnapshot(Tmp):
+    SEED_FIELDS = ["label", "rss_mb", "vm_peak_mb", "maxrss_mb", "maxrss_children_mb",
+                   "tracemalloc_peak_mb", "tracemalloc_current_mb", "elapsed_s"]
+
+    def test_fields_in_process_with_tracemalloc(self):
+        names = [f.name for f in dataclasses.fields(memsup.MemorySnapshot)]
+        self.assertEqual(names[:len(self.SEED_FIELDS)], self.SEED_FIELDS)
+        self.assertIn("vm_hwm_mb", names)
+        self.assertIn("heap_source", names)
+        tracemalloc.start()
+        try:
+            held = bytes(5 * 1024 * 1024)
+            snap = memsup.take_snapshot("in process")
+            del held
+        finally:
+            tracemalloc.stop()
+        self.assertEqual(snap.label, "in process")
+        if snap.heap_source == "tracemalloc":  # the runner is not preloaded
+            self.assertGreaterEqual(snap.tracemalloc_current_mb, 5.0)
+        self.assertGreater(snap.rss_mb, 1.0)
+        self.assertGreaterEqual(snap.vm_hwm_mb, snap.rss_mb)
+        self.assertGreaterEqual(snap.vm_peak_mb, snap.rss_mb)
+        self.assertGreaterEqual(snap.maxrss_mb, 1.0)
+        self.assertEqual(snap.elapsed_s, 0.0)
+
+    def snapshots(self, **extra):
+        return json.loads(run_python(SNAPSHOTS, **extra))
+
+    def test_without_shim(self):
+        before, during, after = self.snapshots()
+        for snap in (before, during, after):
+            self.assertEqual(snap["heap_source"], "tracemalloc")
+            self.assertEqual(snap["tracemalloc_peak_mb"], 0.0)  # not tracing
+        # The bytearray (50e6 B = 47.7 MiB) is resident while held.
+        self.assertGreaterEqual(during["rss_mb"] - before["rss_mb"], 45.0)
+        self.assertGreaterEqual(during["vm_hwm_mb"], during["rss_mb"])
+
+    @unittest.skipUnless(SHIM and os.path.exists(SHIM), "MEMTRACE_SO not built")
+    def test_with_shim(self):
+        records = self.tmp / "records"
+        records.mkdir()
+        before, during, after = self.snapshots(LD_PRELOAD=SHIM, MEMTRACE_DIR=str(records),
+                                               MEMTRACE_QUIET="1")
+        for snap in (before, during, after):
+            self.assertEqual(snap["heap_source"], "shim")
+        grew = during["tracemalloc_current_mb"] - before["tracemalloc_current_mb"]
+        # 50e6 bytes are 47.68 MiB; malloc_usable_size adds under a page.
+        self.assertGreaterEqual(grew, 47.6)
+        self.assertLess(grew, 48.5)
+        self.assertGreaterEqual(during["tracemalloc_peak_mb"], during["tracemalloc_current_mb"])
+        self.assertLess(after["tracemalloc_current_mb"], during["tracemalloc_current_mb"] - 47.0)
+        self.assertGreaterEqual(after["tracemalloc_peak_mb"], during["tracemalloc_current_mb"])
+
+
+class TestFind(unittest.TestCase):
+    def test_build_tree_copy_finds_its_memsup(self):
+        built = os.environ.get("MEMSUP")
+        if not built:
+            self.skipTest("MEMSUP not set (not run by make check)")
+        builddir = Path(built).resolve().parent.parent
+        copy = builddir / "python" / "memsup.py"
+        if not copy.exists():
+            self.skipTest(f"{copy} not built")
+        env = child_env(PATH="/usr/bin:/bin")
+        env.pop("MEMSUP", None)
+        done = subprocess.run(
+            [sys.executable, "-c",
+             "import sys; sys.path.insert(0, sys.argv[1]); import memsup;"
+             "print(memsup._INSTALLED_BINDIR is not None, memsup.find_memsup())",
+             str(copy.parent)], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        installed, found = done.stdout.split()
+        self.assertEqual(installed, "True")  # make wrote $(bindir) in
+        self.assertEqual(Path(found), builddir / "supervisor" / "memsup")
+
+    def test_no_memsup_anywhere_is_a_clear_error(self):
+        env = child_env(PATH="/nonexistent")
+        env.pop("MEMSUP", None)
+        done = subprocess.run(
+            [sys.executable, "-c",
+             "import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
+             "try:\n    print(memsup.find_memsup())\n"
+             "except RuntimeError as e:\n    print('error', e)", str(SCRIPTS)],
+            env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        if done.stdout.startswith("error"):
+            self.assertIn("set MEMSUP", done.stdout)
+        else:  # a source tree configured in place has its own memsup
+            self.assertEqual(Path(done.stdout.strip()), (SRCDIR / "supervisor" / "memsup"))
+
+
+class TapResult(unittest.TestResult):
+    """One TAP test point per test; subtest failures fail their test."""
+
+    def __init__(self):
+        super().__init__()
+        self.number = 0
+        self.problems = []
+        self.skip_reason = None
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.problems, self.skip_reason = [], None
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self.problems.append(self._exc_info_to_string(err, test))
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self.problems.append(self._exc_info_to_string(err, test))
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self.problems.append(f"{subtest}: " + self._exc_info_to_string(err, test))
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self.skip_reason = reason
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        self.number += 1
+        name = test.id().split(".", 1)[-1]
+        if self.problems:
+            print(f"not ok {self.number} - {name}")
+            for text in self.problems:
+                for line in text.rstrip().splitlines():
+                    print(f"# {line}")
+        elif self.skip_reason is not None:
+            print(f"ok {self.number} - {name} # SKIP {self.skip_reason}")
+        else:
+            print(f"ok {self.number} - {name}")
+        sys.stdout.flush()
+
+
+def main():
+    if not sys.platform.startswith("linux") or not os.path.isdir("/proc"):
+        print("1..0 # SKIP needs Linux with /proc")
+        return 0
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    if len(sys.argv) > 1:  # a name filter, for running one test by hand
+        suite = unittest.TestSuite(t for t in _flatten(suite) if sys.argv[1] in t.id())
+    print(f"1..{suite.countTestCases()}")
+    sys.stdout.flush()
+    result = TapResult()
+    suite.run(result)
+    return 0 if result.wasSuccessful() else 1
+
+
+def _flatten(suite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from _flatten(item)
+        else:
+            yield item
+
+
+if __name__ == "__main__":
+    sys.exit(main())
