@@ -1,0 +1,520 @@
+/* test_plot.c: timeline.svg (svg.c) and its loader and subcommand (plot.c).
+ *
+ * Well-formedness is judged by python3's xml.etree (a real XML parser, not
+ * ours); figures are checked against the data the test made or, end to
+ * end, against the resources.json that memsup wrote for a workload of known
+ * size. */
+#include "test_memsup_util.h"
+
+#include "plot.h"
+#include "svg.h"
+
+/* python3 -c SCRIPT ARGS...; its exit status (or 1000+signal). */
+static int py(const char *script, const char *a1, const char *a2)
+{
+	char *argv[] = { "python3", "-c", (char *)script, (char *)a1, (char *)a2, NULL };
+	int st;
+	/* fork+exec: supervisor/spawn.h shadows <spawn.h> on this include path */
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		execvp("python3", argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		cr_assert_eq(errno, EINTR);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
+}
+
+static const char xml_check[] =
+	"import sys,xml.etree.ElementTree as E\n"
+	"r=E.parse(sys.argv[1]).getroot()\n"
+	"assert r.tag=='{http://www.w3.org/2000/svg}svg', r.tag\n";
+
+static char tmpdir[64];
+
+static const char *tmp_path(const char *name)
+{
+	static char p[4][256];
+	static int slot;
+	if (!tmpdir[0]) {
+		snprintf(tmpdir, sizeof tmpdir, "/tmp/plot-test-XXXXXX");
+		cr_assert_not_null(mkdtemp(tmpdir));
+	}
+	char *s = p[slot++ % 4];
+	snprintf(s, 256, "%s/%s", tmpdir, name);
+	return s;
+}
+
+static void save(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, text, len), (ssize_t)len);
+	close(fd);
+}
+
+/* Render d; the caller frees b.p.  Also saved as NAME for the XML check. */
+static char *render(const struct plot_data *d, const char *name, size_t *len)
+{
+	struct svg_buf b = { 0 };
+	cr_assert_eq(svg_render(d, &b), 0);
+	cr_assert_not_null(b.p);
+	save(tmp_path(name), b.p, b.len);
+	if (len)
+		*len = b.len;
+	return b.p;
+}
+
+static int xml_ok(const char *name)
+{
+	return py(xml_check, tmp_path(name), NULL) == 0;
+}
+
+/* A small run: 2 s, RSS up to 123.4 MB at 1.5 s, heap with a gap. */
+static struct plot_point small_rss[200], small_heap[200];
+static struct plot_proc small_procs[9];
+static struct plot_marker small_marks[2] = { { 0.5, "load" }, { 1.2, "compute" } };
+static double small_starts[] = { 0.01, 0.3, 0.6 }, small_exits[] = { 1.9 };
+
+static struct plot_data small_data(void)
+{
+	for (int i = 0; i < 200; i++) {
+		double t = 0.01 * (i + 1);
+		small_rss[i] = (struct plot_point){ t, 10e6 + 50e6 * t };
+		small_heap[i] = (struct plot_point){ t, i >= 80 && i < 90 ? -1 : 5e6 + 20e6 * t };
+	}
+	small_rss[149].v = 123.4e6; /* t = 1.5 */
+	for (int i = 0; i < 9; i++)
+		small_procs[i] = (struct plot_proc){ "pid 1 worker", 0.1 * i, 1.0 + 0.1 * i,
+						     (i + 1) * 1e6, 0.5 + 0.1 * i };
+	return (struct plot_data){
+		.title = "memsup: worker --fast",
+		.rss = small_rss, .n_rss = 200, .heap = small_heap, .n_heap = 200,
+		.procs = small_procs, .n_procs = 9,
+		.markers = small_marks, .n_markers = 2,
+		.starts = small_starts, .n_starts = 3, .exits = small_exits, .n_exits = 1,
+		.have_peak = 1, .peak_t = 1.5, .peak_bytes = 123.4e6, .t_end = 2.0,
+	};
+}
+
+Test(plot, well_formed_and_deterministic)
+{
+	struct plot_data d = small_data();
+	size_t n1, n2;
+	char *a = render(&d, "a.svg", &n1), *b = render(&d, "b.svg", &n2);
+	cr_assert(xml_ok("a.svg"), "not well-formed XML: %s", tmp_path("a.svg"));
+	cr_assert_eq(n1, n2);
+	cr_assert_eq(memcmp(a, b, n1), 0, "the same data drew different bytes");
+	/* default size; everything the issue lists is there */
+	cr_expect_not_null(strstr(a, "width=\"960\" height=\"540\""));
+	cr_expect_not_null(strstr(a, "class=\"rss\""));
+	cr_expect_not_null(strstr(a, "class=\"heap\""));
+	cr_expect_not_null(strstr(a, "class=\"marker\""));
+	cr_expect_not_null(strstr(a, ">compute</text>"));
+	cr_expect_not_null(strstr(a, "class=\"starts\""));
+	cr_expect_not_null(strstr(a, "class=\"exits\""));
+	/* 9 processes: the top 5 by peak, then "4 other processes" */
+	cr_expect_not_null(strstr(a, "peak 9.00 MB"), "largest process not in a lane");
+	cr_expect_not_null(strstr(a, "4 other processes, largest 4.00 MB"));
+	cr_expect_null(strstr(a, "peak 4.00 MB"), "the 6th process has a lane of its own");
+	/* the heap gap splits its line in two segments */
+	const char *h = strstr(a, "class=\"heap\"");
+	const char *he = strchr(strstr(h, " d=\""), '>');
+	int moves = 0;
+	for (const char *p = strstr(h, " d=\"") + 4; p < he; p++)
+		moves += *p == 'M';
+	cr_expect_eq(moves, 2, "heap segments: %d", moves);
+	free(a);
+	free(b);
+}
+
+Test(plot, peak_label_shows_value_and_time)
+{
+	struct plot_data d = small_data();
+	char *s = render(&d, "peak.svg", NULL);
+	cr_expect_not_null(strstr(s, ">peak 123 MB at 1.50 s</text>"), "%s", strstr(s, "class=\"peak\""));
+	free(s);
+	d.peak_bytes = 2.5e9;
+	d.peak_t = 0.25;
+	d.t_end = 0.5;
+	s = render(&d, "peak2.svg", NULL);
+	cr_expect_not_null(strstr(s, ">peak 2.50 GB at 0.250 s</text>"), "%s", strstr(s, "class=\"peak\""));
+	cr_expect_not_null(strstr(s, "memory (GB)"));
+	free(s);
+	d.have_peak = 0;
+	s = render(&d, "nopeak.svg", NULL);
+	cr_expect_null(strstr(s, "class=\"peak\""));
+	free(s);
+}
+
+Test(plot, budget_line_iff_budget)
+{
+	struct plot_data d = small_data();
+	char *s = render(&d, "nob.svg", NULL);
+	cr_expect_null(strstr(s, "class=\"budget\""));
+	cr_expect_null(strstr(s, "budget"));
+	free(s);
+	d.budget_bytes = 200e6;
+	s = render(&d, "b200.svg", NULL);
+	cr_assert(xml_ok("b200.svg"));
+	const char *g = strstr(s, "<g class=\"budget\"><path");
+	cr_expect_not_null(g, "no budget line");
+	cr_expect_not_null(strstr(s, ">budget 200 MB</text>"));
+	/* the axis reaches the budget: a 250 MB tick exists (step 50 MB) */
+	cr_expect_not_null(strstr(s, ">250</text>"));
+	free(s);
+	/* far above the data: said, not drawn to scale */
+	d.budget_bytes = 8192e6;
+	s = render(&d, "b8g.svg", NULL);
+	cr_expect_not_null(strstr(s, ">budget 8.19 GB (far above: not to scale)</text>"));
+	cr_expect_null(strstr(s, "<g class=\"budget\"><path"));
+	cr_expect_not_null(strstr(s, "memory (MB)"), "an 8 GB budget squashed a 123 MB plot");
+	free(s);
+}
+
+Test(plot, hostile_text_is_escaped)
+{
+	static const char bad[] = "a&b<c>d\"e'f]]>\x01\x1b[31m\t\xff\xc0\xaf\xed\xa0\x80\xef\xbf\xbe"
+				  "\xe2\x82\xac ok \xf4\x90\x80\x80<!--x-->";
+	struct plot_data d = small_data();
+	struct plot_proc p[1] = { { bad, 0, 1, 1e6, 0.5 } };
+	struct plot_marker m[1] = { { 1.0, bad } };
+	d.title = bad;
+	d.procs = p;
+	d.n_procs = 1;
+	d.markers = m;
+	d.n_markers = 1;
+	char *s = render(&d, "hostile.svg", NULL);
+	cr_assert(xml_ok("hostile.svg"), "hostile text broke the XML: %s", tmp_path("hostile.svg"));
+	cr_expect_not_null(strstr(s, "a&amp;b&lt;c&gt;d&quot;e&apos;f]]&gt;"));
+	cr_expect_null(strstr(s, "<!--x"));
+	cr_expect_null(strchr(s, '\x01'));
+	cr_expect_null(strchr(s, '\x1b'));
+	cr_expect_null(strstr(s, "\xff"));
+	cr_expect_null(strstr(s, "\xed\xa0"), "a surrogate went through");
+	cr_expect_null(strstr(s, "\xef\xbf\xbe"), "U+FFFE went through");
+	cr_expect_not_null(strstr(s, "\xe2\x82\xac ok "), "valid UTF-8 (the euro sign) was lost");
+	/* python reads the title back: every bad byte is one U+FFFD */
+	static const char title_check[] =
+		"import sys,xml.etree.ElementTree as E\n"
+		"t=E.parse(sys.argv[1]).getroot().find('{http://www.w3.org/2000/svg}title').text\n"
+		"want='a&b<c>d\"e\\'f]]>\\ufffd\\ufffd[31m \\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
+		"\\ufffd\\ufffd\\ufffd\\u20ac ok \\ufffd\\ufffd\\ufffd\\ufffd<!--x-->'\n"
+		"assert t==want, (t, want)\n";
+	cr_expect_eq(py(title_check, tmp_path("hostile.svg"), NULL), 0);
+	free(s);
+}
+
+/* An hour at 100 samples/s, with one 5 GB spike among 1-2 GB: a small
+ * file, and the spike still reaches the peak dot. */
+Test(plot, hour_at_100hz_is_small_and_keeps_spikes, .timeout = 60)
+{
+	size_t n = 360000;
+	struct plot_point *rss = malloc(n * sizeof *rss), *heap = malloc(n * sizeof *heap);
+	cr_assert(rss && heap);
+	unsigned x = 12345;
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		double t = (double)(i + 1) / 100;
+		rss[i] = (struct plot_point){ t, 1e9 + (double)(x >> 8 & 0xffff) / 65535.0 * 1e9 };
+		heap[i] = (struct plot_point){ t, rss[i].v / 2 };
+	}
+	rss[200000].v = 5e9;
+	struct plot_data d = {
+		.title = "hour", .rss = rss, .n_rss = n, .heap = heap, .n_heap = n,
+		.have_peak = 1, .peak_t = rss[200000].t, .peak_bytes = 5e9, .t_end = 3600,
+	};
+	size_t len;
+	char *s = render(&d, "hour.svg", &len);
+	cr_assert(xml_ok("hour.svg"));
+	cr_expect_lt(len, 100000, "an hour at 100 Hz took %zu bytes", len);
+	cr_expect_not_null(strstr(s, "time since start (min)"));
+	cr_expect_not_null(strstr(s, "memory (GB)"));
+	/* the topmost point of the RSS line is the peak dot's height */
+	static const char spike_check[] =
+		"import sys,re,xml.etree.ElementTree as E\n"
+		"r=E.parse(sys.argv[1]).getroot(); ns='{http://www.w3.org/2000/svg}'\n"
+		"line=[p for p in r.iter(ns+'path') if p.get('class')=='rss'][0]\n"
+		"ys=[float(y) for y in re.findall(r',([0-9.]+)',line.get('d'))]\n"
+		"dot=[g for g in r.iter(ns+'g') if g.get('class')=='peak'][0].find(ns+'circle')\n"
+		"assert abs(min(ys)-float(dot.get('cy')))<0.11, (min(ys), dot.get('cy'))\n";
+	cr_expect_eq(py(spike_check, tmp_path("hour.svg"), NULL), 0, "the spike did not survive");
+	free(s);
+	free(rss);
+	free(heap);
+}
+
+static int is_125(double step, double scale)
+{
+	double m = step / scale;
+	while (m >= 10)
+		m /= 10;
+	while (m < 1)
+		m *= 10;
+	return (m > 0.999 && m < 1.001) || (m > 1.999 && m < 2.001) || (m > 4.999 && m < 5.001);
+}
+
+Test(plot, axes_pick_sane_units)
+{
+	struct svg_axis a;
+	svg_axis_time(0.010, 6, &a);
+	cr_expect_str_eq(a.unit, "ms");
+	cr_expect(is_125(a.step, 1), "time step %g", a.step);
+	cr_expect_leq(a.step, 0.005);
+	svg_axis_time(45, 6, &a);
+	cr_expect_str_eq(a.unit, "s");
+	svg_axis_time(3600, 8, &a);
+	cr_expect_str_eq(a.unit, "min");
+	cr_expect(is_125(a.step, 60), "minute step %g s", a.step);
+	svg_axis_time(5 * 3600, 8, &a);
+	cr_expect_str_eq(a.unit, "h");
+	svg_axis_bytes(1e6, 6, &a);
+	cr_expect_str_eq(a.unit, "MB");
+	cr_expect_geq(a.max, 1e6);
+	svg_axis_bytes(100e9, 6, &a);
+	cr_expect_str_eq(a.unit, "GB");
+	cr_expect_geq(a.max, 100e9);
+	cr_expect_leq(a.max, 130e9);
+	cr_expect(is_125(a.step, 1), "byte step %g", a.step);
+	svg_axis_bytes(730e3, 6, &a);
+	cr_expect_str_eq(a.unit, "kB");
+	char buf[64];
+	svg_format_value(&a, 123456, buf, sizeof buf);
+	cr_expect_str_eq(buf, "123 kB");
+
+	/* and in the picture: a 10 ms run of 1 MB, a 3-hour run of 100 GB */
+	struct plot_point p1[] = { { 0.001, 0.5e6 }, { 0.005, 1e6 }, { 0.010, 0.8e6 } };
+	struct plot_data d = { .rss = p1, .n_rss = 3, .have_peak = 1, .peak_t = 0.005,
+			       .peak_bytes = 1e6 };
+	char *s = render(&d, "10ms.svg", NULL);
+	cr_expect_not_null(strstr(s, "time since start (ms)"));
+	cr_expect_not_null(strstr(s, ">peak 1.00 MB at 5.00 ms</text>"));
+	free(s);
+	struct plot_point p2[] = { { 1, 1e9 }, { 5000, 100e9 }, { 10800, 50e9 } };
+	d = (struct plot_data){ .rss = p2, .n_rss = 3, .have_peak = 1, .peak_t = 5000,
+				.peak_bytes = 100e9 };
+	s = render(&d, "100g.svg", NULL);
+	cr_expect_not_null(strstr(s, "time since start (h)"));
+	cr_expect_not_null(strstr(s, "memory (GB)"));
+	cr_expect_not_null(strstr(s, ">peak 100 GB at 1.39 h</text>"));
+	free(s);
+}
+
+Test(plot, size_is_bounded)
+{
+	struct plot_data d = small_data();
+	d.width = 1;
+	d.height = 100000;
+	char *s = render(&d, "tiny.svg", NULL);
+	cr_expect_not_null(strstr(s, "width=\"320\" height=\"8192\""));
+	cr_assert(xml_ok("tiny.svg"));
+	free(s);
+	/* nothing at all still draws */
+	struct plot_data empty = { 0 };
+	s = render(&empty, "empty.svg", NULL);
+	cr_assert(xml_ok("empty.svg"));
+	free(s);
+}
+
+/* ---- plot.c: loading a directory ---- */
+
+static int dir_with(const char *name, const char *files[][2])
+{
+	const char *dir = tmp_path(name);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	for (int i = 0; files[i][0]; i++) {
+		char p[512];
+		snprintf(p, sizeof p, "%s/%s", dir, files[i][0]);
+		save(p, files[i][1], strlen(files[i][1]));
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0);
+	return fd;
+}
+
+Test(plot, partial_directory_degrades)
+{
+	/* killed mid-way: no processes.json, no timeline.jsonl, a torn last line */
+	const char *files[][2] = {
+		{ "rss.jsonl", "[0.01, 1000000]\n[0.5, 42000000]\n[1.0, 2000000]\n[9.0, 99" },
+		{ "resources.json", "{\"command\": [\"/usr/bin/make\", \"-j2\"], \"rss_budget_mb\": null,"
+				    " \"peak_tree_rss_mb\": 42.0, \"peak_tree_rss_at_s\": 0.5,"
+				    " \"wall_s\": 1.0, \"reason\": \"running\"}" },
+		{ NULL, NULL },
+	};
+	int fd = dir_with("partial", files);
+	struct plot_set s;
+	char err[256] = "";
+	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(s.d.n_rss, 3, "the torn line was read");
+	cr_expect_eq(s.d.n_heap, 0);
+	cr_expect_str_eq(s.d.title, "memsup: make -j2");
+	cr_expect(s.d.have_peak && s.d.peak_bytes == 42e6 && s.d.peak_t == 0.5);
+	cr_expect_eq(s.d.budget_bytes, 0);
+	plot_set_free(&s);
+	cr_assert_eq(plot_write_dir(fd, "partial", 0, 0, err, sizeof err), 0, "%s", err);
+	cr_assert(xml_ok("partial/timeline.svg"));
+	cr_expect(!path_exists(tmp_path("partial/timeline.svg.tmp")));
+	close(fd);
+
+	/* a torn resources.json: the samples are still drawn */
+	const char *torn[][2] = {
+		{ "resources.json", "{\"command\": [\"x\"], \"peak_tr" },
+		{ "timeline.jsonl", "{\"t\": 0.1, \"rss\": 5000000, \"heap\": null}\n"
+				    "{\"t\": 0.2, \"rss\": 6000000, \"heap\": 1000}\n" },
+		{ NULL, NULL },
+	};
+	fd = dir_with("torn", torn);
+	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(s.d.n_rss, 2, "RSS from timeline.jsonl when rss.jsonl is missing");
+	cr_expect_eq(s.d.n_heap, 2);
+	cr_expect_lt(s.d.heap[0].v, 0, "a null heap is not zero");
+	cr_expect_eq(s.d.heap[1].v, 1000);
+	cr_expect_eq(s.d.have_peak, 0);
+	plot_set_free(&s);
+	close(fd);
+
+	/* nothing there: an error, nothing written */
+	const char *none[][2] = { { "stdout.log", "hello\n" }, { NULL, NULL } };
+	fd = dir_with("none", none);
+	cr_expect_eq(plot_write_dir(fd, "none", 0, 0, err, sizeof err), -ENOENT);
+	cr_expect_not_null(strstr(err, "none: no evidence"), "%s", err);
+	cr_expect(!path_exists(tmp_path("none/timeline.svg")));
+	close(fd);
+}
+
+Test(plot, markers_from_phases_and_processes)
+{
+	const char *files[][2] = {
+		{ "resources.json",
+		  "{\"command\": [\"job\"], \"rss_budget_mb\": 100, \"wall_s\": 3,"
+		  " \"markers\": [], \"phases\": [{\"label\": \"(start)\", \"start_s\": 0, \"end_s\": 1},"
+		  " {\"label\": \"train\", \"start_s\": 1, \"end_s\": 3}]}" },
+		{ "processes.json",
+		  "[{\"pid\": 7, \"argv\": [\"/bin/job\", \"--x\"], \"first_seen_s\": 0.1,"
+		  " \"last_seen_s\": 2.9, \"polled_peak_rss\": 50000000, \"polled_peak_at_s\": 2,"
+		  " \"exit_code\": 0, \"record\": null},"
+		  " {\"pid\": 8, \"argv\": [], \"first_seen_s\": null, \"last_seen_s\": null,"
+		  " \"polled_peak_rss\": null, \"exit_code\": null,"
+		  " \"record\": {\"start_s\": 1.5, \"end_s\": 1.6}}]" },
+		{ NULL, NULL },
+	};
+	int fd = dir_with("phases", files);
+	struct plot_set s;
+	char err[256];
+	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.d.n_markers, 2);
+	cr_expect_str_eq(s.d.markers[1].label, "train");
+	cr_expect_eq(s.d.markers[1].t, 1);
+	cr_expect_eq(s.d.budget_bytes, 100e6);
+	cr_expect_eq(s.d.n_procs, 1, "a never-sampled process got a lane");
+	cr_expect_str_eq(s.d.procs[0].label, "pid 7 job --x");
+	cr_expect_eq(s.d.n_starts, 2);
+	cr_expect_eq(s.d.n_exits, 2);
+	plot_set_free(&s);
+	close(fd);
+}
+
+/* ---- memsup plot ---- */
+
+static int run_main(const char *const *args, char *out, size_t cap)
+{
+	char *argv[16];
+	int argc = 0;
+	argv[argc++] = "plot";
+	for (int i = 0; args[i]; i++)
+		argv[argc++] = (char *)args[i];
+	argv[argc] = NULL;
+	fflush(NULL);
+	int saved = dup(2), saved1 = dup(1);
+	int fd = open(tmp_path("main.err"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fo = open(tmp_path("main.out"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 2);
+	dup2(fo, 1);
+	int rc = plot_main(argc, argv);
+	fflush(NULL);
+	dup2(saved, 2);
+	dup2(saved1, 1);
+	close(fd);
+	close(fo);
+	close(saved);
+	close(saved1);
+	slurp(tmp_path("main.err"), out, cap);
+	return rc;
+}
+
+Test(plot, main_rejects_bad_values)
+{
+	const char *files[][2] = { { "rss.jsonl", "[0.1, 1000000]\n[0.2, 3000000]\n" }, { NULL, NULL } };
+	close(dir_with("cli", files));
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s", tmp_path("cli"));
+	char err[4096];
+	const char *a1[] = { dir, "--width", "wide", NULL };
+	cr_expect_eq(run_main(a1, err, sizeof err), 125);
+	cr_expect_not_null(strstr(err, "--width: 'wide'"), "%s", err);
+	const char *a2[] = { dir, "--height=99999", NULL };
+	cr_expect_eq(run_main(a2, err, sizeof err), 125);
+	cr_expect_not_null(strstr(err, "--height: '99999'"), "%s", err);
+	const char *a3[] = { dir, "--width", NULL };
+	cr_expect_eq(run_main(a3, err, sizeof err), 125);
+	cr_expect_not_null(strstr(err, "--width needs a value"), "%s", err);
+	const char *a4[] = { dir, "--colour", "red", NULL };
+	cr_expect_eq(run_main(a4, err, sizeof err), 125);
+	cr_expect_not_null(strstr(err, "'--colour'"), "%s", err);
+	const char *a5[] = { NULL };
+	cr_expect_eq(run_main(a5, err, sizeof err), 125);
+	const char *a6[] = { dir, dir, NULL };
+	cr_expect_eq(run_main(a6, err, sizeof err), 125);
+	const char *a7[] = { "/nonexistent/ev", NULL };
+	cr_expect_eq(run_main(a7, err, sizeof err), 125);
+	cr_expect_not_null(strstr(err, "/nonexistent/ev"), "%s", err);
+	cr_expect(!path_exists(tmp_path("cli/timeline.svg")), "an error wrote a picture");
+
+	/* and the good cases */
+	const char *g1[] = { "--width", "1200", dir, NULL };
+	cr_expect_eq(run_main(g1, err, sizeof err), 0, "%s", err);
+	cr_assert(xml_ok("cli/timeline.svg"));
+	char svg[65536];
+	slurp(tmp_path("cli/timeline.svg"), svg, sizeof svg);
+	cr_expect_not_null(strstr(svg, "width=\"1200\" height=\"540\""));
+	const char *g2[] = { dir, "-o", "-", "--height", "300", NULL };
+	cr_expect_eq(run_main(g2, err, sizeof err), 0, "%s", err);
+	cr_assert(xml_ok("main.out"), "-o - did not write an SVG to stdout");
+	slurp(tmp_path("main.out"), svg, sizeof svg);
+	cr_expect_not_null(strstr(svg, "width=\"960\" height=\"300\""));
+	const char *g3[] = { "-h", NULL };
+	cr_expect_eq(run_main(g3, err, sizeof err), 0);
+}
+
+/* End to end: memsup holds 60 MB (steady), then plot_write_dir on its
+ * directory draws the peak memsup recorded, and it is about 60 MB. */
+Test(plot, end_to_end_peak_of_a_real_run, .timeout = 60)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("steady"), "60", "600", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	double rec_peak = rec_num(&r, "peak_tree_rss_mb");
+	char err[512];
+	cr_assert_eq(plot_write_dir(-1, r.dir, 0, 0, err, sizeof err), 0, "%s", err);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/timeline.svg", r.dir);
+	cr_assert_eq(py(xml_check, path, NULL), 0, "%s is not well-formed", path);
+	static char svg[1 << 20];
+	slurp(path, svg, sizeof svg);
+	const char *p = strstr(svg, ">peak ");
+	cr_assert_not_null(p, "no peak label");
+	double mb;
+	char unit[8];
+	cr_assert_eq(sscanf(p, ">peak %lf %7s", &mb, unit), 2);
+	cr_expect_str_eq(unit, "MB");
+	cr_expect_leq(mb - rec_peak, 0.051, "label %.1f MB, record %.3f MB", mb, rec_peak);
+	cr_expect_geq(mb - rec_peak, -0.051, "label %.1f MB, record %.3f MB", mb, rec_peak);
+	cr_expect_geq(mb, 60.0, "peak %.1f MB below the 60 MB held", mb);
+	cr_expect_leq(mb, 70.0, "peak %.1f MB far above the 60 MB held", mb);
+	cr_expect_not_null(strstr(svg, "memsup: steady 60 600"), "title from the command");
+	cr_expect_not_null(strstr(svg, "class=\"lanes\""), "no process lane");
+}
