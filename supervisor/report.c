@@ -1,0 +1,975 @@
+/* report.c: `memsup report DIR...` -- one row per evidence directory:
+ * meta, command, exit, reason, wall, peak tree RSS, peak heap, the largest
+ * process and the number of blind-spot findings, as an aligned table for
+ * people or as CSV (RFC 4180) / JSON (preload/jsonw) for programs.
+ *
+ * Every directory becomes a row, whatever state it is in: a broken or
+ * half-written one says why in its status column and the other rows go on.
+ * Only the table shortens anything (long commands, with "..."); CSV and JSON
+ * carry every byte.  Options are all parsed before anything is printed, so a
+ * bad option leaves stdout empty. */
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsonr.h"
+#include "jsonw.h"
+
+/* Evidence files larger than this are refused (a broken row), so that a
+ * stray huge file cannot exhaust memory.  A fork bomb's processes.json with
+ * tens of thousands of processes is still far below it. */
+#define REPORT_MAX_FILE_BYTES (256u << 20)
+/* The table's COMMAND column is at most this wide (display characters). */
+#define REPORT_COMMAND_WIDTH 40
+
+enum report_state { REPORT_OK, REPORT_RUNNING, REPORT_BROKEN };
+
+struct report_row {
+	size_t index;                   /* position on the command line */
+	const char *dir;
+	enum report_state state;
+	char why[320];                  /* REPORT_BROKEN: what is wrong */
+	struct jsonr_value *res;        /* resources.json (owned) */
+	struct jsonr_value *procs;      /* processes.json (owned) */
+	const struct jsonr_value *meta; /* an object, or NULL */
+	const struct jsonr_value *command; /* an array, or NULL */
+	int has_exit;
+	long long exit_status;
+	const char *reason;             /* NULL: null or absent */
+	double wall_s, peak_mb, heap_mb; /* NAN: absent or null */
+	const char *largest_name;       /* NULL: no largest process */
+	size_t largest_name_len;
+	long long largest_pid;
+	double largest_mb;
+	long long blind_spots;          /* -1: absent */
+};
+
+enum report_format { REPORT_TABLE, REPORT_CSV, REPORT_JSON };
+
+enum report_key { KEY_NONE, KEY_DIR, KEY_PEAK, KEY_HEAP, KEY_WALL, KEY_EXIT, KEY_REASON, KEY_META };
+
+struct report_opts {
+	enum report_format format;
+	enum report_key key;
+	const char *meta_key;  /* KEY_META: the NAME of meta:NAME */
+	int reverse;
+};
+
+static void report_usage(FILE *f)
+{
+	fputs("Usage: memsup report [OPTIONS] DIR...\n"
+	      "One row per memsup evidence directory: meta, command, exit status, reason,\n"
+	      "wall time, peak tree RSS, peak heap, the largest process (by VmHWM) and the\n"
+	      "number of blind-spot findings, with a status: ok, running or broken: WHY.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --csv          CSV (RFC 4180), one column per meta key (meta:KEY)\n"
+	      "      --json         a JSON array of objects\n"
+	      "      --sort KEY     order the rows by KEY: dir, reason or meta:NAME\n"
+	      "                     (ascending), peak, heap, wall or exit (descending);\n"
+	      "                     rows without the value come last; default: the\n"
+	      "                     order of the DIR arguments\n"
+	      "      --reverse      reverse the order that --sort gives\n"
+	      "  -h, --help         show this help and exit\n"
+	      "\n"
+	      "Exit status: 0 every row ok or running; 1 some row broken; 125 bad usage.\n"
+	      "See memsup-report(1).\n",
+	      f);
+}
+
+static int report_bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A usage error: one line naming the bad value, on stderr; returns 125. */
+static int report_bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memsup report: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'memsup report --help'.\n", stderr);
+	return 125;
+}
+
+static int report_parse_sort(struct report_opts *o, const char *key)
+{
+	static const struct {
+		const char *name;
+		enum report_key key;
+	} keys[] = {
+		{ "dir", KEY_DIR },   { "peak", KEY_PEAK }, { "heap", KEY_HEAP },
+		{ "wall", KEY_WALL }, { "exit", KEY_EXIT }, { "reason", KEY_REASON },
+	};
+
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(key, keys[i].name) == 0) {
+			o->key = keys[i].key;
+			return 0;
+		}
+	if (strncmp(key, "meta:", 5) == 0 && key[5]) {
+		o->key = KEY_META;
+		o->meta_key = key + 5;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* ---- reading one directory ---- */
+
+static void row_broken(struct report_row *r, const char *why)
+{
+	/* The first problem found is the one reported. */
+	if (r->state == REPORT_BROKEN)
+		return;
+	r->state = REPORT_BROKEN;
+	snprintf(r->why, sizeof r->why, "%s", why);
+}
+
+static double num_or_nan(const struct jsonr_value *obj, const char *key)
+{
+	return jsonr_num(jsonr_get(obj, key), NAN);
+}
+
+/* The process with the largest VmHWM (vm_hwm_kb: the kernel's high-water
+ * mark, which no sampling interval can miss); one without a VmHWM counts
+ * with its polled peak (polled_peak_rss).  On a tie the first listed wins. */
+static void row_largest(struct report_row *r)
+{
+	double best = -1;
+
+	for (size_t i = 0; i < r->procs->n; i++) {
+		const struct jsonr_value *p = &r->procs->items[i];
+		double bytes = jsonr_num(jsonr_get(p, "vm_hwm_kb"), -1);
+		if (bytes >= 0)
+			bytes *= 1024;
+		else
+			bytes = jsonr_num(jsonr_get(p, "polled_peak_rss"), -1);
+		if (bytes <= best)
+			continue;
+		best = bytes;
+		const struct jsonr_value *name = jsonr_at(jsonr_get(p, "argv"), 0);
+		if (!name || name->type != JSONR_STRING || !name->len)
+			name = jsonr_get(p, "exe");
+		if (name && name->type == JSONR_STRING) {
+			/* basename, by bytes: the name may hold any byte but '/'. */
+			const char *s = name->string, *slash = memrchr(s, '/', name->len);
+			r->largest_name = slash ? slash + 1 : s;
+			r->largest_name_len = name->len - (size_t)(r->largest_name - s);
+		} else {
+			r->largest_name = "?";
+			r->largest_name_len = 1;
+		}
+		r->largest_pid = (long long)jsonr_num(jsonr_get(p, "pid"), -1);
+		r->largest_mb = bytes / 1e6;
+	}
+}
+
+static void row_read(struct report_row *r)
+{
+	char err[300];
+
+	r->wall_s = r->peak_mb = r->heap_mb = r->largest_mb = NAN;
+	r->blind_spots = -1;
+	int dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		if (errno == ENOENT)
+			row_broken(r, "no such directory");
+		else if (errno == ENOTDIR)
+			row_broken(r, "not a directory");
+		else
+			row_broken(r, strerror(errno));
+		return;
+	}
+	if (jsonr_read_file(dirfd, "resources.json", REPORT_MAX_FILE_BYTES, &r->res, err, sizeof err) < 0) {
+		row_broken(r, err);
+		goto out;
+	}
+	if (r->res->type != JSONR_OBJECT) {
+		row_broken(r, "resources.json: not a JSON object");
+		goto out;
+	}
+	const struct jsonr_value *v;
+	if ((v = jsonr_get(r->res, "meta")) && v->type == JSONR_OBJECT)
+		r->meta = v;
+	if ((v = jsonr_get(r->res, "command")) && v->type == JSONR_ARRAY)
+		r->command = v;
+	if ((v = jsonr_get(r->res, "exit_status")) && v->type == JSONR_NUMBER) {
+		r->has_exit = 1;
+		r->exit_status = (long long)v->number;
+	}
+	r->reason = jsonr_str(jsonr_get(r->res, "reason"), NULL);
+	r->wall_s = num_or_nan(r->res, "wall_s");
+	r->peak_mb = num_or_nan(r->res, "peak_tree_rss_mb");
+	r->heap_mb = num_or_nan(r->res, "peak_heap_mb");
+	if ((v = jsonr_get(r->res, "blind_spots")) && v->type == JSONR_ARRAY)
+		r->blind_spots = (long long)v->n;
+
+	/* memsup writes resources.json with reason "running" at the start and
+	 * rewrites it as it goes; processes.json only comes at the end.  A
+	 * record still "running" is a run in progress, or one whose memsup was
+	 * killed: not broken, and without processes.json. */
+	if (r->reason && strcmp(r->reason, "running") == 0) {
+		r->state = REPORT_RUNNING;
+		goto out;
+	}
+	if (!r->command)
+		row_broken(r, "resources.json: no \"command\" array");
+	else if (isnan(r->wall_s))
+		row_broken(r, "resources.json: no numeric \"wall_s\"");
+	else if (isnan(r->peak_mb))
+		row_broken(r, "resources.json: no numeric \"peak_tree_rss_mb\"");
+	if (jsonr_read_file(dirfd, "processes.json", REPORT_MAX_FILE_BYTES, &r->procs, err, sizeof err) < 0) {
+		row_broken(r, err);
+		goto out;
+	}
+	if (r->procs->type != JSONR_ARRAY) {
+		row_broken(r, "processes.json: not a JSON array");
+		goto out;
+	}
+	row_largest(r);
+out:
+	close(dirfd);
+}
+
+/* ---- text of the cells ---- */
+
+/* The shortest text that reads back as exactly v ("131.145728", not
+ * "131.14572799999999"), as Python's repr does. */
+static void fmt_num(char *buf, size_t len, double v)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+/* A meta value as text: strings as they are, numbers and booleans as JSON
+ * writes them, anything else empty.  *len is set. */
+static const char *meta_text(const struct jsonr_value *v, char buf[40], size_t *len)
+{
+	const char *s = "";
+
+	if (v && v->type == JSONR_STRING) {
+		*len = v->len;
+		return v->string;
+	}
+	if (v && v->type == JSONR_NUMBER) {
+		fmt_num(buf, 40, v->number);
+		s = buf;
+	} else if (v && v->type == JSONR_BOOL) {
+		s = v->boolean ? "true" : "false";
+	}
+	*len = strlen(s);
+	return s;
+}
+
+/* A growable string for building cells. */
+struct report_str {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+
+static void str_put(struct report_str *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->cap - b->len < n + 1) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (cap - b->len < n + 1)
+			cap *= 2;
+		char *ns = realloc(b->s, cap);
+		if (!ns) {
+			b->oom = 1;
+			return;
+		}
+		b->s = ns;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void str_puts(struct report_str *b, const char *s)
+{
+	str_put(b, s, strlen(s));
+}
+
+static char *str_take(struct report_str *b)
+{
+	if (b->oom) {
+		free(b->s);
+		return NULL;
+	}
+	if (!b->s)
+		str_put(b, "", 0);
+	return b->s;
+}
+
+/* One argument, quoted for a POSIX shell only when it needs it. */
+static void shell_quote(struct report_str *b, const char *s, size_t n)
+{
+	int plain = n > 0;
+
+	for (size_t i = 0; i < n && plain; i++) {
+		unsigned char c = (unsigned char)s[i];
+		plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			strchr("@%+=:,./_-", c) != NULL;
+		if (c == '\0')
+			plain = 0;
+	}
+	if (plain) {
+		str_put(b, s, n);
+		return;
+	}
+	str_put(b, "'", 1);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\'')
+			str_put(b, "'\\''", 4);
+		else
+			str_put(b, s + i, 1);
+	}
+	str_put(b, "'", 1);
+}
+
+static char *row_command_text(const struct report_row *r)
+{
+	struct report_str b = { 0 };
+
+	if (r->command)
+		for (size_t i = 0; i < r->command->n; i++) {
+			const struct jsonr_value *a = &r->command->items[i];
+			if (i)
+				str_put(&b, " ", 1);
+			if (a->type == JSONR_STRING)
+				shell_quote(&b, a->string, a->len);
+		}
+	return str_take(&b);
+}
+
+static char *row_status_text(const struct report_row *r)
+{
+	struct report_str b = { 0 };
+
+	if (r->state == REPORT_OK) {
+		str_puts(&b, "ok");
+	} else if (r->state == REPORT_RUNNING) {
+		str_puts(&b, "running");
+	} else {
+		str_puts(&b, "broken: ");
+		str_puts(&b, r->why);
+	}
+	return str_take(&b);
+}
+
+/* ---- sorting ---- */
+
+static int meta_number(const char *s, size_t len, double *out)
+{
+	char *end;
+
+	if (!len || memchr(s, '\0', len))
+		return 0;
+	errno = 0;
+	*out = strtod(s, &end);
+	return end == s + len && !errno && isfinite(*out);
+}
+
+/* <0, 0, >0 in the key's natural direction, before --reverse; *missing gets
+ * a bit per row that lacks the value (1: a, 2: b). */
+static int row_compare_key(const struct report_row *a, const struct report_row *b,
+			   const struct report_opts *o, int *missing)
+{
+	double x = NAN, y = NAN;
+
+	*missing = 0;
+	switch (o->key) {
+	case KEY_NONE:
+		return 0;
+	case KEY_DIR:
+		return strcmp(a->dir, b->dir);
+	case KEY_REASON:
+		*missing = (a->reason ? 0 : 1) | (b->reason ? 0 : 2);
+		return *missing ? 0 : strcmp(a->reason, b->reason);
+	case KEY_META: {
+		const struct jsonr_value *va = jsonr_get(a->meta, o->meta_key);
+		const struct jsonr_value *vb = jsonr_get(b->meta, o->meta_key);
+		*missing = (va ? 0 : 1) | (vb ? 0 : 2);
+		if (*missing)
+			return 0;
+		char ba[40], bb[40];
+		size_t la, lb;
+		const char *sa = meta_text(va, ba, &la), *sb = meta_text(vb, bb, &lb);
+		double na, nb;
+		/* Numbers as numbers ("2" before "10"), otherwise bytewise. */
+		if (meta_number(sa, la, &na) && meta_number(sb, lb, &nb))
+			return (na > nb) - (na < nb);
+		int c = memcmp(sa, sb, la < lb ? la : lb);
+		return c ? c : (la > lb) - (la < lb);
+	}
+	case KEY_PEAK: x = a->peak_mb; y = b->peak_mb; break;
+	case KEY_HEAP: x = a->heap_mb; y = b->heap_mb; break;
+	case KEY_WALL: x = a->wall_s; y = b->wall_s; break;
+	case KEY_EXIT:
+		x = a->has_exit ? (double)a->exit_status : NAN;
+		y = b->has_exit ? (double)b->exit_status : NAN;
+		break;
+	}
+	/* Measured numbers: largest first. */
+	*missing = (isnan(x) ? 1 : 0) | (isnan(y) ? 2 : 0);
+	return *missing ? 0 : (x < y) - (x > y);
+}
+
+static int row_compare(const void *pa, const void *pb, void *arg)
+{
+	const struct report_row *a = *(const struct report_row *const *)pa;
+	const struct report_row *b = *(const struct report_row *const *)pb;
+	const struct report_opts *o = arg;
+	int missing, c = row_compare_key(a, b, o, &missing);
+
+	if (missing == 1 || missing == 2)
+		return missing == 1 ? 1 : -1; /* rows without the value last */
+	if (o->reverse)
+		c = -c;
+	if (c)
+		return c;
+	return (a->index > b->index) - (a->index < b->index); /* stable */
+}
+
+/* ---- the meta keys of all rows ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The union of the rows' meta keys, sorted, without repeats.  *n is set;
+ * NULL with *n == 0 when there are none, NULL with *n == SIZE_MAX on ENOMEM. */
+static const char **meta_union(struct report_row **rows, size_t n_rows, size_t *n)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < n_rows; i++)
+		total += rows[i]->meta ? rows[i]->meta->n : 0;
+	*n = 0;
+	if (!total)
+		return NULL;
+	const char **keys = malloc(total * sizeof *keys);
+	if (!keys) {
+		*n = SIZE_MAX;
+		return NULL;
+	}
+	for (size_t i = 0; i < n_rows; i++)
+		for (size_t k = 0; rows[i]->meta && k < rows[i]->meta->n; k++)
+			keys[(*n)++] = rows[i]->meta->keys[k];
+	qsort(keys, *n, sizeof *keys, cmp_str);
+	size_t u = 0;
+	for (size_t i = 0; i < *n; i++)
+		if (!u || strcmp(keys[u - 1], keys[i]) != 0)
+			keys[u++] = keys[i];
+	*n = u;
+	return keys;
+}
+
+/* ---- CSV ---- */
+
+static void csv_field(FILE *f, const char *s, size_t n, int first)
+{
+	if (!first)
+		fputc(',', f);
+	/* RFC 4180: quote a field holding a quote, comma, CR or LF; double the
+	 * quotes inside.  Quote leading/trailing spaces too: some readers trim. */
+	int quote = n && (s[0] == ' ' || s[n - 1] == ' ');
+	for (size_t i = 0; i < n && !quote; i++)
+		quote = s[i] == '"' || s[i] == ',' || s[i] == '\n' || s[i] == '\r';
+	if (!quote) {
+		fwrite(s, 1, n, f);
+		return;
+	}
+	fputc('"', f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			fputc('"', f);
+		fputc(s[i], f);
+	}
+	fputc('"', f);
+}
+
+static void csv_cstr(FILE *f, const char *s)
+{
+	csv_field(f, s, strlen(s), 0);
+}
+
+static void csv_num(FILE *f, double v)
+{
+	char buf[40] = "";
+
+	if (!isnan(v))
+		fmt_num(buf, sizeof buf, v);
+	csv_cstr(f, buf);
+}
+
+static void csv_int(FILE *f, int has, long long v)
+{
+	char buf[24] = "";
+
+	if (has)
+		snprintf(buf, sizeof buf, "%lld", v);
+	csv_cstr(f, buf);
+}
+
+static int report_csv(FILE *f, struct report_row **rows, size_t n_rows, const char **keys, size_t n_keys)
+{
+	csv_field(f, "dir", 3, 1);
+	csv_cstr(f, "status");
+	for (size_t k = 0; k < n_keys; k++) {
+		struct report_str h = { 0 };
+		str_puts(&h, "meta:");
+		str_puts(&h, keys[k]);
+		char *s = str_take(&h);
+		if (!s)
+			return -ENOMEM;
+		csv_cstr(f, s);
+		free(s);
+	}
+	static const char *const tail[] = {
+		"command", "exit", "reason", "wall_s", "peak_tree_rss_mb", "peak_heap_mb",
+		"largest_name", "largest_pid", "largest_mb", "blind_spots",
+	};
+	for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
+		csv_cstr(f, tail[i]);
+	fputs("\r\n", f);
+
+	for (size_t i = 0; i < n_rows; i++) {
+		const struct report_row *r = rows[i];
+		char *status = row_status_text(r), *cmd = row_command_text(r);
+		if (!status || !cmd) {
+			free(status);
+			free(cmd);
+			return -ENOMEM;
+		}
+		csv_field(f, r->dir, strlen(r->dir), 1);
+		csv_cstr(f, status);
+		for (size_t k = 0; k < n_keys; k++) {
+			char buf[40];
+			size_t len;
+			const char *t = meta_text(jsonr_get(r->meta, keys[k]), buf, &len);
+			csv_field(f, t, len, 0);
+		}
+		csv_cstr(f, cmd);
+		csv_int(f, r->has_exit, r->exit_status);
+		csv_cstr(f, r->reason ? r->reason : "");
+		csv_num(f, r->wall_s);
+		csv_num(f, r->peak_mb);
+		csv_num(f, r->heap_mb);
+		csv_field(f, r->largest_name ? r->largest_name : "", r->largest_name ? r->largest_name_len : 0, 0);
+		csv_int(f, r->largest_name != NULL, r->largest_pid);
+		csv_num(f, r->largest_name ? r->largest_mb : NAN);
+		csv_int(f, r->blind_spots >= 0, r->blind_spots);
+		fputs("\r\n", f);
+		free(status);
+		free(cmd);
+	}
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+static void json_num(struct jsonw *w, double v)
+{
+	char buf[40];
+
+	if (isnan(v)) {
+		jsonw_null(w);
+		return;
+	}
+	fmt_num(buf, sizeof buf, v);
+	jsonw_raw(w, buf, strlen(buf));
+}
+
+static int report_json(int fd, struct report_row **rows, size_t n_rows, const char **keys, size_t n_keys)
+{
+	struct jsonw w;
+
+	jsonw_init(&w, fd, 2);
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < n_rows; i++) {
+		const struct report_row *r = rows[i];
+		char *status = row_status_text(r);
+		if (!status)
+			return -ENOMEM;
+		jsonw_object_begin(&w);
+		jsonw_key(&w, "dir");
+		jsonw_string(&w, r->dir);
+		jsonw_key(&w, "status");
+		jsonw_string(&w, status);
+		free(status);
+		/* Every row has every meta key of the report (null where it has
+		 * none), so that the rows form one table. */
+		jsonw_key(&w, "meta");
+		jsonw_object_begin(&w);
+		for (size_t k = 0; k < n_keys; k++) {
+			const struct jsonr_value *v = jsonr_get(r->meta, keys[k]);
+			jsonw_key(&w, keys[k]);
+			if (v && v->type == JSONR_STRING)
+				jsonw_string_n(&w, v->string, v->len);
+			else if (v && v->type == JSONR_NUMBER)
+				json_num(&w, v->number);
+			else if (v && v->type == JSONR_BOOL)
+				jsonw_bool(&w, v->boolean);
+			else
+				jsonw_null(&w);
+		}
+		jsonw_object_end(&w);
+		jsonw_key(&w, "command");
+		if (r->command) {
+			jsonw_array_begin(&w);
+			for (size_t a = 0; a < r->command->n; a++) {
+				const struct jsonr_value *v = &r->command->items[a];
+				if (v->type == JSONR_STRING)
+					jsonw_string_n(&w, v->string, v->len);
+				else
+					jsonw_null(&w);
+			}
+			jsonw_array_end(&w);
+		} else {
+			jsonw_null(&w);
+		}
+		jsonw_key(&w, "exit");
+		if (r->has_exit)
+			jsonw_int(&w, r->exit_status);
+		else
+			jsonw_null(&w);
+		jsonw_key(&w, "reason");
+		jsonw_string(&w, r->reason);
+		jsonw_key(&w, "wall_s");
+		json_num(&w, r->wall_s);
+		jsonw_key(&w, "peak_tree_rss_mb");
+		json_num(&w, r->peak_mb);
+		jsonw_key(&w, "peak_heap_mb");
+		json_num(&w, r->heap_mb);
+		jsonw_key(&w, "largest_name");
+		if (r->largest_name)
+			jsonw_string_n(&w, r->largest_name, r->largest_name_len);
+		else
+			jsonw_null(&w);
+		jsonw_key(&w, "largest_pid");
+		if (r->largest_name)
+			jsonw_int(&w, r->largest_pid);
+		else
+			jsonw_null(&w);
+		jsonw_key(&w, "largest_mb");
+		json_num(&w, r->largest_name ? r->largest_mb : NAN);
+		jsonw_key(&w, "blind_spots");
+		if (r->blind_spots >= 0)
+			jsonw_int(&w, r->blind_spots);
+		else
+			jsonw_null(&w);
+		jsonw_object_end(&w);
+	}
+	jsonw_array_end(&w);
+	return jsonw_finish_line(&w);
+}
+
+/* ---- the table ---- */
+
+/* For a terminal: control characters become '?', so that a newline in an
+ * argument cannot break the table. */
+static void table_clean(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* Display width: UTF-8 continuation bytes take no column. */
+static size_t table_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* Cut s to at most max columns, ending in "..." when it was longer. */
+static void table_shorten(char *s, size_t max)
+{
+	if (table_width(s) <= max)
+		return;
+	size_t w = 0, i = 0;
+	for (; s[i]; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (w == max - 3)
+				break;
+			w++;
+		}
+	}
+	memcpy(s + i, "...", 4);
+}
+
+enum { COL_DIR, COL_META, COL_COMMAND, COL_EXIT, COL_REASON, COL_WALL, COL_PEAK, COL_HEAP,
+       COL_LARGEST, COL_BLIND, COL_STATUS, N_COLS };
+
+static char *table_cell(const struct report_row *r, int col, const char **keys, size_t n_keys)
+{
+	struct report_str b = { 0 };
+	char buf[64];
+
+	switch (col) {
+	case COL_DIR:
+		str_puts(&b, r->dir);
+		break;
+	case COL_META:
+		for (size_t k = 0, shown = 0; k < n_keys; k++) {
+			const struct jsonr_value *v = jsonr_get(r->meta, keys[k]);
+			if (!v)
+				continue;
+			size_t len;
+			const char *t = meta_text(v, buf, &len);
+			if (shown++)
+				str_put(&b, " ", 1);
+			str_puts(&b, keys[k]);
+			str_put(&b, "=", 1);
+			str_put(&b, t, len);
+		}
+		if (!b.len)
+			str_puts(&b, "-");
+		break;
+	case COL_COMMAND: {
+		if (!r->command) {
+			str_puts(&b, "-");
+			break;
+		}
+		char *c = row_command_text(r);
+		if (!c)
+			return NULL;
+		table_clean(c);
+		table_shorten(c, REPORT_COMMAND_WIDTH);
+		str_puts(&b, c);
+		free(c);
+		break;
+	}
+	case COL_EXIT:
+		if (r->has_exit)
+			snprintf(buf, sizeof buf, "%lld", r->exit_status);
+		else
+			snprintf(buf, sizeof buf, "-");
+		str_puts(&b, buf);
+		break;
+	case COL_REASON:
+		str_puts(&b, r->reason ? r->reason : "-");
+		break;
+	case COL_WALL:
+	case COL_PEAK:
+	case COL_HEAP: {
+		double v = col == COL_WALL ? r->wall_s : col == COL_PEAK ? r->peak_mb : r->heap_mb;
+		if (isnan(v))
+			snprintf(buf, sizeof buf, "-");
+		else
+			snprintf(buf, sizeof buf, col == COL_WALL ? "%.2f" : "%.1f", v);
+		str_puts(&b, buf);
+		break;
+	}
+	case COL_LARGEST:
+		if (!r->largest_name) {
+			str_puts(&b, "-");
+			break;
+		}
+		str_put(&b, r->largest_name, r->largest_name_len);
+		snprintf(buf, sizeof buf, " %lld (%.1f MB)", r->largest_pid, r->largest_mb);
+		str_puts(&b, buf);
+		break;
+	case COL_BLIND:
+		if (r->blind_spots >= 0)
+			snprintf(buf, sizeof buf, "%lld", r->blind_spots);
+		else
+			snprintf(buf, sizeof buf, "-");
+		str_puts(&b, buf);
+		break;
+	case COL_STATUS: {
+		char *s = row_status_text(r);
+		if (!s)
+			return NULL;
+		str_puts(&b, s);
+		free(s);
+		break;
+	}
+	}
+	char *s = str_take(&b);
+	if (s) {
+		/* str_put may have copied a NUL from a name: cut there. */
+		table_clean(s);
+	}
+	return s;
+}
+
+static int report_table(FILE *f, struct report_row **rows, size_t n_rows, const char **keys, size_t n_keys)
+{
+	static const char *const heads[N_COLS] = {
+		"DIR", "META", "COMMAND", "EXIT", "REASON", "WALL_S", "PEAK_MB", "HEAP_MB",
+		"LARGEST", "BLIND", "STATUS",
+	};
+	static const int right[N_COLS] = {
+		[COL_EXIT] = 1, [COL_WALL] = 1, [COL_PEAK] = 1, [COL_HEAP] = 1, [COL_BLIND] = 1,
+	};
+	size_t width[N_COLS];
+	int rc = 0;
+
+	char **cells = calloc(n_rows * N_COLS + 1, sizeof *cells);
+	if (!cells)
+		return -ENOMEM;
+	for (int c = 0; c < N_COLS; c++)
+		width[c] = strlen(heads[c]);
+	for (size_t i = 0; i < n_rows; i++)
+		for (int c = 0; c < N_COLS; c++) {
+			char *s = table_cell(rows[i], c, keys, n_keys);
+			if (!s) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			cells[i * N_COLS + (size_t)c] = s;
+			size_t w = table_width(s);
+			if (w > width[c])
+				width[c] = w;
+		}
+	for (size_t i = 0; i <= n_rows; i++) {
+		int first = 1;
+		for (int c = 0; c < N_COLS; c++) {
+			if (c == COL_META && !n_keys)
+				continue; /* no run has meta: no column */
+			const char *s = i ? cells[(i - 1) * N_COLS + (size_t)c] : heads[c];
+			size_t pad = width[c] - table_width(s);
+			if (!first)
+				fputs("  ", f);
+			first = 0;
+			if (right[c])
+				fprintf(f, "%*s", (int)pad, "");
+			fputs(s, f);
+			/* The last column (STATUS) is not padded: no trailing blanks. */
+			if (!right[c] && c != N_COLS - 1)
+				fprintf(f, "%*s", (int)pad, "");
+		}
+		fputc('\n', f);
+	}
+out:
+	for (size_t i = 0; i < n_rows * N_COLS; i++)
+		free(cells[i]);
+	free(cells);
+	return rc;
+}
+
+/* ---- main ---- */
+
+int report_main(int argc, char **argv)
+{
+	struct report_opts o = { .format = REPORT_TABLE, .key = KEY_NONE };
+	int n_dirs = 0, csv = 0, json = 0, rc = 0;
+	char **dirs = calloc((size_t)(argc > 0 ? argc : 1), sizeof *dirs);
+
+	if (!dirs) {
+		fputs("memsup report: out of memory\n", stderr);
+		return 125;
+	}
+	/* Options anywhere before "--"; everything else is a directory. */
+	for (int i = 1, only_dirs = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (only_dirs || a[0] != '-' || !a[1]) {
+			dirs[n_dirs++] = argv[i];
+		} else if (strcmp(a, "--") == 0) {
+			only_dirs = 1;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			report_usage(stdout);
+			free(dirs);
+			return fflush(stdout) == 0 ? 0 : 125;
+		} else if (strcmp(a, "--csv") == 0) {
+			csv = 1;
+		} else if (strcmp(a, "--json") == 0) {
+			json = 1;
+		} else if (strcmp(a, "--reverse") == 0) {
+			o.reverse = 1;
+		} else if (strcmp(a, "--sort") == 0 || strncmp(a, "--sort=", 7) == 0) {
+			const char *key = a[6] == '=' ? a + 7 : argv[++i];
+			if (!key) {
+				free(dirs);
+				return report_bad_usage("--sort needs a KEY (dir, peak, heap, wall, exit, reason "
+							"or meta:NAME)");
+			}
+			if (report_parse_sort(&o, key) < 0) {
+				free(dirs);
+				return report_bad_usage("--sort: unknown key '%s' (one of dir, peak, heap, wall, exit, "
+							"reason, meta:NAME)", key);
+			}
+		} else {
+			free(dirs);
+			return report_bad_usage("unknown option '%s'", a);
+		}
+	}
+	if (csv && json) {
+		free(dirs);
+		return report_bad_usage("--csv and --json exclude each other: choose one");
+	}
+	if (!n_dirs) {
+		free(dirs);
+		return report_bad_usage("no evidence directory given");
+	}
+	o.format = csv ? REPORT_CSV : json ? REPORT_JSON : REPORT_TABLE;
+
+	struct report_row *rows = calloc((size_t)n_dirs, sizeof *rows);
+	struct report_row **order = calloc((size_t)n_dirs, sizeof *order);
+	if (!rows || !order) {
+		fputs("memsup report: out of memory\n", stderr);
+		rc = 125;
+		goto out;
+	}
+	int broken = 0;
+	for (int i = 0; i < n_dirs; i++) {
+		rows[i].index = (size_t)i;
+		rows[i].dir = dirs[i];
+		row_read(&rows[i]);
+		broken |= rows[i].state == REPORT_BROKEN;
+		order[i] = &rows[i];
+	}
+	if (o.key != KEY_NONE)
+		qsort_r(order, (size_t)n_dirs, sizeof *order, row_compare, &o);
+
+	size_t n_keys;
+	const char **keys = meta_union(order, (size_t)n_dirs, &n_keys);
+	int wrc;
+	if (n_keys == SIZE_MAX)
+		wrc = -ENOMEM;
+	else if (o.format == REPORT_JSON)
+		wrc = fflush(stdout) == 0 ? report_json(STDOUT_FILENO, order, (size_t)n_dirs, keys, n_keys) : -errno;
+	else if (o.format == REPORT_CSV)
+		wrc = report_csv(stdout, order, (size_t)n_dirs, keys, n_keys);
+	else
+		wrc = report_table(stdout, order, (size_t)n_dirs, keys, n_keys);
+	free(keys);
+	if (wrc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+		wrc = errno ? -errno : -EIO;
+	if (wrc < 0) {
+		fprintf(stderr, "memsup report: writing the report: %s\n", strerror(-wrc));
+		rc = 125;
+	} else {
+		rc = broken ? 1 : 0;
+	}
+out:
+	for (int i = 0; rows && i < n_dirs; i++) {
+		jsonr_free(rows[i].res);
+		jsonr_free(rows[i].procs);
+	}
+	free(rows);
+	free(order);
+	free(dirs);
+	return rc;
+}
