@@ -167,6 +167,9 @@ int evidence_create(struct evidence *ev, const char *path, const char **failed_a
 	char tmp[PATH_MAX];
 	int rc;
 	ev->dirfd = ev->log_fd = ev->rss_fd = ev->tl_fd = -1;
+	ev->rss_whole = ev->tl_whole = 0;
+	ev->fail_op = ev->fail_name = NULL;
+	ev->fail_err = 0;
 	size_t n = strlen(path);
 	if (n == 0 || n >= sizeof tmp) {
 		*failed_at = "evidence directory name";
@@ -210,6 +213,45 @@ fail:
 	return rc;
 }
 
+static void note_failure(struct evidence *ev, const char *op, const char *name, int err)
+{
+	if (ev->fail_op)
+		return; /* the first failure is the cause; later ones follow from it */
+	ev->fail_op = op;
+	ev->fail_name = name;
+	ev->fail_err = err;
+}
+
+int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap)
+{
+	if (!ev->fail_op) {
+		if (cap)
+			buf[0] = '\0';
+		return -1;
+	}
+	snprintf(buf, cap, "%s %s/%s: %s", ev->fail_op, ev->path, ev->fail_name,
+		 strerror(-ev->fail_err));
+	return 0;
+}
+
+/* Write out a line file's buffer (whole lines only).  When the write fails
+ * part way (ENOSPC, EFBIG), cut the file back to the lines written whole
+ * before: readers of rss.jsonl must never meet half a line.  jsonw keeps
+ * the error, so nothing is written to this file after. */
+static int flush_lines(struct evidence *ev, struct jsonw *w, off_t *whole, const char *name)
+{
+	size_t n = w->len;
+	int rc = jsonw_finish(w);
+	if (rc == 0) {
+		*whole += (off_t)n;
+		return 0;
+	}
+	if (n > 0)
+		(void)!ftruncate(w->fd, *whole); /* best effort: the error is already the news */
+	note_failure(ev, "write", name, rc);
+	return rc;
+}
+
 void evidence_close(struct evidence *ev)
 {
 	if (ev->rss_fd >= 0) {
@@ -217,7 +259,7 @@ void evidence_close(struct evidence *ev)
 		close(ev->rss_fd);
 	}
 	if (ev->tl_fd >= 0) {
-		jsonw_finish(&ev->tl_w);
+		flush_lines(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl");
 		close(ev->tl_fd);
 	}
 	if (ev->log_fd >= 0)
@@ -235,16 +277,16 @@ int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes
 	 * and the seed's lines have one).  Flushing before a line that would
 	 * not fit keeps the file made of whole lines whatever kills memsup. */
 	if (ev->rss_w.len + n > sizeof ev->rss_w.buf)
-		evidence_flush_samples(ev);
+		flush_lines(ev, &ev->rss_w, &ev->rss_whole, "rss.jsonl");
 	jsonw_raw(&ev->rss_w, line, n);
 	return ev->rss_w.err;
 }
 
 int evidence_flush_samples(struct evidence *ev)
 {
-	int rc = jsonw_finish(&ev->rss_w);
+	int rc = flush_lines(ev, &ev->rss_w, &ev->rss_whole, "rss.jsonl");
 	if (ev->tl_fd >= 0) {
-		int r2 = jsonw_finish(&ev->tl_w);
+		int r2 = flush_lines(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl");
 		if (rc == 0)
 			rc = r2;
 	}
@@ -273,7 +315,7 @@ int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s)
 	n += (size_t)snprintf(line + n, sizeof line - n, "}\n");
 	/* whole lines only, as for rss.jsonl */
 	if (ev->tl_w.len + n > sizeof ev->tl_w.buf)
-		jsonw_finish(&ev->tl_w);
+		flush_lines(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl");
 	jsonw_raw(&ev->tl_w, line, n);
 	return ev->tl_w.err;
 }
@@ -459,20 +501,35 @@ int evidence_write_record(struct evidence *ev, const struct sup_record *r, int d
 {
 	static const char tmp[] = "resources.json.tmp";
 	int fd = openat(ev->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		/* ENOENT: the directory was removed under us */
+		int rc = -errno;
+		note_failure(ev, "create", tmp, rc);
+		return rc;
+	}
+	const char *op = "write";
 	int rc = evidence_record_json(fd, r);
 	/* fsync only when asked: the once-a-second rewrites while running must
 	 * not stall sampling on the disk; rename alone already makes every
 	 * reader see a whole old or a whole new file. */
-	if (rc == 0 && durable && fsync(fd) < 0)
+	if (rc == 0 && durable && fsync(fd) < 0) {
 		rc = -errno;
-	if (close(fd) < 0 && rc == 0)
+		op = "fsync";
+	}
+	if (close(fd) < 0 && rc == 0) {
 		rc = -errno;
-	if (rc == 0 && renameat(ev->dirfd, tmp, ev->dirfd, "resources.json") < 0)
+		op = "close";
+	}
+	if (rc < 0) {
+		note_failure(ev, op, tmp, rc);
+	} else if (renameat(ev->dirfd, tmp, ev->dirfd, "resources.json") < 0) {
 		rc = -errno;
-	if (rc == 0 && durable && fsync(ev->dirfd) < 0)
+		note_failure(ev, "rename", tmp, rc);
+	} else if (durable && fsync(ev->dirfd) < 0) {
 		rc = -errno;
+		note_failure(ev, "fsync", ".", rc);
+	}
+	/* a half-written temporary file is never left for a reader to find */
 	if (rc < 0)
 		unlinkat(ev->dirfd, tmp, 0);
 	return rc;

@@ -64,8 +64,9 @@ struct sup_record {
 	const char *reason;        /* NULL (null), "running", "wall_budget_exceeded",
 				      "rss_budget_exceeded", "procs_budget_exceeded",
 				      "interrupted",
-				      "start_failed" */
-	const char *error;         /* why it could not start; NULL */
+				      "start_failed", "evidence_failed" */
+	const char *error;         /* why it could not start, or which evidence
+				      write failed; NULL */
 	pid_t pid;                 /* the command's pid; 0 when never forked */
 	int have_exit;             /* exit_code / signal known */
 	int exit_code;             /* status, or -signal (Python convention) */
@@ -104,6 +105,11 @@ struct evidence {
 	char path[PATH_MAX];       /* absolute path of the directory */
 	struct jsonw rss_w;        /* rss.jsonl lines, buffered (see below) */
 	struct jsonw tl_w;         /* timeline.jsonl lines, the same way */
+	off_t rss_whole, tl_whole; /* bytes of whole lines in each file */
+	/* The first write that failed (evidence_fail_describe() words it):
+	 * the step and the file name inside the directory; NULL: none. */
+	const char *fail_op, *fail_name;
+	int fail_err;              /* its -errno */
 };
 
 /* The "scope" and "limitation" strings of the record. */
@@ -123,7 +129,11 @@ void evidence_close(struct evidence *ev);
 /* Buffered: whole lines reach the file when the buffer would overflow, at
  * evidence_flush_samples() (run.c calls it about once a second) and at
  * evidence_close().  One write(2) per sample would be most of memsup's
- * per-sample cost on machines where syscalls are dear. */
+ * per-sample cost on machines where syscalls are dear.  A flush that fails
+ * (ENOSPC, EFBIG, EIO) after writing part of the buffer truncates the file
+ * back to its last whole line, so a full disk never leaves half a line; the
+ * error is sticky (later lines are dropped) and returned by every later
+ * call. */
 int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes);
 int evidence_flush_samples(struct evidence *ev);
 
@@ -140,6 +150,10 @@ struct evidence_tl {
 };
 int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s);
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable);
+
+/* The first failed write as "OP DIR/NAME: strerror" into buf (cap bytes);
+ * returns 0, or -1 (buf "") when nothing failed. */
+int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap);
 
 /* The record as pretty JSON on fd (resources.json, --json). */
 int evidence_record_json(int fd, const struct sup_record *r);

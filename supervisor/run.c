@@ -16,6 +16,7 @@
 #include "tree.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@ struct run {
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
-static char run_error[512];
+static char run_error[PATH_MAX + 256];
 static char run_started_at[40];
 
 static uint64_t mono_ns(void)
@@ -264,7 +265,8 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 	}
 	if (n > rec->max_processes)
 		rec->max_processes = n;
-	evidence_append_sample(r->ev, elapsed, rss);
+	if (evidence_append_sample(r->ev, elapsed, rss) < 0)
+		*reason = "evidence_failed";
 	if (r->pv) {
 		/* the per-process view and the live records of the same moment;
 		 * `now` (taken before reading) is the time records are compared
@@ -278,13 +280,16 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 			.heap = s.heap, .mapped_anon = s.map_anon, .mapped_file = s.map_file,
 			.have_pss = s.have_pss, .pss = s.pss,
 		};
-		evidence_append_timeline(r->ev, &tl);
+		if (evidence_append_timeline(r->ev, &tl) < 0)
+			*reason = "evidence_failed";
 		struct phases_sample ps = {
 			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
 			.heap = s.heap,
 		};
 		phases_on_sample(r->cfg->phases, &ps, r->live, r->start_ns, r->cfg->proc_root);
 	}
+	if (*reason)
+		return; /* evidence_failed: it ends the run whatever the budgets say */
 	if (o->wall_s > 0 && elapsed >= o->wall_s)
 		*reason = "wall_budget_exceeded";
 	else if (o->rss_mb > 0 && (double)rss >= o->rss_mb * 1e6)
@@ -345,8 +350,14 @@ static const char *supervise(struct run *r)
 			r->rec->poll_interval_p99_s = r->jit.count
 				? (double)jitter_quantile(&r->jit, 0.99) / 1e9 : -1;
 			r->rec->wall_s = since_start_s(r, now);
-			evidence_flush_samples(r->ev);
-			evidence_write_record(r->ev, r->rec, 0);
+			/* Evidence that cannot be written ends the run: a
+			 * supervisor that goes on measuring into a full disk
+			 * or a removed directory would report nothing. */
+			if (evidence_flush_samples(r->ev) < 0 ||
+			    evidence_write_record(r->ev, r->rec, 0) < 0) {
+				reason = "evidence_failed";
+				break;
+			}
 			next_record += NS_PER_S;
 			if (next_record <= now)
 				next_record = now + NS_PER_S;
@@ -456,6 +467,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	};
 	struct spawn_result res;
 	r.start_ns = mono_ns(); /* wall time counts from the launch, as the seed's */
+	phases_start(cfg->phases, r.start_ns);
 	if ((rc = spawn_start(&req, &res)) < 0) {
 		status = start_failed(&r, 125, "fork", -rc);
 		goto out;
@@ -472,9 +484,11 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	if (r.pidfd < 0)
 		evidence_record_note(rec, "pidfd_open unavailable: the end of the main process "
 				"is seen through SIGCHLD");
-	evidence_write_record(ev, rec, 0);
-
-	const char *reason = supervise(&r);
+	const char *reason = NULL;
+	if (evidence_write_record(ev, rec, 0) == 0)
+		reason = supervise(&r);
+	else
+		reason = "evidence_failed";
 	int interrupt = r.interrupt;
 	if (interrupt)
 		reason = "interrupted";
@@ -517,6 +531,16 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		status = 122;
 	rec->exit_status = status;
 out:
+	/* The last lines; a write that fails now (the tree is already dead)
+	 * still makes the run a memsup error, as one during the run does. */
+	if (evidence_flush_samples(ev) < 0 &&
+	    !(rec->reason && strcmp(rec->reason, "start_failed") == 0))
+		rec->reason = "evidence_failed";
+	if (rec->reason && strcmp(rec->reason, "evidence_failed") == 0 &&
+	    evidence_fail_describe(ev, run_error, sizeof run_error) == 0) {
+		rec->error = run_error;
+		status = rec->exit_status = 125;
+	}
 	/* every record that will ever exist is there now: list them all (a
 	 * process killed while creating its file leaves one without magic) */
 	if (r.live)
@@ -528,7 +552,6 @@ out:
 	views->live = r.live;
 	views->pview = r.pv;
 	views->start_ns = r.start_ns;
-	evidence_flush_samples(ev);
 	finish_times(&r);
 	if (r.pidfd >= 0)
 		close(r.pidfd);
