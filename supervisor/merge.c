@@ -179,11 +179,11 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 		struct image_view *iv = &m->images[i];
 		const struct pview_proc *p = pv ? pview_find(pv, iv->pid) : NULL;
 		if (iv->traced) {
+			/* argv_bytes counts the last NUL, which stays: like
+			 * /proc/PID/cmdline, every argument is NUL-terminated,
+			 * so an empty last argument ("x\0\0") is not lost */
 			iv->argv = iv->rec.argv;
 			iv->argv_len = iv->rec.argv_bytes;
-			/* argv_bytes counts the last NUL: drop it */
-			if (iv->argv_len && iv->argv[iv->argv_len - 1] == '\0')
-				iv->argv_len--;
 			iv->exe = iv->rec.exe[0] ? iv->rec.exe : NULL;
 		} else if (p) {
 			const struct pview_img *img = NULL;
