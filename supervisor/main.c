@@ -99,6 +99,7 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 	if (rec->peak_heap_mb >= 0 && rec->peak_pss_mb >= 0)
 		fprintf(stderr, ", Pss %.1f MB\n", rec->peak_pss_mb);
 	processes_print_table(stderr, m, SUMMARY_ROWS);
+	phases_print(stderr, rec->phases, rec->wall_s);
 	findings_print(stderr, rec->findings, rec->n_findings);
 	fprintf(stderr, "memsup: evidence: %s\n", ev->path);
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #define PHASES_LINE_BYTES 4096u  /* a longer line is cut at this many bytes */
 #define PHASES_HEAPS 16u         /* largest traced heaps kept per marker */
 #define PHASES_READ_BUDGET 65536u /* bytes of the marks file read per call */
+#define PHASES_PENDING 512u      /* samples held back for late markers */
+#define PHASES_SETTLE_MIN_S 0.25 /* ... for at least this long */
 
 enum marker_source { SOURCE_FILE, SOURCE_SHIM };
 
@@ -69,6 +72,14 @@ struct phase_log {
 	struct marker *m;
 	size_t n, cap;
 	size_t dropped;           /* markers beyond PHASES_MAX_MARKERS */
+	uint64_t start_ns;        /* CLOCK_MONOTONIC of the launch; 0: not yet */
+	double settle_s;          /* samples wait this long for late markers */
+	/* Samples not yet given to a phase: a marker is seen after the moment
+	 * it names (a shim slot at the next sample, a file line when memsup
+	 * wakes), so a sample is placed only once it is settle_s old, by its
+	 * time, among the markers known by then. */
+	struct phases_sample pending[PHASES_PENDING];
+	size_t pend_head, pend_n;
 	uint32_t *shim_seen;      /* per live record index: markers taken */
 	size_t shim_seen_cap;
 	char env[PATH_MAX + 16];
@@ -127,6 +138,15 @@ void phases_close(struct phase_log *pl)
 	free(pl);
 }
 
+void phases_start(struct phase_log *pl, uint64_t start_ns, double poll_s)
+{
+	if (!pl)
+		return;
+	pl->start_ns = start_ns;
+	/* a shim marker is found at the next sample: two periods of slack */
+	pl->settle_s = 2 * poll_s > PHASES_SETTLE_MIN_S ? 2 * poll_s : PHASES_SETTLE_MIN_S;
+}
+
 const char *phases_env_entry(const struct phase_log *pl)
 {
 	return pl->env;
@@ -158,6 +178,38 @@ static void peak_add(struct phase_peak *p, const struct phases_sample *s)
 		p->have_heap = 1;
 	}
 	p->samples++;
+}
+
+/* The phase a sample at `t` belongs to: the last marker at or before it. */
+static struct phase_peak *phase_at(struct phase_log *pl, double t)
+{
+	size_t i = pl->n;
+	while (i > 0 && pl->m[i - 1].t > t)
+		i--;
+	return i ? &pl->m[i - 1].phase : &pl->before;
+}
+
+/* Give the pending samples older than `before` to their phases (all of
+ * them with INFINITY, but one when the queue is full: see the caller). */
+static void settle(struct phase_log *pl, double before)
+{
+	int one = before == INFINITY && pl->pend_n == PHASES_PENDING;
+	while (pl->pend_n) {
+		const struct phases_sample *s = &pl->pending[pl->pend_head];
+		if (!(s->t < before))
+			break;
+		peak_add(phase_at(pl, s->t), s);
+		pl->pend_head = (pl->pend_head + 1) % PHASES_PENDING;
+		pl->pend_n--;
+		if (one)
+			break;
+	}
+}
+
+void phases_finish(struct phase_log *pl)
+{
+	if (pl)
+		settle(pl, INFINITY);
 }
 
 /* The traced heap of each running image at this moment, largest first,
@@ -205,7 +257,14 @@ static struct marker *marker_new(struct phase_log *pl, double t, enum marker_sou
 		pl->m = m;
 		pl->cap = cap;
 	}
-	struct marker *mk = &pl->m[pl->n++];
+	/* kept in time order: a shim marker may name a moment before a line
+	 * read from the marks file since */
+	size_t at = pl->n;
+	while (at > 0 && pl->m[at - 1].t > t)
+		at--;
+	memmove(&pl->m[at + 1], &pl->m[at], (pl->n - at) * sizeof *pl->m);
+	pl->n++;
+	struct marker *mk = &pl->m[at];
 	memset(mk, 0, sizeof *mk);
 	mk->t = t;
 	mk->source = src;
@@ -252,7 +311,10 @@ void phases_on_sample(struct phase_log *pl, const struct phases_sample *s,
 		return;
 	pl->last = *s;
 	pl->have_last = 1;
-	peak_add(pl->n ? &pl->m[pl->n - 1].phase : &pl->before, s);
+	if (pl->pend_n == PHASES_PENDING)
+		settle(pl, INFINITY); /* full: place the oldest now */
+	pl->pending[(pl->pend_head + pl->pend_n++) % PHASES_PENDING] = *s;
+	settle(pl, s->t - pl->settle_s);
 	if (pl->ino_fd < 0)
 		phases_read_file(pl, s->t, 0, proc_root, live);
 	phases_scan_shim(pl, live, start_ns, proc_root);
@@ -334,7 +396,7 @@ static void take_line(struct phase_log *pl, double t, const char *proc_root,
 		len--;
 	const char *tab = memchr(s, '\t', len);
 	size_t label_len = tab ? (size_t)(tab - s) : len;
-	int64_t pid = 0, maxrss = -1, maxrss_children = -1;
+	int64_t pid = 0, maxrss = -1, maxrss_children = -1, mono = -1;
 	for (const char *f = tab; f && f < s + len;) {
 		f++;
 		const char *next = memchr(f, '\t', (size_t)(s + len - f));
@@ -346,8 +408,15 @@ static void take_line(struct phase_log *pl, double t, const char *proc_root,
 			maxrss = v;
 		else if (field_int(f, fl, "maxrss_children_kb", &v))
 			maxrss_children = v;
+		else if (field_int(f, fl, "mono_ns", &v))
+			mono = v;
 		f = next;
 	}
+	/* The writer's own CLOCK_MONOTONIC stamp (one clock for every process)
+	 * is exact; trusted only between the launch and now. */
+	if (mono >= 0 && pl->start_ns && (uint64_t)mono >= pl->start_ns &&
+	    (double)((uint64_t)mono - pl->start_ns) / 1e9 <= t)
+		t = (double)((uint64_t)mono - pl->start_ns) / 1e9;
 	struct marker *mk = marker_new(pl, t, SOURCE_FILE, (int32_t)pid, s, label_len,
 				       live, proc_root);
 	if (!mk)
@@ -540,4 +609,33 @@ void phases_write_json(struct jsonw *w, const struct phase_log *pl, double end_s
 		}
 	}
 	jsonw_array_end(w);
+}
+
+static void print_row(FILE *f, const char *label, double start, double end,
+		      const struct phase_peak *p)
+{
+	fprintf(f, "memsup:   %-24.24s %9.3f %9.3f", label, start, end);
+	if (p->samples || p->seeded)
+		fprintf(f, " %10.1f %9.3f", (double)p->rss / 1e6, p->rss_at_s);
+	else
+		fprintf(f, " %10s %9s", "-", "-");
+	if (p->have_heap)
+		fprintf(f, " %10.1f\n", (double)p->heap / 1e6);
+	else
+		fprintf(f, " %10s\n", "-");
+}
+
+void phases_print(FILE *f, const struct phase_log *pl, double end_s)
+{
+	if (!pl || !pl->n)
+		return;
+	fprintf(f, "memsup: phases (peaks from the samples inside each):\n");
+	fprintf(f, "memsup:   %-24s %9s %9s %10s %9s %10s\n", "phase", "start_s", "end_s",
+		"peak_MB", "at_s", "heap_MB");
+	print_row(f, "(start)", 0.0, pl->m[0].t, &pl->before);
+	for (size_t i = 0; i < pl->n; i++)
+		print_row(f, pl->m[i].label, pl->m[i].t, i + 1 < pl->n ? pl->m[i + 1].t : end_s,
+			  &pl->m[i].phase);
+	if (pl->dropped)
+		fprintf(f, "memsup:   (%zu later markers dropped)\n", pl->dropped);
 }

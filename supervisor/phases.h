@@ -5,9 +5,9 @@
  *    to the command as MEMSUP_MARK.  Any program appends one line per
  *    marker: the label, then optionally TAB-separated key=value fields the
  *    writer knows and memsup cannot read from /proc (pid=N, maxrss_kb=N,
- *    maxrss_children_kb=N).  memsup watches the file with inotify (or reads
- *    it at every sample without inotify) and stamps a marker when it sees
- *    the line.  A regular file, not a FIFO: a writer never blocks, even
+ *    maxrss_children_kb=N, mono_ns=N: its CLOCK_MONOTONIC time).  memsup
+ *    watches the file with inotify (or reads it at every sample without
+ *    inotify) and stamps a marker when it sees the line, or at mono_ns.  A regular file, not a FIFO: a writer never blocks, even
  *    after memsup is gone.
  *  - the shim: memtrace_mark() fills a slot of the image's record
  *    (record.h) with the exact time; memsup finds new slots at each sample.
@@ -18,9 +18,11 @@
  * /proc/PID/status when memsup knows the pid; maxrss of the process and its
  * children from the shim or the line).
  *
- * Phases: each marker opens a phase that the next one closes; the time
- * before the first marker is the phase "(start)".  A phase's peaks (tree
- * RSS, traced heap) are the largest SAMPLES inside it: the kernel could
+ * Phases: markers are kept in time order; each opens a phase that the next
+ * one closes, and the time before the first is the phase "(start)".  A
+ * phase's peaks (tree RSS, traced heap) are the largest SAMPLES inside it,
+ * by the sample's time (samples wait max(0.25 s, 2 periods) for markers
+ * that are seen late, then go to their phase): the kernel could
  * reset VmHWM through /proc/PID/clear_refs, but that would change what the
  * program reads from getrusage() and /proc, so memsup does not.
  *
@@ -31,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "jsonw.h"
 
@@ -43,6 +46,13 @@ struct live;
  * the environment variable.  No inotify is not an error. */
 int phases_open(struct phase_log **out, int dirfd, const char *dirpath);
 void phases_close(struct phase_log *pl);
+
+/* The launch's CLOCK_MONOTONIC time (a line's mono_ns field is placed
+ * against it) and the poll period (how long samples wait for markers). */
+void phases_start(struct phase_log *pl, uint64_t start_ns, double poll_s);
+
+/* The end of the run: every sample held back goes to its phase. */
+void phases_finish(struct phase_log *pl);
 
 /* "MEMSUP_MARK=<absolute path of DIR/marks>", for the command's environment. */
 const char *phases_env_entry(const struct phase_log *pl);
@@ -81,5 +91,9 @@ void phases_read_file(struct phase_log *pl, double t, int final, const char *pro
 void phases_write_json(struct jsonw *w, const struct phase_log *pl, double end_s, int ended);
 
 size_t phases_count(const struct phase_log *pl);
+
+/* The phases as a short table for the end-of-run summary (nothing without
+ * markers). */
+void phases_print(FILE *f, const struct phase_log *pl, double end_s);
 
 #endif /* MEMSUP_PHASES_H */

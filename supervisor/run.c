@@ -467,7 +467,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	};
 	struct spawn_result res;
 	r.start_ns = mono_ns(); /* wall time counts from the launch, as the seed's */
-	phases_start(cfg->phases, r.start_ns);
+	phases_start(cfg->phases, r.start_ns, o->poll_ms / 1000.0);
 	if ((rc = spawn_start(&req, &res)) < 0) {
 		status = start_failed(&r, 125, "fork", -rc);
 		goto out;
@@ -549,6 +549,7 @@ out:
 	 * without its newline too) and shim slots filled since the last sample */
 	phases_read_file(cfg->phases, since_start_s(&r, mono_ns()), 1, cfg->proc_root, r.live);
 	phases_scan_shim(cfg->phases, r.live, r.start_ns, cfg->proc_root);
+	phases_finish(cfg->phases);
 	views->live = r.live;
 	views->pview = r.pv;
 	views->start_ns = r.start_ns;

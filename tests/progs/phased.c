@@ -26,8 +26,12 @@ static void mark_file(const char *label, int with_fields)
 		struct rusage self, kids;
 		getrusage(RUSAGE_SELF, &self);
 		getrusage(RUSAGE_CHILDREN, &kids);
-		n = snprintf(line, sizeof line, "%s\tpid=%d\tmaxrss_kb=%ld\tmaxrss_children_kb=%ld\n",
-			     label, (int)getpid(), self.ru_maxrss, kids.ru_maxrss);
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		n = snprintf(line, sizeof line,
+			     "%s\tpid=%d\tmaxrss_kb=%ld\tmaxrss_children_kb=%ld\tmono_ns=%lld\n",
+			     label, (int)getpid(), self.ru_maxrss, kids.ru_maxrss,
+			     (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
 	} else {
 		n = snprintf(line, sizeof line, "%s\n", label);
 	}

@@ -160,11 +160,14 @@ Test(memsup_phases, hostile_lines_and_no_markers, .timeout = 120)
 	struct sup_run r;
 	struct evals e = { .n = 0 };
 	/* an empty line, a label with invalid UTF-8 and a quote plus junk
-	 * fields, a 5000-byte label, and a last line without its newline */
+	 * fields, a 5000-byte label, mono_ns stamps from outside the run, and
+	 * a last line without its newline */
 	const char *script =
 		"printf '\\n' >> \"$MEMSUP_MARK\"; "
 		"printf 'a\"b\\377c\\tpid=zz\\tmaxrss_kb=-1\\n' >> \"$MEMSUP_MARK\"; "
 		"head -c 5000 /dev/zero | tr '\\0' x >> \"$MEMSUP_MARK\"; echo >> \"$MEMSUP_MARK\"; "
+		"printf 'future\\tmono_ns=999999999999999999\\n' >> \"$MEMSUP_MARK\"; "
+		"printf 'past\\tmono_ns=1\\n' >> \"$MEMSUP_MARK\"; "
 		"printf 'last' >> \"$MEMSUP_MARK\"";
 	const char *args[] = { "-q", "--", "sh", "-c", script, NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "memsup failed: %s", r.err);
@@ -176,13 +179,17 @@ Test(memsup_phases, hostile_lines_and_no_markers, .timeout = 120)
 				   "d['markers'][1]['snapshot']['maxrss_kb'])");
 	size_t cut = rec_eval(&e, "(len(d['markers'][2]['label']), "
 				  "d['markers'][2]['label_truncated'])");
-	size_t last = rec_eval(&e, "d['markers'][3]['label']");
+	size_t clock = rec_eval(&e, "[(m['label'], 0 < m['t'] <= d['wall_s']) "
+				    "for m in d['markers'][3:5]]");
+	size_t last = rec_eval(&e, "d['markers'][5]['label']");
 	rec_eval_run(&r, &e);
-	STR_IS(&e, n, "4");
+	STR_IS(&e, n, "6");
 	STR_IS(&e, empty, "''");
 	STR_IS(&e, bytes, "b'a\"b\\xffc'");
 	STR_IS(&e, junk, "(None, None)");
 	STR_IS(&e, cut, "(127, True)");
+	/* a mono_ns outside the run is not believed: the time seen is kept */
+	STR_IS(&e, clock, "[('future', True), ('past', True)]");
 	STR_IS(&e, last, "last");
 
 	/* no marker: empty lists, and the marks file exists and is empty;
