@@ -8,7 +8,12 @@
  * getrusage(RUSAGE_CHILDREN) -- and so `time -v` -- reports only the largest
  * single child (about 60 MB, its 40 MB plus the shared 20 MB).
  * Sizes are decimal MB, as memsup reports them.
+ *
+ * Under memsup it marks two phases, "children" (forking) and "cleanup"
+ * (after the last wait), by appending a line to $MEMSUP_MARK: the way any
+ * program, in any language, marks phases without linking anything.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +42,22 @@ static void nap_ms(long ms)
 		;
 }
 
+/* One line per marker, one write(2): lines of concurrent writers never mix. */
+static void mark(const char *label)
+{
+	const char *path = getenv("MEMSUP_MARK");
+	char line[128];
+	if (!path)
+		return;
+	int n = snprintf(line, sizeof line, "%s\tpid=%d\n", label, (int)getpid());
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, line, (size_t)n) != n)
+			perror("demo_tree: marker");
+		close(fd);
+	}
+}
+
 int main(void)
 {
 	enum { CHILDREN = 3, CHILD_MB = 40, PARENT_MB = 20 };
@@ -45,6 +66,7 @@ int main(void)
 	printf("demo_tree: parent %d holds %d MB, forking %d children of %d MB each\n",
 	       (int)getpid(), PARENT_MB, CHILDREN, CHILD_MB);
 	fflush(stdout);
+	mark("children");
 	for (int i = 0; i < CHILDREN; i++) {
 		pid_t pid = fork();
 		if (pid < 0) {
@@ -63,6 +85,7 @@ int main(void)
 	}
 	while (wait(NULL) > 0)
 		;
+	mark("cleanup");
 	struct rusage ru;
 	getrusage(RUSAGE_CHILDREN, &ru);
 	printf("demo_tree: getrusage(RUSAGE_CHILDREN).ru_maxrss = %.1f MB "
