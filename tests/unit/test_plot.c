@@ -338,7 +338,10 @@ Test(plot, partial_directory_degrades)
 {
 	/* killed mid-way: no processes.json, no timeline.jsonl, a torn last line */
 	const char *files[][2] = {
-		{ "rss.jsonl", "[0.01, 1000000]\n[0.5, 42000000]\n[1.0, 2000000]\n[9.0, 99" },
+		/* the fixed form (fast path), other valid JSON (jsonr), invalid
+		 * lines both refuse, and a torn last line */
+		{ "rss.jsonl", "[0.01, 1000000]\n[0.5,42000000]\n[ 1.0 , 2e6 ]\n[0x10, 5]\n"
+			       "[02, 5]\n[3, 5]]\n[-, 5]\n[9.0, 99" },
 		{ "resources.json", "{\"command\": [\"/usr/bin/make\", \"-j2\"], \"rss_budget_mb\": null,"
 				    " \"peak_tree_rss_mb\": 42.0, \"peak_tree_rss_at_s\": 0.5,"
 				    " \"wall_s\": 1.0, \"reason\": \"running\"}" },
@@ -348,7 +351,9 @@ Test(plot, partial_directory_degrades)
 	struct plot_set s;
 	char err[256] = "";
 	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
-	cr_expect_eq(s.d.n_rss, 3, "the torn line was read");
+	cr_expect_eq(s.d.n_rss, 3, "a torn or invalid line was read");
+	cr_expect(s.d.n_rss == 3 && s.d.rss[1].t == 0.5 && s.d.rss[1].v == 42e6 &&
+		  s.d.rss[2].t == 1.0 && s.d.rss[2].v == 2e6);
 	cr_expect_eq(s.d.n_heap, 0);
 	cr_expect_str_eq(s.d.title, "memsup: make -j2");
 	cr_expect(s.d.have_peak && s.d.peak_bytes == 42e6 && s.d.peak_t == 0.5);
