@@ -501,19 +501,29 @@ static int any_known(const struct plot_point *p, size_t n)
 	return 0;
 }
 
-/* A legend item: a swatch then a label; returns the x after it.  Text
- * width is estimated (no font metrics here): ~6.2 px per character at 11 px. */
-static double legend_item(struct svg_buf *b, double x, double y, const char *swatch,
-			  const char *label)
+/* The legend: items left to right, wrapping to a new row at the plot's
+ * right edge.  Text width is estimated (no font metrics here): ~6.2 px per
+ * character at 11 px. */
+struct legend {
+	struct svg_buf buf;
+	double x, y, x0, x1;
+};
+
+static void legend_item(struct legend *L, const char *swatch, const char *label)
 {
-	putf(b, "<g transform=\"translate(");
-	put_coord(b, x);
-	put(b, ",");
-	put_coord(b, y);
-	putf(b, ")\">%s<text x=\"22\" y=\"4\">", swatch);
-	put_str(b, label, 60);
-	put(b, "</text></g>\n");
-	return x + 22 + 6.2 * (double)strlen(label) + 16;
+	double w = 22 + 6.2 * (double)strlen(label);
+	if (L->x > L->x0 && L->x + w > L->x1) {
+		L->x = L->x0;
+		L->y += 16;
+	}
+	putf(&L->buf, "<g transform=\"translate(");
+	put_coord(&L->buf, L->x);
+	put(&L->buf, ",");
+	put_coord(&L->buf, L->y);
+	putf(&L->buf, ")\">%s<text x=\"22\" y=\"4\">", swatch);
+	put_str(&L->buf, label, 60);
+	put(&L->buf, "</text></g>\n");
+	L->x += w + 16;
 }
 
 /* Columns covered by any of the intervals [a, b], as runs: a bar each. */
@@ -566,9 +576,18 @@ static void put_lanes(struct svg_buf *b, const struct plot_data *d, const struct
 	put_coord(b, f->x0);
 	put(b, "\" y=\"");
 	put_coord(b, f->lane_y0 - 4);
-	put(b, "\" font-size=\"10\" fill=\"#333\">Processes, largest polled peak RSS first: "
-	       "bar = seen alive (first to last sample), dot = at its peak. Not stacked: "
-	       "memsup keeps no per-process RSS over time.</text>\n");
+	/* as much of the explanation as the width holds (~5.6 px a character) */
+	static const char *const heads[] = {
+		"Processes, largest polled peak RSS first: bar = seen alive (first to last "
+		"sample), dot = at its peak. Not stacked: memsup keeps no per-process RSS over time.",
+		"Processes by polled peak RSS: bar = alive, dot = at its peak (not stacked)",
+		"Processes: bar = alive, dot = peak",
+	};
+	size_t hi = 0;
+	while (hi + 1 < sizeof heads / sizeof heads[0] &&
+	       5.6 * (double)strlen(heads[hi]) > f->x1 - f->x0)
+		hi++;
+	putf(b, "\" font-size=\"10\" fill=\"#333\">%s</text>\n", heads[hi]);
 	for (size_t k = 0; k < f->n_lanes; k++) {
 		double y = f->lane_y0 + (double)k * h;
 		int other = k == n_top;
@@ -673,7 +692,33 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 	f.x0 = 64;
 	f.x1 = W - 16;
 	f.cols = (unsigned)(f.x1 - f.x0);
-	f.y0 = 58;
+	/* the legend first: its rows decide where the plot starts */
+	struct legend L = { .x = f.x0, .y = 40, .x0 = f.x0, .x1 = f.x1 };
+	int terse = W < 600; /* short labels, so a small picture keeps its plot */
+	legend_item(&L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
+			 COLOR_RSS "\" fill-opacity=\"0.25\" stroke=\"" COLOR_RSS "\"/>",
+			 terse ? "tree RSS" : "tree RSS (all processes)");
+	if (any_known(d->heap, d->n_heap))
+		legend_item(&L, "<path d=\"M0,0h16\" stroke=\"" COLOR_HEAP
+				 "\" stroke-width=\"2\"/>", terse ? "heap" : "traced heap (shim)");
+	if (d->budget_bytes > 0) {
+		fmt_bytes(d->budget_bytes, v, sizeof v);
+		snprintf(t, sizeof t, "%s%s", terse ? "budget " : "RSS budget ", v);
+		legend_item(&L, "<path d=\"M0,0h16\" stroke=\"" COLOR_BUDGET
+				 "\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>", t);
+	}
+	if (d->have_peak)
+		legend_item(&L, "<circle cx=\"8\" cy=\"0\" r=\"3.5\" fill=\""
+				 COLOR_PEAK "\"/>", "peak");
+	if (d->n_markers)
+		legend_item(&L, "<path d=\"M8,-6v12\" stroke=\"" COLOR_MARK
+				 "\" stroke-dasharray=\"3,2\"/>", terse ? "phase" : "phase marker");
+	if (d->n_starts || d->n_exits)
+		legend_item(&L, "<path d=\"M4,-5v5M7,-5v5\" stroke=\"" COLOR_START
+				 "\" stroke-width=\"1.5\"/><path d=\"M10,0v5M13,0v5\" stroke=\"" COLOR_EXIT
+				 "\" stroke-width=\"1.5\"/>",
+			    terse ? "start/exit" : "process starts / exits");
+	f.y0 = L.y + 18;
 	f.n_lanes = (unsigned)(n_top + (d->n_procs > n_top));
 	double below = 36;                         /* time labels and title */
 	double ticks_h = (d->n_starts || d->n_exits) ? 12 : 4;
@@ -722,31 +767,10 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 	put_str(b, d->title ? d->title : "memsup timeline", (size_t)((W - f.x0) / 8.5));
 	put(b, "</text>\n");
 
-	/* legend */
-	double lx = f.x0, ly = 40;
-	lx = legend_item(b, lx, ly, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
-			 COLOR_RSS "\" fill-opacity=\"0.25\" stroke=\"" COLOR_RSS "\"/>",
-			 "tree RSS (all processes)");
-	if (any_known(d->heap, d->n_heap))
-		lx = legend_item(b, lx, ly, "<path d=\"M0,0h16\" stroke=\"" COLOR_HEAP
-				 "\" stroke-width=\"2\"/>", "traced heap (shim)");
-	if (d->budget_bytes > 0) {
-		fmt_bytes(d->budget_bytes, v, sizeof v);
-		snprintf(t, sizeof t, "RSS budget %s", v);
-		lx = legend_item(b, lx, ly, "<path d=\"M0,0h16\" stroke=\"" COLOR_BUDGET
-				 "\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>", t);
-	}
-	if (d->have_peak)
-		lx = legend_item(b, lx, ly, "<circle cx=\"8\" cy=\"0\" r=\"3.5\" fill=\""
-				 COLOR_PEAK "\"/>", "peak");
-	if (d->n_markers)
-		lx = legend_item(b, lx, ly, "<path d=\"M8,-6v12\" stroke=\"" COLOR_MARK
-				 "\" stroke-dasharray=\"3,2\"/>", "phase marker");
-	if (d->n_starts || d->n_exits)
-		lx = legend_item(b, lx, ly, "<path d=\"M4,-5v5M7,-5v5\" stroke=\"" COLOR_START
-				 "\" stroke-width=\"1.5\"/><path d=\"M10,0v5M13,0v5\" stroke=\"" COLOR_EXIT
-				 "\" stroke-width=\"1.5\"/>", "process starts / exits (ticks under the axis)");
-	(void)lx;
+	put_n(b, L.buf.p ? L.buf.p : "", L.buf.len);
+	if (L.buf.err)
+		b->err = L.buf.err;
+	svg_buf_free(&L.buf);
 
 	/* grid and axes */
 	put(b, "<g class=\"grid\" stroke=\"#e4e4e4\" stroke-width=\"1\">\n");
@@ -852,7 +876,9 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 		       "transform=\"translate(");
 		put_xy(b, x > f.x1 - 14 ? x - 3 : x + 11, f.y0 + 4);
 		put(b, ") rotate(-90)\">");
-		put_str(b, d->markers[i].label, 32);
+		/* no longer than the plot is high (~6 px a character) */
+		double room = (f.y1 - f.y0 - 8) / 6;
+		put_str(b, d->markers[i].label, room < 4 ? 4 : room > 32 ? 32 : (size_t)room);
 		put(b, "</text></g>\n");
 	}
 
@@ -866,8 +892,15 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 			put_xy(b, f.x0, y);
 			put(b, "H");
 			put_coord(b, f.x1);
+			/* right-aligned, but left of any marker label near the edge */
+			double bx = f.x1 - 4;
+			for (size_t i = 0; i < d->n_markers; i++) {
+				double mx = fx(&f, d->markers[i].t) - 16;
+				if (mx < bx && mx > f.x1 - 110)
+					bx = mx;
+			}
 			put(b, "\"/><text fill=\"" COLOR_BUDGET "\" text-anchor=\"end\" x=\"");
-			put_coord(b, f.x1 - 4);
+			put_coord(b, bx);
 			put(b, "\" y=\"");
 			put_coord(b, y - 4 < f.y0 + 11 ? y + 13 : y - 4);
 			putf(b, "\">budget %s</text></g>\n", v);
@@ -885,7 +918,12 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 		double x = fx(&f, d->peak_t), y = fy(&f, d->peak_bytes);
 		fmt_bytes(d->peak_bytes, v, sizeof v);
 		svg_format_value(&f.ax, d->peak_t, t, sizeof t);
-		int left = x > f.x0 + (f.x1 - f.x0) * 0.65;
+		/* right of the dot unless it would run past the plot (~7 px a
+		 * character in bold 11 px) */
+		char lab[192];
+		snprintf(lab, sizeof lab, "peak %s at %s", v, t);
+		double w = 7.0 * (double)strlen(lab);
+		int left = x + 7 + w > f.x1 && x - 7 - w >= f.x0 - 60;
 		double ty = y - 7 < f.y0 + 12 ? y + 16 : y - 7;
 		put(b, "<g class=\"peak\"><circle fill=\"" COLOR_PEAK "\" stroke=\"#fff\" r=\"4\" cx=\"");
 		put_coord(b, x);
@@ -897,7 +935,7 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 		put_coord(b, left ? x - 7 : x + 7);
 		put(b, "\" y=\"");
 		put_coord(b, ty);
-		putf(b, "\">peak %s at %s</text></g>\n", v, t);
+		putf(b, "\">%s</text></g>\n", lab);
 	}
 
 	/* process starts and exits under the time axis */
