@@ -12,8 +12,13 @@
 
 const char cli_help_text[] =
 	"Usage: memsup [OPTIONS] [--] COMMAND [ARG...]\n"
+	"       memsup plot DIR [--width N] [--height N] [-o FILE|-]\n"
+	"       memsup report [--csv|--json] [--sort KEY] [--reverse] DIR...\n"
 	"Run COMMAND in its own session, poll the RSS of its whole process tree,\n"
-	"enforce budgets by killing the whole tree, and write an evidence directory.\n"
+	"enforce budgets by killing the whole tree, and write an evidence directory\n"
+	"(with timeline.svg).  `memsup plot` redraws a directory's picture and\n"
+	"`memsup report` compares directories (see memsup-plot(1), memsup-report(1));\n"
+	"a COMMAND named plot or report runs as `memsup -- plot ...`.\n"
 	"\n"
 	"Options:\n"
 	"  -o, --out DIR          evidence directory to create (must not exist;\n"

@@ -5,7 +5,9 @@
 #include "findings.h"
 #include "merge.h"
 #include "phases.h"
+#include "plot.h"
 #include "processes.h"
+#include "report.h"
 #include "run.h"
 #include "spawn.h"
 #include "trace.h"
@@ -108,6 +110,13 @@ int main(int argc, char **argv)
 {
 	struct sup_options opt;
 	char err[PATH_MAX + 256];
+
+	/* Subcommands over evidence directories; a command of the same name
+	 * runs as `memsup -- plot ...`. */
+	if (argc > 1 && strcmp(argv[1], "plot") == 0)
+		return plot_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return report_main(argc - 1, argv + 1);
 
 	if (cli_parse(argc, argv, &opt, err, sizeof err) < 0) {
 		cli_free(&opt);
@@ -248,6 +257,13 @@ int main(int argc, char **argv)
 
 	if ((rc = evidence_write_record(&ev, &rec, 1)) < 0) {
 		fprintf(stderr, "memsup: write %s/resources.json: %s\n", ev.path, strerror(-rc));
+		status = SUP_EXIT_ERROR;
+	}
+	/* The picture, drawn from the files just written: `memsup plot` later
+	 * draws the same one. */
+	char plot_err[PATH_MAX + 256];
+	if (plot_write_dir(ev.dirfd, ev.path, 0, 0, plot_err, sizeof plot_err) < 0) {
+		fprintf(stderr, "memsup: %s\n", plot_err);
 		status = SUP_EXIT_ERROR;
 	}
 	if (opt.json) {
