@@ -275,10 +275,24 @@ static void user_preload_case(int via_env_option)
 			 "--", "/bin/sh", "-c", cmd, NULL };
 	/* The user's preload in memsup's own environment (memsup runs with it
 	 * too: its line is left out), or given with -e. */
-	if (!via_env_option)
+	char *asan_saved = getenv("ASAN_OPTIONS") ? strdup(getenv("ASAN_OPTIONS")) : NULL;
+	if (!via_env_option) {
 		setenv("LD_PRELOAD", lib, 1);
+#ifdef __SANITIZE_ADDRESS__
+		/* an ASan memsup refuses to start after a foreign preload */
+		char asan[512];
+		snprintf(asan, sizeof asan, "%s%sverify_asan_link_order=0",
+			 asan_saved ? asan_saved : "", asan_saved ? ":" : "");
+		setenv("ASAN_OPTIONS", asan, 1);
+#endif
+	}
 	memsup_start_argv(&r, argv);
 	unsetenv("LD_PRELOAD");
+	if (asan_saved)
+		setenv("ASAN_OPTIONS", asan_saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(asan_saved);
 	cr_assert_eq(memsup_wait(&r), 0, "memsup: %d, stderr: %s", r.status, r.err);
 	char a[4 * PATH_MAX];
 	snprintf(a, sizeof a, "'%s' '%s' '%s' '%s'", r.dir, log, lib, env_or_skip("MEMSUP"));
