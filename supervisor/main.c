@@ -83,8 +83,10 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 		fprintf(stderr, "memsup: largest single process (getrusage, time -v): %.1f MB\n",
 			rec->rusage_children_maxrss_mb);
 	fprintf(stderr, "memsup: reason: %s; ", rec->reason ? rec->reason : "none");
-	if (rec->error)
+	if (rec->error && rec->reason && strcmp(rec->reason, "start_failed") == 0)
 		fprintf(stderr, "could not start: %s; ", rec->error);
+	else if (rec->error)
+		fprintf(stderr, "%s; ", rec->error);
 	else if (rec->have_exit && rec->signal)
 		fprintf(stderr, "command killed by signal %d (%s); ", rec->signal,
 			strsignal(rec->signal));
@@ -142,6 +144,9 @@ int main(int argc, char **argv)
 	 * reaped and reported: the write fails with EPIPE instead (exit 125).
 	 * The command gets default dispositions back (spawn.c). */
 	signal(SIGPIPE, SIG_IGN);
+	/* The same for a file size limit (ulimit -f): an evidence write past it
+	 * must fail with EFBIG, which memsup reports, not kill memsup silently. */
+	signal(SIGXFSZ, SIG_IGN);
 
 	char outbuf[PATH_MAX];
 	const char *out = opt.out;
@@ -226,6 +231,10 @@ int main(int argc, char **argv)
 				  phases };
 	struct run_views views;
 	int status = run_supervise(&cfg, &ev, &rec, &views);
+	/* The one memsup error of a run that has no line of its own yet: say
+	 * which write failed even under -q. */
+	if (rec.reason && strcmp(rec.reason, "evidence_failed") == 0)
+		fprintf(stderr, "memsup: %s\n", rec.error);
 
 	/* The merged view: every image, traced or not, and what it hides. */
 	struct merged_run merged;
