@@ -523,6 +523,19 @@ static int write_atomic(int dirfd, const char *name, const struct svg_buf *b)
 	return rc;
 }
 
+/* -o /dev/stdout, a FIFO, a symlink: written through, never renamed over
+ * (a rename would put a regular file in place of a device). */
+static int write_in_place(const char *path, const struct svg_buf *b)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = svg_write_fd(fd, b);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
 static int render(int dirfd, unsigned width, unsigned height, struct svg_buf *b, char *err,
 		  size_t errlen)
 {
@@ -679,8 +692,11 @@ int plot_main(int argc, char **argv)
 		svg_buf_free(&b);
 		return 125;
 	}
+	struct stat st;
 	if (strcmp(out, "-") == 0)
 		rc = svg_write_fd(STDOUT_FILENO, &b);
+	else if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode))
+		rc = write_in_place(out, &b);
 	else
 		rc = write_atomic(AT_FDCWD, out, &b);
 	svg_buf_free(&b);

@@ -490,6 +490,22 @@ Test(plot, main_rejects_bad_values)
 	cr_assert(xml_ok("main.out"), "-o - did not write an SVG to stdout");
 	slurp(tmp_path("main.out"), svg, sizeof svg);
 	cr_expect_not_null(strstr(svg, "width=\"960\" height=\"300\""));
+	/* -o on something that is not a regular file writes through it: a
+	 * rename would have put a regular file in place of the FIFO */
+	char fifo[256];
+	snprintf(fifo, sizeof fifo, "%s", tmp_path("fifo"));
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	cr_assert_geq(rd, 0);
+	const char *g4[] = { dir, "-o", fifo, NULL };
+	cr_expect_eq(run_main(g4, err, sizeof err), 0, "%s", err);
+	struct stat st;
+	cr_assert_eq(lstat(fifo, &st), 0);
+	cr_expect(S_ISFIFO(st.st_mode), "-o FIFO replaced the FIFO");
+	char head[6] = "";
+	cr_expect_eq(read(rd, head, 5), 5);
+	cr_expect_str_eq(head, "<?xml");
+	close(rd);
 	const char *g3[] = { "-h", NULL };
 	cr_expect_eq(run_main(g3, err, sizeof err), 0);
 }
