@@ -47,6 +47,22 @@ static const char *tmp_path(const char *name)
 	return s;
 }
 
+/* Each test's directory goes when it ends (MT_KEEP=1 keeps it to look at). */
+static void tmp_remove(void)
+{
+	if (!tmpdir[0] || getenv("MT_KEEP"))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		execlp("rm", "rm", "-rf", "--", tmpdir, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+TestSuite(plot, .fini = tmp_remove);
+
 static void save(const char *path, const char *text, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
