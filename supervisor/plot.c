@@ -49,6 +49,7 @@ void plot_set_free(struct plot_set *s)
 	free(s->starts);
 	free(s->exits);
 	free(s->title);
+	free(s->subtitle);
 	for (size_t i = 0; i < s->n_strings; i++)
 		free(s->strings[i]);
 	free(s->strings);
@@ -366,6 +367,28 @@ static char *join_strings(const struct jsonr_value *arr, size_t max)
 	return out;
 }
 
+/* "rss_budget_exceeded, exit 123, 3.21 s": how the run ended, or NULL.
+ * Integer arithmetic for the seconds: no locale decides the decimal point. */
+static char *ended(const struct jsonr_value *r)
+{
+	char buf[256], exit_s[48] = "", wall_s[48] = "";
+	const char *reason = jsonr_str(jsonr_get(r, "reason"), NULL);
+	double code = jsonr_num(jsonr_get(r, "exit_code"), NAN);
+	double sig = jsonr_num(jsonr_get(r, "signal"), 0);
+	double wall = jsonr_num(jsonr_get(r, "wall_s"), -1);
+	if (sig > 0 && sig < 256)
+		snprintf(exit_s, sizeof exit_s, "signal %d", (int)sig);
+	else if (isfinite(code) && code > -256 && code < 256)
+		snprintf(exit_s, sizeof exit_s, "exit %d", (int)code);
+	if (wall >= 0 && wall < 1e9) {
+		long long cs = (long long)(wall * 100 + 0.5);
+		snprintf(wall_s, sizeof wall_s, "%lld.%02lld s", cs / 100, cs % 100);
+	}
+	snprintf(buf, sizeof buf, "%s%s%s%s%s", reason ? reason : "", reason && *exit_s ? ", " : "",
+		 exit_s, (reason || *exit_s) && *wall_s ? ", " : "", wall_s);
+	return buf[0] ? strdup(buf) : NULL;
+}
+
 static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 {
 	char *cmd = join_strings(jsonr_get(r, "command"), 400);
@@ -376,6 +399,7 @@ static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 			snprintf(s->title, n, "memsup: %s", cmd);
 	}
 	free(cmd);
+	s->subtitle = ended(r);
 	double b = jsonr_num(jsonr_get(r, "rss_budget_mb"), 0);
 	s->d.budget_bytes = b > 0 ? b * 1e6 : 0;
 	double pk = jsonr_num(jsonr_get(r, "peak_tree_rss_mb"), -1);
@@ -492,6 +516,7 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 		return -ENOENT;
 	}
 	s->d.title = s->title;
+	s->d.subtitle = s->subtitle;
 	s->d.rss = s->rss;
 	s->d.heap = s->heap;
 	s->d.procs = s->procs;

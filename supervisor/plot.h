@@ -30,7 +30,7 @@ struct plot_set {
 	struct plot_proc *procs;
 	struct plot_marker *markers;
 	double *starts, *exits;
-	char *title;
+	char *title, *subtitle;
 	char **strings;            /* labels to free */
 	size_t n_strings;
 };

@@ -761,10 +761,24 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 	put_str(b, d->title ? d->title : "memsup timeline", 300);
 	put(b, "</title>\n");
 	putf(b, "<rect width=\"%u\" height=\"%u\" fill=\"#ffffff\"/>\n", W, H);
+	/* the subtitle (how the run ended) right-aligned; the title gets the
+	 * rest of the row (~8.5 px a bold 14 px character, ~6.2 px at 11 px) */
+	double sub_w = 0;
+	if (d->subtitle && *d->subtitle) {
+		size_t sub_max = (size_t)((f.x1 - f.x0) / 2 / 6.2);
+		size_t sl = strlen(d->subtitle);
+		sub_w = 6.2 * (double)(sl < sub_max ? sl : sub_max) + 12;
+		put(b, "<text class=\"subtitle\" text-anchor=\"end\" fill=\"#444\" x=\"");
+		put_coord(b, f.x1);
+		put(b, "\" y=\"20\">");
+		put_str(b, d->subtitle, sub_max);
+		put(b, "</text>\n");
+	}
 	put(b, "<text x=\"");
 	put_coord(b, f.x0);
 	put(b, "\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
-	put_str(b, d->title ? d->title : "memsup timeline", (size_t)((W - f.x0) / 8.5));
+	double title_room = (f.x1 - f.x0 - sub_w) / 8.5;
+	put_str(b, d->title ? d->title : "memsup timeline", title_room < 8 ? 8 : (size_t)title_room);
 	put(b, "</text>\n");
 
 	put_n(b, L.buf.p ? L.buf.p : "", L.buf.len);

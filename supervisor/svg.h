@@ -54,6 +54,7 @@ struct plot_marker {
 
 struct plot_data {
 	const char *title;         /* any bytes; may be NULL */
+	const char *subtitle;      /* how the run ended, right of the title; may be NULL */
 	const struct plot_point *rss;   /* tree RSS, in time order */
 	size_t n_rss;
 	const struct plot_point *heap;  /* traced heap, in time order; may be empty */

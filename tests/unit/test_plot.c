@@ -372,6 +372,7 @@ Test(plot, partial_directory_degrades)
 		  s.d.rss[2].t == 1.0 && s.d.rss[2].v == 2e6);
 	cr_expect_eq(s.d.n_heap, 0);
 	cr_expect_str_eq(s.d.title, "memsup: make -j2");
+	cr_expect_str_eq(s.d.subtitle, "running, 1.00 s");
 	cr_expect(s.d.have_peak && s.d.peak_bytes == 42e6 && s.d.peak_t == 0.5);
 	cr_expect_eq(s.d.budget_bytes, 0);
 	plot_set_free(&s);
@@ -410,7 +411,8 @@ Test(plot, markers_from_phases_and_processes)
 {
 	const char *files[][2] = {
 		{ "resources.json",
-		  "{\"command\": [\"job\"], \"rss_budget_mb\": 100, \"wall_s\": 3,"
+		  "{\"command\": [\"job\"], \"rss_budget_mb\": 100, \"wall_s\": 3.004,"
+		  " \"reason\": \"rss_budget_exceeded\", \"exit_code\": -9, \"signal\": 9,"
 		  " \"markers\": [], \"phases\": [{\"label\": \"(start)\", \"start_s\": 0, \"end_s\": 1},"
 		  " {\"label\": \"train\", \"start_s\": 1, \"end_s\": 3}]}" },
 		{ "processes.json",
@@ -428,6 +430,7 @@ Test(plot, markers_from_phases_and_processes)
 	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
 	cr_assert_eq(s.d.n_markers, 2);
 	cr_expect_str_eq(s.d.markers[1].label, "train");
+	cr_expect_str_eq(s.d.subtitle, "rss_budget_exceeded, signal 9, 3.00 s");
 	cr_expect_eq(s.d.markers[1].t, 1);
 	cr_expect_eq(s.d.budget_bytes, 100e6);
 	cr_expect_eq(s.d.n_procs, 1, "a never-sampled process got a lane");
