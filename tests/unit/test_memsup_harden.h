@@ -1,0 +1,110 @@
+/* test_memsup_harden.h: helpers shared by the hardening tests
+ * (tests/unit/test_memsup_harden_*.c), over test_memsup_util.h.
+ *
+ * harden_start() starts any argv (memsup itself, or a wrapper such as
+ * unshare(1) that ends in memsup) with stdout/stderr captured like
+ * memsup_start(), after an optional hook in the child (a resource limit, a
+ * uid).  The test process makes itself a child subreaper first, so that
+ * whatever memsup leaves behind -- a live process or an unreaped zombie --
+ * re-parents to the test, where no_children_left() finds it. */
+#ifndef TEST_MEMSUP_HARDEN_H
+#define TEST_MEMSUP_HARDEN_H
+
+#include "test_memsup_util.h"
+#include <sys/prctl.h>
+
+typedef void (*harden_hook)(const struct sup_run *r);
+
+static inline void harden_start(struct sup_run *r, harden_hook hook, const char *const *argv)
+{
+	char so[PATH_MAX + 16], se[PATH_MAX + 16];
+	snprintf(so, sizeof so, "%s/memsup.stdout", r->tmp);
+	snprintf(se, sizeof se, "%s/memsup.stderr", r->tmp);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		cr_skip_test("no PR_SET_CHILD_SUBREAPER: leftovers cannot be checked");
+	r->pid = fork();
+	cr_assert_geq(r->pid, 0);
+	if (r->pid == 0) {
+		int o = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		int e = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		if (o < 0 || e < 0 || chdir(r->tmp) < 0)
+			_exit(99);
+		dup2(o, 1);
+		dup2(e, 2);
+		if (hook)
+			hook(r);
+		execvp(argv[0], (char *const *)argv);
+		_exit(98);
+	}
+}
+
+/* After memsup_wait(): nothing of the tree re-parented to us, alive or
+ * zombie (waitpid says ECHILD: we have no child at all). */
+static inline void no_children_left(void)
+{
+	int st;
+	pid_t p = waitpid(-1, &st, WNOHANG);
+	cr_expect(p < 0 && errno == ECHILD,
+		  "memsup left a process behind: waitpid(-1) gave %d (%s)", (int)p,
+		  p == 0 ? "a live process" : p > 0 ? "an unreaped zombie" : strerror(errno));
+	/* reap what can be reaped (all_pids_gone() kills live leftovers) */
+	while (p > 0)
+		p = waitpid(-1, &st, WNOHANG);
+}
+
+/* Every pid in pidfile (one per line) is gone: kill(pid, 0) fails with
+ * ESRCH, so it is neither alive nor a zombie nobody reaped.  Returns how
+ * many pids there were. */
+static inline int all_pids_gone(const char *pidfile)
+{
+	static char text[1 << 20];
+	slurp(pidfile, text, sizeof text);
+	int n = 0;
+	for (char *p = text, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		errno = 0;
+		int rc = kill((pid_t)pid, 0);
+		cr_expect(rc < 0 && errno == ESRCH, "pid %ld is still there after memsup returned",
+			  pid);
+		if (rc == 0)
+			kill((pid_t)pid, SIGKILL);
+		n++;
+	}
+	return n;
+}
+
+/* python3 checks a .jsonl file: every line one JSON value, the file ends
+ * with a newline (or is empty).  Returns the number of lines; fails the
+ * test on a torn or invalid line. */
+static inline long jsonl_whole_lines(const char *path)
+{
+	static const char script[] =
+		"import json,sys\n"
+		"b=open(sys.argv[1],'rb').read()\n"
+		"assert b==b'' or b.endswith(b'\\n'), 'ends mid-line: %r' % b[-60:]\n"
+		"ls=b.split(b'\\n')[:-1]\n"
+		"for l in ls: json.loads(l)\n"
+		"print(len(ls))\n";
+	char cmd[PATH_MAX + 64], out[64];
+	setenv("MT_JSONL_SCRIPT", script, 1);
+	snprintf(cmd, sizeof cmd, "python3 -c \"$MT_JSONL_SCRIPT\" '%s'", path);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	size_t got = fread(out, 1, sizeof out - 1, f);
+	out[got] = '\0';
+	int st = pclose(f);
+	cr_assert_eq(st, 0, "%s has a torn or invalid line", path);
+	return strtol(out, NULL, 10);
+}
+
+/* stderr names the file and the error: "memsup: OP DIR/NAME: STRERROR". */
+static inline void expect_error_line(const struct sup_run *r, const char *file, int err)
+{
+	char want[PATH_MAX + 128];
+	snprintf(want, sizeof want, "%s: %s", file, strerror(err));
+	cr_expect_not_null(strstr(r->err, want), "stderr does not say '%s': %s", want, r->err);
+}
+
+#endif
