@@ -12,7 +12,7 @@ set -eu
 
 die() { echo "svg-check: $*" >&2; exit 1; }
 
-[ $# -ge 1 ] && [ $# -le 2 ] || die "usage: svg-check.sh FILE.svg [OUT.png]"
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then die "usage: svg-check.sh FILE.svg [OUT.png]"; fi
 svg=$1
 [ -f "$svg" ] || die "$svg: no such file"
 case $svg in /*) ;; *) svg=$(pwd)/$svg ;; esac
