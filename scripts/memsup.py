@@ -84,6 +84,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import tracemalloc
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -372,8 +373,10 @@ def _mark_line(label: str) -> bytes:
     clean = label.replace("\t", " ").replace("\n", " ")
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # time.monotonic_ns() is CLOCK_MONOTONIC on Linux, the clock memsup
+    # keeps: with it memsup places the marker exactly, not when it woke.
     text = (f"{clean}\tpid={os.getpid()}\tmaxrss_kb={own}"
-            f"\tmaxrss_children_kb={children}\n")
+            f"\tmaxrss_children_kb={children}\tmono_ns={time.monotonic_ns()}\n")
     try:
         return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:  # a lone surrogate outside the escape range

@@ -354,6 +354,11 @@ class TestMark(Tmp):
         for f in fields:
             self.assertEqual(f[1], f"pid={record['pid']}")
             self.assertTrue(f[2].startswith("maxrss_kb=") and f[3].startswith("maxrss_children_kb="))
+            self.assertTrue(f[4].startswith("mono_ns="), f)
+        # the writer's CLOCK_MONOTONIC stamps, the second after the first
+        mono = [int(f[4].split("=")[1]) for f in fields]
+        self.assertLess(mono[0], mono[1])
+        self.assertLess(mono[1], time.monotonic_ns())
         kb = [int(f[2].split("=")[1]) for f in fields]
         # The 30 MB bytearray was touched between the two markers.
         self.assertGreaterEqual(kb[1] - kb[0], 28_000)
@@ -362,6 +367,10 @@ class TestMark(Tmp):
             self.assertEqual([m["label"] for m in mine], ["phase one", "two three four"])
             self.assertEqual([m["pid"] for m in mine], [record["pid"]] * 2)
             self.assertEqual([m.get("snapshot", {}).get("maxrss_kb") for m in mine], kb)
+            # placed at mono_ns: the gap between the two markers is the
+            # writer's own, to the microsecond memsup keeps
+            gap = (mine[1]["t"] - mine[0]["t"]) - (mono[1] - mono[0]) / 1e9
+            self.assertLess(abs(gap), 2e-6, (mine, mono))
         if "phases" in record:  # the phase after "phase one" holds 30 MB more
             labels = [p["label"] for p in record["phases"]]
             at = labels.index("phase one")
