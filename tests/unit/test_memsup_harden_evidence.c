@@ -35,6 +35,17 @@ static void expect_evidence_whole(const char *dir)
 		jsonl_whole_lines(path);
 	snprintf(path, sizeof path, "%s/resources.json.tmp", dir);
 	cr_expect(!path_exists(path), "a temporary record was left behind");
+	snprintf(path, sizeof path, "%s/processes.json.tmp", dir);
+	cr_expect(!path_exists(path), "a temporary processes.json was left behind");
+	/* processes.json: absent (written at the end, when the disk may be
+	 * full) or whole */
+	snprintf(path, sizeof path, "%s/processes.json", dir);
+	if (path_exists(path)) {
+		char cmd[PATH_MAX + 96];
+		snprintf(cmd, sizeof cmd, "python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "
+			 "'%s'", path);
+		cr_expect_eq(system(cmd), 0, "processes.json is not valid JSON");
+	}
 }
 
 /* A full file system (the command's stdout.log fills a 2 MB tmpfs): the
