@@ -295,7 +295,7 @@ int evidence_flush_samples(struct evidence *ev)
 
 int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s)
 {
-	char line[512], f[40];
+	char line[768], f[40]; /* the longest line is about 420 bytes */
 	size_t n;
 	if (ev->tl_fd < 0)
 		return 0;
@@ -312,7 +312,11 @@ int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s)
 				      ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
 	if (s->have_pss)
 		n += (size_t)snprintf(line + n, sizeof line - n, ", \"pss\": %" PRIu64, s->pss);
-	n += (size_t)snprintf(line + n, sizeof line - n, "}\n");
+	n += (size_t)snprintf(line + n, sizeof line - n, ", \"top\": [");
+	for (size_t i = 0; i < s->n_top && i < EVIDENCE_TL_TOP; i++)
+		n += (size_t)snprintf(line + n, sizeof line - n, "%s[%d, %" PRIu64 "]",
+				      i ? ", " : "", (int)s->top[i].pid, s->top[i].rss);
+	n += (size_t)snprintf(line + n, sizeof line - n, "]}\n");
 	/* whole lines only, as for rss.jsonl */
 	if (ev->tl_w.len + n > sizeof ev->tl_w.buf)
 		flush_lines(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl");

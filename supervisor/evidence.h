@@ -6,7 +6,11 @@
  *                       gives, so the seed's readers keep working
  *   DIR/timeline.jsonl  one JSON object per sample: t, rss, processes and
  *                       the traced heap and mapping bytes of the same moment
- *                       (null untraced), "pss" at samples where measured
+ *                       (null untraced), "pss" at samples where measured, and
+ *                       last "top": [[pid, rss_bytes], ...], the (up to
+ *                       EVIDENCE_TL_TOP) members with the largest RSS at that
+ *                       sample, largest first (ties: lower pid first), so
+ *                       rss = sum(top) + the rest
  *   DIR/resources.json  the record (struct sup_record), pretty JSON (indent
  *                       2), replaced atomically: written to a temporary file,
  *                       renamed over; fsync'd (file and directory) when
@@ -138,7 +142,10 @@ int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes
 int evidence_flush_samples(struct evidence *ev);
 
 /* One timeline.jsonl line, buffered like rss.jsonl.  `traced`: write heap
- * and mapped bytes (null otherwise); `have_pss`: add "pss". */
+ * and mapped bytes (null otherwise); `have_pss`: add "pss".  top[0..n_top)
+ * is written as "top" in the order given (the caller sorts it); a fixed
+ * array, so a sample allocates nothing. */
+#define EVIDENCE_TL_TOP 5u
 struct evidence_tl {
 	double t;
 	uint64_t rss;
@@ -147,6 +154,11 @@ struct evidence_tl {
 	uint64_t heap, mapped_anon, mapped_file;
 	int have_pss;
 	uint64_t pss;
+	size_t n_top;              /* <= EVIDENCE_TL_TOP */
+	struct evidence_top {
+		pid_t pid;
+		uint64_t rss;      /* bytes */
+	} top[EVIDENCE_TL_TOP];
 };
 int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s);
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable);

@@ -243,6 +243,27 @@ static int open_pidfd(pid_t pid)
 #endif
 }
 
+/* The (up to EVIDENCE_TL_TOP) members with the largest RSS, largest first,
+ * ties to the lower pid: an insertion into a fixed array, O(members), no
+ * allocation and no full sort per sample. */
+static void top_members(struct evidence_tl *tl, const struct tree_member *m, size_t n)
+{
+	tl->n_top = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = tl->n_top;
+		while (k > 0 && (m[i].rss > tl->top[k - 1].rss ||
+				 (m[i].rss == tl->top[k - 1].rss && m[i].pid < tl->top[k - 1].pid)))
+			k--;
+		if (k >= EVIDENCE_TL_TOP)
+			continue;
+		size_t last = tl->n_top < EVIDENCE_TL_TOP ? tl->n_top : EVIDENCE_TL_TOP - 1;
+		memmove(&tl->top[k + 1], &tl->top[k], (last - k) * sizeof tl->top[0]);
+		tl->top[k] = (struct evidence_top){ m[i].pid, m[i].rss };
+		if (tl->n_top < EVIDENCE_TL_TOP)
+			tl->n_top++;
+	}
+}
+
 static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 			const char **reason)
 {
@@ -280,6 +301,7 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 			.heap = s.heap, .mapped_anon = s.map_anon, .mapped_file = s.map_file,
 			.have_pss = s.have_pss, .pss = s.pss,
 		};
+		top_members(&tl, m, nm);
 		if (evidence_append_timeline(r->ev, &tl) < 0)
 			*reason = "evidence_failed";
 		struct phases_sample ps = {
