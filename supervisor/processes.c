@@ -2,6 +2,7 @@
  * processes.h).  Every figure is bytes unless its key says otherwise
  * (_kb: KiB as the kernel prints them, _s: seconds since the launch). */
 #include "processes.h"
+#include "pview.h"
 #include "recordfile.h"
 
 #include <errno.h>
@@ -120,6 +121,23 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 	jsonw_object_end(w);
 	jsonw_key(w, "argv");
 	put_argv(w, iv->argv, iv->argv_len);
+	/* Never cut silently: the record keeps MT_ARGV_BYTES of argv (and the
+	 * real argc), the poller PVIEW_CMDLINE_BYTES of /proc/PID/cmdline. */
+	int cut = iv->traced ? (iv->rec.flags & MT_FLAG_ARGV_TRUNCATED) != 0
+			     : iv->argv_len >= PVIEW_CMDLINE_BYTES;
+	jsonw_key(w, "argv_truncated");
+	jsonw_bool(w, cut);
+	jsonw_key(w, "argc");
+	if (iv->traced) {
+		jsonw_uint(w, iv->rec.argc);
+	} else if (iv->argv && !cut) {
+		size_t argc = 0;
+		for (size_t i = 0; i < iv->argv_len; i++)
+			argc += iv->argv[i] == '\0'; /* each argument ends in one */
+		jsonw_uint(w, argc);
+	} else {
+		jsonw_null(w);
+	}
 	jsonw_key(w, "exe");
 	jsonw_string(w, iv->exe);
 	jsonw_key(w, "traced");

@@ -29,6 +29,10 @@
 #include "merge.h"
 #include "tree.h"
 
+/* How much of /proc/PID/cmdline the poller keeps for an image without a
+ * record: a longer one is cut (processes.json says argv_truncated). */
+#define PVIEW_CMDLINE_BYTES 4096u
+
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u
 #define PVIEW_SMAPS_RETRY_MS 50u   /* after a read that missed a process */
@@ -53,7 +57,7 @@ struct pview_proc {
 	pid_t ppid;                /* at first sight */
 	pid_t sid;                 /* at first sight, re-read at the 3rd sample */
 	unsigned samples;
-	char *argv;                /* NUL-separated, malloc'd; may be NULL */
+	char *argv;                /* each argument NUL-terminated, malloc'd; may be NULL */
 	size_t argv_len;
 	char *exe;                 /* malloc'd; may be NULL */
 	uint64_t hwm_kb;           /* last VmHWM read (at peaks), 0 if never */

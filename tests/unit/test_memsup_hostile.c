@@ -95,6 +95,8 @@ static const char argv_script[] =
 	"rec = open('%s/records/%d.%d.mtr' % (ev, p['pid'], p['gen']), 'rb').read()\n"
 	"argc = struct.unpack_from('<I', rec, 44)[0]\n"
 	"assert argc == len(want), 'record argc %d, command had %d' % (argc, len(want))\n"
+	"assert p['argv_truncated'] == bool(cut), (p['argv_truncated'], cut)\n"
+	"assert p['argc'] == len(want), 'processes.json argc %r' % p['argc']\n"
 	"if mode == 'exact':\n"
 	"    assert not cut, 'argv flagged as truncated'\n"
 	"    assert pa == want, 'processes.json argv: ' + first_diff(pa, want)\n"
@@ -172,6 +174,37 @@ Test(memsup_hostile, hundred_thousand_arguments, .timeout = 120)
 	run_argv_case(args, N, NULL, "prefix");
 	free(pool);
 	free(args);
+}
+
+/* Untraced, the poller keeps PVIEW_CMDLINE_BYTES of /proc/PID/cmdline: a
+ * longer command line is cut and processes.json says so (argc unknown). */
+Test(memsup_hostile, untraced_long_cmdline_says_cut, .timeout = 60)
+{
+	struct sup_run r;
+	static char big[6000];
+	memset(big, 'x', sizeof big - 1);
+	/* steady MB HOLD_MS ignores what follows */
+	const char *args[] = { "-q", "--no-trace", "--", prog("steady"), "1", "300", big, NULL };
+	const char *small[] = { "-q", "--no-trace", "--", prog("steady"), "1", "300", "", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "memsup: %s", r.err);
+	char a[PATH_MAX + 8];
+	snprintf(a, sizeof a, "'%s' cut", r.dir);
+	static const char script[] =
+		"import json, sys\n"
+		"ev, mode = sys.argv[1:3]\n"
+		"p = [p for p in json.load(open(ev + '/processes.json')) if not p['traced']][0]\n"
+		"if mode == 'cut':\n"
+		"    assert p['argv_truncated'] is True and p['argc'] is None, p\n"
+		"    assert 0 < len(''.join(p['argv'])) < 6000, len(''.join(p['argv']))\n"
+		"else:\n"
+		"    assert p['argv_truncated'] is False and p['argc'] == 4, p\n"
+		"    assert p['argv'][1:] == ['1', '300', ''], p['argv']\n"
+		"print('ok')\n";
+	py_check(&r, script, a);
+	struct sup_run q;
+	cr_assert_eq(memsup_run(&q, small), 0, "memsup: %s", q.err);
+	snprintf(a, sizeof a, "'%s' whole", q.dir);
+	py_check(&q, script, a);
 }
 
 /* Every byte value 1..255 alone and all together, empty arguments (also the

@@ -126,7 +126,8 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 	pview_sample(pv, l, 5000, &m, 1, 0, 0, &s);
 	cr_expect(g1->inspected);
 	cr_expect_eq(g1->why, UNTRACED_NO_PRELOAD);
-	cr_expect(g1->argv && g1->argv_len == 4 && memcmp(g1->argv, "prog", 4) == 0);
+	cr_expect(g1->argv && g1->argv_len == 5 && memcmp(g1->argv, "prog", 5) == 0,
+		  "argv kept with its NUL, as a record keeps it");
 	cr_expect_eq(p->imgs[0].samples, 1);
 	cr_expect_eq(p->imgs[0].gen, 0);
 
