@@ -1,7 +1,7 @@
 /* record.h: THE contract between libmemtrace.so (writer) and memsup (reader).
  *
  * Every process image that runs with the shim and MEMTRACE_DIR set creates one
- * file in that directory, sizes it to MT_RECORD_SIZE bytes, maps it shared and
+ * file in that directory, writes its MT_RECORD_SIZE bytes, maps it shared and
  * updates `struct mt_record` in place.  Nothing else crosses between the two
  * halves: no sockets, no pipes, no text.  The environment variable names live
  * here too.

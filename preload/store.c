@@ -26,6 +26,33 @@ void store_name(char *buf, int32_t pid, uint32_t gen)
 	sys_str_add(&s, MT_RECORD_SUFFIX);
 }
 
+/* Writes the record file's MT_RECORD_SIZE bytes of zeros.  Not ftruncate:
+ * that reserves no blocks, so on a full file system the first store into
+ * the mapping would kill the program with SIGBUS.  Written blocks are the
+ * program's to use; 0 or -errno (-ENOSPC on a short write). */
+static int store_fill(int fd)
+{
+	static const char zeros[4096];
+	struct rlimit lim;
+	/* Past RLIMIT_FSIZE a write raises SIGXFSZ, which kills the program:
+	 * a file-size limit below a record means no record. */
+	if (sys_call6(SYS_getrlimit, RLIMIT_FSIZE, (long)&lim, 0, 0, 0, 0) == 0 &&
+	    lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < MT_RECORD_SIZE)
+		return -EFBIG;
+	for (long off = 0; off < (long)MT_RECORD_SIZE; off += (long)sizeof zeros) {
+		long n = sys_call6(SYS_pwrite64, fd, (long)zeros, (long)sizeof zeros, off, 0, 0);
+		if (n == -EINTR) {
+			off -= (long)sizeof zeros;
+			continue;
+		}
+		if (n < 0)
+			return (int)n;
+		if (n != (long)sizeof zeros)
+			return -ENOSPC;
+	}
+	return 0;
+}
+
 /* Creates and maps the first free "<pid>.<gen>.mtr"; NULL on failure. */
 static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out)
 {
@@ -47,8 +74,11 @@ static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out)
 			continue;
 		if (fd < 0)
 			return NULL;
-		if (sys_ftruncate(fd, MT_RECORD_SIZE) < 0) {
+		if (store_fill(fd) < 0) {
+			/* no room: the image runs untraced, and leaves no
+			 * file memsup would wait on for its magic */
 			sys_close(fd);
+			sys_call6(SYS_unlink, (long)path, 0, 0, 0, 0, 0);
 			return NULL;
 		}
 		/* Directly, not through our mmap hook: not the program's mapping. */

@@ -79,11 +79,6 @@ int sys_write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
-int sys_ftruncate(int fd, off_t len)
-{
-	return (int)sys_call6(SYS_ftruncate, fd, (long)len, 0, 0, 0, 0);
-}
-
 void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	long r = sys_call6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, (long)off);

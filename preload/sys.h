@@ -21,7 +21,6 @@ ssize_t sys_read(int fd, void *buf, size_t n);
 ssize_t sys_pread(int fd, void *buf, size_t n, off_t off);
 /* Writes all of buf unless an error other than EINTR occurs. */
 int sys_write_all(int fd, const void *buf, size_t n);
-int sys_ftruncate(int fd, off_t len);
 void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int sys_munmap(void *addr, size_t len);
 pid_t sys_getpid(void);
