@@ -211,7 +211,8 @@ static int still_previous(const struct pview *pv, pid_t pid, const struct mt_rec
 	return strncmp(exe, prev->exe, sizeof exe) == 0;
 }
 
-/* Why has this live image no record?  Looked at once, while it runs:
+/* Why has this live image no record?  Looked at while it runs, once when
+ * the answer is conclusive:
  * static executables never load the shim, the loader drops LD_PRELOAD for
  * setuid/setgid programs, and a scrubbed environment simply lacks it. */
 static void inspect(const struct pview *pv, const struct live *live, pid_t pid,
@@ -252,6 +253,13 @@ static void inspect(const struct pview *pv, const struct live *live, pid_t pid,
 	}
 	if (procfs_environ_has(pv->root, pid, "LD_PRELOAD", "libmemtrace") == 0)
 		img->why = UNTRACED_NO_PRELOAD;
+	/* Nothing conclusive: maybe a vfork/posix_spawn child still in the
+	 * parent's image, between clone and exec (long on a loaded machine),
+	 * whose record-less exec has not happened yet.  Look again later. */
+	if (img->why == UNTRACED_UNKNOWN && img->inspect_tries < 50) {
+		img->inspect_tries++;
+		img->inspected = 0;
+	}
 }
 
 static int grow(void **v, size_t *cap, size_t want, size_t size)

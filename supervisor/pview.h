@@ -46,7 +46,8 @@ struct pview_img {
 	int inspected;             /* looked at while alive: no record by its
 				      2nd sample */
 	enum untraced_why why;
-	unsigned inspect_tries;    /* postponed: the exec had not happened yet */
+	unsigned inspect_tries;    /* postponed or inconclusive looks so far
+				      (the exec had not happened yet) */
 	char *argv;                /* at inspection (the image's own), or NULL */
 	size_t argv_len;
 	char *exe;
