@@ -118,10 +118,7 @@ void jsonw_object_end(struct jsonw *w) { jsonw_close(w, '}'); }
 void jsonw_array_begin(struct jsonw *w) { jsonw_open(w, '['); }
 void jsonw_array_end(struct jsonw *w) { jsonw_close(w, ']'); }
 
-/* Length of the valid UTF-8 sequence starting at s (at most n bytes), or 0
- * when the byte at s does not start one.  Rejects overlong forms,
- * surrogates (U+D800..DFFF) and code points above U+10FFFF (RFC 3629). */
-static size_t utf8_valid_len(const unsigned char *s, size_t n)
+size_t jsonw_utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
 	size_t len;
@@ -192,7 +189,7 @@ static void jsonw_quoted(struct jsonw *w, const char *str, size_t n)
 			else
 				jsonw_escape_byte(w, "\\u00", c);
 			i++;
-		} else if ((run = utf8_valid_len(s + i, n - i)) > 0) {
+		} else if ((run = jsonw_utf8_len(s + i, n - i)) > 0) {
 			jsonw_put(w, (const char *)s + i, run);
 			i += run;
 		} else {

@@ -58,6 +58,13 @@ void jsonw_double(struct jsonw *w, double v, unsigned decimals);
 void jsonw_bool(struct jsonw *w, int v);
 void jsonw_null(struct jsonw *w);
 
+/* Length of the valid UTF-8 sequence starting at s (n >= 1 bytes left), or
+ * 0 when the byte at s does not start one.  Rejects overlong forms,
+ * surrogates (U+D800..DFFF) and code points above U+10FFFF (RFC 3629).  The
+ * project's one UTF-8 check: the writer, memsup's JSON reader and the SVG
+ * text all agree on what is valid. */
+size_t jsonw_utf8_len(const unsigned char *s, size_t n);
+
 /* Raw, already valid JSON text (no escaping). */
 void jsonw_raw(struct jsonw *w, const char *text, size_t n);
 

@@ -3,6 +3,7 @@
  * jsonr_read_file() only reads the file into one and calls it.  Recursion is
  * bounded by JSONR_MAX_DEPTH, so hostile input cannot exhaust the stack. */
 #include "jsonr.h"
+#include "jsonw.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -134,40 +135,6 @@ static int jsonr_buf_put(struct jsonr_buf *b, const void *src, size_t n)
 	return 0;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629), 0 if none. */
-static size_t jsonr_utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	unsigned lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f; /* no surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f; /* nothing above U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
 static size_t jsonr_utf8_encode(uint32_t cp, unsigned char out[4])
 {
 	if (cp < 0x80) {
@@ -245,7 +212,7 @@ static int jsonr_string(struct jsonr_parser *p, struct jsonr_buf *out)
 				unsigned char d = p->s[run];
 				if (d == '"' || d == '\\' || d < 0x20)
 					break;
-				size_t ul = jsonr_utf8_len(p->s + run, p->len - run);
+				size_t ul = jsonw_utf8_len(p->s + run, p->len - run);
 				if (!ul) {
 					p->pos = run;
 					jsonr_fail(p, "invalid UTF-8 byte 0x%02x in a string", d);
