@@ -1,10 +1,8 @@
 /* test_memsup_harden.h: helpers shared by the hardening tests
  * (tests/unit/test_memsup_harden_*.c), over test_memsup_util.h.
  *
- * harden_start() starts any argv (memsup itself, or a wrapper such as
- * unshare(1) that ends in memsup) with stdout/stderr captured like
- * memsup_start(), after an optional hook in the child (a resource limit, a
- * uid).  The test process makes itself a child subreaper first, so that
+ * harden_start() is sup_spawn() (test_memsup_util.h) after the test
+ * process made itself a child subreaper, so that
  * whatever memsup leaves behind -- a live process or an unreaped zombie --
  * re-parents to the test, where no_children_left() finds it. */
 #ifndef TEST_MEMSUP_HARDEN_H
@@ -13,29 +11,13 @@
 #include "test_memsup_util.h"
 #include <sys/prctl.h>
 
-typedef void (*harden_hook)(const struct sup_run *r);
+typedef sup_child_hook harden_hook;
 
 static inline void harden_start(struct sup_run *r, harden_hook hook, const char *const *argv)
 {
-	char so[PATH_MAX + 16], se[PATH_MAX + 16];
-	snprintf(so, sizeof so, "%s/memsup.stdout", r->tmp);
-	snprintf(se, sizeof se, "%s/memsup.stderr", r->tmp);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		cr_skip_test("no PR_SET_CHILD_SUBREAPER: leftovers cannot be checked");
-	r->pid = fork();
-	cr_assert_geq(r->pid, 0);
-	if (r->pid == 0) {
-		int o = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-		int e = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-		if (o < 0 || e < 0 || chdir(r->tmp) < 0)
-			_exit(99);
-		dup2(o, 1);
-		dup2(e, 2);
-		if (hook)
-			hook(r);
-		execvp(argv[0], (char *const *)argv);
-		_exit(98);
-	}
+	sup_spawn(r, hook, argv);
 }
 
 /* After memsup_wait(): nothing of the tree re-parented to us, alive or

@@ -11,26 +11,6 @@
  */
 #include "test_memsup_util.h"
 
-/* Start memsup with an argv of any length (memsup_start() takes 62). */
-static void memsup_start_argv(struct sup_run *r, char **argv)
-{
-	char so[PATH_MAX + 16], se[PATH_MAX + 16];
-	snprintf(so, sizeof so, "%s/memsup.stdout", r->tmp);
-	snprintf(se, sizeof se, "%s/memsup.stderr", r->tmp);
-	r->pid = fork();
-	cr_assert_geq(r->pid, 0);
-	if (r->pid == 0) {
-		int o = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (o < 0 || e < 0 || chdir(r->tmp) < 0)
-			_exit(99);
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(98);
-	}
-}
-
 /* Writes n strings, each followed by a NUL, to path. */
 static void write_list(const char *path, char *const *v, size_t n)
 {
@@ -139,7 +119,7 @@ static void run_argv_case(char *const *args, size_t nargs, const char *const *op
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	write_list(expected, argv + cmd0, n - cmd0);
-	memsup_start_argv(&r, argv);
+	sup_spawn(&r, NULL, (const char *const *)argv); /* any length */
 	cr_assert_eq(memsup_wait(&r), 0, "memsup: %d, stderr: %s", r.status, r.err);
 	char a[4 * PATH_MAX];
 	snprintf(a, sizeof a, "'%s' '%s' '%s' %s", r.dir, expected, dump, mode);
@@ -319,7 +299,7 @@ static void user_preload_case(int via_env_option)
 		setenv("ASAN_OPTIONS", asan, 1);
 #endif
 	}
-	memsup_start_argv(&r, argv);
+	sup_spawn(&r, NULL, (const char *const *)argv); /* any length */
 	unsetenv("LD_PRELOAD");
 	if (asan_saved)
 		setenv("ASAN_OPTIONS", asan_saved, 1);

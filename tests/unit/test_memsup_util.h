@@ -73,12 +73,39 @@ static inline void slurp(const char *path, char *buf, size_t cap)
 
 /* Start memsup with args (NULL-terminated, without argv[0]); with_out adds
  * "-o TMP/ev" first.  Returns at once; memsup_wait() collects it. */
+/* Start any argv (execvp: memsup itself, or a wrapper such as unshare(1)
+ * that ends in it) in TMP, its stdout and stderr to TMP/memsup.stdout and
+ * TMP/memsup.stderr; `hook` (may be NULL) runs in the child just before the
+ * exec (a resource limit, a uid). */
+typedef void (*sup_child_hook)(const struct sup_run *r);
+
+static inline void sup_spawn(struct sup_run *r, sup_child_hook hook, const char *const *argv)
+{
+	char so[PATH_MAX + 16], se[PATH_MAX + 16];
+	snprintf(so, sizeof so, "%s/memsup.stdout", r->tmp);
+	snprintf(se, sizeof se, "%s/memsup.stderr", r->tmp);
+	r->pid = fork();
+	cr_assert_geq(r->pid, 0);
+	if (r->pid == 0) {
+		/* 0666: a hook may drop to another uid that must still write */
+		int o = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		int e = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		if (o < 0 || e < 0 || chdir(r->tmp) < 0)
+			_exit(99);
+		dup2(o, 1);
+		dup2(e, 2);
+		if (hook)
+			hook(r);
+		execvp(argv[0], (char *const *)argv);
+		_exit(98);
+	}
+}
+
 static inline void memsup_start(struct sup_run *r, int with_out, const char *const *args)
 {
-	const char *memsup = env_or_skip("MEMSUP");
 	const char *argv[64];
 	int n = 0;
-	argv[n++] = memsup;
+	argv[n++] = env_or_skip("MEMSUP");
 	if (with_out) {
 		argv[n++] = "-o";
 		argv[n++] = r->dir;
@@ -86,21 +113,7 @@ static inline void memsup_start(struct sup_run *r, int with_out, const char *con
 	for (int i = 0; args[i] && n < 62; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	char so[PATH_MAX + 16], se[PATH_MAX + 16];
-	snprintf(so, sizeof so, "%s/memsup.stdout", r->tmp);
-	snprintf(se, sizeof se, "%s/memsup.stderr", r->tmp);
-	r->pid = fork();
-	cr_assert_geq(r->pid, 0);
-	if (r->pid == 0) {
-		int o = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (o < 0 || e < 0 || chdir(r->tmp) < 0)
-			_exit(99);
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(memsup, (char *const *)argv);
-		_exit(98);
-	}
+	sup_spawn(r, NULL, argv);
 }
 
 static inline int memsup_wait(struct sup_run *r)
