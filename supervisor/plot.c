@@ -5,10 +5,12 @@
  * 100 samples/s is 360,000 lines each), and jsonr_parse() on every line
  * took 0.4 s for rss.jsonl and 1.8 s for timeline.jsonl there.  So whole
  * lines of exactly the form evidence.c writes -- "[t, bytes]" and
- * {"t": t, "rss": n, "processes": n, "heap": n|null, ...} -- are matched
- * by a strict scanner of that fixed form (every number checked against the
- * JSON grammar, strtod must end where the grammar does); anything else, and
- * a last line without its newline, goes to jsonr_parse().
+ * {"t": t, "rss": n, "processes": n, "heap": n|null, "key": n|null, ...,
+ * "top": [[pid, n], ...]} -- are matched by a strict scanner of that fixed
+ * form (every number checked against the JSON grammar, strtod must end
+ * where the grammar does, keys are [a-z_]+ and values numbers or null
+ * except "top"); anything else, and a last line without its newline, goes
+ * to jsonr_parse().
  */
 #include "plot.h"
 #include "jsonr.h"
@@ -18,6 +20,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +43,31 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- the owned arrays --------------------------------------------------------- */
 
+struct plot_pid_peak {
+	int pid;                   /* 0: an empty slot */
+	size_t seen;               /* order of first sight, for ties */
+	double peak;
+};
+
+/* One timeline.jsonl sample as the loader keeps it. */
+struct tl_sample {
+	double t, rss, heap;       /* heap < 0: null */
+	int has_top;               /* the line had "top" */
+	size_t n_top;
+	int pid[SVG_MAX_BANDS];
+	double bytes[SVG_MAX_BANDS];
+};
+
 void plot_set_free(struct plot_set *s)
 {
 	free(s->rss);
 	free(s->heap);
 	free(s->procs);
+	free(s->proc_pid);
+	free(s->proc_argv0);
+	free(s->stack);
+	free(s->stack_pid);
+	free(s->peaks);
 	free(s->markers);
 	free(s->starts);
 	free(s->exits);
@@ -107,6 +130,164 @@ static int push_point(struct plot_point **arr, size_t *n, size_t *cap, size_t *s
 	return 0;
 }
 
+static char *keep_string(struct plot_set *s, char *str);
+
+/* pid -> the largest RSS it had in a "top" (open addressing, pid 0 empty). */
+static int peak_note(struct plot_set *s, int pid, double bytes)
+{
+	if (2 * (s->n_peaks + 1) > s->cap_peaks) {
+		size_t cap = s->cap_peaks ? 2 * s->cap_peaks : 64;
+		struct plot_pid_peak *t = calloc(cap, sizeof *t);
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap_peaks; i++) {
+			if (!s->peaks[i].pid)
+				continue;
+			size_t h = (size_t)s->peaks[i].pid * 2654435761u & (cap - 1);
+			while (t[h].pid)
+				h = (h + 1) & (cap - 1);
+			t[h] = s->peaks[i];
+		}
+		free(s->peaks);
+		s->peaks = t;
+		s->cap_peaks = cap;
+	}
+	size_t h = (size_t)pid * 2654435761u & (s->cap_peaks - 1);
+	while (s->peaks[h].pid && s->peaks[h].pid != pid)
+		h = (h + 1) & (s->cap_peaks - 1);
+	struct plot_pid_peak *e = &s->peaks[h];
+	if (!e->pid) {
+		*e = (struct plot_pid_peak){ pid, s->n_peaks++, bytes };
+	} else if (bytes > e->peak)
+		e->peak = bytes;
+	return 0;
+}
+
+static void stack_put(struct plot_set *s, size_t i, const struct tl_sample *x)
+{
+	struct plot_stack *st = &s->stack[i];
+	int *pid = &s->stack_pid[i * SVG_MAX_BANDS];
+	memset(st, 0, sizeof *st);
+	st->t = x->t;
+	st->rss = x->rss;
+	for (size_t j = 0; j < SVG_MAX_BANDS; j++) {
+		pid[j] = j < x->n_top ? x->pid[j] : 0;
+		st->band[j] = j < x->n_top ? x->bytes[j] : 0;
+	}
+}
+
+/* A sample with "top": its pids' peaks noted, the sample kept like
+ * push_point() keeps points (every stride-th; at PLOT_MAX_STACK pairs
+ * halve, each keeping the sample with the larger tree RSS, whole). */
+static int push_stack(struct plot_set *s, size_t *pending, const struct tl_sample *x)
+{
+	if (!(x->rss >= 0) || !isfinite(x->rss) || !isfinite(x->t))
+		return 0;
+	for (size_t j = 0; j < x->n_top; j++)
+		if (peak_note(s, x->pid[j], x->bytes[j]) < 0)
+			return -ENOMEM;
+	if (s->stride_stack == 0)
+		s->stride_stack = 1;
+	if (*pending) {
+		if (x->rss > s->stack[s->d.n_stack - 1].rss)
+			stack_put(s, s->d.n_stack - 1, x);
+		if (++*pending == s->stride_stack)
+			*pending = 0;
+		return 0;
+	}
+	if (s->d.n_stack == PLOT_MAX_STACK) {
+		for (size_t i = 0; i < s->d.n_stack / 2; i++) {
+			size_t k = s->stack[2 * i + 1].rss > s->stack[2 * i].rss ? 2 * i + 1 : 2 * i;
+			s->stack[i] = s->stack[k];
+			memmove(&s->stack_pid[i * SVG_MAX_BANDS], &s->stack_pid[k * SVG_MAX_BANDS],
+				SVG_MAX_BANDS * sizeof *s->stack_pid);
+		}
+		s->d.n_stack /= 2;
+		s->stride_stack *= 2;
+	}
+	if (s->d.n_stack == s->cap_stack) {
+		size_t cap = s->cap_stack ? 2 * s->cap_stack : 1024;
+		struct plot_stack *a = realloc(s->stack, cap * sizeof *a);
+		if (a)
+			s->stack = a;
+		int *b = a ? realloc(s->stack_pid, cap * SVG_MAX_BANDS * sizeof *b) : NULL;
+		if (!b)
+			return -ENOMEM;
+		s->stack_pid = b;
+		s->cap_stack = cap;
+	}
+	stack_put(s, s->d.n_stack++, x);
+	if (s->stride_stack > 1)
+		*pending = 1;
+	return 0;
+}
+
+static int peak_cmp(const void *a, const void *b)
+{
+	const struct plot_pid_peak *x = a, *y = b;
+	if (x->pid != y->pid && (!x->pid || !y->pid))
+		return x->pid ? -1 : 1; /* empty slots last */
+	if (x->peak != y->peak)
+		return x->peak > y->peak ? -1 : 1;
+	return x->seen < y->seen ? -1 : x->seen > y->seen;
+}
+
+/* The bands: the SVG_MAX_BANDS pids with the largest peaks, in the order
+ * they were first seen (band 0 at the bottom), labelled
+ * "pid N argv0" from processes.json; each sample's "top" becomes the bytes
+ * of those pids (0 for a band pid not in it). */
+static void choose_bands(struct plot_set *s)
+{
+	if (!s->d.n_stack || !s->n_peaks)
+		return;
+	qsort(s->peaks, s->cap_peaks, sizeof *s->peaks, peak_cmp);
+	int band_pid[SVG_MAX_BANDS];
+	size_t nb = 0;
+	while (nb < SVG_MAX_BANDS && nb < s->n_peaks && s->peaks[nb].peak > 0)
+		nb++;
+	/* chosen by peak, stacked by first sight: a process that came
+	 * later lands on top of the ones before it, and no band is lifted
+	 * off the axis when a larger one starts under it */
+	for (size_t i = 1; i < nb; i++)
+		for (size_t j = i; j > 0 && s->peaks[j].seen < s->peaks[j - 1].seen; j--) {
+			struct plot_pid_peak tmp = s->peaks[j];
+			s->peaks[j] = s->peaks[j - 1];
+			s->peaks[j - 1] = tmp;
+		}
+	for (size_t k = 0; k < nb; k++)
+		band_pid[k] = s->peaks[k].pid;
+	for (size_t i = 0; i < s->d.n_stack; i++) {
+		double v[SVG_MAX_BANDS] = { 0 };
+		const int *pid = &s->stack_pid[i * SVG_MAX_BANDS];
+		for (size_t j = 0; j < SVG_MAX_BANDS; j++)
+			for (size_t k = 0; pid[j] && k < nb; k++)
+				if (pid[j] == band_pid[k])
+					v[k] += s->stack[i].band[j];
+		memcpy(s->stack[i].band, v, sizeof v);
+	}
+	for (size_t k = 0; k < nb; k++) {
+		/* the image that held the most under that pid (one that exec'd
+		 * has several) names the band; all of them get its colour */
+		const char *name = NULL;
+		double best = -1;
+		for (size_t i = 0; i < s->d.n_procs; i++) {
+			if (s->proc_pid[i] != band_pid[k])
+				continue;
+			s->procs[i].band = (unsigned)k + 1;
+			if (s->procs[i].peak_bytes > best) {
+				best = s->procs[i].peak_bytes;
+				name = s->proc_argv0[i];
+			}
+		}
+		char *label = malloc(160);
+		if (label)
+			snprintf(label, 160, "pid %d%s%s", band_pid[k], name && *name ? " " : "",
+				 name ? name : "");
+		s->d.band_labels[k] = keep_string(s, label);
+	}
+	s->d.n_bands = nb;
+}
+
 static char *keep_string(struct plot_set *s, char *str)
 {
 	if (!str)
@@ -166,6 +347,23 @@ static int scan_num(const char **p, const char *end, double *v)
 	char *se;
 	if (!e || e == end) /* a number must be followed by something here */
 		return -1;
+	/* Most are whole numbers (bytes, pids): up to 15 digits they are
+	 * exact in a double, and summing digits is several times cheaper
+	 * than strtod (which was a third of loading an hour of "top"). */
+	const char *q = *p;
+	if (q < e && *q == '-')
+		q++;
+	if (e - q <= 15) {
+		double n = 0;
+		const char *d = q;
+		while (d < e && *d >= '0' && *d <= '9')
+			n = n * 10 + (*d++ - '0');
+		if (d == e) {
+			*v = q > *p ? -n : n;
+			*p = e;
+			return 0;
+		}
+	}
 	*v = strtod(*p, &se);
 	if (se != e)
 		return -1;
@@ -189,22 +387,79 @@ static int fast_rss(const char *p, const char *end, double *t, double *v)
 	       scan_num(&p, end, v) || scan_lit(&p, end, "]") || p != end ? -1 : 0;
 }
 
-/* {"t": t, "rss": n, "processes": n, "heap": n|null, ...} */
-static int fast_tl(const char *p, const char *end, double *t, double *rss, double *heap)
+/* A "top" entry as the loader takes it: a positive int pid and a byte count
+ * >= 0; the first SVG_MAX_BANDS entries (evidence.c writes at most that
+ * many, largest first). */
+static void top_add(struct tl_sample *x, double pid, double bytes)
+{
+	if (x->n_top < SVG_MAX_BANDS && pid >= 1 && pid <= INT_MAX && pid == (double)(int)pid &&
+	    bytes >= 0 && isfinite(bytes)) {
+		x->pid[x->n_top] = (int)pid;
+		x->bytes[x->n_top++] = bytes;
+	}
+}
+
+/* [[pid, n], [pid, n], ...] */
+static int scan_top(const char **pp, const char *end, struct tl_sample *x)
+{
+	const char *p = *pp;
+	if (scan_lit(&p, end, "["))
+		return -1;
+	if (scan_lit(&p, end, "]") == 0) {
+		*pp = p;
+		return 0;
+	}
+	for (;;) {
+		double pid, bytes;
+		if (scan_lit(&p, end, "[") || scan_num(&p, end, &pid) || scan_lit(&p, end, ", ") ||
+		    scan_num(&p, end, &bytes) || scan_lit(&p, end, "]"))
+			return -1;
+		top_add(x, pid, bytes);
+		if (scan_lit(&p, end, "]") == 0)
+			break;
+		if (scan_lit(&p, end, ", "))
+			return -1;
+	}
+	*pp = p;
+	return 0;
+}
+
+/* {"t": t, "rss": n, "processes": n, "heap": n|null, "key": n|null, ...,
+ * "top": [...]} */
+static int fast_tl(const char *p, const char *end, struct tl_sample *x)
 {
 	double procs;
 	if (end - p < 2 || end[-1] != '}')
 		return -1;
-	if (scan_lit(&p, end, "{\"t\": ") || scan_num(&p, end, t) ||
-	    scan_lit(&p, end, ", \"rss\": ") || scan_num(&p, end, rss) ||
+	memset(x, 0, sizeof *x);
+	if (scan_lit(&p, end, "{\"t\": ") || scan_num(&p, end, &x->t) ||
+	    scan_lit(&p, end, ", \"rss\": ") || scan_num(&p, end, &x->rss) ||
 	    scan_lit(&p, end, ", \"processes\": ") || scan_num(&p, end, &procs) ||
 	    scan_lit(&p, end, ", \"heap\": "))
 		return -1;
 	if (scan_lit(&p, end, "null") == 0)
-		*heap = -1;
-	else if (scan_num(&p, end, heap) < 0)
+		x->heap = -1;
+	else if (scan_num(&p, end, &x->heap) < 0)
 		return -1;
-	return *p == ',' || *p == '}' ? 0 : -1;
+	/* the rest: , "key": number|null ... and "top" (once) */
+	while (p < end - 1) {
+		double v;
+		if (scan_lit(&p, end, ", \""))
+			return -1;
+		const char *k = p;
+		while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_'))
+			p++;
+		size_t kl = (size_t)(p - k);
+		if (kl == 0 || scan_lit(&p, end, "\": "))
+			return -1;
+		if (kl == 3 && memcmp(k, "top", 3) == 0) {
+			if (x->has_top || scan_top(&p, end, x) < 0)
+				return -1;
+			x->has_top = 1;
+		} else if (scan_lit(&p, end, "null") && scan_num(&p, end, &v))
+			return -1;
+	}
+	return p == end - 1 ? 0 : -1;
 }
 
 /* Each whole line of a .jsonl file, parsed; lines that do not parse (a
@@ -277,7 +532,7 @@ static int each_line(int dirfd, const char *name, struct plot_set *s, line_fn fn
 }
 
 struct series_ctx {
-	size_t pending_rss, pending_heap;
+	size_t pending_rss, pending_heap, pending_stack;
 	int want_rss, want_heap;
 };
 
@@ -302,39 +557,49 @@ static int rss_fast(struct plot_set *s, const char *p, const char *end, void *ct
 	return 0;
 }
 
-/* timeline.jsonl: {"t": s, "rss": bytes, "heap": bytes|null, ...} */
-static int tl_line(struct plot_set *s, const struct jsonr_value *v, void *ctx)
+static int tl_take(struct plot_set *s, struct series_ctx *c, const struct tl_sample *x)
 {
-	struct series_ctx *c = ctx;
-	double t = jsonr_num(jsonr_get(v, "t"), NAN);
-	if (!isfinite(t))
-		return 0;
 	int rc = 0;
-	if (c->want_rss) {
-		double r = jsonr_num(jsonr_get(v, "rss"), -1);
-		if (r >= 0)
-			rc = push_point(&s->rss, &s->d.n_rss, &s->cap_rss, &s->stride_rss,
-					&c->pending_rss, t, r);
-	}
+	if (c->want_rss && x->rss >= 0)
+		rc = push_point(&s->rss, &s->d.n_rss, &s->cap_rss, &s->stride_rss,
+				&c->pending_rss, x->t, x->rss);
 	if (rc == 0 && c->want_heap)
 		rc = push_point(&s->heap, &s->d.n_heap, &s->cap_heap, &s->stride_heap,
-				&c->pending_heap, t, jsonr_num(jsonr_get(v, "heap"), -1));
+				&c->pending_heap, x->t, x->heap);
+	/* only lines with "top" make the stack: older evidence keeps no
+	 * breakdown in memory, and draws one area */
+	if (rc == 0 && x->has_top)
+		rc = push_stack(s, &c->pending_stack, x);
 	return rc;
+}
+
+/* timeline.jsonl: {"t": s, "rss": bytes, "heap": bytes|null, ...,
+ * "top": [[pid, bytes], ...]} */
+static int tl_line(struct plot_set *s, const struct jsonr_value *v, void *ctx)
+{
+	struct tl_sample x = { .t = jsonr_num(jsonr_get(v, "t"), NAN) };
+	if (!isfinite(x.t))
+		return 0;
+	x.rss = jsonr_num(jsonr_get(v, "rss"), -1);
+	x.heap = jsonr_num(jsonr_get(v, "heap"), -1);
+	const struct jsonr_value *top = jsonr_get(v, "top");
+	if (top && top->type == JSONR_ARRAY) {
+		x.has_top = 1;
+		for (size_t i = 0; i < top->n; i++) {
+			const struct jsonr_value *e = &top->items[i];
+			if (e->type == JSONR_ARRAY && e->n == 2)
+				top_add(&x, jsonr_num(jsonr_at(e, 0), -1), jsonr_num(jsonr_at(e, 1), -1));
+		}
+	}
+	return tl_take(s, ctx, &x);
 }
 
 static int tl_fast(struct plot_set *s, const char *p, const char *end, void *ctx, int *rc)
 {
-	struct series_ctx *c = ctx;
-	double t, r, h;
-	if (fast_tl(p, end, &t, &r, &h) < 0)
+	struct tl_sample x;
+	if (fast_tl(p, end, &x) < 0)
 		return -1;
-	*rc = 0;
-	if (c->want_rss)
-		*rc = push_point(&s->rss, &s->d.n_rss, &s->cap_rss, &s->stride_rss,
-				 &c->pending_rss, t, r);
-	if (*rc == 0 && c->want_heap)
-		*rc = push_point(&s->heap, &s->d.n_heap, &s->cap_heap, &s->stride_heap,
-				 &c->pending_heap, t, h);
+	*rc = tl_take(s, ctx, &x);
 	return 0;
 }
 
@@ -439,9 +704,11 @@ static void load_processes(struct plot_set *s, const struct jsonr_value *ps)
 	if (!ps || ps->type != JSONR_ARRAY || ps->n == 0)
 		return;
 	s->procs = calloc(ps->n, sizeof *s->procs);
+	s->proc_pid = calloc(ps->n, sizeof *s->proc_pid);
+	s->proc_argv0 = calloc(ps->n, sizeof *s->proc_argv0);
 	s->starts = calloc(ps->n, sizeof *s->starts);
 	s->exits = calloc(ps->n, sizeof *s->exits);
-	if (!s->procs || !s->starts || !s->exits)
+	if (!s->procs || !s->proc_pid || !s->proc_argv0 || !s->starts || !s->exits)
 		return;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct jsonr_value *p = &ps->items[i];
@@ -463,10 +730,17 @@ static void load_processes(struct plot_set *s, const struct jsonr_value *ps)
 			continue; /* never sampled: no lane */
 		char *argv = join_strings(jsonr_get(p, "argv"), 120);
 		char *label = malloc(160);
+		double pid = jsonr_num(jsonr_get(p, "pid"), 0);
 		if (label)
-			snprintf(label, 160, "pid %.0f %s", jsonr_num(jsonr_get(p, "pid"), 0),
-				 argv ? argv : "");
+			snprintf(label, 160, "pid %.0f %s", pid, argv ? argv : "");
 		free(argv);
+		/* the program's name alone, for a band's legend */
+		const char *a0 = jsonr_str(jsonr_at(jsonr_get(p, "argv"), 0), NULL);
+		const char *slash = a0 ? strrchr(a0, '/') : NULL;
+		if (slash && slash[1])
+			a0 = slash + 1;
+		s->proc_pid[s->d.n_procs] = pid >= 1 && pid <= INT_MAX ? (int)pid : 0;
+		s->proc_argv0[s->d.n_procs] = a0 ? keep_string(s, strndup(a0, 80)) : NULL;
 		struct plot_proc *pp = &s->procs[s->d.n_procs++];
 		pp->label = keep_string(s, label);
 		pp->first_s = first;
@@ -515,10 +789,18 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 		plot_set_free(s);
 		return -ENOENT;
 	}
+	choose_bands(s);
+	/* the breakdown's pids have served */
+	free(s->stack_pid);
+	s->stack_pid = NULL;
+	free(s->peaks);
+	s->peaks = NULL;
+	s->n_peaks = s->cap_peaks = 0;
 	s->d.title = s->title;
 	s->d.subtitle = s->subtitle;
 	s->d.rss = s->rss;
 	s->d.heap = s->heap;
+	s->d.stack = s->stack;
 	s->d.procs = s->procs;
 	s->d.markers = s->markers;
 	s->d.starts = s->starts;

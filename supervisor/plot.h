@@ -3,8 +3,9 @@
  *
  * plot_load() reads what the directory has -- resources.json (title,
  * budget, peak, wall time, "markers" or else the starts of "phases"),
- * rss.jsonl (tree RSS), timeline.jsonl (traced heap), processes.json
- * (lanes, start/exit ticks) -- and degrades when files are missing or
+ * rss.jsonl (tree RSS), timeline.jsonl (traced heap; "top", each sample's
+ * largest members, for the stacked bands), processes.json (lanes, band
+ * labels, start/exit ticks) -- and degrades when files are missing or
  * partial: a run killed mid-way still gets a picture of what is there, and
  * a torn last line of a .jsonl file is skipped.  Only a directory with none
  * of the four files is an error.  The drawing itself is svg.h.
@@ -19,8 +20,17 @@
 #include "svg.h"
 
 /* Longer series are thinned (pairs kept by their max, so peaks survive)
- * while loading: a day at 100 samples/s stays within memory bounds. */
+ * while loading: a day at 100 samples/s stays within memory bounds.  The
+ * per-sample breakdown is bigger per sample and thinned sooner, each pair
+ * keeping the sample with the larger tree RSS (its whole breakdown), which
+ * still leaves dozens of samples per pixel column of the widest picture.
+ * The bands are the SVG_MAX_BANDS pids with the largest RSS seen in any
+ * sample's "top" (ties: the one seen first); a pid reused by another
+ * process during the run is one band. */
 #define PLOT_MAX_POINTS (1u << 22)
+#define PLOT_MAX_STACK (1u << 16)
+
+struct plot_pid_peak;          /* plot.c */
 
 /* What plot_load() read; d points into the owned arrays. */
 struct plot_set {
@@ -28,6 +38,13 @@ struct plot_set {
 	struct plot_point *rss, *heap;
 	size_t cap_rss, cap_heap, stride_rss, stride_heap;
 	struct plot_proc *procs;
+	int *proc_pid;             /* procs[i]'s pid */
+	const char **proc_argv0;   /* procs[i]'s program name (in strings) */
+	struct plot_stack *stack;
+	int *stack_pid;            /* SVG_MAX_BANDS per sample while loading */
+	size_t cap_stack, stride_stack;
+	struct plot_pid_peak *peaks; /* pid -> largest RSS in a "top" (hash) */
+	size_t n_peaks, cap_peaks;
 	struct plot_marker *markers;
 	double *starts, *exits;
 	char *title, *subtitle;

@@ -7,6 +7,7 @@
 #include "svg.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -445,6 +446,16 @@ static const char *const lane_colors[] = {
 #define COLOR_START "#2ca02c"
 #define COLOR_EXIT "#7f7f7f"
 #define COLOR_OTHER "#aaaaaa"
+/* The bands are opaque (drawn one over the other, see put_stack), so their
+ * fills are light; band k's lane takes the dark colour of the same hue. */
+static const char *const band_fill[SVG_MAX_BANDS] = {
+	"#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#9edae5",
+};
+static const char *const band_dark[SVG_MAX_BANDS] = {
+	"#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+};
+#define COLOR_OTHER_FILL "#dddddd"
+#define COLOR_NOBAND "#7f7f7f"
 
 struct proc_rank {
 	const struct plot_proc *p;
@@ -470,6 +481,9 @@ static double data_max(const struct plot_data *d)
 	for (size_t i = 0; i < d->n_heap; i++)
 		if (d->heap[i].v > m)
 			m = d->heap[i].v;
+	for (size_t i = 0; i < d->n_stack; i++)
+		if (d->stack[i].rss > m)
+			m = d->stack[i].rss;
 	if (d->have_peak && d->peak_bytes > m)
 		m = d->peak_bytes;
 	return m;
@@ -483,6 +497,8 @@ static double time_end(const struct plot_data *d)
 		UPD(d->rss[d->n_rss - 1].t);
 	if (d->n_heap)
 		UPD(d->heap[d->n_heap - 1].t);
+	if (d->n_stack)
+		UPD(d->stack[d->n_stack - 1].t);
 	for (size_t i = 0; i < d->n_procs; i++)
 		UPD(d->procs[i].last_s);
 	for (size_t i = 0; i < d->n_markers; i++)
@@ -501,6 +517,33 @@ static int any_known(const struct plot_point *p, size_t n)
 	return 0;
 }
 
+/* The bands the caller gave, at most SVG_MAX_BANDS. */
+static size_t bands_of(const struct plot_data *d)
+{
+	return d->n_bands < SVG_MAX_BANDS ? d->n_bands : SVG_MAX_BANDS;
+}
+
+/* Whether the picture stacks bands: a breakdown and at least one band. */
+static int have_stack(const struct plot_data *d)
+{
+	return d->n_stack > 0 && bands_of(d) > 0;
+}
+
+/* The top of level k of sample s: bands 0..k summed (k = bands_of(d): the
+ * tree RSS, the top of "other").  Clamped to the tree RSS, so a breakdown
+ * that claims more than the total (hand-made input) cannot poke above the
+ * RSS line. */
+static double stack_level(const struct plot_data *d, const struct plot_stack *s, size_t k)
+{
+	if (k >= bands_of(d))
+		return s->rss;
+	double sum = 0;
+	for (size_t j = 0; j <= k; j++)
+		if (s->band[j] > 0)
+			sum += s->band[j];
+	return sum < s->rss ? sum : s->rss;
+}
+
 /* The legend: items left to right, wrapping to a new row at the plot's
  * right edge.  Text width is estimated (no font metrics here): ~6.2 px per
  * character at 11 px. */
@@ -509,9 +552,11 @@ struct legend {
 	double x, y, x0, x1;
 };
 
-static void legend_item(struct legend *L, const char *swatch, const char *label)
+static void legend_item_max(struct legend *L, const char *swatch, const char *label,
+			    size_t max_chars)
 {
-	double w = 22 + 6.2 * (double)strlen(label);
+	size_t len = strlen(label);
+	double w = 22 + 6.2 * (double)(len < max_chars ? len : max_chars);
 	if (L->x > L->x0 && L->x + w > L->x1) {
 		L->x = L->x0;
 		L->y += 16;
@@ -521,9 +566,14 @@ static void legend_item(struct legend *L, const char *swatch, const char *label)
 	put(&L->buf, ",");
 	put_coord(&L->buf, L->y);
 	putf(&L->buf, ")\">%s<text x=\"22\" y=\"4\">", swatch);
-	put_str(&L->buf, label, 60);
+	put_str(&L->buf, label, max_chars);
 	put(&L->buf, "</text></g>\n");
 	L->x += w + 16;
+}
+
+static void legend_item(struct legend *L, const char *swatch, const char *label)
+{
+	legend_item_max(L, swatch, label, 60);
 }
 
 /* Columns covered by any of the intervals [a, b], as runs: a bar each. */
@@ -578,20 +628,32 @@ static void put_lanes(struct svg_buf *b, const struct plot_data *d, const struct
 	put_coord(b, f->lane_y0 - 4);
 	/* as much of the explanation as the width holds (~5.6 px a character) */
 	static const char *const heads[] = {
-		"Processes, largest polled peak RSS first: bar = seen alive (first to last "
-		"sample), dot = at its peak. Not stacked: memsup keeps no per-process RSS over time.",
+		"Processes by polled peak RSS: bar = seen alive, dot = at its peak. Not stacked: "
+		"this evidence has no per-process RSS over time.",
 		"Processes by polled peak RSS: bar = alive, dot = at its peak (not stacked)",
 		"Processes: bar = alive, dot = peak",
 	};
+	static const char *const heads_stacked[] = {
+		"Processes, largest polled peak RSS first: bar = seen alive (first to last "
+		"sample), dot = at its peak, colour = its band above (grey: not a band)",
+		"Processes by polled peak RSS: bar = alive, dot = at its peak, colour = band",
+		"Processes: bar = alive, dot = peak",
+	};
+	const char *const *hs = have_stack(d) ? heads_stacked : heads;
 	size_t hi = 0;
 	while (hi + 1 < sizeof heads / sizeof heads[0] &&
-	       5.6 * (double)strlen(heads[hi]) > f->x1 - f->x0)
+	       5.6 * (double)strlen(hs[hi]) > f->x1 - f->x0)
 		hi++;
-	putf(b, "\" font-size=\"10\" fill=\"#333\">%s</text>\n", heads[hi]);
+	putf(b, "\" font-size=\"10\" fill=\"#333\">%s</text>\n", hs[hi]);
 	for (size_t k = 0; k < f->n_lanes; k++) {
 		double y = f->lane_y0 + (double)k * h;
 		int other = k == n_top;
 		const char *color = other ? COLOR_OTHER : lane_colors[k % 6];
+		if (!other && have_stack(d)) {
+			/* the colour of its band, so lane and band read as one */
+			unsigned bd = rank[k].p->band;
+			color = bd && bd <= bands_of(d) ? band_dark[bd - 1] : COLOR_NOBAND;
+		}
 		memset(cover, 0, f->cols);
 		double peak = -1, peak_at = -1;
 		size_t n_other = 0;
@@ -636,6 +698,70 @@ static void put_lanes(struct svg_buf *b, const struct plot_data *d, const struct
 	}
 	put(b, "</g>\n");
 	free(cover);
+}
+
+/* The stacked bands.  One sample per pixel column -- the one with the
+ * largest tree RSS, with its own breakdown -- so every column is a real
+ * sample and the column of the peak shows the peak.  Painter's algorithm:
+ * each level is an opaque area from the x axis up to the top of its band,
+ * drawn from the top level (tree RSS, "other") down to band 0, so each
+ * polygon has one data edge (half the bytes of closed band outlines).
+ * Points in the middle of a level run are dropped (a band at 0 for an hour
+ * costs two points). */
+static void put_stack(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
+{
+	size_t *pick = malloc(f->cols * sizeof *pick);
+	if (!pick) {
+		b->err = -ENOMEM;
+		return;
+	}
+	for (unsigned c = 0; c < f->cols; c++)
+		pick[c] = SIZE_MAX;
+	for (size_t i = 0; i < d->n_stack; i++) {
+		const struct plot_stack *s = &d->stack[i];
+		if (!isfinite(s->t) || !(s->rss >= 0))
+			continue;
+		unsigned c = fcol(f, s->t);
+		if (pick[c] == SIZE_MAX || s->rss > d->stack[pick[c]].rss)
+			pick[c] = i;
+	}
+	unsigned c0 = 0, c1 = f->cols;
+	while (c0 < f->cols && pick[c0] == SIZE_MAX)
+		c0++;
+	while (c1 > c0 && pick[c1 - 1] == SIZE_MAX)
+		c1--;
+	put(b, "<g class=\"stack\" stroke=\"none\">\n");
+	for (size_t k = bands_of(d) + 1; c0 < c1 && k-- > 0;) {
+		int other = k == bands_of(d);
+		if (other)
+			put(b, "<path class=\"band band-other\" fill=\"" COLOR_OTHER_FILL "\" d=\"M");
+		else
+			putf(b, "<path class=\"band band-%zu\" fill=\"%s\" d=\"M", k, band_fill[k]);
+		put_xy(b, f->x0 + c0 + 0.5, f->y1);
+		long long prev = LLONG_MIN;
+		for (unsigned c = c0; c < c1; c++) {
+			if (pick[c] == SIZE_MAX)
+				continue;
+			double y = fy(f, stack_level(d, &d->stack[pick[c]], k));
+			long long q = round_ll(y * 10);
+			/* the next column's y: a point between two equal ones goes */
+			unsigned n = c + 1;
+			while (n < c1 && pick[n] == SIZE_MAX)
+				n++;
+			long long qn = n < c1 ? round_ll(fy(f, stack_level(d, &d->stack[pick[n]], k)) * 10)
+					      : LLONG_MIN;
+			if (q == prev && q == qn)
+				continue;
+			prev = q;
+			put(b, " L");
+			put_xy(b, f->x0 + c + 0.5, y);
+		}
+		put(b, " L");
+		put_xy(b, f->x0 + c1 - 1 + 0.5, f->y1);
+		put(b, "Z\"/>\n");
+	}
+	put(b, "</g>\n");
+	free(pick);
 }
 
 static void put_ticks(struct svg_buf *b, const struct frame *f, const double *ts, size_t n,
@@ -695,9 +821,31 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 	/* the legend first: its rows decide where the plot starts */
 	struct legend L = { .x = f.x0, .y = 40, .x0 = f.x0, .x1 = f.x1 };
 	int terse = W < 600; /* short labels, so a small picture keeps its plot */
-	legend_item(&L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
-			 COLOR_RSS "\" fill-opacity=\"0.25\" stroke=\"" COLOR_RSS "\"/>",
-			 terse ? "tree RSS" : "tree RSS (all processes)");
+	int stacked = have_stack(d);
+	if (stacked) {
+		legend_item(&L, "<path d=\"M0,0h16\" stroke=\"" COLOR_RSS "\" stroke-width=\"2\"/>",
+			    terse ? "tree RSS" : "tree RSS (top of the stack)");
+		for (size_t k = 0; k < bands_of(d); k++) {
+			char sw[160], lab[32];
+			snprintf(sw, sizeof sw, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" "
+				 "fill=\"%s\" stroke=\"%s\"/>", band_fill[k], band_dark[k]);
+			snprintf(lab, sizeof lab, "band %zu", k + 1);
+			legend_item_max(&L, sw, d->band_labels[k] ? d->band_labels[k] : lab,
+					terse ? 18 : 32);
+		}
+		/* "other" only when it ever holds something (a tree of up to
+		 * five processes has none) */
+		int other = 0;
+		for (size_t i = 0; i < d->n_stack && !other; i++)
+			other = d->stack[i].rss > stack_level(d, &d->stack[i], bands_of(d) - 1);
+		if (other)
+			legend_item(&L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
+					 COLOR_OTHER_FILL "\" stroke=\"" COLOR_OTHER "\"/>",
+				    terse ? "other" : "other processes");
+	} else
+		legend_item(&L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
+				 COLOR_RSS "\" fill-opacity=\"0.25\" stroke=\"" COLOR_RSS "\"/>",
+			    terse ? "tree RSS" : "tree RSS (all processes)");
 	if (any_known(d->heap, d->n_heap))
 		legend_item(&L, "<path d=\"M0,0h16\" stroke=\"" COLOR_HEAP
 				 "\" stroke-width=\"2\"/>", terse ? "heap" : "traced heap (shim)");
@@ -725,8 +873,9 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 	double lanes_total = 0;
 	f.lane_h = 0;
 	if (f.n_lanes) {
-		/* lanes take at most a third of the picture */
-		f.lane_h = floor_d(((H - f.y0 - below) / 3 - 16) / f.n_lanes);
+		/* lanes take at most a third of the picture; a quarter under
+		 * bands, which say most of it already */
+		f.lane_h = floor_d(((H - f.y0 - below) / (stacked ? 4 : 3) - 16) / f.n_lanes);
 		if (f.lane_h > 16)
 			f.lane_h = 16;
 		if (f.lane_h < 4) {
@@ -786,8 +935,13 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 		b->err = L.buf.err;
 	svg_buf_free(&L.buf);
 
+	/* the bands under everything else in the plot; the grid goes over
+	 * them, translucent, so it reads on white and on the fills alike */
+	if (stacked)
+		put_stack(b, d, &f);
+
 	/* grid and axes */
-	put(b, "<g class=\"grid\" stroke=\"#e4e4e4\" stroke-width=\"1\">\n");
+	put(b, "<g class=\"grid\" stroke=\"#000\" stroke-opacity=\"0.1\" stroke-width=\"1\">\n");
 	for (unsigned i = 1; i * f.ay.step <= f.ay.max * (1 + 1e-9); i++) {
 		double yv = i * f.ay.step;
 		put(b, "<path d=\"M");
@@ -842,7 +996,7 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 		put_series(&pts, &f, d->rss, d->n_rss, &xa, &xz);
 		if (pts.err)
 			b->err = pts.err;
-		if (pts.len) {
+		if (pts.len && !stacked) {
 			put(b, "<path class=\"rss-area\" fill=\"" COLOR_RSS "\" fill-opacity=\"0.18\" "
 			       "stroke=\"none\" d=\"M");
 			put_xy(b, xa, f.y1);
@@ -850,7 +1004,10 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 			put_n(b, pts.p + 1, pts.len - 1); /* without its "M" */
 			put(b, " L");
 			put_xy(b, xz, f.y1);
-			put(b, "Z\"/>\n<path class=\"rss\" fill=\"none\" stroke=\"" COLOR_RSS
+			put(b, "Z\"/>\n");
+		}
+		if (pts.len) {
+			put(b, "<path class=\"rss\" fill=\"none\" stroke=\"" COLOR_RSS
 			       "\" stroke-width=\"1.5\" stroke-linejoin=\"round\" d=\"");
 			put_n(b, pts.p, pts.len);
 			put(b, "\"/>\n");

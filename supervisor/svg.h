@@ -3,22 +3,30 @@
  * svg_render() is a pure function of a struct plot_data: no I/O, no clock,
  * no locale, so the same input gives the same bytes (the tests compare
  * them).  It draws, on one time axis:
- *   - the main plot: tree RSS over time (filled), the traced heap beside it
- *     (a second line, broken where the heap is unknown), the RSS budget as
- *     a dashed line (or an "off scale" note when it is far above the data),
- *     the peak as a dot with its value and time, phase markers as labelled
- *     verticals, and process starts/exits as ticks under the time axis;
+ *   - the main plot: tree RSS over time as the outline of stacked bands --
+ *     the processes that mattered (d->bands, at most SVG_MAX_BANDS, from
+ *     the x axis up) and "other processes" (tree RSS minus the bands) on
+ *     top, so the stack's top is the tree RSS line -- or, without a
+ *     breakdown (d->n_stack == 0: older evidence), one filled area; over it
+ *     the traced heap (a second line, broken where the heap is unknown),
+ *     the RSS budget as a dashed line (or an "off scale" note when it is
+ *     far above the data), the peak as a dot with its value and time, phase
+ *     markers as labelled verticals, and process starts/exits as ticks
+ *     under the time axis;
  *   - under it, a lane chart of the processes: the SVG_TOP_PROCS largest by
  *     polled peak RSS, one lane each, a bar from first to last sample and a
- *     dot when each was at its peak; the rest share one "other" lane.  This
- *     is not a stacked area: memsup does not keep per-process RSS per sample
- *     (timeline.jsonl has tree totals only), so the lanes say what was alive
- *     when and how big each got at most, and the legend says so.
+ *     dot when each was at its peak; the rest share one "other" lane.  It
+ *     says what the bands cannot: when each process lived, including the
+ *     short or small ones that never made a band.  A lane of a process that
+ *     is a band has the band's colour.
  * Axes use decimal units (B, kB, MB, GB, TB: memsup's MB is 10^6 bytes) and
  * ms/s/min/h chosen by range, with 1-2-5 tick steps.  Long series are
  * reduced to min and max per pixel column, so spikes survive and an hour at
- * 100 samples/s stays a few tens of kB.  All text is escaped for XML and
- * made valid UTF-8 (any byte may come in: argv, marker labels).
+ * 100 samples/s stays a few tens of kB.  The stack is reduced to one
+ * sample per column, the one with the largest tree RSS, drawn with its own
+ * breakdown: every column's stack is a real sample, and the peak's column
+ * is exactly the peak.  All text is escaped for XML and made valid UTF-8
+ * (any byte may come in: argv, marker labels).
  *
  * Return convention: 0 or -errno.
  */
@@ -34,6 +42,7 @@
 #define SVG_MIN_HEIGHT 240u
 #define SVG_MAX_HEIGHT 8192u
 #define SVG_TOP_PROCS 5u
+#define SVG_MAX_BANDS 5u
 
 struct plot_point {
 	double t;                  /* seconds since the start */
@@ -45,6 +54,16 @@ struct plot_proc {
 	double first_s, last_s;    /* first and last sample that saw it */
 	double peak_bytes;         /* polled peak RSS */
 	double peak_at_s;          /* < 0: unknown */
+	unsigned band;             /* 1 + the index of its band; 0: not a band */
+};
+
+/* One sample's breakdown for the stacked bands. */
+struct plot_stack {
+	double t;
+	double rss;                /* tree RSS, bytes: the top of the stack */
+	double band[SVG_MAX_BANDS]; /* bytes of band k at this sample (0: not
+				       among the sample's largest); the "other"
+				       band is rss minus their sum */
 };
 
 struct plot_marker {
@@ -59,6 +78,11 @@ struct plot_data {
 	size_t n_rss;
 	const struct plot_point *heap;  /* traced heap, in time order; may be empty */
 	size_t n_heap;
+	const struct plot_stack *stack; /* per-sample breakdown, in time order;
+					   empty: one RSS area, no bands */
+	size_t n_stack;
+	const char *band_labels[SVG_MAX_BANDS]; /* "pid 123 make"; may be NULL */
+	size_t n_bands;            /* <= SVG_MAX_BANDS */
 	const struct plot_proc *procs;  /* every process, any order */
 	size_t n_procs;
 	const struct plot_marker *markers;

@@ -104,7 +104,7 @@ static struct plot_data small_data(void)
 	small_rss[149].v = 123.4e6; /* t = 1.5 */
 	for (int i = 0; i < 9; i++)
 		small_procs[i] = (struct plot_proc){ "pid 1 worker", 0.1 * i, 1.0 + 0.1 * i,
-						     (i + 1) * 1e6, 0.5 + 0.1 * i };
+						     (i + 1) * 1e6, 0.5 + 0.1 * i, 0 };
 	return (struct plot_data){
 		.title = "memsup: worker --fast",
 		.rss = small_rss, .n_rss = 200, .heap = small_heap, .n_heap = 200,
@@ -195,7 +195,7 @@ Test(plot, hostile_text_is_escaped)
 	static const char bad[] = "a&b<c>d\"e'f]]>\x01\x1b[31m\t\xff\xc0\xaf\xed\xa0\x80\xef\xbf\xbe"
 				  "\xe2\x82\xac ok \xf4\x90\x80\x80<!--x-->";
 	struct plot_data d = small_data();
-	struct plot_proc p[1] = { { bad, 0, 1, 1e6, 0.5 } };
+	struct plot_proc p[1] = { { bad, 0, 1, 1e6, 0.5, 0 } };
 	struct plot_marker m[1] = { { 1.0, bad } };
 	d.title = bad;
 	d.procs = p;
@@ -557,4 +557,273 @@ Test(plot, end_to_end_peak_of_a_real_run, .timeout = 60)
 	cr_expect_leq(mb, 70.0, "peak %.1f MB far above the 60 MB held", mb);
 	cr_expect_not_null(strstr(svg, "memsup: steady 60 600"), "title from the command");
 	cr_expect_not_null(strstr(svg, "class=\"lanes\""), "no process lane");
+}
+
+/* ---- the stacked bands --------------------------------------------------------- */
+
+/* Reads the SVG: per band path (class band-K / band-other) its points;
+ * checks that the top level (band-other) peaks at the peak dot, that the
+ * RSS line's top is there too, and, at the peak's column, that the level of
+ * each band k is the data's cumulative share (argv[2]: "c0,c1,...,rss" in
+ * bytes), within the 0.1 px the coordinates are rounded to. */
+static const char stack_check[] =
+	"import sys,re,xml.etree.ElementTree as E\n"
+	"r=E.parse(sys.argv[1]).getroot(); ns='{http://www.w3.org/2000/svg}'\n"
+	"def pts(p): return [tuple(map(float,xy.split(','))) for xy in re.findall(r'[0-9.]+,[0-9.]+',p.get('d'))]\n"
+	"bands={p.get('class').split()[1]:pts(p) for p in r.iter(ns+'path') if (p.get('class') or '').startswith('band ')}\n"
+	"assert 'band-other' in bands, bands.keys()\n"
+	"top=bands['band-other']; y1=top[0][1]\n"
+	"dot=[g for g in r.iter(ns+'g') if g.get('class')=='peak'][0].find(ns+'circle')\n"
+	"cx,cy=float(dot.get('cx')),float(dot.get('cy'))\n"
+	"ymin=min(y for x,y in top)\n"
+	"assert abs(ymin-cy)<0.11, ('stack top',ymin,'peak dot',cy)\n"
+	"line=[p for p in r.iter(ns+'path') if p.get('class')=='rss'][0]\n"
+	"assert abs(min(y for x,y in pts(line))-ymin)<0.11, 'RSS line top is not the stack top'\n"
+	"xp=[x for x,y in top if abs(y-ymin)<0.11][0]\n"
+	"def at(ps,x):\n"
+	"    ps=ps[1:-1]  # the two corners on the axis\n"
+	"    for (xa,ya),(xb,yb) in zip(ps,ps[1:]):\n"
+	"        if xa<=x<=xb: return ya if xb==xa else ya+(yb-ya)*(x-xa)/(xb-xa)\n"
+	"    return [y for x2,y in ps if x2==x][0]\n"
+	"want=[float(v) for v in sys.argv[2].split(',')]\n"
+	"for k in range(len(want)-1):\n"
+	"    got=(y1-at(bands['band-%d'%k],xp))/(y1-ymin)\n"
+	"    assert abs(got-want[k]/want[-1])<0.2/(y1-ymin)+1e-9, ('band',k,got,want[k]/want[-1])\n";
+
+/* Three processes of known shape and a rest: 0..2 s at 1 kHz (several
+ * samples per pixel column, so the column's choice matters), A = 10 MB
+ * flat, B ramps 0..40 MB, C is 30 MB from 0.5 s to 1.5 s, the rest 5 MB;
+ * the peak is at 1.499 s (10 + 29.98 + 30 + 5 MB), just before a cliff. */
+#define NB 2000
+static struct plot_stack bands_st[NB];
+static struct plot_point bands_rss[NB];
+static size_t bands_ip;
+
+static struct plot_data bands_data(double *peak_t, double *cum)
+{
+	size_t ip = 0;
+	for (int i = 0; i < NB; i++) {
+		double t = 0.001 * (i + 1);
+		double a = 10e6, bb = 20e6 * t, c = t >= 0.5 && t < 1.5 ? 30e6 : 0;
+		bands_st[i] = (struct plot_stack){ t, a + bb + c + 5e6, { a, bb, c } };
+		bands_rss[i] = (struct plot_point){ t, bands_st[i].rss };
+		if (bands_st[i].rss > bands_st[ip].rss)
+			ip = i;
+	}
+	bands_ip = ip;
+	*peak_t = bands_st[ip].t;
+	cum[0] = bands_st[ip].band[0];
+	cum[1] = cum[0] + bands_st[ip].band[1];
+	cum[2] = cum[1] + bands_st[ip].band[2];
+	cum[3] = bands_st[ip].rss;
+	return (struct plot_data){
+		.title = "bands", .rss = bands_rss, .n_rss = NB, .stack = bands_st, .n_stack = NB,
+		.band_labels = { "pid 11 alpha", "pid 12 beta", "pid 13 gamma" }, .n_bands = 3,
+		.have_peak = 1, .peak_t = *peak_t, .peak_bytes = cum[3], .t_end = 2.0,
+	};
+}
+
+Test(plot, bands_stack_to_the_tree_rss_at_the_peak)
+{
+	double pt, cum[4];
+	struct plot_data d = bands_data(&pt, cum);
+	cr_assert_float_eq(pt, 1.499, 1e-9);
+	char *s = render(&d, "bands.svg", NULL);
+	cr_assert(xml_ok("bands.svg"));
+	char want[160];
+	snprintf(want, sizeof want, "%.0f,%.0f,%.0f,%.0f", cum[0], cum[1], cum[2], cum[3]);
+	cr_expect_eq(py(stack_check, tmp_path("bands.svg"), want), 0, "stack at the peak: %s", want);
+	cr_expect_not_null(strstr(s, ">pid 11 alpha<"), "legend names band 0");
+	cr_expect_not_null(strstr(s, ">pid 13 gamma<"), "legend names band 2");
+	cr_expect_not_null(strstr(s, ">other processes<"), "a rest of 5 MB is a band");
+	cr_expect_null(strstr(s, "rss-area"), "the single area is not drawn under bands");
+	free(s);
+
+	/* at 320 px (a column holds ~8 samples, the stack keeps the max) */
+	d.width = 320;
+	s = render(&d, "bands320.svg", NULL);
+	cr_assert(xml_ok("bands320.svg"));
+	cr_expect_eq(py(stack_check, tmp_path("bands320.svg"), want), 0, "320 px: %s", want);
+	free(s);
+
+	/* no rest: no "other processes" in the legend, and a breakdown that
+	 * claims more than the total is clipped to it */
+	d = bands_data(&pt, cum);
+	for (int i = 0; i < NB; i++)
+		bands_st[i].rss = bands_rss[i].v = bands_st[i].band[0] + bands_st[i].band[1] +
+						   bands_st[i].band[2];
+	bands_st[10].band[0] = 1e12;
+	d.peak_bytes = bands_st[bands_ip].rss; /* still at 1.499 s, 5 MB lower */
+	s = render(&d, "bands-no-rest.svg", NULL);
+	cr_expect_null(strstr(s, ">other processes<"));
+	snprintf(want, sizeof want, "%.0f,%.0f,%.0f,%.0f", cum[0], cum[1], cum[2], cum[2]);
+	cr_expect_eq(py(stack_check, tmp_path("bands-no-rest.svg"), want), 0);
+	free(s);
+}
+
+/* The loader: "top" through the fast form and through jsonr, bands chosen
+ * by peak, stacked by first sight, labelled from processes.json; without
+ * "top" (older evidence) no breakdown and one area. */
+Test(plot, bands_from_an_evidence_directory)
+{
+	const char *files[][2] = {
+		{ "processes.json",
+		  "[{\"pid\": 5, \"argv\": [\"/bin/sh\", \"-c\", \"x\"], \"first_seen_s\": 0.1,"
+		  " \"last_seen_s\": 0.1, \"polled_peak_rss\": 1000},"
+		  " {\"pid\": 5, \"gen\": 1, \"argv\": [\"/usr/bin/big\", \"--y\"], \"first_seen_s\": 0.2,"
+		  " \"last_seen_s\": 0.4, \"polled_peak_rss\": 9000000},"
+		  " {\"pid\": 6, \"argv\": [\"small\"], \"first_seen_s\": 0.1,"
+		  " \"last_seen_s\": 0.4, \"polled_peak_rss\": 2000000}]" },
+		{ "timeline.jsonl",
+		  /* the fixed form, pss included */
+		  "{\"t\": 0.1, \"rss\": 3000000, \"processes\": 2, \"heap\": null, \"mapped_anon\": null,"
+		  " \"mapped_file\": null, \"top\": [[6, 2000000], [5, 1000]]}\n"
+		  "{\"t\": 0.2, \"rss\": 9500000, \"processes\": 2, \"heap\": 5, \"mapped_anon\": 0,"
+		  " \"mapped_file\": 0, \"pss\": 7, \"top\": [[5, 8000000], [6, 1000000]]}\n"
+		  /* jsonr's: other spacing, key order, six entries (five taken) */
+		  "{\"top\":[[7,1],[8,1],[9,1],[10,1],[11,1],[5,9000000]],\"t\":0.3,\"rss\":9000005,"
+		  "\"heap\":null}\n"
+		  "{\"t\": 0.4, \"rss\": 100, \"processes\": 1, \"heap\": null, \"top\": []}\n" },
+		{ NULL, NULL },
+	};
+	int fd = dir_with("tops", files);
+	struct plot_set s;
+	char err[256] = "";
+	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.d.n_stack, 4);
+	/* peaks: 5 -> 8e6 (9e6 was the sixth entry), 6 -> 2e6, 7..10 -> 1;
+	 * the five largest, in order of first sight: 6, 5, 7, 8, 9 */
+	cr_assert_eq(s.d.n_bands, 5);
+	cr_expect_str_eq(s.d.band_labels[0], "pid 6 small");
+	cr_expect_str_eq(s.d.band_labels[1], "pid 5 big", "named by the image that held most");
+	cr_expect_str_eq(s.d.band_labels[2], "pid 7");
+	cr_expect(s.d.stack[0].t == 0.1 && s.d.stack[0].rss == 3e6 &&
+		  s.d.stack[0].band[0] == 2e6 && s.d.stack[0].band[1] == 1000);
+	cr_expect(s.d.stack[1].band[0] == 1e6 && s.d.stack[1].band[1] == 8e6);
+	cr_expect(s.d.stack[2].rss == 9000005 && s.d.stack[2].band[0] == 0 &&
+		  s.d.stack[2].band[1] == 0 && s.d.stack[2].band[2] == 1 && s.d.stack[2].band[4] == 1);
+	cr_expect(s.d.stack[3].rss == 100 && s.d.stack[3].band[1] == 0);
+	cr_expect_eq(s.d.n_heap, 4);
+	cr_expect_eq(s.d.heap[1].v, 5);
+	cr_expect(s.d.procs[0].band == 2 && s.d.procs[1].band == 2 && s.d.procs[2].band == 1,
+		  "lanes know their band");
+	plot_set_free(&s);
+	cr_assert_eq(plot_write_dir(fd, "tops", 0, 0, err, sizeof err), 0, "%s", err);
+	cr_assert(xml_ok("tops/timeline.svg"));
+	close(fd);
+
+	const char *old[][2] = {
+		{ "timeline.jsonl",
+		  "{\"t\": 0.1, \"rss\": 3000000, \"processes\": 2, \"heap\": null}\n"
+		  "{\"t\": 0.2, \"rss\": 4000000, \"processes\": 2, \"heap\": 7, \"mapped_anon\": 0,"
+		  " \"mapped_file\": 0}\n" },
+		{ "processes.json", "[{\"pid\": 5, \"argv\": [\"a\"], \"first_seen_s\": 0.1,"
+				    " \"last_seen_s\": 0.2, \"polled_peak_rss\": 1000}]" },
+		{ NULL, NULL },
+	};
+	fd = dir_with("old", old);
+	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(s.d.n_stack, 0, "no \"top\": no breakdown");
+	cr_expect_eq(s.d.n_bands, 0);
+	cr_expect_eq(s.d.n_rss, 2);
+	cr_expect_eq(s.d.n_heap, 2);
+	plot_set_free(&s);
+	cr_assert_eq(plot_write_dir(fd, "old", 0, 0, err, sizeof err), 0, "%s", err);
+	cr_assert(xml_ok("old/timeline.svg"));
+	static char svg[1 << 16];
+	slurp(tmp_path("old/timeline.svg"), svg, sizeof svg);
+	cr_expect_not_null(strstr(svg, "class=\"rss-area\""), "one area, as before");
+	cr_expect_null(strstr(svg, "class=\"band "));
+	cr_expect_not_null(strstr(svg, "Not stacked"), "the lanes say why");
+	close(fd);
+}
+
+/* A long run: the breakdown is thinned past PLOT_MAX_STACK samples, pairs
+ * keeping the larger tree RSS with its own breakdown, so the peak sample
+ * survives whole; pids are noted from every line, thinned or not (pid 9
+ * is in line 1000 only, which the thinning drops, and is still a band). */
+Test(plot, bands_thinned_keep_the_peak_whole, .timeout = 60)
+{
+	const char *files[][2] = { { "processes.json", "[]" }, { NULL, NULL } };
+	int fd = dir_with("long", files);
+	FILE *f = fopen(tmp_path("long/timeline.jsonl"), "w");
+	cr_assert_not_null(f);
+	size_t n = 3 * PLOT_MAX_STACK + 7, ip = 123457;
+	for (size_t i = 0; i < n; i++) {
+		unsigned long a = 1000 + i % 97, b = 500 + i % 89, rest = 10;
+		if (i == ip)
+			a = 5000000, b = 3000000, rest = 7;
+		fprintf(f, "{\"t\": %zu.5, \"rss\": %lu, \"processes\": 3, \"heap\": null, "
+			"\"top\": [[%d, %lu], [%d, %lu]]}\n", i, a + b + rest, i == 1000 ? 9 : 3, a,
+			4, b);
+	}
+	fclose(f);
+	struct plot_set s;
+	char err[256] = "";
+	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
+	cr_expect_leq(s.d.n_stack, PLOT_MAX_STACK);
+	cr_expect_geq(s.d.n_stack, PLOT_MAX_STACK / 2);
+	size_t best = 0;
+	for (size_t i = 1; i < s.d.n_stack; i++) {
+		cr_assert_lt(s.d.stack[i - 1].t, s.d.stack[i].t, "time order");
+		if (s.d.stack[i].rss > s.d.stack[best].rss)
+			best = i;
+	}
+	cr_assert_eq(s.d.n_bands, 3);
+	/* order of first sight: 3 (line 0), 4 (line 0), 9 (line 1000) */
+	cr_expect_str_eq(s.d.band_labels[0], "pid 3");
+	cr_expect_str_eq(s.d.band_labels[2], "pid 9");
+	const struct plot_stack *p = &s.d.stack[best];
+	cr_expect(p->t == ip + 0.5 && p->rss == 8000007 && p->band[0] == 5e6 && p->band[1] == 3e6 &&
+		  p->band[2] == 0, "the peak sample is not whole: t %g rss %g bands %g %g %g",
+		  p->t, p->rss, p->band[0], p->band[1], p->band[2]);
+	plot_set_free(&s);
+	close(fd);
+}
+
+/* End to end on tests/progs/demo_tree (a 20 MB parent, three 40 MB
+ * children): every timeline.jsonl line has "top" -- at most five, largest
+ * first, pids of the tree, summing to no more than "rss" (to exactly rss
+ * here: the tree never has more than four members) -- and the picture's
+ * legend names the four demo_tree processes, its stack topping out at the
+ * peak. */
+Test(plot, end_to_end_bands_of_demo_tree, .timeout = 60)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("demo_tree"), NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	static const char tl_check[] =
+		"import sys,json\n"
+		"D=sys.argv[1]\n"
+		"P={p['pid'] for p in json.load(open(D+'/processes.json'))}\n"
+		"assert len(P)==4, P\n"
+		"n=0; most=0\n"
+		"for l in open(D+'/timeline.jsonl'):\n"
+		"    o=json.loads(l); top=o['top']; n+=1\n"
+		"    assert len(top)<=5, l\n"
+		"    b=[x[1] for x in top]\n"
+		"    assert b==sorted(b,reverse=True), l\n"
+		"    assert sum(b)<=o['rss'], l\n"
+		"    assert len(top)==o['processes'] and sum(b)==o['rss'], l\n"
+		"    assert all(x[0] in P for x in top), (l, P)\n"
+		"    most=max(most,len(top))\n"
+		"assert n>10 and most==4, (n, most)\n";
+	cr_expect_eq(py(tl_check, r.dir, NULL), 0, "timeline.jsonl's top");
+	char err[512];
+	cr_assert_eq(plot_write_dir(-1, r.dir, 0, 0, err, sizeof err), 0, "%s", err);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/timeline.svg", r.dir);
+	static const char legend_check[] =
+		"import sys,json,re,xml.etree.ElementTree as E\n"
+		"D=sys.argv[1]; ns='{http://www.w3.org/2000/svg}'\n"
+		"r=E.parse(D+'/timeline.svg').getroot()\n"
+		"texts=[t.text for t in r.iter(ns+'text')]\n"
+		"for p in json.load(open(D+'/processes.json')):\n"
+		"    want='pid %d demo_tree' % p['pid']\n"
+		"    assert want in texts, (want, texts)\n"
+		"assert 'other processes' not in texts\n"
+		"bands=[p for p in r.iter(ns+'path') if (p.get('class') or '').startswith('band ')]\n"
+		"assert len(bands)==5, len(bands)\n";
+	cr_expect_eq(py(legend_check, r.dir, NULL), 0, "the legend of %s", path);
+	cr_expect_eq(py(stack_check, path, "0"), 0, "the stack's top is not the peak");
 }
