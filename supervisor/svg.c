@@ -5,6 +5,7 @@
  * by index, and nothing reads the clock or the environment.
  */
 #include "svg.h"
+#include "jsonw.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -149,30 +150,8 @@ static size_t utf8_char_len(const unsigned char *s, size_t n)
 	unsigned c = s[0];
 	if (c < 0x80)
 		return (c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' || c == '\r' ? 1 : 0;
-	size_t len;
-	unsigned lo = 0x80, hi = 0xbf;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		if (c == 0xed)
-			hi = 0x9f; /* no surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		if (c == 0xf4)
-			hi = 0x8f;
-	} else
-		return 0;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	/* U+FFFE and U+FFFF are not XML characters */
+	size_t len = jsonw_utf8_len(s, n);
+	/* U+FFFE and U+FFFF are well-formed UTF-8 but not XML characters */
 	if (len == 3 && c == 0xef && s[1] == 0xbf && s[2] >= 0xbe)
 		return 0;
 	return len;
