@@ -6,47 +6,22 @@
  * so the tree's peak is about N x MB -- the SUM -- while the largest single
  * process (and getrusage(RUSAGE_CHILDREN)) is about MB. */
 #include "workload.h"
-#include <sys/wait.h>
+
+static void hold(long i, void *mb)
+{
+	(void)i;
+	wl_hold((size_t)*(long *)mb * WL_MB);
+}
 
 int main(int argc, char **argv)
 {
 	long n = wl_arg(argc, argv, 1, 4), mb = wl_arg(argc, argv, 2, 30);
 	long ms = wl_arg(argc, argv, 3, 400);
-	int ready[2], release[2];
-	if (pipe(ready) < 0 || pipe(release) < 0)
-		wl_die("pipe");
-	for (long i = 0; i < n; i++) {
-		pid_t pid = fork();
-		if (pid < 0)
-			wl_die("fork");
-		if (pid == 0) {
-			char c = 'r';
-			close(ready[0]);
-			close(release[1]);
-			wl_hold((size_t)mb * WL_MB);
-			if (write(ready[1], &c, 1) != 1)
-				wl_die("write");
-			/* blocks until the parent closes the write end */
-			while (read(release[0], &c, 1) < 0 && errno == EINTR)
-				;
-			_exit(0);
-		}
-	}
-	close(ready[1]);
-	close(release[0]);
-	char c;
-	for (long got = 0; got < n;) {
-		ssize_t r = read(ready[0], &c, 1);
-		if (r == 1)
-			got++;
-		else if (r == 0 || errno != EINTR)
-			wl_die("forktree: a child died");
-	}
+	struct wl_gate gate;
+	wl_fork_gated(&gate, n, hold, &mb);
 	printf("forktree: %ld children hold %ld MB each\n", n, mb);
 	fflush(stdout);
 	wl_sleep_ms(ms);
-	close(release[1]);
-	while (wait(NULL) > 0)
-		;
+	wl_gate_release(&gate);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,6 +68,56 @@ static inline void wl_write_file(const char *path, const char *text)
 	close(fd);
 	if (rename(tmp, path) < 0)
 		wl_die("rename pidfile");
+}
+
+/* A start line for forked children, so that they hold together: each child
+ * runs work(i, arg), says it is ready and blocks; wl_fork_gated() returns
+ * once all n are ready (a child that died first is fatal), and
+ * wl_gate_release() lets them all exit at once and reaps them. */
+struct wl_gate {
+	int ready[2], release[2];
+};
+
+static inline void wl_fork_gated(struct wl_gate *g, long n, void (*work)(long i, void *arg),
+				 void *arg)
+{
+	if (pipe(g->ready) < 0 || pipe(g->release) < 0)
+		wl_die("pipe");
+	for (long i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			wl_die("fork");
+		if (pid == 0) {
+			char c = 'r';
+			close(g->ready[0]);
+			close(g->release[1]);
+			work(i, arg);
+			if (write(g->ready[1], &c, 1) != 1)
+				wl_die("write");
+			/* blocks until the parent closes the write end */
+			while (read(g->release[0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+	}
+	close(g->ready[1]);
+	close(g->release[0]);
+	char c;
+	for (long got = 0; got < n;) {
+		ssize_t r = read(g->ready[0], &c, 1);
+		if (r == 1)
+			got++;
+		else if (r == 0 || errno != EINTR)
+			wl_die("a gated child died before it was ready");
+	}
+}
+
+static inline void wl_gate_release(struct wl_gate *g)
+{
+	close(g->release[1]);
+	close(g->ready[0]);
+	while (wait(NULL) > 0)
+		;
 }
 
 #endif
