@@ -11,5 +11,6 @@ rc=0
 supervisor/memsup -o "$out" -- tests/progs/demo_tree || rc=$?
 echo
 echo "evidence directory: $top/$out"
+echo "the run as a picture: $top/$out/timeline.svg (open it in a browser)"
 ls -l "$out"
 exit "$rc"
