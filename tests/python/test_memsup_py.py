@@ -337,6 +337,7 @@ held = bytearray(30_000_000)
 for i in range(0, len(held), 4096):
     held[i] = 1
 second = memsup.mark("two\\tthree\\nfour")
+import time; time.sleep(0.2)  # held, whole, in the second phase
 print(first, second)
 """
 
@@ -371,12 +372,15 @@ class TestMark(Tmp):
             # writer's own, to the microsecond memsup keeps
             gap = (mine[1]["t"] - mine[0]["t"]) - (mono[1] - mono[0]) / 1e9
             self.assertLess(abs(gap), 2e-6, (mine, mono))
-        if "phases" in record:  # the phase after "phase one" holds 30 MB more
+        if "phases" in record:  # the phase after "two three four" holds 30 MB more
             labels = [p["label"] for p in record["phases"]]
             at = labels.index("phase one")
             peaks = [p["peak_tree_rss_mb"] for p in record["phases"]]
             self.assertGreater(at, 0, labels)  # a phase before the first marker
-            self.assertGreaterEqual(peaks[at] - peaks[at - 1], 28.0, record["phases"])
+            # (the touching runs in "phase one", but its last pages may be
+            # sampled just after the second marker: the held block is whole
+            # only in the second phase)
+            self.assertGreaterEqual(peaks[at + 1] - peaks[at - 1], 28.0, record["phases"])
 
     @unittest.skipUnless(SHIM and os.path.exists(SHIM), "MEMTRACE_SO not built")
     def test_mark_through_the_shim(self):
