@@ -2,7 +2,7 @@
  * processes.h).  Every figure is bytes unless its key says otherwise
  * (_kb: KiB as the kernel prints them, _s: seconds since the launch). */
 #include "processes.h"
-#include "pview.h"
+#include "procfs.h"
 #include "recordfile.h"
 
 #include <errno.h>
@@ -122,9 +122,9 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 	jsonw_key(w, "argv");
 	put_argv(w, iv->argv, iv->argv_len);
 	/* Never cut silently: the record keeps MT_ARGV_BYTES of argv (and the
-	 * real argc), the poller PVIEW_CMDLINE_BYTES of /proc/PID/cmdline. */
+	 * real argc), the poller PROCFS_ARGV_BYTES of /proc/PID/cmdline. */
 	int cut = iv->traced ? (iv->rec.flags & MT_FLAG_ARGV_TRUNCATED) != 0
-			     : iv->argv_len >= PVIEW_CMDLINE_BYTES;
+			     : iv->argv_len >= PROCFS_ARGV_BYTES - 1;
 	jsonw_key(w, "argv_truncated");
 	jsonw_bool(w, cut);
 	jsonw_key(w, "argc");

@@ -478,6 +478,21 @@ int procfs_environ_has(const char *root, pid_t pid, const char *key, const char 
 	return 0;
 }
 
+int procfs_read_argv(const char *root, pid_t pid, char buf[PROCFS_ARGV_BYTES], size_t *len)
+{
+	char path[PATH_MAX];
+	size_t got = 0;
+	int rc = pid_path(path, sizeof path, root, pid, "cmdline");
+	if (rc == 0)
+		rc = procfs_read_file(path, buf, PROCFS_ARGV_BYTES, &got);
+	*len = 0;
+	if (rc < 0)
+		return rc;
+	/* a cut (or rewritten) last argument ends at read_all's terminator */
+	*len = got && buf[got - 1] != '\0' ? got + 1 : got;
+	return 0;
+}
+
 int procfs_read_cmdline(const char *root, pid_t pid, char *buf, size_t cap,
 			size_t *len)
 {

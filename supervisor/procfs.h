@@ -115,6 +115,14 @@ int procfs_environ_has(const char *root, pid_t pid, const char *key,
 int procfs_read_cmdline(const char *root, pid_t pid, char *buf, size_t cap,
 			size_t *len);
 
+/* argv of pid with every argument NUL-terminated (so an empty last argument
+ * survives), into buf of PROCFS_ARGV_BYTES; *len bytes, 0 for kernel threads
+ * and zombies.  A command line that fills the buffer may go on: callers
+ * count *len >= PROCFS_ARGV_BYTES - 1 as cut (the last argument ends where
+ * the buffer did). */
+#define PROCFS_ARGV_BYTES 4096u
+int procfs_read_argv(const char *root, pid_t pid, char buf[PROCFS_ARGV_BYTES], size_t *len);
+
 /* Read a whole (small) file, at most cap-1 bytes, NUL-terminated; *len gets
  * the byte count.  0 or -errno; ENOENT and ESRCH become PROCFS_GONE. */
 int procfs_read_file(const char *path, char *buf, size_t cap, size_t *len);

@@ -116,20 +116,14 @@ void pview_close(struct pview *pv)
 static void read_identity(const struct pview *pv, pid_t pid, char **argv, size_t *argv_len,
 			  char **exe)
 {
-	char buf[PVIEW_CMDLINE_BYTES], path[64];
-	size_t len = 0;
-	if (procfs_read_cmdline(pv->root, pid, buf, sizeof buf, &len) == 0 && len > 0) {
-		/* with the NUL procfs_read_cmdline dropped (still in buf[len]):
-		 * every argument NUL-terminated, as in a record, so that an
-		 * empty last argument is not lost; a full buffer (len + 1 ==
-		 * PVIEW_CMDLINE_BYTES) was cut */
-		char *a = malloc(len + 1);
-		if (a) {
-			memcpy(a, buf, len + 1);
-			free(*argv);
-			*argv = a;
-			*argv_len = len + 1;
-		}
+	char buf[PROCFS_ARGV_BYTES], path[64];
+	size_t len;
+	char *a;
+	if (procfs_read_argv(pv->root, pid, buf, &len) == 0 && len && (a = malloc(len))) {
+		memcpy(a, buf, len);
+		free(*argv);
+		*argv = a;
+		*argv_len = len;
 	}
 	snprintf(path, sizeof path, "%s/%d/exe", pv->root, (int)pid);
 	ssize_t n = readlink(path, buf, sizeof buf - 1);

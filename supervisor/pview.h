@@ -29,10 +29,6 @@
 #include "merge.h"
 #include "tree.h"
 
-/* How much of /proc/PID/cmdline the poller keeps for an image without a
- * record: a longer one is cut (processes.json says argv_truncated). */
-#define PVIEW_CMDLINE_BYTES 4096u
-
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u
 #define PVIEW_SMAPS_RETRY_MS 50u   /* after a read that missed a process */

@@ -162,10 +162,6 @@ static void add_leftover(struct run *r, pid_t pid)
 	/* A zombie waiting for its (dying) parent is not a survivor. */
 	if (procfs_read_stat(r->cfg->proc_root, pid, &st) < 0 || st.state == 'Z')
 		return;
-	char buf[4096];
-	size_t len = 0;
-	if (procfs_read_cmdline(r->cfg->proc_root, pid, buf, sizeof buf, &len) < 0)
-		len = 0;
 	struct sup_leftover *nl = realloc(rec->leftovers,
 					  (rec->n_leftovers + 1) * sizeof *nl);
 	if (!nl)
@@ -173,7 +169,12 @@ static void add_leftover(struct run *r, pid_t pid)
 	rec->leftovers = nl;
 	struct sup_leftover *l = &nl[rec->n_leftovers];
 	l->pid = pid;
-	l->argv = malloc(len ? len : 1);
+	/* the same argv as processes.json's: an empty last argument kept */
+	char buf[PROCFS_ARGV_BYTES];
+	size_t len = 0;
+	if (procfs_read_argv(r->cfg->proc_root, pid, buf, &len) < 0)
+		len = 0;
+	l->argv = len ? malloc(len) : NULL;
 	l->argv_len = l->argv ? len : 0;
 	if (l->argv)
 		memcpy(l->argv, buf, len);

@@ -156,7 +156,7 @@ Test(memsup_hostile, hundred_thousand_arguments, .timeout = 120)
 	free(args);
 }
 
-/* Untraced, the poller keeps PVIEW_CMDLINE_BYTES of /proc/PID/cmdline: a
+/* Untraced, the poller keeps PROCFS_ARGV_BYTES of /proc/PID/cmdline: a
  * longer command line is cut and processes.json says so (argc unknown). */
 Test(memsup_hostile, untraced_long_cmdline_says_cut, .timeout = 60)
 {
