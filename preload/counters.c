@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "shards.h"
 #include "sys.h"
 
 static struct mt_record counters_scratch;
@@ -16,33 +17,16 @@ uint64_t counters_maps_now;
 int counters_fast;
 static int counters_glibc_sizes;
 
-/* ---- per-thread shards of the activity counters ---------------------------
- * Once multithreaded, calls[], hist[], heap_requested_total and
- * heap_largest_request are first counted in a per-thread shard with plain
- * stores and added to the record every COUNTERS_FLUSH operations, when the
- * thread exits (a pthread key destructor), and when the image ends (the
- * ending thread takes every other shard's pending counts).  Only the live
+/* Once multithreaded, calls[], hist[], heap_requested_total and
+ * heap_largest_request are first counted in the thread's shard (shards.h)
+ * with plain stores and added to the record every COUNTERS_FLUSH
+ * operations, when the thread ends and when the image ends.  Only the live
  * figures (heap_current, total_current, peaks) stay shared atomics: on two
  * cores five shared read-modify-writes per malloc made the cache lines
- * bounce, 2.5-10x bare; the shards leave one or two.  A thread that cannot
- * get a shard (registry full, no key) updates the record directly. */
+ * bounce, 2.5-10x bare; the shards leave one or two.  A thread without a
+ * shard updates the record directly. */
 #define COUNTERS_FLUSH 64u
-#define COUNTERS_MAX_SHARDS 256u
 
-struct counters_shard {
-	uint64_t calls[MT_CALL_SLOTS];
-	uint64_t hist[MT_HIST_BUCKETS];
-	uint64_t requested, largest;
-	uint32_t pending;
-	int state; /* 0 new, 1 registered, -1 direct */
-};
-
-static __thread struct counters_shard counters_tls __attribute__((tls_model("initial-exec")));
-static struct counters_shard *counters_shards[COUNTERS_MAX_SHARDS];
-static pthread_key_t counters_key;
-static int counters_key_ok;
-
-static void counters_shard_leave(void *arg);
 static void counters_refresh_total(struct mt_record *r);
 
 struct mt_record *counters_local(void)
@@ -72,8 +56,7 @@ void counters_go_multithreaded(void)
 	if (counters_mt)
 		return;
 	/* Still one thread here: no race on the key.  No allocation either. */
-	if (!counters_key_ok)
-		counters_key_ok = pthread_key_create(&counters_key, counters_shard_leave) == 0;
+	shards_enable();
 	__atomic_fetch_or(&counters_rec->flags, MT_FLAG_MULTITHREADED, __ATOMIC_RELAXED);
 	/* pthread_create publishes this store to the new thread; the calling
 	 * thread sees it at once. */
@@ -83,10 +66,9 @@ void counters_go_multithreaded(void)
 
 void counters_go_single(void)
 {
-	/* A fork child: the other threads and their shards are gone, and this
-	 * one's pending counts were the parent's. */
-	memset(&counters_tls, 0, sizeof counters_tls);
-	memset(counters_shards, 0, sizeof counters_shards);
+	/* A fork child: the other threads are gone, and every shard's pending
+	 * counts (this thread's too) are the parent's. */
+	shards_reset_in_child();
 	counters_mt = 0;
 	counters_fast = counters_glibc_sizes;
 }
@@ -144,81 +126,56 @@ static inline int counters_max_raised(uint64_t *field, uint64_t v)
 }
 
 
-/* Adds what `sh` holds to the record; `steal` when sh is another thread's
- * (atomic exchange, so a count racing with the end of the image is taken
- * at most once). */
-static void counters_shard_drain(struct counters_shard *sh, int steal)
+/* x += d as one instruction on x86-64 (not locked: only the owner thread
+ * adds to its shard), so that a signal handler of the owner that counts
+ * too cannot split it and lose an update; the drains take counts with
+ * atomic exchanges. */
+static inline void counters_bump(uint64_t *x, uint64_t d)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("addq %1, %0" : "+m"(*x) : "er"(d) : "cc");
+#else
+	__atomic_add_fetch(x, d, __ATOMIC_RELAXED);
+#endif
+}
+
+static inline uint64_t counters_take(uint64_t *x)
+{
+	return __atomic_load_n(x, __ATOMIC_RELAXED) ? __atomic_exchange_n(x, 0, __ATOMIC_RELAXED)
+						    : 0;
+}
+
+/* Adds what `sh` holds to the record and zeroes it.  Every count is taken
+ * with an exchange, so a shard drained by its owner (flush, thread end)
+ * and by the image's end at once gives each count to the record once. */
+void counters_drain_shard(struct shard *sh)
 {
 	struct mt_record *r = counters_rec;
 	uint64_t v;
-	for (unsigned i = 0; i < MT_CALL_COUNT; i++) {
-		v = steal ? __atomic_exchange_n(&sh->calls[i], 0, __ATOMIC_RELAXED) : sh->calls[i];
-		if (v) {
+	for (unsigned i = 0; i < MT_CALL_COUNT; i++)
+		if ((v = counters_take(&sh->calls[i])) != 0)
 			__atomic_fetch_add(&r->calls[i], v, __ATOMIC_RELAXED);
-			sh->calls[i] = 0;
-		}
-	}
-	for (unsigned b = 0; b < MT_HIST_BUCKETS; b++) {
-		v = steal ? __atomic_exchange_n(&sh->hist[b], 0, __ATOMIC_RELAXED) : sh->hist[b];
-		if (v) {
+	for (unsigned b = 0; b < MT_HIST_BUCKETS; b++)
+		if ((v = counters_take(&sh->hist[b])) != 0)
 			__atomic_fetch_add(&r->hist[b], v, __ATOMIC_RELAXED);
-			sh->hist[b] = 0;
-		}
-	}
-	v = steal ? __atomic_exchange_n(&sh->requested, 0, __ATOMIC_RELAXED) : sh->requested;
-	if (v)
+	if ((v = counters_take(&sh->requested)) != 0)
 		__atomic_fetch_add(&r->heap_requested_total, v, __ATOMIC_RELAXED);
-	sh->requested = 0;
-	counters_max(&r->heap_largest_request, __atomic_load_n(&sh->largest, __ATOMIC_RELAXED));
-	sh->pending = 0;
-}
-
-static void counters_shard_leave(void *arg)
-{
-	struct counters_shard *sh = arg;
-	counters_shard_drain(sh, 0);
-	for (unsigned i = 0; i < COUNTERS_MAX_SHARDS; i++)
-		if (__atomic_load_n(&counters_shards[i], __ATOMIC_ACQUIRE) == sh)
-			__atomic_store_n(&counters_shards[i], NULL, __ATOMIC_RELEASE);
-	/* Direct from now on: glibc still frees after the key destructors
-	 * (tcache, TLS), and a shard registered then would outlive the thread. */
-	sh->state = -1;
-}
-
-static struct counters_shard *counters_shard_get(void)
-{
-	struct counters_shard *sh = &counters_tls;
-	if (MT_LIKELY(sh->state > 0))
-		return sh;
-	if (sh->state < 0 || !counters_key_ok)
-		return NULL;
-	sh->state = -1; /* until registered: pthread_setspecific may allocate */
-	for (unsigned i = 0; i < COUNTERS_MAX_SHARDS; i++) {
-		struct counters_shard *none = NULL;
-		if (__atomic_compare_exchange_n(&counters_shards[i], &none, sh, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			if (pthread_setspecific(counters_key, sh) != 0) {
-				__atomic_store_n(&counters_shards[i], NULL, __ATOMIC_RELEASE);
-				return NULL;
-			}
-			sh->state = 1;
-			return sh;
-		}
-	}
-	return NULL;
+	if ((v = counters_take(&sh->largest)) != 0)
+		counters_max(&r->heap_largest_request, v);
+	__atomic_store_n(&sh->pending, 0, __ATOMIC_RELAXED);
 }
 
 static void counters_request_mt(struct mt_record *r, unsigned kind, size_t req)
 {
-	struct counters_shard *sh = counters_shard_get();
+	struct shard *sh = shards_mine();
 	if (MT_LIKELY(sh != NULL)) {
-		sh->calls[kind]++;
-		sh->requested += req;
-		sh->hist[counters_bucket(req)]++;
+		counters_bump(&sh->calls[kind], 1);
+		counters_bump(&sh->requested, req);
+		counters_bump(&sh->hist[counters_bucket(req)], 1);
 		if (req > sh->largest)
-			sh->largest = req;
+			sh->largest = req; /* a handler's larger request may be lost */
 		if (++sh->pending >= COUNTERS_FLUSH)
-			counters_shard_drain(sh, 0);
+			counters_drain_shard(sh);
 		return;
 	}
 	__atomic_fetch_add(&r->calls[kind], 1, __ATOMIC_RELAXED);
@@ -227,32 +184,35 @@ static void counters_request_mt(struct mt_record *r, unsigned kind, size_t req)
 	counters_max(&r->heap_largest_request, req);
 }
 
+static void counters_add_shard_calls(struct shard *sh, void *ctx)
+{
+	uint64_t *calls = ctx;
+	for (unsigned i = 0; i < MT_CALL_SLOTS; i++)
+		calls[i] += __atomic_load_n(&sh->calls[i], __ATOMIC_RELAXED);
+}
+
 void counters_read_calls(uint64_t calls[MT_CALL_SLOTS])
 {
 	for (unsigned i = 0; i < MT_CALL_SLOTS; i++)
 		calls[i] = __atomic_load_n(&counters_rec->calls[i], __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&counters_mt, __ATOMIC_RELAXED))
-		return;
-	for (unsigned k = 0; k < COUNTERS_MAX_SHARDS; k++) {
-		struct counters_shard *sh = __atomic_load_n(&counters_shards[k], __ATOMIC_ACQUIRE);
-		for (unsigned i = 0; sh && i < MT_CALL_SLOTS; i++)
-			calls[i] += __atomic_load_n(&sh->calls[i], __ATOMIC_RELAXED);
-	}
+	if (__atomic_load_n(&counters_mt, __ATOMIC_RELAXED))
+		shards_for_each(counters_add_shard_calls, calls);
 }
 
+static void counters_settle_shard(struct shard *sh, void *ctx)
+{
+	(void)ctx;
+	counters_drain_shard(sh);
+}
+
+/* Reads only the shard pool (shim memory), never another thread's TLS or
+ * stack: those threads may be gone (shards.h). */
 void counters_settle(void)
 {
-	struct counters_shard *own = &counters_tls;
 	if (!__atomic_load_n(&counters_mt, __ATOMIC_RELAXED))
 		return;
 	counters_refresh_total(counters_rec);
-	if (own->state > 0)
-		counters_shard_drain(own, 0);
-	for (unsigned i = 0; i < COUNTERS_MAX_SHARDS; i++) {
-		struct counters_shard *sh = __atomic_load_n(&counters_shards[i], __ATOMIC_ACQUIRE);
-		if (sh && sh != own)
-			counters_shard_drain(sh, 1);
-	}
+	shards_for_each(counters_settle_shard, NULL);
 }
 
 /* Live bytes while multithreaded: heap_current is the one shared
@@ -299,11 +259,13 @@ void counters_note_alloc_mt(unsigned kind, size_t req, size_t usable)
 void counters_note_free_mt(size_t usable)
 {
 	struct mt_record *r = counters_rec;
-	struct counters_shard *sh = counters_shard_get();
+	/* free(NULL) claims no shard: glibc's thread teardown calls it after
+	 * the key destructors, and a shard claimed then is never freed. */
+	struct shard *sh = usable ? shards_mine() : shards_tls_mine;
 	if (MT_LIKELY(sh != NULL)) {
-		sh->calls[MT_CALL_FREE]++;
+		counters_bump(&sh->calls[MT_CALL_FREE], 1);
 		if (++sh->pending >= COUNTERS_FLUSH)
-			counters_shard_drain(sh, 0);
+			counters_drain_shard(sh);
 	} else {
 		__atomic_fetch_add(&r->calls[MT_CALL_FREE], 1, __ATOMIC_RELAXED);
 	}

@@ -51,12 +51,16 @@ void counters_go_single(void);
 void counters_set_glibc_sizes(int yes);
 
 /* Multithreaded, calls[], hist[], heap_requested_total and
- * heap_largest_request collect in per-thread shards first (counters.c).
+ * heap_largest_request collect in per-thread shards first (shards.h).
  * counters_settle() moves every shard into the record; the image's end
  * calls it (store_finish).  counters_read_calls() is the record's calls[]
- * plus what the shards still hold, without moving anything. */
+ * plus what the shards still hold, without moving anything.
+ * counters_drain_shard() moves one shard's counts into the record (its
+ * owner's flush, the thread's end, a reclaimed shard). */
+struct shard;
 void counters_settle(void);
 void counters_read_calls(uint64_t calls[MT_CALL_SLOTS]);
+void counters_drain_shard(struct shard *sh);
 
 /* Cold paths (counters.c). */
 void counters_stamp_heap(uint64_t cur);

@@ -102,6 +102,19 @@ pid_t sys_getppid(void)
 	return (pid_t)sys_call6(SYS_getppid, 0, 0, 0, 0, 0, 0);
 }
 
+pid_t sys_gettid(void)
+{
+	return (pid_t)sys_call6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+}
+
+int sys_thread_alive(pid_t pid, pid_t tid)
+{
+	long r = sys_call6(SYS_tgkill, pid, tid, 0, 0, 0, 0);
+	if (r == 0 || r == -EPERM)
+		return 1;
+	return r == -ESRCH ? 0 : -1;
+}
+
 ssize_t sys_read_file(const char *path, char *buf, size_t cap)
 {
 	int fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);

@@ -25,6 +25,11 @@ void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int sys_munmap(void *addr, size_t len);
 pid_t sys_getpid(void);
 pid_t sys_getppid(void);
+/* The calling thread's kernel thread id. */
+pid_t sys_gettid(void);
+/* 1 if `tid` is a live thread of process `pid`, 0 if not (ESRCH), -1 if
+ * the kernel would not say. */
+int sys_thread_alive(pid_t pid, pid_t tid);
 /* Reads the whole of a small /proc file into buf (NUL-terminated); returns
  * the length or -errno. */
 ssize_t sys_read_file(const char *path, char *buf, size_t cap);
