@@ -155,6 +155,20 @@ static void boot_resolve(void)
 	r.pthread_create = (int (*)(void *, const void *, void *(*)(void *), void *))boot_sym(
 		"pthread_create");
 	r.thrd_create = (int (*)(thrd_t *, thrd_start_t, void *))boot_sym("thrd_create");
+	r.timer_create = (int (*)(clockid_t, struct sigevent *, timer_t *))boot_sym("timer_create");
+	r.mq_notify = (int (*)(mqd_t, const struct sigevent *))boot_sym("mq_notify");
+	r.aio_read = (int (*)(struct aiocb *))boot_sym("aio_read");
+	r.aio_write = (int (*)(struct aiocb *))boot_sym("aio_write");
+	r.aio_fsync = (int (*)(int, struct aiocb *))boot_sym("aio_fsync");
+	r.lio_listio = (int (*)(int, struct aiocb *const[], int, struct sigevent *))boot_sym(
+		"lio_listio");
+	r.aio_read64 = (int (*)(struct aiocb64 *))boot_sym("aio_read64");
+	r.aio_write64 = (int (*)(struct aiocb64 *))boot_sym("aio_write64");
+	r.aio_fsync64 = (int (*)(int, struct aiocb64 *))boot_sym("aio_fsync64");
+	r.lio_listio64 = (int (*)(int, struct aiocb64 *const[], int, struct sigevent *))boot_sym(
+		"lio_listio64");
+	r.getaddrinfo_a = (int (*)(int, struct gaicb *[], int, struct sigevent *))boot_sym(
+		"getaddrinfo_a");
 	r.exit_ = (void (*)(int))boot_sym("_exit");
 	r.exit_upper = (void (*)(int))boot_sym("_Exit");
 	r.quick_exit = (void (*)(int))boot_sym("quick_exit");

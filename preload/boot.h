@@ -10,7 +10,12 @@
 #ifndef MEMTRACE_BOOT_H
 #define MEMTRACE_BOOT_H
 
+#include <aio.h>
+#include <mqueue.h>
+#include <netdb.h>
+#include <signal.h>
 #include <spawn.h>
+#include <time.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +52,18 @@ struct boot_real {
 	int (*pclose)(FILE *);
 	int (*pthread_create)(void *, const void *, void *(*)(void *), void *);
 	int (*thrd_create)(thrd_t *, thrd_start_t, void *);
+	/* glibc starts threads of its own inside these, past pthread_create */
+	int (*timer_create)(clockid_t, struct sigevent *, timer_t *);
+	int (*mq_notify)(mqd_t, const struct sigevent *);
+	int (*aio_read)(struct aiocb *);
+	int (*aio_write)(struct aiocb *);
+	int (*aio_fsync)(int, struct aiocb *);
+	int (*lio_listio)(int, struct aiocb *const[], int, struct sigevent *);
+	int (*aio_read64)(struct aiocb64 *);
+	int (*aio_write64)(struct aiocb64 *);
+	int (*aio_fsync64)(int, struct aiocb64 *);
+	int (*lio_listio64)(int, struct aiocb64 *const[], int, struct sigevent *);
+	int (*getaddrinfo_a)(int, struct gaicb *[], int, struct sigevent *);
 	void (*exit_)(int); /* _exit */
 	void (*exit_upper)(int); /* _Exit */
 	void (*quick_exit)(int);

@@ -9,8 +9,11 @@
  * exec hooks recognise it (getpid() != the record's pid), leave the parent's
  * record alone and hand on relation VFORK; _exit does the same check.
  */
+#include <aio.h>
 #include <errno.h>
 #include <malloc.h>
+#include <mqueue.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -264,6 +267,95 @@ MT_EXPORT int thrd_create(thrd_t *t, thrd_start_t fn, void *arg)
 	boot_ensure();
 	counters_go_multithreaded();
 	return real.thrd_create(t, fn, arg);
+}
+
+/* glibc starts threads of its own, past the pthread_create hook, for
+ * SIGEV_THREAD notifications (timers, message queues, aio completion), for
+ * the aio helper threads and for getaddrinfo_a.  Those threads may run the
+ * program's callbacks and allocate while the thread that asked goes on:
+ * counting goes atomic before such a thread can exist.  Switching costs
+ * nothing but speed, so any doubt (no sigevent, another notify kind for
+ * aio, which starts helpers anyway) switches. */
+static void hooks_threads_ahead(void)
+{
+	boot_ensure();
+	counters_go_multithreaded();
+}
+
+/* A real function that cannot be resolved (a libc without it) behaves as
+ * the missing function would: ENOSYS. */
+#define HOOKS_CALL_REAL(fn, ...) \
+	(real.fn ? real.fn(__VA_ARGS__) : (errno = ENOSYS, -1))
+
+MT_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
+{
+	boot_ensure();
+	if (sev && sev->sigev_notify == SIGEV_THREAD)
+		counters_go_multithreaded();
+	return HOOKS_CALL_REAL(timer_create, clock, sev, id);
+}
+
+MT_EXPORT int mq_notify(mqd_t q, const struct sigevent *sev)
+{
+	boot_ensure();
+	if (sev && sev->sigev_notify == SIGEV_THREAD)
+		counters_go_multithreaded();
+	return HOOKS_CALL_REAL(mq_notify, q, sev);
+}
+
+MT_EXPORT int aio_read(struct aiocb *cb)
+{
+	hooks_threads_ahead();
+	return HOOKS_CALL_REAL(aio_read, cb);
+}
+
+MT_EXPORT int aio_write(struct aiocb *cb)
+{
+	hooks_threads_ahead();
+	return HOOKS_CALL_REAL(aio_write, cb);
+}
+
+MT_EXPORT int aio_fsync(int op, struct aiocb *cb)
+{
+	hooks_threads_ahead();
+	return HOOKS_CALL_REAL(aio_fsync, op, cb);
+}
+
+MT_EXPORT int lio_listio(int mode, struct aiocb *const list[], int n, struct sigevent *sev)
+{
+	hooks_threads_ahead();
+	return HOOKS_CALL_REAL(lio_listio, mode, list, n, sev);
+}
+
+MT_EXPORT int aio_read64(struct aiocb64 *cb)
+{
+	hooks_threads_ahead();
+	return HOOKS_CALL_REAL(aio_read64, cb);
+}
+
+MT_EXPORT int aio_write64(struct aiocb64 *cb)
+{
+	hooks_threads_ahead();
+	return HOOKS_CALL_REAL(aio_write64, cb);
+}
+
+MT_EXPORT int aio_fsync64(int op, struct aiocb64 *cb)
+{
+	hooks_threads_ahead();
+	return HOOKS_CALL_REAL(aio_fsync64, op, cb);
+}
+
+MT_EXPORT int lio_listio64(int mode, struct aiocb64 *const list[], int n, struct sigevent *sev)
+{
+	hooks_threads_ahead();
+	return HOOKS_CALL_REAL(lio_listio64, mode, list, n, sev);
+}
+
+/* getaddrinfo_a returns EAI_* codes, not -1/errno. */
+MT_EXPORT int getaddrinfo_a(int mode, struct gaicb *list[], int n, struct sigevent *sev)
+{
+	hooks_threads_ahead();
+	return real.getaddrinfo_a ? real.getaddrinfo_a(mode, list, n, sev) : EAI_SYSTEM;
 }
 
 /* ---- exec family: MEMTRACE_PARENT in the envp handed on -------------- */
