@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: build what is needed, run the whole test suite (`make check`), and
 # end with one total line, "N passed, N failed, N skipped", whatever happened.
+# The suite runs inside a pids-limited cgroup (scripts/pids-guard.sh), so
+# that no test can fill the machine's process table, and whatever a test
+# leaves running is killed at the end.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -11,7 +14,7 @@ if ! scripts/setup.sh; then
 	exit 1
 fi
 rm -f test-suite.log
-make -j"$(nproc)" check
+scripts/pids-guard.sh -- make -j"$(nproc)" check
 rc=$?
 scripts/summarize-tests.sh test-suite.log
 exit "$rc"
