@@ -11,9 +11,12 @@ cd "$top"
 # Build: autotools + Criterion.  Tests: the real programs run under the shim
 # (python3, perl, git, make, gcc are on Debian's build images; listed anyway),
 # valgrind for the memcheck runs over memsup, clang and its libFuzzer runtime
-# (libclang_rt.fuzzer: libclang-rt-14-dev on Debian 12) for scripts/fuzz.sh.
+# (libclang_rt.fuzzer: libclang-rt-14-dev on Debian 12) for scripts/fuzz.sh;
+# threaded real programs and another allocator for the shim's thread tests
+# (xz, zstd, pigz, jemalloc).
 packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev
-          python3 perl git valgrind clang libclang-rt-14-dev)
+          python3 perl git valgrind clang libclang-rt-14-dev
+          xz-utils zstd pigz libjemalloc2)
 missing=()
 for pkg in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' \

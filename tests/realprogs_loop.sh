@@ -12,6 +12,9 @@
 # pass because the preload did not load.
 #
 #   REALPROGS_ROUNDS   rounds (default 3)
+#   REALPROGS_CASES    the cases to run (default: python perl sort gcc make
+#                      git; tests/realprogs_threads.sh runs the threaded
+#                      ones: xz zstd pigz sort4 gitgc pyfutures gcclto)
 # Output: TAP.  Needs MEMTRACE_SO (AM_TESTS_ENVIRONMENT).
 set -u
 
@@ -21,7 +24,7 @@ if [ ! -f "$MEMTRACE_SO" ]; then
 	exit 0
 fi
 rounds=${REALPROGS_ROUNDS:-3}
-cases="python perl sort gcc make git"
+cases=${REALPROGS_CASES:-python perl sort gcc make git}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/realprogs_loop.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -184,6 +187,79 @@ run_git() {
 	git status --porcelain
 }
 
+# ---- threaded programs (tests/realprogs_threads.sh) ----------------------
+
+# 6 MB of compressible text, the same every time
+prepare_text() {
+	awk 'BEGIN { for (i = 0; i < 400000; i++) printf "%08d line %d of the corpus\n", (i * 7919) % 1000003, i }' \
+		>"$work/text"
+}
+
+# xz with two threads (1 MiB blocks, so both really work), then back
+prepare_xz() { prepare_text; }
+run_xz() { xz -T2 -3 --block-size=1MiB -c text >text.xz && cksum <text.xz && xz -T2 -d -c text.xz | cksum; }
+
+prepare_zstd() { prepare_text; }
+run_zstd() { zstd -q -T2 -3 -c text >text.zst && cksum <text.zst && zstd -q -T2 -d -c text.zst | cksum; }
+
+prepare_pigz() { prepare_text; }
+run_pigz() { pigz -n -p 2 -c text >text.gz && cksum <text.gz && pigz -p 2 -d -c text.gz | cksum; }
+
+# sort with four threads over a buffer big enough to keep them all busy
+prepare_sort4() { prepare_sort; }
+run_sort4() { sort --parallel=4 -S 16M -T . -k1,1 -k2,2n big.txt | cksum; }
+
+# git gc (delta search on two threads) and index-pack --threads=2
+run_gitgc() {
+	git -c init.defaultBranch=main init -q . &&
+	for i in 1 2 3 4 5 6; do
+		seq 1 $((i * 2000)) | sed "s/\$/ rev $i/" >"file$((i % 3))" &&
+		GIT_AUTHOR_DATE="2020-01-0$i 12:00:00 +0000" \
+		GIT_COMMITTER_DATE="2020-01-0$i 12:00:00 +0000" \
+			git -c core.autocrlf=false commit -q -a -m "commit $i" --allow-empty ||
+			{ git add -A && GIT_AUTHOR_DATE="2020-01-0$i 12:00:00 +0000" \
+			  GIT_COMMITTER_DATE="2020-01-0$i 12:00:00 +0000" \
+			  git commit -q -m "commit $i"; } || return 1
+	done &&
+	git -c pack.threads=2 gc -q --aggressive &&
+	for p in .git/objects/pack/*.pack; do
+		cp "$p" copy.pack && git index-pack --threads=2 copy.pack || return 1
+	done &&
+	git count-objects -v | grep -v size &&
+	git fsck --no-progress && git log --format='%H %s'
+}
+
+# python3 concurrent.futures: 16 worker threads, then 4 worker processes
+prepare_pyfutures() {
+	cat >"$work/case.py" <<'PY'
+import concurrent.futures as cf, hashlib
+def work(i):
+    d = {k: hashlib.sha256(str(k * i).encode()).hexdigest() for k in range(4000)}
+    return i, hashlib.sha256(''.join(sorted(d.values())).encode()).hexdigest()[:16]
+if __name__ == '__main__':
+    with cf.ThreadPoolExecutor(max_workers=16) as ex:
+        for i, h in sorted(ex.map(work, range(32))):
+            print('thread', i, h)
+    with cf.ProcessPoolExecutor(max_workers=4) as ex:
+        for i, h in sorted(ex.map(work, range(8))):
+            print('process', i, h)
+PY
+}
+run_pyfutures() { python3 case.py; }
+
+# gcc link-time optimisation on two jobs
+prepare_gcclto() {
+	for i in 1 2 3 4; do
+		printf 'int f%d(int x) { return x * %d + %d; }\n' "$i" "$i" "$i" >"$work/f$i.c"
+	done
+	cat >"$work/main.c" <<'C'
+#include <stdio.h>
+int f1(int), f2(int), f3(int), f4(int);
+int main(void) { printf("%d\n", f1(1) + f2(2) + f3(3) + f4(4)); return 0; }
+C
+}
+run_gcclto() { gcc -O2 -flto=2 -fdiagnostics-color=never main.c f1.c f2.c f3.c f4.c -o prog && ./prog; }
+
 min_records() {
 	case $1 in
 	python) echo 4 ;; # python, its fork child, the subprocess python, sh
@@ -192,6 +268,11 @@ min_records() {
 	gcc) echo 4 ;;    # gcc, cc1, as, collect2/ld, the program
 	make) echo 10 ;;  # make, the compilers of 8 files, the program
 	git) echo 10 ;;
+	xz | zstd | pigz) echo 4 ;; # the compressor twice, cksum twice
+	sort4) echo 2 ;;
+	gitgc) echo 10 ;;
+	pyfutures) echo 5 ;; # python and its 4 worker processes
+	gcclto) echo 5 ;;
 	esac
 }
 
@@ -202,7 +283,11 @@ needs() {
 	sort) have sort && have awk ;;
 	gcc) have gcc ;;
 	make) have make && have cc ;;
-	git) have git ;;
+	git | gitgc) have git ;;
+	xz | zstd | pigz) have "$1" && have awk ;;
+	sort4) have sort && have awk ;;
+	pyfutures) have python3 ;;
+	gcclto) have gcc ;;
 	esac
 }
 
