@@ -79,6 +79,11 @@ void counters_set_glibc_sizes(int yes)
 	counters_fast = yes && !counters_mt;
 }
 
+int counters_is_own_process(void)
+{
+	return sys_getpid() == __atomic_load_n(&counters_rec->pid, __ATOMIC_RELAXED);
+}
+
 void counters_set_flag(uint32_t flag)
 {
 	__atomic_fetch_or(&counters_rec->flags, flag, __ATOMIC_RELAXED);

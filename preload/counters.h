@@ -59,6 +59,9 @@ void counters_set_glibc_sizes(int yes);
  * owner's flush, the thread's end, a reclaimed shard). */
 struct shard;
 void counters_settle(void);
+/* 1 unless the caller is a vfork child (or raw clone) running on the
+ * record owner's memory: getpid() is the record's pid. */
+int counters_is_own_process(void);
 void counters_read_calls(uint64_t calls[MT_CALL_SLOTS]);
 void counters_drain_shard(struct shard *sh);
 

@@ -457,7 +457,7 @@ MT_EXPORT int execle(const char *path, const char *arg, ...)
 		struct lineage_env le_;                                           \
 		char *const *use_ = (envp);                                       \
 		boot_ensure();                                                    \
-		if (slots_ && store_is_own())                                     \
+		if (slots_ && counters_is_own_process())                          \
 			use_ = lineage_env_build(envp, env_, slots_, &le_,        \
 						 counters_rec->pid, counters_rec->gen, \
 						 MT_REL_SPAWN);                   \

@@ -220,7 +220,7 @@ char **lineage_env_build(char *const envp[], char **out, size_t slots, struct li
 
 int lineage_exec_begin(unsigned *relation)
 {
-	if (!store_is_own()) {
+	if (!counters_is_own_process()) {
 		*relation = MT_REL_VFORK;
 		return 0;
 	}

@@ -97,6 +97,13 @@ struct shard *shards_claim(void)
 		return NULL;
 	shards_tls_state = -1; /* a signal handler arriving now counts directly */
 	tid = (int32_t)sys_gettid();
+	if (!counters_is_own_process()) {
+		/* A vfork child runs on its parent's thread, TLS and all: a
+		 * shard claimed now would carry the child's tid and be taken
+		 * back once the child execs, under the parent's feet. */
+		shards_tls_state = 0;
+		return NULL;
+	}
 	sh = shards_take(tid);
 	if (!sh && __atomic_fetch_add(&shards_failed, 1, __ATOMIC_RELAXED) % 64 == 0) {
 		shards_reclaim();

@@ -188,11 +188,6 @@ void store_start(int argc, char **argv)
 	store_publish(r);
 }
 
-int store_is_own(void)
-{
-	return sys_getpid() == __atomic_load_n(&counters_rec->pid, __ATOMIC_RELAXED);
-}
-
 /* The parent's record as it stood when fork() began.  A shared file
  * mapping keeps changing in the parent after fork() returns there, possibly
  * before the child's handler runs, so the child must start from a copy
@@ -296,7 +291,8 @@ int store_finish(unsigned state, int exit_code, int exit_signal)
 	char status[4096];
 	struct rusage ru;
 
-	if (!store_is_own() || __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != MT_STATE_RUNNING)
+	if (!counters_is_own_process() ||
+	    __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != MT_STATE_RUNNING)
 		return 0;
 	counters_settle();
 	r->end_mono_ns = sys_mono_ns();

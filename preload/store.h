@@ -25,9 +25,6 @@ void store_fork_parent(void);
 /* pthread_atfork child handler: a fresh record for the child, relation FORK,
  * parent = the record of the image that forked, figures as at the fork. */
 void store_fork_child(void);
-/* 1 when the calling process owns the current record (not a vfork child
- * sharing its parent's memory, nor a raw clone). */
-int store_is_own(void);
 /* Fills the end-of-image block and release-stores `state`, once, only for
  * the owning process.  Returns 1 if it did. */
 int store_finish(unsigned state, int exit_code, int exit_signal);

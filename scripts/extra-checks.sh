@@ -21,6 +21,12 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 only=${1:-all}
+# Everything below (the sanitizer suite, distcheck's suite) runs in a
+# pids-limited cgroup of its own, as scripts/test.sh's suite does.
+if [ -z "${MEMTRACE_EXTRA_GUARDED:-}" ]; then
+	export MEMTRACE_EXTRA_GUARDED=1
+	exec scripts/pids-guard.sh -- "$0" "$@"
+fi
 
 passed=0 failed=0 n=0
 report() { # name status
