@@ -22,11 +22,12 @@ MT_EXPORT int memtrace_read_stats(struct memtrace_stats *st, size_t size)
 {
 	const struct mt_record *r = counters_rec;
 	struct memtrace_stats s;
-	uint64_t calls = 0, per_kind[MT_CALL_SLOTS];
+	struct counters_live live;
+	uint64_t calls = 0;
 	if (!st)
 		return -EINVAL;
-	counters_read_calls(per_kind);
-	s.heap_current = api_load(&r->heap_current);
+	counters_read_live(&live);
+	s.heap_current = live.heap_current;
 	s.heap_peak = api_load(&r->heap_peak);
 	s.map_anon_current = api_load(&r->map_anon_current);
 	s.map_anon_peak = api_load(&r->map_anon_peak);
@@ -37,9 +38,9 @@ MT_EXPORT int memtrace_read_stats(struct memtrace_stats *st, size_t size)
 	s.total_peak = api_load(&r->total_peak);
 	for (unsigned i = MT_CALL_MALLOC; i <= MT_CALL_PVALLOC; i++)
 		if (i != MT_CALL_FREE)
-			calls += per_kind[i];
+			calls += live.calls[i];
 	s.calls_malloc_family = calls;
-	s.calls_free = per_kind[MT_CALL_FREE];
+	s.calls_free = live.calls[MT_CALL_FREE];
 	memcpy(st, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }
@@ -71,8 +72,10 @@ MT_EXPORT int memtrace_mark(const char *label)
 	if (i < MT_MARKERS) {
 		struct mt_marker *m = &r->markers[i];
 		size_t n = strnlen(label, MT_LABEL_BYTES - 1);
+		struct counters_live live;
+		counters_read_live(&live);
 		m->mono_ns = sys_mono_ns();
-		m->heap_current = api_load(&r->heap_current);
+		m->heap_current = live.heap_current;
 		m->map_current = api_load(&r->map_anon_current) + api_load(&r->map_file_current);
 		memcpy(m->label, label, n);
 		memset(m->label + n, 0, MT_LABEL_BYTES - n);

@@ -14,18 +14,8 @@ struct mt_record *counters_rec = &counters_scratch;
 int counters_mt;
 uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
 uint64_t counters_maps_now;
-int counters_fast;
+int counters_fast, counters_fast_mt;
 static int counters_glibc_sizes;
-
-/* Once multithreaded, calls[], hist[], heap_requested_total and
- * heap_largest_request are first counted in the thread's shard (shards.h)
- * with plain stores and added to the record every COUNTERS_FLUSH
- * operations, when the thread ends and when the image ends.  Only the live
- * figures (heap_current, total_current, peaks) stay shared atomics: on two
- * cores five shared read-modify-writes per malloc made the cache lines
- * bounce, 2.5-10x bare; the shards leave one or two.  A thread without a
- * shard updates the record directly. */
-#define COUNTERS_FLUSH 64u
 
 static void counters_refresh_total(struct mt_record *r);
 
@@ -62,21 +52,41 @@ void counters_go_multithreaded(void)
 	 * thread sees it at once. */
 	__atomic_store_n(&counters_mt, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&counters_fast, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&counters_fast_mt, counters_glibc_sizes, __ATOMIC_RELAXED);
+}
+
+static void counters_add_delta(struct shard *sh, void *ctx)
+{
+	*(int64_t *)ctx += sh->heap_delta;
 }
 
 void counters_go_single(void)
 {
-	/* A fork child: the other threads are gone, and every shard's pending
-	 * counts (this thread's too) are the parent's. */
+	/* A fork child: the other threads are gone.  Their shards' activity
+	 * counts were the parent's; their live bytes are blocks the child
+	 * inherited, so they join the child's figure (the forking thread
+	 * flushed its own before the fork). */
+	int64_t held = 0;
+	if (counters_mt) {
+		shards_for_each(counters_add_delta, &held);
+		counters_rec->heap_current += (uint64_t)held;
+		if ((int64_t)counters_rec->heap_current < 0)
+			counters_rec->heap_current = 0;
+		counters_rec->total_current =
+			counters_rec->heap_current + counters_rec->map_anon_current +
+			counters_rec->map_file_current;
+	}
 	shards_reset_in_child();
 	counters_mt = 0;
 	counters_fast = counters_glibc_sizes;
+	counters_fast_mt = 0;
 }
 
 void counters_set_glibc_sizes(int yes)
 {
 	counters_glibc_sizes = yes;
 	counters_fast = yes && !counters_mt;
+	counters_fast_mt = yes && counters_mt;
 }
 
 int counters_is_own_process(void)
@@ -131,19 +141,6 @@ static inline int counters_max_raised(uint64_t *field, uint64_t v)
 }
 
 
-/* x += d as one instruction on x86-64 (not locked: only the owner thread
- * adds to its shard), so that a signal handler of the owner that counts
- * too cannot split it and lose an update; the drains take counts with
- * atomic exchanges. */
-static inline void counters_bump(uint64_t *x, uint64_t d)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("addq %1, %0" : "+m"(*x) : "er"(d) : "cc");
-#else
-	__atomic_add_fetch(x, d, __ATOMIC_RELAXED);
-#endif
-}
-
 static inline uint64_t counters_take(uint64_t *x)
 {
 	return __atomic_load_n(x, __ATOMIC_RELAXED) ? __atomic_exchange_n(x, 0, __ATOMIC_RELAXED)
@@ -153,10 +150,16 @@ static inline uint64_t counters_take(uint64_t *x)
 /* Adds what `sh` holds to the record and zeroes it.  Every count is taken
  * with an exchange, so a shard drained by its owner (flush, thread end)
  * and by the image's end at once gives each count to the record once. */
+static void counters_publish(struct mt_record *r, int64_t bytes);
+
 void counters_drain_shard(struct shard *sh)
 {
 	struct mt_record *r = counters_rec;
 	uint64_t v;
+	int64_t d = __atomic_load_n(&sh->heap_delta, __ATOMIC_RELAXED)
+			    ? __atomic_exchange_n(&sh->heap_delta, 0, __ATOMIC_RELAXED)
+			    : 0;
+	counters_publish(r, d);
 	for (unsigned i = 0; i < MT_CALL_COUNT; i++)
 		if ((v = counters_take(&sh->calls[i])) != 0)
 			__atomic_fetch_add(&r->calls[i], v, __ATOMIC_RELAXED);
@@ -170,38 +173,48 @@ void counters_drain_shard(struct shard *sh)
 	__atomic_store_n(&sh->pending, 0, __ATOMIC_RELAXED);
 }
 
-static void counters_request_mt(struct mt_record *r, unsigned kind, size_t req)
+/* The request's counts; returns the thread's shard (NULL: none, counted
+ * in the record directly). */
+static struct shard *counters_request_mt(struct mt_record *r, unsigned kind, size_t req)
 {
 	struct shard *sh = shards_mine();
 	if (MT_LIKELY(sh != NULL)) {
-		counters_bump(&sh->calls[kind], 1);
-		counters_bump(&sh->requested, req);
-		counters_bump(&sh->hist[counters_bucket(req)], 1);
-		if (req > sh->largest)
-			sh->largest = req; /* a handler's larger request may be lost */
-		if (++sh->pending >= COUNTERS_FLUSH)
-			counters_drain_shard(sh);
-		return;
+		counters_request_shard(sh, kind, req);
+		return sh;
 	}
 	__atomic_fetch_add(&r->calls[kind], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&r->heap_requested_total, req, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&r->hist[counters_bucket(req)], 1, __ATOMIC_RELAXED);
 	counters_max(&r->heap_largest_request, req);
+	return NULL;
 }
 
-static void counters_add_shard_calls(struct shard *sh, void *ctx)
+void counters_flush_shard(struct shard *sh)
 {
-	uint64_t *calls = ctx;
-	for (unsigned i = 0; i < MT_CALL_SLOTS; i++)
-		calls[i] += __atomic_load_n(&sh->calls[i], __ATOMIC_RELAXED);
+	counters_drain_shard(sh);
 }
 
-void counters_read_calls(uint64_t calls[MT_CALL_SLOTS])
+static void counters_add_shard(struct shard *sh, void *ctx)
 {
+	struct counters_live *live = ctx;
 	for (unsigned i = 0; i < MT_CALL_SLOTS; i++)
-		calls[i] = __atomic_load_n(&counters_rec->calls[i], __ATOMIC_RELAXED);
+		live->calls[i] += __atomic_load_n(&sh->calls[i], __ATOMIC_RELAXED);
+	live->heap_current += (uint64_t)__atomic_load_n(&sh->heap_delta, __ATOMIC_RELAXED);
+}
+
+void counters_read_live(struct counters_live *live)
+{
+	const struct mt_record *r = counters_rec;
+	int64_t heap;
+	for (unsigned i = 0; i < MT_CALL_SLOTS; i++)
+		live->calls[i] = __atomic_load_n(&r->calls[i], __ATOMIC_RELAXED);
+	live->heap_current = __atomic_load_n(&r->heap_current, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&counters_mt, __ATOMIC_RELAXED))
-		shards_for_each(counters_add_shard_calls, calls);
+		shards_for_each(counters_add_shard, live);
+	/* Read while others run, the sum can be off by what moved between the
+	 * loads, below zero included: never report less than nothing. */
+	heap = (int64_t)live->heap_current;
+	live->heap_current = heap > 0 ? (uint64_t)heap : 0;
 }
 
 static void counters_settle_shard(struct shard *sh, void *ctx)
@@ -216,33 +229,79 @@ void counters_settle(void)
 {
 	if (!__atomic_load_n(&counters_mt, __ATOMIC_RELAXED))
 		return;
-	counters_refresh_total(counters_rec);
 	shards_for_each(counters_settle_shard, NULL);
+	counters_refresh_total(counters_rec);
 }
 
-/* Live bytes while multithreaded: heap_current is the one shared
- * read-modify-write.  total_current is stored only when total_peak rises
- * (and by mapping calls and at the end), so its cache line is read, not
- * written, on an ordinary allocation and stays shared between the cores;
- * heap_current + map_*_current is always the current total (record.h). */
-static void counters_add_mt(struct mt_record *r, int64_t bytes)
+void counters_flush_own(void)
 {
-	uint64_t cur, tot;
+	struct shard *sh = shards_tls_mine;
+	if (sh)
+		counters_drain_shard(sh);
+}
+
+/* Signed: heap_current can read below zero while threads hold deltas
+ * (see COUNTERS_DELTA_MAX), and a wrapped figure must never become a peak. */
+static inline int counters_raise_signed(uint64_t *field, int64_t v)
+{
+	uint64_t old = __atomic_load_n(field, __ATOMIC_RELAXED);
+	while (v > (int64_t)old) {
+		if (__atomic_compare_exchange_n(field, &old, (uint64_t)v, 1, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return 1;
+	}
+	return 0;
+}
+
+/* heap (shared figure plus what the caller knows is not in it yet) may be
+ * a new peak of the heap and of heap + mappings.  total_current is stored
+ * only when total_peak rises (and by mapping calls and at the end), so its
+ * cache line is read, not written, by an ordinary allocation; heap_current
+ * + map_*_current is the current total (record.h). */
+void counters_peaks_mt(struct mt_record *r, int64_t heap)
+{
+	int64_t tot;
+	if (heap > (int64_t)__atomic_load_n(&r->heap_peak, __ATOMIC_RELAXED) &&
+	    counters_raise_signed(&r->heap_peak, heap) &&
+	    (uint64_t)heap >= __atomic_load_n(&counters_heap_stamp_next, __ATOMIC_RELAXED))
+		counters_stamp_heap((uint64_t)heap);
+	tot = heap + (int64_t)__atomic_load_n(&counters_maps_now, __ATOMIC_RELAXED);
+	if (tot > (int64_t)__atomic_load_n(&r->total_peak, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&r->total_current, (uint64_t)tot, __ATOMIC_RELAXED);
+		if (counters_raise_signed(&r->total_peak, tot) &&
+		    (uint64_t)tot >= __atomic_load_n(&counters_total_stamp_next, __ATOMIC_RELAXED))
+			counters_stamp_total((uint64_t)tot);
+	}
+}
+
+/* Adds bytes to the shared heap_current: the one shared read-modify-write,
+ * made once per COUNTERS_DELTA_MAX of a thread's churn (or per call for a
+ * thread without a shard). */
+static void counters_publish(struct mt_record *r, int64_t bytes)
+{
+	int64_t cur;
 	if (bytes == 0)
 		return;
-	cur = __atomic_add_fetch(&r->heap_current, (uint64_t)bytes, __ATOMIC_RELAXED);
-	if (bytes < 0)
-		return;
-	if (counters_max_raised(&r->heap_peak, cur) &&
-	    cur >= __atomic_load_n(&counters_heap_stamp_next, __ATOMIC_RELAXED))
-		counters_stamp_heap(cur);
-	tot = cur + __atomic_load_n(&counters_maps_now, __ATOMIC_RELAXED);
-	if (tot > __atomic_load_n(&r->total_peak, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&r->total_current, tot, __ATOMIC_RELAXED);
-		if (counters_max_raised(&r->total_peak, tot) &&
-		    tot >= __atomic_load_n(&counters_total_stamp_next, __ATOMIC_RELAXED))
-			counters_stamp_total(tot);
-	}
+	cur = (int64_t)__atomic_add_fetch(&r->heap_current, (uint64_t)bytes, __ATOMIC_RELAXED);
+	if (bytes > 0)
+		counters_peaks_mt(r, cur);
+}
+
+/* The delta plus `bytes`, taken with an atomic exchange (so neither a
+ * signal handler of this thread nor the image's end, which drains every
+ * shard, can count it twice), to the shared figure. */
+void counters_publish_delta(struct shard *sh, int64_t bytes)
+{
+	counters_publish(counters_rec,
+			 bytes + __atomic_exchange_n(&sh->heap_delta, 0, __ATOMIC_RELAXED));
+}
+
+static void counters_live_mt(struct mt_record *r, struct shard *sh, int64_t bytes)
+{
+	if (sh)
+		counters_live_shard(r, sh, bytes);
+	else
+		counters_publish(r, bytes);
 }
 
 /* heap_current + mappings, stored: exact when nothing runs concurrently. */
@@ -257,8 +316,8 @@ static void counters_refresh_total(struct mt_record *r)
 void counters_note_alloc_mt(unsigned kind, size_t req, size_t usable)
 {
 	struct mt_record *r = counters_rec;
-	counters_request_mt(r, kind, req);
-	counters_add_mt(r, (int64_t)usable);
+	struct shard *sh = counters_request_mt(r, kind, req);
+	counters_live_mt(r, sh, (int64_t)usable);
 }
 
 void counters_note_free_mt(size_t usable)
@@ -270,18 +329,20 @@ void counters_note_free_mt(size_t usable)
 	if (MT_LIKELY(sh != NULL)) {
 		counters_bump(&sh->calls[MT_CALL_FREE], 1);
 		if (++sh->pending >= COUNTERS_FLUSH)
-			counters_drain_shard(sh);
+			counters_flush_shard(sh);
 	} else {
 		__atomic_fetch_add(&r->calls[MT_CALL_FREE], 1, __ATOMIC_RELAXED);
 	}
-	counters_add_mt(r, -(int64_t)usable);
+	if (usable)
+		counters_live_mt(r, sh, -(int64_t)usable);
 }
 
 void counters_note_realloc_mt(unsigned kind, size_t req, size_t old_usable, size_t new_usable)
 {
 	struct mt_record *r = counters_rec;
-	counters_request_mt(r, kind, req);
-	counters_add_mt(r, (int64_t)new_usable - (int64_t)old_usable);
+	struct shard *sh = counters_request_mt(r, kind, req);
+	if (new_usable != old_usable)
+		counters_live_mt(r, sh, (int64_t)new_usable - (int64_t)old_usable);
 }
 
 void counters_note_call(unsigned kind)

@@ -41,7 +41,8 @@ extern char **environ;
 
 /* malloc and free have a shortest path (counters_fast: resolved, one
  * thread, sizes from glibc chunk headers) that a malloc/free loop stays on:
- * one flag test, then plain counter updates. */
+ * one flag test, then plain counter updates; and one for many threads
+ * (counters_fast_mt: the thread's own shard). */
 MT_EXPORT void *malloc(size_t n)
 {
 	void *p;
@@ -50,6 +51,11 @@ MT_EXPORT void *malloc(size_t n)
 		counters_request_st(counters_rec, MT_CALL_MALLOC, n);
 		if (MT_LIKELY(p != NULL))
 			counters_grow_st(counters_rec, boot_chunk_usable(p));
+		return p;
+	}
+	if (MT_LIKELY(counters_fast_mt)) {
+		p = real.malloc(n);
+		counters_alloc_mt_fast(MT_CALL_MALLOC, n, p ? boot_chunk_usable(p) : 0);
 		return p;
 	}
 	if (MT_UNLIKELY(!boot_ensure()))
@@ -62,11 +68,18 @@ MT_EXPORT void *malloc(size_t n)
 MT_EXPORT void free(void *p)
 {
 	size_t u;
-	if (MT_LIKELY(counters_fast) && MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p))) {
+	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p))) {
 		/* Counted first, so the call to the real free is a tail call. */
-		counters_note_free(boot_chunk_usable(p));
-		real.free(p);
-		return;
+		if (MT_LIKELY(counters_fast)) {
+			counters_note_free(boot_chunk_usable(p));
+			real.free(p);
+			return;
+		}
+		if (MT_LIKELY(counters_fast_mt)) {
+			counters_free_mt_fast(boot_chunk_usable(p));
+			real.free(p);
+			return;
+		}
 	}
 	if (MT_UNLIKELY(!boot_ensure()) || MT_UNLIKELY(boot_owns(p)))
 		return; /* arena blocks are never reused */

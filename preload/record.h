@@ -170,11 +170,18 @@ struct mt_record {
 	uint64_t start_real_ns;
 
 	/* -- heap (malloc family), counted in malloc_usable_size() bytes ------ */
-	/* Once multithreaded, calls[], hist[], heap_requested_total and
-	 * heap_largest_request gather in per-thread shards and reach the record
-	 * every 64 calls of a thread, when it exits, and at the end of the image:
-	 * live they may lag by up to 64 calls per running thread; at the end
-	 * they are exact.  heap_current and heap_peak are never delayed. */
+	/* Once multithreaded, every heap figure first gathers in per-thread
+	 * shards and reaches the record every 1024 calls of a thread, whenever
+	 * the thread's not yet added live bytes pass +-64 KiB, when it exits,
+	 * and at the end of the image.  Live, calls[], hist[],
+	 * heap_requested_total and heap_largest_request may lag by up to 1024
+	 * calls per running thread, and heap_current by less than 64 KiB per
+	 * running thread (the bound memsup's live figures carry); heap_current may
+	 * then even read below zero as an int64_t (one thread freed blocks whose
+	 * allocation another thread has not added yet): readers clamp it at 0.
+	 * heap_peak is exact to within 64 KiB per thread other than the one that
+	 * reached it.  At the end of the image (state != RUNNING) every figure is
+	 * exact. */
 	uint64_t heap_current;
 	uint64_t heap_peak;
 	uint64_t heap_peak_mono_ns;  /* see heap_peak_stamp (end of struct) */

@@ -1,9 +1,10 @@
 /* shards.h: per-thread counter shards, in memory the shim owns.
  *
  * Once the image is multithreaded each thread counts its activity (calls,
- * histogram, requested bytes, largest request) into a shard of its own with
- * plain stores, and counters.c moves a shard's counts into the record now
- * and then, when the thread ends and when the image ends.
+ * histogram, requested bytes, largest request) and its live heap bytes into
+ * a shard of its own with plain stores, and counters.c moves a shard's
+ * counts into the record now and then, when the thread ends and when the
+ * image ends.
  *
  * The shards live in a static pool, never in thread-local storage.  glibc
  * unmaps an ended thread's stack and TLS whenever its stack cache is over
@@ -45,6 +46,9 @@ struct shard {
 	/* Owner's kernel tid; 0 free; -1 being drained by a reclaim pass. */
 	int32_t tid;
 	uint32_t pending; /* counted since the last drain */
+	/* Heap bytes this thread allocated less those it freed since it last
+	 * added them to the record's heap_current (counters.c). */
+	int64_t heap_delta;
 	uint64_t calls[MT_CALL_SLOTS];
 	uint64_t hist[MT_HIST_BUCKETS];
 	uint64_t requested, largest;

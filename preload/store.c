@@ -198,6 +198,9 @@ static int store_fork_snapshot_taken;
 
 void store_fork_prepare(void)
 {
+	/* This thread's live bytes into the record, so that the snapshot has
+	 * them; other threads' are added in the child (counters_go_single). */
+	counters_flush_own();
 	if (counters_rec != counters_local()) {
 		memcpy(&store_fork_snapshot, counters_rec, sizeof store_fork_snapshot);
 		store_fork_snapshot_taken = 1;

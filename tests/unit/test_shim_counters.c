@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "counters.h"
 #include "maps.h"
@@ -12,9 +13,12 @@
 
 static struct mt_record rec;
 
+/* A fresh record owned by this process (shards are only claimed by the
+ * process whose pid the record names: never by a vfork child). */
 static void bind_fresh(void)
 {
 	memset(&rec, 0, sizeof rec);
+	rec.pid = getpid();
 	counters_go_single();
 	counters_bind(&rec);
 }
@@ -127,7 +131,7 @@ static pthread_barrier_t parked;
 static void *count_then_park(void *arg)
 {
 	(void)arg;
-	for (int i = 0; i < 1000; i++) /* 1000 is not a multiple of the flush */
+	for (int i = 0; i < 1000; i++) /* fewer than a flush, and under 64 KiB */
 		counters_note_alloc(MT_CALL_CALLOC, 8, 16);
 	pthread_barrier_wait(&parked); /* counted, not flushed yet */
 	pthread_barrier_wait(&parked); /* main has looked */
@@ -135,11 +139,11 @@ static void *count_then_park(void *arg)
 }
 
 /* Per-thread shards: what a live thread still holds is visible through
- * counters_read_calls and lands in the record at counters_settle. */
+ * counters_read_live and lands in the record at counters_settle. */
 Test(counters, shards_read_and_settle, .timeout = 30)
 {
 	pthread_t t[2];
-	uint64_t calls[MT_CALL_SLOTS];
+	struct counters_live live;
 	bind_fresh();
 	counters_go_multithreaded();
 	pthread_barrier_init(&parked, NULL, 3);
@@ -147,17 +151,99 @@ Test(counters, shards_read_and_settle, .timeout = 30)
 		pthread_create(&t[i], NULL, count_then_park, NULL);
 	pthread_barrier_wait(&parked);
 	cr_expect_lt(rec.calls[MT_CALL_CALLOC], 2000, "some counts are still in shards");
-	counters_read_calls(calls);
-	cr_expect_eq(calls[MT_CALL_CALLOC], 2000);
-	cr_expect_eq(rec.heap_current, 2 * 1000 * 16, "live bytes are never sharded");
+	cr_expect_lt(rec.heap_current, 2 * 1000 * 16, "some live bytes are still in shards");
+	counters_read_live(&live);
+	cr_expect_eq(live.calls[MT_CALL_CALLOC], 2000);
+	cr_expect_eq(live.heap_current, 2 * 1000 * 16);
 	counters_settle();
 	cr_expect_eq(rec.calls[MT_CALL_CALLOC], 2000);
 	cr_expect_eq(rec.hist[3], 2000);
 	cr_expect_eq(rec.heap_requested_total, 2 * 1000 * 8);
+	cr_expect_eq(rec.heap_current, 2 * 1000 * 16);
+	cr_expect_eq(rec.heap_peak, 2 * 1000 * 16);
+	cr_expect_eq(rec.total_current, 2 * 1000 * 16);
 	pthread_barrier_wait(&parked);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	cr_expect_eq(rec.calls[MT_CALL_CALLOC], 2000, "nothing counted twice at thread exit");
+	cr_expect_eq(rec.heap_current, 2 * 1000 * 16, "nothing counted twice at thread exit");
+	counters_go_single();
+}
+
+/* A block of 64 KiB or more reaches the shared figure at once. */
+static void *alloc_big_then_park(void *arg)
+{
+	(void)arg;
+	counters_note_alloc(MT_CALL_MALLOC, 100000, 100016);
+	pthread_barrier_wait(&parked);
+	pthread_barrier_wait(&parked);
+	return NULL;
+}
+
+Test(counters, large_block_is_published_at_once, .timeout = 30)
+{
+	pthread_t t;
+	bind_fresh();
+	counters_go_multithreaded();
+	pthread_barrier_init(&parked, NULL, 2);
+	pthread_create(&t, NULL, alloc_big_then_park, NULL);
+	pthread_barrier_wait(&parked);
+	cr_expect_eq(rec.heap_current, 100016);
+	cr_expect_eq(rec.heap_peak, 100016);
+	pthread_barrier_wait(&parked);
+	pthread_join(t, NULL);
+	counters_go_single();
+}
+
+/* One thread allocates blocks it keeps in its shard; another frees them
+ * (and the main thread's) and goes past -64 KiB first: the shared figure reads below zero for a
+ * while.  No figure may wrap into a huge peak, a live read is never below
+ * zero, and the end is exact. */
+static void *alloc_60_and_park(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 60; i++)
+		counters_note_alloc(MT_CALL_MALLOC, 1000, 1008);
+	pthread_barrier_wait(&parked); /* 1: allocated, delta held */
+	pthread_barrier_wait(&parked); /* 2: the other thread freed */
+	pthread_barrier_wait(&parked); /* 3: main has looked */
+	return NULL;
+}
+
+static void *free_66(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&parked); /* 1 */
+	for (int i = 0; i < 66; i++) /* the 66th passes -64 KiB: published */
+		counters_note_free(1008);
+	pthread_barrier_wait(&parked); /* 2 */
+	pthread_barrier_wait(&parked); /* 3 */
+	return NULL;
+}
+
+Test(counters, shared_figure_below_zero_never_wraps, .timeout = 30)
+{
+	pthread_t a, b;
+	struct counters_live live;
+	bind_fresh();
+	counters_note_alloc(MT_CALL_MALLOC, 6000, 6 * 1008); /* main: 6 blocks */
+	counters_go_multithreaded();
+	pthread_barrier_init(&parked, NULL, 3);
+	pthread_create(&a, NULL, alloc_60_and_park, NULL);
+	pthread_create(&b, NULL, free_66, NULL);
+	pthread_barrier_wait(&parked); /* 1 */
+	pthread_barrier_wait(&parked); /* 2 */
+	cr_expect_lt((int64_t)rec.heap_current, 0, "the shared figure is below zero for now");
+	cr_expect_eq(rec.heap_peak, 6 * 1008 + 60 * 1008, "the peak did not wrap: %llu",
+		     (unsigned long long)rec.heap_peak);
+	counters_read_live(&live);
+	cr_expect_eq(live.heap_current, 0);
+	pthread_barrier_wait(&parked); /* 3 */
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	counters_settle();
+	cr_expect_eq(rec.heap_current, 0);
+	cr_expect_eq(rec.calls[MT_CALL_FREE], 66);
 	counters_go_single();
 }
 
