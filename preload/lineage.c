@@ -40,58 +40,47 @@ int lineage_parse(const char *v, int32_t *pid, uint32_t *gen, uint32_t *relation
 	return 0;
 }
 
-struct lineage_dirent {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
+struct lineage_newest {
+	int32_t pid;
+	uint32_t gen;
+	int found;
 };
+
+static int lineage_newest_entry(const char *name, void *ctx)
+{
+	struct lineage_newest *ln = ctx;
+	int32_t p;
+	uint32_t g;
+	if (store_parse_name(name, &p, &g) && p == ln->pid && (!ln->found || g > ln->gen)) {
+		ln->gen = g;
+		ln->found = 1;
+	}
+	return 0;
+}
 
 int lineage_newest(const char *dir, pid_t pid, uint32_t *gen)
 {
-	char buf[4096];
+	struct lineage_newest ln = { (int32_t)pid, 0, 0 };
 	int fd = sys_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	int found = 0;
 	if (fd < 0)
 		return fd;
-	for (;;) {
-		long n = sys_call6(SYS_getdents64, fd, (long)buf, sizeof buf, 0, 0, 0);
-		if (n <= 0)
-			break;
-		for (long off = 0; off < n;) {
-			struct lineage_dirent *d = (struct lineage_dirent *)(buf + off);
-			uint64_t p, g;
-			size_t k = sys_parse_u64(d->name, &p);
-			off += d->reclen;
-			if (k == 0 || d->name[k] != '.' || p != (uint64_t)pid)
-				continue;
-			const char *rest = d->name + k + 1;
-			k = sys_parse_u64(rest, &g);
-			if (k == 0 || strcmp(rest + k, MT_RECORD_SUFFIX) != 0 || g > UINT32_MAX)
-				continue;
-			if (!found || g > *gen)
-				*gen = (uint32_t)g;
-			found = 1;
-		}
-	}
+	sys_dir_each(fd, lineage_newest_entry, &ln);
 	sys_close(fd);
-	return found ? 0 : -ENOENT;
+	if (!ln.found)
+		return -ENOENT;
+	*gen = ln.gen;
+	return 0;
 }
 
 /* The parent record's spawn_relation, if it is a valid record. */
 static uint32_t lineage_spawn_relation(pid_t pid, uint32_t gen)
 {
-	char path[PATH_MAX + 64], name[48];
-	struct sys_str s;
+	char path[PATH_MAX + 64];
 	uint64_t magic = 0;
 	uint32_t rel = 0;
 	int fd;
-	sys_str_init(&s, path, sizeof path);
-	sys_str_add(&s, config.dir);
-	sys_str_add(&s, "/");
-	store_name(name, pid, gen);
-	sys_str_add(&s, name);
+	if (store_path(path, sizeof path, config.dir, pid, gen) != 0)
+		return 0;
 	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;

@@ -1,6 +1,7 @@
 /* store.c: the record's life (see store.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,14 +17,32 @@
 
 #define STORE_MAX_GEN 100000u
 
-void store_name(char *buf, int32_t pid, uint32_t gen)
+int store_path(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen)
 {
 	struct sys_str s;
-	sys_str_init(&s, buf, 48);
+	sys_str_init(&s, buf, cap);
+	sys_str_add(&s, dir);
+	sys_str_add(&s, "/");
 	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
 	sys_str_add(&s, ".");
 	sys_str_add_u64(&s, gen);
 	sys_str_add(&s, MT_RECORD_SUFFIX);
+	return s.truncated ? -ENAMETOOLONG : 0;
+}
+
+int store_parse_name(const char *name, int32_t *pid, uint32_t *gen)
+{
+	uint64_t p, g;
+	size_t k = sys_parse_u64(name, &p);
+	if (k == 0 || name[k] != '.' || p == 0 || p > INT32_MAX)
+		return 0;
+	name += k + 1;
+	k = sys_parse_u64(name, &g);
+	if (k == 0 || strcmp(name + k, MT_RECORD_SUFFIX) != 0 || g > UINT32_MAX)
+		return 0;
+	*pid = (int32_t)p;
+	*gen = (uint32_t)g;
+	return 1;
 }
 
 /* Writes the record file's MT_RECORD_SIZE bytes of zeros.  Not ftruncate:
@@ -58,16 +77,9 @@ static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out)
 {
 	char path[PATH_MAX + 64];
 	for (uint32_t gen = 0; gen < STORE_MAX_GEN; gen++) {
-		struct sys_str s;
-		char name[48];
 		void *m;
 		int fd;
-		sys_str_init(&s, path, sizeof path);
-		sys_str_add(&s, config.dir);
-		sys_str_add(&s, "/");
-		store_name(name, pid, gen);
-		sys_str_add(&s, name);
-		if (s.truncated)
+		if (store_path(path, sizeof path, config.dir, pid, gen) != 0)
 			return NULL;
 		fd = sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 		if (fd == -EEXIST)

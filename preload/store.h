@@ -12,6 +12,7 @@
 #ifndef MEMTRACE_STORE_H
 #define MEMTRACE_STORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "record.h"
@@ -31,7 +32,10 @@ int store_finish(unsigned state, int exit_code, int exit_signal);
 /* An exec marked the record EXECED and then failed: RUNNING again. */
 void store_unfinish(void);
 
-/* The file name "<pid>.<gen>.mtr" of a record into buf (>= 48 bytes). */
-void store_name(char *buf, int32_t pid, uint32_t gen);
+/* The path "<dir>/<pid>.<gen>.mtr" of a record into buf; 0, or
+ * -ENAMETOOLONG when it does not fit. */
+int store_path(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen);
+/* A record file name "<pid>.<gen>.mtr" into pid and gen: 1 if it is one. */
+int store_parse_name(const char *name, int32_t *pid, uint32_t *gen);
 
 #endif /* MEMTRACE_STORE_H */

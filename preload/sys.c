@@ -137,6 +137,34 @@ ssize_t sys_read_file(const char *path, char *buf, size_t cap)
 }
 
 /* clock_gettime goes through the vDSO: no system call on x86-64. */
+/* The kernel's linux_dirent64. */
+struct sys_dirent {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+int sys_dir_each(int dirfd, int (*fn)(const char *name, void *ctx), void *ctx)
+{
+	char buf[4096];
+	for (;;) {
+		long n = sys_call6(SYS_getdents64, dirfd, (long)buf, sizeof buf, 0, 0, 0);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			return (int)n;
+		for (long off = 0; off < n;) {
+			const struct sys_dirent *d = (const struct sys_dirent *)(buf + off);
+			int rc;
+			off += d->reclen;
+			if ((rc = fn(d->name, ctx)) != 0)
+				return rc;
+		}
+	}
+}
+
 uint64_t sys_mono_ns(void)
 {
 	struct timespec ts;

@@ -34,6 +34,11 @@ int sys_thread_alive(pid_t pid, pid_t tid);
  * the length or -errno. */
 ssize_t sys_read_file(const char *path, char *buf, size_t cap);
 
+/* Calls fn(name, ctx) for each entry of the directory open at dirfd
+ * ("." and ".." included) until fn returns non-zero, which is returned;
+ * 0 at the end of the listing, -errno if it fails. */
+int sys_dir_each(int dirfd, int (*fn)(const char *name, void *ctx), void *ctx);
+
 uint64_t sys_mono_ns(void);
 uint64_t sys_real_ns(void);
 
