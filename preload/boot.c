@@ -169,6 +169,12 @@ static void boot_resolve(void)
 		"lio_listio64");
 	r.getaddrinfo_a = (int (*)(int, struct gaicb *[], int, struct sigevent *))boot_sym(
 		"getaddrinfo_a");
+	r.close = (int (*)(int))boot_sym("close");
+	r.fclose = (int (*)(FILE *))boot_sym("fclose");
+	if (!r.close)
+		boot_die("close");
+	if (!r.fclose)
+		boot_die("fclose");
 	r.exit_ = (void (*)(int))boot_sym("_exit");
 	r.exit_upper = (void (*)(int))boot_sym("_Exit");
 	r.quick_exit = (void (*)(int))boot_sym("quick_exit");
@@ -201,4 +207,31 @@ int boot_init(void)
 	}
 	shim_guard_leave();
 	return 1;
+}
+
+static int boot_saved_fast, boot_saved_fast_mt, boot_arena_held;
+
+void boot_arena_begin(void)
+{
+	boot_arena_held = shim_guard_enter();
+	if (!boot_arena_held)
+		return; /* inside a hook already: its allocations are ours anyway */
+	boot_saved_fast = counters_fast;
+	boot_saved_fast_mt = counters_fast_mt;
+	__atomic_store_n(&counters_fast, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&counters_fast_mt, 0, __ATOMIC_RELAXED);
+	/* boot_init() then answers 0 to this thread (its guard is held): the
+	 * hooks serve it from the arena. */
+	__atomic_store_n(&boot_ready, 0, __ATOMIC_RELEASE);
+}
+
+void boot_arena_end(void)
+{
+	if (!boot_arena_held)
+		return;
+	__atomic_store_n(&boot_ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&counters_fast_mt, boot_saved_fast_mt, __ATOMIC_RELAXED);
+	__atomic_store_n(&counters_fast, boot_saved_fast, __ATOMIC_RELAXED);
+	boot_arena_held = 0;
+	shim_guard_leave();
 }

@@ -64,6 +64,8 @@ struct boot_real {
 	int (*aio_fsync64)(int, struct aiocb64 *);
 	int (*lio_listio64)(int, struct aiocb64 *const[], int, struct sigevent *);
 	int (*getaddrinfo_a)(int, struct gaicb *[], int, struct sigevent *);
+	int (*close)(int);
+	int (*fclose)(FILE *);
 	void (*exit_)(int); /* _exit */
 	void (*exit_upper)(int); /* _Exit */
 	void (*quick_exit)(int);
@@ -82,6 +84,16 @@ static inline int boot_ensure(void)
 		return 1;
 	return boot_init();
 }
+
+/* While the shim changes the program's environment (the constructor's
+ * setenv calls), the allocations they make come from the bootstrap arena:
+ * the shim's own blocks are never counted as the program's, and if the
+ * program later reallocates one (glibc's environ array), it moves into the
+ * real heap and is counted from then on, like any arena block.  Calls the
+ * constructor makes, with the guard held; a hook another thread calls
+ * meanwhile waits, as during the first resolution. */
+void boot_arena_begin(void);
+void boot_arena_end(void);
 
 /* The bootstrap arena: 16-byte aligned bump allocation, never reused. */
 #define BOOT_ARENA_BYTES (64u * 1024u)

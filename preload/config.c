@@ -7,6 +7,7 @@
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 
+#include "boot.h"
 #include "config.h"
 #include "record.h"
 #include "sys.h"
@@ -36,23 +37,48 @@ static int config_absolute(const char *path, char *out, size_t cap)
 	return s.truncated ? -ENAMETOOLONG : 0;
 }
 
-static void config_var(char *out, size_t cap, const char *name, const char *value)
+static const char *const config_keep_names[CONFIG_KEEP_COUNT] = {
+	"LD_PRELOAD", MT_ENV_DIR, MT_ENV_OUT, MT_ENV_QUIET, MT_ENV_FOLLOW, MT_ENV_SUMMARY, MT_ENV_TREE,
+};
+
+static void config_keep(enum config_keep which, const char *value)
 {
 	struct sys_str s;
-	sys_str_init(&s, out, cap);
+	char *out = config.keep[which];
+	sys_str_init(&s, out, sizeof config.keep[which]);
 	if (!value)
 		return;
-	sys_str_add(&s, name);
+	sys_str_add(&s, config_keep_names[which]);
 	sys_str_add(&s, "=");
 	sys_str_add(&s, value);
 	if (s.truncated)
 		out[0] = '\0';
 }
 
+/* setenv with its allocations kept off the program's figures (boot.h). */
+static int config_setenv(const char *name, const char *value)
+{
+	int rc;
+	boot_arena_begin();
+	rc = setenv(name, value, 1) == 0 ? 0 : -errno;
+	boot_arena_end();
+	return rc;
+}
+
+int config_export(enum config_keep which, const char *value)
+{
+	int rc = config_setenv(config_keep_names[which], value);
+	if (rc == 0)
+		config_keep(which, value);
+	return rc;
+}
+
 void config_load(void)
 {
 	const char *dir = getenv(MT_ENV_DIR), *out = getenv(MT_ENV_OUT);
+	const char *summary = getenv(MT_ENV_SUMMARY), *tree = getenv(MT_ENV_TREE);
 	Dl_info info;
+	uint64_t v;
 
 	if (config.loaded)
 		return;
@@ -60,9 +86,14 @@ void config_load(void)
 	config.secure = getauxval(AT_SECURE) != 0;
 	config.quiet = config_flag(getenv(MT_ENV_QUIET));
 	config.follow = config_flag(getenv(MT_ENV_FOLLOW)) && !config.secure;
+	/* Anything but "each" is the default: a table from the tree's root. */
+	config.summary_each = summary && strcmp(summary, "each") == 0;
 	if (dir && dir[0] && config_absolute(dir, config.dir, sizeof config.dir) == 0) {
 		if (dir[0] != '/')
-			setenv(MT_ENV_DIR, config.dir, 1);
+			config_setenv(MT_ENV_DIR, config.dir);
+		/* MEMTRACE_TREE only means something beside its directory. */
+		if (tree && sys_parse_u64(tree, &v) == strlen(tree) && v > 0 && v <= INT32_MAX)
+			config.tree_pid = (int32_t)v;
 	} else {
 		config.dir[0] = '\0';
 	}
@@ -71,7 +102,8 @@ void config_load(void)
 	if (out && out[0] && !config.secure &&
 	    config_absolute(out, config.out, sizeof config.out) == 0) {
 		if (out[0] != '/')
-			setenv(MT_ENV_OUT, config.out, 1);
+			config_setenv(MT_ENV_OUT, config.out);
+		config.out_per_image = strstr(config.out, "%p") != NULL;
 	} else {
 		config.out[0] = '\0';
 	}
@@ -82,13 +114,11 @@ void config_load(void)
 		if (s.truncated)
 			config.self_path[0] = '\0';
 	}
-	config_var(config.env_preload, sizeof config.env_preload, "LD_PRELOAD",
-		   getenv("LD_PRELOAD"));
-	config_var(config.env_dir, sizeof config.env_dir, MT_ENV_DIR,
-		   config.dir[0] ? config.dir : NULL);
-	config_var(config.env_out, sizeof config.env_out, MT_ENV_OUT,
-		   config.out[0] ? config.out : NULL);
-	config_var(config.env_quiet, sizeof config.env_quiet, MT_ENV_QUIET, getenv(MT_ENV_QUIET));
-	config_var(config.env_follow, sizeof config.env_follow, MT_ENV_FOLLOW,
-		   getenv(MT_ENV_FOLLOW));
+	config_keep(CONFIG_KEEP_PRELOAD, getenv("LD_PRELOAD"));
+	config_keep(CONFIG_KEEP_DIR, config.dir[0] ? config.dir : NULL);
+	config_keep(CONFIG_KEEP_OUT, config.out[0] ? config.out : NULL);
+	config_keep(CONFIG_KEEP_QUIET, getenv(MT_ENV_QUIET));
+	config_keep(CONFIG_KEEP_FOLLOW, getenv(MT_ENV_FOLLOW));
+	config_keep(CONFIG_KEEP_SUMMARY, summary);
+	config_keep(CONFIG_KEEP_TREE, config.tree_pid ? tree : NULL);
 }

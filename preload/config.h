@@ -7,23 +7,37 @@
 #define MEMTRACE_CONFIG_H
 
 #include <limits.h>
+#include <stdint.h>
 
 #define CONFIG_VAR_BYTES (PATH_MAX + 32)
+
+/* The MEMTRACE_* variables (and LD_PRELOAD) that MEMTRACE_FOLLOW puts back
+ * into an environment the program scrubbed, as "NAME=value" (config.keep). */
+enum config_keep {
+	CONFIG_KEEP_PRELOAD,
+	CONFIG_KEEP_DIR,
+	CONFIG_KEEP_OUT,
+	CONFIG_KEEP_QUIET,
+	CONFIG_KEEP_FOLLOW,
+	CONFIG_KEEP_SUMMARY,
+	CONFIG_KEEP_TREE,
+	CONFIG_KEEP_COUNT,
+};
 
 struct config {
 	int loaded;
 	int quiet;  /* MEMTRACE_QUIET=1 */
 	int follow; /* MEMTRACE_FOLLOW=1 (ignored in secure mode) */
 	int secure; /* AT_SECURE */
+	int summary_each; /* MEMTRACE_SUMMARY=each: every image prints its block */
+	int out_per_image; /* MEMTRACE_OUT holds %p: one JSON per image; without
+	                      it, one JSON for the whole tree, from its root */
+	int32_t tree_pid; /* MEMTRACE_TREE: the root of a standalone tree whose
+	                     private directory is `dir`; 0 if none */
 	char dir[PATH_MAX]; /* absolute MEMTRACE_DIR, "" if unset */
 	char out[PATH_MAX]; /* absolute MEMTRACE_OUT pattern, "" if unset/secure */
 	char self_path[PATH_MAX]; /* this .so, from dladdr */
-	/* "NAME=value" strings to put back into a scrubbed envp (FOLLOW). */
-	char env_preload[CONFIG_VAR_BYTES];
-	char env_dir[CONFIG_VAR_BYTES];
-	char env_out[CONFIG_VAR_BYTES];
-	char env_quiet[32];
-	char env_follow[32];
+	char keep[CONFIG_KEEP_COUNT][CONFIG_VAR_BYTES];
 };
 
 extern struct config config;
@@ -31,10 +45,16 @@ extern struct config config;
 /* Reads the environment (getenv: no allocation).  If MEMTRACE_DIR or
  * MEMTRACE_OUT is relative it is made absolute, and rewritten in environ so
  * that children started after a chdir (make -C, system()) find the same
- * directory; that setenv is the only allocation the shim ever makes. */
+ * directory.  The shim's setenv calls are its only allocations, served
+ * from the bootstrap arena so that they never count as the program's
+ * (boot_arena_begin). */
 void config_load(void);
 
 /* 1 if value is exactly "1". */
 int config_flag(const char *value);
+
+/* Sets NAME=value in the environment (the standalone tree's MEMTRACE_DIR
+ * and MEMTRACE_TREE) and in config.keep; 0 or -errno.  Constructor only. */
+int config_export(enum config_keep which, const char *value);
 
 #endif /* MEMTRACE_CONFIG_H */

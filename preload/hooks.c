@@ -27,6 +27,7 @@
 
 #include "boot.h"
 #include "counters.h"
+#include "errfd.h"
 #include "life.h"
 #include "lineage.h"
 #include "record.h"
@@ -527,6 +528,38 @@ MT_EXPORT int pclose(FILE *f)
 	    __atomic_sub_fetch(&hooks_popen_open, 1, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&counters_rec->spawn_relation, 0, __ATOMIC_RELEASE);
 	return rc;
+}
+
+/* ---- closing stderr: the shim's report still has to reach it ------------
+ * A program may close its stderr before the shim's report, which runs
+ * last: gnulib's close_stdout (ls, cat, sort) in an atexit handler, GNU tar
+ * at the end of main.  When the image will speak at its end, the close of
+ * its last descriptor on the original stderr leaves the shim a duplicate
+ * (errfd.h).  Only fd 2, and only close and fclose: a dup2 over fd 2 is how
+ * daemons and servers redirect, and must let the old reader see EOF. */
+
+MT_EXPORT int close(int fd)
+{
+	long rc;
+	if (MT_UNLIKELY(!boot_ensure())) { /* inside our own dlsym */
+		rc = sys_call6(SYS_close, fd, 0, 0, 0, 0, 0);
+		if (rc < 0) {
+			errno = (int)-rc;
+			return -1;
+		}
+		return 0;
+	}
+	if (MT_UNLIKELY(fd == 2) && report_will_speak(counters_rec))
+		errfd_before_close(fd);
+	return real.close(fd);
+}
+
+MT_EXPORT int fclose(FILE *f)
+{
+	boot_ensure();
+	if (MT_UNLIKELY(f == stderr) && report_will_speak(counters_rec))
+		errfd_before_close(2);
+	return real.fclose(f);
 }
 
 /* ---- quick_exit: its handlers get no status, so keep it for life.c ----- */

@@ -16,6 +16,7 @@
 #include "boot.h"
 #include "config.h"
 #include "counters.h"
+#include "errfd.h"
 #include "life.h"
 #include "record.h"
 #include "shim.h"
@@ -75,6 +76,7 @@ static void life_parent(void)
 /* Async-signal-safe: raw system calls only (store.c). */
 static void life_child(void)
 {
+	errfd_in_child();
 	maps_unlock(&track_maps);
 	api_fork_release();
 	store_fork_child();
@@ -88,6 +90,7 @@ __attribute__((constructor)) static void life_start(int argc, char **argv, char 
 	(void)envp;
 	boot_ensure();
 	track_init();
+	errfd_note_start();
 	store_start(argc, argv);
 	pthread_atfork(life_prepare, life_parent, life_child);
 	/* on_exit sees main's return value as well as exit()'s argument. */

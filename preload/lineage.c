@@ -15,7 +15,9 @@
 #include "sys.h"
 
 #define LINEAGE_MAX_ENV 65536u
-#define LINEAGE_EXTRA 8u
+/* what lineage_env_build may add: LD_PRELOAD, the other CONFIG_KEEP_*
+ * variables, MEMTRACE_PARENT */
+#define LINEAGE_EXTRA (CONFIG_KEEP_COUNT + 1u)
 
 int lineage_parse(const char *v, int32_t *pid, uint32_t *gen, uint32_t *relation)
 {
@@ -134,6 +136,13 @@ static int lineage_has_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* Do "NAME=..." entries a and b name the same variable? */
+static int lineage_same_name(const char *a, const char *b)
+{
+	const char *eq = strchr(b, '=');
+	return eq && strncmp(a, b, (size_t)(eq - b + 1)) == 0;
+}
+
 /* Does an LD_PRELOAD value load us? */
 static int lineage_preloads_us(const char *value)
 {
@@ -148,7 +157,8 @@ char **lineage_env_build(char *const envp[], char **out, size_t slots, struct li
 			 int32_t pid, uint32_t gen, unsigned relation)
 {
 	size_t n = 0;
-	int traced = 0, has_dir = 0, has_out = 0, has_quiet = 0, has_follow = 0, followed = 0;
+	int traced = 0, followed = 0;
+	unsigned has = 0; /* bit k: envp sets config.keep[k]'s variable */
 	const int follow = config.follow;
 
 	for (size_t i = 0; envp && envp[i] && n + LINEAGE_EXTRA < slots; i++) {
@@ -171,25 +181,21 @@ char **lineage_env_build(char *const envp[], char **out, size_t slots, struct li
 				}
 			}
 		}
-		has_dir |= lineage_has_prefix(e, MT_ENV_DIR "=");
-		has_out |= lineage_has_prefix(e, MT_ENV_OUT "=");
-		has_quiet |= lineage_has_prefix(e, MT_ENV_QUIET "=");
-		has_follow |= lineage_has_prefix(e, MT_ENV_FOLLOW "=");
+		for (unsigned k = CONFIG_KEEP_DIR; k < CONFIG_KEEP_COUNT; k++)
+			if (config.keep[k][0] &&
+			    lineage_same_name(e, config.keep[k]))
+				has |= 1u << k;
 		out[n++] = (char *)e;
 	}
-	if (follow && !traced && config.env_preload[0] && lineage_preloads_us(config.env_preload)) {
-		out[n++] = config.env_preload;
+	if (follow && !traced && config.keep[CONFIG_KEEP_PRELOAD][0] &&
+	    lineage_preloads_us(config.keep[CONFIG_KEEP_PRELOAD] + 11)) {
+		out[n++] = config.keep[CONFIG_KEEP_PRELOAD];
 		traced = followed = 1;
 	}
 	if (followed) {
-		if (!has_dir && config.env_dir[0])
-			out[n++] = config.env_dir;
-		if (!has_out && config.env_out[0])
-			out[n++] = config.env_out;
-		if (!has_quiet && config.env_quiet[0])
-			out[n++] = config.env_quiet;
-		if (!has_follow && config.env_follow[0])
-			out[n++] = config.env_follow;
+		for (unsigned k = CONFIG_KEEP_DIR; k < CONFIG_KEEP_COUNT; k++)
+			if (!(has & (1u << k)) && config.keep[k][0])
+				out[n++] = config.keep[k];
 		counters_set_flag(MT_FLAG_FOLLOWED);
 	}
 	if (traced) {

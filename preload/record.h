@@ -62,6 +62,15 @@
 #define MT_ENV_FOLLOW "MEMTRACE_FOLLOW" /* "1": re-inject into scrubbed envps  */
 #define MT_ENV_PARENT "MEMTRACE_PARENT" /* lineage hand-off across exec/spawn:
                                            "<pid>.<gen>:<relation-number>"     */
+#define MT_ENV_SUMMARY "MEMTRACE_SUMMARY" /* stderr summary without
+                                           MEMTRACE_DIR: "tree" (default, one
+                                           table from the root image) or "each"
+                                           (a block from every image)          */
+#define MT_ENV_TREE   "MEMTRACE_TREE"   /* set by a standalone root image with
+                                           MEMTRACE_DIR=<its private directory>:
+                                           the root's pid; the image of that pid
+                                           prints the table and removes the
+                                           directory, the others stay silent    */
 
 #define MT_RECORD_SUFFIX ".mtr"
 

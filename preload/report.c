@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "config.h"
+#include "errfd.h"
 #include "jsonw.h"
 #include "report.h"
+#include "summary.h"
 #include "sys.h"
 
 static const char *const report_call_names[MT_CALL_COUNT] = {
@@ -23,7 +25,7 @@ static const char *const report_state_names[] = {
 
 /* Bytes as "12345 B" below 10 KiB, else with one decimal (truncated) in the
  * largest of KiB/MiB/GiB/TiB that keeps the whole part at or above 1. */
-static void report_add_bytes(struct sys_str *s, uint64_t v)
+void report_add_bytes(struct sys_str *s, uint64_t v)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
 	uint64_t div = 1024;
@@ -92,97 +94,102 @@ static void report_json_u(struct jsonw *w, const char *key, uint64_t v)
 int report_write_json(const struct mt_record *r, int fd)
 {
 	struct jsonw w;
-	uint32_t nmark = r->marker_count < MT_MARKERS ? r->marker_count : MT_MARKERS;
 	jsonw_init(&w, fd, 0);
-	jsonw_object_begin(&w);
-	report_json_u(&w, "version", r->version);
-	jsonw_key(&w, "pid");
-	jsonw_int(&w, r->pid);
-	jsonw_key(&w, "ppid");
-	jsonw_int(&w, r->ppid);
-	report_json_u(&w, "gen", r->gen);
-	jsonw_key(&w, "relation");
-	jsonw_string(&w, r->relation < 8 ? report_relation_names[r->relation] : "?");
-	jsonw_key(&w, "parent_pid");
-	jsonw_int(&w, r->parent_pid);
-	report_json_u(&w, "parent_gen", r->parent_gen);
-	report_json_u(&w, "flags", r->flags);
-	jsonw_key(&w, "state");
-	jsonw_string(&w, r->state < 5 ? report_state_names[r->state] : "?");
-	jsonw_key(&w, "exit_code");
-	jsonw_int(&w, r->exit_code);
-	jsonw_key(&w, "exe");
-	jsonw_string(&w, r->exe);
-	jsonw_key(&w, "argv");
-	jsonw_array_begin(&w);
+	report_json_record(&w, r);
+	return jsonw_finish_line(&w);
+}
+
+void report_json_record(struct jsonw *w, const struct mt_record *r)
+{
+	uint32_t nmark = r->marker_count < MT_MARKERS ? r->marker_count : MT_MARKERS;
+	jsonw_object_begin(w);
+	report_json_u(w, "version", r->version);
+	jsonw_key(w, "pid");
+	jsonw_int(w, r->pid);
+	jsonw_key(w, "ppid");
+	jsonw_int(w, r->ppid);
+	report_json_u(w, "gen", r->gen);
+	jsonw_key(w, "relation");
+	jsonw_string(w, r->relation < 8 ? report_relation_names[r->relation] : "?");
+	jsonw_key(w, "parent_pid");
+	jsonw_int(w, r->parent_pid);
+	report_json_u(w, "parent_gen", r->parent_gen);
+	report_json_u(w, "flags", r->flags);
+	jsonw_key(w, "state");
+	jsonw_string(w, r->state < 5 ? report_state_names[r->state] : "?");
+	jsonw_key(w, "exit_code");
+	jsonw_int(w, r->exit_code);
+	jsonw_key(w, "exe");
+	jsonw_string(w, r->exe);
+	jsonw_key(w, "argv");
+	jsonw_array_begin(w);
 	for (uint32_t off = 0; off < r->argv_bytes && off < MT_ARGV_BYTES;) {
 		size_t len = strnlen(r->argv + off, MT_ARGV_BYTES - off);
-		jsonw_string_n(&w, r->argv + off, len);
+		jsonw_string_n(w, r->argv + off, len);
 		off += (uint32_t)len + 1;
 	}
-	jsonw_array_end(&w);
-	report_json_u(&w, "argc", r->argc);
-	report_json_u(&w, "start_real_ns", r->start_real_ns);
-	report_json_u(&w, "start_mono_ns", r->start_mono_ns);
-	report_json_u(&w, "end_mono_ns", r->end_mono_ns);
-	jsonw_key(&w, "heap");
-	jsonw_object_begin(&w);
-	report_json_u(&w, "current", r->heap_current);
-	report_json_u(&w, "peak", r->heap_peak);
-	report_json_u(&w, "peak_mono_ns", r->heap_peak_mono_ns);
-	report_json_u(&w, "requested_total", r->heap_requested_total);
-	report_json_u(&w, "largest_request", r->heap_largest_request);
-	jsonw_key(&w, "hist");
-	jsonw_array_begin(&w);
+	jsonw_array_end(w);
+	report_json_u(w, "argc", r->argc);
+	report_json_u(w, "start_real_ns", r->start_real_ns);
+	report_json_u(w, "start_mono_ns", r->start_mono_ns);
+	report_json_u(w, "end_mono_ns", r->end_mono_ns);
+	jsonw_key(w, "heap");
+	jsonw_object_begin(w);
+	report_json_u(w, "current", r->heap_current);
+	report_json_u(w, "peak", r->heap_peak);
+	report_json_u(w, "peak_mono_ns", r->heap_peak_mono_ns);
+	report_json_u(w, "requested_total", r->heap_requested_total);
+	report_json_u(w, "largest_request", r->heap_largest_request);
+	jsonw_key(w, "hist");
+	jsonw_array_begin(w);
 	for (unsigned i = 0; i < MT_HIST_BUCKETS; i++)
-		jsonw_uint(&w, r->hist[i]);
-	jsonw_array_end(&w);
-	jsonw_object_end(&w);
-	jsonw_key(&w, "calls");
-	jsonw_object_begin(&w);
+		jsonw_uint(w, r->hist[i]);
+	jsonw_array_end(w);
+	jsonw_object_end(w);
+	jsonw_key(w, "calls");
+	jsonw_object_begin(w);
 	for (unsigned i = 0; i < MT_CALL_COUNT; i++)
-		report_json_u(&w, report_call_names[i], r->calls[i]);
-	jsonw_object_end(&w);
-	jsonw_key(&w, "maps");
-	jsonw_object_begin(&w);
-	report_json_u(&w, "anon_current", r->map_anon_current);
-	report_json_u(&w, "anon_peak", r->map_anon_peak);
-	report_json_u(&w, "file_current", r->map_file_current);
-	report_json_u(&w, "file_peak", r->map_file_peak);
-	report_json_u(&w, "largest", r->map_largest);
-	report_json_u(&w, "untracked_calls", r->map_untracked_calls);
-	report_json_u(&w, "untracked_bytes", r->map_untracked_bytes);
-	jsonw_object_end(&w);
-	jsonw_key(&w, "total");
-	jsonw_object_begin(&w);
-	report_json_u(&w, "current", r->total_current);
-	report_json_u(&w, "peak", r->total_peak);
-	report_json_u(&w, "peak_mono_ns", r->total_peak_mono_ns);
-	jsonw_object_end(&w);
-	jsonw_key(&w, "kernel");
-	jsonw_object_begin(&w);
-	report_json_u(&w, "vm_hwm_kb", r->vm_hwm_kb);
-	report_json_u(&w, "vm_rss_kb", r->vm_rss_kb);
-	report_json_u(&w, "vm_peak_kb", r->vm_peak_kb);
-	report_json_u(&w, "ru_maxrss_self_kb", r->ru_maxrss_self_kb);
-	report_json_u(&w, "ru_maxrss_children_kb", r->ru_maxrss_children_kb);
-	jsonw_object_end(&w);
-	report_json_u(&w, "marker_count", r->marker_count);
-	jsonw_key(&w, "markers");
-	jsonw_array_begin(&w);
+		report_json_u(w, report_call_names[i], r->calls[i]);
+	jsonw_object_end(w);
+	jsonw_key(w, "maps");
+	jsonw_object_begin(w);
+	report_json_u(w, "anon_current", r->map_anon_current);
+	report_json_u(w, "anon_peak", r->map_anon_peak);
+	report_json_u(w, "file_current", r->map_file_current);
+	report_json_u(w, "file_peak", r->map_file_peak);
+	report_json_u(w, "largest", r->map_largest);
+	report_json_u(w, "untracked_calls", r->map_untracked_calls);
+	report_json_u(w, "untracked_bytes", r->map_untracked_bytes);
+	jsonw_object_end(w);
+	jsonw_key(w, "total");
+	jsonw_object_begin(w);
+	report_json_u(w, "current", r->total_current);
+	report_json_u(w, "peak", r->total_peak);
+	report_json_u(w, "peak_mono_ns", r->total_peak_mono_ns);
+	jsonw_object_end(w);
+	jsonw_key(w, "kernel");
+	jsonw_object_begin(w);
+	report_json_u(w, "vm_hwm_kb", r->vm_hwm_kb);
+	report_json_u(w, "vm_rss_kb", r->vm_rss_kb);
+	report_json_u(w, "vm_peak_kb", r->vm_peak_kb);
+	report_json_u(w, "ru_maxrss_self_kb", r->ru_maxrss_self_kb);
+	report_json_u(w, "ru_maxrss_children_kb", r->ru_maxrss_children_kb);
+	jsonw_object_end(w);
+	report_json_u(w, "marker_count", r->marker_count);
+	jsonw_key(w, "markers");
+	jsonw_array_begin(w);
 	for (uint32_t i = 0; i < nmark; i++) {
 		const struct mt_marker *m = &r->markers[i];
-		jsonw_object_begin(&w);
-		jsonw_key(&w, "label");
-		jsonw_string_n(&w, m->label, strnlen(m->label, MT_LABEL_BYTES));
-		report_json_u(&w, "mono_ns", m->mono_ns);
-		report_json_u(&w, "heap_current", m->heap_current);
-		report_json_u(&w, "map_current", m->map_current);
-		jsonw_object_end(&w);
+		jsonw_object_begin(w);
+		jsonw_key(w, "label");
+		jsonw_string_n(w, m->label, strnlen(m->label, MT_LABEL_BYTES));
+		report_json_u(w, "mono_ns", m->mono_ns);
+		report_json_u(w, "heap_current", m->heap_current);
+		report_json_u(w, "map_current", m->map_current);
+		jsonw_object_end(w);
 	}
-	jsonw_array_end(&w);
-	jsonw_object_end(&w);
-	return jsonw_finish_line(&w);
+	jsonw_array_end(w);
+	jsonw_object_end(w);
 }
 
 int report_expand_path(const char *pattern, int pid, char *out, size_t cap)
@@ -203,23 +210,41 @@ int report_expand_path(const char *pattern, int pid, char *out, size_t cap)
 	return s.truncated ? -ENAMETOOLONG : 0;
 }
 
+static int report_speaks_alone(const struct mt_record *r);
+
 void report_end(const struct mt_record *r)
 {
-	if (config.out[0]) {
+	if (config.out[0] && config.out_per_image) {
 		char path[PATH_MAX];
 		int fd;
-		if (report_expand_path(config.out, r->pid, path, sizeof path) != 0)
-			return;
-		fd = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (fd < 0)
-			return;
-		report_write_json(r, fd);
-		sys_close(fd);
-		return;
+		if (report_expand_path(config.out, r->pid, path, sizeof path) == 0 &&
+		    (fd = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+				   0644)) >= 0) {
+			report_write_json(r, fd);
+			sys_close(fd);
+		}
 	}
-	if (!config.dir[0] && !config.quiet) {
+	if (report_speaks_alone(r)) {
 		char buf[1024];
 		size_t n = report_format_summary(r, buf, sizeof buf);
-		sys_write_all(2, buf, n);
+		errfd_write(buf, n);
 	}
+	if (summary_is_root(r))
+		summary_end(r);
+}
+
+/* Its own block: MEMTRACE_SUMMARY=each, or no tree could be made; never in
+ * a user's own MEMTRACE_DIR nor with MEMTRACE_OUT (the records or the JSON
+ * are the user's output). */
+static int report_speaks_alone(const struct mt_record *r)
+{
+	(void)r;
+	return !config.quiet && !config.out[0] &&
+	       (!config.dir[0] || (config.tree_pid && config.summary_each));
+}
+
+int report_will_speak(const struct mt_record *r)
+{
+	return report_speaks_alone(r) ||
+	       (!config.quiet && !config.summary_each && !config.out[0] && summary_is_root(r));
 }

@@ -1,7 +1,10 @@
-/* report.h: what the shim says about an image when it ends (exit/_exit):
- * JSON to MEMTRACE_OUT ("%p" replaced by the pid) through jsonw, else, when
- * there is no MEMTRACE_DIR (nobody reads the record file) and MEMTRACE_QUIET
- * is not 1, a short human summary on stderr.  Nothing when the image execs.
+/* report.h: what the shim says about one image when it ends (exit/_exit;
+ * nothing when it execs):
+ *  - MEMTRACE_OUT with %p: that image's JSON, at the pattern with %p
+ *    replaced by the pid;
+ *  - MEMTRACE_SUMMARY=each (and no MEMTRACE_DIR of the user's): its short
+ *    human block on the original stderr (errfd.h);
+ *  - the root of a standalone tree: the tree's summary (summary.h).
  * Async-signal-safe: raw write(2), stack buffers, integers only.
  */
 #ifndef MEMTRACE_REPORT_H
@@ -9,12 +12,22 @@
 
 #include "record.h"
 
+struct jsonw;
+struct sys_str;
+
 void report_end(const struct mt_record *r);
+/* 1 if report_end(r) will write to stderr (so stderr must be kept). */
+int report_will_speak(const struct mt_record *r);
 
 /* Summary text into buf (NUL-terminated); returns its length. */
 size_t report_format_summary(const struct mt_record *r, char *buf, size_t cap);
 /* The record as one JSON document on fd; 0 or -errno. */
 int report_write_json(const struct mt_record *r, int fd);
+/* The record as one JSON object (a value inside another document). */
+void report_json_record(struct jsonw *w, const struct mt_record *r);
+/* Bytes for people: "12345 B" below 10 KiB, else one decimal (truncated)
+ * in KiB/MiB/GiB/TiB. */
+void report_add_bytes(struct sys_str *s, uint64_t v);
 /* MEMTRACE_OUT pattern with %p replaced by pid (%% -> %); 0 or -ENAMETOOLONG. */
 int report_expand_path(const char *pattern, int pid, char *out, size_t cap);
 

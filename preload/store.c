@@ -13,6 +13,7 @@
 #include "lineage.h"
 #include "record.h"
 #include "store.h"
+#include "summary.h"
 #include "sys.h"
 
 #define STORE_MAX_GEN 100000u
@@ -196,6 +197,7 @@ void store_start(int argc, char **argv)
 		store_fill_argv(r, argc, argv);
 	else
 		store_fill_cmdline(r);
+	summary_start(r->pid); /* may give config.dir a private directory */
 	lineage_start(r);
 	store_publish(r);
 }

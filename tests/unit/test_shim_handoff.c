@@ -1,7 +1,8 @@
 /* test_shim_handoff.c: the shim's lineage hand-off and end reports as
  * plain functions, without LD_PRELOAD: MEMTRACE_PARENT parsing, the envp
  * rebuilt for exec/spawn (with and without MEMTRACE_FOLLOW), the %p path
- * expansion, the stderr summary and the JSON report. */
+ * expansion, the stderr summary, the JSON report and the standalone tree's
+ * table. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "counters.h"
 #include "lineage.h"
 #include "record.h"
+#include "summary.h"
 #include "report.h"
 
 Test(handoff, parse_parent)
@@ -37,10 +39,10 @@ static void config_fake(int follow)
 	config.loaded = 1;
 	config.follow = follow;
 	strcpy(config.self_path, "/opt/mt/libmemtrace.so");
-	strcpy(config.env_preload, "LD_PRELOAD=/opt/mt/libmemtrace.so");
-	strcpy(config.env_dir, "MEMTRACE_DIR=/abs/rec");
-	strcpy(config.env_quiet, "MEMTRACE_QUIET=1");
-	strcpy(config.env_follow, "MEMTRACE_FOLLOW=1");
+	strcpy(config.keep[CONFIG_KEEP_PRELOAD], "LD_PRELOAD=/opt/mt/libmemtrace.so");
+	strcpy(config.keep[CONFIG_KEEP_DIR], "MEMTRACE_DIR=/abs/rec");
+	strcpy(config.keep[CONFIG_KEEP_QUIET], "MEMTRACE_QUIET=1");
+	strcpy(config.keep[CONFIG_KEEP_FOLLOW], "MEMTRACE_FOLLOW=1");
 }
 
 static int has(char **env, const char *entry)
@@ -201,4 +203,95 @@ Test(report, json_is_valid_and_complete, .timeout = 20)
 	cr_expect_eq(pclose(p), 0);
 	cr_expect_str_eq(got, "77 fork exited 3670016 [b'prog', b'a\"b\\x01\\xff'] True\n");
 	unlink(path);
+}
+
+/* ---- the standalone tree's table (summary.c) --------------------------- */
+
+static struct mt_record image(int32_t pid, uint32_t gen, uint32_t relation, uint64_t peak,
+			      const char *argv0)
+{
+	struct mt_record r;
+	memset(&r, 0, sizeof r);
+	r.pid = pid;
+	r.gen = gen;
+	r.relation = relation;
+	r.parent_pid = relation == MT_REL_ROOT ? 0 : relation == MT_REL_EXEC ? pid : 100;
+	r.state = MT_STATE_EXITED;
+	r.total_peak = peak;
+	r.heap_peak = peak;
+	r.vm_hwm_kb = 2048;
+	r.argv_bytes = (uint32_t)strlen(argv0) + 1;
+	memcpy(r.argv, argv0, r.argv_bytes);
+	return r;
+}
+
+/* Twelve images: the ten largest are rows, largest first; the other two
+ * are counted with the larger of their peaks; every peak is in the sum. */
+Test(summary, top_ten_largest_first_rest_counted)
+{
+	struct summary_tree t;
+	struct mt_record r;
+	uint64_t sum = 0;
+	static const uint64_t peaks[12] = { 5000, 900000, 1, 70000, 123456789, 42,
+					    60000, 3000000, 800, 20000, 20000, 999 };
+	summary_tree_init(&t, 100);
+	for (int i = 0; i < 12; i++) {
+		r = image(100 + i, 0, i ? MT_REL_FORK : MT_REL_ROOT, peaks[i], "prog");
+		summary_tree_add(&t, &r);
+		sum += peaks[i];
+	}
+	r = image(100, 1, MT_REL_EXEC, 10, "prog2"); /* an exec: same process */
+	r.state = MT_STATE_RUNNING;
+	summary_tree_add(&t, &r);
+	sum += 10;
+	cr_expect_eq(t.images, 13);
+	cr_expect_eq(t.processes, 12);
+	cr_expect_eq(t.running, 1);
+	cr_expect_eq(t.sum_total_peaks, sum);
+	cr_assert_eq(t.ntop, SUMMARY_ROWS);
+	cr_expect_eq(t.top[0].total_peak, 123456789);
+	cr_expect_eq(t.top[1].total_peak, 3000000);
+	for (unsigned i = 1; i < t.ntop; i++)
+		cr_expect_geq(t.top[i - 1].total_peak, t.top[i].total_peak);
+	/* equal peaks: the lower pid first */
+	cr_expect_eq(t.top[5].total_peak, 20000);
+	cr_expect_eq(t.top[6].total_peak, 20000);
+	cr_expect_lt(t.top[5].pid, t.top[6].pid);
+	/* out of the table: 42, 10 and 1; the largest of them 42 */
+	cr_expect_eq(t.rest_max_total, 42);
+}
+
+Test(summary, table_text)
+{
+	struct summary_tree t;
+	struct mt_record r;
+	char buf[4096];
+	char long_cmd[200];
+	summary_tree_init(&t, 4242);
+	r = image(4242, 0, MT_REL_ROOT, 2048, "bash");
+	summary_tree_add(&t, &r);
+	r = image(4242, 1, MT_REL_EXEC, 50 * 1024 * 1024, "python3");
+	summary_tree_add(&t, &r);
+	memset(long_cmd, 'x', sizeof long_cmd - 1);
+	long_cmd[sizeof long_cmd - 1] = '\0';
+	r = image(4300, 0, MT_REL_FORK, 4096, long_cmd);
+	r.parent_pid = 4242;
+	r.state = MT_STATE_RUNNING;
+	summary_tree_add(&t, &r);
+	size_t n = summary_format(&t, buf, sizeof buf);
+	cr_expect_eq(n, strlen(buf));
+	cr_expect_not_null(strstr(buf, "memtrace: 3 images in 2 processes from pid 4242 "
+					"(1 still running)"),
+			   "%s", buf);
+	/* the largest first: python3, its lineage, its peak */
+	const char *row = strstr(buf, "COMMAND\n");
+	cr_assert_not_null(row, "%s", buf);
+	cr_expect_not_null(strstr(row, "4242  exec #1"), "%s", buf);
+	cr_expect_lt(strstr(row, "python3"), strstr(row, "bash"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "50.0 MiB"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "fork of 4242"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "running  xxx"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "xxx...\n"), "a cut command says so: %s", buf);
+	cr_expect_not_null(strstr(buf, "each at its own time"), "%s", buf);
+	cr_expect_null(strstr(buf, "more image"), "all rows shown: %s", buf);
 }

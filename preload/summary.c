@@ -1,0 +1,391 @@
+/* summary.c: a standalone tree's one summary (see summary.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "config.h"
+#include "errfd.h"
+#include "jsonw.h"
+#include "report.h"
+#include "store.h"
+#include "summary.h"
+#include "sys.h"
+
+#define SUMMARY_PREFIX "memtrace-tree."
+#define SUMMARY_SWEEP_MAX 16 /* stale directories removed per start */
+
+/* ---- the table ------------------------------------------------------- */
+
+void summary_tree_init(struct summary_tree *t, int32_t root_pid)
+{
+	memset(t, 0, sizeof *t);
+	t->root_pid = root_pid;
+}
+
+static void summary_row_fill(struct summary_row *row, const struct mt_record *r)
+{
+	struct sys_str s;
+	row->pid = r->pid;
+	row->parent_pid = r->parent_pid;
+	row->gen = r->gen;
+	row->relation = r->relation;
+	row->state = r->state;
+	row->total_peak = r->total_peak;
+	row->heap_peak = r->heap_peak;
+	row->anon_peak = r->map_anon_peak;
+	row->file_peak = r->map_file_peak;
+	row->vm_hwm_kb = r->vm_hwm_kb;
+	sys_str_init(&s, row->cmd, sizeof row->cmd);
+	for (uint32_t off = 0; off < r->argv_bytes && off < MT_ARGV_BYTES;) {
+		size_t len = strnlen(r->argv + off, MT_ARGV_BYTES - off);
+		if (off)
+			sys_str_add(&s, " ");
+		sys_str_add_n(&s, r->argv + off, len);
+		off += (uint32_t)len + 1;
+	}
+	if (!r->argv_bytes)
+		sys_str_add(&s, r->exe);
+	if (s.truncated || (r->flags & MT_FLAG_ARGV_TRUNCATED)) {
+		size_t at = s.len < sizeof row->cmd - 4 ? s.len : sizeof row->cmd - 4;
+		memcpy(row->cmd + at, "...", 4); /* said, not silent */
+	}
+}
+
+static int summary_row_before(const struct summary_row *a, const struct mt_record *b)
+{
+	return a->total_peak > b->total_peak ||
+	       (a->total_peak == b->total_peak && a->pid < b->pid);
+}
+
+void summary_tree_add(struct summary_tree *t, const struct mt_record *r)
+{
+	unsigned at = t->ntop;
+	t->images++;
+	t->processes += r->relation != MT_REL_EXEC;
+	t->running += r->state == MT_STATE_RUNNING;
+	t->sum_total_peaks += r->total_peak;
+	while (at > 0 && !summary_row_before(&t->top[at - 1], r))
+		at--;
+	if (at >= SUMMARY_ROWS) {
+		if (r->total_peak > t->rest_max_total)
+			t->rest_max_total = r->total_peak;
+		return;
+	}
+	if (t->ntop == SUMMARY_ROWS) {
+		/* the last row leaves the table for the rest */
+		if (t->top[SUMMARY_ROWS - 1].total_peak > t->rest_max_total)
+			t->rest_max_total = t->top[SUMMARY_ROWS - 1].total_peak;
+		t->ntop--;
+	}
+	memmove(&t->top[at + 1], &t->top[at], (t->ntop - at) * sizeof t->top[0]);
+	summary_row_fill(&t->top[at], r);
+	t->ntop++;
+}
+
+/* text right-aligned in width columns */
+static void summary_cell(struct sys_str *s, const char *text, size_t width)
+{
+	for (size_t n = strlen(text); n < width; n++)
+		sys_str_add(s, " ");
+	sys_str_add(s, text);
+}
+
+static void summary_bytes_cell(struct sys_str *s, uint64_t v, size_t width)
+{
+	char buf[32];
+	struct sys_str c;
+	sys_str_init(&c, buf, sizeof buf);
+	report_add_bytes(&c, v);
+	summary_cell(s, buf, width);
+}
+
+static void summary_lineage(char *buf, size_t cap, const struct summary_row *row)
+{
+	static const char *const names[] = {
+		"root", "fork", "vfork", "exec", "spawn", "system", "popen", "child",
+	};
+	struct sys_str s;
+	sys_str_init(&s, buf, cap);
+	if (row->relation == MT_REL_ROOT) {
+		sys_str_add(&s, "root");
+	} else if (row->relation == MT_REL_EXEC) {
+		sys_str_add(&s, "exec #");
+		sys_str_add_u64(&s, row->gen);
+	} else {
+		sys_str_add(&s, row->relation < 8 ? names[row->relation] : "child");
+		sys_str_add(&s, " of ");
+		sys_str_add_u64(&s, (uint64_t)(uint32_t)row->parent_pid);
+	}
+}
+
+size_t summary_format(const struct summary_tree *t, char *buf, size_t cap)
+{
+	struct sys_str s;
+	char cell[48];
+	sys_str_init(&s, buf, cap);
+	sys_str_add(&s, "memtrace: ");
+	sys_str_add_u64(&s, t->images);
+	sys_str_add(&s, t->images == 1 ? " image in " : " images in ");
+	sys_str_add_u64(&s, t->processes);
+	sys_str_add(&s, t->processes == 1 ? " process" : " processes");
+	sys_str_add(&s, " from pid ");
+	sys_str_add_u64(&s, (uint64_t)(uint32_t)t->root_pid);
+	if (t->running) {
+		sys_str_add(&s, " (");
+		sys_str_add_u64(&s, t->running);
+		sys_str_add(&s, " still running)");
+	}
+	sys_str_add(&s, ", largest heap+mmap peak first\n");
+	sys_str_add(&s, "memtrace:     PID  LINEAGE           HEAP+MMAP       HEAP   ANON MAP"
+			"   FILE MAP      VmHWM  COMMAND\n");
+	for (unsigned i = 0; i < t->ntop; i++) {
+		const struct summary_row *row = &t->top[i];
+		struct sys_str c;
+		sys_str_add(&s, "memtrace: ");
+		sys_str_init(&c, cell, sizeof cell);
+		sys_str_add_u64(&c, (uint64_t)(uint32_t)row->pid);
+		summary_cell(&s, cell, 7);
+		sys_str_add(&s, "  ");
+		summary_lineage(cell, sizeof cell, row);
+		sys_str_add(&s, cell);
+		for (size_t n = strlen(cell); n < 16; n++)
+			sys_str_add(&s, " ");
+		summary_bytes_cell(&s, row->total_peak, 11);
+		summary_bytes_cell(&s, row->heap_peak, 11);
+		summary_bytes_cell(&s, row->anon_peak, 11);
+		summary_bytes_cell(&s, row->file_peak, 11);
+		if (row->state == MT_STATE_RUNNING) {
+			summary_cell(&s, "running", 11);
+		} else {
+			summary_bytes_cell(&s, row->vm_hwm_kb * 1024, 11);
+		}
+		sys_str_add(&s, "  ");
+		sys_str_add(&s, row->cmd);
+		sys_str_add(&s, "\n");
+	}
+	if (t->images > t->ntop) {
+		sys_str_add(&s, "memtrace:     ... ");
+		sys_str_add_u64(&s, t->images - t->ntop);
+		sys_str_add(&s, t->images - t->ntop == 1 ? " more image, " : " more images, each ");
+		sys_str_add(&s, "at most ");
+		report_add_bytes(&s, t->rest_max_total);
+		sys_str_add(&s, " heap+mmap\n");
+	}
+	sys_str_add(&s, "memtrace: the images' heap+mmap peaks add up to ");
+	report_add_bytes(&s, t->sum_total_peaks);
+	sys_str_add(&s, ", each at its own time (memsup -- CMD measures what the tree held at once)\n");
+	if (s.truncated && cap > 1)
+		buf[cap - 2] = '\n';
+	return s.len;
+}
+
+/* ---- the tree's directory -------------------------------------------- */
+
+static const char *summary_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+	return t && t[0] == '/' ? t : "/tmp";
+}
+
+/* Removes the record files of dir, then dir; 0 or -errno. */
+static int summary_remove_entry(const char *name, void *ctx)
+{
+	int32_t pid;
+	uint32_t gen;
+	if (store_parse_name(name, &pid, &gen))
+		sys_call6(SYS_unlinkat, *(int *)ctx, (long)name, 0, 0, 0, 0);
+	return 0;
+}
+
+static int summary_remove_dir(const char *dir)
+{
+	int fd = sys_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return fd;
+	sys_dir_each(fd, summary_remove_entry, &fd);
+	sys_close(fd);
+	return (int)sys_call6(SYS_unlinkat, AT_FDCWD, (long)dir, AT_REMOVEDIR, 0, 0, 0);
+}
+
+struct summary_sweep {
+	const char *tmp;
+	unsigned removed;
+	uid_t uid;
+};
+
+/* "memtrace-tree.<pid>.<n>" of a root that is gone, and ours: remove it. */
+static int summary_sweep_entry(const char *name, void *ctx)
+{
+	struct summary_sweep *sw = ctx;
+	char path[PATH_MAX];
+	struct sys_str s;
+	struct stat st;
+	uint64_t pid;
+	size_t k;
+	if (strncmp(name, SUMMARY_PREFIX, sizeof SUMMARY_PREFIX - 1) != 0)
+		return 0;
+	k = sys_parse_u64(name + sizeof SUMMARY_PREFIX - 1, &pid);
+	if (k == 0 || pid == 0 || pid > INT32_MAX || name[sizeof SUMMARY_PREFIX - 1 + k] != '.')
+		return 0;
+	if (sys_call6(SYS_kill, (long)pid, 0, 0, 0, 0, 0) != -ESRCH)
+		return 0;
+	sys_str_init(&s, path, sizeof path);
+	sys_str_add(&s, sw->tmp);
+	sys_str_add(&s, "/");
+	sys_str_add(&s, name);
+	if (s.truncated ||
+	    sys_call6(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW, 0, 0) != 0 ||
+	    !S_ISDIR(st.st_mode) || st.st_uid != sw->uid)
+		return 0;
+	summary_remove_dir(path);
+	return ++sw->removed >= SUMMARY_SWEEP_MAX;
+}
+
+static void summary_sweep(const char *tmp)
+{
+	struct summary_sweep sw = { tmp, 0, (uid_t)sys_call6(SYS_getuid, 0, 0, 0, 0, 0, 0) };
+	int fd = sys_open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	sys_dir_each(fd, summary_sweep_entry, &sw);
+	sys_close(fd);
+}
+
+void summary_start(int32_t pid)
+{
+	char dir[PATH_MAX], num[24];
+	struct sys_str s;
+	const char *tmp;
+	int tree_json = config.out[0] && !config.out_per_image;
+	int table = !config.quiet && !config.summary_each && !config.out[0];
+	if (config.dir[0] || config.secure || !(tree_json || table))
+		return;
+	tmp = summary_tmpdir();
+	summary_sweep(tmp);
+	sys_str_init(&s, dir, sizeof dir);
+	sys_str_add(&s, tmp);
+	sys_str_add(&s, "/" SUMMARY_PREFIX);
+	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
+	sys_str_add(&s, ".");
+	sys_str_add_u64(&s, sys_mono_ns() % 1000000007u);
+	if (s.truncated ||
+	    sys_call6(SYS_mkdirat, AT_FDCWD, (long)dir, 0700, 0, 0, 0) != 0)
+		return; /* no tree: this image reports alone, as with "each" */
+	sys_str_init(&s, num, sizeof num);
+	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
+	if (config_export(CONFIG_KEEP_DIR, dir) != 0 || config_export(CONFIG_KEEP_TREE, num) != 0) {
+		summary_remove_dir(dir);
+		unsetenv(MT_ENV_DIR); /* no allocation */
+		unsetenv(MT_ENV_TREE);
+		config.keep[CONFIG_KEEP_DIR][0] = config.keep[CONFIG_KEEP_TREE][0] = '\0';
+		return;
+	}
+	memcpy(config.dir, dir, sizeof dir);
+	config.tree_pid = pid;
+}
+
+int summary_is_root(const struct mt_record *r)
+{
+	return config.tree_pid != 0 && r->pid == config.tree_pid;
+}
+
+/* ---- reading the records --------------------------------------------- */
+
+struct summary_walk {
+	int dirfd;
+	void (*fn)(const struct mt_record *r, void *ctx);
+	void *ctx;
+};
+
+static int summary_walk_entry(const char *name, void *ctx)
+{
+	struct summary_walk *w = ctx;
+	struct mt_record r;
+	int32_t pid;
+	uint32_t gen;
+	int fd;
+	if (!store_parse_name(name, &pid, &gen))
+		return 0;
+	fd = (int)sys_call6(SYS_openat, w->dirfd, (long)name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
+			    0, 0);
+	if (fd < 0)
+		return 0;
+	/* A record still being created (magic 0) or not ours is skipped. */
+	if (sys_pread(fd, &r, sizeof r, 0) == (ssize_t)sizeof r && r.magic == MT_RECORD_MAGIC &&
+	    r.version == MT_RECORD_VERSION && r.record_size == MT_RECORD_SIZE && r.pid == pid &&
+	    r.gen == gen)
+		w->fn(&r, w->ctx);
+	sys_close(fd);
+	return 0;
+}
+
+static void summary_walk(void (*fn)(const struct mt_record *, void *), void *ctx)
+{
+	struct summary_walk w = { -1, fn, ctx };
+	w.dirfd = sys_open(config.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (w.dirfd < 0)
+		return;
+	sys_dir_each(w.dirfd, summary_walk_entry, &w);
+	sys_close(w.dirfd);
+}
+
+static void summary_collect(const struct mt_record *r, void *ctx)
+{
+	summary_tree_add(ctx, r);
+}
+
+static void summary_json_record(const struct mt_record *r, void *ctx)
+{
+	report_json_record(ctx, r);
+}
+
+static void summary_write_json(const struct summary_tree *t)
+{
+	struct jsonw w;
+	int fd = sys_open(config.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return;
+	jsonw_init(&w, fd, 0);
+	jsonw_object_begin(&w);
+	jsonw_key(&w, "root_pid");
+	jsonw_int(&w, t->root_pid);
+	jsonw_key(&w, "images");
+	jsonw_uint(&w, t->images);
+	jsonw_key(&w, "processes");
+	jsonw_uint(&w, t->processes);
+	jsonw_key(&w, "running");
+	jsonw_uint(&w, t->running);
+	jsonw_key(&w, "sum_of_total_peaks");
+	jsonw_uint(&w, t->sum_total_peaks);
+	jsonw_key(&w, "records");
+	jsonw_array_begin(&w);
+	summary_walk(summary_json_record, &w);
+	jsonw_array_end(&w);
+	jsonw_object_end(&w);
+	jsonw_finish_line(&w);
+	sys_close(fd);
+}
+
+void summary_end(const struct mt_record *root)
+{
+	struct summary_tree t;
+	summary_tree_init(&t, root->pid);
+	summary_walk(summary_collect, &t);
+	if (!config.quiet && !config.summary_each && !config.out[0]) {
+		char buf[4096];
+		size_t n;
+		if (t.images <= 1)
+			n = report_format_summary(root, buf, sizeof buf);
+		else
+			n = summary_format(&t, buf, sizeof buf);
+		errfd_write(buf, n);
+	}
+	if (config.out[0] && !config.out_per_image)
+		summary_write_json(&t);
+	summary_remove_dir(config.dir);
+}
