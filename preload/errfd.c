@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -105,32 +104,6 @@ void errfd_in_child(void)
 	errfd.dup_fd = -1;
 }
 
-/* write(2) all of buf; on EAGAIN (a non-blocking descriptor) waits with
- * poll, at most about a second in all. */
-static int errfd_write_all(int fd, const char *buf, size_t n)
-{
-	int waits = 0;
-	while (n > 0) {
-		long r = sys_call6(SYS_write, fd, (long)buf, (long)n, 0, 0, 0);
-		if (r == -EINTR)
-			continue;
-		if (r == -EAGAIN) {
-			struct pollfd p = { fd, POLLOUT, 0 };
-			if (++waits > 100)
-				return -EAGAIN;
-			sys_call6(SYS_poll, (long)&p, 1, 10, 0, 0, 0);
-			continue;
-		}
-		if (r < 0)
-			return (int)r;
-		if (r == 0)
-			return -EIO;
-		buf += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 int errfd_write(const char *buf, size_t n)
 {
 	int fd = -1, opened = 0, rc;
@@ -150,7 +123,7 @@ int errfd_write(const char *buf, size_t n)
 	}
 	if (fd < 0)
 		return -ENOENT;
-	rc = errfd_write_all(fd, buf, n);
+	rc = sys_write_all(fd, buf, n); /* waits on a full non-blocking pipe */
 	if (opened)
 		sys_close(fd);
 	return rc;

@@ -2,6 +2,7 @@
  * Async-signal-safe; never allocates; never touches errno. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -65,10 +66,17 @@ ssize_t sys_pread(int fd, void *buf, size_t n, off_t off)
 int sys_write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;
+	int waits = 0;
 	while (n > 0) {
 		long r = sys_call6(SYS_write, fd, (long)p, (long)n, 0, 0, 0);
 		if (r == -EINTR)
 			continue;
+		if (r == -EAGAIN && ++waits <= 100) {
+			/* a non-blocking descriptor that is full: wait for room */
+			struct pollfd pf = { fd, POLLOUT, 0 };
+			sys_call6(SYS_poll, (long)&pf, 1, 10, 0, 0, 0);
+			continue;
+		}
 		if (r < 0)
 			return (int)r;
 		if (r == 0)

@@ -19,7 +19,9 @@ int sys_open(const char *path, int flags, int mode);
 int sys_close(int fd);
 ssize_t sys_read(int fd, void *buf, size_t n);
 ssize_t sys_pread(int fd, void *buf, size_t n, off_t off);
-/* Writes all of buf unless an error other than EINTR occurs. */
+/* Writes all of buf unless an error other than EINTR occurs; a full
+ * non-blocking descriptor (EAGAIN) is waited on with poll, about a second
+ * at most in all. */
 int sys_write_all(int fd, const void *buf, size_t n);
 void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int sys_munmap(void *addr, size_t len);
