@@ -79,7 +79,7 @@ def default_gcc_sources(builddir=None, count=6):
     global _GCC_SOURCES
     if _GCC_SOURCES is not None:
         return _GCC_SOURCES
-    cands = sorted((p for d in ("preload", "supervisor") for p in (benchlib.SRC_DIR / d).glob("*.c")),
+    cands = sorted((p for d in ("preload", "supervisor") for p in (benchlib.SRC_DIR / d).rglob("*.c")),
                    key=lambda p: (-p.stat().st_size, p.name))
     chosen = []
     with tempfile.TemporaryDirectory() as d:

@@ -45,10 +45,10 @@ case $seconds in ''|*[!0-9]*) echo "fuzz.sh: --seconds wants a whole number" >&2
 # command line.
 sources() {
 	case $1 in
-	fuzz_procfs) echo supervisor/procfs.c ;;
-	fuzz_recordfile) echo supervisor/recordfile.c ;;
+	fuzz_procfs) echo supervisor/collect/procfs.c ;;
+	fuzz_recordfile) echo supervisor/collect/recordfile.c ;;
 	fuzz_jsonw) echo preload/jsonw.c ;;
-	fuzz_jsonr) echo supervisor/jsonr.c preload/jsonw.c ;;
+	fuzz_jsonr) echo supervisor/output/jsonr.c preload/jsonw.c ;;
 	fuzz_cli) echo supervisor/cli.c ;;
 	*) return 1 ;;
 	esac

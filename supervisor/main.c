@@ -1,17 +1,17 @@
 /* main.c: memsup's entry point.  The only place that prints to the user and
  * the only place that may die; everything else returns 0/-errno. */
+#include "analyze/findings.h"
+#include "analyze/merge.h"
+#include "analyze/phases.h"
 #include "cli.h"
-#include "evidence.h"
-#include "findings.h"
-#include "merge.h"
-#include "phases.h"
-#include "plot.h"
-#include "processes.h"
-#include "report.h"
+#include "collect/trace.h"
+#include "contain/spawn.h"
+#include "contain/tree.h"
+#include "output/evidence.h"
+#include "output/plot.h"
+#include "output/processes.h"
+#include "output/report.h"
 #include "run.h"
-#include "spawn.h"
-#include "trace.h"
-#include "tree.h"
 #include "version.h"
 
 #include <errno.h>

@@ -7,13 +7,13 @@
  * listing comes back empty, because a member may fork between our listing
  * and its SIGKILL (its orphans then come to us, the subreaper). */
 #include "run.h"
-#include "jitter.h"
-#include "live.h"
-#include "phases.h"
-#include "procfs.h"
-#include "pview.h"
-#include "spawn.h"
-#include "tree.h"
+#include "analyze/phases.h"
+#include "collect/jitter.h"
+#include "collect/live.h"
+#include "collect/procfs.h"
+#include "collect/pview.h"
+#include "contain/spawn.h"
+#include "contain/tree.h"
 
 #include <errno.h>
 #include <limits.h>

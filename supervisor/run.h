@@ -21,7 +21,7 @@
 #define MEMSUP_RUN_H
 
 #include "cli.h"
-#include "evidence.h"
+#include "output/evidence.h"
 
 struct run_config {
 	const struct sup_options *opt;

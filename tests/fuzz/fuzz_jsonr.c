@@ -1,5 +1,5 @@
-/* fuzz_jsonr.c: libFuzzer harness for supervisor/jsonr.c, the strict JSON
- * reader of evidence files (memsup report, memsup plot).
+/* fuzz_jsonr.c: libFuzzer harness for supervisor/output/jsonr.c, the strict
+ * JSON reader of evidence files (memsup report, memsup plot).
  *
  * For every input:
  *   - jsonr_parse returns 0 or -EINVAL (never -ENOMEM at these sizes, never
@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "jsonr.h"
+#include "output/jsonr.h"
 #include "jsonw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

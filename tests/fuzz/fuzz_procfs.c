@@ -1,6 +1,6 @@
 /* fuzz_procfs.c: libFuzzer harness for the pure /proc parsers of
- * supervisor/procfs.h (status, stat, statm, children, smaps_rollup and the
- * ELF interpreter probe).
+ * supervisor/collect/procfs.h (status, stat, statm, children, smaps_rollup
+ * and the ELF interpreter probe).
  *
  * Every parser sees every input: the seeds are real /proc text of each kind,
  * and a mutated status file is as good a hostile stat file as any.  The
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procfs.h"
+#include "collect/procfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* fuzz_recordfile.c: libFuzzer harness for the record file reader
- * (supervisor/recordfile.h): a truncated, corrupted or hostile record in
- * MEMTRACE_DIR must never crash memsup nor mislead it.
+ * (supervisor/collect/recordfile.h): a truncated, corrupted or hostile
+ * record in MEMTRACE_DIR must never crash memsup nor mislead it.
  *
  * The input's first byte picks how the rest becomes a file (in a memfd, read
  * back with recordfile_read_fd):
@@ -28,7 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "recordfile.h"
+#include "collect/recordfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

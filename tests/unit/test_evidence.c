@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "evidence.h"
+#include "output/evidence.h"
 
 /* repr(float) from CPython for each value */
 static const struct {

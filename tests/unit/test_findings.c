@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "evidence.h"
-#include "findings.h"
-#include "recordfile.h"
+#include "output/evidence.h"
+#include "analyze/findings.h"
+#include "collect/recordfile.h"
 
 #define MB 1000000.0
 #define MAX_IMG 64

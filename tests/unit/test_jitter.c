@@ -1,6 +1,6 @@
 /* test_jitter.c: the interval histogram's quantiles. */
 #include <criterion/criterion.h>
-#include "jitter.h"
+#include "collect/jitter.h"
 
 Test(jitter, empty_is_zero)
 {

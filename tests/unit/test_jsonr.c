@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jsonr.h"
+#include "output/jsonr.h"
 #include "jsonw.h"
 
 /* Whatever was written to fd, as a malloc'd NUL-terminated buffer. */

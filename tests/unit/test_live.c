@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "live.h"
-#include "recordfile.h"
+#include "collect/live.h"
+#include "collect/recordfile.h"
 
 static char dir[PATH_MAX];
 

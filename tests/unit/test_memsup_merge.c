@@ -8,7 +8,7 @@
  * rounded up to a page, and the program's own small allocations add a few
  * KiB, so a heap peak must lie in [N, N + 64 KiB]. */
 #include "test_memsup_util.h"
-#include "trace.h"
+#include "collect/trace.h"
 
 /* Run `script` (python3) with the evidence directory as argv[1]; a prelude
  * loads P (processes.json), R (resources.json), T (timeline.jsonl lines)

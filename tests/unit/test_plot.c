@@ -6,15 +6,14 @@
  * size. */
 #include "test_memsup_util.h"
 
-#include "plot.h"
-#include "svg.h"
+#include "output/plot.h"
+#include "output/svg.h"
 
 /* python3 -c SCRIPT ARGS...; its exit status (or 1000+signal). */
 static int py(const char *script, const char *a1, const char *a2)
 {
 	char *argv[] = { "python3", "-c", (char *)script, (char *)a1, (char *)a2, NULL };
 	int st;
-	/* fork+exec: supervisor/spawn.h shadows <spawn.h> on this include path */
 	fflush(NULL);
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);

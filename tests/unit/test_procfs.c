@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "procfs.h"
+#include "collect/procfs.h"
 
 static size_t load(const char *name, char *buf, size_t cap)
 {

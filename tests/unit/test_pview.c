@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "live.h"
-#include "pview.h"
+#include "collect/live.h"
+#include "collect/pview.h"
 
 static char top[PATH_MAX];
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recordfile.h"
+#include "collect/recordfile.h"
 
 static char dir[] = "/tmp/mtrecXXXXXX";
 static struct mt_record good;

@@ -7,9 +7,9 @@
 #include <criterion/parameterized.h>
 #include <math.h>
 
-#include "jsonr.h"
+#include "output/jsonr.h"
 /* not preload/report.h, which comes first on the include path */
-#include "../../supervisor/report.h"
+#include "output/report.h"
 #include "test_memsup_util.h"
 
 /* report_main(args) with stdout/stderr captured into out/err. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "spawn.h"
+#include "contain/spawn.h"
 
 Test(spawn, build_env_overrides_and_appends)
 {

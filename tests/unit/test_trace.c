@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "procfs.h"
-#include "trace.h"
+#include "collect/procfs.h"
+#include "collect/trace.h"
 
 Test(trace, preload_value_keeps_the_user_entries)
 {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "procfs.h"
-#include "tree.h"
+#include "collect/procfs.h"
+#include "contain/tree.h"
 
 static const char *root(const char *tree)
 {

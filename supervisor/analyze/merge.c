@@ -4,9 +4,9 @@
  * One image per record file, valid or not, then one per image the poller
  * sampled that has no file.  Samples were attributed to a generation while
  * the run went on (live_image_at), so joining is by (pid, gen). */
-#include "merge.h"
-#include "live.h"
-#include "pview.h"
+#include "analyze/merge.h"
+#include "collect/live.h"
+#include "collect/pview.h"
 
 #include <errno.h>
 #include <stdlib.h>

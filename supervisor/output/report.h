@@ -6,10 +6,8 @@
  * still running or unreadable is a row whose status says so; it never stops
  * the other rows.
  *
- * preload/report.h (the shim's exit report) has the same file name and comes
- * first on the include path: from outside supervisor/ include this one as
- * "../../supervisor/report.h" or similar; files in supervisor/ get it by
- * "report.h" (a quoted include looks beside the including file first). */
+ * preload/report.h (the shim's exit report) has the same file name: include
+ * this one by its path under supervisor/, "output/report.h". */
 #ifndef MEMSUP_REPORT_H
 #define MEMSUP_REPORT_H
 

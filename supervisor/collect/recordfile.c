@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recordfile.h"
+#include "collect/recordfile.h"
 
 static int recordfile_pread_all(int fd, void *buf, size_t n, off_t off)
 {

@@ -1,5 +1,5 @@
 /* jitter.c: log-linear histogram of intervals (see jitter.h). */
-#include "jitter.h"
+#include "collect/jitter.h"
 
 #include <math.h>
 #include <string.h>

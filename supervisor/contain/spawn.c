@@ -1,6 +1,6 @@
 /* spawn.c: fork + exec of the command with an exec-status pipe.  Between
  * fork and exec the child only makes async-signal-safe calls. */
-#include "spawn.h"
+#include "contain/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,8 +6,8 @@
  * the previous listing, reads /proc/PID/stat only for pids it has not seen,
  * and reads RSS with one pread() per member on an fd opened when the member
  * was found.  Memory is allocated only when a table or list has to grow. */
-#include "tree.h"
-#include "procfs.h"
+#include "contain/tree.h"
+#include "collect/procfs.h"
 
 #include <dirent.h>
 #include <errno.h>

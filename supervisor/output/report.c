@@ -8,7 +8,7 @@
  * Only the table shortens anything (long commands, with "..."); CSV and JSON
  * carry every byte.  Options are all parsed before anything is printed, so a
  * bad option leaves stdout empty. */
-#include "report.h"
+#include "output/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jsonr.h"
 #include "jsonw.h"
+#include "output/jsonr.h"
 
 /* Evidence files larger than this are refused (a broken row), so that a
  * stray huge file cannot exhaust memory.  A fork bomb's processes.json with

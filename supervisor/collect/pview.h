@@ -25,9 +25,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "live.h"
-#include "merge.h"
-#include "tree.h"
+#include "analyze/merge.h"
+#include "collect/live.h"
+#include "contain/tree.h"
 
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u

@@ -1,8 +1,8 @@
 /* phases.c: phase markers from the marks file and the shim, and the phases
  * they open (see phases.h). */
-#include "phases.h"
-#include "live.h"
-#include "procfs.h"
+#include "analyze/phases.h"
+#include "collect/live.h"
+#include "collect/procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,8 +5,8 @@
  * record) or per tree peak (smaps_rollup + status, rate-limited); the
  * per-sample path only does hash lookups and atomic loads of the mapped
  * records, and allocates only when a table grows. */
-#include "pview.h"
-#include "procfs.h"
+#include "collect/pview.h"
+#include "collect/procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>

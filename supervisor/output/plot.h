@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "svg.h"
+#include "output/svg.h"
 
 /* Longer series are thinned (pairs kept by their max, so peaks survive)
  * while loading: a day at 100 samples/s stays within memory bounds.  The

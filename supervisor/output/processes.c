@@ -1,9 +1,9 @@
 /* processes.c: processes.json and the summary's per-process table (see
  * processes.h).  Every figure is bytes unless its key says otherwise
  * (_kb: KiB as the kernel prints them, _s: seconds since the launch). */
-#include "processes.h"
-#include "procfs.h"
-#include "recordfile.h"
+#include "output/processes.h"
+#include "collect/procfs.h"
+#include "collect/recordfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

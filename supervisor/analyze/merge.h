@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "evidence.h"
+#include "output/evidence.h"
 #include "record.h"
 
 /* Why a sampled process has no shim record, as far as memsup could tell

@@ -12,8 +12,8 @@
  * so that printing a sentence on a terminal can never emit an escape
  * sequence; the JSON keeps the exact argv bytes in "argv".
  */
-#include "findings.h"
-#include "recordfile.h"
+#include "analyze/findings.h"
+#include "collect/recordfile.h"
 
 #include <stdarg.h>
 #include <stdint.h>

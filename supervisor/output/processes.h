@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "merge.h"
+#include "analyze/merge.h"
 
 /* DIR/processes.json: a JSON array, one object per image (see memsup(1)),
  * written to a temporary file and renamed over, like resources.json. */

@@ -12,8 +12,8 @@
  * except "top"); anything else, and a last line without its newline, goes
  * to jsonr_parse().
  */
-#include "plot.h"
-#include "jsonr.h"
+#include "output/plot.h"
+#include "output/jsonr.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,9 +3,9 @@
  * that a build tree (in-tree or VPATH: the binary and the .so are both in
  * the build directory) traces with the shim it was built with, never with an
  * older installed one. */
-#include "trace.h"
+#include "collect/trace.h"
+#include "contain/spawn.h"
 #include "record.h"
-#include "spawn.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "analyze/merge.h"
 #include "jsonw.h"
-#include "merge.h"
 
 #define FINDINGS_MAX 32u         /* kinds x a few; more are dropped, counted */
 #define FINDING_MAX_FIGURES 12u

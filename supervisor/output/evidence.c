@@ -3,10 +3,10 @@
  * Numbers are written the way Python writes them (repr of a float, plain
  * integers) so that files memsup writes are byte-compatible with what the
  * seed's measure_command() wrote for the same values. */
-#include "evidence.h"
-#include "findings.h"
+#include "output/evidence.h"
+#include "analyze/findings.h"
+#include "analyze/phases.h"
 #include "jsonw.h"
-#include "phases.h"
 #include "version.h"
 
 #include <errno.h>

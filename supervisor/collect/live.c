@@ -16,8 +16,8 @@
  * zeros, and the next live_update() marks that record as not trusted
  * ("record file too short").  A fault anywhere else gets the default
  * action back and kills memsup as it would have. */
-#include "live.h"
-#include "recordfile.h"
+#include "collect/live.h"
+#include "collect/recordfile.h"
 
 #include <dirent.h>
 #include <errno.h>
