@@ -18,6 +18,7 @@
  * action back and kills memsup as it would have. */
 #include "collect/live.h"
 #include "collect/recordfile.h"
+#include "pidmap.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +32,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* pid -> the index of its newest record (a pidmap entry) */
+struct live_newest {
+	pid_t pid;
+	long idx;
+};
+
 struct live {
 	int dirfd;
 	int ifd;                /* inotify, or -1 */
@@ -41,9 +48,7 @@ struct live {
 	size_t *pending;        /* indices of files still being created */
 	size_t npending, pending_cap;
 	unsigned long updates;
-	/* pid -> index of its newest record (open addressing) */
-	struct { int32_t pid; long idx; } *hash;
-	size_t hcap, hused;
+	struct pidmap newest;    /* struct live_newest */
 };
 
 /* ---- SIGBUS on a shrunk record file ---------------------------------- */
@@ -97,50 +102,11 @@ static void live_take_faults(struct live *l)
 	live_nfaults = 0;
 }
 
-static size_t hslot(int32_t pid, size_t cap)
+/* The index of pid's newest record, or -1. */
+static long newest_of(const struct live *l, pid_t pid)
 {
-	return ((uint32_t)pid * 2654435761u) & (cap - 1);
-}
-
-static long hash_get(const struct live *l, int32_t pid)
-{
-	if (!l->hcap)
-		return -1;
-	for (size_t i = hslot(pid, l->hcap);; i = (i + 1) & (l->hcap - 1)) {
-		if (l->hash[i].pid == pid)
-			return l->hash[i].idx;
-		if (l->hash[i].pid == 0)
-			return -1;
-	}
-}
-
-static int hash_set(struct live *l, int32_t pid, long idx)
-{
-	if ((l->hused + 1) * 2 > l->hcap) {
-		size_t nc = l->hcap ? l->hcap * 2 : 256;
-		__typeof__(l->hash) nh = calloc(nc, sizeof *nh);
-		if (!nh)
-			return -ENOMEM;
-		for (size_t i = 0; i < l->hcap; i++) {
-			if (!l->hash[i].pid)
-				continue;
-			size_t j = hslot(l->hash[i].pid, nc);
-			while (nh[j].pid)
-				j = (j + 1) & (nc - 1);
-			nh[j] = l->hash[i];
-		}
-		free(l->hash);
-		l->hash = nh;
-		l->hcap = nc;
-	}
-	size_t i = hslot(pid, l->hcap);
-	while (l->hash[i].pid && l->hash[i].pid != pid)
-		i = (i + 1) & (l->hcap - 1);
-	if (!l->hash[i].pid)
-		l->hused++;
-	l->hash[i].pid = pid;
-	l->hash[i].idx = idx;
-	return 0;
+	const struct live_newest *e = pidmap_find(&l->newest, pid);
+	return e ? e->idx : -1;
 }
 
 int live_open(struct live **out, const char *dir)
@@ -160,6 +126,7 @@ int live_open(struct live **out, const char *dir)
 		l->ifd = -1;
 	}
 	l->rescan = 1;
+	pidmap_init(&l->newest, sizeof(struct live_newest));
 	long page = sysconf(_SC_PAGESIZE);
 	live_page_mask = ~(uintptr_t)((page > 0 ? page : 4096) - 1);
 	live_owner = l;
@@ -192,7 +159,7 @@ void live_close(struct live *l)
 	close(l->dirfd);
 	free(l->recs);
 	free(l->pending);
-	free(l->hash);
+	pidmap_free(&l->newest);
 	free(l);
 }
 
@@ -303,9 +270,12 @@ static int add_name(struct live *l, const char *name)
 	r->fd = -1;
 	strcpy(r->name, name);
 	/* chain newest first; gens normally appear in increasing order */
-	r->next_same_pid = hash_get(l, pid);
-	if (hash_set(l, pid, (long)l->n) < 0)
+	int first;
+	struct live_newest *e = pidmap_add(&l->newest, pid, &first);
+	if (!e)
 		return -ENOMEM;
+	r->next_same_pid = first ? -1 : e->idx;
+	e->idx = (long)l->n;
 	l->n++;
 	try_map(l, r);
 	if (r->map || r->error)
@@ -394,7 +364,7 @@ const struct live_rec *live_image_at(const struct live *l, pid_t pid, uint64_t t
 				     uint32_t *gen)
 {
 	const struct live_rec *best = NULL;
-	for (long i = hash_get(l, pid); i >= 0; i = l->recs[i].next_same_pid) {
+	for (long i = newest_of(l, pid); i >= 0; i = l->recs[i].next_same_pid) {
 		const struct live_rec *r = &l->recs[i];
 		if (r->map && !r->error && r->map->start_mono_ns <= t_ns &&
 		    (!best || r->gen > best->gen))
@@ -420,7 +390,7 @@ const struct live_rec *live_image_at(const struct live *l, pid_t pid, uint64_t t
 
 const struct live_rec *live_find(const struct live *l, pid_t pid, uint32_t gen)
 {
-	for (long i = hash_get(l, pid); i >= 0; i = l->recs[i].next_same_pid)
+	for (long i = newest_of(l, pid); i >= 0; i = l->recs[i].next_same_pid)
 		if (l->recs[i].gen == gen)
 			return &l->recs[i];
 	return NULL;

@@ -7,6 +7,7 @@
  * records, and allocates only when a table grows. */
 #include "collect/pview.h"
 #include "collect/procfs.h"
+#include "pidmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,13 +20,18 @@
 
 #define NS_PER_MS 1000000ull
 
+/* pid -> the index of its process in procs[] (a pidmap entry) */
+struct pview_index {
+	pid_t pid;
+	size_t idx;
+};
+
 struct pview {
 	const char *root;
 	int tracing;
 	struct pview_proc **procs;
 	size_t n, cap;
-	struct { pid_t pid; size_t idx; } *hash;
-	size_t hcap, hused;
+	struct pidmap index;            /* struct pview_index */
 	struct pview_peak_member *cur;  /* this sample's members */
 	size_t ncur, cur_cap;
 	struct pview_peak peak;
@@ -34,49 +40,10 @@ struct pview {
 	size_t prev_cap;
 };
 
-static size_t hslot(pid_t pid, size_t cap)
+static struct pview_proc *proc_of(const struct pview *pv, pid_t pid)
 {
-	return ((uint32_t)pid * 2654435761u) & (cap - 1);
-}
-
-static struct pview_proc *hash_get(const struct pview *pv, pid_t pid)
-{
-	if (!pv->hcap)
-		return NULL;
-	for (size_t i = hslot(pid, pv->hcap);; i = (i + 1) & (pv->hcap - 1)) {
-		if (pv->hash[i].pid == pid)
-			return pv->procs[pv->hash[i].idx];
-		if (pv->hash[i].pid == 0)
-			return NULL;
-	}
-}
-
-static int hash_put(struct pview *pv, pid_t pid, size_t idx)
-{
-	if ((pv->hused + 1) * 2 > pv->hcap) {
-		size_t nc = pv->hcap ? pv->hcap * 2 : 256;
-		__typeof__(pv->hash) nh = calloc(nc, sizeof *nh);
-		if (!nh)
-			return -ENOMEM;
-		for (size_t i = 0; i < pv->hcap; i++) {
-			if (!pv->hash[i].pid)
-				continue;
-			size_t j = hslot(pv->hash[i].pid, nc);
-			while (nh[j].pid)
-				j = (j + 1) & (nc - 1);
-			nh[j] = pv->hash[i];
-		}
-		free(pv->hash);
-		pv->hash = nh;
-		pv->hcap = nc;
-	}
-	size_t i = hslot(pid, pv->hcap);
-	while (pv->hash[i].pid)
-		i = (i + 1) & (pv->hcap - 1);
-	pv->hash[i].pid = pid;
-	pv->hash[i].idx = idx;
-	pv->hused++;
-	return 0;
+	const struct pview_index *e = pidmap_find(&pv->index, pid);
+	return e ? pv->procs[e->idx] : NULL;
 }
 
 int pview_open(struct pview **out, const char *proc_root, int tracing)
@@ -86,6 +53,7 @@ int pview_open(struct pview **out, const char *proc_root, int tracing)
 		return -ENOMEM;
 	pv->root = proc_root ? proc_root : "/proc";
 	pv->tracing = tracing;
+	pidmap_init(&pv->index, sizeof(struct pview_index));
 	*out = pv;
 	return 0;
 }
@@ -106,7 +74,7 @@ void pview_close(struct pview *pv)
 		free(p);
 	}
 	free(pv->procs);
-	free(pv->hash);
+	pidmap_free(&pv->index);
 	free(pv->cur);
 	free(pv->peak.m);
 	free(pv->prev);
@@ -150,10 +118,12 @@ static struct pview_proc *first_sight(struct pview *pv, pid_t pid, int named)
 		pv->cap = nc;
 	}
 	struct pview_proc *p = calloc(1, sizeof *p);
-	if (!p || hash_put(pv, pid, pv->n) < 0) {
+	struct pview_index *e = p ? pidmap_add(&pv->index, pid, NULL) : NULL;
+	if (!e) {
 		free(p);
 		return NULL;
 	}
+	e->idx = pv->n;
 	pv->procs[pv->n++] = p;
 	p->pid = pid;
 	struct procfs_stat st;
@@ -290,7 +260,7 @@ static int read_smaps(struct pview *pv)
 		m->anon = st.rss_anon_kb * 1024;
 		m->file = st.rss_file_kb * 1024;
 		m->shmem = st.rss_shmem_kb * 1024;
-		struct pview_proc *p = hash_get(pv, m->pid);
+		struct pview_proc *p = proc_of(pv, m->pid);
 		if (p && (st.have & PROCFS_HAVE_HWM)) {
 			p->hwm_kb = st.vm_hwm_kb;
 			p->hwm_gen = m->gen;
@@ -381,7 +351,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 		pid_t pid = mem[i].pid;
 		uint32_t gen = 0;
 		const struct live_rec *rec = live ? live_image_at(live, pid, t_ns, &gen) : NULL;
-		struct pview_proc *p = hash_get(pv, pid);
+		struct pview_proc *p = proc_of(pv, pid);
 		if (!p && !(p = first_sight(pv, pid, rec != NULL)))
 			continue;
 		p->samples++;
@@ -445,7 +415,7 @@ const struct pview_proc *pview_get(const struct pview *pv, size_t i)
 
 const struct pview_proc *pview_find(const struct pview *pv, pid_t pid)
 {
-	return hash_get(pv, pid);
+	return proc_of(pv, pid);
 }
 
 const struct pview_peak *pview_peak(const struct pview *pv)

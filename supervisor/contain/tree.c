@@ -8,6 +8,7 @@
  * was found.  Memory is allocated only when a table or list has to grow. */
 #include "contain/tree.h"
 #include "collect/procfs.h"
+#include "pidmap.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,17 +32,12 @@ enum entry_state {
 #define PENDING_MAX 64
 #define PENDING_TRIES 3
 
+/* One pid of a listing, kept in a pidmap (the pid first). */
 struct entry {
-	pid_t pid; /* 0: empty slot */
+	pid_t pid;
 	pid_t ppid;
 	int fd;    /* statm, held open for members; -1 when not (yet) open */
 	int state;
-};
-
-struct table {
-	struct entry *slots;
-	size_t cap; /* power of two, or 0 */
-	size_t used;
 };
 
 struct tree {
@@ -50,7 +46,7 @@ struct tree {
 	enum tree_method method;
 	DIR *dir;           /* the proc root, kept open and rewound */
 	int rootfd;         /* dirfd(dir) */
-	struct table cur, next;
+	struct pidmap cur, next; /* struct entry: this listing, the one being made */
 	pid_t *members;
 	size_t nmembers, members_cap;
 	pid_t *fresh;       /* scan: pids new in this listing; children: BFS queue */
@@ -69,73 +65,32 @@ struct tree {
 	size_t nsmp, smp_cap;
 };
 
-/* ---- hash table (open addressing, linear probing) ------------------------ */
+/* ---- the listings' tables ------------------------------------------------ */
 
-static size_t slot_of(pid_t pid, size_t cap)
+static struct entry *table_find(const struct pidmap *tb, pid_t pid)
 {
-	return ((uint32_t)pid * 2654435761u) & (cap - 1);
-}
-
-static struct entry *table_find(const struct table *tb, pid_t pid)
-{
-	if (!tb->cap)
-		return NULL;
-	for (size_t i = slot_of(pid, tb->cap);; i = (i + 1) & (tb->cap - 1)) {
-		if (tb->slots[i].pid == pid)
-			return &tb->slots[i];
-		if (tb->slots[i].pid == 0)
-			return NULL;
-	}
-}
-
-static struct entry *table_place(struct table *tb, const struct entry *e)
-{
-	size_t i = slot_of(e->pid, tb->cap);
-	while (tb->slots[i].pid != 0)
-		i = (i + 1) & (tb->cap - 1);
-	tb->slots[i] = *e;
-	tb->used++;
-	return &tb->slots[i];
-}
-
-static int table_grow(struct table *tb, size_t want)
-{
-	size_t cap = tb->cap ? tb->cap : 256;
-	while (cap < want * 2)
-		cap *= 2;
-	if (cap == tb->cap)
-		return 0;
-	struct entry *slots = calloc(cap, sizeof *slots);
-	if (!slots)
-		return -ENOMEM;
-	struct table nt = { slots, cap, 0 };
-	for (size_t i = 0; i < tb->cap; i++)
-		if (tb->slots[i].pid)
-			table_place(&nt, &tb->slots[i]);
-	free(tb->slots);
-	*tb = nt;
-	return 0;
+	return pidmap_find(tb, pid);
 }
 
 /* Insert e (its pid must not be present).  The returned pointer is valid
  * until the next insertion. */
-static struct entry *table_put(struct table *tb, const struct entry *e)
+static struct entry *table_put(struct pidmap *tb, const struct entry *e)
 {
-	if ((tb->used + 1) * 2 > tb->cap && table_grow(tb, tb->used + 1) < 0)
-		return NULL;
-	return table_place(tb, e);
+	struct entry *ne = pidmap_add(tb, e->pid, NULL);
+	if (ne)
+		*ne = *e;
+	return ne;
 }
 
 /* Empty the table, closing the fds it still owns. */
-static void table_clear(struct table *tb)
+static void table_clear(struct pidmap *tb)
 {
 	for (size_t i = 0; i < tb->cap; i++) {
-		if (tb->slots[i].pid && tb->slots[i].fd >= 0)
-			close(tb->slots[i].fd);
+		struct entry *e = pidmap_slot(tb, i);
+		if (e && e->fd >= 0)
+			close(e->fd);
 	}
-	if (tb->cap)
-		memset(tb->slots, 0, tb->cap * sizeof *tb->slots);
-	tb->used = 0;
+	pidmap_clear(tb);
 }
 
 static int pids_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
@@ -190,13 +145,13 @@ static struct entry *carry(struct tree *t, pid_t pid, int *is_new)
 static int commit(struct tree *t)
 {
 	table_clear(&t->cur);
-	struct table tmp = t->cur;
+	struct pidmap tmp = t->cur;
 	t->cur = t->next;
 	t->next = tmp;
 	t->nmembers = 0;
 	for (size_t i = 0; i < t->cur.cap; i++) {
-		struct entry *e = &t->cur.slots[i];
-		if (e->pid && e->state == ST_OURS &&
+		struct entry *e = pidmap_slot(&t->cur, i);
+		if (e && e->state == ST_OURS &&
 		    pids_push(&t->members, &t->nmembers, &t->members_cap, e->pid) < 0)
 			return -ENOMEM;
 	}
@@ -207,7 +162,7 @@ static int prepare_next(struct tree *t)
 {
 	table_clear(&t->next);
 	if (t->next.cap < t->cur.cap)
-		return table_grow(&t->next, t->cur.cap / 2);
+		return pidmap_reserve(&t->next, t->cur.cap / 2);
 	return 0;
 }
 
@@ -428,9 +383,11 @@ int tree_open(struct tree **out, const char *root, pid_t self, enum tree_method 
 	t->last_pid = -1;
 	t->win_from = t->win_to = -1;
 	t->dirty = 1;
-	int rc = table_grow(&t->cur, 128);
+	pidmap_init(&t->cur, sizeof(struct entry));
+	pidmap_init(&t->next, sizeof(struct entry));
+	int rc = pidmap_reserve(&t->cur, 128);
 	if (rc == 0)
-		rc = table_grow(&t->next, 128);
+		rc = pidmap_reserve(&t->next, 128);
 	if (rc < 0) {
 		tree_close(t);
 		return rc;
@@ -445,8 +402,8 @@ void tree_close(struct tree *t)
 		return;
 	table_clear(&t->cur);
 	table_clear(&t->next);
-	free(t->cur.slots);
-	free(t->next.slots);
+	pidmap_free(&t->cur);
+	pidmap_free(&t->next);
 	free(t->members);
 	free(t->fresh);
 	free(t->smp);

@@ -43,8 +43,9 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- the owned arrays --------------------------------------------------------- */
 
+/* pid -> the largest RSS it had in a "top" (a pidmap entry) */
 struct plot_pid_peak {
-	int pid;                   /* 0: an empty slot */
+	pid_t pid;
 	size_t seen;               /* order of first sight, for ties */
 	double peak;
 };
@@ -67,7 +68,7 @@ void plot_set_free(struct plot_set *s)
 	free(s->proc_argv0);
 	free(s->stack);
 	free(s->stack_pid);
-	free(s->peaks);
+	pidmap_free(&s->peaks);
 	free(s->markers);
 	free(s->starts);
 	free(s->exits);
@@ -132,32 +133,16 @@ static int push_point(struct plot_point **arr, size_t *n, size_t *cap, size_t *s
 
 static char *keep_string(struct plot_set *s, char *str);
 
-/* pid -> the largest RSS it had in a "top" (open addressing, pid 0 empty). */
+/* The largest RSS pid had in a "top", and when it was first seen. */
 static int peak_note(struct plot_set *s, int pid, double bytes)
 {
-	if (2 * (s->n_peaks + 1) > s->cap_peaks) {
-		size_t cap = s->cap_peaks ? 2 * s->cap_peaks : 64;
-		struct plot_pid_peak *t = calloc(cap, sizeof *t);
-		if (!t)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->cap_peaks; i++) {
-			if (!s->peaks[i].pid)
-				continue;
-			size_t h = (size_t)s->peaks[i].pid * 2654435761u & (cap - 1);
-			while (t[h].pid)
-				h = (h + 1) & (cap - 1);
-			t[h] = s->peaks[i];
-		}
-		free(s->peaks);
-		s->peaks = t;
-		s->cap_peaks = cap;
-	}
-	size_t h = (size_t)pid * 2654435761u & (s->cap_peaks - 1);
-	while (s->peaks[h].pid && s->peaks[h].pid != pid)
-		h = (h + 1) & (s->cap_peaks - 1);
-	struct plot_pid_peak *e = &s->peaks[h];
-	if (!e->pid) {
-		*e = (struct plot_pid_peak){ pid, s->n_peaks++, bytes };
+	int first;
+	struct plot_pid_peak *e = pidmap_add(&s->peaks, pid, &first);
+	if (!e)
+		return -ENOMEM;
+	if (first) {
+		e->seen = s->peaks.used - 1;
+		e->peak = bytes;
 	} else if (bytes > e->peak)
 		e->peak = bytes;
 	return 0;
@@ -225,8 +210,6 @@ static int push_stack(struct plot_set *s, size_t *pending, const struct tl_sampl
 static int peak_cmp(const void *a, const void *b)
 {
 	const struct plot_pid_peak *x = a, *y = b;
-	if (x->pid != y->pid && (!x->pid || !y->pid))
-		return x->pid ? -1 : 1; /* empty slots last */
 	if (x->peak != y->peak)
 		return x->peak > y->peak ? -1 : 1;
 	return x->seen < y->seen ? -1 : x->seen > y->seen;
@@ -236,26 +219,36 @@ static int peak_cmp(const void *a, const void *b)
  * they were first seen (band 0 at the bottom), labelled
  * "pid N argv0" from processes.json; each sample's "top" becomes the bytes
  * of those pids (0 for a band pid not in it). */
-static void choose_bands(struct plot_set *s)
+static int choose_bands(struct plot_set *s)
 {
-	if (!s->d.n_stack || !s->n_peaks)
-		return;
-	qsort(s->peaks, s->cap_peaks, sizeof *s->peaks, peak_cmp);
+	if (!s->d.n_stack || !s->peaks.used)
+		return 0;
+	size_t n = 0;
+	struct plot_pid_peak *pk = malloc(s->peaks.used * sizeof *pk);
+	if (!pk)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->peaks.cap; i++) {
+		const struct plot_pid_peak *e = pidmap_slot(&s->peaks, i);
+		if (e)
+			pk[n++] = *e;
+	}
+	qsort(pk, n, sizeof *pk, peak_cmp);
 	int band_pid[SVG_MAX_BANDS];
 	size_t nb = 0;
-	while (nb < SVG_MAX_BANDS && nb < s->n_peaks && s->peaks[nb].peak > 0)
+	while (nb < SVG_MAX_BANDS && nb < n && pk[nb].peak > 0)
 		nb++;
 	/* chosen by peak, stacked by first sight: a process that came
 	 * later lands on top of the ones before it, and no band is lifted
 	 * off the axis when a larger one starts under it */
 	for (size_t i = 1; i < nb; i++)
-		for (size_t j = i; j > 0 && s->peaks[j].seen < s->peaks[j - 1].seen; j--) {
-			struct plot_pid_peak tmp = s->peaks[j];
-			s->peaks[j] = s->peaks[j - 1];
-			s->peaks[j - 1] = tmp;
+		for (size_t j = i; j > 0 && pk[j].seen < pk[j - 1].seen; j--) {
+			struct plot_pid_peak tmp = pk[j];
+			pk[j] = pk[j - 1];
+			pk[j - 1] = tmp;
 		}
 	for (size_t k = 0; k < nb; k++)
-		band_pid[k] = s->peaks[k].pid;
+		band_pid[k] = pk[k].pid;
+	free(pk);
 	for (size_t i = 0; i < s->d.n_stack; i++) {
 		double v[SVG_MAX_BANDS] = { 0 };
 		const int *pid = &s->stack_pid[i * SVG_MAX_BANDS];
@@ -286,6 +279,7 @@ static void choose_bands(struct plot_set *s)
 		s->d.band_labels[k] = keep_string(s, label);
 	}
 	s->d.n_bands = nb;
+	return 0;
 }
 
 static char *keep_string(struct plot_set *s, char *str)
@@ -755,6 +749,7 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 	struct jsonr_value *v;
 	int found = 0, f, rc;
 	memset(s, 0, sizeof *s);
+	pidmap_init(&s->peaks, sizeof(struct plot_pid_peak));
 
 	if (jsonr_read_file(dirfd, "resources.json", PLOT_MAX_JSON, &v, NULL, 0) == 0) {
 		found = 1;
@@ -789,13 +784,15 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 		plot_set_free(s);
 		return -ENOENT;
 	}
-	choose_bands(s);
+	if (choose_bands(s) < 0) {
+		set_err(err, errlen, "%s", strerror(ENOMEM));
+		plot_set_free(s);
+		return -ENOMEM;
+	}
 	/* the breakdown's pids have served */
 	free(s->stack_pid);
 	s->stack_pid = NULL;
-	free(s->peaks);
-	s->peaks = NULL;
-	s->n_peaks = s->cap_peaks = 0;
+	pidmap_free(&s->peaks);
 	s->d.title = s->title;
 	s->d.subtitle = s->subtitle;
 	s->d.rss = s->rss;

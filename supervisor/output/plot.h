@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "output/svg.h"
+#include "pidmap.h"
 
 /* Longer series are thinned (pairs kept by their max, so peaks survive)
  * while loading: a day at 100 samples/s stays within memory bounds.  The
@@ -30,8 +31,6 @@
 #define PLOT_MAX_POINTS (1u << 22)
 #define PLOT_MAX_STACK (1u << 16)
 
-struct plot_pid_peak;          /* plot.c */
-
 /* What plot_load() read; d points into the owned arrays. */
 struct plot_set {
 	struct plot_data d;
@@ -43,8 +42,7 @@ struct plot_set {
 	struct plot_stack *stack;
 	int *stack_pid;            /* SVG_MAX_BANDS per sample while loading */
 	size_t cap_stack, stride_stack;
-	struct plot_pid_peak *peaks; /* pid -> largest RSS in a "top" (hash) */
-	size_t n_peaks, cap_peaks;
+	struct pidmap peaks;       /* pid -> largest RSS in a "top" (plot.c) */
 	struct plot_marker *markers;
 	double *starts, *exits;
 	char *title, *subtitle;
