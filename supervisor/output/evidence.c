@@ -1,18 +1,18 @@
 /* evidence.c: the evidence directory, rss.jsonl lines and the record.
  *
- * Numbers are written the way Python writes them (repr of a float, plain
- * integers) so that files memsup writes are byte-compatible with what the
- * seed's measure_command() wrote for the same values. */
+ * Numbers are written the way Python writes them (pyfloat.h for floats,
+ * plain integers) so that files memsup writes are byte-compatible with
+ * what the seed's measure_command() wrote for the same values. */
 #include "output/evidence.h"
 #include "analyze/findings.h"
 #include "analyze/phases.h"
 #include "jsonw.h"
+#include "output/pyfloat.h"
 #include "version.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,79 +53,10 @@ void evidence_record_free(struct sup_record *r)
 
 /* ---- numbers ----------------------------------------------------------------- */
 
-size_t evidence_format_float(double v, char *buf, size_t cap)
-{
-	char e[40];
-	if (cap < 32) {
-		if (cap)
-			buf[0] = '\0';
-		return 0;
-	}
-	if (!isfinite(v))
-		return (size_t)snprintf(buf, cap, "null");
-	/* Shortest %e precision that round-trips, as repr() picks.  Round-trip
-	 * is monotonic in the precision (more correctly rounded digits are
-	 * never farther away), so a binary search finds it; 16 always works. */
-	int lo = 0, hi = 16;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		snprintf(e, sizeof e, "%.*e", mid, v);
-		if (strtod(e, NULL) == v)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	snprintf(e, sizeof e, "%.*e", lo, v);
-	/* e is "[-]d[.ddd]e[+-]XX": split digits and exponent. */
-	const char *p = e;
-	size_t o = 0;
-	if (*p == '-')
-		buf[o++] = *p++;
-	char digits[24] = { 0 };
-	size_t nd = 0;
-	for (; *p && *p != 'e'; p++)
-		if (*p != '.')
-			digits[nd++] = *p;
-	int exp10 = atoi(p + 1);
-	/* repr: scientific when exp < -4 or exp >= 16, fixed otherwise. */
-	if (exp10 < -4 || exp10 >= 16) {
-		buf[o++] = digits[0];
-		if (nd > 1) {
-			buf[o++] = '.';
-			memcpy(buf + o, digits + 1, nd - 1);
-			o += nd - 1;
-		}
-		o += (size_t)snprintf(buf + o, cap - o, "e%c%02d", exp10 < 0 ? '-' : '+',
-				      exp10 < 0 ? -exp10 : exp10);
-		return o;
-	}
-	if (exp10 < 0) {
-		buf[o++] = '0';
-		buf[o++] = '.';
-		for (int i = 0; i < -exp10 - 1; i++)
-			buf[o++] = '0';
-		memcpy(buf + o, digits, nd);
-		o += nd;
-	} else {
-		size_t ip = (size_t)exp10 + 1; /* digits before the point */
-		for (size_t i = 0; i < ip; i++)
-			buf[o++] = i < nd ? digits[i] : '0';
-		buf[o++] = '.';
-		if (nd > ip) {
-			memcpy(buf + o, digits + ip, nd - ip);
-			o += nd - ip;
-		} else {
-			buf[o++] = '0';
-		}
-	}
-	buf[o] = '\0';
-	return o;
-}
-
 size_t evidence_format_sample(double elapsed_s, uint64_t bytes, char *buf, size_t cap)
 {
 	char f[40];
-	evidence_format_float(elapsed_s, f, sizeof f);
+	pyfloat_format(elapsed_s, f, sizeof f);
 	int n = snprintf(buf, cap, "[%s, %" PRIu64 "]\n", f, bytes);
 	return n < 0 ? 0 : (size_t)n;
 }
@@ -133,7 +64,7 @@ size_t evidence_format_sample(double elapsed_s, uint64_t bytes, char *buf, size_
 static void put_float(struct jsonw *w, double v)
 {
 	char f[40];
-	size_t n = evidence_format_float(v, f, sizeof f);
+	size_t n = pyfloat_format(v, f, sizeof f);
 	jsonw_raw(w, f, n);
 }
 
@@ -299,7 +230,7 @@ int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s)
 	size_t n;
 	if (ev->tl_fd < 0)
 		return 0;
-	evidence_format_float(s->t, f, sizeof f);
+	pyfloat_format(s->t, f, sizeof f);
 	n = (size_t)snprintf(line, sizeof line, "{\"t\": %s, \"rss\": %" PRIu64
 			     ", \"processes\": %u", f, s->rss, s->processes);
 	if (s->traced)

@@ -170,11 +170,6 @@ int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap);
 /* The record as pretty JSON on fd (resources.json, --json). */
 int evidence_record_json(int fd, const struct sup_record *r);
 
-/* `v` as Python's repr(float) writes it ("0.01", "1e-05", "100.0"): the
- * shortest text that reads back as the same double.  Returns the length;
- * buf needs 32 bytes. */
-size_t evidence_format_float(double v, char *buf, size_t cap);
-
 /* The rss.jsonl line for one sample, with '\n'.  Returns the length. */
 size_t evidence_format_sample(double elapsed_s, uint64_t bytes, char *buf, size_t cap);
 

@@ -1,0 +1,76 @@
+/* pyfloat.c: doubles as Python's repr() writes them (see pyfloat.h). */
+#include "output/pyfloat.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t pyfloat_format(double v, char *buf, size_t cap)
+{
+	char e[40];
+	if (cap < PYFLOAT_BYTES) {
+		if (cap)
+			buf[0] = '\0';
+		return 0;
+	}
+	if (!isfinite(v))
+		return (size_t)snprintf(buf, cap, "null");
+	/* Shortest %e precision that round-trips, as repr() picks.  Round-trip
+	 * is monotonic in the precision (more correctly rounded digits are
+	 * never farther away), so a binary search finds it; 16 always works. */
+	int lo = 0, hi = 16;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		snprintf(e, sizeof e, "%.*e", mid, v);
+		if (strtod(e, NULL) == v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	snprintf(e, sizeof e, "%.*e", lo, v);
+	/* e is "[-]d[.ddd]e[+-]XX": split digits and exponent. */
+	const char *p = e;
+	size_t o = 0;
+	if (*p == '-')
+		buf[o++] = *p++;
+	char digits[24] = { 0 };
+	size_t nd = 0;
+	for (; *p && *p != 'e'; p++)
+		if (*p != '.')
+			digits[nd++] = *p;
+	int exp10 = atoi(p + 1);
+	/* repr: scientific when exp < -4 or exp >= 16, fixed otherwise. */
+	if (exp10 < -4 || exp10 >= 16) {
+		buf[o++] = digits[0];
+		if (nd > 1) {
+			buf[o++] = '.';
+			memcpy(buf + o, digits + 1, nd - 1);
+			o += nd - 1;
+		}
+		o += (size_t)snprintf(buf + o, cap - o, "e%c%02d", exp10 < 0 ? '-' : '+',
+				      exp10 < 0 ? -exp10 : exp10);
+		return o;
+	}
+	if (exp10 < 0) {
+		buf[o++] = '0';
+		buf[o++] = '.';
+		for (int i = 0; i < -exp10 - 1; i++)
+			buf[o++] = '0';
+		memcpy(buf + o, digits, nd);
+		o += nd;
+	} else {
+		size_t ip = (size_t)exp10 + 1; /* digits before the point */
+		for (size_t i = 0; i < ip; i++)
+			buf[o++] = i < nd ? digits[i] : '0';
+		buf[o++] = '.';
+		if (nd > ip) {
+			memcpy(buf + o, digits + ip, nd - ip);
+			o += nd - ip;
+		} else {
+			buf[o++] = '0';
+		}
+	}
+	buf[o] = '\0';
+	return o;
+}
