@@ -11,6 +11,7 @@
 #include "output/plot.h"
 #include "output/processes.h"
 #include "output/report.h"
+#include "output/resources.h"
 #include "run.h"
 #include "version.h"
 
@@ -181,7 +182,7 @@ int main(int argc, char **argv)
 		sup_die_err(ENOMEM, "environment");
 
 	struct sup_record rec;
-	evidence_record_init(&rec);
+	resources_init(&rec);
 	rec.command = opt.command;
 	rec.command_argc = opt.command_argc;
 	rec.poll_s = opt.poll_ms / 1000.0;
@@ -211,7 +212,7 @@ int main(int argc, char **argv)
 			snprintf(note, sizeof note, "libmemtrace.so was found neither next to memsup "
 				 "nor in %s: the run was not traced (/proc polling alone)",
 				 trace_pkglibdir());
-			evidence_record_note(&rec, note);
+			resources_note(&rec, note);
 			fprintf(stderr, "memsup: note: %s\n", note);
 		} else if (mkdirat(ev.dirfd, "records", 0777) < 0) {
 			sup_die_err(errno, "create %s/records", ev.path);
@@ -244,7 +245,7 @@ int main(int argc, char **argv)
 		.start_mono_ns = views.start_ns, .live = views.live, .pview = views.pview,
 	};
 	if (merge_build(&merged, &in) < 0)
-		evidence_record_note(&rec, "out of memory building the per-process view: "
+		resources_note(&rec, "out of memory building the per-process view: "
 				     "processes.json and blind_spots are incomplete");
 	for (size_t i = 0; i < merged.n_images; i++) {
 		rec.processes_traced += merged.images[i].traced != 0;
@@ -277,7 +278,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.json) {
 		fflush(stdout);
-		if (evidence_record_json(STDOUT_FILENO, &rec) < 0)
+		if (resources_write_json(STDOUT_FILENO, &rec) < 0)
 			status = SUP_EXIT_ERROR;
 	}
 	if (!opt.quiet)
@@ -287,7 +288,7 @@ int main(int argc, char **argv)
 	evidence_close(&ev);
 	merge_free(&merged);
 	run_views_free(&views);
-	evidence_record_free(&rec);
+	resources_free(&rec);
 	free(traced_env);
 	free(env_owned);
 	free(envp);

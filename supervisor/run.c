@@ -97,7 +97,7 @@ static void reap(struct run *r)
 			} else {
 				/* a re-parented orphan: its status is evidence too */
 				struct sup_record *rec = r->rec;
-				if (rec->n_reaped < EVIDENCE_MAX_REAPED) {
+				if (rec->n_reaped < RESOURCES_MAX_REAPED) {
 					struct sup_reaped *x = &rec->reaped[rec->n_reaped];
 					x->pid = p;
 					x->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
@@ -196,7 +196,7 @@ static void kill_until_empty(struct run *r, int list_leftovers)
 		}
 		wait_a_little(r, 5);
 		if (mono_ns() - t0 > KILL_GIVE_UP_NS) {
-			evidence_record_note(r->rec, "some descendants did not die within 10 s of "
+			resources_note(r->rec, "some descendants did not die within 10 s of "
 					"SIGKILL (uninterruptible sleep?); memsup gave up on them");
 			break;
 		}
@@ -460,7 +460,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		goto out;
 	}
 	if ((rc = spawn_become_subreaper()) < 0)
-		evidence_record_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
+		resources_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
 				"re-parent to init, leave the measured tree and are not killed");
 	rc = tree_open(&r.tree, cfg->proc_root, getpid(), o->discovery);
 	if (rc < 0) {
@@ -477,7 +477,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		goto out;
 	}
 	if (o->discovery != TREE_CHILDREN && tree_probe(cfg->proc_root, getpid()) != TREE_CHILDREN)
-		evidence_record_note(rec, "no /proc/PID/task/TID/children files (kernel built "
+		resources_note(rec, "no /proc/PID/task/TID/children files (kernel built "
 				"without CONFIG_PROC_CHILDREN): --discovery children is "
 				"unavailable; the ppid scan ran");
 
@@ -505,7 +505,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	 * already exited still has a pid to open. */
 	r.pidfd = open_pidfd(r.main_pid);
 	if (r.pidfd < 0)
-		evidence_record_note(rec, "pidfd_open unavailable: the end of the main process "
+		resources_note(rec, "pidfd_open unavailable: the end of the main process "
 				"is seen through SIGCHLD");
 	const char *reason = NULL;
 	if (evidence_write_record(ev, rec, 0) == 0)

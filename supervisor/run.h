@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "output/evidence.h"
+#include "output/resources.h"
 
 struct run_config {
 	const struct sup_options *opt;

@@ -209,7 +209,7 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 			iv->have_status = 1;
 			iv->wait_status = in->main_status;
 		}
-		for (size_t k = 0; k < rec->n_reaped && k < EVIDENCE_MAX_REAPED; k++) {
+		for (size_t k = 0; k < rec->n_reaped && k < RESOURCES_MAX_REAPED; k++) {
 			if (rec->reaped[k].pid == iv->pid) {
 				iv->have_status = 1;
 				iv->wait_status = wait_status_of(rec->reaped[k].exit_code);

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "output/evidence.h"
+#include "output/resources.h"
 #include "record.h"
 
 /* Why a sampled process has no shim record, as far as memsup could tell

@@ -1,4 +1,4 @@
-/* evidence.h: the evidence directory and the record memsup keeps in it.
+/* evidence.h: the evidence directory, its line files and its write failures.
  *
  *   DIR/stdout.log      the command's stdout and stderr (O_APPEND)
  *   DIR/rss.jsonl       one "[elapsed_s, tree_rss_bytes]" line per sample,
@@ -11,10 +11,10 @@
  *                       EVIDENCE_TL_TOP) members with the largest RSS at that
  *                       sample, largest first (ties: lower pid first), so
  *                       rss = sum(top) + the rest
- *   DIR/resources.json  the record (struct sup_record), pretty JSON (indent
- *                       2), replaced atomically: written to a temporary file,
- *                       renamed over; fsync'd (file and directory) when
- *                       `durable`, i.e. at the start and at the end.
+ *   DIR/resources.json  the record (resources.h), replaced atomically:
+ *                       written to a temporary file, renamed over; fsync'd
+ *                       (file and directory) when `durable`, i.e. at the
+ *                       start and at the end.
  *
  * Return convention: 0 or -errno.  All JSON goes through jsonw.
  */
@@ -28,78 +28,7 @@
 
 #include "jsonw.h"
 
-#define EVIDENCE_MAX_NOTES 8u
-
-struct finding; /* findings.h */
-struct phase_log; /* phases.h */
-
-struct sup_leftover {
-	pid_t pid;
-	char *argv;      /* NUL-separated, malloc'd; argv_len bytes */
-	size_t argv_len;
-};
-
-/* A re-parented orphan memsup reaped: its status, Python convention. */
-struct sup_reaped {
-	pid_t pid;
-	int exit_code;             /* status, or -signal */
-};
-
-#define EVIDENCE_MAX_REAPED 256u
-
-struct sup_record {
-	/* what was asked */
-	char *const *command;
-	int command_argc;
-	double poll_s;
-	double rss_budget_mb;      /* 0: none (null) */
-	double wall_budget_s;      /* 0: none (null) */
-	unsigned max_procs_budget; /* --max-procs; 0: none (null) */
-	double grace_s;            /* 0: SIGKILL at once (null) */
-	const char *cwd;           /* where the command runs */
-	char *const *env;          /* the -e overrides, "KEY=VALUE" */
-	size_t n_env;
-	char *const *meta;         /* --meta labels, "KEY=VALUE", keys unique */
-	size_t n_meta;
-	const struct phase_log *phases; /* markers and phases (phases.h); NULL: none */
-	const char *discovery;     /* "children" or "scan"; NULL before known */
-	const char *started_at;    /* ISO 8601 UTC */
-	/* what happened */
-	const char *reason;        /* NULL (null), "running", "wall_budget_exceeded",
-				      "rss_budget_exceeded", "procs_budget_exceeded",
-				      "interrupted",
-				      "start_failed", "evidence_failed" */
-	const char *error;         /* why it could not start, or which evidence
-				      write failed; NULL */
-	pid_t pid;                 /* the command's pid; 0 when never forked */
-	int have_exit;             /* exit_code / signal known */
-	int exit_code;             /* status, or -signal (Python convention) */
-	int signal;                /* signal that ended the command, 0: none */
-	int exit_status;           /* memsup's own; -1 while running */
-	double wall_s;
-	uint64_t peak_bytes;
-	double peak_at_s;          /* < 0: no sample yet */
-	uint64_t samples;
-	unsigned max_processes;
-	struct sup_leftover *leftovers;
-	size_t n_leftovers;
-	struct sup_reaped reaped[EVIDENCE_MAX_REAPED]; /* first ones only */
-	size_t n_reaped;           /* how many there were (may exceed the array) */
-	double rusage_children_maxrss_mb; /* < 0: not known yet */
-	double memsup_cpu_s;              /* memsup's own user+system CPU; < 0: unknown */
-	double poll_interval_p99_s;       /* < 0: fewer than 2 samples */
-	const char *notes[EVIDENCE_MAX_NOTES];
-	size_t n_notes;
-	/* the merged view (shim + poller) */
-	int traced;                       /* the shim was injected */
-	unsigned processes_traced;        /* images with a valid record */
-	unsigned processes_sampled;       /* images the poller saw */
-	double peak_heap_mb;              /* at the peak sample; < 0: null */
-	double peak_mapped_mb;
-	double peak_pss_mb;               /* < 0: not measured */
-	const struct finding *findings;   /* blind_spots (findings.h) */
-	size_t n_findings;
-};
+struct sup_record; /* resources.h */
 
 struct evidence {
 	int dirfd;
@@ -115,14 +44,6 @@ struct evidence {
 	const char *fail_op, *fail_name;
 	int fail_err;              /* its -errno */
 };
-
-/* The "scope" and "limitation" strings of the record. */
-extern const char evidence_scope[];
-extern const char evidence_limitation[];
-
-void evidence_record_init(struct sup_record *r);
-void evidence_record_note(struct sup_record *r, const char *note);
-void evidence_record_free(struct sup_record *r); /* the leftovers */
 
 /* Create `path` (parents as needed; the last component must be new: -EEXIST
  * otherwise) and its stdout.log and rss.jsonl.  On failure nothing is left
@@ -166,9 +87,6 @@ int evidence_write_record(struct evidence *ev, const struct sup_record *r, int d
 /* The first failed write as "OP DIR/NAME: strerror" into buf (cap bytes);
  * returns 0, or -1 (buf "") when nothing failed. */
 int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap);
-
-/* The record as pretty JSON on fd (resources.json, --json). */
-int evidence_record_json(int fd, const struct sup_record *r);
 
 /* The rss.jsonl line for one sample, with '\n'.  Returns the length. */
 size_t evidence_format_sample(double elapsed_s, uint64_t bytes, char *buf, size_t cap);

@@ -4,6 +4,7 @@
 #include "output/processes.h"
 #include "collect/procfs.h"
 #include "collect/recordfile.h"
+#include "jsonw.h"
 
 #include <errno.h>
 #include <fcntl.h>

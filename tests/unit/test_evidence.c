@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "output/evidence.h"
+#include "output/resources.h"
 
 Test(evidence, sample_line_like_json_dumps)
 {
@@ -58,7 +59,7 @@ Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
 	struct sup_record r;
 	char *cmd[] = { "prog", "we\"ird\n", "\x01\xff", NULL };
 	char *env[] = { "A=1", "B=two words", "A=3" };
-	evidence_record_init(&r);
+	resources_init(&r);
 	r.command = cmd;
 	r.command_argc = 3;
 	r.poll_s = 0.01;
@@ -81,9 +82,9 @@ Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
 	memcpy(r.leftovers[0].argv, "ab\0cd", 5);
 	r.leftovers[0].argv_len = 5;
 	r.n_leftovers = 1;
-	evidence_record_note(&r, "a note");
+	resources_note(&r, "a note");
 	cr_assert_eq(evidence_write_record(&ev, &r, 1), 0);
-	evidence_record_free(&r);
+	resources_free(&r);
 	evidence_close(&ev);
 
 	char cmdline[PATH_MAX + 1024];

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/evidence.h"
 #include "analyze/findings.h"
 #include "collect/recordfile.h"
+#include "output/resources.h"
 
 #define MB 1000000.0
 #define MAX_IMG 64
@@ -77,7 +77,7 @@ static void clean_run(void)
 	memset(&run, 0, sizeof run);
 	memset(out, 0, sizeof out);
 	nout = 0;
-	evidence_record_init(&rec);
+	resources_init(&rec);
 	rec.reason = NULL;
 	rec.peak_bytes = mb_b(40);
 	rec.peak_at_s = 0.5;

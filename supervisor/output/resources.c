@@ -1,0 +1,235 @@
+/* resources.c: the run record and its JSON (see resources.h). */
+#include "output/resources.h"
+#include "analyze/findings.h"
+#include "analyze/phases.h"
+#include "jsonw.h"
+#include "output/pyfloat.h"
+#include "version.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The record's "scope" and "limitation": what its figures cover. */
+static const char resources_scope[] =
+	"command launch through exit; simultaneous descendants; observer excluded";
+static const char resources_limitation[] =
+	"polled observations do not bound arbitrary transient allocations";
+
+void resources_init(struct sup_record *r)
+{
+	memset(r, 0, sizeof *r);
+	r->reason = "running";
+	r->exit_status = -1;
+	r->peak_at_s = -1;
+	r->rusage_children_maxrss_mb = -1;
+	r->memsup_cpu_s = -1;
+	r->poll_interval_p99_s = -1;
+	r->peak_heap_mb = r->peak_mapped_mb = r->peak_pss_mb = -1;
+}
+
+void resources_note(struct sup_record *r, const char *note)
+{
+	if (r->n_notes < RESOURCES_MAX_NOTES)
+		r->notes[r->n_notes++] = note;
+}
+
+void resources_free(struct sup_record *r)
+{
+	for (size_t i = 0; i < r->n_leftovers; i++)
+		free(r->leftovers[i].argv);
+	free(r->leftovers);
+	r->leftovers = NULL;
+	r->n_leftovers = 0;
+}
+
+/* ---- the JSON -------------------------------------------------------------- */
+
+static void put_float(struct jsonw *w, double v)
+{
+	char f[40];
+	size_t n = pyfloat_format(v, f, sizeof f);
+	jsonw_raw(w, f, n);
+}
+
+static void put_float_or_null(struct jsonw *w, double v, int present)
+{
+	if (present)
+		put_float(w, v);
+	else
+		jsonw_null(w);
+}
+
+static void put_env(struct jsonw *w, char *const *env, size_t n)
+{
+	jsonw_object_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(env[i], '=');
+		size_t kl = (size_t)(eq - env[i]);
+		/* -e may repeat a key: the last one is what the command gets. */
+		int later = 0;
+		for (size_t j = i + 1; j < n && !later; j++)
+			later = strncmp(env[j], env[i], kl + 1) == 0;
+		if (later)
+			continue;
+		char key[256];
+		if (kl >= sizeof key) {
+			/* keys this long are odd but legal: write without the
+			 * NUL-terminated copy */
+			jsonw_key(w, "");
+			jsonw_string(w, env[i]);
+			continue;
+		}
+		memcpy(key, env[i], kl);
+		key[kl] = '\0';
+		jsonw_key(w, key);
+		jsonw_string(w, eq + 1);
+	}
+	jsonw_object_end(w);
+}
+
+int resources_write_json(int fd, const struct sup_record *r)
+{
+	struct jsonw w;
+	jsonw_init(&w, fd, 2);
+	jsonw_object_begin(&w);
+
+	/* The seed's keys first, in the seed's order, same meaning and units. */
+	jsonw_key(&w, "command");
+	jsonw_array_begin(&w);
+	for (int i = 0; i < r->command_argc; i++)
+		jsonw_string(&w, r->command[i]);
+	jsonw_array_end(&w);
+	jsonw_key(&w, "exit_code");
+	if (r->have_exit)
+		jsonw_int(&w, r->exit_code);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "reason");
+	jsonw_string(&w, r->reason);
+	jsonw_key(&w, "wall_s");
+	put_float(&w, r->wall_s);
+	jsonw_key(&w, "peak_tree_rss_mb");
+	put_float(&w, (double)r->peak_bytes / 1e6);
+	jsonw_key(&w, "poll_s");
+	put_float(&w, r->poll_s);
+	jsonw_key(&w, "rss_budget_mb");
+	put_float_or_null(&w, r->rss_budget_mb, r->rss_budget_mb > 0);
+	jsonw_key(&w, "wall_budget_s");
+	put_float_or_null(&w, r->wall_budget_s, r->wall_budget_s > 0);
+	jsonw_key(&w, "scope");
+	jsonw_string(&w, resources_scope);
+	jsonw_key(&w, "limitation");
+	jsonw_string(&w, resources_limitation);
+
+	/* memsup's additions. */
+	jsonw_key(&w, "max_procs_budget");
+	if (r->max_procs_budget)
+		jsonw_uint(&w, r->max_procs_budget);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "signal");
+	if (r->have_exit && r->signal)
+		jsonw_int(&w, r->signal);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "exit_status");
+	if (r->exit_status >= 0)
+		jsonw_int(&w, r->exit_status);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "error");
+	jsonw_string(&w, r->error);
+	jsonw_key(&w, "pid");
+	if (r->pid > 0)
+		jsonw_int(&w, r->pid);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "peak_tree_rss_at_s");
+	put_float_or_null(&w, r->peak_at_s, r->peak_at_s >= 0);
+	jsonw_key(&w, "samples");
+	jsonw_uint(&w, r->samples);
+	jsonw_key(&w, "max_processes");
+	jsonw_uint(&w, r->max_processes);
+	jsonw_key(&w, "leftover_processes_killed");
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < r->n_leftovers; i++) {
+		const struct sup_leftover *l = &r->leftovers[i];
+		jsonw_object_begin(&w);
+		jsonw_key(&w, "pid");
+		jsonw_int(&w, l->pid);
+		jsonw_key(&w, "argv");
+		jsonw_array_begin(&w);
+		for (size_t s = 0; s < l->argv_len;) {
+			size_t m = strnlen(l->argv + s, l->argv_len - s);
+			jsonw_string_n(&w, l->argv + s, m);
+			s += m + 1;
+		}
+		jsonw_array_end(&w);
+		jsonw_object_end(&w);
+	}
+	jsonw_array_end(&w);
+	jsonw_key(&w, "orphans_reaped");
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < r->n_reaped && i < RESOURCES_MAX_REAPED; i++) {
+		jsonw_object_begin(&w);
+		jsonw_key(&w, "pid");
+		jsonw_int(&w, r->reaped[i].pid);
+		jsonw_key(&w, "exit_code");
+		jsonw_int(&w, r->reaped[i].exit_code);
+		jsonw_object_end(&w);
+	}
+	jsonw_array_end(&w);
+	jsonw_key(&w, "orphans_reaped_total");
+	jsonw_uint(&w, r->n_reaped);
+	jsonw_key(&w, "rusage_children_maxrss_mb");
+	put_float_or_null(&w, r->rusage_children_maxrss_mb, r->rusage_children_maxrss_mb >= 0);
+	jsonw_key(&w, "poll_interval_p99_s");
+	put_float_or_null(&w, r->poll_interval_p99_s, r->poll_interval_p99_s >= 0);
+	jsonw_key(&w, "memsup_cpu_s");
+	put_float_or_null(&w, r->memsup_cpu_s, r->memsup_cpu_s >= 0);
+	jsonw_key(&w, "discovery");
+	jsonw_string(&w, r->discovery);
+	jsonw_key(&w, "notes");
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < r->n_notes; i++)
+		jsonw_string(&w, r->notes[i]);
+	jsonw_array_end(&w);
+	jsonw_key(&w, "grace_s");
+	put_float_or_null(&w, r->grace_s, r->grace_s > 0);
+	jsonw_key(&w, "cwd");
+	jsonw_string(&w, r->cwd);
+	jsonw_key(&w, "env");
+	put_env(&w, r->env, r->n_env);
+	jsonw_key(&w, "meta");
+	put_env(&w, r->meta, r->n_meta);
+	jsonw_key(&w, "memsup_version");
+	jsonw_string(&w, memsup_version());
+	jsonw_key(&w, "started_at");
+	jsonw_string(&w, r->started_at);
+
+	/* the merged view */
+	jsonw_key(&w, "traced");
+	jsonw_bool(&w, r->traced);
+	jsonw_key(&w, "processes_traced");
+	jsonw_uint(&w, r->processes_traced);
+	jsonw_key(&w, "processes_sampled");
+	jsonw_uint(&w, r->processes_sampled);
+	jsonw_key(&w, "peak_heap_mb");
+	put_float_or_null(&w, r->peak_heap_mb, r->peak_heap_mb >= 0);
+	jsonw_key(&w, "peak_mapped_mb");
+	put_float_or_null(&w, r->peak_mapped_mb, r->peak_mapped_mb >= 0);
+	jsonw_key(&w, "peak_pss_mb");
+	put_float_or_null(&w, r->peak_pss_mb, r->peak_pss_mb >= 0);
+	/* phases: "markers", "markers_dropped", "phases" */
+	phases_write_json(&w, r->phases, r->wall_s, r->exit_status >= 0);
+	jsonw_key(&w, "blind_spots");
+	if (r->n_findings)
+		findings_write_json(&w, r->findings, r->n_findings);
+	else {
+		jsonw_array_begin(&w);
+		jsonw_array_end(&w);
+	}
+
+	jsonw_object_end(&w);
+	return jsonw_finish_line(&w);
+}

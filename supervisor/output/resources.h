@@ -1,0 +1,104 @@
+/* resources.h: the run record -- what was asked, what happened, what the
+ * merged view found -- and its JSON, DIR/resources.json (and --json).
+ *
+ * The record keeps every key of the Python seed with the same meaning and
+ * units, in the seed's order, then memsup's own (memsup(1) lists them).
+ * It is written whole every time: pretty JSON (indent 2) through jsonw,
+ * floats as Python writes them (pyfloat.h).  The evidence directory
+ * (evidence.h) replaces resources.json atomically with it.
+ *
+ * Return convention: 0 or -errno.
+ */
+#ifndef MEMSUP_RESOURCES_H
+#define MEMSUP_RESOURCES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RESOURCES_MAX_NOTES 8u
+
+struct finding; /* analyze/findings.h */
+struct phase_log; /* analyze/phases.h */
+
+struct sup_leftover {
+	pid_t pid;
+	char *argv;      /* NUL-separated, malloc'd; argv_len bytes */
+	size_t argv_len;
+};
+
+/* A re-parented orphan memsup reaped: its status, Python convention. */
+struct sup_reaped {
+	pid_t pid;
+	int exit_code;             /* status, or -signal */
+};
+
+#define RESOURCES_MAX_REAPED 256u
+
+struct sup_record {
+	/* what was asked */
+	char *const *command;
+	int command_argc;
+	double poll_s;
+	double rss_budget_mb;      /* 0: none (null) */
+	double wall_budget_s;      /* 0: none (null) */
+	unsigned max_procs_budget; /* --max-procs; 0: none (null) */
+	double grace_s;            /* 0: SIGKILL at once (null) */
+	const char *cwd;           /* where the command runs */
+	char *const *env;          /* the -e overrides, "KEY=VALUE" */
+	size_t n_env;
+	char *const *meta;         /* --meta labels, "KEY=VALUE", keys unique */
+	size_t n_meta;
+	const struct phase_log *phases; /* markers and phases (phases.h); NULL: none */
+	const char *discovery;     /* "children" or "scan"; NULL before known */
+	const char *started_at;    /* ISO 8601 UTC */
+	/* what happened */
+	const char *reason;        /* NULL (null), "running", "wall_budget_exceeded",
+				      "rss_budget_exceeded", "procs_budget_exceeded",
+				      "interrupted",
+				      "start_failed", "evidence_failed" */
+	const char *error;         /* why it could not start, or which evidence
+				      write failed; NULL */
+	pid_t pid;                 /* the command's pid; 0 when never forked */
+	int have_exit;             /* exit_code / signal known */
+	int exit_code;             /* status, or -signal (Python convention) */
+	int signal;                /* signal that ended the command, 0: none */
+	int exit_status;           /* memsup's own; -1 while running */
+	double wall_s;
+	uint64_t peak_bytes;
+	double peak_at_s;          /* < 0: no sample yet */
+	uint64_t samples;
+	unsigned max_processes;
+	struct sup_leftover *leftovers;
+	size_t n_leftovers;
+	struct sup_reaped reaped[RESOURCES_MAX_REAPED]; /* first ones only */
+	size_t n_reaped;           /* how many there were (may exceed the array) */
+	double rusage_children_maxrss_mb; /* < 0: not known yet */
+	double memsup_cpu_s;              /* memsup's own user+system CPU; < 0: unknown */
+	double poll_interval_p99_s;       /* < 0: fewer than 2 samples */
+	const char *notes[RESOURCES_MAX_NOTES];
+	size_t n_notes;
+	/* the merged view (shim + poller) */
+	int traced;                       /* the shim was injected */
+	unsigned processes_traced;        /* images with a valid record */
+	unsigned processes_sampled;       /* images the poller saw */
+	double peak_heap_mb;              /* at the peak sample; < 0: null */
+	double peak_mapped_mb;
+	double peak_pss_mb;               /* < 0: not measured */
+	const struct finding *findings;   /* blind_spots (findings.h) */
+	size_t n_findings;
+};
+
+/* A new record: reason "running", every figure unknown (null). */
+void resources_init(struct sup_record *r);
+/* Add one of the record's "notes" (the string must outlive the record);
+ * past RESOURCES_MAX_NOTES they are dropped. */
+void resources_note(struct sup_record *r, const char *note);
+/* Free what the record owns: the leftovers' argv. */
+void resources_free(struct sup_record *r);
+
+/* The record as pretty JSON on fd, one write per buffer (resources.json,
+ * --json). */
+int resources_write_json(int fd, const struct sup_record *r);
+
+#endif /* MEMSUP_RESOURCES_H */
