@@ -27,7 +27,6 @@
 
 extern char **environ;
 
-#define SUP_EXIT_ERROR 125
 #define SUMMARY_ROWS 8u
 
 /* The findings of the run; file scope: large, one run per process. */
@@ -83,8 +82,9 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 	if (rec->rusage_children_maxrss_mb >= 0 && rec->have_exit)
 		fprintf(stderr, "memsup: largest single process (getrusage, time -v): %.1f MB\n",
 			rec->rusage_children_maxrss_mb);
-	fprintf(stderr, "memsup: reason: %s; ", rec->reason ? rec->reason : "none");
-	if (rec->error && rec->reason && strcmp(rec->reason, "start_failed") == 0)
+	const char *reason = resources_reason_name(rec->reason);
+	fprintf(stderr, "memsup: reason: %s; ", reason ? reason : "none");
+	if (rec->error && rec->reason == SUP_REASON_START_FAILED)
 		fprintf(stderr, "could not start: %s; ", rec->error);
 	else if (rec->error)
 		fprintf(stderr, "%s; ", rec->error);
@@ -234,7 +234,7 @@ int main(int argc, char **argv)
 	int status = run_supervise(&cfg, &ev, &rec, &views);
 	/* The one memsup error of a run that has no line of its own yet: say
 	 * which write failed even under -q. */
-	if (rec.reason && strcmp(rec.reason, "evidence_failed") == 0)
+	if (rec.reason == SUP_REASON_EVIDENCE_FAILED)
 		fprintf(stderr, "memsup: %s\n", rec.error);
 
 	/* The merged view: every image, traced or not, and what it hides. */

@@ -266,7 +266,7 @@ static void top_members(struct evidence_tl *tl, const struct tree_member *m, siz
 }
 
 static void take_sample(struct run *r, uint64_t now, uint64_t *last,
-			const char **reason)
+			enum sup_reason *reason)
 {
 	struct sup_record *rec = r->rec;
 	const struct sup_options *o = r->cfg->opt;
@@ -288,7 +288,7 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 	if (n > rec->max_processes)
 		rec->max_processes = n;
 	if (evidence_append_sample(r->ev, elapsed, rss) < 0)
-		*reason = "evidence_failed";
+		*reason = SUP_REASON_EVIDENCE_FAILED;
 	if (r->pv) {
 		/* the per-process view and the live records of the same moment;
 		 * `now` (taken before reading) is the time records are compared
@@ -304,21 +304,21 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 		};
 		top_members(&tl, m, nm);
 		if (evidence_append_timeline(r->ev, &tl) < 0)
-			*reason = "evidence_failed";
+			*reason = SUP_REASON_EVIDENCE_FAILED;
 		struct phases_sample ps = {
 			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
 			.heap = s.heap,
 		};
 		phases_on_sample(r->cfg->phases, &ps, r->live, r->start_ns, r->cfg->proc_root);
 	}
-	if (*reason)
+	if (*reason != SUP_REASON_NONE)
 		return; /* evidence_failed: it ends the run whatever the budgets say */
 	if (o->wall_s > 0 && elapsed >= o->wall_s)
-		*reason = "wall_budget_exceeded";
+		*reason = SUP_REASON_WALL_BUDGET;
 	else if (o->rss_mb > 0 && (double)rss >= o->rss_mb * 1e6)
-		*reason = "rss_budget_exceeded";
+		*reason = SUP_REASON_RSS_BUDGET;
 	else if (o->max_procs > 0 && n > o->max_procs)
-		*reason = "procs_budget_exceeded";
+		*reason = SUP_REASON_PROCS_BUDGET;
 }
 
 static void finish_times(struct run *r)
@@ -335,9 +335,9 @@ static void finish_times(struct run *r)
 		rec->poll_interval_p99_s = (double)jitter_quantile(&r->jit, 0.99) / 1e9;
 }
 
-/* The supervision loop proper; returns the reason (NULL: the main process
- * ended on its own). */
-static const char *supervise(struct run *r)
+/* The supervision loop proper; returns the reason (SUP_REASON_NONE: the
+ * main process ended on its own). */
+static enum sup_reason supervise(struct run *r)
 {
 	const struct sup_options *o = r->cfg->opt;
 	uint64_t period = (uint64_t)(o->poll_ms * 1e6);
@@ -346,12 +346,12 @@ static const char *supervise(struct run *r)
 	uint64_t wall_end = o->wall_s > 0 ? r->start_ns + (uint64_t)(o->wall_s * 1e9) : 0;
 	uint64_t next = r->start_ns, next_record = r->start_ns + NS_PER_S;
 	uint64_t last = 0;
-	const char *reason = NULL;
+	enum sup_reason reason = SUP_REASON_NONE;
 
 	while (!r->main_done && !r->interrupt) {
 		uint64_t now = mono_ns();
 		if (wall_end && now >= wall_end) {
-			reason = "wall_budget_exceeded";
+			reason = SUP_REASON_WALL_BUDGET;
 			break;
 		}
 		if (now >= next) {
@@ -361,7 +361,7 @@ static const char *supervise(struct run *r)
 			if (r->live && (live_pending(r->live) || live_fd(r->live) < 0))
 				live_update(r->live, 0);
 			take_sample(r, now, &last, &reason);
-			if (reason)
+			if (reason != SUP_REASON_NONE)
 				break;
 			/* Steady schedule: deadline k = start + k*period.  Deadlines
 			 * already past are skipped, never run late in a burst. */
@@ -378,7 +378,7 @@ static const char *supervise(struct run *r)
 			 * or a removed directory would report nothing. */
 			if (evidence_flush_samples(r->ev) < 0 ||
 			    evidence_write_record(r->ev, r->rec, 0) < 0) {
-				reason = "evidence_failed";
+				reason = SUP_REASON_EVIDENCE_FAILED;
 				break;
 			}
 			next_record += NS_PER_S;
@@ -417,10 +417,10 @@ static const char *supervise(struct run *r)
 static int start_failed(struct run *r, int status, const char *what, int err)
 {
 	snprintf(run_error, sizeof run_error, "%s: %s", what, strerror(err));
-	r->rec->reason = "start_failed";
+	r->rec->reason = SUP_REASON_START_FAILED;
 	r->rec->error = run_error;
-	r->rec->exit_status = status;
-	return status;
+	r->rec->exit_status = resources_exit_status(SUP_REASON_START_FAILED, status);
+	return r->rec->exit_status;
 }
 
 void run_views_free(struct run_views *v)
@@ -507,15 +507,15 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	if (r.pidfd < 0)
 		resources_note(rec, "pidfd_open unavailable: the end of the main process "
 				"is seen through SIGCHLD");
-	const char *reason = NULL;
+	enum sup_reason reason;
 	if (evidence_write_record(ev, rec, 0) == 0)
 		reason = supervise(&r);
 	else
-		reason = "evidence_failed";
+		reason = SUP_REASON_EVIDENCE_FAILED;
 	int interrupt = r.interrupt;
 	if (interrupt)
-		reason = "interrupted";
-	if (reason) {
+		reason = SUP_REASON_INTERRUPTED;
+	if (reason != SUP_REASON_NONE) {
 		kill_tree(&r);
 	} else {
 		/* The main process is gone: whatever of its tree remains is a
@@ -546,23 +546,16 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	views->main_status = r.main_status;
 	if (interrupt)
 		status = 128 + interrupt;
-	else if (reason && strcmp(reason, "wall_budget_exceeded") == 0)
-		status = 124;
-	else if (reason && strcmp(reason, "rss_budget_exceeded") == 0)
-		status = 123;
-	else if (reason && strcmp(reason, "procs_budget_exceeded") == 0)
-		status = 122;
-	rec->exit_status = status;
+	status = rec->exit_status = resources_exit_status(reason, status);
 out:
 	/* The last lines; a write that fails now (the tree is already dead)
 	 * still makes the run a memsup error, as one during the run does. */
-	if (evidence_flush_samples(ev) < 0 &&
-	    !(rec->reason && strcmp(rec->reason, "start_failed") == 0))
-		rec->reason = "evidence_failed";
-	if (rec->reason && strcmp(rec->reason, "evidence_failed") == 0 &&
+	if (evidence_flush_samples(ev) < 0 && rec->reason != SUP_REASON_START_FAILED)
+		rec->reason = SUP_REASON_EVIDENCE_FAILED;
+	if (rec->reason == SUP_REASON_EVIDENCE_FAILED &&
 	    evidence_fail_describe(ev, run_error, sizeof run_error) == 0) {
 		rec->error = run_error;
-		status = rec->exit_status = 125;
+		status = rec->exit_status = resources_exit_status(rec->reason, status);
 	}
 	/* every record that will ever exist is there now: list them all (a
 	 * process killed while creating its file leaves one without magic) */

@@ -636,7 +636,7 @@ static void rule_escaped(struct ctx *c, const struct merged_run *m)
 static void rule_budget(struct ctx *c, const struct merged_run *m)
 {
 	const struct sup_record *r = m->rec;
-	if (!r || !r->reason || strcmp(r->reason, "rss_budget_exceeded") != 0 ||
+	if (!r || r->reason != SUP_REASON_RSS_BUDGET ||
 	    r->rss_budget_mb <= 0 || r->peak_at_s < 0)
 		return;
 	double tree = (double)r->peak_bytes / BYTES_PER_MB, over = tree - r->rss_budget_mb;

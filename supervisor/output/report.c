@@ -21,6 +21,7 @@
 
 #include "jsonw.h"
 #include "output/jsonr.h"
+#include "output/resources.h"
 
 /* Evidence files larger than this are refused (a broken row), so that a
  * stray huge file cannot exhaust memory.  A fork bomb's processes.json with
@@ -216,7 +217,8 @@ static void row_read(struct report_row *r)
 	 * rewrites it as it goes; processes.json only comes at the end.  A
 	 * record still "running" is a run in progress, or one whose memsup was
 	 * killed: not broken, and without processes.json. */
-	if (r->reason && strcmp(r->reason, "running") == 0) {
+	enum sup_reason why;
+	if (resources_reason_parse(r->reason, &why) == 0 && why == SUP_REASON_RUNNING) {
 		r->state = REPORT_RUNNING;
 		goto out;
 	}

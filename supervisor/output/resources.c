@@ -6,8 +6,57 @@
 #include "output/pyfloat.h"
 #include "version.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- outcomes ---------------------------------------------------------------- */
+
+#define STATUS_NONE (-1)           /* no exit status yet: null */
+#define STATUS_OF_RUN (-2)         /* the run decides (resources_exit_status) */
+
+/* Each outcome's name in the record and memsup's exit status (memsup(1)). */
+static const struct {
+	const char *name;
+	int exit_status;
+} reasons[SUP_REASON_COUNT] = {
+	[SUP_REASON_NONE] = { NULL, STATUS_OF_RUN },
+	[SUP_REASON_RUNNING] = { "running", STATUS_NONE },
+	[SUP_REASON_WALL_BUDGET] = { "wall_budget_exceeded", 124 },
+	[SUP_REASON_RSS_BUDGET] = { "rss_budget_exceeded", 123 },
+	[SUP_REASON_PROCS_BUDGET] = { "procs_budget_exceeded", 122 },
+	[SUP_REASON_INTERRUPTED] = { "interrupted", STATUS_OF_RUN },
+	[SUP_REASON_START_FAILED] = { "start_failed", STATUS_OF_RUN },
+	[SUP_REASON_EVIDENCE_FAILED] = { "evidence_failed", SUP_EXIT_ERROR },
+};
+
+const char *resources_reason_name(enum sup_reason reason)
+{
+	return (unsigned)reason < SUP_REASON_COUNT ? reasons[reason].name : NULL;
+}
+
+int resources_reason_parse(const char *name, enum sup_reason *out)
+{
+	if (!name) {
+		*out = SUP_REASON_NONE;
+		return 0;
+	}
+	for (unsigned i = 0; i < SUP_REASON_COUNT; i++) {
+		if (reasons[i].name && strcmp(reasons[i].name, name) == 0) {
+			*out = (enum sup_reason)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int resources_exit_status(enum sup_reason reason, int run_status)
+{
+	int st = (unsigned)reason < SUP_REASON_COUNT ? reasons[reason].exit_status : STATUS_OF_RUN;
+	return st == STATUS_OF_RUN ? run_status : st;
+}
+
+/* ---- the record -------------------------------------------------------------- */
 
 /* The record's "scope" and "limitation": what its figures cover. */
 static const char resources_scope[] =
@@ -18,7 +67,7 @@ static const char resources_limitation[] =
 void resources_init(struct sup_record *r)
 {
 	memset(r, 0, sizeof *r);
-	r->reason = "running";
+	r->reason = SUP_REASON_RUNNING;
 	r->exit_status = -1;
 	r->peak_at_s = -1;
 	r->rusage_children_maxrss_mb = -1;
@@ -42,7 +91,7 @@ void resources_free(struct sup_record *r)
 	r->n_leftovers = 0;
 }
 
-/* ---- the JSON -------------------------------------------------------------- */
+/* ---- the JSON ---------------------------------------------------------------- */
 
 static void put_float(struct jsonw *w, double v)
 {
@@ -105,7 +154,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	else
 		jsonw_null(&w);
 	jsonw_key(&w, "reason");
-	jsonw_string(&w, r->reason);
+	jsonw_string(&w, resources_reason_name(r->reason));
 	jsonw_key(&w, "wall_s");
 	put_float(&w, r->wall_s);
 	jsonw_key(&w, "peak_tree_rss_mb");

@@ -16,6 +16,44 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* How the run ended: the record's "reason".  One table in resources.c gives
+ * each outcome its name in resources.json and memsup's exit status; only
+ * the record's JSON writer and resources_reason_parse() see the names, so
+ * the rest of memsup compares values.  An outcome to come (containment's
+ * mem_limit_exceeded, supervisor_killed) is a value here and a line in
+ * that table. */
+enum sup_reason {
+	SUP_REASON_NONE = 0,        /* null: the command ended on its own */
+	SUP_REASON_RUNNING,         /* the run is not over (or memsup was killed) */
+	SUP_REASON_WALL_BUDGET,     /* --wall-s reached: the tree was killed */
+	SUP_REASON_RSS_BUDGET,      /* --rss-mb reached */
+	SUP_REASON_PROCS_BUDGET,    /* --max-procs exceeded */
+	SUP_REASON_INTERRUPTED,     /* memsup got SIGINT/TERM/HUP/QUIT */
+	SUP_REASON_START_FAILED,    /* the command never ran (error says why) */
+	SUP_REASON_EVIDENCE_FAILED, /* a write to the evidence directory failed */
+	SUP_REASON_COUNT            /* (how many there are) */
+};
+
+/* memsup's exit status for its own errors (memsup(1)). */
+#define SUP_EXIT_ERROR 125
+
+/* The record's name of an outcome: "rss_budget_exceeded", ...; NULL (JSON
+ * null) for SUP_REASON_NONE and for a value out of range. */
+const char *resources_reason_name(enum sup_reason reason);
+
+/* The outcome a record's "reason" names; a NULL name (null, or no reason)
+ * is SUP_REASON_NONE.  0, or -EINVAL for a name the table does not know
+ * (an evidence directory of another memsup). */
+int resources_reason_parse(const char *name, enum sup_reason *out);
+
+/* memsup's exit status for a run that ended for `reason`: the table's own
+ * (122 process, 123 RSS, 124 wall budget, 125 evidence failed), or, for
+ * the outcomes whose status the run decides, `run_status`: the command's
+ * status or 128+N for its signal N (none), 128+N for memsup's own signal N
+ * (interrupted), 125 or exec's 126/127 (start failed).  -1 for running
+ * (null in the record). */
+int resources_exit_status(enum sup_reason reason, int run_status);
+
 #define RESOURCES_MAX_NOTES 8u
 
 struct finding; /* analyze/findings.h */
@@ -53,10 +91,7 @@ struct sup_record {
 	const char *discovery;     /* "children" or "scan"; NULL before known */
 	const char *started_at;    /* ISO 8601 UTC */
 	/* what happened */
-	const char *reason;        /* NULL (null), "running", "wall_budget_exceeded",
-				      "rss_budget_exceeded", "procs_budget_exceeded",
-				      "interrupted",
-				      "start_failed", "evidence_failed" */
+	enum sup_reason reason;
 	const char *error;         /* why it could not start, or which evidence
 				      write failed; NULL */
 	pid_t pid;                 /* the command's pid; 0 when never forked */
@@ -89,7 +124,7 @@ struct sup_record {
 	size_t n_findings;
 };
 
-/* A new record: reason "running", every figure unknown (null). */
+/* A new record: SUP_REASON_RUNNING, every figure unknown (null). */
 void resources_init(struct sup_record *r);
 /* Add one of the record's "notes" (the string must outlive the record);
  * past RESOURCES_MAX_NOTES they are dropped. */

@@ -68,7 +68,7 @@ Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
 	r.cwd = "/";
 	r.started_at = "2026-12-02T10:00:00.000Z";
 	cr_assert_eq(evidence_write_record(&ev, &r, 1), 0);
-	r.reason = NULL;
+	r.reason = SUP_REASON_NONE;
 	r.have_exit = 1;
 	r.exit_code = -9;
 	r.signal = 9;

@@ -78,7 +78,7 @@ static void clean_run(void)
 	memset(out, 0, sizeof out);
 	nout = 0;
 	resources_init(&rec);
-	rec.reason = NULL;
+	rec.reason = SUP_REASON_NONE;
 	rec.peak_bytes = mb_b(40);
 	rec.peak_at_s = 0.5;
 	rec.max_processes = 1;
@@ -656,7 +656,7 @@ Test(findings, escaped_tracked_and_killed)
 Test(findings, budget_overshoot_figures)
 {
 	clean_run();
-	rec.reason = "rss_budget_exceeded";
+	rec.reason = SUP_REASON_RSS_BUDGET;
 	rec.rss_budget_mb = 30;
 	rec.exit_status = 123;
 	/* the tree peak is the clean run's 40 MB; rusage says 41 */
@@ -670,10 +670,10 @@ Test(findings, budget_overshoot_figures)
 	f = find("budget_overshoot");
 	cr_assert_not_null(f);
 	expect_near(fig(f, "over_budget_mb"), 0, 1e-9);
-	rec.reason = NULL; /* a budget that was never reached */
+	rec.reason = SUP_REASON_NONE; /* a budget that was never reached */
 	rec.rss_budget_mb = 500;
 	none("budget not reached");
-	rec.reason = "wall_budget_exceeded";
+	rec.reason = SUP_REASON_WALL_BUDGET;
 	none("the wall budget is not an RSS overshoot");
 }
 
@@ -698,7 +698,7 @@ Test(findings, corrupt_record_never_trusted)
 Test(findings, order_and_capacity)
 {
 	fork_tree(4, 30);                         /* rusage_children */
-	rec.reason = "rss_budget_exceeded";       /* budget_overshoot */
+	rec.reason = SUP_REASON_RSS_BUDGET;       /* budget_overshoot */
 	rec.rss_budget_mb = 100;
 	img[1].escaped = 1;                       /* escaped */
 	img[2].sampled = 0;                       /* unsampled */

@@ -1,0 +1,88 @@
+/* test_resources.c: the run record's outcome table -- each outcome's name
+ * in resources.json and memsup's exit status -- and the record's "reason"
+ * as the JSON says it. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output/resources.h"
+
+Test(resources, every_outcome_has_one_name_that_reads_back)
+{
+	enum sup_reason r;
+	cr_expect_null(resources_reason_name(SUP_REASON_NONE), "no reason is JSON null");
+	cr_expect_eq(resources_reason_parse(NULL, &r), 0);
+	cr_expect_eq(r, SUP_REASON_NONE);
+	for (int i = SUP_REASON_NONE + 1; i < SUP_REASON_COUNT; i++) {
+		const char *name = resources_reason_name((enum sup_reason)i);
+		cr_assert_not_null(name, "outcome %d has no name", i);
+		cr_expect_eq(resources_reason_parse(name, &r), 0, "%s", name);
+		cr_expect_eq(r, (enum sup_reason)i, "%s reads back as another outcome", name);
+	}
+	cr_expect_null(resources_reason_name(SUP_REASON_COUNT));
+	cr_expect_eq(resources_reason_parse("mem_limit_exceeded", &r), -EINVAL,
+		     "a name of another memsup is not guessed at");
+	cr_expect_eq(resources_reason_parse("", &r), -EINVAL);
+}
+
+/* The names and statuses memsup(1), the README and the Python seed use. */
+Test(resources, names_and_exit_statuses_as_documented)
+{
+	static const struct {
+		enum sup_reason r;
+		const char *name;
+		int status;            /* with run status 77 */
+	} want[] = {
+		{ SUP_REASON_NONE, NULL, 77 },
+		{ SUP_REASON_RUNNING, "running", -1 },
+		{ SUP_REASON_WALL_BUDGET, "wall_budget_exceeded", 124 },
+		{ SUP_REASON_RSS_BUDGET, "rss_budget_exceeded", 123 },
+		{ SUP_REASON_PROCS_BUDGET, "procs_budget_exceeded", 122 },
+		{ SUP_REASON_INTERRUPTED, "interrupted", 77 },
+		{ SUP_REASON_START_FAILED, "start_failed", 77 },
+		{ SUP_REASON_EVIDENCE_FAILED, "evidence_failed", SUP_EXIT_ERROR },
+	};
+	cr_assert_eq(sizeof want / sizeof want[0], SUP_REASON_COUNT, "an outcome is untested");
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		const char *name = resources_reason_name(want[i].r);
+		if (want[i].name)
+			cr_expect_str_eq(name, want[i].name);
+		else
+			cr_expect_null(name);
+		cr_expect_eq(resources_exit_status(want[i].r, 77), want[i].status, "%s",
+			     name ? name : "null");
+	}
+}
+
+/* "reason" in the JSON: the table's name, or null. */
+Test(resources, reason_in_the_json)
+{
+	char *cmd[] = { "prog", NULL };
+	struct sup_record r;
+	resources_init(&r);
+	r.command = cmd;
+	r.command_argc = 1;
+	static const struct {
+		enum sup_reason r;
+		const char *json;
+	} cases[] = {
+		{ SUP_REASON_RUNNING, "\"reason\": \"running\"," },
+		{ SUP_REASON_RSS_BUDGET, "\"reason\": \"rss_budget_exceeded\"," },
+		{ SUP_REASON_NONE, "\"reason\": null," },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		FILE *f = tmpfile();
+		cr_assert_not_null(f);
+		r.reason = cases[i].r;
+		cr_assert_eq(resources_write_json(fileno(f), &r), 0);
+		static char buf[1 << 16];
+		size_t n = (size_t)pread(fileno(f), buf, sizeof buf - 1, 0);
+		buf[n] = '\0';
+		cr_expect_not_null(strstr(buf, cases[i].json), "%s not in:\n%s", cases[i].json, buf);
+		fclose(f);
+	}
+	resources_free(&r);
+}
