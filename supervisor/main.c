@@ -247,19 +247,7 @@ int main(int argc, char **argv)
 	if (merge_build(&merged, &in) < 0)
 		resources_note(&rec, "out of memory building the per-process view: "
 				     "processes.json and blind_spots are incomplete");
-	for (size_t i = 0; i < merged.n_images; i++) {
-		rec.processes_traced += merged.images[i].traced != 0;
-		rec.processes_sampled += merged.images[i].sampled != 0;
-	}
-	if (merged.peak.at_s >= 0 && records_dir) {
-		rec.peak_heap_mb = (double)merged.peak.heap / 1e6;
-		rec.peak_mapped_mb = (double)(merged.peak.map_anon + merged.peak.map_file) / 1e6;
-	}
-	if (merged.peak.at_s >= 0 && merged.peak.have_smaps)
-		rec.peak_pss_mb = (double)merged.peak.pss / 1e6;
-	size_t nf = findings_compute(&merged, run_findings, FINDINGS_MAX);
-	rec.findings = run_findings;
-	rec.n_findings = nf < FINDINGS_MAX ? nf : FINDINGS_MAX;
+	resources_apply_merge(&rec, &merged, run_findings, FINDINGS_MAX);
 	if ((rc = processes_write(ev.dirfd, &merged)) < 0) {
 		fprintf(stderr, "memsup: write %s/processes.json: %s\n", ev.path, strerror(-rc));
 		status = SUP_EXIT_ERROR;

@@ -1,6 +1,7 @@
 /* resources.c: the run record and its JSON (see resources.h). */
 #include "output/resources.h"
 #include "analyze/findings.h"
+#include "analyze/merge.h"
 #include "analyze/phases.h"
 #include "jsonw.h"
 #include "output/pyfloat.h"
@@ -89,6 +90,24 @@ void resources_free(struct sup_record *r)
 	free(r->leftovers);
 	r->leftovers = NULL;
 	r->n_leftovers = 0;
+}
+
+void resources_apply_merge(struct sup_record *r, const struct merged_run *m,
+			   struct finding *buf, size_t cap)
+{
+	for (size_t i = 0; i < m->n_images; i++) {
+		r->processes_traced += m->images[i].traced != 0;
+		r->processes_sampled += m->images[i].sampled != 0;
+	}
+	if (m->peak.at_s >= 0 && m->tracing) {
+		r->peak_heap_mb = (double)m->peak.heap / 1e6;
+		r->peak_mapped_mb = (double)(m->peak.map_anon + m->peak.map_file) / 1e6;
+	}
+	if (m->peak.at_s >= 0 && m->peak.have_smaps)
+		r->peak_pss_mb = (double)m->peak.pss / 1e6;
+	size_t n = findings_compute(m, buf, cap);
+	r->findings = buf;
+	r->n_findings = n < cap ? n : cap;
 }
 
 /* ---- the JSON ---------------------------------------------------------------- */

@@ -57,6 +57,7 @@ int resources_exit_status(enum sup_reason reason, int run_status);
 #define RESOURCES_MAX_NOTES 8u
 
 struct finding; /* analyze/findings.h */
+struct merged_run; /* analyze/merge.h */
 struct phase_log; /* analyze/phases.h */
 
 struct sup_leftover {
@@ -131,6 +132,14 @@ void resources_init(struct sup_record *r);
 void resources_note(struct sup_record *r, const char *note);
 /* Free what the record owns: the leftovers' argv. */
 void resources_free(struct sup_record *r);
+
+/* The merged view's figures into the record: processes_traced and
+ * processes_sampled, peak_heap_mb and peak_mapped_mb (a traced run with a
+ * sample), peak_pss_mb (smaps read at the peak), and blind_spots: the
+ * findings, computed into buf[0..cap) (kept by pointer: buf must outlive
+ * the record's last write; more than cap are dropped). */
+void resources_apply_merge(struct sup_record *r, const struct merged_run *m,
+			   struct finding *buf, size_t cap);
 
 /* The record as pretty JSON on fd, one write per buffer (resources.json,
  * --json). */

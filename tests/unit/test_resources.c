@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/findings.h"
+#include "analyze/merge.h"
 #include "output/resources.h"
 
 Test(resources, every_outcome_has_one_name_that_reads_back)
@@ -85,4 +87,43 @@ Test(resources, reason_in_the_json)
 		fclose(f);
 	}
 	resources_free(&r);
+}
+
+/* The merge's figures land in the record's keys, in MB, and only when the
+ * merge has them. */
+Test(resources, apply_merge)
+{
+	struct image_view im[3];
+	memset(im, 0, sizeof im);
+	im[0].traced = im[0].sampled = 1;
+	im[1].sampled = 1;
+	im[2].traced = 1;
+	struct sup_record r;
+	resources_init(&r);
+	struct merged_run m = { .rec = &r, .tracing = 1, .images = im, .n_images = 3 };
+	m.peak.at_s = 0.5;
+	m.peak.heap = 2500000;
+	m.peak.map_anon = 1000000;
+	m.peak.map_file = 500000;
+	m.peak.have_smaps = 1;
+	m.peak.pss = 7000000;
+	struct finding f[FINDINGS_MAX];
+	resources_apply_merge(&r, &m, f, FINDINGS_MAX);
+	cr_expect_eq(r.processes_traced, 2);
+	cr_expect_eq(r.processes_sampled, 2);
+	cr_expect_eq(r.peak_heap_mb, 2.5);
+	cr_expect_eq(r.peak_mapped_mb, 1.5);
+	cr_expect_eq(r.peak_pss_mb, 7.0);
+	cr_expect_eq(r.findings, f);
+	cr_expect_leq(r.n_findings, FINDINGS_MAX);
+
+	/* untraced, no sample: nothing but the counts */
+	resources_init(&r);
+	m.tracing = 0;
+	m.peak.at_s = -1;
+	resources_apply_merge(&r, &m, f, FINDINGS_MAX);
+	cr_expect_eq(r.processes_sampled, 2);
+	cr_expect_lt(r.peak_heap_mb, 0, "null without tracing");
+	cr_expect_lt(r.peak_mapped_mb, 0);
+	cr_expect_lt(r.peak_pss_mb, 0, "null without a peak sample");
 }
