@@ -14,6 +14,7 @@
 #include "collect/pview.h"
 #include "contain/spawn.h"
 #include "contain/tree.h"
+#include "output/timeline.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -244,10 +245,10 @@ static int open_pidfd(pid_t pid)
 #endif
 }
 
-/* The (up to EVIDENCE_TL_TOP) members with the largest RSS, largest first,
+/* The (up to TIMELINE_TOP) members with the largest RSS, largest first,
  * ties to the lower pid: an insertion into a fixed array, O(members), no
  * allocation and no full sort per sample. */
-static void top_members(struct evidence_tl *tl, const struct tree_member *m, size_t n)
+static void top_members(struct timeline_sample *tl, const struct tree_member *m, size_t n)
 {
 	tl->n_top = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -255,12 +256,12 @@ static void top_members(struct evidence_tl *tl, const struct tree_member *m, siz
 		while (k > 0 && (m[i].rss > tl->top[k - 1].rss ||
 				 (m[i].rss == tl->top[k - 1].rss && m[i].pid < tl->top[k - 1].pid)))
 			k--;
-		if (k >= EVIDENCE_TL_TOP)
+		if (k >= TIMELINE_TOP)
 			continue;
-		size_t last = tl->n_top < EVIDENCE_TL_TOP ? tl->n_top : EVIDENCE_TL_TOP - 1;
+		size_t last = tl->n_top < TIMELINE_TOP ? tl->n_top : TIMELINE_TOP - 1;
 		memmove(&tl->top[k + 1], &tl->top[k], (last - k) * sizeof tl->top[0]);
-		tl->top[k] = (struct evidence_top){ m[i].pid, m[i].rss };
-		if (tl->n_top < EVIDENCE_TL_TOP)
+		tl->top[k] = (struct timeline_top){ m[i].pid, m[i].rss };
+		if (tl->n_top < TIMELINE_TOP)
 			tl->n_top++;
 	}
 }
@@ -297,7 +298,7 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 		size_t nm = tree_sampled(r->tree, &m);
 		struct pview_sums s;
 		pview_sample(r->pv, r->live, now, m, nm, new_peak, rss, &s);
-		struct evidence_tl tl = {
+		struct timeline_sample tl = {
 			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
 			.heap = s.heap, .mapped_anon = s.map_anon, .mapped_file = s.map_file,
 			.have_pss = s.have_pss, .pss = s.pss,

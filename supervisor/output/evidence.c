@@ -1,31 +1,20 @@
 /* evidence.c: the evidence directory, its line files and its write failures.
  *
- * Numbers are written the way Python writes them (pyfloat.h for floats,
- * plain integers) so that files memsup writes are byte-compatible with
- * what the seed's measure_command() wrote for the same values. */
+ * What goes into the files comes formatted: the lines from timeline.h, the
+ * record from resources.h.  Here they reach the disk whole, or the first
+ * failure is kept to be told. */
 #include "output/evidence.h"
 #include "jsonw.h"
-#include "output/pyfloat.h"
 #include "output/resources.h"
+#include "output/timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---- numbers ----------------------------------------------------------------- */
-
-size_t evidence_format_sample(double elapsed_s, uint64_t bytes, char *buf, size_t cap)
-{
-	char f[40];
-	pyfloat_format(elapsed_s, f, sizeof f);
-	int n = snprintf(buf, cap, "[%s, %" PRIu64 "]\n", f, bytes);
-	return n < 0 ? 0 : (size_t)n;
-}
 
 /* ---- directory --------------------------------------------------------------- */
 
@@ -151,17 +140,23 @@ void evidence_close(struct evidence *ev)
 	ev->dirfd = ev->log_fd = ev->rss_fd = ev->tl_fd = -1;
 }
 
+/* One whole line into a line file's buffer.  Through jsonw (raw: the
+ * line is formatted already, timeline.h).  Flushing before a line that
+ * would not fit keeps the file made of whole lines whatever kills memsup. */
+static int append_line(struct evidence *ev, struct jsonw *w, off_t *whole, const char *name,
+		       const char *line, size_t n)
+{
+	if (w->len + n > sizeof w->buf)
+		flush_lines(ev, w, whole, name);
+	jsonw_raw(w, line, n);
+	return w->err;
+}
+
 int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes)
 {
-	char line[96];
-	size_t n = evidence_format_sample(elapsed_s, bytes, line, sizeof line);
-	/* Through jsonw (raw: its compact mode has no space after the comma,
-	 * and the seed's lines have one).  Flushing before a line that would
-	 * not fit keeps the file made of whole lines whatever kills memsup. */
-	if (ev->rss_w.len + n > sizeof ev->rss_w.buf)
-		flush_lines(ev, &ev->rss_w, &ev->rss_whole, "rss.jsonl");
-	jsonw_raw(&ev->rss_w, line, n);
-	return ev->rss_w.err;
+	char line[TIMELINE_RSS_LINE_MAX];
+	size_t n = timeline_format_rss(elapsed_s, bytes, line, sizeof line);
+	return append_line(ev, &ev->rss_w, &ev->rss_whole, "rss.jsonl", line, n);
 }
 
 int evidence_flush_samples(struct evidence *ev)
@@ -175,35 +170,13 @@ int evidence_flush_samples(struct evidence *ev)
 	return rc;
 }
 
-int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s)
+int evidence_append_timeline(struct evidence *ev, const struct timeline_sample *s)
 {
-	char line[768], f[40]; /* the longest line is about 420 bytes */
-	size_t n;
+	char line[TIMELINE_LINE_MAX];
 	if (ev->tl_fd < 0)
 		return 0;
-	pyfloat_format(s->t, f, sizeof f);
-	n = (size_t)snprintf(line, sizeof line, "{\"t\": %s, \"rss\": %" PRIu64
-			     ", \"processes\": %u", f, s->rss, s->processes);
-	if (s->traced)
-		n += (size_t)snprintf(line + n, sizeof line - n,
-				      ", \"heap\": %" PRIu64 ", \"mapped_anon\": %" PRIu64
-				      ", \"mapped_file\": %" PRIu64,
-				      s->heap, s->mapped_anon, s->mapped_file);
-	else
-		n += (size_t)snprintf(line + n, sizeof line - n,
-				      ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
-	if (s->have_pss)
-		n += (size_t)snprintf(line + n, sizeof line - n, ", \"pss\": %" PRIu64, s->pss);
-	n += (size_t)snprintf(line + n, sizeof line - n, ", \"top\": [");
-	for (size_t i = 0; i < s->n_top && i < EVIDENCE_TL_TOP; i++)
-		n += (size_t)snprintf(line + n, sizeof line - n, "%s[%d, %" PRIu64 "]",
-				      i ? ", " : "", (int)s->top[i].pid, s->top[i].rss);
-	n += (size_t)snprintf(line + n, sizeof line - n, "]}\n");
-	/* whole lines only, as for rss.jsonl */
-	if (ev->tl_w.len + n > sizeof ev->tl_w.buf)
-		flush_lines(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl");
-	jsonw_raw(&ev->tl_w, line, n);
-	return ev->tl_w.err;
+	size_t n = timeline_format_sample(s, line, sizeof line);
+	return append_line(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl", line, n);
 }
 
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable)

@@ -1,16 +1,10 @@
 /* evidence.h: the evidence directory, its line files and its write failures.
  *
  *   DIR/stdout.log      the command's stdout and stderr (O_APPEND)
- *   DIR/rss.jsonl       one "[elapsed_s, tree_rss_bytes]" line per sample,
- *                       byte for byte what Python's json.dumps([float, int])
- *                       gives, so the seed's readers keep working
- *   DIR/timeline.jsonl  one JSON object per sample: t, rss, processes and
- *                       the traced heap and mapping bytes of the same moment
- *                       (null untraced), "pss" at samples where measured, and
- *                       last "top": [[pid, rss_bytes], ...], the (up to
- *                       EVIDENCE_TL_TOP) members with the largest RSS at that
- *                       sample, largest first (ties: lower pid first), so
- *                       rss = sum(top) + the rest
+ *   DIR/rss.jsonl       one "[elapsed_s, tree_rss_bytes]" line per sample
+ *   DIR/timeline.jsonl  one JSON object per sample: tree RSS, processes,
+ *                       traced heap and mappings, the largest members
+ *                       (both line formats: timeline.h)
  *   DIR/resources.json  the record (resources.h), replaced atomically:
  *                       written to a temporary file, renamed over; fsync'd
  *                       (file and directory) when `durable`, i.e. at the
@@ -29,6 +23,7 @@
 #include "jsonw.h"
 
 struct sup_record; /* resources.h */
+struct timeline_sample; /* timeline.h */
 
 struct evidence {
 	int dirfd;
@@ -62,33 +57,12 @@ void evidence_close(struct evidence *ev);
 int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes);
 int evidence_flush_samples(struct evidence *ev);
 
-/* One timeline.jsonl line, buffered like rss.jsonl.  `traced`: write heap
- * and mapped bytes (null otherwise); `have_pss`: add "pss".  top[0..n_top)
- * is written as "top" in the order given (the caller sorts it); a fixed
- * array, so a sample allocates nothing. */
-#define EVIDENCE_TL_TOP 5u
-struct evidence_tl {
-	double t;
-	uint64_t rss;
-	unsigned processes;
-	int traced;
-	uint64_t heap, mapped_anon, mapped_file;
-	int have_pss;
-	uint64_t pss;
-	size_t n_top;              /* <= EVIDENCE_TL_TOP */
-	struct evidence_top {
-		pid_t pid;
-		uint64_t rss;      /* bytes */
-	} top[EVIDENCE_TL_TOP];
-};
-int evidence_append_timeline(struct evidence *ev, const struct evidence_tl *s);
+/* One timeline.jsonl line (timeline.h), buffered like rss.jsonl. */
+int evidence_append_timeline(struct evidence *ev, const struct timeline_sample *s);
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable);
 
 /* The first failed write as "OP DIR/NAME: strerror" into buf (cap bytes);
  * returns 0, or -1 (buf "") when nothing failed. */
 int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap);
-
-/* The rss.jsonl line for one sample, with '\n'.  Returns the length. */
-size_t evidence_format_sample(double elapsed_s, uint64_t bytes, char *buf, size_t cap);
 
 #endif /* MEMSUP_EVIDENCE_H */

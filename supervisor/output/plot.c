@@ -1,19 +1,12 @@
 /* plot.c: load an evidence directory into a struct plot_data, write
  * timeline.svg, and `memsup plot` (see plot.h).
  *
- * JSON is read with jsonr.  The two .jsonl files can be long (an hour at
- * 100 samples/s is 360,000 lines each), and jsonr_parse() on every line
- * took 0.4 s for rss.jsonl and 1.8 s for timeline.jsonl there.  So whole
- * lines of exactly the form evidence.c writes -- "[t, bytes]" and
- * {"t": t, "rss": n, "processes": n, "heap": n|null, "key": n|null, ...,
- * "top": [[pid, n], ...]} -- are matched by a strict scanner of that fixed
- * form (every number checked against the JSON grammar, strtod must end
- * where the grammar does, keys are [a-z_]+ and values numbers or null
- * except "top"); anything else, and a last line without its newline, goes
- * to jsonr_parse().
+ * resources.json and processes.json are read with jsonr, the two .jsonl
+ * files line by line through timeline.h, their format's one owner.
  */
 #include "output/plot.h"
 #include "output/jsonr.h"
+#include "output/timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +21,9 @@
 #include <unistd.h>
 
 #define PLOT_MAX_JSON (256u << 20) /* resources.json, processes.json */
-#define PLOT_MAX_LINE (64u << 20)     /* one .jsonl line */
+
+/* A sample's "top" becomes its stack of bands, one band per entry. */
+_Static_assert(TIMELINE_TOP == SVG_MAX_BANDS, "the picture stacks what the timeline keeps");
 
 __attribute__((format(printf, 3, 4)))
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -48,15 +43,6 @@ struct plot_pid_peak {
 	pid_t pid;
 	size_t seen;               /* order of first sight, for ties */
 	double peak;
-};
-
-/* One timeline.jsonl sample as the loader keeps it. */
-struct tl_sample {
-	double t, rss, heap;       /* heap < 0: null */
-	int has_top;               /* the line had "top" */
-	size_t n_top;
-	int pid[SVG_MAX_BANDS];
-	double bytes[SVG_MAX_BANDS];
 };
 
 void plot_set_free(struct plot_set *s)
@@ -148,7 +134,7 @@ static int peak_note(struct plot_set *s, int pid, double bytes)
 	return 0;
 }
 
-static void stack_put(struct plot_set *s, size_t i, const struct tl_sample *x)
+static void stack_put(struct plot_set *s, size_t i, const struct timeline_point *x)
 {
 	struct plot_stack *st = &s->stack[i];
 	int *pid = &s->stack_pid[i * SVG_MAX_BANDS];
@@ -164,7 +150,7 @@ static void stack_put(struct plot_set *s, size_t i, const struct tl_sample *x)
 /* A sample with "top": its pids' peaks noted, the sample kept like
  * push_point() keeps points (every stride-th; at PLOT_MAX_STACK pairs
  * halve, each keeping the sample with the larger tree RSS, whole). */
-static int push_stack(struct plot_set *s, size_t *pending, const struct tl_sample *x)
+static int push_stack(struct plot_set *s, size_t *pending, const struct timeline_point *x)
 {
 	if (!(x->rss >= 0) || !isfinite(x->rss) || !isfinite(x->t))
 		return 0;
@@ -296,305 +282,47 @@ static char *keep_string(struct plot_set *s, char *str)
 	return str;
 }
 
-/* ---- files --------------------------------------------------------------------- */
-
-/* ---- the fixed forms of evidence.c's lines ------------------------------------ */
-
-/* The end of the JSON number at p, or NULL if p does not start with one. */
-static const char *num_end(const char *p, const char *end)
-{
-	const char *q = p;
-	if (q < end && *q == '-')
-		q++;
-	if (q < end && *q == '0')
-		q++;
-	else if (q < end && *q >= '1' && *q <= '9')
-		while (q < end && *q >= '0' && *q <= '9')
-			q++;
-	else
-		return NULL;
-	if (q < end && *q == '.') {
-		const char *d = ++q;
-		while (q < end && *q >= '0' && *q <= '9')
-			q++;
-		if (q == d)
-			return NULL;
-	}
-	if (q < end && (*q == 'e' || *q == 'E')) {
-		q++;
-		if (q < end && (*q == '+' || *q == '-'))
-			q++;
-		const char *d = q;
-		while (q < end && *q >= '0' && *q <= '9')
-			q++;
-		if (q == d)
-			return NULL;
-	}
-	return q;
-}
-
-/* A number at *p; strtod must read exactly what the grammar allows (in a
- * locale with a decimal comma it does not, and the line goes to jsonr). */
-static int scan_num(const char **p, const char *end, double *v)
-{
-	const char *e = num_end(*p, end);
-	char *se;
-	if (!e || e == end) /* a number must be followed by something here */
-		return -1;
-	/* Most are whole numbers (bytes, pids): up to 15 digits they are
-	 * exact in a double, and summing digits is several times cheaper
-	 * than strtod (which was a third of loading an hour of "top"). */
-	const char *q = *p;
-	if (q < e && *q == '-')
-		q++;
-	if (e - q <= 15) {
-		double n = 0;
-		const char *d = q;
-		while (d < e && *d >= '0' && *d <= '9')
-			n = n * 10 + (*d++ - '0');
-		if (d == e) {
-			*v = q > *p ? -n : n;
-			*p = e;
-			return 0;
-		}
-	}
-	*v = strtod(*p, &se);
-	if (se != e)
-		return -1;
-	*p = e;
-	return 0;
-}
-
-static int scan_lit(const char **p, const char *end, const char *lit)
-{
-	size_t n = strlen(lit);
-	if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0)
-		return -1;
-	*p += n;
-	return 0;
-}
-
-/* "[t, bytes]" */
-static int fast_rss(const char *p, const char *end, double *t, double *v)
-{
-	return scan_lit(&p, end, "[") || scan_num(&p, end, t) || scan_lit(&p, end, ", ") ||
-	       scan_num(&p, end, v) || scan_lit(&p, end, "]") || p != end ? -1 : 0;
-}
-
-/* A "top" entry as the loader takes it: a positive int pid and a byte count
- * >= 0; the first SVG_MAX_BANDS entries (evidence.c writes at most that
- * many, largest first). */
-static void top_add(struct tl_sample *x, double pid, double bytes)
-{
-	if (x->n_top < SVG_MAX_BANDS && pid >= 1 && pid <= INT_MAX && pid == (double)(int)pid &&
-	    bytes >= 0 && isfinite(bytes)) {
-		x->pid[x->n_top] = (int)pid;
-		x->bytes[x->n_top++] = bytes;
-	}
-}
-
-/* [[pid, n], [pid, n], ...] */
-static int scan_top(const char **pp, const char *end, struct tl_sample *x)
-{
-	const char *p = *pp;
-	if (scan_lit(&p, end, "["))
-		return -1;
-	if (scan_lit(&p, end, "]") == 0) {
-		*pp = p;
-		return 0;
-	}
-	for (;;) {
-		double pid, bytes;
-		if (scan_lit(&p, end, "[") || scan_num(&p, end, &pid) || scan_lit(&p, end, ", ") ||
-		    scan_num(&p, end, &bytes) || scan_lit(&p, end, "]"))
-			return -1;
-		top_add(x, pid, bytes);
-		if (scan_lit(&p, end, "]") == 0)
-			break;
-		if (scan_lit(&p, end, ", "))
-			return -1;
-	}
-	*pp = p;
-	return 0;
-}
-
-/* {"t": t, "rss": n, "processes": n, "heap": n|null, "key": n|null, ...,
- * "top": [...]} */
-static int fast_tl(const char *p, const char *end, struct tl_sample *x)
-{
-	double procs;
-	if (end - p < 2 || end[-1] != '}')
-		return -1;
-	memset(x, 0, sizeof *x);
-	if (scan_lit(&p, end, "{\"t\": ") || scan_num(&p, end, &x->t) ||
-	    scan_lit(&p, end, ", \"rss\": ") || scan_num(&p, end, &x->rss) ||
-	    scan_lit(&p, end, ", \"processes\": ") || scan_num(&p, end, &procs) ||
-	    scan_lit(&p, end, ", \"heap\": "))
-		return -1;
-	if (scan_lit(&p, end, "null") == 0)
-		x->heap = -1;
-	else if (scan_num(&p, end, &x->heap) < 0)
-		return -1;
-	/* the rest: , "key": number|null ... and "top" (once) */
-	while (p < end - 1) {
-		double v;
-		if (scan_lit(&p, end, ", \""))
-			return -1;
-		const char *k = p;
-		while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_'))
-			p++;
-		size_t kl = (size_t)(p - k);
-		if (kl == 0 || scan_lit(&p, end, "\": "))
-			return -1;
-		if (kl == 3 && memcmp(k, "top", 3) == 0) {
-			if (x->has_top || scan_top(&p, end, x) < 0)
-				return -1;
-			x->has_top = 1;
-		} else if (scan_lit(&p, end, "null") && scan_num(&p, end, &v))
-			return -1;
-	}
-	return p == end - 1 ? 0 : -1;
-}
-
-/* Each whole line of a .jsonl file, parsed; lines that do not parse (a
- * torn last line, a line cut by a full disk) are skipped.  `fast` may take
- * a line (0) or leave it to jsonr_parse() and `fn` (-1). */
-typedef int (*line_fn)(struct plot_set *s, const struct jsonr_value *v, void *ctx);
-typedef int (*fast_fn)(struct plot_set *s, const char *p, const char *end, void *ctx, int *rc);
-
-static int one_line(struct plot_set *s, const char *p, const char *end, int whole, line_fn fn,
-		    fast_fn fast, void *ctx)
-{
-	int rc = 0;
-	struct jsonr_value *v;
-	if (whole && fast(s, p, end, ctx, &rc) == 0)
-		return rc;
-	if (end > p && jsonr_parse(p, (size_t)(end - p), &v, NULL, 0) == 0) {
-		rc = fn(s, v, ctx);
-		jsonr_free(v);
-	}
-	return rc;
-}
-
-static int each_line(int dirfd, const char *name, struct plot_set *s, line_fn fn, fast_fn fast,
-		     void *ctx, int *found)
-{
-	/* Streamed through a small buffer: first-touch page faults are dear,
-	 * and a 40 MB timeline.jsonl read whole cost more than parsing it. */
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	*found = fd >= 0;
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	size_t cap = 1 << 18, len = 0;
-	char *buf = malloc(cap);
-	int rc = buf ? 0 : -ENOMEM;
-	while (rc == 0) {
-		if (len == cap) {
-			/* one line longer than the buffer: grow (bounded) */
-			char *b2 = cap < PLOT_MAX_LINE ? realloc(buf, cap * 2) : NULL;
-			if (!b2) {
-				rc = cap < PLOT_MAX_LINE ? -ENOMEM : -E2BIG;
-				break;
-			}
-			buf = b2;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		if (r == 0) {
-			/* the last line without its newline: torn, unless whole JSON */
-			rc = one_line(s, buf, buf + len, 0, fn, fast, ctx);
-			break;
-		}
-		len += (size_t)r;
-		size_t off = 0;
-		for (char *nl; rc == 0 && (nl = memchr(buf + off, '\n', len - off)); ) {
-			rc = one_line(s, buf + off, nl, 1, fn, fast, ctx);
-			off = (size_t)(nl - buf) + 1;
-		}
-		memmove(buf, buf + off, len - off);
-		len -= off;
-	}
-	free(buf);
-	close(fd);
-	return rc;
-}
+/* ---- files ------------------------------------------------------------------- */
 
 struct series_ctx {
+	struct plot_set *s;
 	size_t pending_rss, pending_heap, pending_stack;
 	int want_rss, want_heap;
 };
 
-/* rss.jsonl: [t, bytes] */
-static int rss_line(struct plot_set *s, const struct jsonr_value *v, void *ctx)
+/* rss.jsonl: one point of the RSS series per sample; a line that is not
+ * a sample (torn, cut by a full disk) is skipped. */
+static int rss_line(void *ctx, const char *line, size_t len, int whole)
 {
 	struct series_ctx *c = ctx;
-	const struct jsonr_value *t = jsonr_at(v, 0), *b = jsonr_at(v, 1);
-	if (!t || !b || t->type != JSONR_NUMBER || b->type != JSONR_NUMBER || v->n != 2)
-		return 0;
-	return push_point(&s->rss, &s->d.n_rss, &s->cap_rss, &s->stride_rss, &c->pending_rss,
-			  t->number, b->number);
-}
-
-static int rss_fast(struct plot_set *s, const char *p, const char *end, void *ctx, int *rc)
-{
-	struct series_ctx *c = ctx;
+	struct plot_set *s = c->s;
 	double t, v;
-	if (fast_rss(p, end, &t, &v) < 0)
-		return -1;
-	*rc = push_point(&s->rss, &s->d.n_rss, &s->cap_rss, &s->stride_rss, &c->pending_rss, t, v);
-	return 0;
+	if (timeline_parse_rss(line, len, whole, &t, &v) < 0)
+		return 0;
+	return push_point(&s->rss, &s->d.n_rss, &s->cap_rss, &s->stride_rss, &c->pending_rss, t, v);
 }
 
-static int tl_take(struct plot_set *s, struct series_ctx *c, const struct tl_sample *x)
+/* timeline.jsonl: the heap series, the RSS series when rss.jsonl had none,
+ * and the breakdown of the bands. */
+static int tl_line(void *ctx, const char *line, size_t len, int whole)
 {
+	struct series_ctx *c = ctx;
+	struct plot_set *s = c->s;
+	struct timeline_point x;
+	if (timeline_parse_sample(line, len, whole, &x) < 0)
+		return 0;
 	int rc = 0;
-	if (c->want_rss && x->rss >= 0)
+	if (c->want_rss && x.rss >= 0)
 		rc = push_point(&s->rss, &s->d.n_rss, &s->cap_rss, &s->stride_rss,
-				&c->pending_rss, x->t, x->rss);
+				&c->pending_rss, x.t, x.rss);
 	if (rc == 0 && c->want_heap)
 		rc = push_point(&s->heap, &s->d.n_heap, &s->cap_heap, &s->stride_heap,
-				&c->pending_heap, x->t, x->heap);
+				&c->pending_heap, x.t, x.heap);
 	/* only lines with "top" make the stack: older evidence keeps no
 	 * breakdown in memory, and draws one area */
-	if (rc == 0 && x->has_top)
-		rc = push_stack(s, &c->pending_stack, x);
+	if (rc == 0 && x.has_top)
+		rc = push_stack(s, &c->pending_stack, &x);
 	return rc;
-}
-
-/* timeline.jsonl: {"t": s, "rss": bytes, "heap": bytes|null, ...,
- * "top": [[pid, bytes], ...]} */
-static int tl_line(struct plot_set *s, const struct jsonr_value *v, void *ctx)
-{
-	struct tl_sample x = { .t = jsonr_num(jsonr_get(v, "t"), NAN) };
-	if (!isfinite(x.t))
-		return 0;
-	x.rss = jsonr_num(jsonr_get(v, "rss"), -1);
-	x.heap = jsonr_num(jsonr_get(v, "heap"), -1);
-	const struct jsonr_value *top = jsonr_get(v, "top");
-	if (top && top->type == JSONR_ARRAY) {
-		x.has_top = 1;
-		for (size_t i = 0; i < top->n; i++) {
-			const struct jsonr_value *e = &top->items[i];
-			if (e->type == JSONR_ARRAY && e->n == 2)
-				top_add(&x, jsonr_num(jsonr_at(e, 0), -1), jsonr_num(jsonr_at(e, 1), -1));
-		}
-	}
-	return tl_take(s, ctx, &x);
-}
-
-static int tl_fast(struct plot_set *s, const char *p, const char *end, void *ctx, int *rc)
-{
-	struct tl_sample x;
-	if (fast_tl(p, end, &x) < 0)
-		return -1;
-	*rc = tl_take(s, ctx, &x);
-	return 0;
 }
 
 /* "cmd arg arg" from a JSON array of strings. */
@@ -763,14 +491,14 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 		jsonr_free(v);
 	}
 
-	struct series_ctx c = { .want_rss = 1 };
-	rc = each_line(dirfd, "rss.jsonl", s, rss_line, rss_fast, &c, &f);
+	struct series_ctx c = { .s = s, .want_rss = 1 };
+	rc = timeline_read_file(dirfd, "rss.jsonl", rss_line, &c, &f);
 	found |= f;
 	if (rc == 0) {
 		/* the heap from timeline.jsonl; the RSS too if rss.jsonl had none */
 		c.want_rss = s->d.n_rss == 0;
 		c.want_heap = 1;
-		rc = each_line(dirfd, "timeline.jsonl", s, tl_line, tl_fast, &c, &f);
+		rc = timeline_read_file(dirfd, "timeline.jsonl", tl_line, &c, &f);
 		found |= f;
 	}
 	if (rc < 0) {

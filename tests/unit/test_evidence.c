@@ -1,6 +1,5 @@
-/* test_evidence.c: rss.jsonl lines as Python writes them, the evidence
- * directory's creation rules, and the record as valid JSON (parsed by
- * python3, not by us). */
+/* test_evidence.c: the evidence directory's creation rules, and the record
+ * written to it as valid JSON (parsed by python3, not by us). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,15 +11,6 @@
 #include <unistd.h>
 #include "output/evidence.h"
 #include "output/resources.h"
-
-Test(evidence, sample_line_like_json_dumps)
-{
-	char buf[96];
-	evidence_format_sample(0.010252155, 3514368, buf, sizeof buf);
-	cr_expect_str_eq(buf, "[0.010252155, 3514368]\n");
-	evidence_format_sample(3.2e-05, 0, buf, sizeof buf);
-	cr_expect_str_eq(buf, "[3.2e-05, 0]\n");
-}
 
 static void mktmp(char *dir, size_t cap)
 {
