@@ -12,7 +12,7 @@
 #include <limits.h>
 #include <stddef.h>
 
-#include "contain/tree.h"
+#include "contain/contain.h"
 
 struct sup_options {
 	const char *out;          /* -o; NULL: a fresh name chosen by main */

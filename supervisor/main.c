@@ -5,8 +5,8 @@
 #include "analyze/phases.h"
 #include "cli.h"
 #include "collect/trace.h"
+#include "contain/contain.h"
 #include "contain/spawn.h"
-#include "contain/tree.h"
 #include "output/evidence.h"
 #include "output/plot.h"
 #include "output/processes.h"
@@ -135,11 +135,11 @@ int main(int argc, char **argv)
 		cli_free(&opt);
 		return 0;
 	}
-	/* The one check cli_parse cannot make without the kernel: done before
+	/* The checks cli_parse cannot make without the kernel: done before
 	 * anything is created. */
-	if (opt.discovery == TREE_CHILDREN && tree_probe("/proc", getpid()) != TREE_CHILDREN)
-		sup_die("--discovery: 'children': this kernel has no "
-			"/proc/PID/task/TID/children files (CONFIG_PROC_CHILDREN)");
+	struct contain_config cc = { "/proc", getpid(), opt.discovery };
+	if (contain_check(&cc, err, sizeof err) < 0)
+		sup_die("%s", err);
 
 	/* A closed stdout under --json must not kill memsup before it has
 	 * reaped and reported: the write fails with EPIPE instead (exit 125).

@@ -2,18 +2,16 @@
  *
  * Ordering matters in a few places, each explained where it happens: signals
  * are blocked before fork so none is lost; the main process is not reaped
- * before pidfd_open() has run; the tree is listed right before every kill
- * so that pids are as fresh as they can be; and killing repeats until a
- * listing comes back empty, because a member may fork between our listing
- * and its SIGKILL (its orphans then come to us, the subreaper). */
+ * before pidfd_open() has run.  Which processes are the tree, and killing
+ * every one of them, is the containment's (contain.h). */
 #include "run.h"
 #include "analyze/phases.h"
 #include "collect/jitter.h"
 #include "collect/live.h"
 #include "collect/procfs.h"
 #include "collect/pview.h"
+#include "contain/contain.h"
 #include "contain/spawn.h"
-#include "contain/tree.h"
 #include "output/timeline.h"
 
 #include <errno.h>
@@ -31,15 +29,12 @@
 #include <unistd.h>
 
 #define NS_PER_S 1000000000ull
-/* Give up killing after this long (a process stuck in D state cannot die);
- * the record then says so in `notes`. */
-#define KILL_GIVE_UP_NS (10 * NS_PER_S)
 
 struct run {
 	const struct run_config *cfg;
 	struct evidence *ev;
 	struct sup_record *rec;
-	struct tree *tree;
+	struct contain *contain;
 	int sfd;
 	int pidfd;
 	pid_t main_pid;
@@ -47,8 +42,6 @@ struct run {
 	int main_status;
 	int interrupt;          /* first INT/TERM/HUP/QUIT received, or 0 */
 	uint64_t start_ns;
-	pid_t *pids;
-	size_t pids_cap;
 	struct jitter jit;
 	struct live *live;      /* NULL: not tracing */
 	struct pview *pv;
@@ -136,26 +129,20 @@ static void wait_a_little(struct run *r, int ms)
 	drain_signals(r);
 }
 
-/* List the tree now; the pids land in r->pids.  Returns the count. */
-static size_t snapshot(struct run *r)
+/* contain_kill()'s wait between rounds: signals handled, children reaped. */
+static void kill_wait(void *ctx, int ms)
 {
-	if (tree_update(r->tree) < 0)
-		return 0;
-	size_t n = tree_pids(r->tree, r->pids, r->pids_cap);
-	if (n > r->pids_cap) {
-		pid_t *np = realloc(r->pids, n * sizeof *np);
-		if (!np)
-			return r->pids_cap; /* the rest is killed on the next round */
-		r->pids = np;
-		r->pids_cap = n;
-		n = tree_pids(r->tree, r->pids, r->pids_cap);
-	}
-	return n;
+	wait_a_little(ctx, ms);
 }
 
-static void add_leftover(struct run *r, pid_t pid)
+/* A process of the tree still there after the main one ended: kept in the
+ * record with its argv, then killed. */
+static void add_leftover(void *ctx, pid_t pid)
 {
+	struct run *r = ctx;
 	struct sup_record *rec = r->rec;
+	if (pid == r->main_pid)
+		return;
 	for (size_t i = 0; i < rec->n_leftovers; i++)
 		if (rec->leftovers[i].pid == pid)
 			return;
@@ -182,43 +169,15 @@ static void add_leftover(struct run *r, pid_t pid)
 	rec->n_leftovers++;
 }
 
-/* SIGKILL every member, list again, repeat until a listing is empty. */
-static void kill_until_empty(struct run *r, int list_leftovers)
+/* Every process of the tree: on a budget breach or an interrupt with
+ * --grace-s's SIGTERM first; when the main process has ended, at once,
+ * listing each leftover in the record. */
+static void kill_tree(struct run *r, int leftovers)
 {
-	uint64_t t0 = mono_ns();
-	for (;;) {
-		size_t n = snapshot(r);
-		if (n == 0)
-			break;
-		for (size_t i = 0; i < n; i++) {
-			if (list_leftovers && r->pids[i] != r->main_pid)
-				add_leftover(r, r->pids[i]);
-			kill(r->pids[i], SIGKILL);
-		}
-		wait_a_little(r, 5);
-		if (mono_ns() - t0 > KILL_GIVE_UP_NS) {
-			resources_note(r->rec, "some descendants did not die within 10 s of "
-					"SIGKILL (uninterruptible sleep?); memsup gave up on them");
-			break;
-		}
-	}
-}
-
-/* Budget breach or interrupt: the whole tree, SIGTERM first when --grace-s. */
-static void kill_tree(struct run *r)
-{
-	double grace = r->cfg->opt->grace_s;
-	if (grace > 0) {
-		size_t n = snapshot(r);
-		for (size_t i = 0; i < n; i++)
-			kill(r->pids[i], SIGTERM);
-		uint64_t end = mono_ns() + (uint64_t)(grace * 1e9);
-		while (n > 0 && mono_ns() < end) {
-			wait_a_little(r, 10);
-			n = snapshot(r);
-		}
-	}
-	kill_until_empty(r, 0);
+	struct contain_waiter w = { kill_wait, leftovers ? add_leftover : NULL, r };
+	if (contain_kill(r->contain, leftovers ? 0 : r->cfg->opt->grace_s, &w) == -ETIMEDOUT)
+		resources_note(r->rec, "some descendants did not die within 10 s of "
+			       "SIGKILL (uninterruptible sleep?); memsup gave up on them");
 }
 
 static int block_signals(sigset_t *orig, sigset_t *set)
@@ -273,7 +232,7 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 	const struct sup_options *o = r->cfg->opt;
 	uint64_t rss;
 	unsigned n;
-	if (tree_sample(r->tree, &rss, &n) < 0)
+	if (contain_sample(r->contain, &rss, &n) < 0)
 		return; /* a failed listing is a missed sample, not a zero */
 	if (*last)
 		jitter_add(&r->jit, now - *last);
@@ -295,7 +254,7 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 		 * `now` (taken before reading) is the time records are compared
 		 * with: an image that started after it was not yet sampled */
 		const struct tree_member *m;
-		size_t nm = tree_sampled(r->tree, &m);
+		size_t nm = contain_sampled(r->contain, &m);
 		struct pview_sums s;
 		pview_sample(r->pv, r->live, now, m, nm, new_peak, rss, &s);
 		struct timeline_sample tl = {
@@ -463,12 +422,13 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	if ((rc = spawn_become_subreaper()) < 0)
 		resources_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
 				"re-parent to init, leave the measured tree and are not killed");
-	rc = tree_open(&r.tree, cfg->proc_root, getpid(), o->discovery);
+	struct contain_config cc = { cfg->proc_root, getpid(), o->discovery };
+	rc = contain_open(&r.contain, &cc);
 	if (rc < 0) {
 		status = start_failed(&r, 125, "process discovery", -rc);
 		goto out;
 	}
-	rec->discovery = tree_method_name(tree_method_used(r.tree));
+	rec->discovery = contain_name(r.contain);
 	if (cfg->records_dir && (rc = live_open(&r.live, cfg->records_dir)) < 0) {
 		status = start_failed(&r, 125, "open the records directory", -rc);
 		goto out;
@@ -477,10 +437,9 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		status = start_failed(&r, 125, "per-process view", -rc);
 		goto out;
 	}
-	if (o->discovery != TREE_CHILDREN && tree_probe(cfg->proc_root, getpid()) != TREE_CHILDREN)
-		resources_note(rec, "no /proc/PID/task/TID/children files (kernel built "
-				"without CONFIG_PROC_CHILDREN): --discovery children is "
-				"unavailable; the ppid scan ran");
+	const char *const *notes;
+	for (size_t i = 0, n = contain_notes(r.contain, &notes); i < n; i++)
+		resources_note(rec, notes[i]);
 
 	struct spawn_request req = {
 		.argv = o->command,
@@ -492,7 +451,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	struct spawn_result res;
 	r.start_ns = mono_ns(); /* wall time counts from the launch, as the seed's */
 	phases_start(cfg->phases, r.start_ns, o->poll_ms / 1000.0);
-	if ((rc = spawn_start(&req, &res)) < 0) {
+	if ((rc = contain_start(r.contain, &req, &res)) < 0) {
 		status = start_failed(&r, 125, "fork", -rc);
 		goto out;
 	}
@@ -516,13 +475,9 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	int interrupt = r.interrupt;
 	if (interrupt)
 		reason = SUP_REASON_INTERRUPTED;
-	if (reason != SUP_REASON_NONE) {
-		kill_tree(&r);
-	} else {
-		/* The main process is gone: whatever of its tree remains is a
-		 * leftover.  Kill it and say who it was. */
-		kill_until_empty(&r, 1);
-	}
+	/* When the main process is gone on its own, whatever of its tree
+	 * remains is a leftover: killed, and the record says who it was. */
+	kill_tree(&r, reason == SUP_REASON_NONE);
 	reap(&r);
 	if (!r.main_done) {
 		/* Not listed by discovery (should not happen): make sure. */
@@ -575,7 +530,6 @@ out:
 		close(r.pidfd);
 	if (r.sfd >= 0)
 		close(r.sfd);
-	tree_close(r.tree);
-	free(r.pids);
+	contain_close(r.contain);
 	return status;
 }

@@ -27,7 +27,7 @@
 
 #include "analyze/merge.h"
 #include "collect/live.h"
-#include "contain/tree.h"
+#include "contain/contain.h"
 
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u
@@ -98,7 +98,7 @@ struct pview;
 int pview_open(struct pview **out, const char *proc_root, int tracing);
 void pview_close(struct pview *pv);
 
-/* Account one sample of the members `m` (tree_sampled()) taken at t_ns.
+/* Account one sample of the members `m` (contain_sampled()) taken at t_ns.
  * `live` may be NULL (not tracing).  When the sample is a new tree peak
  * (`new_peak`), the peak members are kept and smaps may be read. */
 void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,

@@ -1,4 +1,5 @@
-/* tree.h: discovery and sampling of memsup's descendants.
+/* tree.h: discovery and sampling of memsup's descendants, the engine of
+ * the /proc scan backend (procscan.c).
  *
  * memsup is a child subreaper, so orphans and setsid() escapees re-parent to
  * memsup itself: the tree is "every descendant of `self`, `self` excluded".
@@ -29,11 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum tree_method {
-	TREE_AUTO = 0,
-	TREE_CHILDREN,
-	TREE_SCAN,
-};
+#include "contain/contain.h" /* enum tree_method, struct tree_member */
 
 struct tree;
 
@@ -61,12 +58,6 @@ int tree_update(struct tree *t);
  * the RSS of every member that could be read.  *nprocs counts the members
  * that were read (gone ones are skipped). */
 int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs);
-
-/* One member as the last tree_sample() read it. */
-struct tree_member {
-	pid_t pid;
-	uint64_t rss;              /* bytes */
-};
 
 /* The members the last tree_sample() could read, with their RSS (the
  * terms of its sum), valid until the next tree_sample()/tree_close().

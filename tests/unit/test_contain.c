@@ -1,0 +1,193 @@
+/* test_contain.c: the containment interface with its /proc scan backend --
+ * on the fake proc roots (tests/data/proc: tree1 has children files, tree2
+ * not) for what it finds and says, and live, on a small tree it starts, for
+ * killing: every member found and killed, SIGTERM first under a grace. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collect/procfs.h"
+#include "contain/contain.h"
+
+extern char **environ;
+
+static const char *root(const char *tree)
+{
+	static char path[2][PATH_MAX];
+	static int slot;
+	const char *data = getenv("MT_DATA");
+	if (!data)
+		cr_skip_test("MT_DATA is not set");
+	char *p = path[slot++ % 2];
+	snprintf(p, PATH_MAX, "%s/proc/%s", data, tree);
+	return p;
+}
+
+Test(contain, check_before_anything_is_made)
+{
+	char err[256] = "";
+	struct contain_config cc = { root("tree2"), 100, TREE_CHILDREN };
+	cr_expect_eq(contain_check(&cc, err, sizeof err), -1);
+	cr_expect_str_eq(err, "--discovery: 'children': this kernel has no "
+			 "/proc/PID/task/TID/children files (CONFIG_PROC_CHILDREN)");
+	cc.discovery = TREE_AUTO;
+	cr_expect_eq(contain_check(&cc, err, sizeof err), 0);
+	cc = (struct contain_config){ root("tree1"), 100, TREE_CHILDREN };
+	cr_expect_eq(contain_check(&cc, err, sizeof err), 0);
+}
+
+/* The fixtures' tree (see test_tree.c): self 100, six descendants. */
+Test(contain, procscan_on_a_fixture)
+{
+	static const pid_t want[] = { 50, 101, 102, 103, 104, 300 };
+	for (int fixture = 1; fixture <= 2; fixture++) {
+		struct contain *c;
+		struct contain_config cc = { root(fixture == 1 ? "tree1" : "tree2"), 100, TREE_AUTO };
+		cr_assert_eq(contain_open(&c, &cc), 0);
+		cr_expect_str_eq(contain_name(c), "scan", "auto is the scan");
+		const char *const *notes;
+		size_t nn = contain_notes(c, &notes);
+		if (fixture == 1) {
+			cr_expect_eq(nn, 0);
+		} else {
+			cr_assert_eq(nn, 1, "no children files: said in the record");
+			cr_expect_not_null(strstr(notes[0], "CONFIG_PROC_CHILDREN"));
+		}
+		const pid_t *pids;
+		size_t n;
+		cr_assert_eq(contain_members(c, &pids, &n), 0);
+		cr_assert_eq(n, sizeof want / sizeof want[0]);
+		for (size_t i = 0; i < n; i++) {
+			size_t k = 0;
+			while (k < n && want[k] != pids[i])
+				k++;
+			cr_expect_lt(k, n, "pid %d is not of the tree", (int)pids[i]);
+		}
+		uint64_t rss;
+		unsigned np;
+		cr_assert_eq(contain_sample(c, &rss, &np), 0);
+		cr_expect_eq(np, n);
+		const struct tree_member *m;
+		cr_assert_eq(contain_sampled(c, &m), n);
+		uint64_t sum = 0;
+		for (size_t i = 0; i < n; i++)
+			sum += m[i].rss;
+		cr_expect_eq(sum, rss, "the sample's terms add up to it");
+		contain_close(c);
+	}
+	struct contain *c;
+	struct contain_config cc = { root("tree1"), 100, TREE_CHILDREN };
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	cr_expect_str_eq(contain_name(c), "children");
+	contain_close(c);
+}
+
+/* ---- live: a shell and two sleeps, started inside, then killed ---------- */
+
+struct seen {
+	pid_t pid[16];
+	size_t n;
+};
+
+static void reap_wait(void *ctx, int ms)
+{
+	(void)ctx;
+	usleep((useconds_t)ms * 1000);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static void note_found(void *ctx, pid_t pid)
+{
+	struct seen *s = ctx;
+	if (s->n < 16)
+		s->pid[s->n++] = pid;
+}
+
+/* Start `sh -c 'sleep 30 & sleep 30 & wait'` inside c; returns once the
+ * three are members. */
+static pid_t start_three(struct contain *c)
+{
+	char *argv[] = { "/bin/sh", "-c", "sleep 30 & sleep 30 & wait", NULL };
+	sigset_t mask;
+	sigprocmask(SIG_SETMASK, NULL, &mask);
+	int out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(out, 0);
+	struct spawn_request req = { argv, environ, NULL, out, &mask };
+	struct spawn_result res;
+	cr_assert_eq(contain_start(c, &req, &res), 0);
+	cr_assert_eq(res.start_errno, 0);
+	close(out);
+	const pid_t *pids;
+	size_t n = 0;
+	for (int i = 0; i < 1000 && n < 3; i++) {
+		cr_assert_eq(contain_members(c, &pids, &n), 0);
+		if (n < 3)
+			usleep(10000);
+	}
+	cr_assert_eq(n, 3, "the shell and its two sleeps are the tree");
+	return res.pid;
+}
+
+static struct contain *open_live(void)
+{
+	/* orphans come to us, as to memsup, whatever dies first */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		cr_skip_test("no child subreaper here");
+	struct contain *c;
+	struct contain_config cc = { "/proc", getpid(), TREE_AUTO };
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	return c;
+}
+
+Test(contain, kill_finds_and_kills_every_member, .timeout = 30)
+{
+	struct contain *c = open_live();
+	pid_t sh = start_three(c);
+	uint64_t rss;
+	unsigned np;
+	cr_assert_eq(contain_sample(c, &rss, &np), 0);
+	cr_expect_eq(np, 3);
+	cr_expect_gt(rss, 0);
+
+	struct seen s = { .n = 0 };
+	struct contain_waiter w = { reap_wait, note_found, &s };
+	cr_expect_eq(contain_kill(c, 0, &w), 0);
+	cr_expect_geq(s.n, 3, "each member is told before it is killed");
+	int saw_sh = 0;
+	for (size_t i = 0; i < s.n; i++)
+		saw_sh |= s.pid[i] == sh;
+	cr_expect(saw_sh);
+	const pid_t *pids;
+	size_t n;
+	cr_assert_eq(contain_members(c, &pids, &n), 0);
+	cr_expect_eq(n, 0, "nothing left");
+	reap_wait(NULL, 0);
+	cr_expect(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "and nothing unreaped");
+	contain_close(c);
+}
+
+Test(contain, grace_sends_sigterm_first, .timeout = 30)
+{
+	struct contain *c = open_live();
+	start_three(c);
+	struct seen s = { .n = 0 };
+	struct contain_waiter w = { reap_wait, note_found, &s };
+	/* a sleep dies of SIGTERM: gone within the grace, no SIGKILL round
+	 * finds anything */
+	cr_expect_eq(contain_kill(c, 20, &w), 0);
+	cr_expect_eq(s.n, 0, "%zu members were still there for SIGKILL", s.n);
+	const pid_t *pids;
+	size_t n;
+	cr_assert_eq(contain_members(c, &pids, &n), 0);
+	cr_expect_eq(n, 0);
+	contain_close(c);
+}
