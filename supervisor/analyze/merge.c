@@ -115,23 +115,14 @@ static int wait_status_of(int exit_code)
 	return exit_code >= 0 ? (exit_code & 0xff) << 8 : (-exit_code) & 0x7f;
 }
 
-int merge_build(struct merged_run *m, const struct merge_input *in)
+/* 1. the shim's view: one image per record file, with its final contents */
+static int add_records(struct merged_run *m, size_t *cap, const struct merge_input *in)
 {
-	const struct sup_record *rec = in->rec;
-	size_t cap = 0;
-	memset(m, 0, sizeof *m);
-	m->rec = rec;
-	m->tracing = in->tracing;
-	m->command_sid = in->command_pid;
-	m->start_mono_ns = in->start_mono_ns;
-	m->peak.at_s = -1;
-
-	/* 1. the shim's view: every record file */
 	for (size_t i = 0; in->live && i < live_count(in->live); i++) {
 		const struct live_rec *lr = live_get(in->live, i);
-		struct image_view *iv = add_image(m, &cap, lr->pid, lr->gen);
+		struct image_view *iv = add_image(m, cap, lr->pid, lr->gen);
 		if (!iv)
-			goto nomem;
+			return -ENOMEM;
 		int rc = live_read_final(in->live, i, &iv->rec);
 		if (rc == 0) {
 			iv->traced = 1;
@@ -141,19 +132,22 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 			memset(&iv->rec, 0, sizeof iv->rec);
 		}
 	}
+	return 0;
+}
 
-	/* 2. the poller's view, joined by (pid, gen) */
-	if (m->n_images > 1)
-		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);
-	size_t sorted = m->n_images;
+/* 2. the poller's view, joined by (pid, gen): images[0, sorted) are the
+ * record files' (sorted); an image the poller saw without one is added */
+static int add_samples(struct merged_run *m, size_t *cap, size_t sorted,
+		       const struct merge_input *in)
+{
 	const struct pview *pv = in->pview;
 	for (size_t i = 0; pv && i < pview_count(pv); i++) {
 		const struct pview_proc *p = pview_get(pv, i);
 		for (size_t j = 0; j < p->nimgs; j++) {
 			const struct pview_img *img = &p->imgs[j];
 			struct image_view *iv = find_image(m, sorted, p->pid, img->gen);
-			if (!iv && !(iv = add_image(m, &cap, p->pid, img->gen)))
-				goto nomem;
+			if (!iv && !(iv = add_image(m, cap, p->pid, img->gen)))
+				return -ENOMEM;
 			iv->sampled = 1;
 			iv->first_seen_s = rel_s(in, img->first_ns);
 			iv->last_seen_s = rel_s(in, img->last_ns);
@@ -171,13 +165,53 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 			}
 		}
 	}
-	if (m->n_images > 1)
-		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);
+	return 0;
+}
 
-	/* 3. names (pointers into the final array), statuses, leftovers */
+/* The argv and exe of an image without a valid record: the image's own
+ * when it was inspected, else the pid's at first sight. */
+static void name_untraced(struct image_view *iv, const struct pview_proc *p)
+{
+	const struct pview_img *img = NULL;
+	for (size_t j = 0; j < p->nimgs; j++)
+		if (p->imgs[j].gen == iv->gen)
+			img = &p->imgs[j];
+	if (img && img->argv) {
+		iv->argv = img->argv;
+		iv->argv_len = img->argv_len;
+	} else {
+		iv->argv = p->argv;
+		iv->argv_len = p->argv_len;
+	}
+	iv->exe = img && img->exe ? img->exe : p->exe;
+}
+
+/* A pid's final image: the wait status memsup reaped, and whether it was
+ * killed as a leftover. */
+static void end_of_pid(struct image_view *iv, const struct merge_input *in)
+{
+	const struct sup_record *rec = in->rec;
+	if (in->have_main && iv->pid == in->command_pid) {
+		iv->have_status = 1;
+		iv->wait_status = in->main_status;
+	}
+	for (size_t k = 0; k < rec->n_reaped && k < RESOURCES_MAX_REAPED; k++) {
+		if (rec->reaped[k].pid == iv->pid) {
+			iv->have_status = 1;
+			iv->wait_status = wait_status_of(rec->reaped[k].exit_code);
+		}
+	}
+	for (size_t k = 0; k < rec->n_leftovers; k++)
+		if (rec->leftovers[k].pid == iv->pid)
+			iv->leftover_killed = 1;
+}
+
+/* 3. names (pointers into the final array), statuses, leftovers */
+static void name_images(struct merged_run *m, const struct merge_input *in)
+{
 	for (size_t i = 0; i < m->n_images; i++) {
 		struct image_view *iv = &m->images[i];
-		const struct pview_proc *p = pv ? pview_find(pv, iv->pid) : NULL;
+		const struct pview_proc *p = in->pview ? pview_find(in->pview, iv->pid) : NULL;
 		if (iv->traced) {
 			/* argv_bytes counts the last NUL, which stays: like
 			 * /proc/PID/cmdline, every argument is NUL-terminated,
@@ -186,79 +220,77 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 			iv->argv_len = iv->rec.argv_bytes;
 			iv->exe = iv->rec.exe[0] ? iv->rec.exe : NULL;
 		} else if (p) {
-			const struct pview_img *img = NULL;
-			for (size_t j = 0; j < p->nimgs; j++)
-				if (p->imgs[j].gen == iv->gen)
-					img = &p->imgs[j];
-			/* the image's own argv when it was inspected, else the
-			 * pid's at first sight */
-			if (img && img->argv) {
-				iv->argv = img->argv;
-				iv->argv_len = img->argv_len;
-			} else {
-				iv->argv = p->argv;
-				iv->argv_len = p->argv_len;
-			}
-			iv->exe = img && img->exe ? img->exe : p->exe;
+			name_untraced(iv, p);
 		}
-		int last = i + 1 == m->n_images || m->images[i + 1].pid != iv->pid;
-		if (!last)
-			continue;
 		/* the pid's final image is the one a wait status belongs to */
-		if (in->have_main && iv->pid == in->command_pid) {
-			iv->have_status = 1;
-			iv->wait_status = in->main_status;
-		}
-		for (size_t k = 0; k < rec->n_reaped && k < RESOURCES_MAX_REAPED; k++) {
-			if (rec->reaped[k].pid == iv->pid) {
-				iv->have_status = 1;
-				iv->wait_status = wait_status_of(rec->reaped[k].exit_code);
-			}
-		}
-		for (size_t k = 0; k < rec->n_leftovers; k++)
-			if (rec->leftovers[k].pid == iv->pid)
-				iv->leftover_killed = 1;
+		if (i + 1 == m->n_images || m->images[i + 1].pid != iv->pid)
+			end_of_pid(iv, in);
 	}
+}
 
-	/* 4. the peak sample */
-	const struct pview_peak *pk = pv ? pview_peak(pv) : NULL;
-	if (pk && pk->t_ns) {
-		struct peak_view *v = &m->peak;
-		v->at_s = rel_s(in, pk->t_ns);
-		v->rss = pk->rss;
-		v->nprocs = (unsigned)pk->n;
-		v->heap = pk->heap;
-		v->map_anon = pk->map_anon;
-		v->map_file = pk->map_file;
-		v->have_smaps = pk->have_smaps && pk->n > 0;
-		if (v->have_smaps)
-			v->smaps_age_s = ((double)pk->smaps_ns - (double)pk->t_ns) / 1e9;
-		for (size_t i = 0; i < pk->n; i++) {
-			const struct pview_peak_member *pm = &pk->m[i];
-			struct image_view *iv = find_image(m, m->n_images, pm->pid, pm->gen);
-			if (v->have_smaps) {
-				v->pss += pm->pss;
-				v->anon += pm->anon;
-				v->file += pm->file;
-				v->shmem += pm->shmem;
-				v->swap += pm->swap;
-			}
-			if (!iv)
-				continue;
-			iv->at_peak = 1;
-			iv->peak_rss = pm->rss;
-			iv->peak_heap = pm->heap;
-			iv->peak_map = pm->map;
-			if (pm->have_smaps) {
-				iv->have_smaps = 1;
-				iv->peak_pss = pm->pss;
-				iv->peak_anon = pm->anon;
-				iv->peak_file = pm->file;
-				iv->peak_shmem = pm->shmem;
-				iv->peak_swap = pm->swap;
-			}
+/* 4. the peak sample, broken down per image */
+static void add_peak(struct merged_run *m, const struct merge_input *in)
+{
+	const struct pview_peak *pk = in->pview ? pview_peak(in->pview) : NULL;
+	if (!pk || !pk->t_ns)
+		return;
+	struct peak_view *v = &m->peak;
+	v->at_s = rel_s(in, pk->t_ns);
+	v->rss = pk->rss;
+	v->nprocs = (unsigned)pk->n;
+	v->heap = pk->heap;
+	v->map_anon = pk->map_anon;
+	v->map_file = pk->map_file;
+	v->have_smaps = pk->have_smaps && pk->n > 0;
+	if (v->have_smaps)
+		v->smaps_age_s = ((double)pk->smaps_ns - (double)pk->t_ns) / 1e9;
+	for (size_t i = 0; i < pk->n; i++) {
+		const struct pview_peak_member *pm = &pk->m[i];
+		struct image_view *iv = find_image(m, m->n_images, pm->pid, pm->gen);
+		if (v->have_smaps) {
+			v->pss += pm->pss;
+			v->anon += pm->anon;
+			v->file += pm->file;
+			v->shmem += pm->shmem;
+			v->swap += pm->swap;
+		}
+		if (!iv)
+			continue;
+		iv->at_peak = 1;
+		iv->peak_rss = pm->rss;
+		iv->peak_heap = pm->heap;
+		iv->peak_map = pm->map;
+		if (pm->have_smaps) {
+			iv->have_smaps = 1;
+			iv->peak_pss = pm->pss;
+			iv->peak_anon = pm->anon;
+			iv->peak_file = pm->file;
+			iv->peak_shmem = pm->shmem;
+			iv->peak_swap = pm->swap;
 		}
 	}
+}
+
+int merge_build(struct merged_run *m, const struct merge_input *in)
+{
+	size_t cap = 0;
+	memset(m, 0, sizeof *m);
+	m->rec = in->rec;
+	m->tracing = in->tracing;
+	m->command_sid = in->command_pid;
+	m->start_mono_ns = in->start_mono_ns;
+	m->peak.at_s = -1;
+
+	if (add_records(m, &cap, in) < 0)
+		goto nomem;
+	if (m->n_images > 1)
+		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);
+	if (add_samples(m, &cap, m->n_images, in) < 0)
+		goto nomem;
+	if (m->n_images > 1)
+		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);
+	name_images(m, in);
+	add_peak(m, in);
 	return 0;
 nomem:
 	merge_free(m);
