@@ -65,22 +65,11 @@ static int exit_of(const struct image_view *iv, int *code)
 	return 0;
 }
 
-static void put_image(struct jsonw *w, const struct merged_run *m, const struct image_view *iv)
+/* "lineage": how the image came to be, as the shim saw it, or as far as
+ * the poller can tell. */
+static void put_lineage(struct jsonw *w, const struct image_view *iv)
 {
 	const struct mt_record *r = &iv->rec;
-	const char *src;
-	int code;
-	jsonw_object_begin(w);
-	jsonw_key(w, "pid");
-	jsonw_int(w, iv->pid);
-	jsonw_key(w, "gen");
-	jsonw_uint(w, iv->gen);
-	jsonw_key(w, "ppid");
-	if (iv->ppid > 0)
-		jsonw_int(w, iv->ppid);
-	else
-		jsonw_null(w);
-	jsonw_key(w, "lineage");
 	jsonw_object_begin(w);
 	jsonw_key(w, "relation");
 	if (iv->traced) {
@@ -120,10 +109,15 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 		jsonw_bool(w, 1);
 	}
 	jsonw_object_end(w);
+}
+
+/* "argv", "argv_truncated", "argc": never cut silently.  The record keeps
+ * MT_ARGV_BYTES of argv (and the real argc), the poller PROCFS_ARGV_BYTES
+ * of /proc/PID/cmdline. */
+static void put_command(struct jsonw *w, const struct image_view *iv)
+{
 	jsonw_key(w, "argv");
 	put_argv(w, iv->argv, iv->argv_len);
-	/* Never cut silently: the record keeps MT_ARGV_BYTES of argv (and the
-	 * real argc), the poller PROCFS_ARGV_BYTES of /proc/PID/cmdline. */
 	int cut = iv->traced ? (iv->rec.flags & MT_FLAG_ARGV_TRUNCATED) != 0
 			     : iv->argv_len >= PROCFS_ARGV_BYTES - 1;
 	jsonw_key(w, "argv_truncated");
@@ -139,18 +133,14 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 	} else {
 		jsonw_null(w);
 	}
-	jsonw_key(w, "exe");
-	jsonw_string(w, iv->exe);
-	jsonw_key(w, "traced");
-	jsonw_bool(w, iv->traced);
-	jsonw_key(w, "sampled");
-	jsonw_bool(w, iv->sampled);
-	jsonw_key(w, "record_error");
-	jsonw_string(w, iv->record_error ? recordfile_strerror(iv->record_error) : NULL);
-	jsonw_key(w, "untraced_why");
-	jsonw_string(w, iv->traced ? NULL : merge_untraced_name(iv->untraced_why));
+}
 
-	/* the poller's view */
+/* The poller's view: when it saw the image, its polled peak, its session,
+ * how it ended, its VmHWM. */
+static void put_polled(struct jsonw *w, const struct image_view *iv)
+{
+	const char *src;
+	int code;
 	jsonw_key(w, "first_seen_s");
 	put_s(w, iv->sampled ? iv->first_seen_s : -1);
 	jsonw_key(w, "last_seen_s");
@@ -186,105 +176,148 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 		jsonw_null(w);
 	jsonw_key(w, "vm_hwm_from");
 	jsonw_string(w, src);
+}
 
-	/* the shim's view */
-	jsonw_key(w, "record");
+/* The record's markers, their times in run seconds. */
+static void put_markers(struct jsonw *w, const struct merged_run *m, const struct mt_record *r)
+{
+	jsonw_array_begin(w);
+	for (uint32_t k = 0; k < r->marker_count && k < MT_MARKERS; k++) {
+		jsonw_object_begin(w);
+		jsonw_key(w, "label");
+		jsonw_string(w, r->markers[k].label);
+		jsonw_key(w, "t_s");
+		put_s(w, merge_mono_s(m, r->markers[k].mono_ns));
+		jsonw_key(w, "heap");
+		jsonw_uint(w, r->markers[k].heap_current);
+		jsonw_key(w, "mapped");
+		jsonw_uint(w, r->markers[k].map_current);
+		jsonw_key(w, "maxrss_kb");
+		jsonw_uint(w, r->marker_rusage[k].maxrss_self_kb);
+		jsonw_key(w, "maxrss_children_kb");
+		jsonw_uint(w, r->marker_rusage[k].maxrss_children_kb);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+}
+
+/* "record": the shim's view of a traced image (null untraced). */
+static void put_record(struct jsonw *w, const struct merged_run *m, const struct image_view *iv)
+{
+	const struct mt_record *r = &iv->rec;
 	if (!iv->traced) {
 		jsonw_null(w);
-	} else {
-		jsonw_object_begin(w);
-		jsonw_key(w, "state");
-		jsonw_string(w, state_name(r->state));
-		jsonw_key(w, "start_s");
-		put_s(w, merge_mono_s(m, r->start_mono_ns));
-		jsonw_key(w, "end_s");
-		put_s(w, r->state == MT_STATE_RUNNING ? -1 : merge_mono_s(m, r->end_mono_ns));
-		jsonw_key(w, "heap_peak");
-		jsonw_uint(w, r->heap_peak);
-		jsonw_key(w, "heap_peak_at_s");
-		put_s(w, merge_mono_s(m, r->heap_peak_mono_ns));
-		jsonw_key(w, "heap_current");
-		jsonw_uint(w, r->heap_current);
-		jsonw_key(w, "map_anon_peak");
-		jsonw_uint(w, r->map_anon_peak);
-		jsonw_key(w, "map_file_peak");
-		jsonw_uint(w, r->map_file_peak);
-		jsonw_key(w, "map_largest");
-		jsonw_uint(w, r->map_largest);
-		jsonw_key(w, "total_peak");
-		jsonw_uint(w, r->total_peak);
-		jsonw_key(w, "total_peak_at_s");
-		put_s(w, merge_mono_s(m, r->total_peak_mono_ns));
-		jsonw_key(w, "largest_request");
-		jsonw_uint(w, r->heap_largest_request);
-		jsonw_key(w, "requested_total");
-		jsonw_uint(w, r->heap_requested_total);
-		jsonw_key(w, "calls");
-		jsonw_object_begin(w);
-		for (unsigned c = 0; c < MT_CALL_COUNT; c++) {
-			jsonw_key(w, call_names[c]);
-			jsonw_uint(w, r->calls[c]);
-		}
-		jsonw_object_end(w);
-		jsonw_key(w, "ru_maxrss_self_kb");
-		jsonw_uint(w, r->ru_maxrss_self_kb);
-		jsonw_key(w, "ru_maxrss_children_kb");
-		jsonw_uint(w, r->ru_maxrss_children_kb);
-		jsonw_key(w, "exit_signal");
-		if (r->state == MT_STATE_SIGNALED)
-			jsonw_int(w, r->exit_signal);
-		else
-			jsonw_null(w);
-		jsonw_key(w, "flags");
-		jsonw_uint(w, r->flags);
-		jsonw_key(w, "markers");
-		jsonw_array_begin(w);
-		for (uint32_t k = 0; k < r->marker_count && k < MT_MARKERS; k++) {
-			jsonw_object_begin(w);
-			jsonw_key(w, "label");
-			jsonw_string(w, r->markers[k].label);
-			jsonw_key(w, "t_s");
-			put_s(w, merge_mono_s(m, r->markers[k].mono_ns));
-			jsonw_key(w, "heap");
-			jsonw_uint(w, r->markers[k].heap_current);
-			jsonw_key(w, "mapped");
-			jsonw_uint(w, r->markers[k].map_current);
-			jsonw_key(w, "maxrss_kb");
-			jsonw_uint(w, r->marker_rusage[k].maxrss_self_kb);
-			jsonw_key(w, "maxrss_children_kb");
-			jsonw_uint(w, r->marker_rusage[k].maxrss_children_kb);
-			jsonw_object_end(w);
-		}
-		jsonw_array_end(w);
-		jsonw_object_end(w);
+		return;
 	}
+	jsonw_object_begin(w);
+	jsonw_key(w, "state");
+	jsonw_string(w, state_name(r->state));
+	jsonw_key(w, "start_s");
+	put_s(w, merge_mono_s(m, r->start_mono_ns));
+	jsonw_key(w, "end_s");
+	put_s(w, r->state == MT_STATE_RUNNING ? -1 : merge_mono_s(m, r->end_mono_ns));
+	jsonw_key(w, "heap_peak");
+	jsonw_uint(w, r->heap_peak);
+	jsonw_key(w, "heap_peak_at_s");
+	put_s(w, merge_mono_s(m, r->heap_peak_mono_ns));
+	jsonw_key(w, "heap_current");
+	jsonw_uint(w, r->heap_current);
+	jsonw_key(w, "map_anon_peak");
+	jsonw_uint(w, r->map_anon_peak);
+	jsonw_key(w, "map_file_peak");
+	jsonw_uint(w, r->map_file_peak);
+	jsonw_key(w, "map_largest");
+	jsonw_uint(w, r->map_largest);
+	jsonw_key(w, "total_peak");
+	jsonw_uint(w, r->total_peak);
+	jsonw_key(w, "total_peak_at_s");
+	put_s(w, merge_mono_s(m, r->total_peak_mono_ns));
+	jsonw_key(w, "largest_request");
+	jsonw_uint(w, r->heap_largest_request);
+	jsonw_key(w, "requested_total");
+	jsonw_uint(w, r->heap_requested_total);
+	jsonw_key(w, "calls");
+	jsonw_object_begin(w);
+	for (unsigned c = 0; c < MT_CALL_COUNT; c++) {
+		jsonw_key(w, call_names[c]);
+		jsonw_uint(w, r->calls[c]);
+	}
+	jsonw_object_end(w);
+	jsonw_key(w, "ru_maxrss_self_kb");
+	jsonw_uint(w, r->ru_maxrss_self_kb);
+	jsonw_key(w, "ru_maxrss_children_kb");
+	jsonw_uint(w, r->ru_maxrss_children_kb);
+	jsonw_key(w, "exit_signal");
+	if (r->state == MT_STATE_SIGNALED)
+		jsonw_int(w, r->exit_signal);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "flags");
+	jsonw_uint(w, r->flags);
+	jsonw_key(w, "markers");
+	put_markers(w, m, r);
+	jsonw_object_end(w);
+}
 
-	/* at the tree's peak sample */
-	jsonw_key(w, "at_peak");
+/* "at_peak": the image at the tree's peak sample (null if not alive then). */
+static void put_at_peak(struct jsonw *w, const struct image_view *iv)
+{
 	if (!iv->at_peak) {
 		jsonw_null(w);
-	} else {
-		jsonw_object_begin(w);
-		jsonw_key(w, "rss");
-		jsonw_uint(w, iv->peak_rss);
-		jsonw_key(w, "heap");
-		jsonw_uint(w, iv->peak_heap);
-		jsonw_key(w, "mapped");
-		jsonw_uint(w, iv->peak_map);
-		if (iv->have_smaps) {
-			jsonw_key(w, "pss");
-			jsonw_uint(w, iv->peak_pss);
-			jsonw_key(w, "rss_anon");
-			jsonw_uint(w, iv->peak_anon);
-			jsonw_key(w, "rss_file");
-			jsonw_uint(w, iv->peak_file);
-			jsonw_key(w, "rss_shmem");
-			jsonw_uint(w, iv->peak_shmem);
-			jsonw_key(w, "swap");
-			jsonw_uint(w, iv->peak_swap);
-		}
-		jsonw_object_end(w);
+		return;
 	}
+	jsonw_object_begin(w);
+	jsonw_key(w, "rss");
+	jsonw_uint(w, iv->peak_rss);
+	jsonw_key(w, "heap");
+	jsonw_uint(w, iv->peak_heap);
+	jsonw_key(w, "mapped");
+	jsonw_uint(w, iv->peak_map);
+	if (iv->have_smaps) {
+		jsonw_key(w, "pss");
+		jsonw_uint(w, iv->peak_pss);
+		jsonw_key(w, "rss_anon");
+		jsonw_uint(w, iv->peak_anon);
+		jsonw_key(w, "rss_file");
+		jsonw_uint(w, iv->peak_file);
+		jsonw_key(w, "rss_shmem");
+		jsonw_uint(w, iv->peak_shmem);
+		jsonw_key(w, "swap");
+		jsonw_uint(w, iv->peak_swap);
+	}
+	jsonw_object_end(w);
+}
+
+static void put_image(struct jsonw *w, const struct merged_run *m, const struct image_view *iv)
+{
+	jsonw_object_begin(w);
+	jsonw_key(w, "pid");
+	jsonw_int(w, iv->pid);
+	jsonw_key(w, "gen");
+	jsonw_uint(w, iv->gen);
+	jsonw_key(w, "ppid");
+	if (iv->ppid > 0)
+		jsonw_int(w, iv->ppid);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "lineage");
+	put_lineage(w, iv);
+	put_command(w, iv);
+	jsonw_key(w, "exe");
+	jsonw_string(w, iv->exe);
+	jsonw_key(w, "traced");
+	jsonw_bool(w, iv->traced);
+	jsonw_key(w, "sampled");
+	jsonw_bool(w, iv->sampled);
+	jsonw_key(w, "record_error");
+	jsonw_string(w, iv->record_error ? recordfile_strerror(iv->record_error) : NULL);
+	jsonw_key(w, "untraced_why");
+	jsonw_string(w, iv->traced ? NULL : merge_untraced_name(iv->untraced_why));
+	put_polled(w, iv);
+	jsonw_key(w, "record");
+	put_record(w, m, iv);
+	jsonw_key(w, "at_peak");
+	put_at_peak(w, iv);
 	jsonw_object_end(w);
 }
 
