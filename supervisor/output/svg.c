@@ -770,46 +770,40 @@ static void put_ticks(struct svg_buf *b, const struct frame *f, const double *ts
 	free(seen);
 }
 
-int svg_render(const struct plot_data *d, struct svg_buf *b)
+/* The processes by polled peak RSS, largest first: rank[0..n_top) get a
+ * lane each, the rest share the "other" lane.  -ENOMEM. */
+static int rank_procs(const struct plot_data *d, struct proc_rank **out, size_t *n_top)
 {
-	unsigned W = d->width ? d->width : SVG_DEFAULT_WIDTH;
-	unsigned H = d->height ? d->height : SVG_DEFAULT_HEIGHT;
-	W = W < SVG_MIN_WIDTH ? SVG_MIN_WIDTH : W > SVG_MAX_WIDTH ? SVG_MAX_WIDTH : W;
-	H = H < SVG_MIN_HEIGHT ? SVG_MIN_HEIGHT : H > SVG_MAX_HEIGHT ? SVG_MAX_HEIGHT : H;
-	struct frame f;
+	*out = NULL;
+	*n_top = 0;
+	if (!d->n_procs)
+		return 0;
+	struct proc_rank *rank = malloc(d->n_procs * sizeof *rank);
+	if (!rank)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n_procs; i++)
+		rank[i] = (struct proc_rank){ &d->procs[i], i };
+	qsort(rank, d->n_procs, sizeof *rank, rank_cmp);
+	/* a single "other" would be a lane of its own anyway */
+	*n_top = d->n_procs <= SVG_TOP_PROCS + 1 ? d->n_procs : SVG_TOP_PROCS;
+	*out = rank;
+	return 0;
+}
+
+/* The legend's items, left to right; `terse`: short labels, so a small
+ * picture keeps its plot. */
+static void put_legend(struct legend *L, const struct plot_data *d, int terse)
+{
 	char v[64], t[96];
-
-	/* --- the processes: top few by peak, the rest as "other" --- */
-	struct proc_rank *rank = NULL;
-	size_t n_top = 0;
-	if (d->n_procs) {
-		rank = malloc(d->n_procs * sizeof *rank);
-		if (!rank)
-			return b->err = -ENOMEM;
-		for (size_t i = 0; i < d->n_procs; i++)
-			rank[i] = (struct proc_rank){ &d->procs[i], i };
-		qsort(rank, d->n_procs, sizeof *rank, rank_cmp);
-		/* a single "other" would be a lane of its own anyway */
-		n_top = d->n_procs <= SVG_TOP_PROCS + 1 ? d->n_procs : SVG_TOP_PROCS;
-	}
-
-	/* --- layout --- */
-	f.x0 = 64;
-	f.x1 = W - 16;
-	f.cols = (unsigned)(f.x1 - f.x0);
-	/* the legend first: its rows decide where the plot starts */
-	struct legend L = { .x = f.x0, .y = 40, .x0 = f.x0, .x1 = f.x1 };
-	int terse = W < 600; /* short labels, so a small picture keeps its plot */
-	int stacked = have_stack(d);
-	if (stacked) {
-		legend_item(&L, "<path d=\"M0,0h16\" stroke=\"" COLOR_RSS "\" stroke-width=\"2\"/>",
+	if (have_stack(d)) {
+		legend_item(L, "<path d=\"M0,0h16\" stroke=\"" COLOR_RSS "\" stroke-width=\"2\"/>",
 			    terse ? "tree RSS" : "tree RSS (top of the stack)");
 		for (size_t k = 0; k < bands_of(d); k++) {
 			char sw[160], lab[32];
 			snprintf(sw, sizeof sw, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" "
 				 "fill=\"%s\" stroke=\"%s\"/>", band_fill[k], band_dark[k]);
 			snprintf(lab, sizeof lab, "band %zu", k + 1);
-			legend_item_max(&L, sw, d->band_labels[k] ? d->band_labels[k] : lab,
+			legend_item_max(L, sw, d->band_labels[k] ? d->band_labels[k] : lab,
 					terse ? 18 : 32);
 		}
 		/* "other" only when it ever holds something (a tree of up to
@@ -818,55 +812,63 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 		for (size_t i = 0; i < d->n_stack && !other; i++)
 			other = d->stack[i].rss > stack_level(d, &d->stack[i], bands_of(d) - 1);
 		if (other)
-			legend_item(&L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
-					 COLOR_OTHER_FILL "\" stroke=\"" COLOR_OTHER "\"/>",
+			legend_item(L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
+					COLOR_OTHER_FILL "\" stroke=\"" COLOR_OTHER "\"/>",
 				    terse ? "other" : "other processes");
 	} else
-		legend_item(&L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
-				 COLOR_RSS "\" fill-opacity=\"0.25\" stroke=\"" COLOR_RSS "\"/>",
+		legend_item(L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
+				COLOR_RSS "\" fill-opacity=\"0.25\" stroke=\"" COLOR_RSS "\"/>",
 			    terse ? "tree RSS" : "tree RSS (all processes)");
 	if (any_known(d->heap, d->n_heap))
-		legend_item(&L, "<path d=\"M0,0h16\" stroke=\"" COLOR_HEAP
-				 "\" stroke-width=\"2\"/>", terse ? "heap" : "traced heap (shim)");
+		legend_item(L, "<path d=\"M0,0h16\" stroke=\"" COLOR_HEAP
+				"\" stroke-width=\"2\"/>", terse ? "heap" : "traced heap (shim)");
 	if (d->budget_bytes > 0) {
 		fmt_bytes(d->budget_bytes, v, sizeof v);
 		snprintf(t, sizeof t, "%s%s", terse ? "budget " : "RSS budget ", v);
-		legend_item(&L, "<path d=\"M0,0h16\" stroke=\"" COLOR_BUDGET
-				 "\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>", t);
+		legend_item(L, "<path d=\"M0,0h16\" stroke=\"" COLOR_BUDGET
+				"\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>", t);
 	}
 	if (d->have_peak)
-		legend_item(&L, "<circle cx=\"8\" cy=\"0\" r=\"3.5\" fill=\""
-				 COLOR_PEAK "\"/>", "peak");
+		legend_item(L, "<circle cx=\"8\" cy=\"0\" r=\"3.5\" fill=\""
+				COLOR_PEAK "\"/>", "peak");
 	if (d->n_markers)
-		legend_item(&L, "<path d=\"M8,-6v12\" stroke=\"" COLOR_MARK
-				 "\" stroke-dasharray=\"3,2\"/>", terse ? "phase" : "phase marker");
+		legend_item(L, "<path d=\"M8,-6v12\" stroke=\"" COLOR_MARK
+				"\" stroke-dasharray=\"3,2\"/>", terse ? "phase" : "phase marker");
 	if (d->n_starts || d->n_exits)
-		legend_item(&L, "<path d=\"M4,-5v5M7,-5v5\" stroke=\"" COLOR_START
-				 "\" stroke-width=\"1.5\"/><path d=\"M10,0v5M13,0v5\" stroke=\"" COLOR_EXIT
-				 "\" stroke-width=\"1.5\"/>",
+		legend_item(L, "<path d=\"M4,-5v5M7,-5v5\" stroke=\"" COLOR_START
+				"\" stroke-width=\"1.5\"/><path d=\"M10,0v5M13,0v5\" stroke=\"" COLOR_EXIT
+				"\" stroke-width=\"1.5\"/>",
 			    terse ? "start/exit" : "process starts / exits");
-	f.y0 = L.y + 18;
-	f.n_lanes = (unsigned)(n_top + (d->n_procs > n_top));
+}
+
+/* Everything below the legend (whose last row is at legend_y): the main
+ * plot, the ticks under it, the lanes, and both axes.  Returns whether the
+ * budget is drawn to scale. */
+static int lay_out(const struct plot_data *d, struct frame *f, unsigned H, double legend_y,
+		   size_t n_top)
+{
+	f->y0 = legend_y + 18;
+	f->n_lanes = (unsigned)(n_top + (d->n_procs > n_top));
 	double below = 36;                         /* time labels and title */
 	double ticks_h = (d->n_starts || d->n_exits) ? 12 : 4;
 	double lanes_total = 0;
-	f.lane_h = 0;
-	if (f.n_lanes) {
+	f->lane_h = 0;
+	if (f->n_lanes) {
 		/* lanes take at most a third of the picture; a quarter under
 		 * bands, which say most of it already */
-		f.lane_h = floor_d(((H - f.y0 - below) / (stacked ? 4 : 3) - 16) / f.n_lanes);
-		if (f.lane_h > 16)
-			f.lane_h = 16;
-		if (f.lane_h < 4) {
-			f.lane_h = 0;
-			f.n_lanes = 0;
+		f->lane_h = floor_d(((H - f->y0 - below) / (have_stack(d) ? 4 : 3) - 16) / f->n_lanes);
+		if (f->lane_h > 16)
+			f->lane_h = 16;
+		if (f->lane_h < 4) {
+			f->lane_h = 0;
+			f->n_lanes = 0;
 		} else
-			lanes_total = 16 + f.lane_h * f.n_lanes;
+			lanes_total = 16 + f->lane_h * f->n_lanes;
 	}
-	f.bottom = H - below;
-	f.lane_y0 = f.bottom - f.lane_h * f.n_lanes;
-	f.y1 = f.bottom - lanes_total - ticks_h;
-	svg_axis_time(time_end(d), (unsigned)(f.cols / 110 < 3 ? 3 : f.cols / 110), &f.ax);
+	f->bottom = H - below;
+	f->lane_y0 = f->bottom - f->lane_h * f->n_lanes;
+	f->y1 = f->bottom - lanes_total - ticks_h;
+	svg_axis_time(time_end(d), (unsigned)(f->cols / 110 < 3 ? 3 : f->cols / 110), &f->ax);
 
 	double top = data_max(d);
 	int budget_on_scale = 0;
@@ -878,9 +880,15 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 			top = d->budget_bytes;
 	}
 	svg_axis_bytes(top > 0 ? top * 1.06 : 1e6,
-		       (unsigned)((f.y1 - f.y0) / 45 < 2 ? 2 : (f.y1 - f.y0) / 45), &f.ay);
+		       (unsigned)((f->y1 - f->y0) / 45 < 2 ? 2 : (f->y1 - f->y0) / 45), &f->ay);
+	return budget_on_scale;
+}
 
-	/* --- document --- */
+/* The document's head: the svg element, its title, the background, and the
+ * title row. */
+static void put_head(struct svg_buf *b, const struct plot_data *d, const struct frame *f,
+		     unsigned W, unsigned H)
+{
 	put(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	putf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
 		"viewBox=\"0 0 %u %u\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
@@ -893,96 +901,94 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 	 * rest of the row (~8.5 px a bold 14 px character, ~6.2 px at 11 px) */
 	double sub_w = 0;
 	if (d->subtitle && *d->subtitle) {
-		size_t sub_max = (size_t)((f.x1 - f.x0) / 2 / 6.2);
+		size_t sub_max = (size_t)((f->x1 - f->x0) / 2 / 6.2);
 		size_t sl = strlen(d->subtitle);
 		sub_w = 6.2 * (double)(sl < sub_max ? sl : sub_max) + 12;
 		put(b, "<text class=\"subtitle\" text-anchor=\"end\" fill=\"#444\" x=\"");
-		put_coord(b, f.x1);
+		put_coord(b, f->x1);
 		put(b, "\" y=\"20\">");
 		put_str(b, d->subtitle, sub_max);
 		put(b, "</text>\n");
 	}
 	put(b, "<text x=\"");
-	put_coord(b, f.x0);
+	put_coord(b, f->x0);
 	put(b, "\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
-	double title_room = (f.x1 - f.x0 - sub_w) / 8.5;
+	double title_room = (f->x1 - f->x0 - sub_w) / 8.5;
 	put_str(b, d->title ? d->title : "memsup timeline", title_room < 8 ? 8 : (size_t)title_room);
 	put(b, "</text>\n");
+}
 
-	put_n(b, L.buf.p ? L.buf.p : "", L.buf.len);
-	if (L.buf.err)
-		b->err = L.buf.err;
-	svg_buf_free(&L.buf);
-
-	/* the bands under everything else in the plot; the grid goes over
-	 * them, translucent, so it reads on white and on the fills alike */
-	if (stacked)
-		put_stack(b, d, &f);
-
-	/* grid and axes */
+/* The grid (translucent, so it reads on white and on the bands alike), the
+ * tick labels and the axis titles. */
+static void put_axes(struct svg_buf *b, const struct frame *f)
+{
 	put(b, "<g class=\"grid\" stroke=\"#000\" stroke-opacity=\"0.1\" stroke-width=\"1\">\n");
-	for (unsigned i = 1; i * f.ay.step <= f.ay.max * (1 + 1e-9); i++) {
-		double yv = i * f.ay.step;
+	for (unsigned i = 1; i * f->ay.step <= f->ay.max * (1 + 1e-9); i++) {
+		double yv = i * f->ay.step;
 		put(b, "<path d=\"M");
-		put_xy(b, f.x0, fy(&f, yv));
+		put_xy(b, f->x0, fy(f, yv));
 		put(b, "H");
-		put_coord(b, f.x1);
+		put_coord(b, f->x1);
 		put(b, "\"/>\n");
 	}
-	for (unsigned i = 1; i * f.ax.step <= f.ax.max * (1 + 1e-9); i++) {
-		double tv = i * f.ax.step;
+	for (unsigned i = 1; i * f->ax.step <= f->ax.max * (1 + 1e-9); i++) {
+		double tv = i * f->ax.step;
 		put(b, "<path d=\"M");
-		put_xy(b, fx(&f, tv), f.y0);
+		put_xy(b, fx(f, tv), f->y0);
 		put(b, "V");
-		put_coord(b, f.bottom);
+		put_coord(b, f->bottom);
 		put(b, "\"/>\n");
 	}
 	put(b, "</g>\n<g class=\"yaxis\" text-anchor=\"end\" fill=\"#333\">\n");
-	for (unsigned i = 0; i * f.ay.step <= f.ay.max * (1 + 1e-9); i++) {
-		double yv = i * f.ay.step;
+	for (unsigned i = 0; i * f->ay.step <= f->ay.max * (1 + 1e-9); i++) {
+		double yv = i * f->ay.step;
 		put(b, "<text x=\"");
-		put_coord(b, f.x0 - 5);
+		put_coord(b, f->x0 - 5);
 		put(b, "\" y=\"");
-		put_coord(b, fy(&f, yv) + 4);
+		put_coord(b, fy(f, yv) + 4);
 		put(b, "\">");
-		put_tick_label(b, &f.ay, yv);
+		put_tick_label(b, &f->ay, yv);
 		put(b, "</text>\n");
 	}
 	put(b, "</g>\n<text class=\"ytitle\" text-anchor=\"middle\" transform=\"translate(14,");
-	put_coord(b, (f.y0 + f.y1) / 2);
-	putf(b, ") rotate(-90)\">memory (%s)</text>\n", f.ay.unit);
+	put_coord(b, (f->y0 + f->y1) / 2);
+	putf(b, ") rotate(-90)\">memory (%s)</text>\n", f->ay.unit);
 	put(b, "<g class=\"xaxis\" text-anchor=\"middle\" fill=\"#333\">\n");
-	for (unsigned i = 0; i * f.ax.step <= f.ax.max * (1 + 1e-9); i++) {
-		double tv = i * f.ax.step;
+	for (unsigned i = 0; i * f->ax.step <= f->ax.max * (1 + 1e-9); i++) {
+		double tv = i * f->ax.step;
 		put(b, "<text x=\"");
-		put_coord(b, fx(&f, tv));
+		put_coord(b, fx(f, tv));
 		put(b, "\" y=\"");
-		put_coord(b, f.bottom + 14);
+		put_coord(b, f->bottom + 14);
 		put(b, "\">");
-		put_tick_label(b, &f.ax, tv);
+		put_tick_label(b, &f->ax, tv);
 		put(b, "</text>\n");
 	}
 	put(b, "</g>\n<text class=\"xtitle\" text-anchor=\"middle\" x=\"");
-	put_coord(b, (f.x0 + f.x1) / 2);
+	put_coord(b, (f->x0 + f->x1) / 2);
 	put(b, "\" y=\"");
-	put_coord(b, f.bottom + 30);
-	putf(b, "\">time since start (%s)</text>\n", f.ax.unit);
+	put_coord(b, f->bottom + 30);
+	putf(b, "\">time since start (%s)</text>\n", f->ax.unit);
+}
 
-	/* tree RSS: a filled area under a line (the same points twice) */
+/* The tree RSS line (over a filled area when there are no bands: the same
+ * points twice) and the traced heap line. */
+static void put_lines(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
+{
 	if (d->n_rss) {
 		struct svg_buf pts = { 0 };
-		double xa = f.x0, xz = f.x0;
-		put_series(&pts, &f, d->rss, d->n_rss, &xa, &xz);
+		double xa = f->x0, xz = f->x0;
+		put_series(&pts, f, d->rss, d->n_rss, &xa, &xz);
 		if (pts.err)
 			b->err = pts.err;
-		if (pts.len && !stacked) {
+		if (pts.len && !have_stack(d)) {
 			put(b, "<path class=\"rss-area\" fill=\"" COLOR_RSS "\" fill-opacity=\"0.18\" "
 			       "stroke=\"none\" d=\"M");
-			put_xy(b, xa, f.y1);
+			put_xy(b, xa, f->y1);
 			put(b, " L");
 			put_n(b, pts.p + 1, pts.len - 1); /* without its "M" */
 			put(b, " L");
-			put_xy(b, xz, f.y1);
+			put_xy(b, xz, f->y1);
 			put(b, "Z\"/>\n");
 		}
 		if (pts.len) {
@@ -996,105 +1002,155 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 	if (any_known(d->heap, d->n_heap)) {
 		put(b, "<path class=\"heap\" fill=\"none\" stroke=\"" COLOR_HEAP
 		       "\" stroke-width=\"1.5\" stroke-linejoin=\"round\" d=\"");
-		put_series(b, &f, d->heap, d->n_heap, NULL, NULL);
+		put_series(b, f, d->heap, d->n_heap, NULL, NULL);
 		put(b, "\"/>\n");
 	}
+}
 
-	/* the plot frame, over the fill */
+/* The plot frame, over the fill. */
+static void put_plot_frame(struct svg_buf *b, const struct frame *f)
+{
 	put(b, "<rect fill=\"none\" stroke=\"#888\" x=\"");
-	put_coord(b, f.x0);
+	put_coord(b, f->x0);
 	put(b, "\" y=\"");
-	put_coord(b, f.y0);
+	put_coord(b, f->y0);
 	put(b, "\" width=\"");
-	put_coord(b, f.x1 - f.x0);
+	put_coord(b, f->x1 - f->x0);
 	put(b, "\" height=\"");
-	put_coord(b, f.y1 - f.y0);
+	put_coord(b, f->y1 - f->y0);
 	put(b, "\"/>\n");
+}
 
-	/* phase markers */
+/* Phase markers: a dashed vertical each, labelled upwards beside it. */
+static void put_markers(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
+{
 	for (size_t i = 0; i < d->n_markers; i++) {
-		double x = fx(&f, d->markers[i].t);
+		double x = fx(f, d->markers[i].t);
 		put(b, "<g class=\"marker\"><title>");
 		put_str(b, d->markers[i].label, 200);
 		put(b, "</title><path stroke=\"" COLOR_MARK "\" stroke-dasharray=\"3,2\" d=\"M");
-		put_xy(b, x, f.y0);
+		put_xy(b, x, f->y0);
 		put(b, "V");
-		put_coord(b, f.y1);
+		put_coord(b, f->y1);
 		/* the label reads upwards beside the line: on its right (clear of
 		 * the y axis labels) unless the line is at the right edge */
 		put(b, "\"/><text font-size=\"10\" fill=\"#333\" text-anchor=\"end\" "
 		       "transform=\"translate(");
-		put_xy(b, x > f.x1 - 14 ? x - 3 : x + 11, f.y0 + 4);
+		put_xy(b, x > f->x1 - 14 ? x - 3 : x + 11, f->y0 + 4);
 		put(b, ") rotate(-90)\">");
 		/* no longer than the plot is high (~6 px a character) */
-		double room = (f.y1 - f.y0 - 8) / 6;
+		double room = (f->y1 - f->y0 - 8) / 6;
 		put_str(b, d->markers[i].label, room < 4 ? 4 : room > 32 ? 32 : (size_t)room);
 		put(b, "</text></g>\n");
 	}
+}
 
-	/* budget */
-	if (d->budget_bytes > 0) {
-		fmt_bytes(d->budget_bytes, v, sizeof v);
-		if (budget_on_scale) {
-			double y = fy(&f, d->budget_bytes);
-			put(b, "<g class=\"budget\"><path stroke=\"" COLOR_BUDGET "\" stroke-width=\"1.5\" "
-			       "stroke-dasharray=\"6,4\" d=\"M");
-			put_xy(b, f.x0, y);
-			put(b, "H");
-			put_coord(b, f.x1);
-			/* right-aligned, but left of any marker label near the edge */
-			double bx = f.x1 - 4;
-			for (size_t i = 0; i < d->n_markers; i++) {
-				double mx = fx(&f, d->markers[i].t) - 16;
-				if (mx < bx && mx > f.x1 - 110)
-					bx = mx;
-			}
-			put(b, "\"/><text fill=\"" COLOR_BUDGET "\" text-anchor=\"end\" x=\"");
-			put_coord(b, bx);
-			put(b, "\" y=\"");
-			put_coord(b, y - 4 < f.y0 + 11 ? y + 13 : y - 4);
-			putf(b, "\">budget %s</text></g>\n", v);
-		} else {
-			put(b, "<g class=\"budget\"><text fill=\"" COLOR_BUDGET "\" text-anchor=\"end\" x=\"");
-			put_coord(b, f.x1 - 4);
-			put(b, "\" y=\"");
-			put_coord(b, f.y0 + 13);
-			putf(b, "\">budget %s (far above: not to scale)</text></g>\n", v);
+/* The RSS budget: a dashed line, or a note when it is far above the data. */
+static void put_budget(struct svg_buf *b, const struct plot_data *d, const struct frame *f,
+		       int on_scale)
+{
+	char v[64];
+	if (d->budget_bytes <= 0)
+		return;
+	fmt_bytes(d->budget_bytes, v, sizeof v);
+	if (on_scale) {
+		double y = fy(f, d->budget_bytes);
+		put(b, "<g class=\"budget\"><path stroke=\"" COLOR_BUDGET "\" stroke-width=\"1.5\" "
+		       "stroke-dasharray=\"6,4\" d=\"M");
+		put_xy(b, f->x0, y);
+		put(b, "H");
+		put_coord(b, f->x1);
+		/* right-aligned, but left of any marker label near the edge */
+		double bx = f->x1 - 4;
+		for (size_t i = 0; i < d->n_markers; i++) {
+			double mx = fx(f, d->markers[i].t) - 16;
+			if (mx < bx && mx > f->x1 - 110)
+				bx = mx;
 		}
-	}
-
-	/* peak */
-	if (d->have_peak) {
-		double x = fx(&f, d->peak_t), y = fy(&f, d->peak_bytes);
-		fmt_bytes(d->peak_bytes, v, sizeof v);
-		svg_format_value(&f.ax, d->peak_t, t, sizeof t);
-		/* right of the dot unless it would run past the plot (~7 px a
-		 * character in bold 11 px) */
-		char lab[192];
-		snprintf(lab, sizeof lab, "peak %s at %s", v, t);
-		double w = 7.0 * (double)strlen(lab);
-		int left = x + 7 + w > f.x1 && x - 7 - w >= f.x0 - 60;
-		double ty = y - 7 < f.y0 + 12 ? y + 16 : y - 7;
-		put(b, "<g class=\"peak\"><circle fill=\"" COLOR_PEAK "\" stroke=\"#fff\" r=\"4\" cx=\"");
-		put_coord(b, x);
-		put(b, "\" cy=\"");
-		put_coord(b, y);
-		putf(b, "\"/><text font-weight=\"bold\" fill=\"" COLOR_PEAK "\" "
-			"stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\" text-anchor=\"%s\" x=\"",
-		     left ? "end" : "start");
-		put_coord(b, left ? x - 7 : x + 7);
+		put(b, "\"/><text fill=\"" COLOR_BUDGET "\" text-anchor=\"end\" x=\"");
+		put_coord(b, bx);
 		put(b, "\" y=\"");
-		put_coord(b, ty);
-		putf(b, "\">%s</text></g>\n", lab);
+		put_coord(b, y - 4 < f->y0 + 11 ? y + 13 : y - 4);
+		putf(b, "\">budget %s</text></g>\n", v);
+	} else {
+		put(b, "<g class=\"budget\"><text fill=\"" COLOR_BUDGET "\" text-anchor=\"end\" x=\"");
+		put_coord(b, f->x1 - 4);
+		put(b, "\" y=\"");
+		put_coord(b, f->y0 + 13);
+		putf(b, "\">budget %s (far above: not to scale)</text></g>\n", v);
 	}
+}
 
-	/* process starts and exits under the time axis */
+/* The peak: a dot labelled with its value and time. */
+static void put_peak(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
+{
+	char v[64], t[96];
+	if (!d->have_peak)
+		return;
+	double x = fx(f, d->peak_t), y = fy(f, d->peak_bytes);
+	fmt_bytes(d->peak_bytes, v, sizeof v);
+	svg_format_value(&f->ax, d->peak_t, t, sizeof t);
+	/* right of the dot unless it would run past the plot (~7 px a
+	 * character in bold 11 px) */
+	char lab[192];
+	snprintf(lab, sizeof lab, "peak %s at %s", v, t);
+	double w = 7.0 * (double)strlen(lab);
+	int left = x + 7 + w > f->x1 && x - 7 - w >= f->x0 - 60;
+	double ty = y - 7 < f->y0 + 12 ? y + 16 : y - 7;
+	put(b, "<g class=\"peak\"><circle fill=\"" COLOR_PEAK "\" stroke=\"#fff\" r=\"4\" cx=\"");
+	put_coord(b, x);
+	put(b, "\" cy=\"");
+	put_coord(b, y);
+	putf(b, "\"/><text font-weight=\"bold\" fill=\"" COLOR_PEAK "\" "
+		"stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\" text-anchor=\"%s\" x=\"",
+	     left ? "end" : "start");
+	put_coord(b, left ? x - 7 : x + 7);
+	put(b, "\" y=\"");
+	put_coord(b, ty);
+	putf(b, "\">%s</text></g>\n", lab);
+}
+
+int svg_render(const struct plot_data *d, struct svg_buf *b)
+{
+	unsigned W = d->width ? d->width : SVG_DEFAULT_WIDTH;
+	unsigned H = d->height ? d->height : SVG_DEFAULT_HEIGHT;
+	W = W < SVG_MIN_WIDTH ? SVG_MIN_WIDTH : W > SVG_MAX_WIDTH ? SVG_MAX_WIDTH : W;
+	H = H < SVG_MIN_HEIGHT ? SVG_MIN_HEIGHT : H > SVG_MAX_HEIGHT ? SVG_MAX_HEIGHT : H;
+	struct proc_rank *rank;
+	size_t n_top;
+	if (rank_procs(d, &rank, &n_top) < 0)
+		return b->err = -ENOMEM;
+
+	struct frame f;
+	f.x0 = 64;
+	f.x1 = W - 16;
+	f.cols = (unsigned)(f.x1 - f.x0);
+	/* the legend first: its rows decide where the plot starts */
+	struct legend L = { .x = f.x0, .y = 40, .x0 = f.x0, .x1 = f.x1 };
+	put_legend(&L, d, W < 600);
+	int budget_on_scale = lay_out(d, &f, H, L.y, n_top);
+
+	put_head(b, d, &f, W, H);
+	put_n(b, L.buf.p ? L.buf.p : "", L.buf.len);
+	if (L.buf.err)
+		b->err = L.buf.err;
+	svg_buf_free(&L.buf);
+	/* the bands under everything else in the plot; the grid goes over
+	 * them */
+	if (have_stack(d))
+		put_stack(b, d, &f);
+	put_axes(b, &f);
+	put_lines(b, d, &f);
+	put_plot_frame(b, &f);
+	put_markers(b, d, &f);
+	put_budget(b, d, &f, budget_on_scale);
+	put_peak(b, d, &f);
+	/* process starts and exits under the time axis: starts on the upper
+	 * row, exits on the lower */
 	if (d->n_starts || d->n_exits) {
 		put_ticks(b, &f, d->starts, d->n_starts, f.y1 + 1, 5, COLOR_START, "starts");
 		put_ticks(b, &f, d->exits, d->n_exits, f.y1 + 6, 5, COLOR_EXIT, "exits");
-		/* (starts on the upper row, exits on the lower) */
 	}
-
 	if (f.n_lanes)
 		put_lanes(b, d, &f, rank, n_top);
 	free(rank);
