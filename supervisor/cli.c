@@ -118,6 +118,182 @@ static const char *long_name(int c)
 	return "?";
 }
 
+/* --wall-s, --rss-mb, --poll-ms, --grace-s: positive finite numbers. */
+static int parse_number(int c, const char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	double v;
+	if (cli_parse_positive(arg, &v) < 0)
+		return fail(err, errlen, "--%s: '%s' is not a positive finite number", long_name(c),
+			    arg);
+	if (c == OPT_WALL)
+		o->wall_s = v;
+	else if (c == OPT_RSS)
+		o->rss_mb = v;
+	else if (c == OPT_POLL)
+		o->poll_ms = v;
+	else
+		o->grace_s = v;
+	return 0;
+}
+
+/* --max-procs: a count, a positive whole number, nothing after it. */
+static int parse_max_procs(const char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-' || arg[0] == '+' || errno || n == 0 || n > 10000000)
+		return fail(err, errlen, "--max-procs: '%s' is not a whole number from 1 to 10000000",
+			    arg);
+	o->max_procs = (unsigned)n;
+	return 0;
+}
+
+/* -C: an existing directory, resolved now. */
+static int parse_cwd(const char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	struct stat st;
+	if (!*arg)
+		return fail(err, errlen, "--cwd: the directory name is empty");
+	if (!realpath(arg, o->cwd))
+		return fail(err, errlen, "--cwd: '%s': %s", arg, strerror(errno));
+	if (stat(o->cwd, &st) < 0)
+		return fail(err, errlen, "--cwd: '%s': %s", arg, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fail(err, errlen, "--cwd: '%s' is not a directory", arg);
+	return 0;
+}
+
+/* -e KEY=VALUE */
+static int parse_env(char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq)
+		return fail(err, errlen, "--env: '%s' is not KEY=VALUE (no '=')", arg);
+	if (eq == arg)
+		return fail(err, errlen, "--env: '%s' has an empty KEY", arg);
+	o->env[o->n_env++] = arg;
+	return 0;
+}
+
+/* --meta KEY=VALUE: the key names a column in memsup report, so it must be
+ * there, once, and printable. */
+static int parse_meta(char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq)
+		return fail(err, errlen, "--meta: '%s' is not KEY=VALUE (no '=')", arg);
+	if (eq == arg)
+		return fail(err, errlen, "--meta: '%s' has an empty KEY", arg);
+	for (const char *k = arg; k < eq; k++)
+		if ((unsigned char)*k < 0x20 || *k == 0x7f)
+			return fail(err, errlen, "--meta: '%.*s' has a control character in its KEY",
+				    (int)(eq - arg), arg);
+	for (size_t i = 0; i < o->n_meta; i++)
+		if (strncmp(o->meta[i], arg, (size_t)(eq - arg) + 1) == 0)
+			return fail(err, errlen, "--meta: KEY '%.*s' is given twice", (int)(eq - arg),
+				    arg);
+	o->meta[o->n_meta++] = arg;
+	return 0;
+}
+
+static int parse_discovery(const char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	if (strcmp(arg, "auto") == 0)
+		o->discovery = TREE_AUTO;
+	else if (strcmp(arg, "children") == 0)
+		o->discovery = TREE_CHILDREN;
+	else if (strcmp(arg, "scan") == 0)
+		o->discovery = TREE_SCAN;
+	else
+		return fail(err, errlen, "--discovery: '%s' is not one of auto, children, scan", arg);
+	return 0;
+}
+
+/* getopt's ':' (a value is missing) and '?' (an unknown option).  A short
+ * option is named by optopt alone: inside a cluster ("-xq") glibc has not
+ * advanced optind yet, so argv[optind - 1] is the word BEFORE it (found by
+ * tests/fuzz/fuzz_cli).  A long option (optopt 0, or its val >= 256) has
+ * been stepped over, so the word the user typed is argv[optind - 1]. */
+static int bad_option(int c, char **argv, char *err, size_t errlen)
+{
+	int named = optopt > 0 && optopt < 256;
+	if (c == ':')
+		return named ? fail(err, errlen, "option '-%c' needs a value", optopt)
+			     : fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+	return named ? fail(err, errlen, "unknown option '-%c' (see memsup --help)", optopt)
+		     : fail(err, errlen, "unknown option '%s' (see memsup --help)", argv[optind - 1]);
+}
+
+/* One option getopt returned: 0, 1 for -h/-V (parsing stops there), -1 on
+ * error. */
+static int parse_option(int c, char **argv, struct sup_options *o, char *err, size_t errlen)
+{
+	switch (c) {
+	case 'o':
+		if (!*optarg)
+			return fail(err, errlen, "--out: the directory name is empty");
+		o->out = optarg;
+		return 0;
+	case OPT_WALL:
+	case OPT_RSS:
+	case OPT_POLL:
+	case OPT_GRACE:
+		return parse_number(c, optarg, o, err, errlen);
+	case OPT_MAX_PROCS:
+		return parse_max_procs(optarg, o, err, errlen);
+	case 'C':
+		return parse_cwd(optarg, o, err, errlen);
+	case 'e':
+		return parse_env(optarg, o, err, errlen);
+	case OPT_META:
+		return parse_meta(optarg, o, err, errlen);
+	case OPT_JSON:
+		o->json = 1;
+		return 0;
+	case 'q':
+		o->quiet = 1;
+		return 0;
+	case OPT_NO_TRACE:
+		o->no_trace = 1;
+		return 0;
+	case OPT_FOLLOW_ENV:
+		o->follow_env = 1;
+		return 0;
+	case OPT_DISCOVERY:
+		return parse_discovery(optarg, o, err, errlen);
+	case 'h':
+		o->help = 1;
+		return 1;
+	case 'V':
+		o->version = 1;
+		return 1;
+	default: /* ':' or '?' */
+		return bad_option(c, argv, err, errlen);
+	}
+}
+
+/* After the options: the command, and what the options say together. */
+static int check_rest(int argc, char **argv, struct sup_options *o, char *err, size_t errlen)
+{
+	if (o->follow_env && o->no_trace)
+		return fail(err, errlen, "--follow-env needs tracing: it cannot go with --no-trace");
+	if (optind >= argc)
+		return fail(err, errlen, "no command given (usage: memsup [OPTIONS] -- COMMAND [ARG...])");
+	if (!argv[optind][0])
+		return fail(err, errlen, "the command's executable name is empty");
+	o->command = argv + optind;
+	o->command_argc = argc - optind;
+	if (o->out) {
+		struct stat st;
+		if (lstat(o->out, &st) == 0)
+			return fail(err, errlen, "--out: '%s' already exists", o->out);
+		if (errno != ENOENT)
+			return fail(err, errlen, "--out: '%s': %s", o->out, strerror(errno));
+	}
+	return 0;
+}
+
 int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 	      size_t errlen)
 {
@@ -137,148 +313,11 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+:o:C:e:qhV", long_opts, NULL)) != -1) {
-		double v;
-		const char *name;
-		switch (c) {
-		case 'o':
-			if (!*optarg)
-				return fail(err, errlen, "--out: the directory name is empty");
-			o->out = optarg;
-			break;
-		case OPT_WALL:
-		case OPT_RSS:
-		case OPT_POLL:
-		case OPT_GRACE:
-			name = long_name(c);
-			if (cli_parse_positive(optarg, &v) < 0)
-				return fail(err, errlen, "--%s: '%s' is not a positive finite number",
-					    name, optarg);
-			if (c == OPT_WALL)
-				o->wall_s = v;
-			else if (c == OPT_RSS)
-				o->rss_mb = v;
-			else if (c == OPT_POLL)
-				o->poll_ms = v;
-			else
-				o->grace_s = v;
-			break;
-		case OPT_MAX_PROCS: {
-			/* A count: a positive whole number, nothing after it. */
-			char *end;
-			errno = 0;
-			unsigned long long n = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || optarg[0] == '-' || optarg[0] == '+' ||
-			    errno || n == 0 || n > 10000000)
-				return fail(err, errlen,
-					    "--max-procs: '%s' is not a whole number from 1 to 10000000",
-					    optarg);
-			o->max_procs = (unsigned)n;
-			break;
-		}
-		case 'C': {
-			struct stat st;
-			if (!*optarg)
-				return fail(err, errlen, "--cwd: the directory name is empty");
-			if (!realpath(optarg, o->cwd))
-				return fail(err, errlen, "--cwd: '%s': %s", optarg, strerror(errno));
-			if (stat(o->cwd, &st) < 0)
-				return fail(err, errlen, "--cwd: '%s': %s", optarg, strerror(errno));
-			if (!S_ISDIR(st.st_mode))
-				return fail(err, errlen, "--cwd: '%s' is not a directory", optarg);
-			break;
-		}
-		case 'e': {
-			const char *eq = strchr(optarg, '=');
-			if (!eq)
-				return fail(err, errlen, "--env: '%s' is not KEY=VALUE (no '=')", optarg);
-			if (eq == optarg)
-				return fail(err, errlen, "--env: '%s' has an empty KEY", optarg);
-			o->env[o->n_env++] = optarg;
-			break;
-		}
-		case OPT_META: {
-			/* The key names a column in memsup report: it must be
-			 * there, once, and printable. */
-			const char *eq = strchr(optarg, '=');
-			if (!eq)
-				return fail(err, errlen, "--meta: '%s' is not KEY=VALUE (no '=')", optarg);
-			if (eq == optarg)
-				return fail(err, errlen, "--meta: '%s' has an empty KEY", optarg);
-			for (const char *k = optarg; k < eq; k++)
-				if ((unsigned char)*k < 0x20 || *k == 0x7f)
-					return fail(err, errlen,
-						    "--meta: '%.*s' has a control character in its KEY",
-						    (int)(eq - optarg), optarg);
-			for (size_t i = 0; i < o->n_meta; i++)
-				if (strncmp(o->meta[i], optarg, (size_t)(eq - optarg) + 1) == 0)
-					return fail(err, errlen, "--meta: KEY '%.*s' is given twice",
-						    (int)(eq - optarg), optarg);
-			o->meta[o->n_meta++] = optarg;
-			break;
-		}
-		case OPT_JSON:
-			o->json = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case OPT_NO_TRACE:
-			o->no_trace = 1;
-			break;
-		case OPT_FOLLOW_ENV:
-			o->follow_env = 1;
-			break;
-		case OPT_DISCOVERY:
-			if (strcmp(optarg, "auto") == 0)
-				o->discovery = TREE_AUTO;
-			else if (strcmp(optarg, "children") == 0)
-				o->discovery = TREE_CHILDREN;
-			else if (strcmp(optarg, "scan") == 0)
-				o->discovery = TREE_SCAN;
-			else
-				return fail(err, errlen,
-					    "--discovery: '%s' is not one of auto, children, scan",
-					    optarg);
-			break;
-		case 'h':
-			o->help = 1;
-			return 0;
-		case 'V':
-			o->version = 1;
-			return 0;
-		/* A short option is named by optopt alone: inside a cluster
-		 * ("-xq") glibc has not advanced optind yet, so argv[optind - 1]
-		 * is the word BEFORE it (found by tests/fuzz/fuzz_cli).  A long
-		 * option (optopt 0, or its val >= 256) has been stepped over,
-		 * so the word the user typed is argv[optind - 1]. */
-		case ':':
-			if (optopt > 0 && optopt < 256)
-				return fail(err, errlen, "option '-%c' needs a value", optopt);
-			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		default: /* '?' */
-			if (optopt > 0 && optopt < 256)
-				return fail(err, errlen, "unknown option '-%c' (see memsup --help)",
-					    optopt);
-			return fail(err, errlen, "unknown option '%s' (see memsup --help)",
-				    argv[optind - 1]);
-		}
+		int rc = parse_option(c, argv, o, err, errlen);
+		if (rc != 0)
+			return rc < 0 ? -1 : 0;
 	}
-	if (o->follow_env && o->no_trace)
-		return fail(err, errlen, "--follow-env needs tracing: it cannot go with --no-trace");
-	if (optind >= argc)
-		return fail(err, errlen, "no command given (usage: memsup [OPTIONS] -- COMMAND [ARG...])");
-	if (!argv[optind][0])
-		return fail(err, errlen, "the command's executable name is empty");
-	o->command = argv + optind;
-	o->command_argc = argc - optind;
-	if (o->out) {
-		struct stat st;
-		if (lstat(o->out, &st) == 0)
-			return fail(err, errlen, "--out: '%s' already exists", o->out);
-		if (errno != ENOENT)
-			return fail(err, errlen, "--out: '%s': %s", o->out, strerror(errno));
-	}
-	return 0;
+	return check_rest(argc, argv, o, err, errlen);
 }
 
 void cli_free(struct sup_options *o)
