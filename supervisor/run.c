@@ -391,13 +391,154 @@ void run_views_free(struct run_views *v)
 	v->pview = NULL;
 }
 
+/* Everything the run needs before the command starts: the signalfd, the
+ * subreaper, the containment, the live records and the per-process view.
+ * 0, or memsup's exit status when the run cannot start. */
+static int open_run(struct run *r, sigset_t *orig)
+{
+	const struct run_config *cfg = r->cfg;
+	struct sup_record *rec = r->rec;
+	sigset_t set;
+	int rc;
+	if ((rc = block_signals(orig, &set)) < 0)
+		return start_failed(r, 125, "sigprocmask", -rc);
+	r->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (r->sfd < 0)
+		return start_failed(r, 125, "signalfd", errno);
+	if (spawn_become_subreaper() < 0)
+		resources_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
+			       "re-parent to init, leave the measured tree and are not killed");
+	struct contain_config cc = { cfg->proc_root, getpid(), cfg->opt->discovery };
+	if ((rc = contain_open(&r->contain, &cc)) < 0)
+		return start_failed(r, 125, "process discovery", -rc);
+	rec->discovery = contain_name(r->contain);
+	if (cfg->records_dir && (rc = live_open(&r->live, cfg->records_dir)) < 0)
+		return start_failed(r, 125, "open the records directory", -rc);
+	if ((rc = pview_open(&r->pv, cfg->proc_root, cfg->records_dir != NULL)) < 0)
+		return start_failed(r, 125, "per-process view", -rc);
+	const char *const *notes;
+	for (size_t i = 0, n = contain_notes(r->contain, &notes); i < n; i++)
+		resources_note(rec, notes[i]);
+	return 0;
+}
+
+/* Start the command inside the containment, with the signal mask memsup
+ * had (`orig`); the clock of the run starts here.  0, or memsup's exit
+ * status when it could not start. */
+static int launch(struct run *r, const sigset_t *orig)
+{
+	const struct sup_options *o = r->cfg->opt;
+	struct sup_record *rec = r->rec;
+	struct spawn_request req = {
+		.argv = o->command,
+		.envp = r->cfg->envp,
+		.cwd = o->cwd,
+		.out_fd = r->ev->log_fd,
+		.mask = orig,
+	};
+	struct spawn_result res;
+	int rc;
+	r->start_ns = mono_ns(); /* wall time counts from the launch, as the seed's */
+	phases_start(r->cfg->phases, r->start_ns, o->poll_ms / 1000.0);
+	if ((rc = contain_start(r->contain, &req, &res)) < 0)
+		return start_failed(r, 125, "fork", -rc);
+	if (res.start_errno) {
+		rec->pid = res.pid;
+		return start_failed(r, res.exit_status, res.stage, res.start_errno);
+	}
+	r->main_pid = rec->pid = res.pid;
+	/* Not reaped yet (SIGCHLD is blocked and unread), so even a command that
+	 * already exited still has a pid to open. */
+	r->pidfd = open_pidfd(r->main_pid);
+	if (r->pidfd < 0)
+		resources_note(rec, "pidfd_open unavailable: the end of the main process "
+			       "is seen through SIGCHLD");
+	return 0;
+}
+
+/* The run ended for `reason`: the whole tree killed and reaped, the main
+ * process's status and memsup's own in the record.  Returns the latter. */
+static int end_run(struct run *r, enum sup_reason reason, struct run_views *views)
+{
+	struct sup_record *rec = r->rec;
+	int status;
+	/* the signal that ended the run; one that comes while the tree is
+	 * being killed changes nothing */
+	int interrupt = r->interrupt;
+	if (interrupt)
+		reason = SUP_REASON_INTERRUPTED;
+	/* When the main process is gone on its own, whatever of its tree
+	 * remains is a leftover: killed, and the record says who it was. */
+	kill_tree(r, reason == SUP_REASON_NONE);
+	reap(r);
+	if (!r->main_done) {
+		/* Not listed by discovery (should not happen): make sure. */
+		kill(r->main_pid, SIGKILL);
+		while (waitpid(r->main_pid, &r->main_status, 0) < 0 && errno == EINTR)
+			;
+		r->main_done = 1;
+	}
+	reap(r);
+
+	rec->reason = reason;
+	rec->have_exit = 1;
+	if (WIFEXITED(r->main_status)) {
+		rec->exit_code = WEXITSTATUS(r->main_status);
+		status = rec->exit_code;
+	} else {
+		rec->signal = WTERMSIG(r->main_status);
+		rec->exit_code = -rec->signal;
+		status = 128 + rec->signal;
+	}
+	views->have_main = 1;
+	views->main_status = r->main_status;
+	if (interrupt)
+		status = 128 + interrupt;
+	return rec->exit_status = resources_exit_status(reason, status);
+}
+
+/* Whatever way the run ended (`status` so far): the last lines written,
+ * the last record files and markers taken, the views handed over, the
+ * times in the record.  Returns memsup's exit status. */
+static int close_run(struct run *r, int status, struct run_views *views)
+{
+	const struct run_config *cfg = r->cfg;
+	struct sup_record *rec = r->rec;
+	/* The last lines; a write that fails now (the tree is already dead)
+	 * still makes the run a memsup error, as one during the run does. */
+	if (evidence_flush_samples(r->ev) < 0 && rec->reason != SUP_REASON_START_FAILED)
+		rec->reason = SUP_REASON_EVIDENCE_FAILED;
+	if (rec->reason == SUP_REASON_EVIDENCE_FAILED &&
+	    evidence_fail_describe(r->ev, run_error, sizeof run_error) == 0) {
+		rec->error = run_error;
+		status = rec->exit_status = resources_exit_status(rec->reason, status);
+	}
+	/* every record that will ever exist is there now: list them all (a
+	 * process killed while creating its file leaves one without magic) */
+	if (r->live)
+		live_update(r->live, 1);
+	/* the last markers: lines written just before the end (a last one
+	 * without its newline too) and shim slots filled since the last sample */
+	phases_read_file(cfg->phases, since_start_s(r, mono_ns()), 1, cfg->proc_root, r->live);
+	phases_scan_shim(cfg->phases, r->live, r->start_ns, cfg->proc_root);
+	phases_finish(cfg->phases);
+	views->live = r->live;
+	views->pview = r->pv;
+	views->start_ns = r->start_ns;
+	finish_times(r);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	if (r->sfd >= 0)
+		close(r->sfd);
+	contain_close(r->contain);
+	return status;
+}
+
 int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		  struct sup_record *rec, struct run_views *views)
 {
-	const struct sup_options *o = cfg->opt;
 	struct run r;
-	sigset_t orig, set;
-	int rc, status;
+	sigset_t orig;
 
 	memset(&r, 0, sizeof r);
 	memset(views, 0, sizeof *views);
@@ -410,126 +551,13 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	rec->started_at = run_started_at;
 	r.start_ns = mono_ns();
 
-	if ((rc = block_signals(&orig, &set)) < 0) {
-		status = start_failed(&r, 125, "sigprocmask", -rc);
-		goto out;
+	int status = open_run(&r, &orig);
+	if (status == 0)
+		status = launch(&r, &orig);
+	if (status == 0) {
+		enum sup_reason reason = evidence_write_record(ev, rec, 0) == 0
+			? supervise(&r) : SUP_REASON_EVIDENCE_FAILED;
+		status = end_run(&r, reason, views);
 	}
-	r.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (r.sfd < 0) {
-		status = start_failed(&r, 125, "signalfd", errno);
-		goto out;
-	}
-	if ((rc = spawn_become_subreaper()) < 0)
-		resources_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
-				"re-parent to init, leave the measured tree and are not killed");
-	struct contain_config cc = { cfg->proc_root, getpid(), o->discovery };
-	rc = contain_open(&r.contain, &cc);
-	if (rc < 0) {
-		status = start_failed(&r, 125, "process discovery", -rc);
-		goto out;
-	}
-	rec->discovery = contain_name(r.contain);
-	if (cfg->records_dir && (rc = live_open(&r.live, cfg->records_dir)) < 0) {
-		status = start_failed(&r, 125, "open the records directory", -rc);
-		goto out;
-	}
-	if ((rc = pview_open(&r.pv, cfg->proc_root, cfg->records_dir != NULL)) < 0) {
-		status = start_failed(&r, 125, "per-process view", -rc);
-		goto out;
-	}
-	const char *const *notes;
-	for (size_t i = 0, n = contain_notes(r.contain, &notes); i < n; i++)
-		resources_note(rec, notes[i]);
-
-	struct spawn_request req = {
-		.argv = o->command,
-		.envp = cfg->envp,
-		.cwd = o->cwd,
-		.out_fd = ev->log_fd,
-		.mask = &orig,
-	};
-	struct spawn_result res;
-	r.start_ns = mono_ns(); /* wall time counts from the launch, as the seed's */
-	phases_start(cfg->phases, r.start_ns, o->poll_ms / 1000.0);
-	if ((rc = contain_start(r.contain, &req, &res)) < 0) {
-		status = start_failed(&r, 125, "fork", -rc);
-		goto out;
-	}
-	if (res.start_errno) {
-		rec->pid = res.pid;
-		status = start_failed(&r, res.exit_status, res.stage, res.start_errno);
-		goto out;
-	}
-	r.main_pid = rec->pid = res.pid;
-	/* Not reaped yet (SIGCHLD is blocked and unread), so even a command that
-	 * already exited still has a pid to open. */
-	r.pidfd = open_pidfd(r.main_pid);
-	if (r.pidfd < 0)
-		resources_note(rec, "pidfd_open unavailable: the end of the main process "
-				"is seen through SIGCHLD");
-	enum sup_reason reason;
-	if (evidence_write_record(ev, rec, 0) == 0)
-		reason = supervise(&r);
-	else
-		reason = SUP_REASON_EVIDENCE_FAILED;
-	int interrupt = r.interrupt;
-	if (interrupt)
-		reason = SUP_REASON_INTERRUPTED;
-	/* When the main process is gone on its own, whatever of its tree
-	 * remains is a leftover: killed, and the record says who it was. */
-	kill_tree(&r, reason == SUP_REASON_NONE);
-	reap(&r);
-	if (!r.main_done) {
-		/* Not listed by discovery (should not happen): make sure. */
-		kill(r.main_pid, SIGKILL);
-		while (waitpid(r.main_pid, &r.main_status, 0) < 0 && errno == EINTR)
-			;
-		r.main_done = 1;
-	}
-	reap(&r);
-
-	rec->reason = reason;
-	rec->have_exit = 1;
-	if (WIFEXITED(r.main_status)) {
-		rec->exit_code = WEXITSTATUS(r.main_status);
-		status = rec->exit_code;
-	} else {
-		rec->signal = WTERMSIG(r.main_status);
-		rec->exit_code = -rec->signal;
-		status = 128 + rec->signal;
-	}
-	views->have_main = 1;
-	views->main_status = r.main_status;
-	if (interrupt)
-		status = 128 + interrupt;
-	status = rec->exit_status = resources_exit_status(reason, status);
-out:
-	/* The last lines; a write that fails now (the tree is already dead)
-	 * still makes the run a memsup error, as one during the run does. */
-	if (evidence_flush_samples(ev) < 0 && rec->reason != SUP_REASON_START_FAILED)
-		rec->reason = SUP_REASON_EVIDENCE_FAILED;
-	if (rec->reason == SUP_REASON_EVIDENCE_FAILED &&
-	    evidence_fail_describe(ev, run_error, sizeof run_error) == 0) {
-		rec->error = run_error;
-		status = rec->exit_status = resources_exit_status(rec->reason, status);
-	}
-	/* every record that will ever exist is there now: list them all (a
-	 * process killed while creating its file leaves one without magic) */
-	if (r.live)
-		live_update(r.live, 1);
-	/* the last markers: lines written just before the end (a last one
-	 * without its newline too) and shim slots filled since the last sample */
-	phases_read_file(cfg->phases, since_start_s(&r, mono_ns()), 1, cfg->proc_root, r.live);
-	phases_scan_shim(cfg->phases, r.live, r.start_ns, cfg->proc_root);
-	phases_finish(cfg->phases);
-	views->live = r.live;
-	views->pview = r.pv;
-	views->start_ns = r.start_ns;
-	finish_times(&r);
-	if (r.pidfd >= 0)
-		close(r.pidfd);
-	if (r.sfd >= 0)
-		close(r.sfd);
-	contain_close(r.contain);
-	return status;
+	return close_run(&r, status, views);
 }
