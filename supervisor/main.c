@@ -109,9 +109,173 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 	fprintf(stderr, "memsup: evidence: %s\n", ev->path);
 }
 
+/* One run, from the evidence directory to the merged view; file scope:
+ * large, one run per process. */
+static struct sup_run {
+	struct sup_options opt;
+	char out[PATH_MAX];        /* the directory memsup chose, without -o */
+	char cwd[PATH_MAX];        /* memsup's own, without -C */
+	struct evidence ev;
+	struct phase_log *phases;
+	char **overrides;          /* MEMSUP_MARK, then the -e values */
+	char **envp;               /* the command's environment */
+	char **traced_env;         /* envp with the shim (NULL: not tracing) */
+	char *env_owned;           /* traced_env's strings */
+	char records[PATH_MAX + 16];
+	const char *records_dir;   /* NULL: not tracing */
+	struct sup_record rec;
+	struct run_views views;
+	struct merged_run merged;
+} this_run;
+
+/* The evidence directory (-o, or a fresh name) and its marker channel. */
+static void create_evidence(struct sup_run *s)
+{
+	const char *out = s->opt.out;
+	if (!out) {
+		default_out(s->out, sizeof s->out);
+		out = s->out;
+	}
+	if (!s->opt.cwd[0] && !getcwd(s->cwd, sizeof s->cwd))
+		sup_die_err(errno, "getcwd");
+	const char *failed_at;
+	int rc = evidence_create(&s->ev, out, &failed_at);
+	if (rc == -EEXIST)
+		sup_die("--out: '%s' already exists", out);
+	if (rc < 0)
+		sup_die_err(-rc, "%s '%s'", failed_at, out);
+	if ((rc = phases_open(&s->phases, s->ev.dirfd, s->ev.path)) < 0)
+		sup_die_err(-rc, "create %s/marks", s->ev.path);
+}
+
+/* The command's environment: memsup's, MEMSUP_MARK (which names the marker
+ * channel), then -e: a MEMSUP_MARK=... of the user's own comes later and
+ * wins. */
+static void build_env(struct sup_run *s)
+{
+	s->overrides = calloc(s->opt.n_env + 1, sizeof *s->overrides);
+	if (!s->overrides)
+		sup_die_err(ENOMEM, "environment");
+	s->overrides[0] = (char *)phases_env_entry(s->phases);
+	memcpy(s->overrides + 1, s->opt.env, s->opt.n_env * sizeof *s->overrides);
+	s->envp = spawn_build_env(environ, s->overrides, s->opt.n_env + 1);
+	if (!s->envp)
+		sup_die_err(ENOMEM, "environment");
+}
+
+/* The record of what was asked, in resources.json from the start
+ * ("running"), whatever happens. */
+static void start_record(struct sup_run *s)
+{
+	const struct sup_options *o = &s->opt;
+	struct sup_record *rec = &s->rec;
+	resources_init(rec);
+	rec->command = o->command;
+	rec->command_argc = o->command_argc;
+	rec->poll_s = o->poll_ms / 1000.0;
+	rec->rss_budget_mb = o->rss_mb;
+	rec->wall_budget_s = o->wall_s;
+	rec->max_procs_budget = o->max_procs;
+	rec->grace_s = o->grace_s;
+	rec->cwd = o->cwd[0] ? o->cwd : s->cwd;
+	rec->env = o->env;
+	rec->n_env = o->n_env;
+	rec->meta = o->meta;
+	rec->n_meta = o->n_meta;
+	rec->phases = s->phases;
+	int rc = evidence_write_record(&s->ev, rec, 1);
+	if (rc < 0)
+		sup_die_err(-rc, "write %s/resources.json", s->ev.path);
+}
+
+/* Tracing: the shim appended to the command's LD_PRELOAD, its records in
+ * DIR/records.  A missing shim is not an error: the run goes on with /proc
+ * polling alone and says so. */
+static void set_up_tracing(struct sup_run *s)
+{
+	char shim[PATH_MAX];
+	int rc;
+	if (s->opt.no_trace)
+		return;
+	if (trace_find_shim(NULL, NULL, shim, sizeof shim) < 0) {
+		static char note[PATH_MAX + 160];
+		snprintf(note, sizeof note, "libmemtrace.so was found neither next to memsup "
+			 "nor in %s: the run was not traced (/proc polling alone)",
+			 trace_pkglibdir());
+		resources_note(&s->rec, note);
+		fprintf(stderr, "memsup: note: %s\n", note);
+		return;
+	}
+	if (mkdirat(s->ev.dirfd, "records", 0777) < 0)
+		sup_die_err(errno, "create %s/records", s->ev.path);
+	snprintf(s->records, sizeof s->records, "%s/records", s->ev.path);
+	s->traced_env = trace_build_env(s->envp, shim, s->records, s->opt.follow_env,
+					&s->env_owned);
+	if (!s->traced_env)
+		sup_die_err(ENOMEM, "environment");
+	s->records_dir = s->records;
+	s->rec.traced = 1;
+	if ((rc = evidence_write_record(&s->ev, &s->rec, 0)) < 0)
+		sup_die_err(-rc, "write %s/resources.json", s->ev.path);
+}
+
+/* After the run: the merged view (every image, traced or not, and what it
+ * hides), processes.json, the final record and the picture, and --json.
+ * Returns `status`, or 125 when one of them could not be written. */
+static int write_results(struct sup_run *s, int status)
+{
+	struct sup_record *rec = &s->rec;
+	const char *dir = s->ev.path;
+	int rc;
+	struct merge_input in = {
+		.rec = rec, .tracing = s->records_dir != NULL, .command_pid = rec->pid,
+		.main_status = s->views.main_status, .have_main = s->views.have_main,
+		.start_mono_ns = s->views.start_ns, .live = s->views.live, .pview = s->views.pview,
+	};
+	if (merge_build(&s->merged, &in) < 0)
+		resources_note(rec, "out of memory building the per-process view: "
+			       "processes.json and blind_spots are incomplete");
+	resources_apply_merge(rec, &s->merged, run_findings, FINDINGS_MAX);
+	if ((rc = processes_write(s->ev.dirfd, &s->merged)) < 0) {
+		fprintf(stderr, "memsup: write %s/processes.json: %s\n", dir, strerror(-rc));
+		status = SUP_EXIT_ERROR;
+	}
+	if ((rc = evidence_write_record(&s->ev, rec, 1)) < 0) {
+		fprintf(stderr, "memsup: write %s/resources.json: %s\n", dir, strerror(-rc));
+		status = SUP_EXIT_ERROR;
+	}
+	/* The picture, drawn from the files just written: `memsup plot` later
+	 * draws the same one. */
+	char plot_err[PATH_MAX + 256];
+	if (plot_write_dir(s->ev.dirfd, dir, 0, 0, plot_err, sizeof plot_err) < 0) {
+		fprintf(stderr, "memsup: %s\n", plot_err);
+		status = SUP_EXIT_ERROR;
+	}
+	if (s->opt.json) {
+		fflush(stdout);
+		if (resources_write_json(STDOUT_FILENO, rec) < 0)
+			status = SUP_EXIT_ERROR;
+	}
+	return status;
+}
+
+static void release(struct sup_run *s)
+{
+	evidence_close(&s->ev);
+	merge_free(&s->merged);
+	run_views_free(&s->views);
+	resources_free(&s->rec);
+	free(s->traced_env);
+	free(s->env_owned);
+	free(s->envp);
+	free(s->overrides);
+	phases_close(s->phases);
+	cli_free(&s->opt);
+}
+
 int main(int argc, char **argv)
 {
-	struct sup_options opt;
+	struct sup_run *s = &this_run;
 	char err[PATH_MAX + 256];
 
 	/* Subcommands over evidence directories; a command of the same name
@@ -121,23 +285,21 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return report_main(argc - 1, argv + 1);
 
-	if (cli_parse(argc, argv, &opt, err, sizeof err) < 0) {
-		cli_free(&opt);
+	if (cli_parse(argc, argv, &s->opt, err, sizeof err) < 0) {
+		cli_free(&s->opt);
 		sup_die("%s", err);
 	}
-	if (opt.help) {
-		fputs(cli_help_text, stdout);
-		cli_free(&opt);
-		return 0;
-	}
-	if (opt.version) {
-		printf("memsup (memtrace) %s\n", memsup_version());
-		cli_free(&opt);
+	if (s->opt.help || s->opt.version) {
+		if (s->opt.help)
+			fputs(cli_help_text, stdout);
+		else
+			printf("memsup (memtrace) %s\n", memsup_version());
+		cli_free(&s->opt);
 		return 0;
 	}
 	/* The checks cli_parse cannot make without the kernel: done before
 	 * anything is created. */
-	struct contain_config cc = { "/proc", getpid(), opt.discovery };
+	struct contain_config cc = { "/proc", getpid(), s->opt.discovery };
 	if (contain_check(&cc, err, sizeof err) < 0)
 		sup_die("%s", err);
 
@@ -149,139 +311,24 @@ int main(int argc, char **argv)
 	 * must fail with EFBIG, which memsup reports, not kill memsup silently. */
 	signal(SIGXFSZ, SIG_IGN);
 
-	char outbuf[PATH_MAX];
-	const char *out = opt.out;
-	if (!out) {
-		default_out(outbuf, sizeof outbuf);
-		out = outbuf;
-	}
-	char cwd[PATH_MAX];
-	if (!opt.cwd[0] && !getcwd(cwd, sizeof cwd))
-		sup_die_err(errno, "getcwd");
+	create_evidence(s);
+	build_env(s);
+	start_record(s);
+	set_up_tracing(s);
 
-	struct evidence ev;
-	const char *failed_at;
-	int rc = evidence_create(&ev, out, &failed_at);
-	if (rc == -EEXIST)
-		sup_die("--out: '%s' already exists", out);
-	if (rc < 0)
-		sup_die_err(-rc, "%s '%s'", failed_at, out);
-
-	/* The marker channel (MEMSUP_MARK), before the environment that names
-	 * it; an -e MEMSUP_MARK=... of the user's own comes later and wins. */
-	struct phase_log *phases;
-	if ((rc = phases_open(&phases, ev.dirfd, ev.path)) < 0)
-		sup_die_err(-rc, "create %s/marks", ev.path);
-	char **overrides = calloc(opt.n_env + 1, sizeof *overrides);
-	if (!overrides)
-		sup_die_err(ENOMEM, "environment");
-	overrides[0] = (char *)phases_env_entry(phases);
-	memcpy(overrides + 1, opt.env, opt.n_env * sizeof *overrides);
-	char **envp = spawn_build_env(environ, overrides, opt.n_env + 1);
-	if (!envp)
-		sup_die_err(ENOMEM, "environment");
-
-	struct sup_record rec;
-	resources_init(&rec);
-	rec.command = opt.command;
-	rec.command_argc = opt.command_argc;
-	rec.poll_s = opt.poll_ms / 1000.0;
-	rec.rss_budget_mb = opt.rss_mb;
-	rec.wall_budget_s = opt.wall_s;
-	rec.max_procs_budget = opt.max_procs;
-	rec.grace_s = opt.grace_s;
-	rec.cwd = opt.cwd[0] ? opt.cwd : cwd;
-	rec.env = opt.env;
-	rec.n_env = opt.n_env;
-	rec.meta = opt.meta;
-	rec.n_meta = opt.n_meta;
-	rec.phases = phases;
-	/* resources.json exists from the start ("running"), whatever happens. */
-	if ((rc = evidence_write_record(&ev, &rec, 1)) < 0)
-		sup_die_err(-rc, "write %s/resources.json", ev.path);
-
-	/* Tracing: the shim appended to the command's LD_PRELOAD, its
-	 * records in DIR/records.  A missing shim is not an error: the run
-	 * goes on with /proc polling alone and says so. */
-	char shim[PATH_MAX], records[PATH_MAX + 16];
-	char *env_owned = NULL, **traced_env = NULL;
-	const char *records_dir = NULL;
-	if (!opt.no_trace) {
-		if (trace_find_shim(NULL, NULL, shim, sizeof shim) < 0) {
-			static char note[PATH_MAX + 160];
-			snprintf(note, sizeof note, "libmemtrace.so was found neither next to memsup "
-				 "nor in %s: the run was not traced (/proc polling alone)",
-				 trace_pkglibdir());
-			resources_note(&rec, note);
-			fprintf(stderr, "memsup: note: %s\n", note);
-		} else if (mkdirat(ev.dirfd, "records", 0777) < 0) {
-			sup_die_err(errno, "create %s/records", ev.path);
-		} else {
-			snprintf(records, sizeof records, "%s/records", ev.path);
-			traced_env = trace_build_env(envp, shim, records, opt.follow_env, &env_owned);
-			if (!traced_env)
-				sup_die_err(ENOMEM, "environment");
-			records_dir = records;
-			rec.traced = 1;
-			if ((rc = evidence_write_record(&ev, &rec, 0)) < 0)
-				sup_die_err(-rc, "write %s/resources.json", ev.path);
-		}
-	}
-
-	struct run_config cfg = { &opt, traced_env ? traced_env : envp, "/proc", records_dir,
-				  phases };
-	struct run_views views;
-	int status = run_supervise(&cfg, &ev, &rec, &views);
+	struct run_config cfg = { &s->opt, s->traced_env ? s->traced_env : s->envp, "/proc",
+				  s->records_dir, s->phases };
+	int status = run_supervise(&cfg, &s->ev, &s->rec, &s->views);
 	/* The one memsup error of a run that has no line of its own yet: say
 	 * which write failed even under -q. */
-	if (rec.reason == SUP_REASON_EVIDENCE_FAILED)
-		fprintf(stderr, "memsup: %s\n", rec.error);
+	if (s->rec.reason == SUP_REASON_EVIDENCE_FAILED)
+		fprintf(stderr, "memsup: %s\n", s->rec.error);
+	status = write_results(s, status);
 
-	/* The merged view: every image, traced or not, and what it hides. */
-	struct merged_run merged;
-	struct merge_input in = {
-		.rec = &rec, .tracing = records_dir != NULL, .command_pid = rec.pid,
-		.main_status = views.main_status, .have_main = views.have_main,
-		.start_mono_ns = views.start_ns, .live = views.live, .pview = views.pview,
-	};
-	if (merge_build(&merged, &in) < 0)
-		resources_note(&rec, "out of memory building the per-process view: "
-				     "processes.json and blind_spots are incomplete");
-	resources_apply_merge(&rec, &merged, run_findings, FINDINGS_MAX);
-	if ((rc = processes_write(ev.dirfd, &merged)) < 0) {
-		fprintf(stderr, "memsup: write %s/processes.json: %s\n", ev.path, strerror(-rc));
-		status = SUP_EXIT_ERROR;
-	}
-
-	if ((rc = evidence_write_record(&ev, &rec, 1)) < 0) {
-		fprintf(stderr, "memsup: write %s/resources.json: %s\n", ev.path, strerror(-rc));
-		status = SUP_EXIT_ERROR;
-	}
-	/* The picture, drawn from the files just written: `memsup plot` later
-	 * draws the same one. */
-	char plot_err[PATH_MAX + 256];
-	if (plot_write_dir(ev.dirfd, ev.path, 0, 0, plot_err, sizeof plot_err) < 0) {
-		fprintf(stderr, "memsup: %s\n", plot_err);
-		status = SUP_EXIT_ERROR;
-	}
-	if (opt.json) {
-		fflush(stdout);
-		if (resources_write_json(STDOUT_FILENO, &rec) < 0)
-			status = SUP_EXIT_ERROR;
-	}
-	if (!opt.quiet)
-		print_summary(&rec, &ev, &merged);
-	else if (!opt.out)
-		fprintf(stderr, "memsup: evidence: %s\n", ev.path); /* a name we chose */
-	evidence_close(&ev);
-	merge_free(&merged);
-	run_views_free(&views);
-	resources_free(&rec);
-	free(traced_env);
-	free(env_owned);
-	free(envp);
-	free(overrides);
-	phases_close(phases);
-	cli_free(&opt);
+	if (!s->opt.quiet)
+		print_summary(&s->rec, &s->ev, &s->merged);
+	else if (!s->opt.out)
+		fprintf(stderr, "memsup: evidence: %s\n", s->ev.path); /* a name we chose */
+	release(s);
 	return status;
 }
