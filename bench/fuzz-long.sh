@@ -17,20 +17,13 @@
 # 2 build failure or no clang).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# the options are fuzz.sh's, parsed by the same code
+# shellcheck source=scripts/fuzz-options.sh
+. "$top/scripts/fuzz-options.sh"
+me=fuzz-long.sh
 seconds=600
 build=${TMPDIR:-/tmp}/memtrace-fuzz-long-$(id -u)
-harnesses=()
-while (($#)); do
-	case $1 in
-	--seconds) seconds=${2:?--seconds needs a value}; shift 2 ;;
-	--seconds=*) seconds=${1#*=}; shift ;;
-	--build-dir) build=${2:?--build-dir needs a value}; shift 2 ;;
-	--build-dir=*) build=${1#*=}; shift ;;
-	-h|--help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-	-*) echo "fuzz-long.sh: unknown option '$1'" >&2; exit 2 ;;
-	*) harnesses+=("$1"); shift ;;
-	esac
-done
+fuzz_options "$@"
 if ((${#harnesses[@]} == 0)); then # every harness there is
 	for f in "$top"/tests/fuzz/fuzz_*.c; do
 		h=${f##*/}

@@ -22,21 +22,12 @@
 #   CLANG      the compiler (default clang)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/fuzz-options.sh
+. "$top/scripts/fuzz-options.sh"
+me=fuzz.sh
 seconds=20
 build=${TMPDIR:-/tmp}/memtrace-fuzz-$(id -u)
-harnesses=()
-while (($#)); do
-	case $1 in
-	--seconds) seconds=${2:?--seconds needs a value}; shift 2 ;;
-	--seconds=*) seconds=${1#*=}; shift ;;
-	--build-dir) build=${2:?--build-dir needs a value}; shift 2 ;;
-	--build-dir=*) build=${1#*=}; shift ;;
-	-h|--help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-	-*) echo "fuzz.sh: unknown option '$1'" >&2; exit 2 ;;
-	*) harnesses+=("$1"); shift ;;
-	esac
-done
-case $seconds in ''|*[!0-9]*) echo "fuzz.sh: --seconds wants a whole number" >&2; exit 2 ;; esac
+fuzz_options "$@"
 ((${#harnesses[@]})) || harnesses=(fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli)
 
 # Sources each harness links (only what it needs) and its -max_len: a proc
