@@ -19,18 +19,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "collect/pview.h" /* enum untraced_why */
 #include "output/resources.h"
 #include "record.h"
-
-/* Why a sampled process has no shim record, as far as memsup could tell
- * (inspected while it was alive). */
-enum untraced_why {
-	UNTRACED_UNKNOWN = 0,   /* not inspected, or nothing conclusive */
-	UNTRACED_STATIC,        /* its executable has no ELF interpreter */
-	UNTRACED_SECURE,        /* setuid/setgid/capabilities: loader drops LD_PRELOAD */
-	UNTRACED_NO_PRELOAD,    /* its environment lacks the shim (env -i, execve envp) */
-	UNTRACED_NOT_REQUESTED, /* memsup ran with --no-trace: nothing is traced */
-};
 
 /* One process image (a pid between two execs).  A pid that exec'd has one
  * image per record generation; the poller's samples of that pid are

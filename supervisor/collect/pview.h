@@ -25,9 +25,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "analyze/merge.h"
 #include "collect/live.h"
 #include "contain/contain.h"
+
+/* Why a sampled process has no shim record, as far as memsup could tell
+ * (inspected while it was alive). */
+enum untraced_why {
+	UNTRACED_UNKNOWN = 0,   /* not inspected, or nothing conclusive */
+	UNTRACED_STATIC,        /* its executable has no ELF interpreter */
+	UNTRACED_SECURE,        /* setuid/setgid/capabilities: loader drops LD_PRELOAD */
+	UNTRACED_NO_PRELOAD,    /* its environment lacks the shim (env -i, execve envp) */
+	UNTRACED_NOT_REQUESTED, /* memsup ran with --no-trace: nothing is traced */
+};
 
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u
