@@ -16,31 +16,20 @@
 
 #include "collect/procfs.h"
 #include "contain/contain.h"
+#include "test_proc_fixtures.h"
 
 extern char **environ;
-
-static const char *root(const char *tree)
-{
-	static char path[2][PATH_MAX];
-	static int slot;
-	const char *data = getenv("MT_DATA");
-	if (!data)
-		cr_skip_test("MT_DATA is not set");
-	char *p = path[slot++ % 2];
-	snprintf(p, PATH_MAX, "%s/proc/%s", data, tree);
-	return p;
-}
 
 Test(contain, check_before_anything_is_made)
 {
 	char err[256] = "";
-	struct contain_config cc = { root("tree2"), 100, TREE_CHILDREN };
+	struct contain_config cc = { proc_fixture("tree2"), 100, TREE_CHILDREN };
 	cr_expect_eq(contain_check(&cc, err, sizeof err), -1);
 	cr_expect_str_eq(err, "--discovery: 'children': this kernel has no "
 			 "/proc/PID/task/TID/children files (CONFIG_PROC_CHILDREN)");
 	cc.discovery = TREE_AUTO;
 	cr_expect_eq(contain_check(&cc, err, sizeof err), 0);
-	cc = (struct contain_config){ root("tree1"), 100, TREE_CHILDREN };
+	cc = (struct contain_config){ proc_fixture("tree1"), 100, TREE_CHILDREN };
 	cr_expect_eq(contain_check(&cc, err, sizeof err), 0);
 }
 
@@ -50,7 +39,7 @@ Test(contain, procscan_on_a_fixture)
 	static const pid_t want[] = { 50, 101, 102, 103, 104, 300 };
 	for (int fixture = 1; fixture <= 2; fixture++) {
 		struct contain *c;
-		struct contain_config cc = { root(fixture == 1 ? "tree1" : "tree2"), 100, TREE_AUTO };
+		struct contain_config cc = { proc_fixture(fixture == 1 ? "tree1" : "tree2"), 100, TREE_AUTO };
 		cr_assert_eq(contain_open(&c, &cc), 0);
 		cr_expect_str_eq(contain_name(c), "scan", "auto is the scan");
 		const char *const *notes;
@@ -84,7 +73,7 @@ Test(contain, procscan_on_a_fixture)
 		contain_close(c);
 	}
 	struct contain *c;
-	struct contain_config cc = { root("tree1"), 100, TREE_CHILDREN };
+	struct contain_config cc = { proc_fixture("tree1"), 100, TREE_CHILDREN };
 	cr_assert_eq(contain_open(&c, &cc), 0);
 	cr_expect_str_eq(contain_name(c), "children");
 	contain_close(c);

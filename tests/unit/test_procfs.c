@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "collect/procfs.h"
+#include "test_proc_fixtures.h"
 
 static size_t load(const char *name, char *buf, size_t cap)
 {
@@ -22,16 +23,6 @@ static size_t load(const char *name, char *buf, size_t cap)
 	int rc = procfs_read_file(path, buf, cap, &len);
 	cr_assert_eq(rc, 0, "%s: %s", path, strerror(-rc));
 	return len;
-}
-
-static const char *root(const char *tree)
-{
-	static char path[PATH_MAX];
-	const char *data = getenv("MT_DATA");
-	if (!data)
-		cr_skip_test("MT_DATA is not set");
-	snprintf(path, sizeof path, "%s/proc/%s", data, tree);
-	return path;
 }
 
 Test(procfs, status_live_capture)
@@ -180,7 +171,7 @@ Test(procfs, children)
 
 Test(procfs, readers_on_fake_root)
 {
-	const char *r = root("tree1");
+	const char *r = proc_fixture("tree1");
 	struct procfs_stat st;
 	uint64_t bytes;
 	cr_assert_eq(procfs_read_stat(r, 102, &st), 0);
@@ -204,8 +195,8 @@ Test(procfs, gone_process_is_distinct)
 {
 	struct procfs_stat st;
 	uint64_t bytes;
-	cr_expect_eq(procfs_read_stat(root("tree1"), 424242, &st), PROCFS_GONE);
-	cr_expect_eq(procfs_read_rss(root("tree1"), 424242, &bytes), PROCFS_GONE);
+	cr_expect_eq(procfs_read_stat(proc_fixture("tree1"), 424242, &st), PROCFS_GONE);
+	cr_expect_eq(procfs_read_rss(proc_fixture("tree1"), 424242, &bytes), PROCFS_GONE);
 	cr_expect_eq(procfs_read_rss(NULL, 0x7ffffff0, &bytes), PROCFS_GONE);
 }
 

@@ -13,18 +13,7 @@
 #include <unistd.h>
 #include "collect/procfs.h"
 #include "contain/tree.h"
-
-static const char *root(const char *tree)
-{
-	static char path[2][PATH_MAX];
-	static int slot;
-	const char *data = getenv("MT_DATA");
-	if (!data)
-		cr_skip_test("MT_DATA is not set");
-	char *p = path[slot++ % 2];
-	snprintf(p, PATH_MAX, "%s/proc/%s", data, tree);
-	return p;
-}
+#include "test_proc_fixtures.h"
 
 static int cmp_pid(const void *a, const void *b)
 {
@@ -49,7 +38,7 @@ static const uint64_t want_pages = 6000 + 1000 + 2000 + 3000 + 4000 + 5000;
 static void check_tree(const char *tree_name, enum tree_method m)
 {
 	struct tree *t;
-	cr_assert_eq(tree_open(&t, root(tree_name), 100, m), 0);
+	cr_assert_eq(tree_open(&t, proc_fixture(tree_name), 100, m), 0);
 	pid_t got[32];
 	size_t n = members(t, got, 32);
 	cr_assert_eq(n, sizeof want / sizeof want[0], "%s/%s: %zu members", tree_name,
@@ -69,14 +58,14 @@ static void check_tree(const char *tree_name, enum tree_method m)
 
 Test(tree, probe)
 {
-	cr_expect_eq(tree_probe(root("tree1"), 100), TREE_CHILDREN);
-	cr_expect_eq(tree_probe(root("tree2"), 100), TREE_SCAN);
+	cr_expect_eq(tree_probe(proc_fixture("tree1"), 100), TREE_CHILDREN);
+	cr_expect_eq(tree_probe(proc_fixture("tree2"), 100), TREE_SCAN);
 	struct tree *t;
-	cr_expect_eq(tree_open(&t, root("tree2"), 100, TREE_CHILDREN), -ENOTSUP);
-	cr_assert_eq(tree_open(&t, root("tree2"), 100, TREE_AUTO), 0);
+	cr_expect_eq(tree_open(&t, proc_fixture("tree2"), 100, TREE_CHILDREN), -ENOTSUP);
+	cr_assert_eq(tree_open(&t, proc_fixture("tree2"), 100, TREE_AUTO), 0);
 	cr_expect_eq(tree_method_used(t), TREE_SCAN);
 	tree_close(t);
-	cr_assert_eq(tree_open(&t, root("tree1"), 100, TREE_AUTO), 0);
+	cr_assert_eq(tree_open(&t, proc_fixture("tree1"), 100, TREE_AUTO), 0);
 	cr_expect_eq(tree_method_used(t), TREE_SCAN); /* auto is the scan */
 	tree_close(t);
 }
@@ -100,7 +89,7 @@ Test(tree, fixture_other_root)
 {
 	/* from 200's point of view only 201 is a descendant */
 	struct tree *t;
-	cr_assert_eq(tree_open(&t, root("tree2"), 200, TREE_SCAN), 0);
+	cr_assert_eq(tree_open(&t, proc_fixture("tree2"), 200, TREE_SCAN), 0);
 	pid_t got[8];
 	size_t n = members(t, got, 8);
 	cr_expect_eq(n, 1);
@@ -305,7 +294,7 @@ Test(tree, reused_pids_and_probing)
 	char cmd[1024];
 	snprintf(fake, sizeof fake, "/tmp/memsup-fakeproc-XXXXXX");
 	cr_assert_not_null(mkdtemp(fake));
-	snprintf(cmd, sizeof cmd, "cp -r '%s'/. '%s'/", root("tree2"), fake);
+	snprintf(cmd, sizeof cmd, "cp -r '%s'/. '%s'/", proc_fixture("tree2"), fake);
 	cr_assert_eq(system(cmd), 0);
 	static const int fixture[][2] = { { 1, 0 },     { 100, 1 },   { 101, 100 }, { 102, 101 },
 					  { 103, 100 }, { 104, 100 }, { 300, 102 }, { 50, 300 },
