@@ -164,14 +164,23 @@ static int parse_cwd(const char *arg, struct sup_options *o, char *err, size_t e
 	return 0;
 }
 
-/* -e KEY=VALUE */
-static int parse_env(char *arg, struct sup_options *o, char *err, size_t errlen)
+/* The '=' of a KEY=VALUE argument of --`opt` with a non-empty KEY, or NULL
+ * with the message in err. */
+static const char *key_value(const char *opt, const char *arg, char *err, size_t errlen)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq)
-		return fail(err, errlen, "--env: '%s' is not KEY=VALUE (no '=')", arg);
-	if (eq == arg)
-		return fail(err, errlen, "--env: '%s' has an empty KEY", arg);
+		fail(err, errlen, "--%s: '%s' is not KEY=VALUE (no '=')", opt, arg);
+	else if (eq == arg)
+		fail(err, errlen, "--%s: '%s' has an empty KEY", opt, arg);
+	return eq && eq != arg ? eq : NULL;
+}
+
+/* -e KEY=VALUE */
+static int parse_env(char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	if (!key_value("env", arg, err, errlen))
+		return -1;
 	o->env[o->n_env++] = arg;
 	return 0;
 }
@@ -180,11 +189,9 @@ static int parse_env(char *arg, struct sup_options *o, char *err, size_t errlen)
  * there, once, and printable. */
 static int parse_meta(char *arg, struct sup_options *o, char *err, size_t errlen)
 {
-	const char *eq = strchr(arg, '=');
+	const char *eq = key_value("meta", arg, err, errlen);
 	if (!eq)
-		return fail(err, errlen, "--meta: '%s' is not KEY=VALUE (no '=')", arg);
-	if (eq == arg)
-		return fail(err, errlen, "--meta: '%s' has an empty KEY", arg);
+		return -1;
 	for (const char *k = arg; k < eq; k++)
 		if ((unsigned char)*k < 0x20 || *k == 0x7f)
 			return fail(err, errlen, "--meta: '%.*s' has a control character in its KEY",
