@@ -221,7 +221,7 @@ static void take_heaps(struct marker *mk, const struct live *live)
 		const struct live_rec *lr = live_get(live, i);
 		if (!lr->map || live_state(lr->map) != MT_STATE_RUNNING)
 			continue;
-		struct pid_heap h = { lr->pid, live_load(&lr->map->heap_current) };
+		struct pid_heap h = { lr->pid, live_heap_current(lr->map) };
 		mk->n_heaps_total++;
 		/* insertion into a short sorted array */
 		unsigned k = mk->n_heaps < PHASES_HEAPS ? mk->n_heaps++ : PHASES_HEAPS;

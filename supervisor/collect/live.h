@@ -84,6 +84,14 @@ static inline uint64_t live_load(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
+/* heap_current as a figure: in a multithreaded image it may read below
+ * zero (as an int64_t) for a moment, while one thread freed blocks another
+ * has not added yet (preload/record.h); such a reading is 0. */
+static inline uint64_t live_heap_current(const struct mt_record *r)
+{
+	int64_t v = (int64_t)__atomic_load_n(&r->heap_current, __ATOMIC_RELAXED);
+	return v > 0 ? (uint64_t)v : 0;
+}
 static inline uint32_t live_state(const struct mt_record *r)
 {
 	return __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);

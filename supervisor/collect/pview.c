@@ -381,7 +381,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 			const struct mt_record *r = rec->map;
 			out->traced++;
 			if (live_state(r) == MT_STATE_RUNNING) {
-				uint64_t h = live_load(&r->heap_current);
+				uint64_t h = live_heap_current(r);
 				uint64_t a = live_load(&r->map_anon_current);
 				uint64_t f = live_load(&r->map_file_current);
 				out->heap += h;

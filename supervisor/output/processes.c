@@ -221,7 +221,7 @@ static void put_record(struct jsonw *w, const struct merged_run *m, const struct
 	jsonw_key(w, "heap_peak_at_s");
 	put_s(w, merge_mono_s(m, r->heap_peak_mono_ns));
 	jsonw_key(w, "heap_current");
-	jsonw_uint(w, r->heap_current);
+	jsonw_uint(w, live_heap_current(r));
 	jsonw_key(w, "map_anon_peak");
 	jsonw_uint(w, r->map_anon_peak);
 	jsonw_key(w, "map_file_peak");

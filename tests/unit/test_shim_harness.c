@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "recordfile.h"
+#include "collect/recordfile.h"
 #include "test_shim_harness.h"
 
 extern char **environ;

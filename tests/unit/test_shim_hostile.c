@@ -12,7 +12,7 @@
 
 #include <dirent.h>
 
-#include "recordfile.h"
+#include "collect/recordfile.h"
 
 /* Runs x_stress under memsup, checks the run, and loads every record. */
 struct stress_run {
