@@ -1,5 +1,6 @@
 /* cli.c: option parsing and validation for memsup (pure; see cli.h). */
 #include "cli.h"
+#include "number.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -95,21 +96,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-int cli_parse_positive(const char *s, double *out)
-{
-	char *end;
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	double v = strtod(s, &end);
-	/* ERANGE on underflow still gives a usable tiny value; on overflow v is
-	 * HUGE_VAL and isfinite() rejects it. */
-	if (end == s || *end != '\0' || !isfinite(v) || !(v > 0))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static const char *long_name(int c)
 {
 	for (const struct option *o = long_opts; o->name; o++)
@@ -118,34 +104,56 @@ static const char *long_name(int c)
 	return "?";
 }
 
-/* --wall-s, --rss-mb, --poll-ms, --grace-s: positive finite numbers. */
+/* The numeric options and their ranges (man/memsup.1 says the same).  The
+ * bounds are what the clock and the machine can mean: a wall budget stays
+ * far inside the nanosecond clock, a poll period inside what a sample
+ * costs and a budget check needs, a process budget inside pid_max. */
+static const struct cli_range {
+	int opt;
+	int whole;            /* a count, not a real number */
+	double lo, hi;
+	int lo_open;          /* lo itself excluded */
+	const char *words;    /* for the error line */
+} cli_ranges[] = {
+	{ OPT_WALL, 0, 0, 1e8, 1, "more than 0, at most 100000000 seconds" },
+	{ OPT_RSS, 0, 0, 1e9, 1, "more than 0, at most 1000000000 MB" },
+	{ OPT_POLL, 0, 0.1, 60000, 0, "from 0.1 to 60000 milliseconds" },
+	{ OPT_GRACE, 0, 0, 86400, 1, "more than 0, at most 86400 seconds" },
+	{ OPT_MAX_PROCS, 1, 1, 4194304, 0, "a whole number from 1 to 4194304" },
+};
+
+/* --wall-s, --rss-mb, --poll-ms, --grace-s, --max-procs (number.h). */
 static int parse_number(int c, const char *arg, struct sup_options *o, char *err, size_t errlen)
 {
-	double v;
-	if (cli_parse_positive(arg, &v) < 0)
-		return fail(err, errlen, "--%s: '%s' is not a positive finite number", long_name(c),
-			    arg);
+	const struct cli_range *r = NULL;
+	char name[32];
+	uint64_t n = 0;
+	double v = 0;
+	int rc;
+	for (size_t i = 0; i < sizeof cli_ranges / sizeof cli_ranges[0]; i++)
+		if (cli_ranges[i].opt == c)
+			r = &cli_ranges[i];
+	if (!r)
+		return fail(err, errlen, "internal: --%s has no range", long_name(c));
+	if (r->whole)
+		rc = number_count(arg, (uint64_t)r->lo, (uint64_t)r->hi, &n);
+	else
+		rc = number_real(arg, r->lo, r->lo_open, r->hi, &v);
+	snprintf(name, sizeof name, "--%s", long_name(c));
+	if (rc < 0) {
+		number_message(err, errlen, name, arg, rc, r->words);
+		return -1;
+	}
 	if (c == OPT_WALL)
 		o->wall_s = v;
 	else if (c == OPT_RSS)
 		o->rss_mb = v;
 	else if (c == OPT_POLL)
 		o->poll_ms = v;
-	else
+	else if (c == OPT_GRACE)
 		o->grace_s = v;
-	return 0;
-}
-
-/* --max-procs: a count, a positive whole number, nothing after it. */
-static int parse_max_procs(const char *arg, struct sup_options *o, char *err, size_t errlen)
-{
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(arg, &end, 10);
-	if (!*arg || *end || arg[0] == '-' || arg[0] == '+' || errno || n == 0 || n > 10000000)
-		return fail(err, errlen, "--max-procs: '%s' is not a whole number from 1 to 10000000",
-			    arg);
-	o->max_procs = (unsigned)n;
+	else
+		o->max_procs = (unsigned)n;
 	return 0;
 }
 
@@ -232,6 +240,24 @@ static int bad_option(int c, char **argv, char *err, size_t errlen)
 		     : fail(err, errlen, "unknown option '%s' (see memsup --help)", argv[optind - 1]);
 }
 
+/* An option that takes one value may be given once: a second one is an
+ * error, not a silent override (-e and --meta add, and flags may repeat).
+ * given[i] is the value long_opts[i] had. */
+static int once_only(int c, const char **given, char *err, size_t errlen)
+{
+	if (c == 'e' || c == OPT_META)
+		return 0;
+	for (size_t i = 0; long_opts[i].name; i++) {
+		if (long_opts[i].val != c || long_opts[i].has_arg != required_argument)
+			continue;
+		if (given[i])
+			return fail(err, errlen, "--%s is given twice ('%s', then '%s')",
+				    long_opts[i].name, given[i], optarg);
+		given[i] = optarg;
+	}
+	return 0;
+}
+
 /* One option getopt returned: 0, 1 for -h/-V (parsing stops there), -1 on
  * error. */
 static int parse_option(int c, char **argv, struct sup_options *o, char *err, size_t errlen)
@@ -246,9 +272,8 @@ static int parse_option(int c, char **argv, struct sup_options *o, char *err, si
 	case OPT_RSS:
 	case OPT_POLL:
 	case OPT_GRACE:
-		return parse_number(c, optarg, o, err, errlen);
 	case OPT_MAX_PROCS:
-		return parse_max_procs(optarg, o, err, errlen);
+		return parse_number(c, optarg, o, err, errlen);
 	case 'C':
 		return parse_cwd(optarg, o, err, errlen);
 	case 'e':
@@ -319,7 +344,10 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 	optind = 0;
 	opterr = 0;
 	int c;
+	const char *given[sizeof long_opts / sizeof long_opts[0]] = { 0 };
 	while ((c = getopt_long(argc, argv, "+:o:C:e:qhV", long_opts, NULL)) != -1) {
+		if (c != ':' && c != '?' && once_only(c, given, err, errlen) < 0)
+			return -1;
 		int rc = parse_option(c, argv, o, err, errlen);
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;

@@ -46,8 +46,4 @@ void cli_free(struct sup_options *o);
 /* The --help text (matches man/memsup.1 and the README). */
 extern const char cli_help_text[];
 
-/* Strict positive finite number: no empty string, no trailing junk, no NaN
- * or infinity, > 0.  0 or -EINVAL. */
-int cli_parse_positive(const char *s, double *out);
-
 #endif /* MEMSUP_CLI_H */

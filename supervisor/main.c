@@ -219,6 +219,31 @@ static void set_up_tracing(struct sup_run *s)
 		sup_die_err(-rc, "write %s/resources.json", s->ev.path);
 }
 
+/* A write of the evidence failed after the run (what: the step and path;
+ * rc: -errno, or 0 when `what` already says why).  The first failure of the
+ * run is the one line memsup prints (later ones on the same disk are its
+ * consequences); the record says it (reason evidence_failed if the run had
+ * no other end to tell, error, exit_status 125) wherever it can still be
+ * written. */
+static char write_failure[PATH_MAX + 128];
+
+static int write_failed(struct sup_run *s, const char *what, int rc)
+{
+	struct sup_record *rec = &s->rec;
+	if (!rec->error) {
+		if (rc)
+			snprintf(write_failure, sizeof write_failure, "%s: %s", what, strerror(-rc));
+		else
+			snprintf(write_failure, sizeof write_failure, "%s", what);
+		fprintf(stderr, "memsup: %s\n", write_failure);
+		rec->error = write_failure;
+	}
+	if (rec->reason == SUP_REASON_NONE)
+		rec->reason = SUP_REASON_EVIDENCE_FAILED;
+	rec->exit_status = SUP_EXIT_ERROR;
+	return SUP_EXIT_ERROR;
+}
+
 /* After the run: the merged view (every image, traced or not, and what it
  * hides), processes.json, the final record and the picture, and --json.
  * Returns `status`, or 125 when one of them could not be written. */
@@ -226,6 +251,7 @@ static int write_results(struct sup_run *s, int status)
 {
 	struct sup_record *rec = &s->rec;
 	const char *dir = s->ev.path;
+	char what[PATH_MAX + 32];
 	int rc;
 	struct merge_input in = {
 		.rec = rec, .tracing = s->records_dir != NULL, .command_pid = rec->pid,
@@ -237,19 +263,22 @@ static int write_results(struct sup_run *s, int status)
 			       "processes.json and blind_spots are incomplete");
 	resources_apply_merge(rec, &s->merged, run_findings, FINDINGS_MAX);
 	if ((rc = processes_write(s->ev.dirfd, &s->merged)) < 0) {
-		fprintf(stderr, "memsup: write %s/processes.json: %s\n", dir, strerror(-rc));
-		status = SUP_EXIT_ERROR;
+		snprintf(what, sizeof what, "write %s/processes.json", dir);
+		status = write_failed(s, what, rc);
 	}
+	/* The picture, drawn from the files: `memsup plot` later draws the
+	 * same one.  The record is written before it (the picture shows the
+	 * record's end) and again if the picture fails, so that it says so. */
 	if ((rc = evidence_write_record(&s->ev, rec, 1)) < 0) {
-		fprintf(stderr, "memsup: write %s/resources.json: %s\n", dir, strerror(-rc));
-		status = SUP_EXIT_ERROR;
+		snprintf(what, sizeof what, "write %s/resources.json", dir);
+		status = write_failed(s, what, rc);
 	}
-	/* The picture, drawn from the files just written: `memsup plot` later
-	 * draws the same one. */
 	char plot_err[PATH_MAX + 256];
 	if (plot_write_dir(s->ev.dirfd, dir, 0, 0, plot_err, sizeof plot_err) < 0) {
-		fprintf(stderr, "memsup: %s\n", plot_err);
-		status = SUP_EXIT_ERROR;
+		int first = rec->error == NULL;
+		status = write_failed(s, plot_err, 0);
+		if (first) /* the record does not say it yet */
+			evidence_write_record(&s->ev, rec, 1);
 	}
 	if (s->opt.json) {
 		fflush(stdout);

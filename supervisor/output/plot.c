@@ -5,6 +5,7 @@
  * files line by line through timeline.h, their format's one owner.
  */
 #include "output/plot.h"
+#include "number.h"
 #include "output/jsonr.h"
 #include "output/timeline.h"
 
@@ -475,18 +476,22 @@ static void load_processes(struct plot_set *s, const struct jsonr_value *ps)
 int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 {
 	struct jsonr_value *v;
-	int found = 0, f, rc;
+	char why[256] = "";
+	int found = 0, readable = 0, f, rc;
 	memset(s, 0, sizeof *s);
 	pidmap_init(&s->peaks, sizeof(struct plot_pid_peak));
 
-	if (jsonr_read_file(dirfd, "resources.json", PLOT_MAX_JSON, &v, NULL, 0) == 0) {
-		found = 1;
+	if (jsonr_read_file(dirfd, "resources.json", PLOT_MAX_JSON, &v, why, sizeof why) == 0) {
+		found = readable = 1;
 		load_resources(s, v);
 		jsonr_free(v);
-	} else if (faccessat(dirfd, "resources.json", F_OK, 0) == 0)
-		found = 1; /* there but unreadable (torn): draw the rest */
+	} else if (faccessat(dirfd, "resources.json", F_OK, 0) == 0) {
+		found = 1; /* there but unreadable (torn?): draw the rest */
+	} else {
+		why[0] = '\0';
+	}
 	if (jsonr_read_file(dirfd, "processes.json", PLOT_MAX_JSON, &v, NULL, 0) == 0) {
-		found = 1;
+		found = readable = 1;
 		load_processes(s, v);
 		jsonr_free(v);
 	}
@@ -511,6 +516,15 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 			"timeline.jsonl, processes.json)");
 		plot_set_free(s);
 		return -ENOENT;
+	}
+	/* A torn record beside samples is a run cut short: draw it.  Files
+	 * with nothing readable in any of them are not evidence, as memsup
+	 * report says too. */
+	if (!readable && s->d.n_rss == 0 && s->d.n_heap == 0) {
+		set_err(err, errlen, "nothing readable here: %s",
+			why[0] ? why : "no whole sample line, no readable record");
+		plot_set_free(s);
+		return -EINVAL;
 	}
 	if (choose_bands(s) < 0) {
 		set_err(err, errlen, "%s", strerror(ENOMEM));
@@ -626,12 +640,12 @@ static const char plot_usage[] =
 
 static int parse_dim(const char *opt, const char *val, unsigned lo, unsigned hi, unsigned *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = val && *val >= '0' && *val <= '9' ? strtoul(val, &end, 10) : 0;
-	if (!val || !(*val >= '0' && *val <= '9') || errno || *end || v < lo || v > hi) {
-		fprintf(stderr, "memsup plot: %s: '%s' is not a whole number from %u to %u\n", opt,
-			val ? val : "", lo, hi);
+	char msg[512], range[64];
+	uint64_t v;
+	int rc = number_count(val, lo, hi, &v);
+	if (rc < 0) {
+		snprintf(range, sizeof range, "a whole number from %u to %u", lo, hi);
+		fprintf(stderr, "memsup plot: %s\n", number_message(msg, sizeof msg, opt, val, rc, range));
 		return -1;
 	}
 	*out = (unsigned)v;

@@ -502,10 +502,10 @@ int main(int argc, char **argv)
 	if (stats_fn) {
 		/* The figures are ours only if the shim's malloc is the one we
 		 * call (not another allocator preloaded ahead of it). */
-		Dl_info a, b;
+		Dl_info im, is;
 		void *m = dlsym(RTLD_DEFAULT, "malloc");
-		if (!m || !dladdr(m, &a) || !dladdr((void *)stats_fn, &b) ||
-		    a.dli_fbase != b.dli_fbase)
+		if (!m || !dladdr(m, &im) || !dladdr((void *)stats_fn, &is) ||
+		    im.dli_fbase != is.dli_fbase)
 			stats_fn = NULL;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0); /* fork and exec: nothing printed twice */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "number.h"
 
 #define MAXARGS 16
 
@@ -30,8 +31,8 @@ struct bad {
 };
 
 static const struct bad bads[] = {
-	{ { "--rss-mb", "abc", "--", "x" }, "--rss-mb: 'abc' is not a positive finite number" },
-	{ { "--rss-mb", "0", "--", "x" }, "--rss-mb: '0' is not" },
+	{ { "--rss-mb", "abc", "--", "x" }, "--rss-mb: 'abc' is not a number (more than 0, at most 1000000000 MB)" },
+	{ { "--rss-mb", "0", "--", "x" }, "--rss-mb: '0' is out of range (more than 0" },
 	{ { "--rss-mb", "-1", "--", "x" }, "'-1'" },
 	{ { "--rss-mb", "NaN", "--", "x" }, "'NaN'" },
 	{ { "--rss-mb", "-inf", "--", "x" }, "'-inf'" },
@@ -63,7 +64,26 @@ static const struct bad bads[] = {
 	{ { "--json", "-qx", "--", "x" }, "unknown option '-x'" },
 	{ { "-qo" }, "option '-o' needs a value" },
 	{ { "--discovery", "magic", "--", "x" }, "--discovery: 'magic'" },
-	{ { "--max-procs", "0", "--", "x" }, "--max-procs: '0' is not a whole number" },
+	{ { "--max-procs", "0", "--", "x" }, "--max-procs: '0' is out of range (a whole number from 1 to 4194304)" },
+	/* issue 16: plausible-looking values that used to turn into others */
+	{ { "--wall-s", "9999999999999", "--", "x" }, "--wall-s: '9999999999999' is out of range (more than 0, at most 100000000 seconds)" },
+	{ { "--wall-s", "100000001", "--", "x" }, "out of range" },
+	{ { "--grace-s", "1e308", "--", "x" }, "--grace-s: '1e308' is out of range" },
+	{ { "--poll-ms", "1e308", "--", "x" }, "--poll-ms: '1e308' is out of range (from 0.1 to 60000 milliseconds)" },
+	{ { "--poll-ms", "1e-9", "--", "x" }, "--poll-ms: '1e-9' is out of range" },
+	{ { "--poll-ms", "0.0001", "--", "x" }, "--poll-ms: '0.0001' is out of range" },
+	{ { "--poll-ms", "60000.5", "--", "x" }, "out of range" },
+	{ { "--rss-mb", " 5", "--", "x" }, "--rss-mb: ' 5' is not a number" },
+	{ { "--rss-mb", "+5", "--", "x" }, "--rss-mb: '+5' is not a number" },
+	{ { "--rss-mb", "0x10", "--", "x" }, "--rss-mb: '0x10' is not a number" },
+	{ { "--rss-mb", ".", "--", "x" }, "--rss-mb: '.' is not a number" },
+	{ { "--rss-mb", "1e", "--", "x" }, "--rss-mb: '1e' is not a number" },
+	{ { "--max-procs", " 5", "--", "x" }, "--max-procs: ' 5' is not a number" },
+	{ { "--max-procs", "0x10", "--", "x" }, "--max-procs: '0x10' is not a number" },
+	{ { "--max-procs", "4194305", "--", "x" }, "--max-procs: '4194305' is out of range" },
+	{ { "--wall-s", "5", "--wall-s", "10", "--", "x" }, "--wall-s is given twice ('5', then '10')" },
+	{ { "-o", "a", "--out", "b", "--", "x" }, "--out is given twice ('a', then 'b')" },
+	{ { "--discovery", "scan", "--discovery", "children", "--", "x" }, "--discovery is given twice" },
 	{ { "--max-procs", "1.5", "--", "x" }, "--max-procs: '1.5'" },
 	{ { "--max-procs", "-3", "--", "x" }, "--max-procs: '-3'" },
 	{ { "--max-procs", "", "--", "x" }, "--max-procs: ''" },
@@ -159,17 +179,57 @@ Test(cli, help_and_version_stop_parsing)
 	cli_free(&o);
 }
 
-Test(cli, positive_numbers)
+/* number.h: the one reader of command-line numbers. */
+Test(cli, strict_numbers)
 {
 	double v;
-	cr_expect_eq(cli_parse_positive("1", &v), 0);
+	uint64_t n;
+	cr_expect_eq(number_real("1", 0, 1, 10, &v), 0);
 	cr_expect_eq(v, 1);
-	cr_expect_eq(cli_parse_positive("0.001", &v), 0);
-	cr_expect_eq(cli_parse_positive("1e-300", &v), 0);
-	cr_expect_eq(cli_parse_positive("0", &v), -EINVAL);
-	cr_expect_eq(cli_parse_positive("-0", &v), -EINVAL);
-	cr_expect_eq(cli_parse_positive("1e-400", &v), -EINVAL); /* underflows to 0 */
-	cr_expect_eq(cli_parse_positive(NULL, &v), -EINVAL);
+	cr_expect_eq(number_real("0.001", 0, 1, 10, &v), 0);
+	cr_expect_eq(number_real(".5", 0, 1, 10, &v), 0);
+	cr_expect_eq(v, 0.5);
+	cr_expect_eq(number_real("5.", 0, 1, 10, &v), 0);
+	cr_expect_eq(number_real("2e0", 0, 1, 10, &v), 0);
+	cr_expect_eq(v, 2);
+	cr_expect_eq(number_real("1E-3", 0, 1, 10, &v), 0);
+	cr_expect_eq(number_real("0", 0, 1, 10, &v), -ERANGE);  /* lo excluded */
+	cr_expect_eq(number_real("0", 0, 0, 10, &v), 0);        /* lo included */
+	cr_expect_eq(number_real("10", 0, 1, 10, &v), 0);       /* hi included */
+	cr_expect_eq(number_real("10.0001", 0, 1, 10, &v), -ERANGE);
+	cr_expect_eq(number_real("1e400", 0, 1, 1e300, &v), -ERANGE);
+	cr_expect_eq(number_real("1e-400", 0, 1, 10, &v), -ERANGE); /* underflows to 0 */
+	static const char *const not_numbers[] = { "", " 1", "1 ", "+1", "-1", "0x10", "inf",
+						   "nan", "1e", "1e+", ".", "e5", "1.2.3", "1,5" };
+	for (size_t i = 0; i < sizeof not_numbers / sizeof not_numbers[0]; i++)
+		cr_expect_eq(number_real(not_numbers[i], 0, 1, 1e9, &v), -EINVAL, "'%s'",
+			     not_numbers[i]);
+	cr_expect_eq(number_real(NULL, 0, 1, 10, &v), -EINVAL);
+	cr_expect_eq(number_count("42", 1, 100, &n), 0);
+	cr_expect_eq(n, 42);
+	cr_expect_eq(number_count("0", 1, 100, &n), -ERANGE);
+	cr_expect_eq(number_count("18446744073709551616", 1, UINT64_MAX, &n), -ERANGE);
+	cr_expect_eq(number_count("4.0", 1, 100, &n), -EINVAL);
+	cr_expect_eq(number_count("1e2", 1, 1000, &n), -EINVAL);
+	cr_expect_eq(number_count("", 1, 100, &n), -EINVAL);
+}
+
+/* Every option at both ends of its range is taken. */
+Test(cli, ranges_edges_accepted)
+{
+	static const char *const good[][3] = {
+		{ "--wall-s", "100000000" }, { "--wall-s", "0.001" }, { "--rss-mb", "1000000000" },
+		{ "--poll-ms", "0.1" },       { "--poll-ms", "60000" }, { "--grace-s", "86400" },
+		{ "--max-procs", "1" },       { "--max-procs", "4194304" },
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		struct sup_options o;
+		char err[512];
+		const char *args[] = { good[i][0], good[i][1], "--", "x", NULL };
+		cr_expect_eq(parse(args, &o, err, sizeof err), 0, "%s %s: %s", good[i][0], good[i][1],
+			     err);
+		cli_free(&o);
+	}
 }
 
 /* Every long option is in the --help text. */

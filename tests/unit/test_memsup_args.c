@@ -10,7 +10,16 @@ struct bad_case {
 };
 
 static struct bad_case bad_cases[] = {
-	{ { "--rss-mb", "abc", "--", "true" }, "--rss-mb: 'abc' is not a positive finite number" },
+	{ { "--rss-mb", "abc", "--", "true" }, "--rss-mb: 'abc' is not a number (more than 0, at most 1000000000 MB)" },
+	/* issue 16: values that used to be taken and turned into others */
+	{ { "--wall-s", "9999999999999", "--", "true" }, "--wall-s: '9999999999999' is out of range (more than 0, at most 100000000 seconds)" },
+	{ { "--grace-s", "1e308", "--", "true" }, "--grace-s: '1e308' is out of range" },
+	{ { "--poll-ms", "1e308", "--", "true" }, "--poll-ms: '1e308' is out of range (from 0.1 to 60000 milliseconds)" },
+	{ { "--poll-ms", "1e-9", "--", "true" }, "--poll-ms: '1e-9' is out of range" },
+	{ { "--poll-ms", "0.0001", "--", "true" }, "--poll-ms: '0.0001' is out of range" },
+	{ { "--rss-mb", " 5", "--", "true" }, "--rss-mb: ' 5' is not a number" },
+	{ { "--max-procs", "0x10", "--", "true" }, "--max-procs: '0x10' is not a number" },
+	{ { "--wall-s", "5", "--wall-s", "10", "--", "true" }, "--wall-s is given twice ('5', then '10')" },
 	{ { "--rss-mb", "0", "--", "true" }, "'0'" },
 	{ { "--rss-mb", "-5", "--", "true" }, "'-5'" },
 	{ { "--rss-mb", "nan", "--", "true" }, "'nan'" },

@@ -78,6 +78,13 @@ Test(harden_evidence, full_disk_kills_tree_and_says_enospc, .timeout = 60)
 	snprintf(want, sizeof want, "memsup: write %s/ev/", mnt);
 	cr_expect_not_null(strstr(r.err, want), "no '%s...' line: %s", want, r.err);
 	expect_error_line(&r, "", ENOSPC);
+	/* one line for the failure, as the README promises: the later writes
+	 * that fail on the same full disk are its consequences */
+	int lines = 0;
+	for (const char *p = r.err; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		lines += strncmp(p, "memsup: write ", 14) == 0 ||
+			 strncmp(p, "memsup: /", 9) == 0; /* the picture's line */
+	cr_expect_eq(lines, 1, "more than one line for one full disk:\n%s", r.err);
 	cr_assert(path_exists(r.dir), "the evidence was not copied out");
 	expect_evidence_whole(r.dir);
 	char rec[PATH_MAX + 32];

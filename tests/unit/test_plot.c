@@ -404,6 +404,20 @@ Test(plot, partial_directory_degrades)
 	cr_expect_not_null(strstr(err, "none: no evidence"), "%s", err);
 	cr_expect(!path_exists(tmp_path("none/timeline.svg")));
 	close(fd);
+
+	/* garbage in every evidence file: an error naming what could not be
+	 * read, as memsup report calls it broken, not an empty picture */
+	const char *garbage[][2] = {
+		{ "resources.json", "\x94\x01\xff not json" },
+		{ "rss.jsonl", "\x01\x02\x03\n[x, y]\n" },
+		{ NULL, NULL },
+	};
+	fd = dir_with("garbage", garbage);
+	cr_expect_eq(plot_write_dir(fd, "garbage", 0, 0, err, sizeof err), -EINVAL);
+	cr_expect_not_null(strstr(err, "garbage: nothing readable here: resources.json: line 1"),
+			   "%s", err);
+	cr_expect(!path_exists(tmp_path("garbage/timeline.svg")));
+	close(fd);
 }
 
 Test(plot, markers_from_phases_and_processes)
@@ -480,7 +494,10 @@ Test(plot, main_rejects_bad_values)
 	cr_expect_not_null(strstr(err, "--width: 'wide'"), "%s", err);
 	const char *a2[] = { dir, "--height=99999", NULL };
 	cr_expect_eq(run_main(a2, err, sizeof err), 125);
-	cr_expect_not_null(strstr(err, "--height: '99999'"), "%s", err);
+	cr_expect_not_null(strstr(err, "--height: '99999' is out of range (a whole number from 240 to 8192)"), "%s", err);
+	const char *a8[] = { dir, "--width", " 960", NULL };
+	cr_expect_eq(run_main(a8, err, sizeof err), 125);
+	cr_expect_not_null(strstr(err, "--width: ' 960' is not a number"), "%s", err);
 	const char *a3[] = { dir, "--width", NULL };
 	cr_expect_eq(run_main(a3, err, sizeof err), 125);
 	cr_expect_not_null(strstr(err, "--width needs a value"), "%s", err);
