@@ -43,6 +43,8 @@ struct run {
 	int interrupt;          /* first INT/TERM/HUP/QUIT received, or 0 */
 	uint64_t start_ns;
 	struct jitter jit;
+	uint64_t last_sample_ns;   /* 0: none yet */
+	uint64_t gap_ns, gap_from_ns; /* the longest stretch without a sample */
 	struct live *live;      /* NULL: not tracing */
 	struct pview *pv;
 };
@@ -225,8 +227,19 @@ static void top_members(struct timeline_sample *tl, const struct tree_member *m,
 	}
 }
 
-static void take_sample(struct run *r, uint64_t now, uint64_t *last,
-			enum sup_reason *reason)
+/* A stretch without a sample, from `from` to `to`: the longest is evidence
+ * (memsup stopped, the machine stalled: findings' sampling_gap). */
+static void note_gap(struct run *r, uint64_t from, uint64_t to)
+{
+	if (from && to > from && to - from > r->gap_ns) {
+		r->gap_ns = to - from;
+		r->gap_from_ns = from;
+		r->rec->longest_gap_s = (double)r->gap_ns / 1e9;
+		r->rec->longest_gap_at_s = since_start_s(r, from);
+	}
+}
+
+static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 {
 	struct sup_record *rec = r->rec;
 	const struct sup_options *o = r->cfg->opt;
@@ -234,9 +247,10 @@ static void take_sample(struct run *r, uint64_t now, uint64_t *last,
 	unsigned n;
 	if (contain_sample(r->contain, &rss, &n) < 0)
 		return; /* a failed listing is a missed sample, not a zero */
-	if (*last)
-		jitter_add(&r->jit, now - *last);
-	*last = now;
+	if (r->last_sample_ns)
+		jitter_add(&r->jit, now - r->last_sample_ns);
+	note_gap(r, r->last_sample_ns, now);
+	r->last_sample_ns = now;
 	/* elapsed is taken after reading, as the seed does */
 	double elapsed = since_start_s(r, mono_ns());
 	rec->samples++;
@@ -285,7 +299,11 @@ static void finish_times(struct run *r)
 {
 	struct sup_record *rec = r->rec;
 	struct rusage ru;
-	rec->wall_s = since_start_s(r, mono_ns());
+	uint64_t end = mono_ns();
+	rec->wall_s = since_start_s(r, end);
+	/* the stretch from the last sample to the moment memsup saw the end:
+	 * long only if memsup could not look (stopped) while the tree ended */
+	note_gap(r, r->last_sample_ns, end);
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
 		rec->rusage_children_maxrss_mb = (double)ru.ru_maxrss * 1024.0 / 1e6;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
@@ -305,7 +323,6 @@ static enum sup_reason supervise(struct run *r)
 		period = 1;
 	uint64_t wall_end = o->wall_s > 0 ? r->start_ns + (uint64_t)(o->wall_s * 1e9) : 0;
 	uint64_t next = r->start_ns, next_record = r->start_ns + NS_PER_S;
-	uint64_t last = 0;
 	enum sup_reason reason = SUP_REASON_NONE;
 
 	while (!r->main_done && !r->interrupt) {
@@ -320,7 +337,7 @@ static enum sup_reason supervise(struct run *r)
 			 * retried every sample */
 			if (r->live && (live_pending(r->live) || live_fd(r->live) < 0))
 				live_update(r->live, 0);
-			take_sample(r, now, &last, &reason);
+			take_sample(r, now, &reason);
 			if (reason != SUP_REASON_NONE)
 				break;
 			/* Steady schedule: deadline k = start + k*period.  Deadlines

@@ -58,7 +58,14 @@
  * escaped: any image that left the command's session.
  * budget_overshoot: the run ended rss_budget_exceeded (the figure is how
  *   far past the budget the last sample was, whatever its size).
- * corrupt_record: any record file that failed validation. */
+ * corrupt_record: any record file that failed validation.
+ * sampling_gap: memsup took no sample for more than 10 poll periods, and
+ *   at least 0.25 s (a loaded machine delays single polls by tens of
+ *   milliseconds; that is poll_interval_p99_s's business): memsup was
+ *   stopped, or the machine stalled.  Says too when the wall budget passed
+ *   inside the gap. */
+#define GAP_MIN_PERIODS 10.0
+#define GAP_MIN_S 0.25
 
 /* ---- building findings -------------------------------------------------- */
 
@@ -680,6 +687,63 @@ static void rule_corrupt(struct ctx *c, const struct merged_run *m)
 	finding_commit(c);
 }
 
+/* When the command's own last image ended, by the shim's clock (seconds
+ * of the run); < 0 when no record says. */
+static double main_end_s(const struct merged_run *m)
+{
+	const struct image_view *last = NULL;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (im->pid == m->rec->pid && im->traced && (!last || im->gen > last->gen))
+			last = im;
+	}
+	if (!last || !last->rec.end_mono_ns || last->rec.end_mono_ns < m->start_mono_ns)
+		return -1;
+	return (double)(last->rec.end_mono_ns - m->start_mono_ns) / 1e9;
+}
+
+static void rule_gap(struct ctx *c, const struct merged_run *m)
+{
+	const struct sup_record *r = m->rec;
+	if (!r || r->longest_gap_s < 0 || r->poll_s <= 0 ||
+	    r->longest_gap_s < GAP_MIN_PERIODS * r->poll_s || r->longest_gap_s < GAP_MIN_S)
+		return;
+	double from = r->longest_gap_at_s, to = from + r->longest_gap_s, wall = r->wall_budget_s;
+	struct finding *f = finding_begin(c, "sampling_gap");
+	fig_add(f, "gap_s", r->longest_gap_s, 3);
+	fig_add(f, "from_s", from, 3);
+	fig_add(f, "to_s", to, 3);
+	fig_add(f, "poll_periods", r->longest_gap_s / r->poll_s, 0);
+	say(f, "memsup took no sample for %.2f s (from %.2f s to %.2f s into the run, %.0f poll "
+	    "periods): memsup was stopped or the machine stalled, and whatever the tree did then "
+	    "(a spike, a short process) is in no sample.",
+	    r->longest_gap_s, from, to, r->longest_gap_s / r->poll_s);
+	if (wall > 0 && from < wall && wall <= to) {
+		double end = main_end_s(m);
+		char tail[200];
+		fig_add(f, "wall_budget_s", wall, 3);
+		if (r->reason == SUP_REASON_WALL_BUDGET)
+			snprintf(tail, sizeof tail, " The wall budget of %.2f s passed inside the gap "
+				 "and was enforced late, when memsup looked again.", wall);
+		else if (end >= 0 && end < wall)
+			snprintf(tail, sizeof tail, " The wall budget of %.2f s fell inside the gap; "
+				 "the command had ended before it, at %.2f s.", wall, end);
+		else if (end >= 0)
+			snprintf(tail, sizeof tail, " The wall budget of %.2f s passed inside the gap "
+				 "while the command still ran (it ended at %.2f s): not enforced.",
+				 wall, end);
+		else
+			snprintf(tail, sizeof tail, " The wall budget of %.2f s passed inside the gap; "
+				 "the command ended before %.2f s, maybe after the budget: not "
+				 "enforced.", wall, to);
+		size_t n = strlen(f->sentence);
+		snprintf(f->sentence + n, sizeof f->sentence - n, "%s", tail);
+		if (end >= 0)
+			fig_add(f, "command_end_s", end, 3);
+	}
+	finding_commit(c);
+}
+
 size_t findings_compute(const struct merged_run *m, struct finding *out, size_t cap)
 {
 	struct ctx c;
@@ -698,6 +762,7 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 	rule_escaped(&c, m);
 	rule_budget(&c, m);
 	rule_corrupt(&c, m);
+	rule_gap(&c, m);
 	return c.n;
 }
 

@@ -74,6 +74,8 @@ void resources_init(struct sup_record *r)
 	r->rusage_children_maxrss_mb = -1;
 	r->memsup_cpu_s = -1;
 	r->poll_interval_p99_s = -1;
+	r->longest_gap_s = -1;
+	r->longest_gap_at_s = -1;
 	r->peak_heap_mb = r->peak_mapped_mb = r->peak_pss_mb = -1;
 }
 
@@ -253,6 +255,10 @@ int resources_write_json(int fd, const struct sup_record *r)
 	put_float_or_null(&w, r->rusage_children_maxrss_mb, r->rusage_children_maxrss_mb >= 0);
 	jsonw_key(&w, "poll_interval_p99_s");
 	put_float_or_null(&w, r->poll_interval_p99_s, r->poll_interval_p99_s >= 0);
+	jsonw_key(&w, "longest_gap_s");
+	put_float_or_null(&w, r->longest_gap_s, r->longest_gap_s >= 0);
+	jsonw_key(&w, "longest_gap_at_s");
+	put_float_or_null(&w, r->longest_gap_at_s, r->longest_gap_at_s >= 0);
 	jsonw_key(&w, "memsup_cpu_s");
 	put_float_or_null(&w, r->memsup_cpu_s, r->memsup_cpu_s >= 0);
 	jsonw_key(&w, "discovery");

@@ -112,6 +112,9 @@ struct sup_record {
 	double rusage_children_maxrss_mb; /* < 0: not known yet */
 	double memsup_cpu_s;              /* memsup's own user+system CPU; < 0: unknown */
 	double poll_interval_p99_s;       /* < 0: fewer than 2 samples */
+	double longest_gap_s;             /* longest stretch without a sample, up
+					     to the end memsup saw; < 0: none */
+	double longest_gap_at_s;          /* when it began */
 	const char *notes[RESOURCES_MAX_NOTES];
 	size_t n_notes;
 	/* the merged view (shim + poller) */

@@ -377,3 +377,31 @@ Test(memsup_findings, corrupt_record_not_trusted, .timeout = 30)
 	      "absent('unsampled_processes')\n",
 	      NULL);
 }
+
+/* memsup itself stopped for 3 s while its wall budget of 1 s passes and
+ * the command (sleep 2) ends: no sample in the gap, so the record must say
+ * there was a gap, how long, and that the budget passed unenforced inside
+ * it (issue 16: it used to exit 0 with nothing said). */
+Test(memsup_findings, sampling_gap_while_memsup_is_stopped, .timeout = 60)
+{
+	struct sup_run r;
+	char started[PATH_MAX + 16], script[PATH_MAX + 64];
+	tmp_make(&r);
+	snprintf(started, sizeof started, "%s/started", r.tmp);
+	snprintf(script, sizeof script, "echo > '%s'; exec sleep 2", started);
+	const char *args[] = { "--wall-s", "1", "--", "/bin/sh", "-c", script, NULL };
+	memsup_start(&r, 1, args);
+	/* stop memsup as soon as its command runs, well before the budget */
+	cr_assert(wait_for_file(started), "the command never started");
+	cr_assert_eq(kill(r.pid, SIGSTOP), 0);
+	sleep(3);
+	cr_assert_eq(kill(r.pid, SIGCONT), 0);
+	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	check(&r,
+	      "f = one('sampling_gap')\n"
+	      "within(f['gap_s'], 2.9, 60, 'gap_s')\n"
+	      "within(rec['longest_gap_s'], 2.9, 60, 'longest_gap_s')\n"
+	      "assert f['wall_budget_s'] == 1, f\n"
+	      "assert 'not enforced' in f['sentence'], f\n",
+	      NULL);
+}
