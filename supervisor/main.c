@@ -4,6 +4,7 @@
 #include "analyze/merge.h"
 #include "analyze/phases.h"
 #include "cli.h"
+#include "collect/procfs.h"
 #include "collect/trace.h"
 #include "contain/contain.h"
 #include "contain/spawn.h"
@@ -253,11 +254,16 @@ static int write_results(struct sup_run *s, int status)
 	const char *dir = s->ev.path;
 	char what[PATH_MAX + 32];
 	int rc;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	struct merge_input in = {
 		.rec = rec, .tracing = s->records_dir != NULL, .command_pid = rec->pid,
 		.main_status = s->views.main_status, .have_main = s->views.have_main,
 		.start_mono_ns = s->views.start_ns, .live = s->views.live, .pview = s->views.pview,
+		.end_mono_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
 	};
+	if (procfs_read_meminfo("/proc", &in.memory_kb) < 0)
+		in.memory_kb = 0; /* unknown: the kernel figures go unchecked */
 	if (merge_build(&s->merged, &in) < 0)
 		resources_note(rec, "out of memory building the per-process view: "
 			       "processes.json and blind_spots are incomplete");

@@ -270,6 +270,8 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		const struct tree_member *m;
 		size_t nm = contain_sampled(r->contain, &m);
 		struct pview_sums s;
+		if (r->live)
+			live_believe(r->live, m, nm, r->main_pid);
 		pview_sample(r->pv, r->live, now, m, nm, new_peak, rss, &s);
 		struct timeline_sample tl = {
 			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
@@ -281,7 +283,7 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 			*reason = SUP_REASON_EVIDENCE_FAILED;
 		struct phases_sample ps = {
 			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
-			.heap = s.heap,
+			.heap = s.heap, .members = m, .n_members = nm,
 		};
 		phases_on_sample(r->cfg->phases, &ps, r->live, r->start_ns, r->cfg->proc_root);
 	}
@@ -532,8 +534,11 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	}
 	/* every record that will ever exist is there now: list them all (a
 	 * process killed while creating its file leaves one without magic) */
-	if (r->live)
+	if (r->live) {
 		live_update(r->live, 1);
+		/* records made after the last sample, believed through lineage */
+		live_believe(r->live, NULL, 0, r->main_pid);
+	}
 	/* the last markers: lines written just before the end (a last one
 	 * without its newline too) and shim slots filled since the last sample */
 	phases_read_file(cfg->phases, since_start_s(r, mono_ns()), 1, cfg->proc_root, r->live);

@@ -59,6 +59,8 @@
  * budget_overshoot: the run ended rss_budget_exceeded (the figure is how
  *   far past the budget the last sample was, whatever its size).
  * corrupt_record: any record file that failed validation.
+ * implausible_record: any valid record memsup did not believe (not an
+ *   image of the tree, or figures that cannot be true: merge.c).
  * sampling_gap: memsup took no sample for more than 10 poll periods, and
  *   at least 0.25 s (a loaded machine delays single polls by tens of
  *   milliseconds; that is poll_interval_p99_s's business): memsup was
@@ -667,7 +669,7 @@ static void rule_corrupt(struct ctx *c, const struct merged_run *m)
 	struct finding *f = NULL;
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];
-		if (!im->record_error)
+		if (!im->record_error || im->record_error == -RECORDFILE_EIMPLAUSIBLE)
 			continue;
 		if (!f)
 			f = finding_begin(c, "corrupt_record");
@@ -684,6 +686,32 @@ static void rule_corrupt(struct ctx *c, const struct merged_run *m)
 	    f->procs_total, plural(f->procs_total, "file", "files"),
 	    plural(f->procs_total, "was", "were"), (int)im->pid, (unsigned)im->gen,
 	    recordfile_strerror(e), plural(f->procs_total, "that image", "those images"));
+	finding_commit(c);
+}
+
+/* Records memsup did not believe (merge.c): named, with the first thing
+ * that could not be true; their figures are in no other finding and no
+ * headline number. */
+static void rule_implausible(struct ctx *c, const struct merged_run *m)
+{
+	if (!m->n_aside)
+		return;
+	const struct merge_aside *a = &m->aside[0];
+	size_t outside = 0;
+	for (size_t i = 0; i < m->n_aside; i++)
+		outside += !m->aside[i].in_tree;
+	struct finding *f = finding_begin(c, "implausible_record");
+	fig_add(f, "record_count", (double)m->n_aside, 0);
+	fig_add(f, "outside_tree_count", (double)outside, 0);
+	fig_add(f, "first_pid", (double)a->pid, 0);
+	fig_add(f, "first_gen", (double)a->gen, 0);
+	for (size_t i = 0; i < m->n_images; i++)
+		if (m->images[i].record_error == -RECORDFILE_EIMPLAUSIBLE)
+			proc_add(c, f, &m->images[i], 0);
+	say(f, "%zu record %s in the records directory %s not believed (first: %d.%u.mtr: %s): "
+	    "a record is the traced command's word, and %s figures are in no total here.",
+	    m->n_aside, plural(m->n_aside, "file", "files"), plural(m->n_aside, "was", "were"),
+	    (int)a->pid, (unsigned)a->gen, a->why, plural(m->n_aside, "its", "their"));
 	finding_commit(c);
 }
 
@@ -762,6 +790,7 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 	rule_escaped(&c, m);
 	rule_budget(&c, m);
 	rule_corrupt(&c, m);
+	rule_implausible(&c, m);
 	rule_gap(&c, m);
 	return c.n;
 }

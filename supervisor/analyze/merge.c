@@ -7,8 +7,10 @@
 #include "analyze/merge.h"
 #include "collect/live.h"
 #include "collect/pview.h"
+#include "collect/recordfile.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -115,15 +117,56 @@ static int wait_status_of(int exit_code)
 	return exit_code >= 0 ? (exit_code & 0xff) << 8 : (-exit_code) & 0x7f;
 }
 
-/* 1. the shim's view: one image per record file, with its final contents */
+static struct merge_aside *add_aside(struct merged_run *m, size_t *cap, pid_t pid,
+				      uint32_t gen, int in_tree)
+{
+	if (m->n_aside == *cap) {
+		size_t nc = *cap ? *cap * 2 : 8;
+		struct merge_aside *na = realloc(m->aside, nc * sizeof *na);
+		if (!na)
+			return NULL;
+		m->aside = na;
+		*cap = nc;
+	}
+	struct merge_aside *a = &m->aside[m->n_aside++];
+	memset(a, 0, sizeof *a);
+	a->pid = pid;
+	a->gen = gen;
+	a->in_tree = in_tree;
+	return a;
+}
+
+/* 1. the shim's view: one image per record file, with its final contents.
+ * A record is believed only for an image of the tree (live_believe) whose
+ * figures can be true (recordfile_plausible); the rest is put aside. */
 static int add_records(struct merged_run *m, size_t *cap, const struct merge_input *in)
 {
+	size_t aside_cap = 0;
+	struct recordfile_bounds b = { in->start_mono_ns, in->end_mono_ns, in->memory_kb };
 	for (size_t i = 0; in->live && i < live_count(in->live); i++) {
 		const struct live_rec *lr = live_get(in->live, i);
 		struct image_view *iv = add_image(m, cap, lr->pid, lr->gen);
+		struct merge_aside *a;
+		char why[sizeof a->why];
 		if (!iv)
 			return -ENOMEM;
 		int rc = live_read_final(in->live, i, &iv->rec);
+		if (rc == 0 && !lr->believed) {
+			/* not an image of the tree: no image at all */
+			m->n_images--;
+			if (!(a = add_aside(m, &aside_cap, lr->pid, lr->gen, 0)))
+				return -ENOMEM;
+			snprintf(a->why, sizeof a->why, "pid %d was never in the tree, and the record "
+				 "it names as its parent (%d.%u) is not the tree's either", (int)lr->pid,
+				 (int)iv->rec.parent_pid, (unsigned)iv->rec.parent_gen);
+			continue;
+		}
+		if (rc == 0 && recordfile_plausible(&iv->rec, &b, why, sizeof why) < 0) {
+			if (!(a = add_aside(m, &aside_cap, lr->pid, lr->gen, 1)))
+				return -ENOMEM;
+			memcpy(a->why, why, sizeof a->why);
+			rc = -RECORDFILE_EIMPLAUSIBLE;
+		}
 		if (rc == 0) {
 			iv->traced = 1;
 			iv->ppid = iv->rec.ppid;
@@ -301,6 +344,9 @@ nomem:
 void merge_free(struct merged_run *m)
 {
 	free(m->images);
+	free(m->aside);
 	m->images = NULL;
+	m->aside = NULL;
 	m->n_images = 0;
+	m->n_aside = 0;
 }

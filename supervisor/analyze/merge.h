@@ -85,6 +85,18 @@ struct peak_view {
 	double smaps_age_s;        /* how long after the peak sample they were read */
 };
 
+/* A record file put aside: the command's word that memsup did not
+ * believe (recordfile_plausible, live_believe).  Its image, when the tree
+ * had one (in_tree: a pid the poller saw, or reached by lineage), stays in
+ * images[] untraced with record_error RECORDFILE_EIMPLAUSIBLE; one that
+ * never was the tree's is not an image at all. */
+struct merge_aside {
+	pid_t pid;
+	uint32_t gen;
+	int in_tree;
+	char why[200];
+};
+
 struct merged_run {
 	const struct sup_record *rec;  /* the resources.json record */
 	int tracing;                   /* the shim was injected (no --no-trace) */
@@ -95,6 +107,8 @@ struct merged_run {
 	/* appended by the collector (merge.c) */
 	uint64_t start_mono_ns;        /* CLOCK_MONOTONIC of the launch: turns
 					  the record's *_mono_ns into run seconds */
+	struct merge_aside *aside;     /* records not believed */
+	size_t n_aside;
 };
 
 /* ---- building it (merge.c; the collector side) ------------------------- */
@@ -110,6 +124,9 @@ struct merge_input {
 	uint64_t start_mono_ns;
 	struct live *live;             /* NULL when not tracing */
 	const struct pview *pview;     /* must outlive the merged run */
+	uint64_t end_mono_ns;          /* the end of the run (records' times
+					  must lie before it) */
+	uint64_t memory_kb;            /* RAM + swap; 0: unknown */
 };
 
 /* Fill *m: one image per record file (its final contents, read now) and per

@@ -3,6 +3,8 @@
 #include "analyze/phases.h"
 #include "collect/live.h"
 #include "collect/procfs.h"
+#include "contain/contain.h"
+#include "pidmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +46,7 @@ struct marker {
 	unsigned n_heaps, n_heaps_total;
 	/* the marking process */
 	int have_status;
+	int pid_in_tree;          /* pid was a member of the tree at a sample */
 	uint64_t vm_rss_kb, vm_peak_kb, vm_hwm_kb;
 	int64_t maxrss_kb, maxrss_children_kb;   /* < 0: not known */
 	int have_shim_figures;
@@ -72,6 +75,7 @@ struct phase_log {
 	struct marker *m;
 	size_t n, cap;
 	size_t dropped;           /* markers beyond PHASES_MAX_MARKERS */
+	struct pidmap members;    /* every pid a sample found in the tree */
 	uint64_t start_ns;        /* CLOCK_MONOTONIC of the launch; 0: not yet */
 	double settle_s;          /* samples wait this long for late markers */
 	/* Samples not yet given to a phase: a marker is seen after the moment
@@ -91,6 +95,7 @@ int phases_open(struct phase_log **out, int dirfd, const char *dirpath)
 	if (!pl)
 		return -ENOMEM;
 	pl->ino_fd = -1;
+	pidmap_init(&pl->members, sizeof(pid_t));
 	/* 0666 (less the umask): any process of the tree, whatever it did to
 	 * its credentials within the same user, can append. */
 	int wfd = openat(dirfd, "marks", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -135,6 +140,7 @@ void phases_close(struct phase_log *pl)
 		close(pl->ino_fd);
 	free(pl->m);
 	free(pl->shim_seen);
+	pidmap_free(&pl->members);
 	free(pl);
 }
 
@@ -219,7 +225,7 @@ static void take_heaps(struct marker *mk, const struct live *live)
 	size_t n = live ? live_count(live) : 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct live_rec *lr = live_get(live, i);
-		if (!lr->map || live_state(lr->map) != MT_STATE_RUNNING)
+		if (!lr->map || !lr->believed || live_state(lr->map) != MT_STATE_RUNNING)
 			continue;
 		struct pid_heap h = { lr->pid, live_heap_current(lr->map) };
 		mk->n_heaps_total++;
@@ -295,7 +301,9 @@ static struct marker *marker_new(struct phase_log *pl, double t, enum marker_sou
 		mk->phase.seeded = 1;
 	}
 	struct procfs_status st;
-	if (pid > 0 && procfs_read_status(proc_root, pid, &st) == 0 && st.vm_rss_kb + st.vm_hwm_kb) {
+	mk->pid_in_tree = pid > 0 && pidmap_find(&pl->members, pid) != NULL;
+	if (mk->pid_in_tree && procfs_read_status(proc_root, pid, &st) == 0 &&
+	    st.vm_rss_kb + st.vm_hwm_kb) {
 		mk->have_status = 1;
 		mk->vm_rss_kb = st.vm_rss_kb;
 		mk->vm_peak_kb = st.vm_peak_kb;
@@ -311,6 +319,12 @@ void phases_on_sample(struct phase_log *pl, const struct phases_sample *s,
 		return;
 	pl->last = *s;
 	pl->have_last = 1;
+	for (size_t i = 0; i < s->n_members; i++) {
+		int first;
+		pidmap_add(&pl->members, s->members[i].pid, &first);
+	}
+	pl->last.members = NULL; /* the caller's array: not kept */
+	pl->last.n_members = 0;
 	if (pl->pend_n == PHASES_PENDING)
 		settle(pl, INFINITY); /* full: place the oldest now */
 	pl->pending[(pl->pend_head + pl->pend_n++) % PHASES_PENDING] = *s;
@@ -339,15 +353,16 @@ void phases_scan_shim(struct phase_log *pl, const struct live *live, uint64_t st
 	}
 	for (size_t i = 0; i < nl; i++) {
 		const struct live_rec *lr = live_get(live, i);
-		if (!lr->map)
-			continue;
+		if (!lr->map || !lr->believed)
+			continue; /* not (yet) known to be the tree's: live_believe() */
 		/* acquire: slot k is complete once marker_count > k (record.h) */
 		uint32_t count = __atomic_load_n(&lr->map->marker_count, __ATOMIC_ACQUIRE);
-		for (uint32_t k = pl->shim_seen[i]; k < count; k++) {
-			if (k >= MT_MARKERS) {
-				pl->dropped++; /* the shim kept no slot for it */
-				continue;
-			}
+		uint32_t seen = pl->shim_seen[i];
+		if (count > seen && count > MT_MARKERS) {
+			/* the shim kept no slot for those: counted, not walked */
+			pl->dropped += count - (seen > MT_MARKERS ? seen : MT_MARKERS);
+		}
+		for (uint32_t k = seen; k < count && k < MT_MARKERS; k++) {
 			const struct mt_marker *sm = &lr->map->markers[k];
 			double t = sm->mono_ns >= start_ns
 				? (double)(sm->mono_ns - start_ns) / 1e9 : 0.0;
@@ -538,6 +553,8 @@ void phases_write_json(struct jsonw *w, const struct phase_log *pl, double end_s
 		jsonw_bool(w, mk->label_cut);
 		jsonw_key(w, "source");
 		jsonw_string(w, mk->source == SOURCE_SHIM ? "shim" : "file");
+		jsonw_key(w, "pid_in_tree");
+		jsonw_bool(w, mk->pid_in_tree);
 		jsonw_key(w, "pid");
 		if (mk->pid > 0)
 			jsonw_int(w, mk->pid);
@@ -581,6 +598,13 @@ void phases_write_json(struct jsonw *w, const struct phase_log *pl, double end_s
 		put_kb(w, "maxrss_kb", mk->maxrss_kb >= 0, (uint64_t)mk->maxrss_kb);
 		put_kb(w, "maxrss_children_kb", mk->maxrss_children_kb >= 0,
 		       (uint64_t)mk->maxrss_children_kb);
+		/* where the maxrss figures come from: the shim's getrusage, or
+		 * what the line's writer says of itself */
+		jsonw_key(w, "maxrss_from");
+		if (mk->maxrss_kb < 0 && mk->maxrss_children_kb < 0)
+			jsonw_null(w);
+		else
+			jsonw_string(w, mk->source == SOURCE_SHIM ? "shim" : "self_reported");
 		jsonw_key(w, "heap_current");
 		if (mk->have_shim_figures)
 			jsonw_uint(w, mk->heap_current);

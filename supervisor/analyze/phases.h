@@ -5,7 +5,9 @@
  *    to the command as MEMSUP_MARK.  Any program appends one line per
  *    marker: the label, then optionally TAB-separated key=value fields the
  *    writer knows and memsup cannot read from /proc (pid=N, maxrss_kb=N,
- *    maxrss_children_kb=N, mono_ns=N: its CLOCK_MONOTONIC time).  memsup
+ *    maxrss_children_kb=N, mono_ns=N: its CLOCK_MONOTONIC time).  They
+ *    are the writer's word: pid= is honoured only for a member of the
+ *    tree, and maxrss from a line is marked as self-reported.  memsup
  *    watches the file with inotify (or reads it at every sample without
  *    inotify) and stamps a marker when it sees the line, or at mono_ns.  A regular file, not a FIFO: a writer never blocks, even
  *    after memsup is gone.
@@ -62,12 +64,18 @@ const char *phases_env_entry(const struct phase_log *pl);
 int phases_fd(const struct phase_log *pl);
 
 /* What a sample saw, for the open phase and for markers set now. */
+struct tree_member;
 struct phases_sample {
 	double t;                  /* seconds since the launch */
 	uint64_t rss;              /* tree RSS */
 	unsigned processes;
 	int traced;                /* heap is meaningful */
 	uint64_t heap;             /* traced heap of the tree */
+	/* the members at this sample: a marks line's pid= is the writer's
+	 * word, honoured (its /proc figures read) only for a pid that was a
+	 * member of the tree at some sample */
+	const struct tree_member *members;
+	size_t n_members;
 };
 
 /* One sample: the open phase's peaks, then the shim markers set since the

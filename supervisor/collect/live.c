@@ -18,6 +18,7 @@
  * action back and kills memsup as it would have. */
 #include "collect/live.h"
 #include "collect/recordfile.h"
+#include "contain/contain.h"
 #include "pidmap.h"
 
 #include <dirent.h>
@@ -49,6 +50,8 @@ struct live {
 	size_t npending, pending_cap;
 	unsigned long updates;
 	struct pidmap newest;    /* struct live_newest */
+	size_t *doubted;         /* indices of mapped records not believed yet */
+	size_t ndoubted, doubted_cap;
 };
 
 /* ---- SIGBUS on a shrunk record file ---------------------------------- */
@@ -159,6 +162,7 @@ void live_close(struct live *l)
 	close(l->dirfd);
 	free(l->recs);
 	free(l->pending);
+	free(l->doubted);
 	pidmap_free(&l->newest);
 	free(l);
 }
@@ -183,6 +187,23 @@ const struct live_rec *live_get(const struct live *l, size_t i)
 	return i < l->n ? &l->recs[i] : NULL;
 }
 
+
+/* A newly mapped record waits in `doubted` until live_believe() believes
+ * it.  Out of memory: believed at once, as before records were doubted. */
+static void doubt(struct live *l, size_t i)
+{
+	if (l->ndoubted == l->doubted_cap) {
+		size_t nc = l->doubted_cap ? l->doubted_cap * 2 : 64;
+		size_t *nd = realloc(l->doubted, nc * sizeof *nd);
+		if (!nd) {
+			l->recs[i].believed = 1;
+			return;
+		}
+		l->doubted = nd;
+		l->doubted_cap = nc;
+	}
+	l->doubted[l->ndoubted++] = i;
+}
 
 /* Try to turn a pending file into a mapped record.  Leaves it pending
  * (error 0, map NULL, its fd kept so that a retry costs no open) when it
@@ -245,6 +266,8 @@ static void try_map(struct live *l, struct live_rec *r)
 	/* decided: mapped or not trusted; the mapping needs no fd */
 	close(r->fd);
 	r->fd = -1;
+	if (r->map)
+		doubt(l, (size_t)(r - l->recs));
 }
 
 static int add_name(struct live *l, const char *name)
@@ -358,6 +381,36 @@ int live_update(struct live *l, int force_scan)
 			i++;
 	}
 	return rc;
+}
+
+void live_believe(struct live *l, const struct tree_member *members, size_t n, pid_t command)
+{
+	int changed = 1;
+	if (!l->ndoubted)
+		return;
+	for (size_t k = 0; k < n; k++)
+		for (long i = newest_of(l, members[k].pid); i >= 0; i = l->recs[i].next_same_pid)
+			l->recs[i].believed = 1;
+	/* through lineage, as long as that believes more */
+	while (changed) {
+		changed = 0;
+		for (size_t k = 0; k < l->ndoubted;) {
+			struct live_rec *r = &l->recs[l->doubted[k]];
+			const struct live_rec *parent = NULL;
+			if (!r->believed && r->map && !r->error) {
+				if (r->pid == command)
+					r->believed = 1;
+				else if ((parent = live_find(l, live_load32(&r->map->parent_pid),
+							     live_load32(&r->map->parent_gen))) &&
+					 parent->believed)
+					r->believed = changed = 1;
+			}
+			if (r->believed || r->error)
+				l->doubted[k] = l->doubted[--l->ndoubted];
+			else
+				k++;
+		}
+	}
 }
 
 const struct live_rec *live_image_at(const struct live *l, pid_t pid, uint64_t t_ns,

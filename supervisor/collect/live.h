@@ -34,6 +34,8 @@ struct live_rec {
 	unsigned tries;              /* looks while it had no magic yet */
 	int fd;                      /* kept open while pending, else -1 */
 	long next_same_pid;          /* index of this pid's previous record, -1 */
+	int believed;                /* the image is part of the tree: see
+					live_believe() */
 	char name[48];
 };
 
@@ -52,6 +54,19 @@ int live_fd(const struct live *l);
  * end of the run).  Cheap when nothing happened: one non-blocking read,
  * or one fstat without inotify. */
 int live_update(struct live *l, int force_scan);
+
+/* A record file is the command's word, not a fact: anything it runs can
+ * write one into the records directory.  A record is believed once its
+ * pid was a member of the tree at a sample (`members`, this sample's), or
+ * it is the command's own (`command`), or the record it names as its
+ * parent (parent_pid, parent_gen) is believed: a short-lived child that no
+ * sample saw is still believed through its parent.  Call once per sample,
+ * after live_update(); cheap: the member pids, then only the records not
+ * believed yet.  Readers of live figures (markers, heaps at a marker) use
+ * believed records only; the end of the run (merge.c) puts the others
+ * aside. */
+struct tree_member;
+void live_believe(struct live *l, const struct tree_member *members, size_t n, pid_t command);
 
 /* Files still waiting for their magic. */
 size_t live_pending(const struct live *l);
@@ -91,6 +106,10 @@ static inline uint64_t live_heap_current(const struct mt_record *r)
 {
 	int64_t v = (int64_t)__atomic_load_n(&r->heap_current, __ATOMIC_RELAXED);
 	return v > 0 ? (uint64_t)v : 0;
+}
+static inline uint32_t live_load32(const void *p)
+{
+	return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
 }
 static inline uint32_t live_state(const struct mt_record *r)
 {

@@ -55,6 +55,36 @@ static int parse_pid(const char **p, const char *end, pid_t *out)
 	return 0;
 }
 
+int procfs_parse_meminfo(const char *buf, size_t len, uint64_t *ram_swap_kb)
+{
+	const char *end = buf + len;
+	uint64_t total = 0, swap = 0;
+	int have_total = 0;
+	for (const char *line = buf; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *p;
+		uint64_t v;
+		if (!nl)
+			break; /* a line cut off by a short read is not trusted */
+		if ((size_t)(nl - line) > 9 && memcmp(line, "MemTotal:", 9) == 0) {
+			p = line + 9;
+			if (parse_u64(&p, nl, &v) == 0) {
+				total = v;
+				have_total = 1;
+			}
+		} else if ((size_t)(nl - line) > 10 && memcmp(line, "SwapTotal:", 10) == 0) {
+			p = line + 10;
+			if (parse_u64(&p, nl, &v) == 0)
+				swap = v;
+		}
+		line = nl + 1;
+	}
+	if (!have_total || total > UINT64_MAX - swap)
+		return -EINVAL;
+	*ram_swap_kb = total + swap;
+	return 0;
+}
+
 int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 {
 	static const struct {
@@ -379,6 +409,15 @@ static int pid_path(char *path, size_t cap, const char *root, pid_t pid,
 {
 	int n = snprintf(path, cap, "%s/%d/%s", root ? root : "/proc", (int)pid, name);
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+int procfs_read_meminfo(const char *root, uint64_t *ram_swap_kb)
+{
+	char path[PATH_MAX], buf[8192];
+	size_t len;
+	snprintf(path, sizeof path, "%s/meminfo", root ? root : "/proc");
+	int rc = procfs_read_file(path, buf, sizeof buf, &len);
+	return rc < 0 ? rc : procfs_parse_meminfo(buf, len, ram_swap_kb);
 }
 
 int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out)

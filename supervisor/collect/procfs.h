@@ -95,7 +95,12 @@ int procfs_parse_rollup(const char *buf, size_t len, struct procfs_rollup *out);
  * an ELF header with its program headers inside `len`. */
 int procfs_parse_elf_interp(const unsigned char *buf, size_t len);
 
+/* /proc/meminfo: MemTotal + SwapTotal in KiB (what the machine can hold at
+ * once); -EINVAL without MemTotal. */
+int procfs_parse_meminfo(const char *buf, size_t len, uint64_t *ram_swap_kb);
+
 /* Readers.  `root` is the proc root ("/proc"); NULL means "/proc". */
+int procfs_read_meminfo(const char *root, uint64_t *ram_swap_kb);
 int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out);
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *out);
 /* Resident set size in bytes (statm resident pages x page size). */

@@ -4,7 +4,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,6 +90,85 @@ int recordfile_validate(struct mt_record *out)
 		out->argv[out->argv_bytes - 1] = '\0';
 	for (unsigned i = 0; i < MT_MARKERS; i++)
 		out->markers[i].label[MT_LABEL_BYTES - 1] = '\0';
+	return 0;
+}
+
+/* The largest address space a process can have (57-bit virtual addresses,
+ * five-level paging): no live byte count can pass it. */
+#define RECORDFILE_MAX_BYTES (UINT64_C(1) << 57)
+#define RECORDFILE_MAX_MARKERS (UINT32_C(1) << 31)
+/* The kernel's figures, in KiB, may pass RAM + swap by a little: VmHWM
+ * counts pages being reclaimed, and meminfo rounds. */
+#define RECORDFILE_KB_SLACK (64u * 1024u)
+
+static int implausible(char *why, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int implausible(char *why, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	if (cap) {
+		va_start(ap, fmt);
+		vsnprintf(why, cap, fmt, ap);
+		va_end(ap);
+	}
+	return -RECORDFILE_EIMPLAUSIBLE;
+}
+
+int recordfile_plausible(const struct mt_record *r, const struct recordfile_bounds *b,
+			 char *why, size_t cap)
+{
+	static const struct {
+		size_t off;
+		const char *name;
+	} kb_fields[] = {
+		{ offsetof(struct mt_record, vm_hwm_kb), "VmHWM" },
+		{ offsetof(struct mt_record, vm_rss_kb), "VmRSS" },
+		{ offsetof(struct mt_record, ru_maxrss_self_kb), "maxrss" },
+		{ offsetof(struct mt_record, ru_maxrss_children_kb), "children's maxrss" },
+	};
+	static const struct {
+		size_t off;
+		const char *name;
+	} byte_fields[] = {
+		{ offsetof(struct mt_record, heap_peak), "heap peak" },
+		{ offsetof(struct mt_record, heap_largest_request), "largest request" },
+		{ offsetof(struct mt_record, map_anon_peak), "anonymous mapping peak" },
+		{ offsetof(struct mt_record, map_file_peak), "file mapping peak" },
+		{ offsetof(struct mt_record, map_largest), "largest mapping" },
+		{ offsetof(struct mt_record, total_peak), "heap+mapping peak" },
+	};
+	uint64_t slack = 1000000; /* 1 ms: clocks read a moment apart */
+	uint64_t end = r->state != MT_STATE_RUNNING && r->end_mono_ns ? r->end_mono_ns : b->now_ns;
+	if (r->start_mono_ns + slack < b->run_start_ns || r->start_mono_ns > b->now_ns + slack)
+		return implausible(why, cap, "it started outside the run");
+	if (r->state != MT_STATE_RUNNING && r->end_mono_ns &&
+	    (r->end_mono_ns + slack < r->start_mono_ns || r->end_mono_ns > b->now_ns + slack))
+		return implausible(why, cap, "it ended outside the run");
+	if ((r->heap_peak_mono_ns &&
+	     (r->heap_peak_mono_ns + slack < r->start_mono_ns || r->heap_peak_mono_ns > end + slack)) ||
+	    (r->total_peak_mono_ns &&
+	     (r->total_peak_mono_ns + slack < r->start_mono_ns || r->total_peak_mono_ns > end + slack)))
+		return implausible(why, cap, "its peak times lie outside its life");
+	for (size_t i = 0; i < sizeof byte_fields / sizeof byte_fields[0]; i++) {
+		uint64_t v;
+		memcpy(&v, (const char *)r + byte_fields[i].off, sizeof v);
+		if (v > RECORDFILE_MAX_BYTES)
+			return implausible(why, cap, "its %s, %" PRIu64 " bytes, is more than any "
+					   "address space", byte_fields[i].name, v);
+	}
+	for (size_t i = 0; b->memory_kb && i < sizeof kb_fields / sizeof kb_fields[0]; i++) {
+		uint64_t v;
+		memcpy(&v, (const char *)r + kb_fields[i].off, sizeof v);
+		if (v > b->memory_kb + RECORDFILE_KB_SLACK)
+			return implausible(why, cap, "its %s, %" PRIu64 " kB, is more than the "
+					   "machine's %" PRIu64 " kB of RAM and swap",
+					   kb_fields[i].name, v, b->memory_kb);
+	}
+	if (r->marker_count > RECORDFILE_MAX_MARKERS)
+		return implausible(why, cap, "it claims %" PRIu32 " markers", r->marker_count);
+	if (r->state != MT_STATE_RUNNING &&
+	    ((int64_t)r->heap_current > 0 && r->heap_current > r->heap_peak))
+		return implausible(why, cap, "its heap at the end is above its peak");
 	return 0;
 }
 
@@ -196,6 +278,8 @@ const char *recordfile_strerror(int err)
 		return "corrupt record";
 	case RECORDFILE_ENAME:
 		return "not a record file name";
+	case RECORDFILE_EIMPLAUSIBLE:
+		return "implausible record (its figures cannot be true)";
 	default:
 		return strerror(-err);
 	}

@@ -24,6 +24,7 @@ enum {
 	RECORDFILE_ESIZE,         /* record_size field is not MT_RECORD_SIZE */
 	RECORDFILE_ECORRUPT,      /* fields out of range (pid, state, relation, ...) */
 	RECORDFILE_ENAME,         /* not a "<pid>.<gen>.mtr" name */
+	RECORDFILE_EIMPLAUSIBLE,  /* a valid layout whose figures cannot be true */
 };
 
 /* Copies the record in an open file into *out, consistently with the rules
@@ -37,6 +38,22 @@ int recordfile_read_fd(int fd, struct mt_record *out);
  * its file (e.g. from a mapping): magic, version, size, fields in range; then
  * strings terminated and argv_bytes clamped in place.  0 or -RECORDFILE_E*. */
 int recordfile_validate(struct mt_record *out);
+/* A record file is the traced command's word, not a fact: a program can
+ * write one with a valid header.  What a record may claim and still be
+ * believed, for one run: */
+struct recordfile_bounds {
+	uint64_t run_start_ns;   /* CLOCK_MONOTONIC of the launch */
+	uint64_t now_ns;         /* the end of the run (or now) */
+	uint64_t memory_kb;      /* RAM + swap of the machine; 0: unknown */
+};
+/* 0 when r's times lie inside the run and its figures inside what the
+ * machine can hold (kernel figures within RAM + swap, heap and mapping
+ * figures within a 64-bit address space, at most 2^31 markers, peaks not
+ * below what is current); else -RECORDFILE_EIMPLAUSIBLE and, in why, the
+ * first thing that cannot be true ("VmHWM 9444732965739290 kB is more than
+ * the machine's 25165824 kB of RAM and swap").  Pure. */
+int recordfile_plausible(const struct mt_record *r, const struct recordfile_bounds *b,
+			 char *why, size_t cap);
 /* The same by path, or by name relative to an open directory. */
 int recordfile_read(const char *path, struct mt_record *out);
 int recordfile_read_at(int dirfd, const char *name, struct mt_record *out);

@@ -94,6 +94,27 @@ static void check_accepted(const struct mt_record *r, const unsigned char *img,
 	free(want);
 }
 
+/* The plausibility check on an accepted record, against bounds the input
+ * also chooses: never crashes, always says why when it refuses, and agrees
+ * with a plain reading of its own rules on the kernel figures. */
+static void check_plausible(const struct mt_record *r, unsigned mode)
+{
+	struct recordfile_bounds b = {
+		.run_start_ns = (mode & 8) ? r->start_mono_ns : 0,
+		.now_ns = (mode & 16) ? UINT64_MAX / 2 : r->start_mono_ns + 1000000000u,
+		.memory_kb = (mode & 32) ? 0 : UINT64_C(24) << 20,
+	};
+	char why[200] = "";
+	int rc = recordfile_plausible(r, &b, why, sizeof why);
+	CHECK(rc == 0 || rc == -RECORDFILE_EIMPLAUSIBLE);
+	if (rc < 0)
+		CHECK(why[0] != '\0' && memchr(why, '\0', sizeof why) != NULL);
+	if (rc == 0 && b.memory_kb)
+		CHECK(r->vm_hwm_kb <= b.memory_kb + 64u * 1024u);
+	if (rc == 0)
+		CHECK(r->marker_count <= UINT32_C(1) << 31);
+}
+
 static void fuzz_read(const uint8_t *data, size_t size)
 {
 	unsigned mode = size ? data[0] : 0;
@@ -150,6 +171,7 @@ static void fuzz_read(const uint8_t *data, size_t size)
 	switch (-rc) {
 	case 0:
 		check_accepted(out, img, img_len);
+		check_plausible(out, mode);
 		break;
 	case RECORDFILE_ESHORT:
 		CHECK(img_len < MT_RECORD_SIZE);

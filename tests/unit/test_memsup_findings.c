@@ -378,6 +378,39 @@ Test(memsup_findings, corrupt_record_not_trusted, .timeout = 30)
 	      NULL);
 }
 
+/* A command that forges records with valid headers (pid 1, never in the
+ * tree; a "child" of its own whose VmHWM no machine has) and a marker naming
+ * init: none of it is believed, used for a total, or said to be killed
+ * (issue 16: memsup reported pid 1 with 9e18 MB, 4294967271 markers
+ * dropped, init's /proc figures at the marker). */
+Test(memsup_findings, forged_records_and_markers_not_believed, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("x_forge"), "10", "300", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	cr_expect_null(strstr(r.err, "    1 "), "pid 1 in the summary: %s", r.err);
+	check(&r,
+	      "f = one('implausible_record')\n"
+	      "assert f['record_count'] == 2 and f['outside_tree_count'] == 1, f\n"
+	      "assert not [p for p in procs if p['pid'] == 1], 'pid 1 is a process of the tree'\n"
+	      "kid = [p for p in procs if p['pid'] == 4190000]\n"
+	      "assert len(kid) == 1 and kid[0]['traced'] is False, kid\n"
+	      "assert kid[0]['record_error'].startswith('implausible record'), kid\n"
+	      "assert not kid[0]['leftover_killed'], kid\n"
+	      "assert [p for p in f['processes'] if p['pid'] == 4190000], f\n"
+	      "assert rec['markers_dropped'] == 0, rec['markers_dropped']\n"
+	      "mk = [m for m in rec['markers'] if m['label'] == 'forged']\n"
+	      "assert len(mk) == 1, rec['markers']\n"
+	      "mk = mk[0]\n"
+	      "assert mk['pid'] == 1 and mk['pid_in_tree'] is False, mk\n"
+	      "assert mk['snapshot']['vm_rss_kb'] is None, mk\n"
+	      "assert mk['snapshot']['maxrss_kb'] == 123, mk\n"
+	      "assert mk['snapshot']['maxrss_from'] == 'self_reported', mk\n"
+	      "largest = max(procs, key=lambda p: p['vm_hwm_kb'] or 0)\n"
+	      "assert (largest['vm_hwm_kb'] or 0) < 1e8, largest\n",
+	      NULL);
+}
+
 /* memsup itself stopped for 3 s while its wall budget of 1 s passes and
  * the command (sleep 2) ends: no sample in the gap, so the record must say
  * there was a gap, how long, and that the budget passed unenforced inside

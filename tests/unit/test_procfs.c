@@ -345,3 +345,20 @@ Test(procfs, status_ids)
 	cr_expect(st.have & PROCFS_HAVE_IDS);
 	cr_expect(st.ruid == 1000 && st.euid == 0 && st.rgid == 1000 && st.egid == 1000);
 }
+
+Test(procfs, meminfo_ram_and_swap)
+{
+	static const char text[] = "MemTotal:       24567890 kB\nMemFree:  100 kB\n"
+				   "SwapTotal:       2097148 kB\nSwapFree: 0 kB\n";
+	uint64_t kb = 0;
+	cr_assert_eq(procfs_parse_meminfo(text, sizeof text - 1, &kb), 0);
+	cr_expect_eq(kb, 24567890u + 2097148u);
+	static const char noswap[] = "MemTotal: 1000 kB\n";
+	cr_assert_eq(procfs_parse_meminfo(noswap, sizeof noswap - 1, &kb), 0);
+	cr_expect_eq(kb, 1000);
+	static const char cut[] = "MemFree: 5 kB\nMemTotal: 10";
+	cr_expect_eq(procfs_parse_meminfo(cut, sizeof cut - 1, &kb), -EINVAL);
+	cr_expect_eq(procfs_read_meminfo(NULL, &kb), 0);
+	cr_expect_gt(kb, 0);
+}
+

@@ -159,3 +159,57 @@ Test(recordfile, list_sorted_by_pid_then_gen)
 	free(e);
 	cr_expect_eq(recordfile_list("/nonexistent/dir", &e, &n), -ENOENT);
 }
+
+/* A valid layout is not yet a believable record (issue 16). */
+Test(recordfile, plausible_bounds)
+{
+	struct mt_record r = good;
+	struct recordfile_bounds b = { 1000000000, 9000000000, 24u << 20 }; /* 24 GiB */
+	char why[200];
+	r.start_mono_ns = 2000000000;
+	r.end_mono_ns = 3000000000;
+	r.heap_peak_mono_ns = 2500000000;
+	r.vm_hwm_kb = 100000;
+	cr_assert_eq(recordfile_plausible(&r, &b, why, sizeof why), 0, "%s", why);
+
+	struct mt_record bad = r;
+	bad.vm_hwm_kb = UINT64_C(9444732965739290);
+	cr_expect_eq(recordfile_plausible(&bad, &b, why, sizeof why), -RECORDFILE_EIMPLAUSIBLE);
+	cr_expect_not_null(strstr(why, "VmHWM, 9444732965739290 kB, is more than the machine's "
+					"25165824 kB of RAM and swap"), "%s", why);
+	b.memory_kb = 0; /* unknown: not checked */
+	cr_expect_eq(recordfile_plausible(&bad, &b, why, sizeof why), 0);
+	b.memory_kb = 24u << 20;
+
+	bad = r;
+	bad.marker_count = 0xFFFFFFF7u;
+	cr_expect_eq(recordfile_plausible(&bad, &b, why, sizeof why), -RECORDFILE_EIMPLAUSIBLE);
+	cr_expect_not_null(strstr(why, "4294967287 markers"), "%s", why);
+
+	bad = r;
+	bad.start_mono_ns = 10; /* before the run */
+	cr_expect_eq(recordfile_plausible(&bad, &b, why, sizeof why), -RECORDFILE_EIMPLAUSIBLE);
+	cr_expect_not_null(strstr(why, "started outside the run"), "%s", why);
+
+	bad = r;
+	bad.end_mono_ns = 99000000000; /* after the run */
+	cr_expect_eq(recordfile_plausible(&bad, &b, why, sizeof why), -RECORDFILE_EIMPLAUSIBLE);
+
+	bad = r;
+	bad.heap_peak = UINT64_C(1) << 60;
+	cr_expect_eq(recordfile_plausible(&bad, &b, why, sizeof why), -RECORDFILE_EIMPLAUSIBLE);
+	cr_expect_not_null(strstr(why, "address space"), "%s", why);
+
+	bad = r;
+	bad.heap_peak_mono_ns = 5000000000; /* after its own end */
+	cr_expect_eq(recordfile_plausible(&bad, &b, why, sizeof why), -RECORDFILE_EIMPLAUSIBLE);
+
+	bad = r;
+	bad.heap_current = bad.heap_peak + 1;
+	cr_expect_eq(recordfile_plausible(&bad, &b, why, sizeof why), -RECORDFILE_EIMPLAUSIBLE);
+	bad.state = MT_STATE_RUNNING; /* live: current may pass a lagging peak */
+	cr_expect_eq(recordfile_plausible(&bad, &b, why, sizeof why), 0, "%s", why);
+	cr_expect_str_eq(recordfile_strerror(-RECORDFILE_EIMPLAUSIBLE),
+			 "implausible record (its figures cannot be true)");
+}
+
