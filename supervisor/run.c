@@ -330,6 +330,12 @@ static enum sup_reason supervise(struct run *r)
 	while (!r->main_done && !r->interrupt) {
 		uint64_t now = mono_ns();
 		if (wall_end && now >= wall_end) {
+			/* A main process that ended before memsup looked (memsup
+			 * stopped, a late wake-up) ended on its own: reap before
+			 * calling it a budget kill (sampling_gap says the rest). */
+			reap(r);
+			if (r->main_done)
+				break;
 			reason = SUP_REASON_WALL_BUDGET;
 			break;
 		}
