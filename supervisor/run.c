@@ -239,6 +239,16 @@ static void note_gap(struct run *r, uint64_t from, uint64_t to)
 	}
 }
 
+/* Whether the main process still runs, reaping first: one that ended
+ * before memsup looked (memsup stopped, a late wake-up) ended on its own,
+ * and a budget that passed meanwhile is sampling_gap's to tell, not a
+ * kill's. */
+static int still_running(struct run *r)
+{
+	reap(r);
+	return !r->main_done;
+}
+
 static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 {
 	struct sup_record *rec = r->rec;
@@ -289,7 +299,7 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 	}
 	if (*reason != SUP_REASON_NONE)
 		return; /* evidence_failed: it ends the run whatever the budgets say */
-	if (o->wall_s > 0 && elapsed >= o->wall_s)
+	if (o->wall_s > 0 && elapsed >= o->wall_s && still_running(r))
 		*reason = SUP_REASON_WALL_BUDGET;
 	else if (o->rss_mb > 0 && (double)rss >= o->rss_mb * 1e6)
 		*reason = SUP_REASON_RSS_BUDGET;
@@ -330,13 +340,8 @@ static enum sup_reason supervise(struct run *r)
 	while (!r->main_done && !r->interrupt) {
 		uint64_t now = mono_ns();
 		if (wall_end && now >= wall_end) {
-			/* A main process that ended before memsup looked (memsup
-			 * stopped, a late wake-up) ended on its own: reap before
-			 * calling it a budget kill (sampling_gap says the rest). */
-			reap(r);
-			if (r->main_done)
-				break;
-			reason = SUP_REASON_WALL_BUDGET;
+			if (still_running(r))
+				reason = SUP_REASON_WALL_BUDGET;
 			break;
 		}
 		if (now >= next) {
