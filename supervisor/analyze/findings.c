@@ -53,6 +53,10 @@
  *   pages counted once per process that maps them. */
 #define SHARED_MIN_MB 20.0
 #define SHARED_MIN_FRACTION 0.20
+/* fork_before_exec: a traced fork child that exec'd later was in the tree's
+ *   peak sample before its exec, at >= 10 MB: its RSS was its parent's
+ *   pages, counted twice.  (Without smaps, shared_pages cannot see it.) */
+#define FORK_EXEC_MIN_MB 10.0
 /* untraced: any sampled image without a shim record while tracing was on;
  *   in a --no-trace run, one finding for the whole run.
  * escaped: any image that left the command's session.
@@ -524,6 +528,49 @@ static void rule_shared(struct ctx *c, const struct merged_run *m)
 	finding_commit(c);
 }
 
+/* A fork child between its fork and its exec shares its parent's pages:
+ * the tree's peak sample summed them for both.  Named from the sample and
+ * the records alone (no smaps needed), so the same run always says it. */
+static void rule_fork_before_exec(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	double counted = 0;
+	if (m->peak.at_s < 0)
+		return;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		const struct image_view *next = i + 1 < m->n_images ? &m->images[i + 1] : NULL;
+		if (!im->at_peak || !im->traced || im->rec.relation != MT_REL_FORK ||
+		    im->peak_rss < FORK_EXEC_MIN_MB * BYTES_PER_MB || !next || next->pid != im->pid)
+			continue; /* not a pre-exec fork child of size at the peak */
+		if (!f)
+			f = finding_begin(c, "fork_before_exec");
+		proc_add(c, f, im, (double)im->peak_rss);
+		counted += (double)im->peak_rss;
+	}
+	if (!f)
+		return;
+	const struct image_view *im = f->procs[0], *after = im + 1; /* (pid, gen) order */
+	char name[96], own[96] = "";
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	fig_mb(f, "counted_mb", counted);
+	fig_mb(f, "tree_peak_mb", (double)m->peak.rss);
+	fig_add(f, "peak_at_s", m->peak.at_s, 3);
+	if (after->traced && after->rec.state != MT_STATE_RUNNING && after->rec.vm_hwm_kb) {
+		fig_mb(f, "largest_after_exec_hwm_mb", (double)after->rec.vm_hwm_kb * KIB);
+		snprintf(own, sizeof own, "; after its exec it reached %.1f MB of its own",
+			 (double)after->rec.vm_hwm_kb * KIB / BYTES_PER_MB);
+	}
+	say(f, "At the tree's peak (%.2f s) %zu fork %s had not exec'd yet and %s counted at "
+	    "%.1f MB (the largest, pid %d '%s', child of %d%s): a fork child shares its "
+	    "parent's pages until it writes to them or execs, so the tree's peak counts up to "
+	    "that much twice.",
+	    m->peak.at_s, f->procs_total, plural(f->procs_total, "child", "children"),
+	    plural(f->procs_total, "was", "were"), counted / BYTES_PER_MB, (int)im->pid,
+	    img_name(im, name, sizeof name), (int)im->rec.parent_pid, own);
+	finding_commit(c);
+}
+
 /* Processes the shim never saw from inside. */
 static void rule_untraced(struct ctx *c, const struct merged_run *m)
 {
@@ -786,6 +833,7 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 	rule_transient(&c, m);
 	rule_non_heap(&c, m);
 	rule_shared(&c, m);
+	rule_fork_before_exec(&c, m);
 	rule_untraced(&c, m);
 	rule_escaped(&c, m);
 	rule_budget(&c, m);

@@ -239,6 +239,13 @@ static int grow(void **v, size_t *cap, size_t want, size_t size)
 	return 0;
 }
 
+/* Do two RSS readings of one process describe the same moment? */
+static int rss_agree(uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a, big = a > b ? a : b;
+	return d <= PVIEW_SMAPS_AGREE_BYTES || d * 100 <= big * PVIEW_SMAPS_AGREE_PCT;
+}
+
 /* smaps_rollup and status of every member of the new peak.  Bytes. */
 static int read_smaps(struct pview *pv)
 {
@@ -250,7 +257,7 @@ static int read_smaps(struct pview *pv)
 		m->have_smaps = 0;
 		if (procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
 		    procfs_read_status(pv->root, m->pid, &st) < 0 ||
-		    !(st.have & PROCFS_HAVE_RSS_PARTS)) {
+		    !(st.have & PROCFS_HAVE_RSS_PARTS) || !rss_agree(ru.rss_kb * 1024, m->rss)) {
 			all = 0;
 			continue;
 		}
@@ -280,8 +287,11 @@ static int carry_smaps(struct pview *pv, size_t oldn)
 		if (m->have_smaps)
 			continue;
 		size_t j;
+		/* carried only from a reading of the same process at about
+		 * the same size: figures of another moment are not this one's */
 		for (j = 0; j < oldn; j++)
-			if (pv->prev[j].pid == m->pid && pv->prev[j].have_smaps)
+			if (pv->prev[j].pid == m->pid && pv->prev[j].have_smaps &&
+			    rss_agree(pv->prev[j].rss, m->rss))
 				break;
 		if (j == oldn) {
 			all = 0;
@@ -394,7 +404,10 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 			if (!pv->tracing) {
 				img->inspected = 1;
 				img->why = UNTRACED_NOT_REQUESTED;
-			} else if (img->samples >= 2 && (!live || !live_find(live, pid, gen))) {
+			} else if (!live || !live_find(live, pid, gen)) {
+				/* from its first sample: a short image may have no
+				 * second one, and would stay nameless ("?") with no
+				 * reason; an inconclusive look is retried */
 				inspect(pv, live, pid, img);
 			}
 		}

@@ -41,6 +41,12 @@ enum untraced_why {
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u
 #define PVIEW_SMAPS_RETRY_MS 50u   /* after a read that missed a process */
+/* smaps_rollup's own Rss must agree with the RSS the sample read of that
+ * process (within 10%, and 4 MB for small ones): otherwise the two were
+ * taken at different moments (the process freed or grew in between) and
+ * the Pss is not this sample's -- it is dropped, never mixed in. */
+#define PVIEW_SMAPS_AGREE_PCT 10u
+#define PVIEW_SMAPS_AGREE_BYTES (4u << 20)
 /* The poller's samples of one image of a pid: generation `gen` is the
  * image live_image_at() named, whether or not its record exists. */
 struct pview_img {

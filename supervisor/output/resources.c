@@ -97,11 +97,15 @@ void resources_free(struct sup_record *r)
 void resources_apply_merge(struct sup_record *r, const struct merged_run *m,
 			   struct finding *buf, size_t cap)
 {
+	int traced_at_peak = 0;
 	for (size_t i = 0; i < m->n_images; i++) {
 		r->processes_traced += m->images[i].traced != 0;
 		r->processes_sampled += m->images[i].sampled != 0;
+		traced_at_peak |= m->images[i].traced && m->images[i].at_peak;
 	}
-	if (m->peak.at_s >= 0 && m->tracing) {
+	/* No traced image at the peak (a static binary, env -i): the heap was
+	 * not measured, which is null, not 0. */
+	if (m->peak.at_s >= 0 && m->tracing && traced_at_peak) {
 		r->peak_heap_mb = (double)m->peak.heap / 1e6;
 		r->peak_mapped_mb = (double)(m->peak.map_anon + m->peak.map_file) / 1e6;
 	}

@@ -96,6 +96,7 @@ Test(resources, apply_merge)
 	struct image_view im[3];
 	memset(im, 0, sizeof im);
 	im[0].traced = im[0].sampled = 1;
+	im[0].at_peak = 1; /* a traced image at the peak: the heap is measured */
 	im[1].sampled = 1;
 	im[2].traced = 1;
 	struct sup_record r;
@@ -116,6 +117,16 @@ Test(resources, apply_merge)
 	cr_expect_eq(r.peak_pss_mb, 7.0);
 	cr_expect_eq(r.findings, f);
 	cr_expect_leq(r.n_findings, FINDINGS_MAX);
+
+	/* tracing on, but no traced image at the peak (a static binary, a
+	 * scrubbed environment): the heap was not measured -- null, not 0 */
+	resources_init(&r);
+	im[0].at_peak = 0;
+	im[1].at_peak = 1;
+	m.peak.heap = 0;
+	resources_apply_merge(&r, &m, f, FINDINGS_MAX);
+	cr_expect_lt(r.peak_heap_mb, 0, "null when nothing at the peak was traced");
+	cr_expect_lt(r.peak_mapped_mb, 0);
 
 	/* untraced, no sample: nothing but the counts */
 	resources_init(&r);
