@@ -7,7 +7,8 @@
  * cli_parse must never crash, must never create anything (it runs in an
  * empty temporary directory, checked empty after every parse), and when it
  * accepts, the options must satisfy what cli.h documents: budgets 0 or
- * positive and finite, a positive finite poll period, a non-empty command
+ * positive and finite and within their ranges, a poll period within its
+ * range, a non-empty command
  * that is the tail of argv, -e entries that are KEY=VALUE with a non-empty
  * KEY, an absolute --cwd that is a directory, an --out that does not exist.
  * A refusal must come with a message.  Parsing the same argv twice gives the
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "number.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -103,6 +105,12 @@ static void check_accepted(const struct sup_options *o, int argc, char **argv)
 	CHECK(budget_ok(o->rss_mb));
 	CHECK(budget_ok(o->grace_s));
 	CHECK(isfinite(o->poll_ms) && o->poll_ms > 0);
+	/* the ranges cli.c promises (memsup(1)): what the clock and the machine
+	 * can mean, so no value turns into another one downstream */
+	CHECK(o->wall_s <= 1e8 && o->rss_mb <= 1e9 && o->grace_s <= 86400);
+	CHECK(o->poll_ms >= 0.1 && o->poll_ms <= 60000);
+	CHECK(o->max_procs <= 4194304);
+	CHECK(o->wall_s == 0 || (uint64_t)(o->wall_s * 1e9) / 1000000000u <= 100000000u);
 	CHECK(o->discovery == TREE_AUTO || o->discovery == TREE_CHILDREN ||
 	      o->discovery == TREE_SCAN);
 	CHECK(!(o->follow_env && o->no_trace));
@@ -177,11 +185,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cli_free(&o2);
 	CHECK(fchdir(home_fd) == 0);
 
-	/* The number parser alone, on every argument. */
+	/* The number reader alone, on every argument: what it accepts is a
+	 * plain decimal inside the range, and it agrees with strtod. */
 	for (int i = 0; i < argc; i++) {
 		double v = -1;
-		if (cli_parse_positive(argv[i], &v) == 0)
-			CHECK(isfinite(v) && v > 0);
+		uint64_t n = 0;
+		if (number_real(argv[i], 0, 1, 1e9, &v) == 0) {
+			CHECK(isfinite(v) && v > 0 && v <= 1e9);
+			CHECK(v == strtod(argv[i], NULL));
+			for (const char *p = argv[i]; *p; p++)
+				CHECK((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' ||
+				      *p == '+' || *p == '-');
+		}
+		if (number_count(argv[i], 1, 4194304, &n) == 0)
+			CHECK(n >= 1 && n <= 4194304 && n == strtoull(argv[i], NULL, 10));
 	}
 	for (int i = 0; i < argc; i++)
 		free(argv[i]);
