@@ -40,7 +40,7 @@ sources() {
 	fuzz_recordfile) echo supervisor/collect/recordfile.c ;;
 	fuzz_jsonw) echo preload/jsonw.c ;;
 	fuzz_jsonr) echo supervisor/output/jsonr.c preload/jsonw.c ;;
-	fuzz_cli) echo supervisor/cli.c supervisor/number.c ;;
+	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/output/relay.c ;;
 	*) return 1 ;;
 	esac
 }

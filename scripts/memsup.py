@@ -28,7 +28,9 @@ measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
         env (the -e overrides: the defaults above and `env`),
         memsup_version, started_at, traced, processes_traced,
         processes_sampled, peak_heap_mb, peak_mapped_mb, peak_pss_mb,
-        blind_spots, and (newer memsup) meta, markers, phases.
+        blind_spots, and (newer memsup) meta, markers, phases, output
+        (always {"mode": "log", ...} here: the command's stdout and stderr
+        go to stdout.log only, as in the seed, never to this process).
     Where the values differ from the seed's: `scope` reads "command launch
     ..." (memsup measures the command, not an interpreter); `reason` may
     also be "interrupted" (memsup got SIGINT/SIGTERM/SIGHUP/SIGQUIT from
@@ -267,7 +269,9 @@ def measure_command(
 
     # -o absolute: memsup resolves it against its own cwd, which is ours;
     # abspath only makes the record and messages unambiguous.
-    call = [memsup, "-q", "-o", os.path.abspath(out),
+    # --output log: the seed's contract, the command's stdout and stderr in
+    # stdout.log only (memsup's default, tee, would also pass them through).
+    call = [memsup, "-q", "-o", os.path.abspath(out), "--output", "log",
             "--wall-s", repr(wall_budget_s), "--rss-mb", repr(rss_budget_mb)]
     if where is not None:
         call += ["-C", str(where)]

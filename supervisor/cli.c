@@ -35,7 +35,15 @@ const char cli_help_text[] =
 	"  -e, --env KEY=VALUE    set KEY in COMMAND's environment (repeatable)\n"
 	"      --meta KEY=VALUE   store a label in the record (\"meta\"), e.g. a sweep's\n"
 	"                         parameters for memsup report (repeatable)\n"
-	"      --json             print the record (resources.json) on stdout\n"
+	"      --output MODE      where COMMAND's stdout and stderr go:\n"
+	"                         tee (default): to memsup's stdout and stderr, unmerged,\n"
+	"                           and into DIR/stdout.log (for pipelines, CI logs);\n"
+	"                         log: into DIR/stdout.log only, exactly interleaved\n"
+	"                           (batch runs, sweeps; the Python drop-in's choice);\n"
+	"                         inherit: memsup's own stdout and stderr, a terminal\n"
+	"                           stays a terminal (interactive, colour); not logged\n"
+	"      --json             print the record (resources.json) on stdout, after\n"
+	"                         what COMMAND wrote there\n"
 	"  -q, --quiet            no summary on stderr\n"
 	"      --discovery MODE   how descendants are found: scan (ppid scan of /proc),\n"
 	"                         children (/proc/PID/task/TID/children files) or\n"
@@ -64,6 +72,7 @@ enum {
 	OPT_FOLLOW_ENV,
 	OPT_MAX_PROCS,
 	OPT_META,
+	OPT_OUTPUT,
 };
 
 static const struct option long_opts[] = {
@@ -76,6 +85,7 @@ static const struct option long_opts[] = {
 	{ "cwd", required_argument, NULL, 'C' },
 	{ "env", required_argument, NULL, 'e' },
 	{ "meta", required_argument, NULL, OPT_META },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "discovery", required_argument, NULL, OPT_DISCOVERY },
@@ -225,6 +235,13 @@ static int parse_discovery(const char *arg, struct sup_options *o, char *err, si
 	return 0;
 }
 
+static int parse_output(const char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	if (relay_mode_parse(arg, &o->output) < 0)
+		return fail(err, errlen, "--output: '%s' is not one of tee, log, inherit", arg);
+	return 0;
+}
+
 /* getopt's ':' (a value is missing) and '?' (an unknown option).  A short
  * option is named by optopt alone: inside a cluster ("-xq") glibc has not
  * advanced optind yet, so argv[optind - 1] is the word BEFORE it (found by
@@ -294,6 +311,8 @@ static int parse_option(int c, char **argv, struct sup_options *o, char *err, si
 		return 0;
 	case OPT_DISCOVERY:
 		return parse_discovery(optarg, o, err, errlen);
+	case OPT_OUTPUT:
+		return parse_output(optarg, o, err, errlen);
 	case 'h':
 		o->help = 1;
 		return 1;
@@ -332,6 +351,7 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 	memset(o, 0, sizeof *o);
 	o->poll_ms = 10;
 	o->discovery = TREE_AUTO;
+	o->output = RELAY_TEE;
 	if (errlen)
 		err[0] = '\0';
 	o->env = calloc((size_t)(argc > 0 ? argc : 1), sizeof *o->env);

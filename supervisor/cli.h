@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "contain/contain.h"
+#include "output/relay.h"
 
 struct sup_options {
 	const char *out;          /* -o; NULL: a fresh name chosen by main */
@@ -32,6 +33,7 @@ struct sup_options {
 	int no_trace;             /* --no-trace: /proc polling alone */
 	int follow_env;           /* --follow-env: MEMTRACE_FOLLOW=1 */
 	enum tree_method discovery; /* --discovery */
+	enum relay_mode output;   /* --output: tee (default), log, inherit */
 	int help, version;        /* -h, -V: print and exit 0, nothing else */
 	char **command;           /* argv of the command, NULL-terminated */
 	int command_argc;

@@ -11,6 +11,7 @@
 #include "output/evidence.h"
 #include "output/plot.h"
 #include "output/processes.h"
+#include "output/relay.h"
 #include "output/report.h"
 #include "output/resources.h"
 #include "run.h"
@@ -117,6 +118,7 @@ static struct sup_run {
 	char out[PATH_MAX];        /* the directory memsup chose, without -o */
 	char cwd[PATH_MAX];        /* memsup's own, without -C */
 	struct evidence ev;
+	struct relay *relay;       /* the command's stdout and stderr */
 	struct phase_log *phases;
 	char **overrides;          /* MEMSUP_MARK, then the -e values */
 	char **envp;               /* the command's environment */
@@ -140,11 +142,13 @@ static void create_evidence(struct sup_run *s)
 	if (!s->opt.cwd[0] && !getcwd(s->cwd, sizeof s->cwd))
 		sup_die_err(errno, "getcwd");
 	const char *failed_at;
-	int rc = evidence_create(&s->ev, out, &failed_at);
+	int rc = evidence_create(&s->ev, out, s->opt.output != RELAY_INHERIT, &failed_at);
 	if (rc == -EEXIST)
 		sup_die("--out: '%s' already exists", out);
 	if (rc < 0)
 		sup_die_err(-rc, "%s '%s'", failed_at, out);
+	if ((rc = relay_set_log(s->relay, s->ev.log_fd)) < 0)
+		sup_die_err(-rc, "open %s/stdout.log", s->ev.path);
 	if ((rc = phases_open(&s->phases, s->ev.dirfd, s->ev.path)) < 0)
 		sup_die_err(-rc, "create %s/marks", s->ev.path);
 }
@@ -183,6 +187,7 @@ static void start_record(struct sup_run *s)
 	rec->n_env = o->n_env;
 	rec->meta = o->meta;
 	rec->n_meta = o->n_meta;
+	relay_report(s->relay, &rec->output);
 	rec->phases = s->phases;
 	int rc = evidence_write_record(&s->ev, rec, 1);
 	if (rc < 0)
@@ -297,6 +302,7 @@ static int write_results(struct sup_run *s, int status)
 static void release(struct sup_run *s)
 {
 	evidence_close(&s->ev);
+	relay_close(s->relay);
 	merge_free(&s->merged);
 	run_views_free(&s->views);
 	resources_free(&s->rec);
@@ -346,13 +352,18 @@ int main(int argc, char **argv)
 	 * must fail with EFBIG, which memsup reports, not kill memsup silently. */
 	signal(SIGXFSZ, SIG_IGN);
 
+	/* First of all that opens files: a closed fd 1 or 2 must not be taken
+	 * by the evidence and written to as stdout. */
+	int rc = relay_open(&s->relay, s->opt.output);
+	if (rc < 0)
+		sup_die_err(-rc, "pipes for the command's output");
 	create_evidence(s);
 	build_env(s);
 	start_record(s);
 	set_up_tracing(s);
 
 	struct run_config cfg = { &s->opt, s->traced_env ? s->traced_env : s->envp, "/proc",
-				  s->records_dir, s->phases };
+				  s->records_dir, s->phases, s->relay };
 	int status = run_supervise(&cfg, &s->ev, &s->rec, &s->views);
 	/* The one memsup error of a run that has no line of its own yet: say
 	 * which write failed even under -q. */

@@ -12,6 +12,7 @@
 #include "collect/pview.h"
 #include "contain/contain.h"
 #include "contain/spawn.h"
+#include "output/relay.h"
 #include "output/timeline.h"
 
 #include <errno.h>
@@ -122,12 +123,27 @@ static void drain_signals(struct run *r)
 	reap(r);
 }
 
-/* Sleep up to ms, waking early for a signal; then handle signals. */
+/* A write to stdout.log failed (the relay's): the evidence failure that
+ * ends the run. */
+static void relay_failed(struct run *r, int rc, enum sup_reason *reason)
+{
+	evidence_note_failure(r->ev, "write", "stdout.log", rc);
+	*reason = SUP_REASON_EVIDENCE_FAILED;
+}
+
+/* Sleep up to ms, waking early for a signal; then handle signals.  The
+ * command's output keeps moving meanwhile: a process given --grace-s to
+ * end must not block on a full pipe. */
 static void wait_a_little(struct run *r, int ms)
 {
-	struct pollfd pfd = { r->sfd, POLLIN, 0 };
+	struct pollfd pfd[1 + RELAY_POLL_SLOTS] = { { r->sfd, POLLIN, 0 } };
 	struct timespec ts = { 0, (long)ms * 1000000L };
-	ppoll(&pfd, 1, &ts, NULL);
+	relay_poll_set(r->cfg->relay, pfd + 1);
+	if (ppoll(pfd, 1 + RELAY_POLL_SLOTS, &ts, NULL) > 0) {
+		int rc = relay_pump(r->cfg->relay, pfd + 1);
+		if (rc < 0)
+			evidence_note_failure(r->ev, "write", "stdout.log", rc);
+	}
 	drain_signals(r);
 }
 
@@ -363,6 +379,7 @@ static enum sup_reason supervise(struct run *r)
 			r->rec->poll_interval_p99_s = r->jit.count
 				? (double)jitter_quantile(&r->jit, 0.99) / 1e9 : -1;
 			r->rec->wall_s = since_start_s(r, now);
+			relay_report(r->cfg->relay, &r->rec->output);
 			/* Evidence that cannot be written ends the run: a
 			 * supervisor that goes on measuring into a full disk
 			 * or a removed directory would report nothing. */
@@ -385,9 +402,12 @@ static enum sup_reason supervise(struct run *r)
 		 * once, so that a sample never waits on a burst of them */
 		int lfd = r->live ? live_fd(r->live) : -1;
 		int mfd = phases_fd(r->cfg->phases);
-		struct pollfd pfd[4] = { { r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
-					 { lfd, POLLIN, 0 }, { mfd, POLLIN, 0 } };
-		int np = ppoll(pfd, 4, &ts, NULL);
+		/* slots 4..: the command's output, moved as it comes */
+		struct pollfd pfd[4 + RELAY_POLL_SLOTS] = {
+			{ r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
+			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 } };
+		relay_poll_set(r->cfg->relay, pfd + 4);
+		int np = ppoll(pfd, 4 + RELAY_POLL_SLOTS, &ts, NULL);
 		if (np > 0 && pfd[0].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
@@ -400,6 +420,11 @@ static enum sup_reason supervise(struct run *r)
 		if (np > 0 && mfd >= 0 && pfd[3].revents)
 			phases_read_file(r->cfg->phases, since_start_s(r, mono_ns()), 0,
 					 r->cfg->proc_root, r->live);
+		int rc = np > 0 ? relay_pump(r->cfg->relay, pfd + 4) : 0;
+		if (rc < 0) {
+			relay_failed(r, rc, &reason);
+			break;
+		}
 	}
 	return reason;
 }
@@ -463,14 +488,18 @@ static int launch(struct run *r, const sigset_t *orig)
 		.argv = o->command,
 		.envp = r->cfg->envp,
 		.cwd = o->cwd,
-		.out_fd = r->ev->log_fd,
 		.mask = orig,
 	};
 	struct spawn_result res;
 	int rc;
+	relay_child_fds(r->cfg->relay, &req.out_fd, &req.err_fd);
 	r->start_ns = mono_ns(); /* wall time counts from the launch, as the seed's */
 	phases_start(r->cfg->phases, r->start_ns, o->poll_ms / 1000.0);
-	if ((rc = contain_start(r->contain, &req, &res)) < 0)
+	rc = contain_start(r->contain, &req, &res);
+	/* memsup's copies of the command's ends go, so that its pipes end
+	 * with it */
+	relay_started(r->cfg->relay);
+	if (rc < 0)
 		return start_failed(r, 125, "fork", -rc);
 	if (res.start_errno) {
 		rec->pid = res.pid;
@@ -534,9 +563,19 @@ static int close_run(struct run *r, int status, struct run_views *views)
 {
 	const struct run_config *cfg = r->cfg;
 	struct sup_record *rec = r->rec;
+	/* The rest of the command's output, now that nothing writes it any
+	 * more: into stdout.log, and on to a slow reader until the wall
+	 * budget's end or a signal. */
+	double wall_s = cfg->opt->wall_s;
+	uint64_t wall_end = wall_s > 0 ? r->start_ns + (uint64_t)(wall_s * 1e9) : 0;
+	int rc = relay_finish(cfg->relay, r->sfd, wall_end);
+	if (rc < 0)
+		evidence_note_failure(r->ev, "write", "stdout.log", rc);
+	relay_report(cfg->relay, &rec->output);
 	/* The last lines; a write that fails now (the tree is already dead)
 	 * still makes the run a memsup error, as one during the run does. */
-	if (evidence_flush_samples(r->ev) < 0 && rec->reason != SUP_REASON_START_FAILED)
+	if ((rc < 0 || evidence_flush_samples(r->ev) < 0) &&
+	    rec->reason != SUP_REASON_START_FAILED)
 		rec->reason = SUP_REASON_EVIDENCE_FAILED;
 	if (rec->reason == SUP_REASON_EVIDENCE_FAILED &&
 	    evidence_fail_describe(r->ev, run_error, sizeof run_error) == 0) {

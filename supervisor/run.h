@@ -11,8 +11,9 @@
  * record.  Each sample also feeds the per-process view (pview.h) and, when
  * tracing, reads the live shim records (live.h) for timeline.jsonl, and the
  * phase markers (phases.h), read as soon as the marks file changes.  The
- * evidence directory must exist; the record is rewritten about once a
- * second while running.
+ * same loop moves the command's output (relay.h) as it comes, and at the
+ * end, with the tree gone, the rest of it.  The evidence directory must
+ * exist; the record is rewritten about once a second while running.
  *
  * Returns memsup's exit status (see memsup(1); the outcomes' table is in
  * resources.c): the command's status, 128+N for signal N, 122/123/124
@@ -32,6 +33,7 @@ struct run_config {
 	const char *proc_root;    /* "/proc" */
 	const char *records_dir;  /* the shim's MEMTRACE_DIR; NULL: not tracing */
 	struct phase_log *phases; /* the marker channels (phases.h); may be NULL */
+	struct relay *relay;      /* the command's stdout and stderr (relay.h) */
 };
 
 struct live;

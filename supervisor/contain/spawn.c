@@ -104,7 +104,8 @@ static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, i
 		child_fail(report, 3, errno);
 	if (req->cwd && req->cwd[0] && chdir(req->cwd) < 0)
 		child_fail(report, 1, errno);
-	if (dup2(req->out_fd, STDOUT_FILENO) < 0 || dup2(req->out_fd, STDERR_FILENO) < 0)
+	if ((req->out_fd >= 0 && dup2(req->out_fd, STDOUT_FILENO) < 0) ||
+	    (req->err_fd >= 0 && dup2(req->err_fd, STDERR_FILENO) < 0))
 		child_fail(report, 3, errno);
 	/* execvp searches the PATH of `environ`: point it at the child's
 	 * environment first so that -e PATH=... is honoured. */

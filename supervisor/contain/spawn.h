@@ -2,8 +2,8 @@
  *
  * The child gets a new session (setsid), PR_SET_PDEATHSIG(SIGKILL) (so it
  * dies if memsup is killed outright), the signal mask memsup started with,
- * default dispositions, --cwd, stdout and stderr on `out_fd`, and the
- * environment `envp`, then execvp() -- which searches the PATH of `envp`,
+ * default dispositions, --cwd, stdout on `out_fd` and stderr on `err_fd`
+ * (-1: memsup's own, inherited), and the environment `envp`, then execvp() -- which searches the PATH of `envp`,
  * as Python's subprocess does.  A failure in the child before or at exec is
  * written (stage and errno) to an O_CLOEXEC pipe and the child _exit()s with
  * 127 (ENOENT) or 126 (anything else); the parent reads the pipe, so "could
@@ -20,7 +20,8 @@ struct spawn_request {
 	char *const *argv;      /* NULL-terminated; argv[0] non-empty */
 	char **envp;            /* full environment for the child */
 	const char *cwd;        /* NULL or "": inherit */
-	int out_fd;             /* stdout and stderr of the child */
+	int out_fd;             /* stdout of the child; -1: memsup's own */
+	int err_fd;             /* stderr of the child; -1: memsup's own */
 	const sigset_t *mask;   /* mask to restore in the child */
 };
 

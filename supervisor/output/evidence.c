@@ -33,7 +33,8 @@ static int mkdir_parents(char *path)
 	return 0;
 }
 
-int evidence_create(struct evidence *ev, const char *path, const char **failed_at)
+int evidence_create(struct evidence *ev, const char *path, int with_log,
+		    const char **failed_at)
 {
 	char tmp[PATH_MAX];
 	int rc;
@@ -60,9 +61,9 @@ int evidence_create(struct evidence *ev, const char *path, const char **failed_a
 	if (ev->dirfd < 0 || !realpath(tmp, ev->path))
 		goto fail;
 	*failed_at = "create stdout.log";
-	ev->log_fd = openat(ev->dirfd, "stdout.log",
-			    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
-	if (ev->log_fd < 0)
+	if (with_log && (ev->log_fd = openat(ev->dirfd, "stdout.log",
+					     O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+					     0666)) < 0)
 		goto fail;
 	*failed_at = "create rss.jsonl";
 	ev->rss_fd = openat(ev->dirfd, "rss.jsonl",
@@ -84,7 +85,7 @@ fail:
 	return rc;
 }
 
-static void note_failure(struct evidence *ev, const char *op, const char *name, int err)
+void evidence_note_failure(struct evidence *ev, const char *op, const char *name, int err)
 {
 	if (ev->fail_op)
 		return; /* the first failure is the cause; later ones follow from it */
@@ -119,7 +120,7 @@ static int flush_lines(struct evidence *ev, struct jsonw *w, off_t *whole, const
 	}
 	if (n > 0)
 		(void)!ftruncate(w->fd, *whole); /* best effort: the error is already the news */
-	note_failure(ev, "write", name, rc);
+	evidence_note_failure(ev, "write", name, rc);
 	return rc;
 }
 
@@ -186,7 +187,7 @@ int evidence_write_record(struct evidence *ev, const struct sup_record *r, int d
 	if (fd < 0) {
 		/* ENOENT: the directory was removed under us */
 		int rc = -errno;
-		note_failure(ev, "create", tmp, rc);
+		evidence_note_failure(ev, "create", tmp, rc);
 		return rc;
 	}
 	const char *op = "write";
@@ -203,13 +204,13 @@ int evidence_write_record(struct evidence *ev, const struct sup_record *r, int d
 		op = "close";
 	}
 	if (rc < 0) {
-		note_failure(ev, op, tmp, rc);
+		evidence_note_failure(ev, op, tmp, rc);
 	} else if (renameat(ev->dirfd, tmp, ev->dirfd, "resources.json") < 0) {
 		rc = -errno;
-		note_failure(ev, "rename", tmp, rc);
+		evidence_note_failure(ev, "rename", tmp, rc);
 	} else if (durable && fsync(ev->dirfd) < 0) {
 		rc = -errno;
-		note_failure(ev, "fsync", ".", rc);
+		evidence_note_failure(ev, "fsync", ".", rc);
 	}
 	/* a half-written temporary file is never left for a reader to find */
 	if (rc < 0)

@@ -1,6 +1,7 @@
 /* evidence.h: the evidence directory, its line files and its write failures.
  *
- *   DIR/stdout.log      the command's stdout and stderr (O_APPEND)
+ *   DIR/stdout.log      the command's stdout and stderr (O_APPEND; relay.h
+ *                       says who writes it); none with --output inherit
  *   DIR/rss.jsonl       one "[elapsed_s, tree_rss_bytes]" line per sample
  *   DIR/timeline.jsonl  one JSON object per sample: tree RSS, processes,
  *                       traced heap and mappings, the largest members
@@ -27,7 +28,7 @@ struct timeline_sample; /* timeline.h */
 
 struct evidence {
 	int dirfd;
-	int log_fd;                /* stdout.log, handed to the command */
+	int log_fd;                /* stdout.log (relay.h); -1: none */
 	int rss_fd;                /* rss.jsonl */
 	int tl_fd;                 /* timeline.jsonl */
 	char path[PATH_MAX];       /* absolute path of the directory */
@@ -41,9 +42,10 @@ struct evidence {
 };
 
 /* Create `path` (parents as needed; the last component must be new: -EEXIST
- * otherwise) and its stdout.log and rss.jsonl.  On failure nothing is left
- * open; *failed_at names the step. */
-int evidence_create(struct evidence *ev, const char *path, const char **failed_at);
+ * otherwise), its stdout.log when `with_log`, rss.jsonl and timeline.jsonl.
+ * On failure nothing is left open; *failed_at names the step. */
+int evidence_create(struct evidence *ev, const char *path, int with_log,
+		    const char **failed_at);
 void evidence_close(struct evidence *ev);
 
 /* Buffered: whole lines reach the file when the buffer would overflow, at
@@ -60,6 +62,11 @@ int evidence_flush_samples(struct evidence *ev);
 /* One timeline.jsonl line (timeline.h), buffered like rss.jsonl. */
 int evidence_append_timeline(struct evidence *ev, const struct timeline_sample *s);
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable);
+
+/* A write into the directory that failed elsewhere (the relay's into
+ * stdout.log): `op` ("write") of `name` failed with -errno `err`.  Only the
+ * first failure is kept: it is the cause. */
+void evidence_note_failure(struct evidence *ev, const char *op, const char *name, int err);
 
 /* The first failed write as "OP DIR/NAME: strerror" into buf (cap bytes);
  * returns 0, or -1 (buf "") when nothing failed. */

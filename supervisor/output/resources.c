@@ -161,6 +161,47 @@ static void put_env(struct jsonw *w, char *const *env, size_t n)
 	jsonw_object_end(w);
 }
 
+/* "output": the mode, what stdout.log holds, and for tee each stream's
+ * bytes, how many passed through and how that ended. */
+static void put_output(struct jsonw *w, const struct relay_report *o)
+{
+	static const char *const names[RELAY_STREAMS] = { "stdout", "stderr" };
+	jsonw_object_begin(w);
+	jsonw_key(w, "mode");
+	jsonw_string(w, relay_mode_name(o->mode));
+	jsonw_key(w, "log");
+	jsonw_string(w, o->logged ? "stdout.log" : NULL);
+	jsonw_key(w, "logged");
+	jsonw_array_begin(w);
+	for (int i = 0; o->logged && i < RELAY_STREAMS; i++)
+		jsonw_string(w, names[i]);
+	jsonw_array_end(w);
+	jsonw_key(w, "log_bytes");
+	if (o->logged && o->have_log_bytes)
+		jsonw_uint(w, o->log_bytes);
+	else
+		jsonw_null(w);
+	for (int i = 0; i < RELAY_STREAMS; i++) {
+		const struct relay_stream_report *s = &o->stream[i];
+		jsonw_key(w, names[i]);
+		if (!o->have_streams) {
+			jsonw_null(w);
+			continue;
+		}
+		jsonw_object_begin(w);
+		jsonw_key(w, "bytes");
+		jsonw_uint(w, s->bytes);
+		jsonw_key(w, "passed");
+		jsonw_uint(w, s->passed);
+		jsonw_key(w, "end");
+		jsonw_string(w, relay_end_name(s->end));
+		jsonw_key(w, "error");
+		jsonw_string(w, s->err ? strerror(s->err) : NULL);
+		jsonw_object_end(w);
+	}
+	jsonw_object_end(w);
+}
+
 int resources_write_json(int fd, const struct sup_record *r)
 {
 	struct jsonw w;
@@ -284,6 +325,8 @@ int resources_write_json(int fd, const struct sup_record *r)
 	jsonw_string(&w, memsup_version());
 	jsonw_key(&w, "started_at");
 	jsonw_string(&w, r->started_at);
+	jsonw_key(&w, "output");
+	put_output(&w, &r->output);
 
 	/* the merged view */
 	jsonw_key(&w, "traced");

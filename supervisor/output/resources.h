@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "output/relay.h"
+
 /* How the run ended: the record's "reason".  One table in resources.c gives
  * each outcome its name in resources.json and memsup's exit status; only
  * the record's JSON writer and resources_reason_parse() see the names, so
@@ -91,6 +93,7 @@ struct sup_record {
 	const struct phase_log *phases; /* markers and phases (phases.h); NULL: none */
 	const char *discovery;     /* "children" or "scan"; NULL before known */
 	const char *started_at;    /* ISO 8601 UTC */
+	struct relay_report output; /* --output and what the relay did ("output") */
 	/* what happened */
 	enum sup_reason reason;
 	const char *error;         /* why it could not start, or which evidence

@@ -114,6 +114,7 @@ static void check_accepted(const struct sup_options *o, int argc, char **argv)
 	CHECK(o->discovery == TREE_AUTO || o->discovery == TREE_CHILDREN ||
 	      o->discovery == TREE_SCAN);
 	CHECK(!(o->follow_env && o->no_trace));
+	CHECK(relay_mode_name(o->output) != NULL);
 	CHECK(o->command != NULL);
 	CHECK(o->command_argc >= 1 && o->command_argc < argc);
 	CHECK(o->command == argv + (argc - o->command_argc));

@@ -252,6 +252,22 @@ class TestRun(Tmp):
         self.assertAlmostEqual(max(rss for _, rss in samples) / 1e6,
                                record["peak_tree_rss_mb"], places=6)
         self.assertIn("steady: holding 50 MB", (self.out / "stdout.log").read_text())
+        # The seed's contract: the output in stdout.log only (--output log).
+        self.assertEqual(record["output"]["mode"], "log")
+
+    def test_output_reaches_only_the_log(self):
+        # Run in a fresh interpreter whose own stdout is a pipe: nothing of
+        # the command's may reach it, as with the seed.
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
+                "r = memsup.measure_command(['sh', '-c', 'echo to-out; echo to-err >&2'], "
+                "sys.argv[2])\n"
+                "print('mode', r['output']['mode'])\n")
+        done = subprocess.run([sys.executable, "-c", code, str(SCRIPTS), str(self.out)],
+                              env=child_env(), capture_output=True, text=True,
+                              timeout=120, check=True)
+        self.assertEqual(done.stdout, "mode log\n")
+        self.assertEqual(done.stderr, "")
+        self.assertEqual((self.out / "stdout.log").read_text(), "to-out\nto-err\n")
 
     def test_env_defaults_overrides_and_cwd(self):
         os.environ["MT_PY_INHERITED"] = "inherited"

@@ -110,7 +110,8 @@ static pid_t start_three(struct contain *c)
 	sigprocmask(SIG_SETMASK, NULL, &mask);
 	int out = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	cr_assert_geq(out, 0);
-	struct spawn_request req = { argv, environ, NULL, out, &mask };
+	struct spawn_request req = { .argv = argv, .envp = environ, .out_fd = out, .err_fd = out,
+				     .mask = &mask };
 	struct spawn_result res;
 	cr_assert_eq(contain_start(c, &req, &res), 0);
 	cr_assert_eq(res.start_errno, 0);

@@ -25,7 +25,7 @@ Test(evidence, create_makes_parents_and_refuses_existing)
 	snprintf(path, sizeof path, "%s/a/b/ev/", tmp);
 	struct evidence ev;
 	const char *at;
-	cr_assert_eq(evidence_create(&ev, path, &at), 0);
+	cr_assert_eq(evidence_create(&ev, path, 1, &at), 0);
 	cr_expect_null(at);
 	cr_expect_eq(ev.path[0], '/');
 	evidence_close(&ev);
@@ -34,7 +34,7 @@ Test(evidence, create_makes_parents_and_refuses_existing)
 	cr_expect_eq(access(f, F_OK), 0);
 	snprintf(f, sizeof f, "%s/a/b/ev/rss.jsonl", tmp);
 	cr_expect_eq(access(f, F_OK), 0);
-	cr_expect_eq(evidence_create(&ev, path, &at), -EEXIST);
+	cr_expect_eq(evidence_create(&ev, path, 1, &at), -EEXIST);
 }
 
 Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
@@ -44,7 +44,7 @@ Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
 	snprintf(path, sizeof path, "%s/ev", tmp);
 	struct evidence ev;
 	const char *at;
-	cr_assert_eq(evidence_create(&ev, path, &at), 0);
+	cr_assert_eq(evidence_create(&ev, path, 1, &at), 0);
 
 	struct sup_record r;
 	char *cmd[] = { "prog", "we\"ird\n", "\x01\xff", NULL };

@@ -40,6 +40,9 @@ static struct bad_case bad_cases[] = {
 	{ { "--bogus", "--", "true" }, "'--bogus'" },
 	{ { "-Z", "--", "true" }, "'-Z'" },
 	{ { "--discovery", "psychic", "--", "true" }, "'psychic'" },
+	{ { "--output", "file", "--", "true" }, "--output: 'file' is not one of tee, log, inherit" },
+	{ { "--output", "", "--", "true" }, "--output: ''" },
+	{ { "--output" }, "needs a value" },
 	{ { "--rss-mb" }, "needs a value" },
 };
 

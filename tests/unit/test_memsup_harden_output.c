@@ -20,24 +20,18 @@ static void flood_fill(uint64_t *state, unsigned char *buf, size_t n)
 	}
 }
 
-/* 300 MB to stdout: stdout.log has every byte, in order. */
-Test(harden_output, flood_300mb_reaches_stdout_log_whole, .timeout = 180)
+/* `path` holds the h_flood stream of `seed`, `total` bytes, byte for byte. */
+static void expect_flood(const char *path, uint64_t seed, size_t total)
 {
-	enum { MB = 300, SEED = 7, CHUNK = 65536 };
-	struct sup_run r;
-	const char *args[] = { "-q", "--", prog("h_flood"), "300", "7", NULL };
-	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	char path[PATH_MAX + 16];
-	snprintf(path, sizeof path, "%s/stdout.log", r.dir);
+	enum { CHUNK = 65536 };
 	struct stat st;
-	cr_assert_eq(stat(path, &st), 0);
-	const size_t total = (size_t)MB * 1000000u;
-	cr_expect_eq((size_t)st.st_size, total, "stdout.log has %lld bytes, not %zu",
+	cr_assert_eq(stat(path, &st), 0, "%s: %s", path, strerror(errno));
+	cr_expect_eq((size_t)st.st_size, total, "%s has %lld bytes, not %zu", path,
 		     (long long)st.st_size, total);
 	int fd = open(path, O_RDONLY);
 	cr_assert_geq(fd, 0);
 	static unsigned char want[CHUNK], got[CHUNK];
-	uint64_t state = (uint64_t)SEED * 0x9e3779b97f4a7c15ull | 1;
+	uint64_t state = seed * 0x9e3779b97f4a7c15ull | 1;
 	size_t off = 0;
 	while (off < total) {
 		size_t n = total - off < CHUNK ? total - off : CHUNK;
@@ -45,19 +39,35 @@ Test(harden_output, flood_300mb_reaches_stdout_log_whole, .timeout = 180)
 		size_t have = 0;
 		while (have < n) {
 			ssize_t k = read(fd, got + have, n - have);
-			cr_assert_gt(k, 0, "stdout.log ends at byte %zu", off + have);
+			cr_assert_gt(k, 0, "%s ends at byte %zu", path, off + have);
 			have += (size_t)k;
 		}
 		if (memcmp(want, got, n) != 0) {
 			size_t i = 0;
 			while (want[i] == got[i])
 				i++;
-			cr_assert_fail("stdout.log differs at byte %zu", off + i);
+			cr_assert_fail("%s differs at byte %zu", path, off + i);
 		}
 		off += n;
 	}
 	close(fd);
+}
+
+/* 300 MB to stdout: stdout.log has every byte, in order, and so has
+ * memsup's own stdout (--output tee, the default). */
+Test(harden_output, flood_300mb_reaches_stdout_log_whole, .timeout = 180)
+{
+	enum { MB = 300, SEED = 7 };
+	struct sup_run r;
+	const char *args[] = { "-q", "--", prog("h_flood"), "300", "7", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	char path[PATH_MAX + 16], passed[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/stdout.log", r.dir);
+	snprintf(passed, sizeof passed, "%s/memsup.stdout", r.tmp);
+	expect_flood(path, SEED, (size_t)MB * 1000000u);
 	unlink(path); /* 300 MB of /tmp back */
+	expect_flood(passed, SEED, (size_t)MB * 1000000u);
+	unlink(passed);
 	rec_load(&r);
 	cr_expect_str_eq(rec_str(&r, "reason"), "null");
 	cr_expect_eq(rec_num(&r, "exit_code"), 0);

@@ -158,20 +158,12 @@ Test(memsup_run, escaper_is_measured_killed_and_listed, .timeout = 30)
 	cr_expect_not_null(strstr(orph, needle), "escapee %d not reaped by memsup: %s", (int)esc, orph);
 }
 
-/* stdout.log holds exactly what the command wrote to stdout and stderr. */
-Test(memsup_run, chatty_output_is_complete, .timeout = 30)
+/* `path` holds chatty's `total` bytes of pattern, then `tail`. */
+static void expect_chatty(const char *path, size_t total, const char *tail)
 {
-	struct sup_run r;
-	const size_t total = 20000000;
-	const char *args[] = { "-q", "--", prog("chatty"), "20000000", NULL };
-	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	cr_expect_str_eq(r.err, "", "-q printed: %s", r.err);
-	char path[PATH_MAX + 16];
-	snprintf(path, sizeof path, "%s/stdout.log", r.dir);
-	static const char tail[] = "chatty: done\n";
 	struct stat st;
 	cr_assert_eq(stat(path, &st), 0);
-	cr_assert_eq((size_t)st.st_size, total + sizeof tail - 1);
+	cr_assert_eq((size_t)st.st_size, total + strlen(tail), "%s", path);
 	FILE *f = fopen(path, "rb");
 	cr_assert_not_null(f);
 	static char buf[1 << 16];
@@ -181,32 +173,57 @@ Test(memsup_run, chatty_output_is_complete, .timeout = 30)
 			size_t k = off + i;
 			char want = k % 64 == 63 ? '\n' : (char)('a' + k % 26);
 			if (buf[i] != want)
-				cr_assert_fail("stdout.log byte %zu is %d, not %d", k, buf[i], want);
+				cr_assert_fail("%s byte %zu is %d, not %d", path, k, buf[i], want);
 		}
 		off += n;
 	}
 	fclose(f);
-	char end[sizeof tail];
+	char end[64];
 	f = fopen(path, "rb");
 	fseek(f, (long)total, SEEK_SET);
-	cr_assert_eq(fread(end, 1, sizeof tail - 1, f), sizeof tail - 1);
+	cr_assert_eq(fread(end, 1, strlen(tail), f), strlen(tail));
 	fclose(f);
-	end[sizeof tail - 1] = '\0';
+	end[strlen(tail)] = '\0';
 	cr_expect_str_eq(end, tail);
 }
 
-/* --json prints the same record on stdout. */
+/* stdout.log holds exactly what the command wrote to stdout and stderr;
+ * memsup's own stdout and stderr got the same streams apart (tee). */
+Test(memsup_run, chatty_output_is_complete, .timeout = 30)
+{
+	struct sup_run r;
+	const size_t total = 20000000;
+	const char *args[] = { "-q", "--", prog("chatty"), "20000000", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	cr_expect_str_eq(r.err, "chatty: done\n", "-q printed: %s", r.err);
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/memsup.stdout", r.tmp);
+	expect_chatty(path, total, "");
+	unlink(path);
+	snprintf(path, sizeof path, "%s/stdout.log", r.dir);
+	expect_chatty(path, total, "chatty: done\n");
+}
+
+/* --json prints the same record on stdout: alone with --output log, after
+ * the command's own stdout with tee. */
 Test(memsup_run, json_on_stdout, .timeout = 30)
 {
 	struct sup_run r;
-	const char *args[] = { "--json", "-q", "-e", "MT_TEST_A=1", "-e", "MT_TEST_A=2", "--",
-			       prog("steady"), "4", "50", NULL };
+	const char *args[] = { "--json", "-q", "--output", "log", "-e", "MT_TEST_A=1", "-e",
+			       "MT_TEST_A=2", "--", prog("steady"), "4", "50", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof path, "%s/resources.json", r.dir);
-	static char file[65536];
+	static char file[65536], both[65536 + 256];
 	slurp(path, file, sizeof file);
 	cr_expect_str_eq(r.out, file);
+	struct sup_run t;
+	const char *targs[] = { "--json", "-q", "--", "echo", "from the command", NULL };
+	cr_assert_eq(memsup_run(&t, targs), 0, "stderr: %s", t.err);
+	snprintf(path, sizeof path, "%s/resources.json", t.dir);
+	slurp(path, file, sizeof file);
+	snprintf(both, sizeof both, "from the command\n%s", file);
+	cr_expect_str_eq(t.out, both);
 	rec_load(&r);
 	cr_expect_str_eq(rec_str(&r, "env"), "{\"MT_TEST_A\": \"2\"}");
 }

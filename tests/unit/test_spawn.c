@@ -37,7 +37,8 @@ static void start(char *const *argv, const char *cwd, struct spawn_result *res)
 	sigprocmask(SIG_SETMASK, NULL, &mask);
 	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
-	struct spawn_request req = { argv, envp, cwd, fd, &mask };
+	struct spawn_request req = { .argv = argv, .envp = envp, .cwd = cwd, .out_fd = fd,
+				     .err_fd = fd, .mask = &mask };
 	cr_assert_eq(spawn_start(&req, res), 0);
 	close(fd);
 }

@@ -1,0 +1,589 @@
+/* relay.c: the command's stdout and stderr, passed through and logged
+ * (see relay.h).
+ *
+ * One stream's bytes take this path (tee mode):
+ *
+ *   command --pipe--> src --tee--> dst (memsup's fd, when it is a pipe)
+ *                      |    \-tee--> hold --splice/copy--> dst (any other)
+ *                      \--splice--> stdout.log
+ *
+ * tee(2) duplicates what is in src without consuming it; the same count is
+ * then spliced from src into the log.  So the log and the pass-through
+ * get the same bytes in the same order, and a byte leaves src only once it
+ * is in the log.  No byte crosses into memsup's memory except on the copy
+ * path (a socket, a file opened O_APPEND, a target splice refuses). */
+#include "output/relay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The command's pipes get this capacity when the kernel allows it (the
+ * default /proc/sys/fs/pipe-max-size): fewer wake-ups of memsup per byte. */
+#define RELAY_PIPE_BYTES (1 << 20)
+#define RELAY_CHUNK (1 << 20)       /* at most this per tee/splice call */
+#define RELAY_COPY_BYTES (1 << 16)  /* the copy path's buffer */
+#define RELAY_ROUNDS 8              /* chunks per stream per pump: the loop stays lively */
+
+static const char *const mode_names[RELAY_MODE_COUNT] = { "tee", "log", "inherit" };
+static const char *const end_names[RELAY_END_COUNT] = {
+	"complete", "not_open", "reader_gone", "write_failed", "cut",
+};
+
+const char *relay_mode_name(enum relay_mode mode)
+{
+	return (unsigned)mode < RELAY_MODE_COUNT ? mode_names[mode] : NULL;
+}
+
+int relay_mode_parse(const char *name, enum relay_mode *out)
+{
+	for (unsigned i = 0; i < RELAY_MODE_COUNT; i++)
+		if (strcmp(name, mode_names[i]) == 0) {
+			*out = (enum relay_mode)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *relay_end_name(enum relay_end end)
+{
+	return (unsigned)end < RELAY_END_COUNT ? end_names[end] : NULL;
+}
+
+/* How bytes reach memsup's own fd. */
+enum sink {
+	SINK_NONE,   /* they don't: closed at the start, or the reader went */
+	SINK_PIPE,   /* tee(2) from src straight into it */
+	SINK_SPLICE, /* through `hold`, then splice(2) */
+	SINK_COPY,   /* through `hold`, then read(2) + write(2)/send(2) */
+};
+
+struct relay_stream {
+	int src;             /* memsup's read end of the command's pipe; -1: closed */
+	int cmd_end;         /* the command's write end (its fd 1 or 2); -1 after the start */
+	int keeper;          /* a write end opened once src closed early: keeps what the
+				command wrote after memsup's last read; -1: none */
+	int dst;             /* where the pass-through goes; -1: nowhere */
+	int dst_owned;       /* dst is a private description memsup opened */
+	int dst_socket;      /* send(MSG_DONTWAIT) instead of write */
+	enum sink sink;
+	int hold[2];         /* the bytes logged but not yet passed on (not SINK_PIPE) */
+	size_t held;         /* bytes in hold */
+	char *buf;           /* SINK_COPY: bytes taken from hold, not yet written */
+	size_t boff, blen;
+	int out_full;        /* dst said EAGAIN: wait for POLLOUT */
+	int src_stalled;     /* src has bytes but nowhere to put them yet */
+	struct relay_stream_report rep;
+};
+
+struct relay {
+	enum relay_mode mode;
+	int log_fd;
+	int log_err;         /* -errno of a write to stdout.log that failed: the relay
+				moves nothing more; 0: none */
+	struct relay_stream s[RELAY_STREAMS];
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* A closed fd 0, 1 or 2 gets /dev/null, close-on-exec: the next file memsup
+ * opens cannot take its number (and be written to as stdout), and the
+ * command, after exec, finds it closed as it would without memsup.
+ * Returns 1 when fd was closed. */
+static int guard_stdio(int fd)
+{
+	if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+		return 0;
+	int n = open("/dev/null", (fd == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+	if (n >= 0 && n != fd) {
+		dup3(n, fd, O_CLOEXEC);
+		close(n);
+	}
+	return 1;
+}
+
+/* Where stream s passes its bytes: memsup's own fd `fd` as it is, or a
+ * private non-blocking description of the same device. */
+static void choose_sink(struct relay_stream *s, int fd, int was_closed)
+{
+	struct stat st;
+	s->dst = -1;
+	s->sink = SINK_NONE;
+	if (was_closed || fstat(fd, &st) < 0) {
+		s->rep.end = RELAY_END_NOT_OPEN;
+		return;
+	}
+	s->dst = fd;
+	if (S_ISFIFO(st.st_mode)) {
+		/* SPLICE_F_NONBLOCK makes tee/splice into a pipe non-blocking
+		 * without touching the description the shell shares */
+		s->sink = SINK_PIPE;
+	} else if (S_ISSOCK(st.st_mode)) {
+		/* splice into a socket blocks whatever its flags say: copy, with
+		 * MSG_DONTWAIT per call */
+		s->sink = SINK_COPY;
+		s->dst_socket = 1;
+	} else if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
+		/* a disk does not hang; splice refuses an O_APPEND target */
+		int fl = fcntl(fd, F_GETFL);
+		s->sink = fl >= 0 && (fl & O_APPEND) ? SINK_COPY : SINK_SPLICE;
+	} else {
+		/* A terminal or another device: a write can block for good (^S, a
+		 * stopped pty reader).  Setting O_NONBLOCK on the shared description
+		 * would surprise the shell, so open the device again, privately. */
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		int p = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (p >= 0) {
+			s->dst = p;
+			s->dst_owned = 1;
+		}
+		s->sink = SINK_SPLICE;
+	}
+}
+
+static int open_stream(struct relay_stream *s, int fd, int was_closed)
+{
+	int p[2];
+	s->src = s->cmd_end = s->keeper = s->hold[0] = s->hold[1] = -1;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	s->src = p[0];
+	s->cmd_end = p[1];
+	/* a bigger pipe, fewer wake-ups; the default one works too */
+	(void)fcntl(p[1], F_SETPIPE_SZ, RELAY_PIPE_BYTES);
+	choose_sink(s, fd, was_closed);
+	if (s->sink == SINK_SPLICE || s->sink == SINK_COPY) {
+		if (pipe2(s->hold, O_CLOEXEC) < 0)
+			return -errno;
+		/* as big as src, so that one tee can take all of it */
+		int size = fcntl(p[1], F_GETPIPE_SZ);
+		if (size > 0)
+			(void)fcntl(s->hold[1], F_SETPIPE_SZ, size);
+	}
+	return 0;
+}
+
+int relay_open(struct relay **out, enum relay_mode mode)
+{
+	int closed[3];
+	*out = NULL;
+	for (int fd = 0; fd < 3; fd++)
+		closed[fd] = guard_stdio(fd);
+	struct relay *r = calloc(1, sizeof *r);
+	if (!r)
+		return -ENOMEM;
+	r->mode = mode;
+	r->log_fd = -1;
+	for (int i = 0; i < RELAY_STREAMS; i++) {
+		struct relay_stream *s = &r->s[i];
+		s->src = s->cmd_end = s->keeper = s->dst = s->hold[0] = s->hold[1] = -1;
+	}
+	if (mode == RELAY_TEE) {
+		for (int i = 0; i < RELAY_STREAMS; i++) {
+			int rc = open_stream(&r->s[i], i + 1, closed[i + 1]);
+			if (rc < 0) {
+				relay_close(r);
+				return rc;
+			}
+		}
+	}
+	*out = r;
+	return 0;
+}
+
+int relay_set_log(struct relay *r, int log_fd)
+{
+	r->log_fd = log_fd;
+	if (r->mode != RELAY_TEE || log_fd < 0)
+		return 0;
+	int fl = fcntl(log_fd, F_GETFL);
+	if (fl < 0 || fcntl(log_fd, F_SETFL, fl & ~O_APPEND) < 0)
+		return -errno;
+	return 0;
+}
+
+void relay_child_fds(const struct relay *r, int *out_fd, int *err_fd)
+{
+	switch (r->mode) {
+	case RELAY_TEE:
+		*out_fd = r->s[0].cmd_end;
+		*err_fd = r->s[1].cmd_end;
+		break;
+	case RELAY_LOG:
+		*out_fd = *err_fd = r->log_fd;
+		break;
+	default:
+		*out_fd = *err_fd = -1;
+		break;
+	}
+}
+
+void relay_started(struct relay *r)
+{
+	for (int i = 0; i < RELAY_STREAMS; i++)
+		close_fd(&r->s[i].cmd_end);
+}
+
+/* ---- moving bytes --------------------------------------------------------- */
+
+static size_t pending(const struct relay_stream *s)
+{
+	return s->held + (s->blen - s->boff);
+}
+
+static int bytes_in(int fd)
+{
+	int n = 0;
+	return ioctl(fd, FIONREAD, &n) == 0 ? n : 0;
+}
+
+/* Exactly n bytes, known to be in src, into the log.  0 or -errno. */
+static int log_from(struct relay *r, struct relay_stream *s, int from, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = splice(from, NULL, r->log_fd, NULL, n, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return r->log_err = k < 0 ? -errno : -EIO;
+		n -= (size_t)k;
+		s->rep.bytes += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* Everything src holds now into the log, nothing passed on (the pass-through
+ * is over); at most what was there at the start, so that a fast writer
+ * cannot keep memsup here.  0 or -errno. */
+static int log_rest(struct relay *r, struct relay_stream *s, int from)
+{
+	size_t left = (size_t)bytes_in(from);
+	while (left > 0) {
+		ssize_t k = splice(from, NULL, r->log_fd, NULL, left, SPLICE_F_NONBLOCK);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EAGAIN)
+			return 0;
+		if (k <= 0)
+			return r->log_err = k < 0 ? -errno : -EIO;
+		left = (size_t)k < left ? left - (size_t)k : 0;
+		s->rep.bytes += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* The stream's reader is gone, or writing to it failed with `err`: no more
+ * pass-through.  What src holds goes into the log; then memsup's read end
+ * closes, so that the command's next write gets EPIPE (SIGPIPE) as it
+ * would without memsup.  A write end opened first through /proc keeps the
+ * pipe's buffer alive: bytes written between the last read and the close
+ * are still in it at the end (relay_finish).  0 or -errno of the log. */
+static int stop_passing(struct relay *r, struct relay_stream *s, int err)
+{
+	if (s->rep.end == RELAY_END_COMPLETE) {
+		s->rep.end = err == EPIPE || err == ECONNRESET ? RELAY_END_READER_GONE
+							       : RELAY_END_WRITE_FAILED;
+		s->rep.err = s->rep.end == RELAY_END_WRITE_FAILED ? err : 0;
+	}
+	s->sink = SINK_NONE;
+	s->held = s->boff = s->blen = 0;
+	s->out_full = s->src_stalled = 0;
+	close_fd(&s->hold[0]);
+	close_fd(&s->hold[1]);
+	if (s->dst_owned)
+		close_fd(&s->dst);
+	s->dst = -1;
+	if (s->src < 0)
+		return 0;
+	int rc = log_rest(r, s, s->src);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", s->src);
+	s->keeper = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	close_fd(&s->src);
+	return rc;
+}
+
+/* The held bytes on to dst, without blocking.  0, or -errno of the log
+ * (stop_passing). */
+static int deliver(struct relay *r, struct relay_stream *s)
+{
+	while (pending(s) > 0 && !s->out_full) {
+		ssize_t k;
+		if (s->sink == SINK_SPLICE) {
+			k = splice(s->hold[0], NULL, s->dst, NULL, s->held, SPLICE_F_NONBLOCK);
+			if (k < 0 && errno == EINVAL) {
+				s->sink = SINK_COPY; /* a target splice refuses */
+				continue;
+			}
+			if (k > 0)
+				s->held -= (size_t)k;
+		} else {
+			if (s->boff == s->blen) {
+				if (!s->buf && !(s->buf = malloc(RELAY_COPY_BYTES)))
+					return stop_passing(r, s, ENOMEM);
+				size_t want = s->held < RELAY_COPY_BYTES ? s->held : RELAY_COPY_BYTES;
+				ssize_t got = read(s->hold[0], s->buf, want);
+				if (got <= 0)
+					return stop_passing(r, s, got < 0 ? errno : EIO);
+				s->boff = 0;
+				s->blen = (size_t)got;
+				s->held -= (size_t)got;
+			}
+			const char *p = s->buf + s->boff;
+			size_t n = s->blen - s->boff;
+			k = s->dst_socket ? send(s->dst, p, n, MSG_DONTWAIT | MSG_NOSIGNAL)
+					  : write(s->dst, p, n);
+			if (k > 0)
+				s->boff += (size_t)k;
+		}
+		if (k > 0) {
+			s->rep.passed += (uint64_t)k;
+			continue;
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EAGAIN) {
+			s->out_full = 1;
+			return 0;
+		}
+		return stop_passing(r, s, k < 0 ? errno : EIO);
+	}
+	return 0;
+}
+
+/* New bytes from src: duplicated to where they pass on, then the same
+ * count into the log.  Returns the count (0: nothing now), or -errno of
+ * the log. */
+static ssize_t take(struct relay *r, struct relay_stream *s)
+{
+	ssize_t n;
+	if (s->sink == SINK_NONE) {
+		n = splice(s->src, NULL, r->log_fd, NULL, RELAY_CHUNK, SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			s->rep.bytes += (uint64_t)n;
+			return n;
+		}
+		if (n == 0) {
+			close_fd(&s->src); /* end of file: every writer is gone */
+			return 0;
+		}
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		return r->log_err = -errno;
+	}
+	int to = s->sink == SINK_PIPE ? s->dst : s->hold[1];
+	n = tee(s->src, to, RELAY_CHUNK, SPLICE_F_NONBLOCK);
+	if (n == 0) {
+		close_fd(&s->src);
+		return 0;
+	}
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		if (errno == EAGAIN) {
+			/* src empty, or the way on is full */
+			if (bytes_in(s->src) > 0) {
+				s->src_stalled = 1;
+				if (s->sink == SINK_PIPE)
+					s->out_full = 1;
+			}
+			return 0;
+		}
+		/* EPIPE: the pipe's reader went (a tee into our own hold pipe
+		 * cannot fail so; if it does, the pass-through stops all the same) */
+		int rc = stop_passing(r, s, errno);
+		return rc < 0 ? rc : 0;
+	}
+	if (s->sink == SINK_PIPE)
+		s->rep.passed += (uint64_t)n;
+	else
+		s->held += (size_t)n;
+	int rc = log_from(r, s, s->src, (size_t)n);
+	return rc < 0 ? rc : n;
+}
+
+static int stream_pump(struct relay *r, struct relay_stream *s)
+{
+	for (int round = 0; round < RELAY_ROUNDS; round++) {
+		int rc = deliver(r, s);
+		if (rc < 0)
+			return rc;
+		if (s->src < 0 || s->src_stalled)
+			break;
+		ssize_t n = take(r, s);
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			break;
+	}
+	/* stalled with nothing to wait on (dst took all it was offered, the
+	 * hold pipe is still full): look again at the next turn of the loop */
+	if (s->src_stalled && !s->out_full)
+		s->src_stalled = 0;
+	return 0;
+}
+
+void relay_poll_set(struct relay *r, struct pollfd pfd[RELAY_POLL_SLOTS])
+{
+	for (int i = 0; i < RELAY_STREAMS; i++) {
+		const struct relay_stream *s = &r->s[i];
+		struct pollfd *in = &pfd[2 * i], *out = &pfd[2 * i + 1];
+		int want_in = r->mode == RELAY_TEE && !r->log_err && s->src >= 0 &&
+			      !s->src_stalled;
+		int want_out = r->mode == RELAY_TEE && !r->log_err && s->dst >= 0 &&
+			       s->out_full;
+		*in = (struct pollfd){ want_in ? s->src : -1, POLLIN, 0 };
+		*out = (struct pollfd){ want_out ? s->dst : -1, POLLOUT, 0 };
+	}
+}
+
+int relay_pump(struct relay *r, const struct pollfd pfd[RELAY_POLL_SLOTS])
+{
+	if (r->mode != RELAY_TEE || r->log_err)
+		return 0;
+	for (int i = 0; i < RELAY_STREAMS; i++) {
+		struct relay_stream *s = &r->s[i];
+		const struct pollfd *in = &pfd[2 * i], *out = &pfd[2 * i + 1];
+		int go = (in->fd >= 0 && in->revents) || (out->fd >= 0 && out->revents);
+		if (out->fd >= 0 && out->revents)
+			s->out_full = s->src_stalled = 0; /* room (or an error to meet) */
+		if (!go)
+			continue;
+		int rc = stream_pump(r, s);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- the end ---------------------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether stream s still has bytes to pass on; with every writer gone, an
+ * empty src is as good as its end (a write end that something outside the
+ * tree holds must not keep memsup waiting). */
+static int stream_busy(struct relay_stream *s)
+{
+	if (s->src >= 0 && !s->src_stalled && bytes_in(s->src) == 0)
+		close_fd(&s->src);
+	return s->src >= 0 || (s->sink != SINK_NONE && pending(s) > 0);
+}
+
+/* What the command wrote after memsup closed src early, kept by the
+ * keeper: read it through a read end opened again, into the log. */
+static int log_kept(struct relay *r, struct relay_stream *s)
+{
+	if (s->keeper < 0)
+		return 0;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", s->keeper);
+	int rd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int rc = rd >= 0 ? log_rest(r, s, rd) : 0;
+	close_fd(&rd);
+	close_fd(&s->keeper);
+	return rc;
+}
+
+int relay_finish(struct relay *r, int stop_fd, uint64_t deadline_ns)
+{
+	if (r->mode != RELAY_TEE || r->log_err)
+		return r->log_err;
+	int rc = 0, cut = 0;
+	for (;;) {
+		int busy = 0;
+		for (int i = 0; i < RELAY_STREAMS && rc == 0; i++) {
+			r->s[i].out_full = r->s[i].src_stalled = 0;
+			rc = stream_pump(r, &r->s[i]);
+			busy |= stream_busy(&r->s[i]);
+		}
+		if (rc < 0 || !busy)
+			break;
+		/* a slow reader: wait for it, as the command would have */
+		struct pollfd pfd[RELAY_POLL_SLOTS + 1];
+		relay_poll_set(r, pfd);
+		pfd[RELAY_POLL_SLOTS] = (struct pollfd){ stop_fd, POLLIN, 0 };
+		int timeout = -1;
+		if (deadline_ns) {
+			uint64_t now = mono_ns();
+			if (now >= deadline_ns) {
+				cut = 1;
+				break;
+			}
+			uint64_t ms = (deadline_ns - now + 999999) / 1000000;
+			timeout = ms > 60000 ? 60000 : (int)ms;
+		}
+		int any = stop_fd >= 0;
+		for (int i = 0; i < RELAY_POLL_SLOTS; i++)
+			any |= pfd[i].fd >= 0;
+		if (!any)
+			break; /* nothing could wake us: do not wait for ever */
+		int np = poll(pfd, RELAY_POLL_SLOTS + 1, timeout);
+		if (np > 0 && pfd[RELAY_POLL_SLOTS].revents) {
+			cut = 1;
+			break;
+		}
+	}
+	for (int i = 0; i < RELAY_STREAMS && rc == 0; i++) {
+		struct relay_stream *s = &r->s[i];
+		if (cut && (s->src >= 0 || pending(s) > 0) && s->rep.end == RELAY_END_COMPLETE)
+			s->rep.end = RELAY_END_CUT;
+		if (s->src >= 0)
+			rc = log_rest(r, s, s->src);
+		if (rc == 0)
+			rc = log_kept(r, s);
+		close_fd(&s->src);
+	}
+	return rc;
+}
+
+void relay_report(const struct relay *r, struct relay_report *out)
+{
+	memset(out, 0, sizeof *out);
+	out->mode = r->mode;
+	out->logged = r->mode != RELAY_INHERIT;
+	struct stat st;
+	if (out->logged && r->log_fd >= 0 && fstat(r->log_fd, &st) == 0) {
+		out->have_log_bytes = 1;
+		out->log_bytes = (uint64_t)st.st_size;
+	}
+	out->have_streams = r->mode == RELAY_TEE;
+	for (int i = 0; out->have_streams && i < RELAY_STREAMS; i++)
+		out->stream[i] = r->s[i].rep;
+}
+
+void relay_close(struct relay *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < RELAY_STREAMS; i++) {
+		struct relay_stream *s = &r->s[i];
+		close_fd(&s->src);
+		close_fd(&s->cmd_end);
+		close_fd(&s->keeper);
+		close_fd(&s->hold[0]);
+		close_fd(&s->hold[1]);
+		if (s->dst_owned)
+			close_fd(&s->dst);
+		free(s->buf);
+	}
+	free(r);
+}

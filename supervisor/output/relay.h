@@ -1,0 +1,122 @@
+/* relay.h: the command's stdout and stderr on their way to memsup's own
+ * and into DIR/stdout.log (--output MODE).
+ *
+ *   tee      (the default) each stream through a pipe of its own; memsup
+ *            moves the bytes on to its own fd 1 or fd 2, unchanged and
+ *            unmerged, and appends them to stdout.log: both streams, each
+ *            in its own order, interleaved as memsup receives them.  The
+ *            bytes move with tee(2) and splice(2) (no copy through memsup)
+ *            wherever the kernel takes them.
+ *   log      the command's stdout and stderr are stdout.log itself
+ *            (O_APPEND, one file description): the exact interleaving,
+ *            nothing passes through.  The seed's behaviour.
+ *   inherit  the command gets memsup's own fd 1 and fd 2 (a terminal stays
+ *            a terminal); nothing is logged, there is no stdout.log.
+ * stdin passes through in every mode: the command inherits memsup's fd 0.
+ *
+ * Back-pressure: memsup never blocks on its own stdout or stderr while the
+ * run goes on.  A pipe is written with SPLICE_F_NONBLOCK, a socket with
+ * MSG_DONTWAIT, a terminal or other device through a private non-blocking
+ * file description (opened again through /proc/self/fd, so the shell's
+ * stays as it was); a regular file is written as the disk allows.  When
+ * the reader is slow, memsup stops reading the command's pipe, which fills,
+ * and the command waits in write(2) as it would writing to that reader
+ * itself.  When the reader is gone (EPIPE) or the write fails otherwise,
+ * memsup puts in stdout.log what it has read, and closes its read end of
+ * that stream's pipe: the command's next write there gets EPIPE/SIGPIPE, as
+ * without memsup.  What the command wrote between memsup's last read and
+ * that close stays in the pipe (a write end opened again through
+ * /proc/self/fd keeps it) and goes into stdout.log at the end.
+ *
+ * Return convention: 0 or -errno.  Only the relay touches the names of
+ * modes and ends (relay_mode_name, relay_end_name).
+ */
+#ifndef MEMSUP_RELAY_H
+#define MEMSUP_RELAY_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum relay_mode {
+	RELAY_TEE = 0,
+	RELAY_LOG,
+	RELAY_INHERIT,
+	RELAY_MODE_COUNT
+};
+
+/* How a stream's pass-through ended (tee only). */
+enum relay_end {
+	RELAY_END_COMPLETE = 0, /* every byte reached memsup's own fd */
+	RELAY_END_NOT_OPEN,     /* memsup's fd was closed when it started: logged only */
+	RELAY_END_READER_GONE,  /* EPIPE (or ECONNRESET): the command got EPIPE after */
+	RELAY_END_WRITE_FAILED, /* another error (err): the command got EPIPE after */
+	RELAY_END_CUT,          /* memsup stopped waiting for a slow reader at the end
+				   (a signal, the wall budget): the rest is logged only */
+	RELAY_END_COUNT
+};
+
+#define RELAY_STREAMS 2 /* 0: stdout, 1: stderr */
+
+struct relay_stream_report {
+	uint64_t bytes;       /* what the command wrote; all of it is in stdout.log */
+	uint64_t passed;      /* what reached memsup's own fd */
+	enum relay_end end;
+	int err;              /* errno of RELAY_END_WRITE_FAILED, else 0 */
+};
+
+/* The record's "output" (resources.h). */
+struct relay_report {
+	enum relay_mode mode;
+	int logged;           /* stdout.log holds the command's output (not inherit) */
+	int have_log_bytes;   /* log_bytes is known (the run is over) */
+	uint64_t log_bytes;   /* stdout.log's size at the end */
+	int have_streams;     /* tee: stream[] below */
+	struct relay_stream_report stream[RELAY_STREAMS];
+};
+
+/* "tee", "log", "inherit"; NULL out of range. */
+const char *relay_mode_name(enum relay_mode mode);
+/* The mode a name gives: 0, or -EINVAL for a name that is none of them. */
+int relay_mode_parse(const char *name, enum relay_mode *out);
+/* "complete", "not_open", "reader_gone", "write_failed", "cut". */
+const char *relay_end_name(enum relay_end end);
+
+struct relay;
+
+/* Before anything else opens a file: fds 0, 1 and 2 that are closed get
+ * /dev/null with FD_CLOEXEC (so that no later file takes their number,
+ * and the command still finds them closed), and, for tee, the two pipes
+ * and what memsup's own fd 1 and fd 2 are.  *out is NULL on failure. */
+int relay_open(struct relay **out, enum relay_mode mode);
+/* stdout.log (evidence.h), -1 in inherit mode.  For tee its O_APPEND is
+ * cleared: splice(2) refuses such a target, and only memsup writes it. */
+int relay_set_log(struct relay *r, int log_fd);
+/* The command's fd 1 and fd 2 (spawn.h): -1 for "keep memsup's own". */
+void relay_child_fds(const struct relay *r, int *out_fd, int *err_fd);
+/* After the fork (whether exec worked or not): memsup's copies of the
+ * command's write ends are closed, so that the pipes end when it does. */
+void relay_started(struct relay *r);
+
+#define RELAY_POLL_SLOTS 4
+
+/* What to wait for now, in pfd[0..RELAY_POLL_SLOTS) (fd -1: nothing). */
+void relay_poll_set(struct relay *r, struct pollfd pfd[RELAY_POLL_SLOTS]);
+/* After a poll over those slots: move what can move without blocking.
+ * 0, or -errno when a write to stdout.log failed: the evidence failed, and
+ * the relay stops. */
+int relay_pump(struct relay *r, const struct pollfd pfd[RELAY_POLL_SLOTS]);
+
+/* The run is over (every process of the tree gone): the rest into
+ * stdout.log, and on to memsup's fds, waiting for a slow reader until it
+ * has taken everything, `stop_fd` (may be -1) turns readable, or
+ * CLOCK_MONOTONIC reaches `deadline_ns` (0: none); after a stop the rest
+ * is only logged.  0, or -errno when a write to stdout.log failed. */
+int relay_finish(struct relay *r, int stop_fd, uint64_t deadline_ns);
+
+/* What the relay did, for the record. */
+void relay_report(const struct relay *r, struct relay_report *out);
+
+void relay_close(struct relay *r);
+
+#endif /* MEMSUP_RELAY_H */
