@@ -395,6 +395,9 @@ static enum sup_reason supervise(struct run *r)
 		uint64_t wake = next;
 		if (wall_end && wall_end < wake)
 			wake = wall_end;
+		uint64_t relay_wake = relay_wake_ns(r->cfg->relay);
+		if (relay_wake && relay_wake < wake)
+			wake = relay_wake;
 		now = mono_ns();
 		uint64_t wait = wake > now ? wake - now : 0;
 		struct timespec ts = { (time_t)(wait / NS_PER_S), (long)(wait % NS_PER_S) };

@@ -31,6 +31,13 @@
 #define RELAY_CHUNK (1 << 20)       /* at most this per tee/splice call */
 #define RELAY_COPY_BYTES (1 << 16)  /* the copy path's buffer */
 #define RELAY_ROUNDS 8              /* chunks per stream per pump: the loop stays lively */
+/* After a pump that found less than this, memsup looks at the pipes again
+ * only RELAY_NAP_NS later: a command that writes 64 KiB at a time would
+ * otherwise wake memsup for every write, and the wake-ups, not the bytes,
+ * would be most of memsup's CPU.  A fast writer fills more than this
+ * between two looks and is never made to wait by a nap. */
+#define RELAY_NAP_BELOW (256 << 10)
+#define RELAY_NAP_NS 1000000ull
 
 static const char *const mode_names[RELAY_MODE_COUNT] = { "tee", "log", "inherit" };
 static const char *const end_names[RELAY_END_COUNT] = {
@@ -88,8 +95,16 @@ struct relay {
 	int log_fd;
 	int log_err;         /* -errno of a write to stdout.log that failed: the relay
 				moves nothing more; 0: none */
+	uint64_t nap_until;  /* CLOCK_MONOTONIC ns before which no src is looked at */
 	struct relay_stream s[RELAY_STREAMS];
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void close_fd(int *fd)
 {
@@ -415,8 +430,10 @@ static ssize_t take(struct relay *r, struct relay_stream *s)
 	return rc < 0 ? rc : n;
 }
 
-static int stream_pump(struct relay *r, struct relay_stream *s)
+/* Move what can move now; *took: how many bytes came from src. */
+static int stream_pump(struct relay *r, struct relay_stream *s, size_t *took)
 {
+	*took = 0;
 	for (int round = 0; round < RELAY_ROUNDS; round++) {
 		int rc = deliver(r, s);
 		if (rc < 0)
@@ -428,6 +445,7 @@ static int stream_pump(struct relay *r, struct relay_stream *s)
 			return (int)n;
 		if (n == 0)
 			break;
+		*took += (size_t)n;
 	}
 	/* stalled with nothing to wait on (dst took all it was offered, the
 	 * hold pipe is still full): look again at the next turn of the loop */
@@ -438,11 +456,12 @@ static int stream_pump(struct relay *r, struct relay_stream *s)
 
 void relay_poll_set(struct relay *r, struct pollfd pfd[RELAY_POLL_SLOTS])
 {
+	uint64_t now = mono_ns();
 	for (int i = 0; i < RELAY_STREAMS; i++) {
 		const struct relay_stream *s = &r->s[i];
 		struct pollfd *in = &pfd[2 * i], *out = &pfd[2 * i + 1];
 		int want_in = r->mode == RELAY_TEE && !r->log_err && s->src >= 0 &&
-			      !s->src_stalled;
+			      !s->src_stalled && now >= r->nap_until;
 		int want_out = r->mode == RELAY_TEE && !r->log_err && s->dst >= 0 &&
 			       s->out_full;
 		*in = (struct pollfd){ want_in ? s->src : -1, POLLIN, 0 };
@@ -454,29 +473,37 @@ int relay_pump(struct relay *r, const struct pollfd pfd[RELAY_POLL_SLOTS])
 {
 	if (r->mode != RELAY_TEE || r->log_err)
 		return 0;
+	int go = 0;
+	for (int i = 0; i < RELAY_POLL_SLOTS; i++)
+		go |= pfd[i].fd >= 0 && pfd[i].revents;
+	if (!go)
+		return 0;
+	/* Both streams at once, stdout first, whichever woke memsup: what the
+	 * two pipes hold goes into the log at the same moment, so that the
+	 * streams' interleaving there is off by at most one look at them. */
+	size_t took_all = 0;
 	for (int i = 0; i < RELAY_STREAMS; i++) {
 		struct relay_stream *s = &r->s[i];
-		const struct pollfd *in = &pfd[2 * i], *out = &pfd[2 * i + 1];
-		int go = (in->fd >= 0 && in->revents) || (out->fd >= 0 && out->revents);
+		const struct pollfd *out = &pfd[2 * i + 1];
 		if (out->fd >= 0 && out->revents)
 			s->out_full = s->src_stalled = 0; /* room (or an error to meet) */
-		if (!go)
-			continue;
-		int rc = stream_pump(r, s);
+		size_t took;
+		int rc = stream_pump(r, s, &took);
 		if (rc < 0)
 			return rc;
+		took_all += took;
 	}
+	if (took_all > 0 && took_all < RELAY_NAP_BELOW)
+		r->nap_until = mono_ns() + RELAY_NAP_NS;
 	return 0;
 }
 
-/* ---- the end ---------------------------------------------------------------- */
-
-static uint64_t mono_ns(void)
+uint64_t relay_wake_ns(const struct relay *r)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return r->nap_until > mono_ns() ? r->nap_until : 0;
 }
+
+/* ---- the end ---------------------------------------------------------------- */
 
 /* Whether stream s still has bytes to pass on; with every writer gone, an
  * empty src is as good as its end (a write end that something outside the
@@ -508,11 +535,13 @@ int relay_finish(struct relay *r, int stop_fd, uint64_t deadline_ns)
 	if (r->mode != RELAY_TEE || r->log_err)
 		return r->log_err;
 	int rc = 0, cut = 0;
+	r->nap_until = 0; /* the writers are gone: nothing more to wait for */
 	for (;;) {
 		int busy = 0;
 		for (int i = 0; i < RELAY_STREAMS && rc == 0; i++) {
+			size_t took;
 			r->s[i].out_full = r->s[i].src_stalled = 0;
-			rc = stream_pump(r, &r->s[i]);
+			rc = stream_pump(r, &r->s[i], &took);
 			busy |= stream_busy(&r->s[i]);
 		}
 		if (rc < 0 || !busy)

@@ -107,6 +107,12 @@ void relay_poll_set(struct relay *r, struct pollfd pfd[RELAY_POLL_SLOTS]);
  * the relay stops. */
 int relay_pump(struct relay *r, const struct pollfd pfd[RELAY_POLL_SLOTS]);
 
+/* When relay_poll_set() wants to be asked again (CLOCK_MONOTONIC ns): a
+ * stream that found little at its last look is looked at again only a
+ * millisecond later, so that a command writing small pieces does not
+ * wake memsup for each; 0: no such time. */
+uint64_t relay_wake_ns(const struct relay *r);
+
 /* The run is over (every process of the tree gone): the rest into
  * stdout.log, and on to memsup's fds, waiting for a slow reader until it
  * has taken everything, `stop_fd` (may be -1) turns readable, or
