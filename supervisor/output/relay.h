@@ -18,7 +18,8 @@
  * run goes on.  A pipe is written with SPLICE_F_NONBLOCK, a socket with
  * MSG_DONTWAIT, a terminal or other device through a private non-blocking
  * file description (opened again through /proc/self/fd, so the shell's
- * stays as it was); a regular file is written as the disk allows.  When
+ * stays as it was; where that open fails, memsup's own, which may block);
+ * a regular file is written as the disk allows.  When
  * the reader is slow, memsup stops reading the command's pipe, which fills,
  * and the command waits in write(2) as it would writing to that reader
  * itself.  When the reader is gone (EPIPE) or the write fails otherwise,

@@ -13,23 +13,10 @@
  *                               are out, then the number of bytes written
  *                               successfully into FILE; exits 0
  *
- * The stream is io_mix_byte(SEED, i), a pure function the test shares, so
- * that a bare run and a run under memsup can be compared byte for byte
- * without keeping a copy. */
+ * The stream is io_mix_byte(SEED, i) (io_mix.h, shared with the test). */
+#include "io_mix.h"
 #include "workload.h"
 #include <signal.h>
-#include <stdint.h>
-
-/* Byte i of the stream of `seed` (tests/unit/test_memsup_output.c has the
- * same code). */
-static unsigned char io_mix_byte(uint64_t seed, uint64_t i)
-{
-	uint64_t x = (i >> 3) * 0x9e3779b97f4a7c15ull + seed * 0xbf58476d1ce4e5b9ull + 1;
-	x ^= x >> 31;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 29;
-	return (unsigned char)(x >> (8 * (i & 7)));
-}
 
 static void fill(uint64_t seed, uint64_t from, unsigned char *buf, size_t n)
 {

@@ -6,18 +6,9 @@
  * early, stall or read slowly.  log: the seed's stdout.log alone.  inherit:
  * memsup's own descriptors, a terminal stays one, nothing logged.  stdin
  * passes in every mode. */
+#include "../progs/io_mix.h"
 #include "test_memsup_harden.h"
 #include <stdint.h>
-
-/* Byte i of io_mix's stream of `seed` (tests/progs/io_mix.c). */
-static unsigned char io_mix_byte(uint64_t seed, uint64_t i)
-{
-	uint64_t x = (i >> 3) * 0x9e3779b97f4a7c15ull + seed * 0xbf58476d1ce4e5b9ull + 1;
-	x ^= x >> 31;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 29;
-	return (unsigned char)(x >> (8 * (i & 7)));
-}
 
 static const char *tmp_path(const struct sup_run *r, const char *name)
 {
