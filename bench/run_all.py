@@ -12,6 +12,7 @@ neighbours on a 2-core machine:
                        (callgrind: repeatable, where the wall time is noisy)
   3. correctness.py    what each tool reports against the ground truth
   4. memsup_cpu.py     memsup's own CPU per second vs the seed's measure_command
+  5. output_cpu.py     the CPU of 1 GB of a command's output in each --output mode
 --quick runs fewer repetitions and shorter trees (a smoke run: do not quote it).
 The hand-written reading of the numbers lives in bench/RESULTS.md; this only
 produces the tables.
@@ -29,6 +30,7 @@ import benchlib  # noqa: E402
 import correctness  # noqa: E402
 import instr_count  # noqa: E402
 import memsup_cpu  # noqa: E402
+import output_cpu  # noqa: E402
 import shim_overhead  # noqa: E402
 
 
@@ -48,11 +50,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--builddir", help="configured build tree (default: $MEMTRACE_BUILDDIR or .)")
     ap.add_argument("--quick", action="store_true", help="smoke run, numbers not quotable")
-    ap.add_argument("--only", choices=["overhead", "instr", "correctness", "memsup"], action="append")
+    ap.add_argument("--only", choices=["overhead", "instr", "correctness", "memsup", "output"],
+                    action="append")
     ap.add_argument("--out", help="also write the report to this file")
     args = ap.parse_args()
     bd = ["--builddir", args.builddir] if args.builddir else []
-    only = args.only or ["overhead", "instr", "correctness", "memsup"]
+    only = args.only or ["overhead", "instr", "correctness", "memsup", "output"]
     report = io.StringIO()
 
     class Tee:
@@ -77,6 +80,9 @@ def main():
     if "memsup" in only:
         part("memsup CPU (memsup_cpu.py)", memsup_cpu.main,
              bd + (["--reps", "1", "--seconds", "3"] if args.quick else []))
+    if "output" in only:
+        part("The command's output through memsup (output_cpu.py)", output_cpu.main,
+             bd + (["--reps", "1", "--mb", "200"] if args.quick else []))
     sys.stdout = sys.__stdout__
     if args.out:
         Path(args.out).write_text(report.getvalue())

@@ -7,7 +7,8 @@
 #               ./configure --enable-sanitizers (ASan + UBSan on memsup and
 #               the unit tests), whose `make check` must pass whole
 #   valgrind    memsup under memcheck on runs that end in each way (normal
-#               exit, RSS budget kill, escaper clean-up, start failure):
+#               exit, RSS budget kill, escaper clean-up, start failure) and
+#               with each --output mode:
 #               no error, no definite or indirect leak
 #   distcheck   `make distcheck`: the tarball builds and passes from scratch
 #   fuzz        scripts/fuzz.sh: each libFuzzer harness of tests/fuzz/ (the
@@ -89,6 +90,10 @@ check_valgrind() {
 	valgrind_run 0 -- "$p/escaper" /tmp/memtrace-vg-escaper.$$ || rc=1
 	rm -f /tmp/memtrace-vg-escaper.$$
 	valgrind_run 127 -- /nonexistent/command || rc=1
+	# the relay (--output tee, the default) moving 3 MB, and the other modes
+	valgrind_run 0 -- "$p/chatty" 3000000 || rc=1
+	valgrind_run 0 --output log -- "$p/chatty" 300000 || rc=1
+	valgrind_run 0 --output inherit -- "$p/chatty" 300000 || rc=1
 	return $rc
 }
 
