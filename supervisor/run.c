@@ -131,6 +131,15 @@ static void relay_failed(struct run *r, int rc, enum sup_reason *reason)
 	*reason = SUP_REASON_EVIDENCE_FAILED;
 }
 
+/* relay_finish()'s question when the signalfd turns readable: stop
+ * waiting for a slow reader only for INT/TERM/HUP/QUIT, not for SIGCHLD. */
+static int finish_stop(void *ctx)
+{
+	struct run *r = ctx;
+	drain_signals(r);
+	return r->interrupt != 0;
+}
+
 /* Sleep up to ms, waking early for a signal; then handle signals.  The
  * command's output keeps moving meanwhile: a process given --grace-s to
  * end must not block on a full pipe. */
@@ -568,10 +577,13 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	struct sup_record *rec = r->rec;
 	/* The rest of the command's output, now that nothing writes it any
 	 * more: into stdout.log, and on to a slow reader until the wall
-	 * budget's end or a signal. */
+	 * budget's end or a signal (a run already interrupted does not wait). */
 	double wall_s = cfg->opt->wall_s;
 	uint64_t wall_end = wall_s > 0 ? r->start_ns + (uint64_t)(wall_s * 1e9) : 0;
-	int rc = relay_finish(cfg->relay, r->sfd, wall_end);
+	struct relay_stop stop = { r->sfd, finish_stop, r };
+	if (r->sfd >= 0)
+		drain_signals(r);
+	int rc = relay_finish(cfg->relay, &stop, r->interrupt ? mono_ns() : wall_end);
 	if (rc < 0)
 		evidence_note_failure(r->ev, "write", "stdout.log", rc);
 	relay_report(cfg->relay, &rec->output);

@@ -530,7 +530,7 @@ static int log_kept(struct relay *r, struct relay_stream *s)
 	return rc;
 }
 
-int relay_finish(struct relay *r, int stop_fd, uint64_t deadline_ns)
+int relay_finish(struct relay *r, const struct relay_stop *stop, uint64_t deadline_ns)
 {
 	if (r->mode != RELAY_TEE || r->log_err)
 		return r->log_err;
@@ -549,6 +549,7 @@ int relay_finish(struct relay *r, int stop_fd, uint64_t deadline_ns)
 		/* a slow reader: wait for it, as the command would have */
 		struct pollfd pfd[RELAY_POLL_SLOTS + 1];
 		relay_poll_set(r, pfd);
+		int stop_fd = stop ? stop->fd : -1;
 		pfd[RELAY_POLL_SLOTS] = (struct pollfd){ stop_fd, POLLIN, 0 };
 		int timeout = -1;
 		if (deadline_ns) {
@@ -566,7 +567,7 @@ int relay_finish(struct relay *r, int stop_fd, uint64_t deadline_ns)
 		if (!any)
 			break; /* nothing could wake us: do not wait for ever */
 		int np = poll(pfd, RELAY_POLL_SLOTS + 1, timeout);
-		if (np > 0 && pfd[RELAY_POLL_SLOTS].revents) {
+		if (np > 0 && pfd[RELAY_POLL_SLOTS].revents && (!stop->stop || stop->stop(stop->ctx))) {
 			cut = 1;
 			break;
 		}

@@ -114,12 +114,20 @@ int relay_pump(struct relay *r, const struct pollfd pfd[RELAY_POLL_SLOTS]);
  * wake memsup for each; 0: no such time. */
 uint64_t relay_wake_ns(const struct relay *r);
 
+/* What may end relay_finish()'s wait: when `fd` turns readable, `stop`
+ * (NULL: always yes) says whether to stop. */
+struct relay_stop {
+	int fd;                   /* -1: none */
+	int (*stop)(void *ctx);
+	void *ctx;
+};
+
 /* The run is over (every process of the tree gone): the rest into
  * stdout.log, and on to memsup's fds, waiting for a slow reader until it
- * has taken everything, `stop_fd` (may be -1) turns readable, or
- * CLOCK_MONOTONIC reaches `deadline_ns` (0: none); after a stop the rest
- * is only logged.  0, or -errno when a write to stdout.log failed. */
-int relay_finish(struct relay *r, int stop_fd, uint64_t deadline_ns);
+ * has taken everything, `stop` says so, or CLOCK_MONOTONIC reaches
+ * `deadline_ns` (0: none); after a stop the rest is only logged.  0, or
+ * -errno when a write to stdout.log failed. */
+int relay_finish(struct relay *r, const struct relay_stop *stop, uint64_t deadline_ns);
 
 /* What the relay did, for the record. */
 void relay_report(const struct relay *r, struct relay_report *out);

@@ -130,7 +130,7 @@ Test(relay, back_pressure_then_everything, .timeout = 20)
 	}
 	cr_expect_eq(memcmp(buf, got, sizeof buf), 0);
 	close(g.cmd_out);
-	cr_assert_eq(relay_finish(g.relay, -1, 0), 0);
+	cr_assert_eq(relay_finish(g.relay, NULL, 0), 0);
 	cr_expect_eq(log_size(&g), (long long)sizeof buf);
 	struct relay_report rep;
 	relay_report(g.relay, &rep);
@@ -158,7 +158,7 @@ Test(relay, reader_gone_gives_the_command_epipe, .timeout = 20)
 	cr_expect_eq(write(g.cmd_out, "x", 1), -1);
 	cr_expect_eq(errno, EPIPE);
 	close(g.cmd_out);
-	cr_assert_eq(relay_finish(g.relay, -1, 0), 0);
+	cr_assert_eq(relay_finish(g.relay, NULL, 0), 0);
 	cr_expect_eq(log_size(&g), (long long)sizeof buf);
 	struct relay_report rep;
 	relay_report(g.relay, &rep);
@@ -184,7 +184,7 @@ Test(relay, slow_reader_cut_at_the_deadline, .timeout = 20)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	cr_assert_eq(relay_finish(g.relay, -1, now + 50000000ull), 0);
+	cr_assert_eq(relay_finish(g.relay, NULL, now + 50000000ull), 0);
 	cr_expect_eq(log_size(&g), (long long)sizeof buf);
 	struct relay_report rep;
 	relay_report(g.relay, &rep);
@@ -211,7 +211,7 @@ Test(relay, append_file_through_the_copy_path, .timeout = 20)
 	fill_pattern(buf, sizeof buf, 0);
 	cr_assert_eq(write(g.cmd_out, buf, sizeof buf), (ssize_t)sizeof buf);
 	close(g.cmd_out);
-	cr_assert_eq(relay_finish(g.relay, -1, 0), 0);
+	cr_assert_eq(relay_finish(g.relay, NULL, 0), 0);
 	static char got[sizeof buf + 1];
 	cr_expect_eq(pread(fd, got, sizeof got, 0), (ssize_t)sizeof buf);
 	cr_expect_eq(memcmp(buf, got, sizeof buf), 0);
