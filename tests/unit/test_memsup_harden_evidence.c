@@ -49,8 +49,10 @@ static void expect_evidence_whole(const char *dir)
 }
 
 /* A full file system (the command's stdout.log fills a 2 MB tmpfs): the
- * next evidence write fails with ENOSPC and memsup ends the run. */
-Test(harden_evidence, full_disk_kills_tree_and_says_enospc, .timeout = 60)
+ * next evidence write fails with ENOSPC and memsup ends the run.  `mode` is
+ * --output: with tee memsup's own write into stdout.log is the one that
+ * fails; with log the command's writes fail and memsup's next one does. */
+static void full_disk_run(const char *mode)
 {
 	struct sup_run r;
 	char mnt[512], pidfile[PATH_MAX + 16], want[PATH_MAX + 16];
@@ -65,12 +67,12 @@ Test(harden_evidence, full_disk_kills_tree_and_says_enospc, .timeout = 60)
 	 * out first, to TMP/ev where the helpers look */
 	static const char script[] =
 		"mount -t tmpfs -o size=2m tmpfs \"$1\" || exit 90\n"
-		"\"$2\" -o \"$1/ev\" -- \"$3\" \"$4\"\n"
+		"\"$2\" -o \"$1/ev\" --output \"$6\" -- \"$3\" \"$4\"\n"
 		"st=$?\n"
 		"cp -a \"$1/ev\" \"$5/\"\n"
 		"exit $st\n";
 	const char *argv[] = { "unshare", "-rm", "sh", "-c", script, "sh", mnt,
-			       env_or_skip("MEMSUP"), prog("h_fill"), pidfile, r.tmp, NULL };
+			       env_or_skip("MEMSUP"), prog("h_fill"), pidfile, r.tmp, mode, NULL };
 	harden_start(&r, NULL, argv);
 	cr_assert_eq(memsup_wait(&r), 125, "stderr: %s", r.err);
 	no_children_left();
@@ -94,6 +96,16 @@ Test(harden_evidence, full_disk_kills_tree_and_says_enospc, .timeout = 60)
 		/* the last record that could be written: the start or a rewrite */
 		cr_expect_str_eq(rec_str(&r, "reason"), "\"running\"");
 	}
+}
+
+Test(harden_evidence, full_disk_kills_tree_and_says_enospc, .timeout = 60)
+{
+	full_disk_run("tee");
+}
+
+Test(harden_evidence, full_disk_in_log_mode_too, .timeout = 60)
+{
+	full_disk_run("log");
 }
 
 static void limit_file_size(const struct sup_run *r)
