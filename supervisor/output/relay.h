@@ -70,8 +70,8 @@ struct relay_stream_report {
 struct relay_report {
 	enum relay_mode mode;
 	int logged;           /* stdout.log holds the command's output (not inherit) */
-	int have_log_bytes;   /* log_bytes is known (the run is over) */
-	uint64_t log_bytes;   /* stdout.log's size at the end */
+	int have_log_bytes;   /* log_bytes is known (stdout.log exists) */
+	uint64_t log_bytes;   /* stdout.log's size when reported (at the end: all) */
 	int have_streams;     /* tee: stream[] below */
 	struct relay_stream_report stream[RELAY_STREAMS];
 };
