@@ -98,8 +98,17 @@ check_valgrind() {
 }
 
 check_distcheck() {
-	make -j"$(nproc)" distcheck >/tmp/memtrace-distcheck.log 2>&1 && return 0
-	tail -30 /tmp/memtrace-distcheck.log | sed 's/^/# /'
+	local log=/tmp/memtrace-distcheck.log
+	make -j"$(nproc)" distcheck >"$log" 2>&1 && return 0
+	# Name the failing tests and show the end of each one's log: the
+	# summary alone says only how many failed.
+	grep -E '^(FAIL|ERROR):' "$log" | head -20 | sed 's/^/# /'
+	local t
+	for t in $(grep -E '^(FAIL|ERROR):' "$log" | awk '{print $2}' | head -5); do
+		find . -path "*/_build/*" -name "$(basename "$t").log" 2>/dev/null \
+			| head -1 | xargs -r tail -25 | sed 's/^/#   /'
+	done
+	tail -30 "$log" | sed 's/^/# /'
 	return 1
 }
 
