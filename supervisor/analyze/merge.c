@@ -136,6 +136,69 @@ static struct merge_aside *add_aside(struct merged_run *m, size_t *cap, pid_t pi
 	return a;
 }
 
+int merge_keep_record(struct image_view *iv, const struct mt_record *r)
+{
+	struct image_rec *k = &iv->rec;
+	size_t alen = r->argv_bytes <= MT_ARGV_BYTES ? r->argv_bytes : MT_ARGV_BYTES;
+	size_t elen = strnlen(r->exe, MT_EXE_BYTES - 1);
+	uint32_t nm = r->marker_count < MT_MARKERS ? r->marker_count : MT_MARKERS;
+	k->pid = r->pid;
+	k->ppid = r->ppid;
+	k->parent_pid = r->parent_pid;
+	k->gen = r->gen;
+	k->relation = r->relation;
+	k->parent_gen = r->parent_gen;
+	k->flags = r->flags;
+	k->argc = r->argc;
+	k->state = r->state;
+	k->marker_count = r->marker_count;
+	k->start_mono_ns = r->start_mono_ns;
+	k->end_mono_ns = r->end_mono_ns;
+	/* a record read live may say below zero for a moment (record.h) */
+	k->heap_current = (int64_t)r->heap_current > 0 ? r->heap_current : 0;
+	k->heap_peak = r->heap_peak;
+	k->heap_peak_mono_ns = r->heap_peak_mono_ns;
+	k->heap_requested_total = r->heap_requested_total;
+	k->heap_largest_request = r->heap_largest_request;
+	memcpy(k->calls, r->calls, sizeof k->calls);
+	k->map_anon_current = r->map_anon_current;
+	k->map_anon_peak = r->map_anon_peak;
+	k->map_file_current = r->map_file_current;
+	k->map_file_peak = r->map_file_peak;
+	k->map_largest = r->map_largest;
+	k->total_current = r->total_current;
+	k->total_peak = r->total_peak;
+	k->total_peak_mono_ns = r->total_peak_mono_ns;
+	k->exit_code = r->exit_code;
+	k->exit_signal = r->exit_signal;
+	k->vm_hwm_kb = r->vm_hwm_kb;
+	k->vm_rss_kb = r->vm_rss_kb;
+	k->vm_peak_kb = r->vm_peak_kb;
+	k->ru_maxrss_self_kb = r->ru_maxrss_self_kb;
+	k->ru_maxrss_children_kb = r->ru_maxrss_children_kb;
+	/* argv (argv_bytes, its last NUL kept: like /proc/PID/cmdline, every
+	 * argument is NUL-terminated, so an empty last one is not lost) and
+	 * exe, at their length in one block */
+	iv->owned = malloc(alen + elen + 1);
+	if (!iv->owned)
+		return -ENOMEM;
+	memcpy(iv->owned, r->argv, alen);
+	memcpy(iv->owned + alen, r->exe, elen);
+	iv->owned[alen + elen] = '\0';
+	iv->argv = alen ? iv->owned : NULL;
+	iv->argv_len = alen;
+	iv->exe = elen ? iv->owned + alen : NULL;
+	if (nm) {
+		iv->markers = malloc(nm * sizeof *iv->markers);
+		iv->marker_rusage = malloc(nm * sizeof *iv->marker_rusage);
+		if (!iv->markers || !iv->marker_rusage)
+			return -ENOMEM;
+		memcpy(iv->markers, r->markers, nm * sizeof *iv->markers);
+		memcpy(iv->marker_rusage, r->marker_rusage, nm * sizeof *iv->marker_rusage);
+	}
+	return 0;
+}
+
 /* 1. the shim's view: one image per record file, with its final contents.
  * A record is believed only for an image of the tree (live_believe) whose
  * figures can be true (recordfile_plausible); the rest is put aside. */
@@ -143,39 +206,49 @@ static int add_records(struct merged_run *m, size_t *cap, const struct merge_inp
 {
 	size_t aside_cap = 0;
 	struct recordfile_bounds b = { in->start_mono_ns, in->end_mono_ns, in->memory_kb };
-	for (size_t i = 0; in->live && i < live_count(in->live); i++) {
+	struct mt_record *rec = malloc(sizeof *rec); /* one at a time */
+	int err = rec ? 0 : -ENOMEM;
+	for (size_t i = 0; !err && in->live && i < live_count(in->live); i++) {
 		const struct live_rec *lr = live_get(in->live, i);
 		struct image_view *iv = add_image(m, cap, lr->pid, lr->gen);
 		struct merge_aside *a;
 		char why[sizeof a->why];
-		if (!iv)
-			return -ENOMEM;
-		int rc = live_read_final(in->live, i, &iv->rec);
+		if (!iv) {
+			err = -ENOMEM;
+			break;
+		}
+		int rc = live_read_final(in->live, i, rec);
 		if (rc == 0 && !lr->believed) {
 			/* not an image of the tree: no image at all */
 			m->n_images--;
-			if (!(a = add_aside(m, &aside_cap, lr->pid, lr->gen, 0)))
-				return -ENOMEM;
+			if (!(a = add_aside(m, &aside_cap, lr->pid, lr->gen, 0))) {
+				err = -ENOMEM;
+				break;
+			}
 			snprintf(a->why, sizeof a->why, "pid %d was never in the tree, and the record "
 				 "it names as its parent (%d.%u) is not the tree's either", (int)lr->pid,
-				 (int)iv->rec.parent_pid, (unsigned)iv->rec.parent_gen);
+				 (int)rec->parent_pid, (unsigned)rec->parent_gen);
 			continue;
 		}
-		if (rc == 0 && recordfile_plausible(&iv->rec, &b, why, sizeof why) < 0) {
-			if (!(a = add_aside(m, &aside_cap, lr->pid, lr->gen, 1)))
-				return -ENOMEM;
+		if (rc == 0 && recordfile_plausible(rec, &b, why, sizeof why) < 0) {
+			if (!(a = add_aside(m, &aside_cap, lr->pid, lr->gen, 1))) {
+				err = -ENOMEM;
+				break;
+			}
 			memcpy(a->why, why, sizeof a->why);
 			rc = -RECORDFILE_EIMPLAUSIBLE;
 		}
 		if (rc == 0) {
 			iv->traced = 1;
+			if (merge_keep_record(iv, rec) < 0)
+				err = -ENOMEM;
 			iv->ppid = iv->rec.ppid;
 		} else {
 			iv->record_error = rc;
-			memset(&iv->rec, 0, sizeof iv->rec);
 		}
 	}
-	return 0;
+	free(rec);
+	return err;
 }
 
 /* 2. the poller's view, joined by (pid, gen): images[0, sorted) are the
@@ -256,12 +329,7 @@ static void name_images(struct merged_run *m, const struct merge_input *in)
 		struct image_view *iv = &m->images[i];
 		const struct pview_proc *p = in->pview ? pview_find(in->pview, iv->pid) : NULL;
 		if (iv->traced) {
-			/* argv_bytes counts the last NUL, which stays: like
-			 * /proc/PID/cmdline, every argument is NUL-terminated,
-			 * so an empty last argument ("x\0\0") is not lost */
-			iv->argv = iv->rec.argv;
-			iv->argv_len = iv->rec.argv_bytes;
-			iv->exe = iv->rec.exe[0] ? iv->rec.exe : NULL;
+			/* argv and exe: merge_keep_record() */
 		} else if (p) {
 			name_untraced(iv, p);
 		}
@@ -343,6 +411,11 @@ nomem:
 
 void merge_free(struct merged_run *m)
 {
+	for (size_t i = 0; i < m->n_images; i++) {
+		free(m->images[i].owned);
+		free(m->images[i].markers);
+		free(m->images[i].marker_rusage);
+	}
 	free(m->images);
 	free(m->aside);
 	m->images = NULL;

@@ -23,6 +23,24 @@
 #include "output/resources.h"
 #include "record.h"
 
+/* What the merged view keeps of an image's record: its figures, under the
+ * names of struct mt_record, without what a run of 100,000 images cannot
+ * afford to hold 8 KiB each for (argv and exe are kept at their length in
+ * image_view, markers only for images that set some, the histogram not at
+ * all).  Filled by merge_keep_record(). */
+struct image_rec {
+	int32_t pid, ppid, parent_pid;
+	uint32_t gen, relation, parent_gen, flags, argc, state, marker_count;
+	uint64_t start_mono_ns, end_mono_ns;
+	uint64_t heap_current, heap_peak, heap_peak_mono_ns;
+	uint64_t heap_requested_total, heap_largest_request;
+	uint64_t calls[MT_CALL_SLOTS];
+	uint64_t map_anon_current, map_anon_peak, map_file_current, map_file_peak, map_largest;
+	uint64_t total_current, total_peak, total_peak_mono_ns;
+	int32_t exit_code, exit_signal;
+	uint64_t vm_hwm_kb, vm_rss_kb, vm_peak_kb, ru_maxrss_self_kb, ru_maxrss_children_kb;
+};
+
 /* One process image (a pid between two execs).  A pid that exec'd has one
  * image per record generation; the poller's samples of that pid are
  * attributed to the image that was running at the sample's time. */
@@ -38,7 +56,12 @@ struct image_view {
 	/* the shim's view */
 	int traced;                /* a valid record exists for this image */
 	int record_error;          /* 0, or a recordfile error: "corrupt record" */
-	struct mt_record rec;      /* the record's last contents when traced */
+	struct image_rec rec;      /* the record's last figures when traced */
+	struct mt_marker *markers; /* its first min(marker_count, MT_MARKERS)
+				      markers, and their rusage; NULL: none */
+	struct mt_marker_rusage *marker_rusage;
+	char *owned;               /* argv and exe of a traced image (argv,
+				      exe point into it); freed with the run */
 
 	/* the poller's view */
 	int sampled;               /* seen in at least one sample */
@@ -135,6 +158,11 @@ struct merge_input {
  * itself.  0 or -ENOMEM (then *m is empty but valid). */
 int merge_build(struct merged_run *m, const struct merge_input *in);
 void merge_free(struct merged_run *m);
+
+/* What the merged view keeps of record r for image iv: the figures, argv and
+ * exe at their length, the markers that were set.  0 or -ENOMEM.  (The
+ * collector calls it; tests that build a merged run by hand may too.) */
+int merge_keep_record(struct image_view *iv, const struct mt_record *r);
 
 /* Seconds since the launch for a record's CLOCK_MONOTONIC time (0: -1). */
 double merge_mono_s(const struct merged_run *m, uint64_t mono_ns);

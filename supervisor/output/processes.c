@@ -69,7 +69,7 @@ static int exit_of(const struct image_view *iv, int *code)
  * the poller can tell. */
 static void put_lineage(struct jsonw *w, const struct image_view *iv)
 {
-	const struct mt_record *r = &iv->rec;
+	const struct image_rec *r = &iv->rec;
 	jsonw_object_begin(w);
 	jsonw_key(w, "relation");
 	if (iv->traced) {
@@ -179,23 +179,24 @@ static void put_polled(struct jsonw *w, const struct image_view *iv)
 }
 
 /* The record's markers, their times in run seconds. */
-static void put_markers(struct jsonw *w, const struct merged_run *m, const struct mt_record *r)
+static void put_markers(struct jsonw *w, const struct merged_run *m, const struct image_view *iv)
 {
 	jsonw_array_begin(w);
-	for (uint32_t k = 0; k < r->marker_count && k < MT_MARKERS; k++) {
+	for (uint32_t k = 0; iv->markers && k < iv->rec.marker_count && k < MT_MARKERS; k++) {
+		const struct mt_marker *mk = &iv->markers[k];
 		jsonw_object_begin(w);
 		jsonw_key(w, "label");
-		jsonw_string(w, r->markers[k].label);
+		jsonw_string_n(w, mk->label, strnlen(mk->label, MT_LABEL_BYTES));
 		jsonw_key(w, "t_s");
-		put_s(w, merge_mono_s(m, r->markers[k].mono_ns));
+		put_s(w, merge_mono_s(m, mk->mono_ns));
 		jsonw_key(w, "heap");
-		jsonw_uint(w, r->markers[k].heap_current);
+		jsonw_uint(w, mk->heap_current);
 		jsonw_key(w, "mapped");
-		jsonw_uint(w, r->markers[k].map_current);
+		jsonw_uint(w, mk->map_current);
 		jsonw_key(w, "maxrss_kb");
-		jsonw_uint(w, r->marker_rusage[k].maxrss_self_kb);
+		jsonw_uint(w, iv->marker_rusage[k].maxrss_self_kb);
 		jsonw_key(w, "maxrss_children_kb");
-		jsonw_uint(w, r->marker_rusage[k].maxrss_children_kb);
+		jsonw_uint(w, iv->marker_rusage[k].maxrss_children_kb);
 		jsonw_object_end(w);
 	}
 	jsonw_array_end(w);
@@ -204,7 +205,7 @@ static void put_markers(struct jsonw *w, const struct merged_run *m, const struc
 /* "record": the shim's view of a traced image (null untraced). */
 static void put_record(struct jsonw *w, const struct merged_run *m, const struct image_view *iv)
 {
-	const struct mt_record *r = &iv->rec;
+	const struct image_rec *r = &iv->rec;
 	if (!iv->traced) {
 		jsonw_null(w);
 		return;
@@ -221,7 +222,7 @@ static void put_record(struct jsonw *w, const struct merged_run *m, const struct
 	jsonw_key(w, "heap_peak_at_s");
 	put_s(w, merge_mono_s(m, r->heap_peak_mono_ns));
 	jsonw_key(w, "heap_current");
-	jsonw_uint(w, live_heap_current(r));
+	jsonw_uint(w, r->heap_current);
 	jsonw_key(w, "map_anon_peak");
 	jsonw_uint(w, r->map_anon_peak);
 	jsonw_key(w, "map_file_peak");
@@ -255,7 +256,7 @@ static void put_record(struct jsonw *w, const struct merged_run *m, const struct
 	jsonw_key(w, "flags");
 	jsonw_uint(w, r->flags);
 	jsonw_key(w, "markers");
-	put_markers(w, m, r);
+	put_markers(w, m, iv);
 	jsonw_object_end(w);
 }
 

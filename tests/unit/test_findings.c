@@ -53,7 +53,6 @@ static struct image_view *add_img(pid_t pid, uint32_t gen, const char *argv, siz
 	im->argv_len = argv_len;
 	im->exe = "/usr/bin/prog";
 	im->traced = 1;
-	im->rec.magic = MT_RECORD_MAGIC;
 	im->rec.pid = pid;
 	im->rec.gen = gen;
 	im->rec.state = MT_STATE_EXITED;
