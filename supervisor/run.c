@@ -256,7 +256,9 @@ static void top_members(struct timeline_sample *tl, const struct tree_member *m,
  * (memsup stopped, the machine stalled: findings' sampling_gap). */
 static void note_gap(struct run *r, uint64_t from, uint64_t to)
 {
-	if (from && to > from && to - from > r->gap_ns) {
+	if (!from) /* no sample yet: the gap runs from the start */
+		from = r->start_ns;
+	if (to > from && to - from > r->gap_ns) {
 		r->gap_ns = to - from;
 		r->gap_from_ns = from;
 		r->rec->longest_gap_s = (double)r->gap_ns / 1e9;
