@@ -269,6 +269,27 @@ class TestRun(Tmp):
         self.assertEqual(done.stderr, "")
         self.assertEqual((self.out / "stdout.log").read_text(), "to-out\nto-err\n")
 
+    def test_read_records_of_ended_images(self):
+        # Ended images' records are folded into records.fold; read_records
+        # gives every traced image of processes.json its record, whole.
+        import struct
+        record = memsup.measure_command(
+            ["/bin/sh", "-c", "for i in 1 2 3 4 5; do /bin/true; done; /bin/true"], self.out)
+        self.assertEqual(record["exit_code"], 0)
+        self.assertTrue((self.out / "records.fold").exists())
+        recs = memsup.read_records(self.out)
+        procs = json.loads((self.out / "processes.json").read_text())
+        traced = {(p["pid"], p["gen"]) for p in procs if p["traced"]}
+        self.assertGreaterEqual(len(traced), 2)
+        self.assertLessEqual(traced, set(recs))
+        for (pid, gen), rec in recs.items():
+            self.assertEqual(len(rec), 8192)
+            magic, version, size, rpid = struct.unpack_from("<QIIi", rec, 0)
+            self.assertEqual((magic, version, size), (0x3130304345524D54, 1, 8192))
+            self.assertEqual(rpid, pid)
+        # every record file is emptied once folded: only names are left
+        self.assertTrue(all(f.stat().st_size == 0 for f in (self.out / "records").iterdir()))
+
     def test_env_defaults_overrides_and_cwd(self):
         os.environ["MT_PY_INHERITED"] = "inherited"
         try:
@@ -353,7 +374,7 @@ held = bytearray(30_000_000)
 for i in range(0, len(held), 4096):
     held[i] = 1
 second = memsup.mark("two\\tthree\\nfour")
-import time; time.sleep(0.2)  # held, whole, in the second phase
+import time; time.sleep(0.6)  # held, whole, in the second phase (sampled even when loaded)
 print(first, second)
 """
 

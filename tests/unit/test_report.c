@@ -268,10 +268,11 @@ Test(report, table_sorted_and_aligned, .timeout = 60)
 	char base[] = "/tmp/test_report.XXXXXX";
 	cr_assert_not_null(mkdtemp(base));
 	/* meta mb 8 < 30 < 64 as numbers, but "30" < "64" < "8" as text. */
-	const char *a8[] = { "--meta", "mb=8", "--", prog("steady"), "8", "50", NULL };
-	const char *a30[] = { "--meta", "mb=30", "--", prog("steady"), "30", "50",
+	/* each held 400 ms: a sample sees it even on a loaded machine */
+	const char *a8[] = { "--meta", "mb=8", "--", prog("steady"), "8", "400", NULL };
+	const char *a30[] = { "--meta", "mb=30", "--", prog("steady"), "30", "400",
 			      "a-long-argument-that-makes-the-command-longer-than-forty", NULL };
-	const char *a64[] = { "--meta", "mb=64", "--", prog("steady"), "64", "50", NULL };
+	const char *a64[] = { "--meta", "mb=64", "--", prog("steady"), "64", "400", NULL };
 	const char *d8 = sweep_run(base, "r8", a8, 0);
 	const char *d30 = sweep_run(base, "r30", a30, 0);
 	const char *d64 = sweep_run(base, "r64", a64, 0);
