@@ -46,12 +46,17 @@ static void jsonw_putc(struct jsonw *w, char c)
 	jsonw_put(w, &c, 1);
 }
 
-static void jsonw_newline_indent(struct jsonw *w)
+/* The layout before an item (or a closing bracket) of a container that
+ * is `depth` deep. */
+static void jsonw_newline_indent(struct jsonw *w, unsigned depth)
 {
 	static const char spaces[] = "                                ";
 
-	if (!w->indent)
+	if (!w->indent) {
+		if (depth && depth <= w->lines)
+			jsonw_putc(w, '\n');
 		return;
+	}
 	jsonw_putc(w, '\n');
 	for (size_t todo = (size_t)w->indent * w->depth; todo;) {
 		size_t n = todo < sizeof spaces - 1 ? todo : sizeof spaces - 1;
@@ -74,7 +79,7 @@ static void jsonw_separate(struct jsonw *w)
 	if (w->has_items & bit)
 		jsonw_putc(w, ',');
 	w->has_items |= bit;
-	jsonw_newline_indent(w);
+	jsonw_newline_indent(w, w->depth);
 }
 
 void jsonw_init(struct jsonw *w, int fd, unsigned indent)
@@ -82,10 +87,16 @@ void jsonw_init(struct jsonw *w, int fd, unsigned indent)
 	w->fd = fd;
 	w->err = 0;
 	w->indent = indent;
+	w->lines = 0;
 	w->depth = 0;
 	w->has_items = 0;
 	w->after_key = 0;
 	w->len = 0;
+}
+
+void jsonw_lines(struct jsonw *w, unsigned depth)
+{
+	w->lines = depth;
 }
 
 static void jsonw_open(struct jsonw *w, char c)
@@ -107,9 +118,9 @@ static void jsonw_close(struct jsonw *w, char c)
 		return;
 	}
 	int had_items = !!(w->has_items & (1u << (w->depth - 1)));
-	w->depth--;
+	unsigned closed = w->depth--;
 	if (had_items)
-		jsonw_newline_indent(w);
+		jsonw_newline_indent(w, w->indent ? w->depth : closed);
 	jsonw_putc(w, c);
 }
 

@@ -30,6 +30,8 @@ struct jsonw {
 	int fd;             /* destination; flushed when buf fills and at finish */
 	int err;            /* 0, or the first -errno (sticky) */
 	unsigned indent;    /* 0: one line; N: pretty, N spaces per level */
+	unsigned lines;     /* with indent 0: each item of a container at most
+			       this deep on a line of its own (jsonw_lines) */
 	unsigned depth;
 	uint32_t has_items; /* bit d: the container at depth d has an item */
 	int after_key;      /* the next value follows a key: no comma, no newline */
@@ -39,6 +41,10 @@ struct jsonw {
 
 /* Start a document on `fd` with `indent` spaces per level (0 = compact). */
 void jsonw_init(struct jsonw *w, int fd, unsigned indent);
+/* Compact, but every item of a container at most `depth` deep starts a line
+ * of its own (1: an array of objects, one object per line: greppable and
+ * still one JSON document).  Call after jsonw_init(w, fd, 0). */
+void jsonw_lines(struct jsonw *w, unsigned depth);
 
 void jsonw_object_begin(struct jsonw *w);
 void jsonw_object_end(struct jsonw *w);

@@ -71,6 +71,35 @@ Test(jsonw, compact_line)
 	close(fd);
 }
 
+/* jsonw_lines(1): compact, one item of the outer array per line (the
+ * layout of processes.json), nested containers still on the item's line,
+ * and the result still one JSON document. */
+Test(jsonw, one_item_per_line)
+{
+	struct jsonw w;
+	int fd = new_sink();
+
+	jsonw_init(&w, fd, 0);
+	jsonw_lines(&w, 1);
+	jsonw_array_begin(&w);
+	for (unsigned i = 1; i <= 2; i++) {
+		jsonw_object_begin(&w);
+		jsonw_key(&w, "pid");
+		jsonw_uint(&w, i);
+		jsonw_key(&w, "argv");
+		jsonw_array_begin(&w);
+		jsonw_string(&w, "a");
+		jsonw_array_end(&w);
+		jsonw_object_end(&w);
+	}
+	jsonw_array_end(&w);
+	cr_assert_eq(jsonw_finish_line(&w), 0);
+	cr_assert_str_eq(slurp(fd),
+			 "[\n{\"pid\":1,\"argv\":[\"a\"]},\n"
+			 "{\"pid\":2,\"argv\":[\"a\"]}\n]\n");
+	close(fd);
+}
+
 /* Criterion runs each parameter in a fresh process image (other addresses):
  * parameters must hold their text, not point to it. */
 struct num_case { double v; unsigned decimals; char want[32]; };
