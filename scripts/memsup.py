@@ -72,6 +72,13 @@ take_snapshot(label) -> MemorySnapshot
     Python alike), else "tracemalloc" (Python's heap, 0 unless tracemalloc
     is tracing, as in the seed).
 
+read_records(directory) -> dict
+    The shim's records of an evidence directory, {(pid, gen): bytes}, each
+    the record's bytes as preload/record.h lays them out (8192, zero
+    padded): from records/<pid>.<gen>.mtr while that file is whole, else
+    from records.fold, where memsup folds the records of ended images (the
+    newest copy of an image wins).  A torn last fold entry is skipped.
+
 memsup is found through $MEMSUP, else next to this file in a build tree
 (../supervisor/memsup), else where `make install` put it, else on PATH.
 """
@@ -485,3 +492,64 @@ def take_snapshot(label: str) -> MemorySnapshot:
         vm_hwm_mb=status["VmHWM"] / 1024.0,
         heap_source=source,
     )
+
+
+# ---- the records of an evidence directory ------------------------------------
+
+_RECORD_SIZE = 8192
+_FOLD_MAGIC = 0x3146544D  # "MTF1", supervisor/collect/fold.h
+
+
+def _fold_decode(payload: bytes) -> bytes | None:
+    """The zero-run encoding of supervisor/collect/fold.c, back to bytes."""
+    out = bytearray()
+    i = 0
+    while i < len(payload):
+        c = payload[i]
+        i += 1
+        if c < 0x80:
+            if i + c + 1 > len(payload):
+                return None
+            out += payload[i:i + c + 1]
+            i += c + 1
+        else:
+            out += bytes(c - 0x7F)
+    return bytes(out) if len(out) <= _RECORD_SIZE else None
+
+
+def read_records(directory: str | os.PathLike) -> dict[tuple[int, int], bytes]:
+    """{(pid, gen): record bytes} of an evidence directory (see the module doc)."""
+    import struct
+    import zlib
+
+    directory = Path(directory)
+    records: dict[tuple[int, int], bytes] = {}
+    fold = directory / "records.fold"
+    if fold.exists():
+        data = fold.read_bytes()
+        off = 0
+        while off + 16 <= len(data):
+            magic, n, pid, gen = struct.unpack_from("<IIiI", data, off)
+            end = off + 16 + n + 4
+            if magic != _FOLD_MAGIC or end > len(data):
+                break
+            (crc,) = struct.unpack_from("<I", data, off + 16 + n)
+            if zlib.crc32(data[off + 8:off + 16 + n]) != crc:
+                break
+            rec = _fold_decode(data[off + 16:off + 16 + n])
+            if rec is None:
+                break
+            records[(pid, gen)] = rec.ljust(_RECORD_SIZE, b"\0")
+            off = end
+    rdir = directory / "records"
+    if rdir.is_dir():
+        for f in rdir.iterdir():
+            parts = f.name.split(".")
+            if len(parts) != 3 or parts[2] != "mtr" or not parts[0].isdigit() \
+                    or not parts[1].isdigit():
+                continue
+            rec = f.read_bytes()
+            if len(rec) == _RECORD_SIZE:
+                records[(int(parts[0]), int(parts[1]))] = rec
+    return records
+

@@ -6,6 +6,7 @@
  * every one of them, is the containment's (contain.h). */
 #include "run.h"
 #include "analyze/phases.h"
+#include "collect/fold.h"
 #include "collect/jitter.h"
 #include "collect/live.h"
 #include "collect/procfs.h"
@@ -352,6 +353,19 @@ static void finish_times(struct run *r)
 		rec->poll_interval_p99_s = (double)jitter_quantile(&r->jit, 0.99) / 1e9;
 }
 
+/* Folds the ended images' records (live_fold_ended), after one last look
+ * at their markers.  0, or -errno noted as the evidence failure. */
+static int fold_ended(struct run *r)
+{
+	if (!r->live)
+		return 0;
+	phases_scan_shim(r->cfg->phases, r->live, r->start_ns, r->cfg->proc_root);
+	int rc = live_fold_ended(r->live);
+	if (rc < 0)
+		evidence_note_failure(r->ev, "write", FOLD_NAME, rc);
+	return rc;
+}
+
 /* The supervision loop proper; returns the reason (SUP_REASON_NONE: the
  * main process ended on its own). */
 static enum sup_reason supervise(struct run *r)
@@ -391,6 +405,13 @@ static enum sup_reason supervise(struct run *r)
 				? (double)jitter_quantile(&r->jit, 0.99) / 1e9 : -1;
 			r->rec->wall_s = since_start_s(r, now);
 			relay_report(r->cfg->relay, &r->rec->output);
+			/* the records of ended images into the fold file, their
+			 * markers read first: the directory and each sample's
+			 * work stay the size of what still runs */
+			if (fold_ended(r) < 0) {
+				reason = SUP_REASON_EVIDENCE_FAILED;
+				break;
+			}
 			/* Evidence that cannot be written ends the run: a
 			 * supervisor that goes on measuring into a full disk
 			 * or a removed directory would report nothing. */
@@ -483,6 +504,12 @@ static int open_run(struct run *r, sigset_t *orig)
 	rec->discovery = contain_name(r->contain);
 	if (cfg->records_dir && (rc = live_open(&r->live, cfg->records_dir)) < 0)
 		return start_failed(r, 125, "open the records directory", -rc);
+	if (r->live) {
+		/* where the records of ended images go (collect/fold.h) */
+		if ((rc = evidence_fold_fd(r->ev)) < 0)
+			return start_failed(r, 125, "create " FOLD_NAME, -rc);
+		live_set_fold(r->live, rc);
+	}
 	if ((rc = pview_open(&r->pv, cfg->proc_root, cfg->records_dir != NULL)) < 0)
 		return start_failed(r, 125, "per-process view", -rc);
 	const char *const *notes;
@@ -611,6 +638,14 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	phases_read_file(cfg->phases, since_start_s(r, mono_ns()), 1, cfg->proc_root, r->live);
 	phases_scan_shim(cfg->phases, r->live, r->start_ns, cfg->proc_root);
 	phases_finish(cfg->phases);
+	/* every process is gone: the records dir keeps only empty names */
+	if (rec->reason != SUP_REASON_START_FAILED && fold_ended(r) < 0 &&
+	    rec->reason != SUP_REASON_EVIDENCE_FAILED) {
+		rec->reason = SUP_REASON_EVIDENCE_FAILED;
+		if (evidence_fail_describe(r->ev, run_error, sizeof run_error) == 0)
+			rec->error = run_error;
+		status = rec->exit_status = resources_exit_status(rec->reason, status);
+	}
 	views->live = r->live;
 	views->pview = r->pv;
 	views->start_ns = r->start_ns;

@@ -222,9 +222,9 @@ void phases_finish(struct phase_log *pl)
  * the first PHASES_HEAPS kept. */
 static void take_heaps(struct marker *mk, const struct live *live)
 {
-	size_t n = live ? live_count(live) : 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct live_rec *lr = live_get(live, i);
+	size_t n = live ? live_active_count(live) : 0;
+	for (size_t a = 0; a < n; a++) {
+		const struct live_rec *lr = live_get(live, live_active_index(live, a));
 		if (!lr->map || !lr->believed || live_state(lr->map) != MT_STATE_RUNNING)
 			continue;
 		struct pid_heap h = { lr->pid, live_heap_current(lr->map) };
@@ -351,7 +351,10 @@ void phases_scan_shim(struct phase_log *pl, const struct live *live, uint64_t st
 		pl->shim_seen = seen;
 		pl->shim_seen_cap = cap;
 	}
-	for (size_t i = 0; i < nl; i++) {
+	/* the mapped records only: a folded one had its markers read when it
+	 * was folded (live_fold_ended runs after this) */
+	for (size_t a = 0, na = live ? live_active_count(live) : 0; a < na; a++) {
+		size_t i = live_active_index(live, a);
 		const struct live_rec *lr = live_get(live, i);
 		if (!lr->map || !lr->believed)
 			continue; /* not (yet) known to be the tree's: live_believe() */

@@ -16,6 +16,7 @@
  * zeros, and the next live_update() marks that record as not trusted
  * ("record file too short").  A fault anywhere else gets the default
  * action back and kills memsup as it would have. */
+#include "collect/fold.h"
 #include "collect/live.h"
 #include "collect/recordfile.h"
 #include "contain/contain.h"
@@ -52,6 +53,11 @@ struct live {
 	struct pidmap newest;    /* struct live_newest */
 	size_t *doubted;         /* indices of mapped records not believed yet */
 	size_t ndoubted, doubted_cap;
+	size_t *active;          /* indices of mapped records (live_active_*) */
+	size_t nactive, active_cap;
+	int fold_fd;             /* the fold file, or -1 */
+	off_t fold_end;          /* its size: where the next entry goes */
+	size_t nfolded;
 };
 
 /* ---- SIGBUS on a shrunk record file ---------------------------------- */
@@ -129,6 +135,7 @@ int live_open(struct live **out, const char *dir)
 		l->ifd = -1;
 	}
 	l->rescan = 1;
+	l->fold_fd = -1;
 	pidmap_init(&l->newest, sizeof(struct live_newest));
 	long page = sysconf(_SC_PAGESIZE);
 	live_page_mask = ~(uintptr_t)((page > 0 ? page : 4096) - 1);
@@ -163,6 +170,7 @@ void live_close(struct live *l)
 	free(l->recs);
 	free(l->pending);
 	free(l->doubted);
+	free(l->active);
 	pidmap_free(&l->newest);
 	free(l);
 }
@@ -187,6 +195,21 @@ const struct live_rec *live_get(const struct live *l, size_t i)
 	return i < l->n ? &l->recs[i] : NULL;
 }
 
+
+/* A newly mapped record joins the active ones.  Out of memory: the record
+ * is still mapped and read at the end, but no sample reads it. */
+static void activate(struct live *l, size_t i)
+{
+	if (l->nactive == l->active_cap) {
+		size_t nc = l->active_cap ? l->active_cap * 2 : 64;
+		size_t *na = realloc(l->active, nc * sizeof *na);
+		if (!na)
+			return;
+		l->active = na;
+		l->active_cap = nc;
+	}
+	l->active[l->nactive++] = i;
+}
 
 /* A newly mapped record waits in `doubted` until live_believe() believes
  * it.  Out of memory: believed at once, as before records were doubted. */
@@ -266,8 +289,10 @@ static void try_map(struct live *l, struct live_rec *r)
 	/* decided: mapped or not trusted; the mapping needs no fd */
 	close(r->fd);
 	r->fd = -1;
-	if (r->map)
+	if (r->map) {
 		doubt(l, (size_t)(r - l->recs));
+		activate(l, (size_t)(r - l->recs));
+	}
 }
 
 static int add_name(struct live *l, const char *name)
@@ -291,6 +316,7 @@ static int add_name(struct live *l, const char *name)
 	r->pid = pid;
 	r->gen = gen;
 	r->fd = -1;
+	r->fold_off = -1;
 	strcpy(r->name, name);
 	/* chain newest first; gens normally appear in increasing order */
 	int first;
@@ -456,6 +482,18 @@ int live_read_final(struct live *l, size_t i, struct mt_record *out)
 		live_take_faults(l);
 	if (r->error)
 		return r->error;
+	if (r->fold_off >= 0) {
+		off_t next;
+		int rc = fold_read_at(l->fold_fd, (off_t)r->fold_off, out, &next);
+		if (rc == 0)
+			rc = -EBADMSG; /* the file ended before its entry */
+		if (rc < 0)
+			return rc;
+		rc = recordfile_validate(out);
+		if (rc == 0 && (out->pid != r->pid || out->gen != r->gen))
+			rc = -RECORDFILE_ECORRUPT;
+		return rc;
+	}
 	if (!r->map) {
 		/* never became valid while the run went on: one last look,
 		 * through the validating reader */
@@ -486,3 +524,100 @@ int live_read_final(struct live *l, size_t i, struct mt_record *out)
 		rc = -RECORDFILE_ECORRUPT;
 	return rc;
 }
+
+void live_set_fold(struct live *l, int fd)
+{
+	l->fold_fd = fd;
+	l->fold_end = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
+	if (l->fold_end < 0)
+		l->fold_end = 0;
+}
+
+size_t live_folded(const struct live *l)
+{
+	return l->nfolded;
+}
+
+size_t live_active_count(const struct live *l)
+{
+	return l->nactive;
+}
+
+size_t live_active_index(const struct live *l, size_t k)
+{
+	return l->active[k];
+}
+
+/* Can this record still change?  Not once its process is gone, nor once
+ * its exec succeeded (the next generation's record is there: the old
+ * image's memory, the mapping with it, is gone). */
+static int live_record_ended(const struct live *l, const struct live_rec *r)
+{
+	uint32_t state = live_state(r->map);
+	if (state == MT_STATE_EXECED) {
+		const struct live_rec *next = live_find(l, r->pid, r->gen + 1);
+		if (next && !next->error && (next->map || next->fold_off >= 0))
+			return 1;
+	}
+	return kill(r->pid, 0) < 0 && errno == ESRCH;
+}
+
+/* Append record i to the fold file, then unmap it and empty its file. */
+static int live_fold_one(struct live *l, size_t i)
+{
+	struct live_rec *r = &l->recs[i];
+	static unsigned char buf[FOLD_MAX_ENTRY];
+	struct mt_record rec;
+	int rc = live_read_final(l, i, &rec);
+	if (rc < 0)
+		return 0; /* not a record to keep: it stays as it is, untrusted */
+	size_t n = fold_entry(&rec, buf);
+	ssize_t w = write(l->fold_fd, buf, n);
+	if (w != (ssize_t)n) {
+		int err = w < 0 ? -errno : -ENOSPC;
+		if (w > 0 && ftruncate(l->fold_fd, l->fold_end) == 0) {
+			/* the torn entry is cut back: the file stays readable */
+		}
+		return err;
+	}
+	r->fold_off = (int64_t)l->fold_end;
+	l->fold_end += (off_t)n;
+	l->nfolded++;
+	munmap((void *)r->map, MT_RECORD_SIZE);
+	r->map = NULL;
+	/* empty, not removed: the name keeps its generation taken */
+	int fd = openat(l->dirfd, r->name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd >= 0) {
+		if (ftruncate(fd, 0) != 0) {
+			/* a file we cannot empty keeps its bytes: only space lost */
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+int live_fold_ended(struct live *l)
+{
+	if (l->fold_fd < 0)
+		return 0;
+	if (live_nfaults)
+		live_take_faults(l);
+	for (size_t k = 0; k < l->nactive;) {
+		size_t i = l->active[k];
+		struct live_rec *r = &l->recs[i];
+		if (!r->map || r->error) { /* unmapped since (a fault) */
+			l->active[k] = l->active[--l->nactive];
+			continue;
+		}
+		if (!r->believed || !live_record_ended(l, r)) {
+			k++;
+			continue;
+		}
+		int rc = live_fold_one(l, i);
+		if (rc < 0)
+			return rc;
+		l->active[k] = l->active[--l->nactive];
+	}
+	return 0;
+}
+

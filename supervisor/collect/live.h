@@ -11,8 +11,10 @@
  * are only read: each counter with a single atomic 64-bit load, as
  * preload/record.h allows.
  *
- * Mappings are kept until live_close() (8 KiB of address space per traced
- * image; the final contents are copied with recordfile_read_at()).
+ * Mappings are kept while an image can still change its record; then the
+ * record is folded into the evidence's fold file (fold.h, live_fold_ended)
+ * and unmapped, so that a run of 100,000 images maps and reads only the
+ * ones still running.
  *
  * Not thread-safe.  Return convention: 0 or -errno.
  */
@@ -36,6 +38,9 @@ struct live_rec {
 	long next_same_pid;          /* index of this pid's previous record, -1 */
 	int believed;                /* the image is part of the tree: see
 					live_believe() */
+	int64_t fold_off;            /* folded (fold.h): its entry's offset in
+					the fold file, the file emptied, map
+					NULL; < 0: not folded */
 	char name[48];
 };
 
@@ -67,6 +72,24 @@ int live_update(struct live *l, int force_scan);
  * aside. */
 struct tree_member;
 void live_believe(struct live *l, const struct tree_member *members, size_t n, pid_t command);
+
+/* Folding (fold.h): `fd` is the fold file, open for reading and appending
+ * (O_RDWR | O_APPEND); live_close() does not close it. */
+void live_set_fold(struct live *l, int fd);
+/* Fold every mapped, believed record whose image can no longer change it:
+ * its process is gone (kill(pid, 0) says ESRCH), or it exec'd and the next
+ * generation's record is there.  Called about once a second, after the
+ * markers were read.  0, or -errno when the fold file could not be
+ * written (an evidence failure: the record files stay as they were). */
+int live_fold_ended(struct live *l);
+/* How many records are folded. */
+size_t live_folded(const struct live *l);
+
+/* The mapped records (not folded, not pending, not in error): what a
+ * sample reads.  live_active_index(l, k) for k < live_active_count(l) is
+ * an index for live_get(). */
+size_t live_active_count(const struct live *l);
+size_t live_active_index(const struct live *l, size_t k);
 
 /* Files still waiting for their magic. */
 size_t live_pending(const struct live *l);

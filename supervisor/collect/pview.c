@@ -410,6 +410,12 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 				 * reason; an inconclusive look is retried */
 				inspect(pv, live, pid, img);
 			}
+		} else if (!img->argv && img->inspect_tries < 50) {
+			/* inspected, but its cmdline read empty: caught in the
+			 * middle of its exec (the old mm gone, the new one not
+			 * yet set up).  Its name, again, while it runs. */
+			img->inspect_tries++;
+			read_identity(pv, pid, &img->argv, &img->argv_len, &img->exe);
 		}
 	}
 	if (new_peak)

@@ -4,6 +4,7 @@
  * record from resources.h.  Here they reach the disk whole, or the first
  * failure is kept to be told. */
 #include "output/evidence.h"
+#include "collect/fold.h"
 #include "jsonw.h"
 #include "output/resources.h"
 #include "output/timeline.h"
@@ -38,7 +39,7 @@ int evidence_create(struct evidence *ev, const char *path, int with_log,
 {
 	char tmp[PATH_MAX];
 	int rc;
-	ev->dirfd = ev->log_fd = ev->rss_fd = ev->tl_fd = -1;
+	ev->dirfd = ev->log_fd = ev->rss_fd = ev->tl_fd = ev->fold_fd = -1;
 	ev->rss_whole = ev->tl_whole = 0;
 	ev->fail_op = ev->fail_name = NULL;
 	ev->fail_err = 0;
@@ -94,6 +95,20 @@ void evidence_note_failure(struct evidence *ev, const char *op, const char *name
 	ev->fail_err = err;
 }
 
+int evidence_fold_fd(struct evidence *ev)
+{
+	if (ev->fold_fd >= 0)
+		return ev->fold_fd;
+	ev->fold_fd = openat(ev->dirfd, FOLD_NAME,
+			     O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (ev->fold_fd < 0) {
+		int err = -errno;
+		evidence_note_failure(ev, "create", FOLD_NAME, err);
+		return err;
+	}
+	return ev->fold_fd;
+}
+
 int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap)
 {
 	if (!ev->fail_op) {
@@ -136,9 +151,11 @@ void evidence_close(struct evidence *ev)
 	}
 	if (ev->log_fd >= 0)
 		close(ev->log_fd);
+	if (ev->fold_fd >= 0)
+		close(ev->fold_fd);
 	if (ev->dirfd >= 0)
 		close(ev->dirfd);
-	ev->dirfd = ev->log_fd = ev->rss_fd = ev->tl_fd = -1;
+	ev->dirfd = ev->log_fd = ev->rss_fd = ev->tl_fd = ev->fold_fd = -1;
 }
 
 /* One whole line into a line file's buffer.  Through jsonw (raw: the

@@ -31,6 +31,8 @@ struct evidence {
 	int log_fd;                /* stdout.log (relay.h); -1: none */
 	int rss_fd;                /* rss.jsonl */
 	int tl_fd;                 /* timeline.jsonl */
+	int fold_fd;               /* records.fold (fold.h): -1 until a traced
+				      run asks for it */
 	char path[PATH_MAX];       /* absolute path of the directory */
 	struct jsonw rss_w;        /* rss.jsonl lines, buffered (see below) */
 	struct jsonw tl_w;         /* timeline.jsonl lines, the same way */
@@ -63,9 +65,14 @@ int evidence_flush_samples(struct evidence *ev);
 int evidence_append_timeline(struct evidence *ev, const struct timeline_sample *s);
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable);
 
+/* records.fold, created (empty, O_RDWR | O_APPEND) at the first call:
+ * where the records of ended images are folded (collect/fold.h).  The fd,
+ * or -errno (noted as the run's evidence failure). */
+int evidence_fold_fd(struct evidence *ev);
 /* A write into the directory that failed elsewhere (the relay's into
- * stdout.log): `op` ("write") of `name` failed with -errno `err`.  Only the
- * first failure is kept: it is the cause. */
+ * stdout.log, the fold's into records.fold): `op` ("write") of `name`
+ * failed with -errno `err`.  Only the first failure is kept: it is the
+ * cause. */
 void evidence_note_failure(struct evidence *ev, const char *op, const char *name, int err);
 
 /* The first failed write as "OP DIR/NAME: strerror" into buf (cap bytes);

@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 
+#include "collect/fold.h"
 #include "collect/recordfile.h"
 
 /* Runs x_stress under memsup, checks the run, and loads every record. */
@@ -46,13 +47,14 @@ static void stress_run(struct stress_run *s, const char *threads, const char *it
 	cr_assert_eq(recordfile_list(dir, &e, &n), 0);
 	s->rec = calloc(n ? n : 1, sizeof *s->rec);
 	s->n = n;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	/* the names are in records/; the records of ended images were
+	 * folded into records.fold (collect/fold.h) */
+	int dfd = open(s->r.dir, O_RDONLY | O_DIRECTORY);
 	cr_assert_geq(dfd, 0);
 	for (size_t i = 0; i < n; i++) {
-		char name[64];
-		snprintf(name, sizeof name, "%d.%u.mtr", (int)e[i].pid, e[i].gen);
-		int rc = recordfile_read_at(dfd, name, &s->rec[i]);
-		cr_assert_eq(rc, 0, "record %s: %s", name, recordfile_strerror(rc));
+		int rc = fold_read_record(dfd, e[i].pid, e[i].gen, &s->rec[i]);
+		cr_assert_eq(rc, 0, "record %d.%u: %s", (int)e[i].pid, e[i].gen,
+			     recordfile_strerror(rc));
 	}
 	close(dfd);
 	free(e);

@@ -1,0 +1,174 @@
+/* fold.c: the fold file's format, both ways (see fold.h). */
+#include "collect/fold.h"
+#include "collect/recordfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void fold_put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+static uint32_t fold_get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32), bit by bit: a record a
+ * second at most is folded, so a table buys nothing. */
+static uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n)
+{
+	crc = ~crc;
+	while (n--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+	}
+	return ~crc;
+}
+
+size_t fold_encode(const struct mt_record *rec, unsigned char *out)
+{
+	const unsigned char *in = (const unsigned char *)rec;
+	size_t i = 0, o = 0;
+	while (i < FOLD_RECORD_BYTES) {
+		size_t run = 0;
+		while (i + run < FOLD_RECORD_BYTES && run < 128 && in[i + run] == 0)
+			run++;
+		if (run) {
+			out[o++] = (unsigned char)(0x7f + run);
+			i += run;
+			continue;
+		}
+		/* literals up to the next zero byte worth a run (two in a row:
+		 * a lone zero costs less inside the literal) */
+		size_t lit = 0;
+		while (i + lit < FOLD_RECORD_BYTES && lit < 128 &&
+		       !(in[i + lit] == 0 && i + lit + 1 < FOLD_RECORD_BYTES && in[i + lit + 1] == 0))
+			lit++;
+		out[o++] = (unsigned char)(lit - 1);
+		memcpy(out + o, in + i, lit);
+		o += lit;
+		i += lit;
+	}
+	return o;
+}
+
+int fold_decode(const unsigned char *in, size_t n, struct mt_record *out)
+{
+	unsigned char *dst = (unsigned char *)out;
+	size_t i = 0, o = 0;
+	while (i < n) {
+		unsigned c = in[i++];
+		size_t len = c < 0x80 ? c + 1u : c - 0x7fu;
+		if (len > FOLD_RECORD_BYTES - o)
+			return -EBADMSG;
+		if (c < 0x80) {
+			if (len > n - i)
+				return -EBADMSG;
+			memcpy(dst + o, in + i, len);
+			i += len;
+		} else {
+			memset(dst + o, 0, len);
+		}
+		o += len;
+	}
+	return o == FOLD_RECORD_BYTES ? 0 : -EBADMSG;
+}
+
+size_t fold_entry(const struct mt_record *r, unsigned char *buf)
+{
+	size_t n = fold_encode(r, buf + FOLD_HEADER_BYTES);
+	fold_put32(buf, FOLD_MAGIC);
+	fold_put32(buf + 4, (uint32_t)n);
+	fold_put32(buf + 8, (uint32_t)r->pid);
+	fold_put32(buf + 12, r->gen);
+	fold_put32(buf + FOLD_HEADER_BYTES + n, fold_crc(0, buf + 8, 8 + n));
+	return FOLD_HEADER_BYTES + n + 4;
+}
+
+static ssize_t fold_pread(int fd, void *buf, size_t n, off_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+int fold_read_at(int fd, off_t off, struct mt_record *out, off_t *next)
+{
+	unsigned char buf[FOLD_MAX_ENTRY];
+	ssize_t got = fold_pread(fd, buf, FOLD_HEADER_BYTES, off);
+	if (got < 0)
+		return (int)got;
+	if (got == 0)
+		return 0;
+	if ((size_t)got < FOLD_HEADER_BYTES || fold_get32(buf) != FOLD_MAGIC)
+		return -EBADMSG;
+	uint32_t n = fold_get32(buf + 4);
+	if (n > FOLD_MAX_PAYLOAD)
+		return -EBADMSG;
+	got = fold_pread(fd, buf + FOLD_HEADER_BYTES, n + 4u, off + FOLD_HEADER_BYTES);
+	if (got < 0)
+		return (int)got;
+	if ((size_t)got < n + 4u ||
+	    fold_get32(buf + FOLD_HEADER_BYTES + n) != fold_crc(0, buf + 8, 8 + n) ||
+	    fold_decode(buf + FOLD_HEADER_BYTES, n, out) < 0 ||
+	    out->pid != (int32_t)fold_get32(buf + 8) || out->gen != fold_get32(buf + 12))
+		return -EBADMSG;
+	*next = off + (off_t)(FOLD_HEADER_BYTES + n + 4u);
+	return 1;
+}
+
+int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *out)
+{
+	char name[64];
+	struct mt_record *r = malloc(sizeof *r);
+	int found = 0, rc, fd;
+	off_t off = 0, next;
+	if (!r)
+		return -ENOMEM;
+	snprintf(name, sizeof name, "records/%d.%u.mtr", (int)pid, (unsigned)gen);
+	rc = recordfile_read_at(evdirfd, name, out);
+	if (rc == 0 || rc != -RECORDFILE_ESHORT) {
+		free(r);
+		return rc; /* whole there, or not a record for another reason */
+	}
+	fd = openat(evdirfd, FOLD_NAME, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		free(r);
+		return rc == -ENOENT ? -RECORDFILE_ESHORT : rc;
+	}
+	/* the newest copy: memsup killed between a fold and the emptying of
+	 * the file folds the same image again */
+	while ((rc = fold_read_at(fd, off, r, &next)) > 0) {
+		if (r->pid == pid && r->gen == gen) {
+			memcpy(out, r, sizeof *out);
+			found = 1;
+		}
+		off = next;
+	}
+	close(fd);
+	free(r);
+	if (!found)
+		return -RECORDFILE_ESHORT;
+	return recordfile_validate(out);
+}
+

@@ -1,0 +1,72 @@
+/* fold.h: the records of images that have ended, folded into one file.
+ *
+ * A run of 100,000 short processes left 100,000 record files of 8 KiB each
+ * (800 MB), all mapped (vm.max_map_count stops at about 65,000 mappings)
+ * and all read at every sample.  Once an image can no longer change its
+ * record (its process is gone, or its exec replaced it), live.c appends
+ * the record here, unmaps it, and truncates its file to nothing: the name
+ * stays, so the shim's first-free-generation rule and the lineage look-ups
+ * see what they always saw, but the records directory holds only the
+ * images still running.  Nothing is lost if memsup dies at any point: a
+ * record is appended (one write) before its file is truncated, and a
+ * reader takes the newest copy of a (pid, gen, start) it finds twice.
+ *
+ * The file, `records.fold` in the evidence directory, is a sequence of
+ * entries, each written with one write(2) on an O_APPEND descriptor:
+ *
+ *     u32 magic "MTF1"   u32 n        i32 pid   u32 gen
+ *     n bytes: struct mt_record (record.h; the file's padding to 8192
+ *              bytes is zeros and is not kept), zero runs encoded
+ *     u32 CRC-32 (IEEE) of pid, gen and the n bytes
+ *
+ * all little-endian.  The encoding is a stream of control bytes: c < 0x80
+ * is followed by c+1 literal bytes; c >= 0x80 stands for c-0x7f zero
+ * bytes.  A typical ended record takes 300 to 600 bytes.  A torn last
+ * entry (memsup killed while writing) fails its length or CRC and ends the
+ * reading there; nothing before it is affected.
+ *
+ * This module owns the format in both directions (fold_encode and
+ * fold_decode are pure; tests/unit/test_fold.c writes then reads).
+ * Return convention: 0 or -errno; -EBADMSG for an entry that is not whole.
+ */
+#ifndef MEMSUP_FOLD_H
+#define MEMSUP_FOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+
+#define FOLD_NAME "records.fold"
+#define FOLD_MAGIC UINT32_C(0x3146544d) /* "MTF1" */
+#define FOLD_HEADER_BYTES 16u
+#define FOLD_RECORD_BYTES (sizeof(struct mt_record))
+/* the largest encoding of a record: every byte literal */
+#define FOLD_MAX_PAYLOAD (FOLD_RECORD_BYTES + FOLD_RECORD_BYTES / 128u + 1u)
+#define FOLD_MAX_ENTRY (FOLD_HEADER_BYTES + FOLD_MAX_PAYLOAD + 4u)
+
+/* The zero-run encoding of the FOLD_RECORD_BYTES at `rec` into out
+ * (FOLD_MAX_PAYLOAD bytes); returns its length. */
+size_t fold_encode(const struct mt_record *rec, unsigned char *out);
+/* Back into *out; 0, or -EBADMSG when `in` does not decode to exactly
+ * FOLD_RECORD_BYTES bytes. */
+int fold_decode(const unsigned char *in, size_t n, struct mt_record *out);
+
+/* One whole entry for record r into buf (FOLD_MAX_ENTRY bytes); returns
+ * its length. */
+size_t fold_entry(const struct mt_record *r, unsigned char *buf);
+/* The entry at `off` of an open fold file: the record into *out (not
+ * validated: recordfile_validate is the caller's) and the offset of the
+ * next entry into *next.  1 when an entry was read, 0 at the end of the
+ * file, -EBADMSG when the entry there is torn or damaged, or -errno. */
+int fold_read_at(int fd, off_t off, struct mt_record *out, off_t *next);
+
+/* The record of image (pid, gen) of an evidence directory (open at
+ * evdirfd), wherever it is: records/<pid>.<gen>.mtr while it is whole,
+ * else its newest entry in records.fold.  0, or a recordfile.h error
+ * (-ENOENT when neither has it).  For readers of finished evidence: tests,
+ * tools. */
+int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *out);
+
+#endif /* MEMSUP_FOLD_H */

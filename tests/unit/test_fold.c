@@ -1,0 +1,143 @@
+/* test_fold.c: the fold file's format (supervisor/collect/fold.h), written
+ * then read back: records of every shape come back byte for byte, a torn or
+ * damaged entry is refused without touching the ones before it, and the
+ * newest copy of an image wins. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect/fold.h"
+#include "collect/recordfile.h"
+
+static struct mt_record sample(int32_t pid, uint32_t gen)
+{
+	struct mt_record r;
+	memset(&r, 0, sizeof r);
+	r.magic = MT_RECORD_MAGIC;
+	r.version = MT_RECORD_VERSION;
+	r.record_size = MT_RECORD_SIZE;
+	r.pid = pid;
+	r.gen = gen;
+	r.state = MT_STATE_EXITED;
+	r.heap_peak = 123456789;
+	r.calls[MT_CALL_MALLOC] = 42;
+	r.hist[5] = 7;
+	strcpy(r.exe, "/usr/bin/true");
+	memcpy(r.argv, "true\0--version", 15);
+	r.argv_bytes = 15;
+	return r;
+}
+
+Test(fold, encode_decode_round_trip)
+{
+	static unsigned char buf[FOLD_MAX_PAYLOAD];
+	struct mt_record a = sample(77, 1), b;
+	size_t n = fold_encode(&a, buf);
+	cr_expect_lt(n, 400, "a sparse record folds small: %zu bytes", n);
+	cr_assert_eq(fold_decode(buf, n, &b), 0);
+	cr_expect_eq(memcmp(&a, &b, sizeof a), 0);
+	/* every byte non-zero: the worst case fits FOLD_MAX_PAYLOAD */
+	memset(&a, 0xA5, sizeof a);
+	n = fold_encode(&a, buf);
+	cr_expect_leq(n, FOLD_MAX_PAYLOAD);
+	cr_assert_eq(fold_decode(buf, n, &b), 0);
+	cr_expect_eq(memcmp(&a, &b, sizeof a), 0);
+	/* alternating zero and not: lone zeros stay literal */
+	unsigned char *p = (unsigned char *)&a;
+	for (size_t i = 0; i < sizeof a; i++)
+		p[i] = (unsigned char)(i % 3 ? i : 0);
+	n = fold_encode(&a, buf);
+	cr_assert_eq(fold_decode(buf, n, &b), 0);
+	cr_expect_eq(memcmp(&a, &b, sizeof a), 0);
+	/* too short, too long */
+	cr_expect_eq(fold_decode(buf, n - 1, &b), -EBADMSG);
+	buf[n] = 0x80;
+	cr_expect_eq(fold_decode(buf, n + 1, &b), -EBADMSG);
+}
+
+static int fold_file(char *path)
+{
+	strcpy(path, "/tmp/mtfoldXXXXXX");
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	return fd;
+}
+
+Test(fold, entries_torn_tail_and_damage)
+{
+	static unsigned char buf[FOLD_MAX_ENTRY];
+	char path[32];
+	int fd = fold_file(path);
+	struct mt_record r1 = sample(10, 0), r2 = sample(11, 2), out;
+	off_t off = 0, next;
+	size_t n1 = fold_entry(&r1, buf);
+	cr_assert_eq(write(fd, buf, n1), (ssize_t)n1);
+	size_t n2 = fold_entry(&r2, buf);
+	cr_assert_eq(write(fd, buf, n2), (ssize_t)n2);
+	/* a third, torn half-way (memsup killed while writing) */
+	cr_assert_eq(write(fd, buf, n2 / 2), (ssize_t)(n2 / 2));
+	cr_assert_eq(fold_read_at(fd, off, &out, &next), 1);
+	cr_expect_eq(memcmp(&out, &r1, sizeof out), 0);
+	cr_expect_eq(next, (off_t)n1);
+	cr_assert_eq(fold_read_at(fd, next, &out, &next), 1);
+	cr_expect_eq(out.pid, 11);
+	cr_expect_eq(out.gen, 2);
+	cr_expect_eq(fold_read_at(fd, next, &out, &next), -EBADMSG, "torn entry refused");
+	/* the end */
+	cr_assert_eq(ftruncate(fd, (off_t)(n1 + n2)), 0);
+	cr_expect_eq(fold_read_at(fd, (off_t)(n1 + n2), &out, &next), 0);
+	/* a flipped byte in the first entry's payload: its CRC says so */
+	unsigned char c;
+	cr_assert_eq(pread(fd, &c, 1, 40), 1);
+	c ^= 0x10;
+	cr_assert_eq(pwrite(fd, &c, 1, 40), 1);
+	cr_expect_eq(fold_read_at(fd, 0, &out, &next), -EBADMSG);
+	close(fd);
+	unlink(path);
+}
+
+/* An evidence directory: whole files are read where they are, emptied ones
+ * from the fold, and the newest fold copy wins. */
+Test(fold, read_record_of_an_evidence_directory)
+{
+	static unsigned char buf[FOLD_MAX_ENTRY];
+	char dir[] = "/tmp/mtfoldevXXXXXX", path[128];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/records", dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	struct mt_record whole = sample(20, 0), old = sample(21, 0), newer = sample(21, 0), out;
+	newer.heap_peak = 999;
+	static struct {
+		struct mt_record r;
+		char pad[MT_RECORD_SIZE - sizeof(struct mt_record)];
+	} file;
+	file.r = whole;
+	snprintf(path, sizeof path, "%s/records/20.0.mtr", dir);
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+	cr_assert_eq(write(fd, &file, sizeof file), (ssize_t)sizeof file);
+	close(fd);
+	snprintf(path, sizeof path, "%s/records/21.0.mtr", dir);
+	close(open(path, O_WRONLY | O_CREAT, 0644)); /* emptied by a fold */
+	snprintf(path, sizeof path, "%s/" FOLD_NAME, dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	size_t n = fold_entry(&old, buf);
+	cr_assert_eq(write(fd, buf, n), (ssize_t)n);
+	n = fold_entry(&newer, buf);
+	cr_assert_eq(write(fd, buf, n), (ssize_t)n);
+	close(fd);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(fold_read_record(dfd, 20, 0, &out), 0);
+	cr_expect_eq(out.heap_peak, whole.heap_peak);
+	cr_assert_eq(fold_read_record(dfd, 21, 0, &out), 0);
+	cr_expect_eq(out.heap_peak, 999, "the newest copy");
+	cr_expect_eq(fold_read_record(dfd, 22, 0, &out), -ENOENT);
+	close(dfd);
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+}
