@@ -9,7 +9,10 @@
  * File name: "<pid>.<gen>.mtr", where <gen> counts exec images of the same pid
  * (0 for the first image a pid runs under the shim, 1 after its first exec,
  * ...).  The writer creates it with O_CREAT|O_EXCL, so the first free <gen> is
- * taken; a reader sorts by (pid, gen).
+ * taken; a reader sorts by (pid, gen).  Under memsup the file of an image
+ * that has ended is emptied once its record is copied into records.fold
+ * (supervisor/collect/fold.h): the name stays, so the first free <gen> is
+ * the same, and readers of an evidence directory read both places.
  *
  * Consistency rules (what a reader may rely on while the writer runs):
  *  - The file is created, sized and filled (identity, argv, exe) *before*
