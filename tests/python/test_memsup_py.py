@@ -290,6 +290,44 @@ class TestRun(Tmp):
         # every record file is emptied once folded: only names are left
         self.assertTrue(all(f.stat().st_size == 0 for f in (self.out / "records").iterdir()))
 
+    def test_records_survive_a_sigkilled_memsup(self):
+        # memsup SIGKILLed while images end, some already folded: every
+        # image that ran to its end still has a readable record, in the
+        # fold or in its file (the fold appends before it empties a file).
+        true = os.path.realpath(shutil.which("true")).encode() + b"\0"
+        done = self.tmp / "done"
+        script = (f"i=0; while [ $i -lt 3000 ]; do /bin/true; echo $i >> '{done}'; "
+                  "i=$((i+1)); done")
+        sup = subprocess.Popen([os.environ["MEMSUP"], "-q", "--output", "log",
+                                "-o", str(self.out), "--", "/bin/sh", "-c", script],
+                               env=child_env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        try:
+            fold = self.out / "records.fold"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if fold.exists() and fold.stat().st_size > 0 and done.exists() \
+                        and len(done.read_text().splitlines()) >= 100:
+                    break
+                time.sleep(0.05)
+            sup.kill()
+        finally:
+            sup.wait()
+        # the command goes on, or is ended by what memsup left behind:
+        # wait until it has stopped either way
+        last, still = -1, 0
+        while still < 10:
+            now = len(done.read_text().splitlines())
+            still = still + 1 if now == last else 0
+            last = now
+            time.sleep(0.1)
+        recs = memsup.read_records(self.out)
+        trues = sum(1 for rec in recs.values() if true in rec)
+        print(f"# last={last} trues={trues} recs={len(recs)}", file=sys.stderr)
+        self.assertGreaterEqual(last, 100)
+        self.assertGreaterEqual(trues, last)
+        self.assertLessEqual(trues, last + 1)
+
     def test_env_defaults_overrides_and_cwd(self):
         os.environ["MT_PY_INHERITED"] = "inherited"
         try:
