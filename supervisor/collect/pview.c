@@ -246,14 +246,19 @@ static int rss_agree(uint64_t a, uint64_t b)
 	return d <= PVIEW_SMAPS_AGREE_BYTES || d * 100 <= big * PVIEW_SMAPS_AGREE_PCT;
 }
 
-/* smaps_rollup and status of every member of the new peak.  Bytes. */
-static int read_smaps(struct pview *pv)
+/* smaps_rollup and status of the members of the peak (only those still
+ * without figures when `only_missing`), accepted only while a member's RSS
+ * agrees with its RSS at the peak.  Bytes.  Returns 1 when every member
+ * then has figures. */
+static int read_smaps(struct pview *pv, int only_missing)
 {
 	int all = 1;
 	for (size_t i = 0; i < pv->peak.n; i++) {
 		struct pview_peak_member *m = &pv->peak.m[i];
 		struct procfs_rollup ru;
 		struct procfs_status st;
+		if (only_missing && m->have_smaps)
+			continue;
 		m->have_smaps = 0;
 		if (procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
 		    procfs_read_status(pv->root, m->pid, &st) < 0 ||
@@ -334,7 +339,7 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 		  (!pk->have_smaps && since >= PVIEW_SMAPS_RETRY_MS * NS_PER_MS) ||
 		  tree_rss * 100 >= pk->smaps_rss * (100 + PVIEW_SMAPS_GROWTH_PCT);
 	if (due) {
-		int all = read_smaps(pv);
+		int all = read_smaps(pv, 0);
 		pk->smaps_ns = t_ns;
 		pk->smaps_rss = tree_rss;
 		if (all) {
@@ -347,6 +352,22 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 	/* carried over: the figures of a peak sample less than the bound ago
 	 * and within the growth margin of this one */
 	pk->have_smaps = carry_smaps(pv, oldn);
+}
+
+/* Not a new peak, but the peak still lacks some member's figures (its
+ * read was rate-limited, or missed a process that was still growing), and
+ * the tree holds about the peak again: read the missing members now, each
+ * accepted only if its RSS agrees with its RSS at the peak (the rule that
+ * carrying follows).  Without it, a tree that reaches its peak just after
+ * a read and then plateaus had no Pss at its peak at all. */
+static void complete_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss)
+{
+	struct pview_peak *pk = &pv->peak;
+	if (!pk->n || pk->have_smaps || !rss_agree(tree_rss, pk->rss) ||
+	    t_ns - pk->smaps_ns < PVIEW_SMAPS_RETRY_MS * NS_PER_MS)
+		return;
+	pk->smaps_ns = t_ns;
+	pk->have_smaps = read_smaps(pv, 1);
 }
 
 void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
@@ -420,6 +441,8 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 	}
 	if (new_peak)
 		note_peak(pv, t_ns, tree_rss, out);
+	else
+		complete_peak(pv, t_ns, tree_rss);
 }
 
 size_t pview_count(const struct pview *pv)

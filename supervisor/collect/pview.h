@@ -14,7 +14,9 @@
  * missing record, and at new tree peaks for smaps_rollup and status -- not
  * more often than every PVIEW_SMAPS_MIN_MS unless the peak grew by
  * PVIEW_SMAPS_GROWTH_PCT percent since the last read (or every
- * PVIEW_SMAPS_RETRY_MS when the last read missed a process).
+ * PVIEW_SMAPS_RETRY_MS when the last read missed a process; then also at
+ * a later sample where the tree holds about the peak again, for the
+ * members still without figures).
  *
  * Times are CLOCK_MONOTONIC nanoseconds.  Return convention: 0 or -errno.
  */
