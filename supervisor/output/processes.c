@@ -237,9 +237,13 @@ static void put_record(struct jsonw *w, const struct merged_run *m, const struct
 	jsonw_uint(w, r->heap_largest_request);
 	jsonw_key(w, "requested_total");
 	jsonw_uint(w, r->heap_requested_total);
+	/* only the functions called: a `true` never calls any of the 13, and
+	 * 13 zeros were a fifth of each line of a 100,000-image run */
 	jsonw_key(w, "calls");
 	jsonw_object_begin(w);
 	for (unsigned c = 0; c < MT_CALL_COUNT; c++) {
+		if (!r->calls[c])
+			continue;
 		jsonw_key(w, call_names[c]);
 		jsonw_uint(w, r->calls[c]);
 	}
