@@ -2,6 +2,7 @@
  * boot.h).  "Next" is whatever allocator follows us in the lookup order, so
  * a program that brings its own malloc is wrapped consistently. */
 #include <dlfcn.h>
+#include <link.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,13 +61,39 @@ static _Noreturn void boot_die(const char *what)
 	abort();
 }
 
+/* The loaded object that holds `addr`: its file name (NULL when unknown)
+ * and base.  0 when no object holds it.  _dl_find_object (glibc 2.35) is a
+ * lock-free range look-up; dladdr scans the object's whole symbol table for
+ * the nearest symbol (libc's ~3,000), which cost every traced process
+ * ~0.1 ms at start, a tenth of a `true` (bench/RESULTS.md, run H). */
+static int boot_object_of(void *addr, const char **name, void **base)
+{
+#ifdef HAVE__DL_FIND_OBJECT
+	struct dl_find_object fo;
+	if (_dl_find_object(addr, &fo) == 0) {
+		*name = fo.dlfo_link_map ? fo.dlfo_link_map->l_name : NULL;
+		*base = fo.dlfo_map_start;
+		return 1;
+	}
+	return 0;
+#else
+	Dl_info info;
+	if (!dladdr(addr, &info))
+		return 0;
+	*name = info.dli_fname;
+	*base = info.dli_fbase;
+	return 1;
+#endif
+}
+
 /* Both functions come from the same object, or the sizes would be lies. */
 static int boot_same_object(void *a, void *b)
 {
-	Dl_info ia, ib;
-	if (!dladdr(a, &ia) || !dladdr(b, &ib))
+	const char *na, *nb;
+	void *ba, *bb;
+	if (!boot_object_of(a, &na, &ba) || !boot_object_of(b, &nb, &bb))
 		return 0;
-	return ia.dli_fbase == ib.dli_fbase;
+	return ba == bb;
 }
 
 /* See boot_usable(): 1 if glibc's chunk header gives malloc_usable_size
@@ -80,13 +107,13 @@ static int boot_check_glibc(const struct boot_real *r)
 	 * (above it).  Mmapped chunks use the same header with glibc's fixed
 	 * 16-byte overhead (musable() in malloc.c, unchanged since 2.26). */
 	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 5000, 20000 };
-	Dl_info info;
-	const char *base;
+	const char *name, *base;
+	void *start;
 	int ok = 1;
-	if (!dladdr((void *)r->malloc, &info) || !info.dli_fname)
+	if (!boot_object_of((void *)r->malloc, &name, &start) || !name)
 		return 0;
-	base = strrchr(info.dli_fname, '/');
-	base = base ? base + 1 : info.dli_fname;
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
 	if (strncmp(base, "libc.so", 7) != 0 || !r->memalign)
 		return 0;
 	for (size_t i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++) {
