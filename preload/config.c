@@ -41,18 +41,27 @@ static const char *const config_keep_names[CONFIG_KEEP_COUNT] = {
 	"LD_PRELOAD", MT_ENV_DIR, MT_ENV_OUT, MT_ENV_QUIET, MT_ENV_FOLLOW, MT_ENV_SUMMARY, MT_ENV_TREE,
 };
 
+static char config_unset[1];
+
+/* config.keep[which] = "NAME=value", appended to keep_buf (an export that
+ * sets a variable again appends again: keep_buf holds each variable
+ * twice); "" when value is NULL or too long. */
 static void config_keep(enum config_keep which, const char *value)
 {
 	struct sys_str s;
-	char *out = config.keep[which];
-	sys_str_init(&s, out, sizeof config.keep[which]);
-	if (!value)
+	char *out = config.keep_buf + config.keep_used;
+	size_t room = sizeof config.keep_buf - config.keep_used;
+	config.keep[which] = config_unset;
+	if (!value || room < CONFIG_VAR_BYTES)
 		return;
+	sys_str_init(&s, out, CONFIG_VAR_BYTES);
 	sys_str_add(&s, config_keep_names[which]);
 	sys_str_add(&s, "=");
 	sys_str_add(&s, value);
 	if (s.truncated)
-		out[0] = '\0';
+		return;
+	config.keep[which] = out;
+	config.keep_used += strlen(out) + 1;
 }
 
 /* setenv with its allocations kept off the program's figures (boot.h). */

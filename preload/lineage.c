@@ -182,19 +182,19 @@ char **lineage_env_build(char *const envp[], char **out, size_t slots, struct li
 			}
 		}
 		for (unsigned k = CONFIG_KEEP_DIR; k < CONFIG_KEEP_COUNT; k++)
-			if (config.keep[k][0] &&
-			    lineage_same_name(e, config.keep[k]))
+			if (config_kept(k)[0] &&
+			    lineage_same_name(e, config_kept(k)))
 				has |= 1u << k;
 		out[n++] = (char *)e;
 	}
-	if (follow && !traced && config.keep[CONFIG_KEEP_PRELOAD][0] &&
-	    lineage_preloads_us(config.keep[CONFIG_KEEP_PRELOAD] + 11)) {
+	if (follow && !traced && config_kept(CONFIG_KEEP_PRELOAD)[0] &&
+	    lineage_preloads_us(config_kept(CONFIG_KEEP_PRELOAD) + 11)) {
 		out[n++] = config.keep[CONFIG_KEEP_PRELOAD];
 		traced = followed = 1;
 	}
 	if (followed) {
 		for (unsigned k = CONFIG_KEEP_DIR; k < CONFIG_KEEP_COUNT; k++)
-			if (!(has & (1u << k)) && config.keep[k][0])
+			if (!(has & (1u << k)) && config_kept(k)[0])
 				out[n++] = config.keep[k];
 		counters_set_flag(MT_FLAG_FOLLOWED);
 	}

@@ -39,10 +39,15 @@ static void config_fake(int follow)
 	config.loaded = 1;
 	config.follow = follow;
 	strcpy(config.self_path, "/opt/mt/libmemtrace.so");
-	strcpy(config.keep[CONFIG_KEEP_PRELOAD], "LD_PRELOAD=/opt/mt/libmemtrace.so");
-	strcpy(config.keep[CONFIG_KEEP_DIR], "MEMTRACE_DIR=/abs/rec");
-	strcpy(config.keep[CONFIG_KEEP_QUIET], "MEMTRACE_QUIET=1");
-	strcpy(config.keep[CONFIG_KEEP_FOLLOW], "MEMTRACE_FOLLOW=1");
+	static char preload[] = "LD_PRELOAD=/opt/mt/libmemtrace.so",
+		    dir[] = "MEMTRACE_DIR=/abs/rec", quiet[] = "MEMTRACE_QUIET=1",
+		    follow_var[] = "MEMTRACE_FOLLOW=1", unset[] = "";
+	for (unsigned k = 0; k < CONFIG_KEEP_COUNT; k++)
+		config.keep[k] = unset;
+	config.keep[CONFIG_KEEP_PRELOAD] = preload;
+	config.keep[CONFIG_KEEP_DIR] = dir;
+	config.keep[CONFIG_KEEP_QUIET] = quiet;
+	config.keep[CONFIG_KEEP_FOLLOW] = follow_var;
 }
 
 static int has(char **env, const char *entry)
