@@ -285,6 +285,15 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 	unsigned n;
 	if (contain_sample(r->contain, &rss, &n) < 0)
 		return; /* a failed listing is a missed sample, not a zero */
+	/* New record files after the RSS reading, not before: an image that
+	 * finished its start between the two (descheduled memsup, a child
+	 * that faults in 20 MB of huge pages in a millisecond) would have
+	 * its memory in the sample and its record not, and its whole RSS
+	 * would read as memory that is not heap.  Files still being created
+	 * are retried every sample. */
+	if (r->live)
+		live_update(r->live, 0);
+	uint64_t read_ns = mono_ns();
 	if (r->last_sample_ns)
 		jitter_add(&r->jit, now - r->last_sample_ns);
 	note_gap(r, r->last_sample_ns, now);
@@ -302,15 +311,19 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 	if (evidence_append_sample(r->ev, elapsed, rss) < 0)
 		*reason = SUP_REASON_EVIDENCE_FAILED;
 	if (r->pv) {
-		/* the per-process view and the live records of the same moment;
-		 * `now` (taken before reading) is the time records are compared
-		 * with: an image that started after it was not yet sampled */
+		/* the per-process view and the live records of the same moment:
+		 * records are compared with the end of the reading, read_ns.  An
+		 * image that started while memsup read /proc (memsup descheduled
+		 * for milliseconds on a loaded machine) is in the reading, so it
+		 * is this sample's; with `now`, taken before reading, a command
+		 * that started and filled 20 MB meanwhile read as 20 MB that no
+		 * record explained. */
 		const struct tree_member *m;
 		size_t nm = contain_sampled(r->contain, &m);
 		struct pview_sums s;
 		if (r->live)
 			live_believe(r->live, m, nm, r->main_pid);
-		pview_sample(r->pv, r->live, now, m, nm, new_peak, rss, &s);
+		pview_sample(r->pv, r->live, read_ns, m, nm, new_peak, rss, &s);
 		struct timeline_sample tl = {
 			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
 			.heap = s.heap, .mapped_anon = s.map_anon, .mapped_file = s.map_file,
@@ -386,11 +399,6 @@ static enum sup_reason supervise(struct run *r)
 			break;
 		}
 		if (now >= next) {
-			/* new record files first, so that this sample can
-			 * already read them; files still being created are
-			 * retried every sample */
-			if (r->live && (live_pending(r->live) || live_fd(r->live) < 0))
-				live_update(r->live, 0);
 			take_sample(r, now, &reason);
 			if (reason != SUP_REASON_NONE)
 				break;
