@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -50,11 +51,50 @@ static inline const char *prog(const char *name)
 	return p;
 }
 
+/* The temporary directories of this test process, removed when it exits
+ * (Criterion runs each test in a process of its own), failed or not:
+ * thousands of runs of the suite must not fill /tmp.  MT_KEEP_TMP=1 keeps
+ * them for a look at a failure. */
+static char tmp_made[8][256];
+static int tmp_n_made;
+
+static int tmp_remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st, (void)flag, (void)f;
+	remove(path);
+	return 0;
+}
+
+static int tmp_open_up(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)f;
+	if (flag == FTW_D || flag == FTW_DNR)
+		chmod(path, (st->st_mode & 07777) | S_IRWXU);
+	return 0;
+}
+
+static void tmp_remove_all(void)
+{
+	if (getenv("MT_KEEP_TMP"))
+		return;
+	for (int i = 0; i < tmp_n_made; i++) {
+		/* a test may leave read-only or unsearchable directories: open
+		 * them up first (pre-order: before each is read) */
+		nftw(tmp_made[i], tmp_open_up, 16, FTW_PHYS);
+		nftw(tmp_made[i], tmp_remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	}
+}
+
 static inline void tmp_make(struct sup_run *r)
 {
 	snprintf(r->tmp, sizeof r->tmp, "/tmp/memsup-test-XXXXXX");
 	cr_assert_not_null(mkdtemp(r->tmp));
 	snprintf(r->dir, sizeof r->dir, "%s/ev", r->tmp);
+	if (tmp_n_made < 8) {
+		if (tmp_n_made == 0)
+			atexit(tmp_remove_all);
+		snprintf(tmp_made[tmp_n_made++], sizeof tmp_made[0], "%s", r->tmp);
+	}
 }
 
 static inline void slurp(const char *path, char *buf, size_t cap)
