@@ -85,16 +85,22 @@ static void tmp_remove_all(void)
 	}
 }
 
+/* Remove `path` (a directory or a file of the test's own) at exit too. */
+static inline void tmp_adopt(const char *path)
+{
+	if (tmp_n_made < 8) {
+		if (tmp_n_made == 0)
+			atexit(tmp_remove_all);
+		snprintf(tmp_made[tmp_n_made++], sizeof tmp_made[0], "%s", path);
+	}
+}
+
 static inline void tmp_make(struct sup_run *r)
 {
 	snprintf(r->tmp, sizeof r->tmp, "/tmp/memsup-test-XXXXXX");
 	cr_assert_not_null(mkdtemp(r->tmp));
 	snprintf(r->dir, sizeof r->dir, "%s/ev", r->tmp);
-	if (tmp_n_made < 8) {
-		if (tmp_n_made == 0)
-			atexit(tmp_remove_all);
-		snprintf(tmp_made[tmp_n_made++], sizeof tmp_made[0], "%s", r->tmp);
-	}
+	tmp_adopt(r->tmp);
 }
 
 static inline void slurp(const char *path, char *buf, size_t cap)

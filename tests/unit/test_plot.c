@@ -40,6 +40,7 @@ static const char *tmp_path(const char *name)
 	if (!tmpdir[0]) {
 		snprintf(tmpdir, sizeof tmpdir, "/tmp/plot-test-XXXXXX");
 		cr_assert_not_null(mkdtemp(tmpdir));
+		tmp_adopt(tmpdir);
 	}
 	char *s = p[slot++ % 4];
 	snprintf(s, 256, "%s/%s", tmpdir, name);

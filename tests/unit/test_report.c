@@ -150,6 +150,7 @@ Test(report, csv_of_real_runs, .timeout = 60)
 {
 	char base[] = "/tmp/test_report.XXXXXX";
 	cr_assert_not_null(mkdtemp(base));
+	tmp_adopt(base);
 	const char *a30[] = { "--meta", "mb=30", "--meta", "kind=steady", "--", prog("steady"), "30", "100", NULL };
 	const char *a70[] = { "--meta", "mb=70", "--meta", "kind=steady", "--", prog("steady"), "70", "100", NULL };
 	/* An awkward command: comma, quotes, newline, empty argument. */
@@ -213,6 +214,7 @@ Test(report, json_of_real_runs, .timeout = 60)
 {
 	char base[] = "/tmp/test_report.XXXXXX";
 	cr_assert_not_null(mkdtemp(base));
+	tmp_adopt(base);
 	const char *a[] = { "--no-trace", "--meta", "mb=25", "--", prog("steady"), "25", "100", "a b", NULL };
 	const char *d = sweep_run(base, "untraced", a, 0);
 	const char *args[] = { "--json", d, NULL };
@@ -267,6 +269,7 @@ Test(report, table_sorted_and_aligned, .timeout = 60)
 {
 	char base[] = "/tmp/test_report.XXXXXX";
 	cr_assert_not_null(mkdtemp(base));
+	tmp_adopt(base);
 	/* meta mb 8 < 30 < 64 as numbers, but "30" < "64" < "8" as text. */
 	/* each held 400 ms: a sample sees it even on a loaded machine */
 	const char *a8[] = { "--meta", "mb=8", "--", prog("steady"), "8", "400", NULL };
@@ -352,6 +355,7 @@ Test(report, broken_rows_never_stop_the_others, .timeout = 60)
 {
 	char base[] = "/tmp/test_report.XXXXXX";
 	cr_assert_not_null(mkdtemp(base));
+	tmp_adopt(base);
 	const char *ag[] = { "--", prog("steady"), "12", "50", NULL };
 	const char *good = sweep_run(base, "good", ag, 0);
 	const char *ap[] = { "--", prog("steady"), "12", "50", NULL };
@@ -483,6 +487,7 @@ ParameterizedTest(struct bad_opt *c, report, bad_usage)
 		args[i] = c->args[i];
 	char dir[] = "/tmp/test_report.XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
+	tmp_adopt(dir);
 	cr_assert_eq(chdir(dir), 0);
 	cr_assert_eq(mkdir("d", 0755), 0);
 	cr_assert_eq(report_capture(args, out, sizeof out, err, sizeof err), 125);
