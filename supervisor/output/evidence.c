@@ -197,9 +197,11 @@ int evidence_append_timeline(struct evidence *ev, const struct timeline_sample *
 	return append_line(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl", line, n);
 }
 
+static const char record_tmp[] = "resources.json.tmp";
+
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable)
 {
-	static const char tmp[] = "resources.json.tmp";
+	static const char *const tmp = record_tmp;
 	int fd = openat(ev->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
 		/* ENOENT: the directory was removed under us */
@@ -232,5 +234,70 @@ int evidence_write_record(struct evidence *ev, const struct sup_record *r, int d
 	/* a half-written temporary file is never left for a reader to find */
 	if (rc < 0)
 		unlinkat(ev->dirfd, tmp, 0);
+	return rc;
+}
+
+/* The whole of a regular file, malloc'd. */
+static int read_all(int dirfd, const char *name, char **out, size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_size < 0 || st.st_size > (64 << 20)) {
+		int rc = st.st_size > (64 << 20) ? -EFBIG : -errno;
+		close(fd);
+		return rc;
+	}
+	char *buf = malloc((size_t)st.st_size + 1);
+	size_t got = 0;
+	ssize_t n = 1;
+	while (buf && got < (size_t)st.st_size &&
+	       ((n = read(fd, buf + got, (size_t)st.st_size - got)) > 0 || (n < 0 && errno == EINTR)))
+		got += n > 0 ? (size_t)n : 0;
+	int rc = !buf ? -ENOMEM : n < 0 ? -errno : 0;
+	close(fd);
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+int evidence_mark_killed(int dirfd, const char *error)
+{
+	char *text, *patched;
+	size_t len, plen;
+	int rc = read_all(dirfd, "resources.json", &text, &len);
+	if (rc < 0)
+		return rc;
+	rc = resources_patch_killed(text, len, error, &patched, &plen);
+	free(text);
+	if (rc < 0)
+		return rc;
+	/* memsup may have died half way through its own temporary file:
+	 * O_TRUNC starts it again */
+	int fd = openat(dirfd, record_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		rc = -errno;
+	for (size_t off = 0; rc == 0 && off < plen;) {
+		ssize_t n = write(fd, patched + off, plen - off);
+		if (n < 0 && errno != EINTR)
+			rc = -errno;
+		off += n > 0 ? (size_t)n : 0;
+	}
+	free(patched);
+	if (fd >= 0 && rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (fd >= 0 && close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && renameat(dirfd, record_tmp, dirfd, "resources.json") < 0)
+		rc = -errno;
+	if (rc == 0)
+		fsync(dirfd);
+	else
+		unlinkat(dirfd, record_tmp, 0);
 	return rc;
 }

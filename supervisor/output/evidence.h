@@ -75,6 +75,12 @@ int evidence_fold_fd(struct evidence *ev);
  * cause. */
 void evidence_note_failure(struct evidence *ev, const char *op, const char *name, int err);
 
+/* memsup was killed mid-run: its sentinel rewrites dirfd's resources.json
+ * (atomically, durably) with reason "supervisor_killed" and `error`
+ * (resources_patch_killed()).  0; -ENOENT when the record is not a running
+ * one (left as it is); -errno. */
+int evidence_mark_killed(int dirfd, const char *error);
+
 /* The first failed write as "OP DIR/NAME: strerror" into buf (cap bytes);
  * returns 0, or -1 (buf "") when nothing failed. */
 int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap);

@@ -8,6 +8,7 @@
 #include "version.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,11 @@ static const struct {
 	[SUP_REASON_INTERRUPTED] = { "interrupted", STATUS_OF_RUN },
 	[SUP_REASON_START_FAILED] = { "start_failed", STATUS_OF_RUN },
 	[SUP_REASON_EVIDENCE_FAILED] = { "evidence_failed", SUP_EXIT_ERROR },
+	/* 123 as the RSS budget: the memory limit is the same promise, kept
+	 * by the kernel instead of a poll */
+	[SUP_REASON_MEM_LIMIT] = { "mem_limit_exceeded", 123 },
+	/* 128 + SIGKILL: what the shell that ran memsup saw */
+	[SUP_REASON_SUPERVISOR_KILLED] = { "supervisor_killed", 128 + 9 },
 };
 
 const char *resources_reason_name(enum sup_reason reason)
@@ -353,4 +359,83 @@ int resources_write_json(int fd, const struct sup_record *r)
 
 	jsonw_object_end(&w);
 	return jsonw_finish_line(&w);
+}
+
+/* ---- the sentinel's patch ------------------------------------------------------
+ * The writer above puts each top-level key on a line of its own, indented by
+ * two spaces, so `\n  "key": value,` names one key of the record and no
+ * nested one (those are indented further; a string value cannot hold a raw
+ * newline).  The patch replaces three such values and nothing else. */
+
+struct patch {
+	const char *from, *to;
+};
+
+/* The top-level line `"key": value,` as a needle: from the newline before
+ * it to its comma, so that the needles of adjacent lines never overlap. */
+static int needle(char *buf, size_t cap, const char *key, const char *value)
+{
+	int n = snprintf(buf, cap, "\n  \"%s\": %s,", key, value);
+	return n > 0 && (size_t)n < cap ? n : -1;
+}
+
+static const char *find(const char *in, size_t len, const char *pat, size_t plen)
+{
+	for (size_t i = 0; i + plen <= len; i++)
+		if (in[i] == pat[0] && memcmp(in + i, pat, plen) == 0)
+			return in + i;
+	return NULL;
+}
+
+int resources_patch_killed(const char *in, size_t len, const char *error, char **out,
+			   size_t *out_len)
+{
+	char from[3][64], to[3][400], quoted[320];
+	size_t q = 0;
+	quoted[q++] = '"';
+	for (const char *e = error ? error : ""; *e && q < sizeof quoted - 2; e++)
+		quoted[q++] = (*e == '"' || *e == '\\' || (unsigned char)*e < 0x20) ? '?' : *e;
+	quoted[q++] = '"';
+	quoted[q] = '\0';
+	char status[16];
+	snprintf(status, sizeof status, "%d",
+		 resources_exit_status(SUP_REASON_SUPERVISOR_KILLED, -1));
+	int fl[3], tl[3];
+	fl[0] = needle(from[0], sizeof from[0], "reason", "\"running\"");
+	tl[0] = needle(to[0], sizeof to[0], "reason", "\"supervisor_killed\"");
+	fl[1] = needle(from[1], sizeof from[1], "exit_status", "null");
+	tl[1] = needle(to[1], sizeof to[1], "exit_status", status);
+	fl[2] = needle(from[2], sizeof from[2], "error", "null");
+	tl[2] = needle(to[2], sizeof to[2], "error", quoted);
+	const char *at[3];
+	for (int k = 0; k < 3; k++) {
+		if (fl[k] < 0 || tl[k] < 0)
+			return -EINVAL;
+		at[k] = find(in, len, from[k], (size_t)fl[k]);
+		if (!at[k])
+			return k == 0 ? -ENOENT : -EINVAL;
+	}
+	/* the keys come in the writer's order: reason, exit_status, error */
+	if (!(at[0] < at[1] && at[1] < at[2]))
+		return -EINVAL;
+	size_t n = len;
+	for (int k = 0; k < 3; k++)
+		n += (size_t)tl[k] - (size_t)fl[k];
+	char *o = malloc(n);
+	if (!o)
+		return -ENOMEM;
+	size_t w = 0;
+	const char *p = in;
+	for (int k = 0; k < 3; k++) {
+		memcpy(o + w, p, (size_t)(at[k] - p));
+		w += (size_t)(at[k] - p);
+		memcpy(o + w, to[k], (size_t)tl[k]);
+		w += (size_t)tl[k];
+		p = at[k] + fl[k];
+	}
+	memcpy(o + w, p, (size_t)(in + len - p));
+	w += (size_t)(in + len - p);
+	*out = o;
+	*out_len = w;
+	return 0;
 }

@@ -21,9 +21,8 @@
 /* How the run ended: the record's "reason".  One table in resources.c gives
  * each outcome its name in resources.json and memsup's exit status; only
  * the record's JSON writer and resources_reason_parse() see the names, so
- * the rest of memsup compares values.  An outcome to come (containment's
- * mem_limit_exceeded, supervisor_killed) is a value here and a line in
- * that table. */
+ * the rest of memsup compares values.  A new outcome is a value here and a
+ * line in that table. */
 enum sup_reason {
 	SUP_REASON_NONE = 0,        /* null: the command ended on its own */
 	SUP_REASON_RUNNING,         /* the run is not over (or memsup was killed) */
@@ -33,6 +32,9 @@ enum sup_reason {
 	SUP_REASON_INTERRUPTED,     /* memsup got SIGINT/TERM/HUP/QUIT */
 	SUP_REASON_START_FAILED,    /* the command never ran (error says why) */
 	SUP_REASON_EVIDENCE_FAILED, /* a write to the evidence directory failed */
+	SUP_REASON_MEM_LIMIT,       /* --mem-max: the kernel's OOM killer acted */
+	SUP_REASON_SUPERVISOR_KILLED, /* memsup itself was killed; its sentinel
+				       ended the tree (written by the sentinel) */
 	SUP_REASON_COUNT            /* (how many there are) */
 };
 
@@ -49,7 +51,9 @@ const char *resources_reason_name(enum sup_reason reason);
 int resources_reason_parse(const char *name, enum sup_reason *out);
 
 /* memsup's exit status for a run that ended for `reason`: the table's own
- * (122 process, 123 RSS, 124 wall budget, 125 evidence failed), or, for
+ * (122 process, 123 RSS budget or memory limit, 124 wall budget, 125
+ * evidence failed, 137 supervisor killed: what a shell reports for a
+ * SIGKILLed memsup, which cannot say anything itself), or, for
  * the outcomes whose status the run decides, `run_status`: the command's
  * status or 128+N for its signal N (none), 128+N for memsup's own signal N
  * (interrupted), 125 or exec's 126/127 (start failed).  -1 for running
@@ -150,5 +154,15 @@ void resources_apply_merge(struct sup_record *r, const struct merged_run *m,
 /* The record as pretty JSON on fd, one write per buffer (resources.json,
  * --json). */
 int resources_write_json(int fd, const struct sup_record *r);
+
+/* For memsup's sentinel, once memsup was killed mid-run: the record text
+ * `in` (what resources_write_json() wrote, len bytes) with its reason
+ * "running" made "supervisor_killed", its exit_status the table's, and its
+ * error `error` (plain text; quotes, backslashes and control bytes become
+ * '?').  A malloc'd copy in *out (*out_len bytes), or -ENOENT when the
+ * record is not a running one (memsup got to write its own end), -EINVAL
+ * when the text is not a record of this form, -ENOMEM. */
+int resources_patch_killed(const char *in, size_t len, const char *error, char **out,
+			   size_t *out_len);
 
 #endif /* MEMSUP_RESOURCES_H */

@@ -3,6 +3,8 @@
  * as the JSON says it. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,8 @@
 
 #include "analyze/findings.h"
 #include "analyze/merge.h"
+#include "output/evidence.h"
+#include "output/jsonr.h"
 #include "output/resources.h"
 
 Test(resources, every_outcome_has_one_name_that_reads_back)
@@ -25,7 +29,7 @@ Test(resources, every_outcome_has_one_name_that_reads_back)
 		cr_expect_eq(r, (enum sup_reason)i, "%s reads back as another outcome", name);
 	}
 	cr_expect_null(resources_reason_name(SUP_REASON_COUNT));
-	cr_expect_eq(resources_reason_parse("mem_limit_exceeded", &r), -EINVAL,
+	cr_expect_eq(resources_reason_parse("mem_limit_exceeded_twice", &r), -EINVAL,
 		     "a name of another memsup is not guessed at");
 	cr_expect_eq(resources_reason_parse("", &r), -EINVAL);
 }
@@ -46,6 +50,8 @@ Test(resources, names_and_exit_statuses_as_documented)
 		{ SUP_REASON_INTERRUPTED, "interrupted", 77 },
 		{ SUP_REASON_START_FAILED, "start_failed", 77 },
 		{ SUP_REASON_EVIDENCE_FAILED, "evidence_failed", SUP_EXIT_ERROR },
+		{ SUP_REASON_MEM_LIMIT, "mem_limit_exceeded", 123 },
+		{ SUP_REASON_SUPERVISOR_KILLED, "supervisor_killed", 137 },
 	};
 	cr_assert_eq(sizeof want / sizeof want[0], SUP_REASON_COUNT, "an outcome is untested");
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -137,4 +143,55 @@ Test(resources, apply_merge)
 	cr_expect_lt(r.peak_heap_mb, 0, "null without tracing");
 	cr_expect_lt(r.peak_mapped_mb, 0);
 	cr_expect_lt(r.peak_pss_mb, 0, "null without a peak sample");
+}
+
+/* What the sentinel writes when memsup was killed: the same record, whole
+ * and valid, with the outcome, memsup's status and the error changed and
+ * nothing else; a record memsup had finished is left alone. */
+Test(resources, sentinel_patch_of_a_running_record)
+{
+	char *cmd[] = { "prog", "a\"b", NULL };
+	char *env[] = { "K=\"running\"," };
+	struct sup_record r;
+	resources_init(&r);
+	r.command = cmd;
+	r.command_argc = 2;
+	r.env = env;
+	r.n_env = 1;
+	r.samples = 42;
+	char dir[] = "/tmp/memsup-patch-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(dfd, "resources.json", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cr_assert_eq(resources_write_json(fd, &r), 0);
+	close(fd);
+	cr_assert_eq(evidence_mark_killed(dfd, "memsup was \"killed\"\n"), 0);
+	struct jsonr_value *v;
+	char err[256];
+	cr_assert_eq(jsonr_read_file(dfd, "resources.json", 1 << 20, &v, err, sizeof err), 0, "%s",
+		     err);
+	cr_expect_str_eq(jsonr_str(jsonr_get(v, "reason"), "?"), "supervisor_killed");
+	cr_expect_eq(jsonr_num(jsonr_get(v, "exit_status"), -1), 137);
+	cr_expect_str_eq(jsonr_str(jsonr_get(v, "error"), "?"), "memsup was ?killed??");
+	cr_expect_eq(jsonr_num(jsonr_get(v, "samples"), -1), 42, "the rest is kept");
+	cr_expect_str_eq(jsonr_str(jsonr_get(jsonr_get(v, "env"), "K"), "?"), "\"running\",",
+			 "a value that looks like the key is not touched");
+	jsonr_free(v);
+	cr_expect_eq(faccessat(dfd, "resources.json.tmp", F_OK, 0), -1, "no temporary left");
+	/* a second time: the record is not running any more */
+	cr_expect_eq(evidence_mark_killed(dfd, "again"), -ENOENT);
+	/* an ended record is left as it is */
+	r.reason = SUP_REASON_NONE;
+	r.exit_status = 0;
+	fd = openat(dfd, "resources.json", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cr_assert_eq(resources_write_json(fd, &r), 0);
+	close(fd);
+	cr_expect_eq(evidence_mark_killed(dfd, "late"), -ENOENT);
+	char *out;
+	size_t outlen;
+	cr_expect_eq(resources_patch_killed("{}", 2, "x", &out, &outlen), -ENOENT);
+	unlinkat(dfd, "resources.json", 0);
+	close(dfd);
+	rmdir(dir);
+	resources_free(&r);
 }
