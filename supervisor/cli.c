@@ -15,9 +15,9 @@ const char cli_help_text[] =
 	"Usage: memsup [OPTIONS] [--] COMMAND [ARG...]\n"
 	"       memsup plot DIR [--width N] [--height N] [-o FILE|-]\n"
 	"       memsup report [--csv|--json] [--sort KEY] [--reverse] DIR...\n"
-	"Run COMMAND in its own session, poll the RSS of its whole process tree,\n"
-	"enforce budgets by killing the whole tree, and write an evidence directory\n"
-	"(with timeline.svg).  `memsup plot` redraws a directory's picture and\n"
+	"Run COMMAND in its own session (and in a cgroup of its own where memsup can\n"
+	"make one), poll the RSS of its whole process tree, enforce budgets by\n"
+	"killing the whole tree, and write an evidence directory (with timeline.svg).  `memsup plot` redraws a directory's picture and\n"
 	"`memsup report` compares directories (see memsup-plot(1), memsup-report(1));\n"
 	"a COMMAND named plot or report runs as `memsup -- plot ...`.\n"
 	"\n"
@@ -25,9 +25,15 @@ const char cli_help_text[] =
 	"  -o, --out DIR          evidence directory to create (must not exist;\n"
 	"                         default ./memsup-YYYYmmdd-HHMMSS-PID)\n"
 	"      --wall-s SECONDS   wall-time budget (exit 124 when exceeded)\n"
-	"      --rss-mb MB        tree RSS budget in decimal megabytes (exit 123)\n"
-	"      --max-procs N      process budget: more than N processes in the tree\n"
-	"                         at a sample kills it (exit 122)\n"
+	"      --rss-mb MB        tree RSS budget in decimal megabytes, polled (exit 123)\n"
+	"      --mem-max MB       hard kernel limit on the run's cgroup memory, decimal\n"
+	"                         MB: the OOM killer ends the run (exit 123); needs a\n"
+	"                         memory cgroup (exit 125 without one)\n"
+	"      --max-procs N      process budget: pids.max=N in the run's cgroup (a fork\n"
+	"                         refused, or N reached, kills the tree); without one,\n"
+	"                         more than N at a sample (exit 122)\n"
+	"      --cgroup MODE      auto (default: a cgroup of the run's own when memsup\n"
+	"                         can make one, else the /proc scan) or off\n"
 	"      --poll-ms MS       sampling period in milliseconds (default 10)\n"
 	"      --grace-s SECONDS  on a budget breach send SIGTERM first and SIGKILL\n"
 	"                         after SECONDS (default: SIGKILL at once)\n"
@@ -56,9 +62,11 @@ const char cli_help_text[] =
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Exit status: COMMAND's own status; 128+N when signal N ended it;\n"
-	"122 process budget exceeded; 123 RSS budget exceeded; 124 wall budget exceeded; 125 memsup error;\n"
+	"122 process budget exceeded; 123 RSS budget or memory limit exceeded;\n"
+	"124 wall budget exceeded; 125 memsup error;\n"
 	"126 COMMAND cannot be executed; 127 COMMAND not found;\n"
-	"128+N when memsup itself got signal N (INT, TERM, HUP, QUIT).\n"
+	"128+N when memsup itself got signal N (INT, TERM, HUP, QUIT);\n"
+	"137 in the record (supervisor_killed) when memsup was killed outright.\n"
 	"See memsup(1).\n";
 
 enum {
@@ -73,12 +81,16 @@ enum {
 	OPT_MAX_PROCS,
 	OPT_META,
 	OPT_OUTPUT,
+	OPT_MEM_MAX,
+	OPT_CGROUP,
 };
 
 static const struct option long_opts[] = {
 	{ "out", required_argument, NULL, 'o' },
 	{ "wall-s", required_argument, NULL, OPT_WALL },
 	{ "rss-mb", required_argument, NULL, OPT_RSS },
+	{ "mem-max", required_argument, NULL, OPT_MEM_MAX },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "poll-ms", required_argument, NULL, OPT_POLL },
 	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
 	{ "grace-s", required_argument, NULL, OPT_GRACE },
@@ -127,12 +139,15 @@ static const struct cli_range {
 } cli_ranges[] = {
 	{ OPT_WALL, 0, 0, 1e8, 1, "more than 0, at most 100000000 seconds" },
 	{ OPT_RSS, 0, 0, 1e9, 1, "more than 0, at most 1000000000 MB" },
+	/* a limit in bytes, of at least a page */
+	{ OPT_MEM_MAX, 0, 0.1, 1e9, 0, "from 0.1 to 1000000000 MB" },
 	{ OPT_POLL, 0, 0.1, 60000, 0, "from 0.1 to 60000 milliseconds" },
 	{ OPT_GRACE, 0, 0, 86400, 1, "more than 0, at most 86400 seconds" },
 	{ OPT_MAX_PROCS, 1, 1, 4194304, 0, "a whole number from 1 to 4194304" },
 };
 
-/* --wall-s, --rss-mb, --poll-ms, --grace-s, --max-procs (number.h). */
+/* --wall-s, --rss-mb, --mem-max, --poll-ms, --grace-s, --max-procs
+ * (number.h). */
 static int parse_number(int c, const char *arg, struct sup_options *o, char *err, size_t errlen)
 {
 	const struct cli_range *r = NULL;
@@ -158,6 +173,8 @@ static int parse_number(int c, const char *arg, struct sup_options *o, char *err
 		o->wall_s = v;
 	else if (c == OPT_RSS)
 		o->rss_mb = v;
+	else if (c == OPT_MEM_MAX)
+		o->mem_max_mb = v;
 	else if (c == OPT_POLL)
 		o->poll_ms = v;
 	else if (c == OPT_GRACE)
@@ -219,6 +236,17 @@ static int parse_meta(char *arg, struct sup_options *o, char *err, size_t errlen
 			return fail(err, errlen, "--meta: KEY '%.*s' is given twice", (int)(eq - arg),
 				    arg);
 	o->meta[o->n_meta++] = arg;
+	return 0;
+}
+
+static int parse_cgroup(const char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	if (strcmp(arg, "auto") == 0)
+		o->cgroup = CONTAIN_AUTO;
+	else if (strcmp(arg, "off") == 0)
+		o->cgroup = CONTAIN_OFF;
+	else
+		return fail(err, errlen, "--cgroup: '%s' is not one of auto, off", arg);
 	return 0;
 }
 
@@ -287,6 +315,7 @@ static int parse_option(int c, char **argv, struct sup_options *o, char *err, si
 		return 0;
 	case OPT_WALL:
 	case OPT_RSS:
+	case OPT_MEM_MAX:
 	case OPT_POLL:
 	case OPT_GRACE:
 	case OPT_MAX_PROCS:
@@ -313,6 +342,8 @@ static int parse_option(int c, char **argv, struct sup_options *o, char *err, si
 		return parse_discovery(optarg, o, err, errlen);
 	case OPT_OUTPUT:
 		return parse_output(optarg, o, err, errlen);
+	case OPT_CGROUP:
+		return parse_cgroup(optarg, o, err, errlen);
 	case 'h':
 		o->help = 1;
 		return 1;
@@ -329,6 +360,9 @@ static int check_rest(int argc, char **argv, struct sup_options *o, char *err, s
 {
 	if (o->follow_env && o->no_trace)
 		return fail(err, errlen, "--follow-env needs tracing: it cannot go with --no-trace");
+	if (o->mem_max_mb > 0 && o->cgroup == CONTAIN_OFF)
+		return fail(err, errlen, "--mem-max needs a memory cgroup: it cannot go with "
+			    "--cgroup off (--rss-mb is the polled budget)");
 	if (optind >= argc)
 		return fail(err, errlen, "no command given (usage: memsup [OPTIONS] -- COMMAND [ARG...])");
 	if (!argv[optind][0])

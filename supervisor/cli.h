@@ -19,6 +19,7 @@ struct sup_options {
 	const char *out;          /* -o; NULL: a fresh name chosen by main */
 	double wall_s;            /* --wall-s; 0: no wall budget */
 	double rss_mb;            /* --rss-mb (decimal MB); 0: no RSS budget */
+	double mem_max_mb;        /* --mem-max (decimal MB): the kernel's limit; 0: none */
 	unsigned max_procs;       /* --max-procs; 0: no process budget */
 	double poll_ms;           /* --poll-ms, default 10 */
 	double grace_s;           /* --grace-s; 0: SIGKILL at once */
@@ -34,6 +35,7 @@ struct sup_options {
 	int follow_env;           /* --follow-env: MEMTRACE_FOLLOW=1 */
 	enum tree_method discovery; /* --discovery */
 	enum relay_mode output;   /* --output: tee (default), log, inherit */
+	enum contain_request cgroup; /* --cgroup */
 	int help, version;        /* -h, -V: print and exit 0, nothing else */
 	char **command;           /* argv of the command, NULL-terminated */
 	int command_argc;

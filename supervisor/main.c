@@ -73,6 +73,16 @@ static void default_out(char *buf, size_t cap)
 	snprintf(buf, cap, "memsup-%s-%d", stamp, (int)getpid());
 }
 
+/* One line when memsup wanted a cgroup and could not have one. */
+static void print_fallback(const struct contain_info *c)
+{
+	if (!c || !c->hint)
+		return;
+	fprintf(stderr, "memsup: no cgroup for this run (%s): the tree was found by /proc "
+		"scans, the budgets polled; without root, try: %s\n",
+		c->n_missing ? c->missing[0] : "none could be made", c->hint);
+}
+
 static void print_summary(const struct sup_record *rec, const struct evidence *ev,
 			  const struct merged_run *m)
 {
@@ -81,6 +91,9 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 		fprintf(stderr, " at %.3f s", rec->peak_at_s);
 	fprintf(stderr, " (%u processes at most, %llu samples); wall %.3f s\n",
 		rec->max_processes, (unsigned long long)rec->samples, rec->wall_s);
+	if (rec->cgroup.have_peak)
+		fprintf(stderr, "memsup: cgroup peak (kernel, exact; page cache included): %.1f MB\n",
+			(double)rec->cgroup.peak / 1e6);
 	if (rec->rusage_children_maxrss_mb >= 0 && rec->have_exit)
 		fprintf(stderr, "memsup: largest single process (getrusage, time -v): %.1f MB\n",
 			rec->rusage_children_maxrss_mb);
@@ -99,6 +112,7 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 	if (rec->n_leftovers)
 		fprintf(stderr, "memsup: killed %zu leftover process%s (see resources.json)\n",
 			rec->n_leftovers, rec->n_leftovers == 1 ? "" : "es");
+	print_fallback(rec->containment);
 	if (rec->peak_heap_mb >= 0)
 		fprintf(stderr, "memsup: at the peak: heap %.1f MB, mapped %.1f MB%s",
 			rec->peak_heap_mb, rec->peak_mapped_mb,
@@ -179,6 +193,7 @@ static void start_record(struct sup_run *s)
 	rec->command_argc = o->command_argc;
 	rec->poll_s = o->poll_ms / 1000.0;
 	rec->rss_budget_mb = o->rss_mb;
+	rec->mem_max_mb = o->mem_max_mb;
 	rec->wall_budget_s = o->wall_s;
 	rec->max_procs_budget = o->max_procs;
 	rec->grace_s = o->grace_s;
@@ -340,7 +355,11 @@ int main(int argc, char **argv)
 	}
 	/* The checks cli_parse cannot make without the kernel: done before
 	 * anything is created. */
-	struct contain_config cc = { "/proc", getpid(), s->opt.discovery };
+	struct contain_config cc = {
+		.proc_root = "/proc", .self = getpid(), .discovery = s->opt.discovery,
+		.cgroup = s->opt.cgroup, .max_procs = s->opt.max_procs,
+		.mem_max = (uint64_t)(s->opt.mem_max_mb * 1e6),
+	};
 	if (contain_check(&cc, err, sizeof err) < 0)
 		sup_die("%s", err);
 
@@ -362,8 +381,11 @@ int main(int argc, char **argv)
 	start_record(s);
 	set_up_tracing(s);
 
-	struct run_config cfg = { &s->opt, s->traced_env ? s->traced_env : s->envp, "/proc",
-				  s->records_dir, s->phases, s->relay };
+	struct run_config cfg = {
+		.opt = &s->opt, .envp = s->traced_env ? s->traced_env : s->envp,
+		.proc_root = "/proc", .records_dir = s->records_dir, .phases = s->phases,
+		.relay = s->relay,
+	};
 	int status = run_supervise(&cfg, &s->ev, &s->rec, &s->views);
 	/* The one memsup error of a run that has no line of its own yet: say
 	 * which write failed even under -q. */

@@ -15,6 +15,7 @@
 #include "contain/spawn.h"
 #include "output/relay.h"
 #include "output/timeline.h"
+#include "sentinel.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -49,11 +50,16 @@ struct run {
 	uint64_t gap_ns, gap_from_ns; /* the longest stretch without a sample */
 	struct live *live;      /* NULL: not tracing */
 	struct pview *pv;
+	struct sentinel sentinel;
+	struct contain_state kernel; /* the cgroup's counters at the last sample */
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
 static char run_error[PATH_MAX + 256];
 static char run_started_at[40];
+static char run_stuck[1024];
+static char run_note_finish[PATH_MAX + 128];
+static struct contain_info run_containment;
 
 static uint64_t mono_ns(void)
 {
@@ -89,7 +95,12 @@ static void reap(struct run *r)
 		int st;
 		pid_t p = waitpid(-1, &st, WNOHANG);
 		if (p > 0) {
-			if (p == r->main_pid && !r->main_done) {
+			if (p == r->sentinel.pid) {
+				/* it should live until sentinel_stop(): say so */
+				r->sentinel.pid = 0;
+				resources_note(r->rec, "memsup's sentinel ended early: a memsup "
+					       "killed now would leave the tree to itself");
+			} else if (p == r->main_pid && !r->main_done) {
 				r->main_done = 1;
 				r->main_status = st;
 			} else {
@@ -169,6 +180,7 @@ static void add_leftover(void *ctx, pid_t pid)
 {
 	struct run *r = ctx;
 	struct sup_record *rec = r->rec;
+	pid_t l_session;
 	if (pid == r->main_pid)
 		return;
 	for (size_t i = 0; i < rec->n_leftovers; i++)
@@ -178,6 +190,7 @@ static void add_leftover(void *ctx, pid_t pid)
 	/* A zombie waiting for its (dying) parent is not a survivor. */
 	if (procfs_read_stat(r->cfg->proc_root, pid, &st) < 0 || st.state == 'Z')
 		return;
+	l_session = st.session;
 	struct sup_leftover *nl = realloc(rec->leftovers,
 					  (rec->n_leftovers + 1) * sizeof *nl);
 	if (!nl)
@@ -185,6 +198,7 @@ static void add_leftover(void *ctx, pid_t pid)
 	rec->leftovers = nl;
 	struct sup_leftover *l = &nl[rec->n_leftovers];
 	l->pid = pid;
+	l->session = l_session;
 	/* the same argv as processes.json's: an empty last argument kept */
 	char buf[PROCFS_ARGV_BYTES];
 	size_t len = 0;
@@ -202,10 +216,15 @@ static void add_leftover(void *ctx, pid_t pid)
  * listing each leftover in the record. */
 static void kill_tree(struct run *r, int leftovers)
 {
-	struct contain_waiter w = { kill_wait, leftovers ? add_leftover : NULL, r };
-	if (contain_kill(r->contain, leftovers ? 0 : r->cfg->opt->grace_s, &w) == -ETIMEDOUT)
-		resources_note(r->rec, "some descendants did not die within 10 s of "
-			       "SIGKILL (uninterruptible sleep?); memsup gave up on them");
+	char stuck[sizeof run_stuck - 160];
+	struct contain_waiter w = { kill_wait, leftovers ? add_leftover : NULL, r, stuck,
+				    sizeof stuck };
+	if (contain_kill(r->contain, leftovers ? 0 : r->cfg->opt->grace_s, &w) == -EBUSY) {
+		snprintf(run_stuck, sizeof run_stuck, "still alive after SIGKILL, in "
+			 "uninterruptible sleep (D state) for %d s, where no signal reaches: "
+			 "%s; they die when they wake", KILL_STUCK_S, stuck);
+		resources_note(r->rec, run_stuck);
+	}
 }
 
 static int block_signals(sigset_t *orig, sigset_t *set)
@@ -277,14 +296,33 @@ static int still_running(struct run *r)
 	return !r->main_done;
 }
 
+/* The budget this sample breaks, or SUP_REASON_NONE. */
+static enum sup_reason breach(struct run *r, double elapsed, uint64_t rss, unsigned n)
+{
+	const struct sup_options *o = r->cfg->opt;
+	/* with pids.max the kernel refuses the fork past N: a refusal, or N
+	 * reached, is the breach; without it, more than N seen */
+	int pids_limit = o->max_procs > 0 && contain_info(r->contain)->pids;
+	if (o->mem_max_mb > 0 && r->kernel.oom_kills > 0)
+		return SUP_REASON_MEM_LIMIT;
+	if (o->wall_s > 0 && elapsed >= o->wall_s && still_running(r))
+		return SUP_REASON_WALL_BUDGET;
+	if (o->rss_mb > 0 && (double)rss >= o->rss_mb * 1e6)
+		return SUP_REASON_RSS_BUDGET;
+	if (o->max_procs > 0 &&
+	    (n > o->max_procs || (pids_limit && (n >= o->max_procs || r->kernel.forks_refused))))
+		return SUP_REASON_PROCS_BUDGET;
+	return SUP_REASON_NONE;
+}
+
 static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 {
 	struct sup_record *rec = r->rec;
-	const struct sup_options *o = r->cfg->opt;
 	uint64_t rss;
 	unsigned n;
 	if (contain_sample(r->contain, &rss, &n) < 0)
 		return; /* a failed listing is a missed sample, not a zero */
+	contain_poll(r->contain, &r->kernel);
 	/* New record files after the RSS reading, not before: an image that
 	 * finished its start between the two (descheduled memsup, a child
 	 * that faults in 20 MB of huge pages in a millisecond) would have
@@ -308,6 +346,8 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 	}
 	if (n > rec->max_processes)
 		rec->max_processes = n;
+	/* evidence_failed ends the run whatever the budgets say */
+	enum sup_reason b = breach(r, elapsed, rss, n);
 	if (evidence_append_sample(r->ev, elapsed, rss) < 0)
 		*reason = SUP_REASON_EVIDENCE_FAILED;
 	if (r->pv) {
@@ -317,35 +357,39 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		 * for milliseconds on a loaded machine) is in the reading, so it
 		 * is this sample's; with `now`, taken before reading, a command
 		 * that started and filled 20 MB meanwhile read as 20 MB that no
-		 * record explained. */
+		 * record explained.
+		 * Not when the process budget breaks: the members' cmdline and
+		 * smaps wait for their memory map's lock, which a fork bomb
+		 * holds nearly all the time -- seconds, for the kill to wait. */
 		const struct tree_member *m;
 		size_t nm = contain_sampled(r->contain, &m);
 		struct pview_sums s;
-		if (r->live)
-			live_believe(r->live, m, nm, r->main_pid);
-		pview_sample(r->pv, r->live, read_ns, m, nm, new_peak, rss, &s);
+		int viewed = b != SUP_REASON_PROCS_BUDGET;
+		if (viewed) {
+			if (r->live)
+				live_believe(r->live, m, nm, r->main_pid);
+			pview_sample(r->pv, r->live, read_ns, m, nm, new_peak, rss, &s);
+		} else {
+			memset(&s, 0, sizeof s);
+		}
 		struct timeline_sample tl = {
-			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
+			.t = elapsed, .rss = rss, .processes = n,
+			.traced = r->live != NULL && viewed,
 			.heap = s.heap, .mapped_anon = s.map_anon, .mapped_file = s.map_file,
 			.have_pss = s.have_pss, .pss = s.pss,
+			.have_cgroup = r->kernel.have_usage, .cgroup = r->kernel.usage,
 		};
 		top_members(&tl, m, nm);
 		if (evidence_append_timeline(r->ev, &tl) < 0)
 			*reason = SUP_REASON_EVIDENCE_FAILED;
 		struct phases_sample ps = {
-			.t = elapsed, .rss = rss, .processes = n, .traced = r->live != NULL,
+			.t = elapsed, .rss = rss, .processes = n, .traced = tl.traced,
 			.heap = s.heap, .members = m, .n_members = nm,
 		};
 		phases_on_sample(r->cfg->phases, &ps, r->live, r->start_ns, r->cfg->proc_root);
 	}
-	if (*reason != SUP_REASON_NONE)
-		return; /* evidence_failed: it ends the run whatever the budgets say */
-	if (o->wall_s > 0 && elapsed >= o->wall_s && still_running(r))
-		*reason = SUP_REASON_WALL_BUDGET;
-	else if (o->rss_mb > 0 && (double)rss >= o->rss_mb * 1e6)
-		*reason = SUP_REASON_RSS_BUDGET;
-	else if (o->max_procs > 0 && n > o->max_procs)
-		*reason = SUP_REASON_PROCS_BUDGET;
+	if (*reason == SUP_REASON_NONE)
+		*reason = b;
 }
 
 static void finish_times(struct run *r)
@@ -445,12 +489,15 @@ static enum sup_reason supervise(struct run *r)
 		 * once, so that a sample never waits on a burst of them */
 		int lfd = r->live ? live_fd(r->live) : -1;
 		int mfd = phases_fd(r->cfg->phases);
-		/* slots 4..: the command's output, moved as it comes */
-		struct pollfd pfd[4 + RELAY_POLL_SLOTS] = {
+		/* slot 4: the cgroup's event file (an OOM kill), -1 without one;
+		 * slots 5..: the command's output, moved as it comes */
+		short kev;
+		int kfd = contain_event_fd(r->contain, &kev);
+		struct pollfd pfd[5 + RELAY_POLL_SLOTS] = {
 			{ r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
-			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 } };
-		relay_poll_set(r->cfg->relay, pfd + 4);
-		int np = ppoll(pfd, 4 + RELAY_POLL_SLOTS, &ts, NULL);
+			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 }, { kfd, kev, 0 } };
+		relay_poll_set(r->cfg->relay, pfd + 5);
+		int np = ppoll(pfd, 5 + RELAY_POLL_SLOTS, &ts, NULL);
 		if (np > 0 && pfd[0].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
@@ -463,7 +510,10 @@ static enum sup_reason supervise(struct run *r)
 		if (np > 0 && mfd >= 0 && pfd[3].revents)
 			phases_read_file(r->cfg->phases, since_start_s(r, mono_ns()), 0,
 					 r->cfg->proc_root, r->live);
-		int rc = np > 0 ? relay_pump(r->cfg->relay, pfd + 4) : 0;
+		/* slot 4: the kernel has news (an OOM kill): sample now */
+		if (np > 0 && kfd >= 0 && pfd[4].revents)
+			next = mono_ns();
+		int rc = np > 0 ? relay_pump(r->cfg->relay, pfd + 5) : 0;
 		if (rc < 0) {
 			relay_failed(r, rc, &reason);
 			break;
@@ -506,10 +556,23 @@ static int open_run(struct run *r, sigset_t *orig)
 	if (spawn_become_subreaper() < 0)
 		resources_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
 			       "re-parent to init, leave the measured tree and are not killed");
-	struct contain_config cc = { cfg->proc_root, getpid(), cfg->opt->discovery };
+	const struct sup_options *o = cfg->opt;
+	struct contain_config cc = {
+		.proc_root = cfg->proc_root, .self = getpid(), .discovery = o->discovery,
+		.cgroup = o->cgroup, .cgroup_root = cfg->cgroup_root, .max_procs = o->max_procs,
+		.mem_max = (uint64_t)(o->mem_max_mb * 1e6),
+	};
 	if ((rc = contain_open(&r->contain, &cc)) < 0)
-		return start_failed(r, 125, "process discovery", -rc);
+		return start_failed(r, 125, o->mem_max_mb > 0 && rc == -ENOTSUP
+				    ? "--mem-max: no memory cgroup could be made for the run"
+				    : "containment", -rc);
 	rec->discovery = contain_name(r->contain);
+	run_containment = *contain_info(r->contain);
+	rec->containment = &run_containment;
+	/* before the command: the sentinel stays outside the run's cgroup */
+	if ((rc = sentinel_start(&r->sentinel, r->contain, r->ev->dirfd)) < 0)
+		resources_note(rec, "no sentinel could be started: a memsup killed by SIGKILL "
+			       "would leave the tree to itself");
 	if (cfg->records_dir && (rc = live_open(&r->live, cfg->records_dir)) < 0)
 		return start_failed(r, 125, "open the records directory", -rc);
 	if (r->live) {
@@ -575,10 +638,29 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	int interrupt = r->interrupt;
 	if (interrupt)
 		reason = SUP_REASON_INTERRUPTED;
+	/* what the cgroup held as the run ended, before the kill frees it */
+	struct contain_figures before, after;
+	contain_figures(r->contain, &before);
 	/* When the main process is gone on its own, whatever of its tree
 	 * remains is a leftover: killed, and the record says who it was. */
 	kill_tree(r, reason == SUP_REASON_NONE);
 	reap(r);
+	/* the high-water marks and counters, final once the tree is dead */
+	contain_figures(r->contain, &after);
+	rec->cgroup = after;
+	rec->cgroup.have_stat = before.have_stat;
+	rec->cgroup.anon = before.anon;
+	rec->cgroup.file = before.file;
+	rec->cgroup.kernel = before.kernel;
+	/* the OOM killer under --mem-max ended the command on its own */
+	if (reason == SUP_REASON_NONE && r->cfg->opt->mem_max_mb > 0 && after.oom_kills > 0)
+		reason = SUP_REASON_MEM_LIMIT;
+	int rf = contain_finish(r->contain);
+	if (rf < 0) {
+		snprintf(run_note_finish, sizeof run_note_finish, "the run's cgroups could not all "
+			 "be removed: %s", strerror(-rf));
+		resources_note(rec, run_note_finish);
+	}
 	if (!r->main_done) {
 		/* Not listed by discovery (should not happen): make sure. */
 		kill(r->main_pid, SIGKILL);
@@ -662,6 +744,8 @@ static int close_run(struct run *r, int status, struct run_views *views)
 		close(r->pidfd);
 	if (r->sfd >= 0)
 		close(r->sfd);
+	/* the run's cgroups are gone: the sentinel has nothing left to do */
+	sentinel_stop(&r->sentinel);
 	contain_close(r->contain);
 	return status;
 }
@@ -678,6 +762,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	r.ev = ev;
 	r.rec = rec;
 	r.sfd = r.pidfd = -1;
+	r.sentinel.fd = -1;
 	jitter_init(&r.jit);
 	format_started_at();
 	rec->started_at = run_started_at;

@@ -1,14 +1,17 @@
 /* run.h: one supervised run, from fork to the last reaped descendant.
  *
  * run_supervise() blocks INT/TERM/HUP/QUIT/CHLD and reads them through a
- * signalfd, becomes a child subreaper, starts the command inside the
- * containment (contain.h), then samples its tree on a steady
- * CLOCK_MONOTONIC schedule -- deadline k = start + k*period, missed
+ * signalfd, becomes a child subreaper, opens the containment (contain.h: a
+ * cgroup of the run's own where it can), forks the sentinel (sentinel.h),
+ * starts the command inside the containment, then samples its tree on a
+ * steady CLOCK_MONOTONIC schedule -- deadline k = start + k*period, missed
  * deadlines skipped, no drift -- in one ppoll() loop that also watches a
  * pidfd of the main process for the exact moment it ends.  It enforces the
- * budgets by killing the whole tree, kills and lists what is left when the
- * main process has exited, reaps every child until ECHILD, and fills the
- * record.  Each sample also feeds the per-process view (pview.h) and, when
+ * budgets by killing the whole tree (the kernel's counters -- forks
+ * pids.max refused, OOM kills under --mem-max -- are breaches too), kills
+ * and lists what is left when the main process has exited, reaps every
+ * child until ECHILD, reads the cgroup's figures, removes the cgroups, and
+ * fills the record.  Each sample also feeds the per-process view (pview.h) and, when
  * tracing, reads the live shim records (live.h) for timeline.jsonl, and the
  * phase markers (phases.h), read as soon as the marks file changes.  The
  * same loop moves the command's output (relay.h) as it comes, and at the
@@ -17,8 +20,8 @@
  *
  * Returns memsup's exit status (see memsup(1); the outcomes' table is in
  * resources.c): the command's status, 128+N for signal N, 122/123/124
- * budgets, 125 memsup error, 126/127 cannot start, 128+N when memsup got
- * signal N.  Never exits.
+ * budgets (123 also the memory limit), 125 memsup error, 126/127 cannot
+ * start, 128+N when memsup got signal N.  Never exits.
  */
 #ifndef MEMSUP_RUN_H
 #define MEMSUP_RUN_H
@@ -31,6 +34,7 @@ struct run_config {
 	const struct sup_options *opt;
 	char **envp;              /* the command's whole environment */
 	const char *proc_root;    /* "/proc" */
+	const char *cgroup_root;  /* NULL: "/sys/fs/cgroup" */
 	const char *records_dir;  /* the shim's MEMTRACE_DIR; NULL: not tracing */
 	struct phase_log *phases; /* the marker channels (phases.h); may be NULL */
 	struct relay *relay;      /* the command's stdout and stderr (relay.h) */

@@ -452,20 +452,32 @@ uint64_t procfs_page_size(void)
 	return page;
 }
 
-int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes)
+int procfs_pread_rss(int fd, uint64_t *bytes)
 {
-	char path[PATH_MAX], buf[256];
+	char buf[256];
 	size_t len;
 	uint64_t pages;
-	int rc = pid_path(path, sizeof path, root, pid, "statm");
-	if (rc == 0)
-		rc = procfs_read_file(path, buf, sizeof buf, &len);
+	int rc = procfs_pread_fd(fd, buf, sizeof buf, &len);
 	if (rc == 0 && len == 0)
-		return PROCFS_GONE;
+		rc = PROCFS_GONE; /* a dead process's statm reads empty */
 	if (rc == 0)
 		rc = procfs_parse_statm(buf, len, &pages);
 	if (rc == 0)
 		*bytes = pages * procfs_page_size();
+	return rc;
+}
+
+int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes)
+{
+	char path[PATH_MAX];
+	int rc = pid_path(path, sizeof path, root, pid, "statm");
+	if (rc < 0)
+		return rc;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gone_or(errno);
+	rc = procfs_pread_rss(fd, bytes);
+	close(fd);
 	return rc;
 }
 

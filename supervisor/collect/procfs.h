@@ -105,6 +105,9 @@ int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out);
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *out);
 /* Resident set size in bytes (statm resident pages x page size). */
 int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes);
+/* The same through an fd held open on PID/statm (PROCFS_GONE once that
+ * process is dead, whatever now has its number). */
+int procfs_pread_rss(int fd, uint64_t *bytes);
 int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
 			 size_t cap, size_t *n);
 

@@ -1,42 +1,210 @@
-/* contain.c: the containment interface's dispatch, and the kill loop every
- * backend without a kill of its own shares (see contain.h).
+/* contain.c: the containment interface's dispatch -- which backend, and
+ * the fallback to the /proc scan with the reasons -- and what every
+ * backend shares: the kill loop, and the sentinel's abandon (see
+ * contain.h).
  *
  * Killing lists right before every round, so that pids are as fresh as
- * they can be, and repeats until a listing comes back empty: a member may
- * fork between our listing and its SIGKILL (its orphans then come to
- * memsup, the subreaper, and into the next listing). */
+ * they can be, and repeats until a listing comes back empty: without an
+ * atomic kill a member may fork between our listing and its SIGKILL (its
+ * orphans then come to memsup, the subreaper, and into the next listing).
+ * SIGSTOP first closes that gap: a stopped process forks no more, so
+ * stopping until a listing finds no one new, then killing, leaves nothing
+ * behind even against a fork bomb. */
 #include "contain/contain.h"
+#include "collect/procfs.h"
+#include "contain/cgroup.h"
+#include "pidmap.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NS_PER_S 1000000000ull
-/* Give up killing after this long: a process stuck in D state cannot die. */
-#define KILL_GIVE_UP_NS (10 * NS_PER_S)
+/* SIGSTOP passes before giving up on a listing that keeps growing (each
+ * pass stops everything it lists, so only processes born during the pass
+ * can be new) */
+#define STOP_PASSES 64
 
-/* The backend for a configuration: the first that can hold the tree.
- * Today there is one. */
-static const struct contain_ops *pick(const struct contain_config *cfg)
+static uint64_t mono_ns(void)
 {
-	(void)cfg;
-	return &contain_procscan_ops;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+void contain_missing(struct contain_info *info, const char *fmt, ...)
+{
+	if (info->n_missing >= CONTAIN_MAX_MISSING)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(info->missing[info->n_missing++], CONTAIN_MISSING_BYTES, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- which backend -------------------------------------------------------- */
+
+/* The cgroup backends to try for a layout, best first. */
+static size_t backends_for(enum cg_layout_kind kind, const struct contain_ops **out)
+{
+	switch (kind) {
+	case CG_LAYOUT_V2:
+		out[0] = &contain_cgroup2_ops;
+		return 1;
+	case CG_LAYOUT_HYBRID:
+		/* the unified hierarchy may be closed to us where v1 is not */
+		out[0] = &contain_hybrid_ops;
+		out[1] = &contain_cgroup1_ops;
+		return 2;
+	case CG_LAYOUT_V1:
+		out[0] = &contain_cgroup1_ops;
+		return 1;
+	case CG_LAYOUT_NONE:
+		break;
+	}
+	return 0;
+}
+
+/* What would give a user without root a cgroup of the run's own, for the
+ * summary's fallback line: systemd's delegation where systemd runs (it
+ * says so by /run/systemd/system, as sd_booted() checks), else what root
+ * must do. */
+static const char *hint_for(enum cg_layout_kind kind)
+{
+	int systemd = access("/run/systemd/system", F_OK) == 0;
+	switch (kind) {
+	case CG_LAYOUT_V2:
+		return systemd ? "systemd-run --user --scope -p Delegate=yes -- memsup ... (a "
+				 "delegated cgroup v2 subtree, systemd 244 or later; memory and "
+				 "pids as the user manager delegates them)"
+			       : "have root delegate a cgroup v2 directory to you (mkdir it; chown "
+				 "it, its cgroup.procs, cgroup.subtree_control and cgroup.threads "
+				 "to you) and start memsup inside it, or run memsup as root";
+	case CG_LAYOUT_HYBRID:
+		return systemd ? "systemd-run --user --scope -p Delegate=yes -- memsup ... gives "
+				 "a cgroup v2 subtree for membership and killing; the v1 memory "
+				 "and pids controllers of this hybrid layout are root's only (sudo "
+				 "memsup, or boot with systemd.unified_cgroup_hierarchy=1)"
+			       : "run memsup as root: no systemd here to delegate a cgroup, and "
+				 "the v1 memory and pids controllers of this hybrid layout are "
+				 "root's only";
+	case CG_LAYOUT_V1:
+		return systemd ? "cgroup v1 is root's only: sudo memsup ..., or boot with "
+				 "systemd.unified_cgroup_hierarchy=1 and use systemd-run --user "
+				 "--scope -p Delegate=yes -- memsup ..."
+			       : "run memsup as root: cgroup v1 is root's only";
+	case CG_LAYOUT_NONE:
+		break;
+	}
+	return "mount cgroup2 at /sys/fs/cgroup (a container: run it with a cgroup namespace "
+	       "of its own)";
+}
+
+static int check_mem_max(const struct contain_config *cfg, char *err, size_t errlen)
+{
+	struct cg_layout l;
+	char path[PATH_MAX + 32], buf[1024];
+	size_t len;
+	if (cfg->cgroup == CONTAIN_OFF) {
+		snprintf(err, errlen, "--mem-max: a kernel memory limit needs a cgroup, and "
+			 "--cgroup off turns them off");
+		return -1;
+	}
+	int rc = cgroup_layout(cfg->cgroup_root, cfg->proc_root, cfg->self, &l);
+	if (rc < 0) {
+		snprintf(err, errlen, "--mem-max: cannot tell memsup's cgroups (%s/self/cgroup: "
+			 "%s)", cfg->proc_root ? cfg->proc_root : "/proc", strerror(-rc));
+		return -1;
+	}
+	const char *dir = l.kind == CG_LAYOUT_V2 ? l.own[CG_V2] : l.own[CG_MEMORY];
+	if (l.kind == CG_LAYOUT_NONE || !dir[0]) {
+		snprintf(err, errlen, "--mem-max: no memory cgroup here (%s); use --rss-mb for "
+			 "a polled budget", l.kind == CG_LAYOUT_NONE ? l.why :
+			 "no v1 memory controller mounted");
+		return -1;
+	}
+	if (l.kind == CG_LAYOUT_V2) {
+		snprintf(path, sizeof path, "%s/cgroup.controllers", dir);
+		if (procfs_read_file(path, buf, sizeof buf, &len) < 0 ||
+		    !cgroup_has_word(buf, len, "memory")) {
+			snprintf(err, errlen, "--mem-max: the memory controller is not available "
+				 "to memsup's cgroup %s (its cgroup.controllers); use --rss-mb "
+				 "for a polled budget", dir);
+			return -1;
+		}
+	}
+	if (!cfg->premade && access(dir, W_OK) < 0) {
+		snprintf(err, errlen, "--mem-max: cannot make a memory cgroup in %s (%s): %s; "
+			 "or use --rss-mb for a polled budget", dir, strerror(errno),
+			 hint_for(l.kind));
+		return -1;
+	}
+	return 0;
 }
 
 int contain_check(const struct contain_config *cfg, char *err, size_t errlen)
 {
-	return pick(cfg)->check(cfg, err, errlen);
+	if (contain_procscan_ops.check(cfg, err, errlen) < 0)
+		return -1;
+	if (cfg->mem_max && check_mem_max(cfg, err, errlen) < 0)
+		return -1;
+	return 0;
 }
 
 int contain_open(struct contain **out, const struct contain_config *cfg)
 {
-	return pick(cfg)->open(out, cfg);
+	struct contain_info info;
+	memset(&info, 0, sizeof info);
+	info.requested = cfg->cgroup == CONTAIN_OFF ? "off" : "auto";
+	if (cfg->cgroup == CONTAIN_AUTO) {
+		struct cg_layout l;
+		const struct contain_ops *try[2];
+		int rc = cgroup_layout(cfg->cgroup_root, cfg->proc_root, cfg->self, &l);
+		if (rc < 0)
+			contain_missing(&info, "cannot read %s/%d/cgroup: %s",
+					cfg->proc_root ? cfg->proc_root : "/proc", (int)cfg->self,
+					strerror(-rc));
+		else if (l.kind == CG_LAYOUT_NONE)
+			contain_missing(&info, "%s", l.why);
+		size_t n = rc < 0 ? 0 : backends_for(l.kind, try);
+		for (size_t i = 0; i < n; i++) {
+			struct contain_info attempt = info;
+			if (try[i]->open(out, cfg, &attempt) == 0) {
+				(*out)->info = attempt;
+				(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
+				return 0;
+			}
+			/* keep the reasons it failed, for the next or the fallback */
+			info.n_missing = attempt.n_missing;
+			memcpy(info.missing, attempt.missing, sizeof info.missing);
+		}
+		info.hint = hint_for(rc < 0 ? CG_LAYOUT_NONE : l.kind);
+		/* the kernel limit was asked for: no polled stand-in */
+		if (cfg->mem_max)
+			return -ENOTSUP;
+	}
+	int rc = contain_procscan_ops.open(out, cfg, &info);
+	if (rc < 0)
+		return rc;
+	info.mode = "procscan";
+	info.kill = "stop-and-kill";
+	(*out)->info = info;
+	(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
+	return 0;
 }
 
 void contain_close(struct contain *c)
 {
-	if (c)
-		c->ops->close(c);
+	if (!c)
+		return;
+	if (!c->finished)
+		contain_finish(c);
+	c->ops->close(c);
 }
 
 const char *contain_name(const struct contain *c)
@@ -54,6 +222,11 @@ size_t contain_notes(const struct contain *c, const char *const **notes)
 {
 	*notes = c->notes;
 	return c->n_notes;
+}
+
+const struct contain_info *contain_info(const struct contain *c)
+{
+	return &c->info;
 }
 
 int contain_start(struct contain *c, const struct spawn_request *req, struct spawn_result *res)
@@ -76,14 +249,34 @@ size_t contain_sampled(const struct contain *c, const struct tree_member **out)
 	return c->ops->sampled(c, out);
 }
 
-/* ---- the generic kill ------------------------------------------------------ */
-
-static uint64_t mono_ns(void)
+int contain_poll(struct contain *c, struct contain_state *st)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+	memset(st, 0, sizeof *st);
+	return c->ops->poll ? c->ops->poll(c, st) : 0;
 }
+
+int contain_event_fd(const struct contain *c, short *events)
+{
+	*events = 0;
+	return c->ops->event_fd ? c->ops->event_fd(c, events) : -1;
+}
+
+int contain_figures(struct contain *c, struct contain_figures *f)
+{
+	memset(f, 0, sizeof *f);
+	return c->ops->figures ? c->ops->figures(c, f) : 0;
+}
+
+int contain_finish(struct contain *c)
+{
+	if (c->finished)
+		return 0;
+	int rc = c->ops->finish ? c->ops->finish(c) : 0;
+	c->finished = rc == 0;
+	return rc;
+}
+
+/* ---- the generic kill ------------------------------------------------------ */
 
 /* The members now; a listing that fails is an empty one (nothing more can
  * be done about what it would have found). */
@@ -93,12 +286,94 @@ static size_t list(struct contain *c, const pid_t **pids)
 	return contain_members(c, pids, &n) < 0 ? 0 : n;
 }
 
+struct stopped {
+	pid_t pid;                 /* first: the pidmap key */
+};
+
+/* Never a group of memsup's own (or of init's). */
+static int group_ok(pid_t g)
+{
+	return g > 1 && g != getpgrp() && g != getsid(0);
+}
+
+/* Without an atomic kill: SIGSTOP every member until a listing finds no
+ * one new (a stopped process forks no more), then SIGKILL each of them
+ * and each process group they were in -- a group reaches a member that
+ * left our listing between two reads. */
+static void stop_and_kill(struct contain *c, const struct contain_waiter *w)
+{
+	struct pidmap stopped, groups;
+	pidmap_init(&stopped, sizeof(struct stopped));
+	pidmap_init(&groups, sizeof(struct stopped));
+	for (int pass = 0; pass < STOP_PASSES; pass++) {
+		const pid_t *pids;
+		size_t n = list(c, &pids), fresh = 0;
+		for (size_t i = 0; i < n; i++) {
+			int added = 0;
+			if (!pidmap_add(&stopped, pids[i], &added) || !added)
+				continue;
+			fresh++;
+			if (w->found)
+				w->found(w->ctx, pids[i]);
+			kill(pids[i], SIGSTOP);
+			struct procfs_stat st;
+			if (procfs_read_stat(c->proc_root, pids[i], &st) == 0 && group_ok(st.pgrp))
+				pidmap_add(&groups, st.pgrp, NULL);
+		}
+		if (!fresh)
+			break;
+	}
+	for (size_t i = 0; i < stopped.cap; i++) {
+		struct stopped *s = pidmap_slot(&stopped, i);
+		if (s)
+			kill(s->pid, SIGKILL);
+	}
+	for (size_t i = 0; i < groups.cap; i++) {
+		struct stopped *g = pidmap_slot(&groups, i);
+		if (g)
+			kill(-g->pid, SIGKILL);
+	}
+	pidmap_free(&stopped);
+	pidmap_free(&groups);
+}
+
+/* Can SIGKILL still end this member?  Not while it sleeps in D state (it
+ * dies when it wakes), nor when we may not signal it. */
+static int killable(const struct contain *c, pid_t pid, char *comm, size_t cap)
+{
+	struct procfs_stat st;
+	if (procfs_read_stat(c->proc_root, pid, &st) < 0)
+		return 1; /* gone since the listing */
+	snprintf(comm, cap, "%s", st.comm);
+	if (st.state == 'D')
+		return 0;
+	return !(kill(pid, 0) < 0 && errno == EPERM);
+}
+
+/* The members left, if none of them can die now: "pid N (comm), ..." into
+ * buf, and 1. */
+static int all_stuck(struct contain *c, const pid_t *pids, size_t n, char *buf, size_t cap)
+{
+	size_t o = 0;
+	char comm[PROCFS_COMM_BYTES];
+	if (buf && cap)
+		buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (killable(c, pids[i], comm, sizeof comm))
+			return 0;
+		if (buf && o < cap) {
+			int k = snprintf(buf + o, cap - o, "%spid %d (%s)", o ? ", " : "",
+					 (int)pids[i], comm);
+			o += k > 0 ? (size_t)k : 0;
+		}
+	}
+	return 1;
+}
+
 int contain_kill(struct contain *c, double grace_s, const struct contain_waiter *w)
 {
 	const pid_t *pids;
 	size_t n;
-	if (c->ops->kill)
-		return c->ops->kill(c, grace_s, w);
 	if (grace_s > 0) {
 		n = list(c, &pids);
 		for (size_t i = 0; i < n; i++)
@@ -109,16 +384,59 @@ int contain_kill(struct contain *c, double grace_s, const struct contain_waiter 
 			n = list(c, &pids);
 		}
 	}
-	uint64_t t0 = mono_ns();
+	uint64_t stuck_since = 0;
 	while ((n = list(c, &pids)) > 0) {
-		for (size_t i = 0; i < n; i++) {
-			if (w->found)
+		int atomic = c->ops->kill_all != NULL;
+		if (atomic) {
+			for (size_t i = 0; i < n && w->found; i++)
 				w->found(w->ctx, pids[i]);
-			kill(pids[i], SIGKILL);
+			atomic = c->ops->kill_all(c, pids, n) == 0;
 		}
+		if (!atomic)
+			stop_and_kill(c, w);
 		w->wait(w->ctx, 5);
-		if (mono_ns() - t0 > KILL_GIVE_UP_NS)
-			return -ETIMEDOUT;
+		n = list(c, &pids);
+		if (n == 0)
+			break;
+		/* never give up while one of them can still die */
+		if (!all_stuck(c, pids, n, NULL, 0)) {
+			stuck_since = 0;
+			continue;
+		}
+		uint64_t now = mono_ns();
+		if (!stuck_since)
+			stuck_since = now;
+		else if (now - stuck_since > KILL_STUCK_S * NS_PER_S) {
+			all_stuck(c, pids, n, w->stuck, w->stuck_cap);
+			return -EBUSY;
+		}
 	}
 	return 0;
+}
+
+/* ---- the sentinel's ---------------------------------------------------------- */
+
+static void sleep_wait(void *ctx, int ms)
+{
+	(void)ctx;
+	struct timespec ts = { 0, (long)ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+void contain_exclude(struct contain *c, pid_t pid)
+{
+	if (c->ops->exclude)
+		c->ops->exclude(c, pid);
+}
+
+int contain_abandon(struct contain *c)
+{
+	if (c->ops->abandon)
+		return c->ops->abandon(c);
+	/* the members were memsup's descendants: whoever reaps them now, it
+	 * is not us, so the wait only sleeps */
+	struct contain_waiter w = { sleep_wait, NULL, NULL, NULL, 0 };
+	int rc = contain_kill(c, 0, &w);
+	int rf = contain_finish(c);
+	return rc < 0 ? rc : rf;
 }

@@ -1,27 +1,36 @@
 /* contain.h: the processes of one run, behind one interface -- starting
- * the command among them, listing them, measuring them, killing them all.
+ * the command among them, listing them, measuring them, limiting them,
+ * killing them all, and cleaning up after them.
  *
  * A backend is one way the kernel offers to keep a process tree together;
  * each is a `struct contain_ops` in a file of its own, picked by
  * contain_open().  run.c calls only the contain_* functions and never asks
  * which backend it has.
  *
+ *   cgroup2.c   a cgroup of the run's own in a pure cgroup v2 hierarchy
+ *               (memsup's own cgroup writable: root, or a delegated one)
+ *   hybrid.c    the v2 unified hierarchy for membership and killing, plus
+ *               the v1 memory, pids and freezer hierarchies beside it
+ *   cgroup1.c   the v1 memory, pids and freezer hierarchies alone
  *   procscan.c  the /proc scan (tree.h): memsup, a child subreaper, finds
  *               its descendants by ppid links or children files; needs no
- *               privilege.  The only backend today.
- *   cgroup v2, v1 and the hybrid layout come as files of their own: a new
- *   `struct contain_ops`, a line in contain_open(), nothing in run.c.
+ *               privilege.  The fallback, and what --cgroup off asks for.
+ * The three cgroup backends share their machinery (cgroup.h).
  *
- * Killing is written once, here, in terms of the backend's `members`: list,
- * signal every member, wait (the caller reaps), list again, until a listing
- * comes back empty -- a member may fork between a listing and its SIGKILL.
- * A backend that can kill all at once (cgroup.kill) gives its own `kill`.
+ * Killing is written once, here: list the members, tell the caller who
+ * they are, then kill them all at once (a backend's kill_all: cgroup.kill,
+ * or freeze, SIGKILL, thaw) or, without an atomic way, SIGSTOP every
+ * member until a listing finds no new one, then SIGKILL each and each
+ * process group seen; list again, until a listing comes back empty.  It
+ * never gives up while a member can still die: only when every member left
+ * has been in uninterruptible sleep (D) for KILL_STUCK_S seconds.
  *
  * Return convention: 0 or -errno.  Not thread-safe; one per run.
  */
 #ifndef MEMSUP_CONTAIN_H
 #define MEMSUP_CONTAIN_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,6 +44,12 @@ enum tree_method {
 	TREE_SCAN,
 };
 
+/* --cgroup: whether memsup tries a cgroup of the run's own. */
+enum contain_request {
+	CONTAIN_AUTO = 0,          /* a cgroup where memsup can make one */
+	CONTAIN_OFF,               /* the /proc scan */
+};
+
 /* One member of the tree, as a sample read it. */
 struct tree_member {
 	pid_t pid;
@@ -45,6 +60,18 @@ struct contain_config {
 	const char *proc_root;     /* "/proc"; must outlive the containment */
 	pid_t self;                /* memsup: the tree is its descendants */
 	enum tree_method discovery;
+	enum contain_request cgroup;
+	const char *cgroup_root;   /* where the hierarchies are mounted; NULL:
+				      "/sys/fs/cgroup" (a fixture tree in tests) */
+	unsigned max_procs;        /* --max-procs: pids.max where there is a
+				      pids controller; 0 none */
+	uint64_t mem_max;          /* --mem-max, bytes: the kernel's memory
+				      limit; 0 none (needs a memory cgroup) */
+	int premade;               /* tests only: the run's cgroups exist
+				      already in the fixture tree (a plain
+				      directory has no kernel to make a
+				      cgroup's files appear) and are not
+				      removed */
 };
 
 /* How contain_kill() waits between rounds: wait(ctx, ms) sleeps up to ms,
@@ -52,36 +79,94 @@ struct contain_config {
  * the caller's descendants: until it reaps them they linger as zombies).
  * found(ctx, pid), when not NULL, is told each member a SIGKILL round
  * finds, before it is killed: the leftovers of a run whose main process
- * has ended. */
+ * has ended.  stuck, when not NULL, gets (cap bytes) "pid N (comm), ..."
+ * of the members left in D state when contain_kill() gives up. */
 struct contain_waiter {
 	void (*wait)(void *ctx, int ms);
 	void (*found)(void *ctx, pid_t pid);
 	void *ctx;
+	char *stuck;
+	size_t stuck_cap;
 };
 
 #define CONTAIN_MAX_NOTES 4u
+#define CONTAIN_MAX_PATHS 4u
+#define CONTAIN_MAX_MISSING 6u
+#define CONTAIN_MISSING_BYTES 320u
+/* Give up killing when only processes in D state were left this long. */
+#define KILL_STUCK_S 5
+
+/* What the record says of the containment ("containment"). */
+struct contain_info {
+	const char *mode;          /* "cgroup2", "hybrid", "cgroup1", "procscan" */
+	const char *requested;     /* "auto" or "off" */
+	const char *kill;          /* "cgroup.kill", "cgroup.freeze", "freezer"
+				      or "stop-and-kill" (SIGSTOP sweeps, then
+				      SIGKILL to every process and group) */
+	int memory;                /* a memory cgroup: kernel figures, --mem-max */
+	int pids;                  /* a pids cgroup: --max-procs is pids.max */
+	char paths[CONTAIN_MAX_PATHS][PATH_MAX]; /* the run's cgroups */
+	size_t n_paths;
+	char missing[CONTAIN_MAX_MISSING][CONTAIN_MISSING_BYTES]; /* what was
+				      missing, or could not be done, and why */
+	size_t n_missing;
+	const char *hint;          /* a fallback: what would give the user a
+				      cgroup without root; NULL */
+};
+
+/* The kernel's view of the run now, per sample; a figure the backend does
+ * not have stays 0 and its have_ flag unset. */
+struct contain_state {
+	int have_usage;
+	uint64_t usage;            /* memory.current / memory.usage_in_bytes */
+	uint64_t forks_refused;    /* pids.events "max": forks pids.max refused */
+	uint64_t oom_kills;        /* processes the OOM killer took */
+};
+
+/* The memory figures of the run's cgroup, exact from the kernel. */
+struct contain_figures {
+	int have_peak;
+	uint64_t peak;             /* memory.peak / memory.max_usage_in_bytes */
+	int have_stat;
+	uint64_t anon, file, kernel; /* memory.stat, now */
+	int have_oom;
+	uint64_t oom_kills;
+	int have_pids;
+	uint64_t forks_refused;
+};
 
 /* ---- the interface -------------------------------------------------------- */
 
 struct contain;
 
 /* Before anything is created: would contain_open() work with cfg?  0, or
- * -1 with one line in err naming the option ("--discovery: ..."). */
+ * -1 with one line in err naming the option ("--discovery: ...",
+ * "--mem-max: ..."). */
 int contain_check(const struct contain_config *cfg, char *err, size_t errlen);
 
-/* Pick the backend and open it.  *out is owned by the caller. */
+/* Pick the backend and open it: the run's cgroups made (limits set)
+ * under memsup's own, or the /proc scan when --cgroup off or when no
+ * cgroup can be made (contain_info() says why).  *out is owned by the
+ * caller. */
 int contain_open(struct contain **out, const struct contain_config *cfg);
+/* Frees it; removes the run's cgroups first when contain_finish() was not
+ * called. */
 void contain_close(struct contain *c);
 
-/* How the tree is found, for the record's "discovery": "scan", ... */
+/* How the tree is found, for the record's "discovery": "cgroup", "scan",
+ * "children". */
 const char *contain_name(const struct contain *c);
 
 /* Sentences for the record's "notes": what the backend could not do (a
  * kernel feature missing, ...).  Valid until contain_close(). */
 size_t contain_notes(const struct contain *c, const char *const **notes);
 
+/* What the record says of it; valid until contain_close(). */
+const struct contain_info *contain_info(const struct contain *c);
+
 /* Start the command inside (spawn.h's contract: 0 with *res filled, or
- * -errno when nothing started). */
+ * -errno when nothing started).  The command is a member from before its
+ * first instruction. */
 int contain_start(struct contain *c, const struct spawn_request *req, struct spawn_result *res);
 
 /* List the members now.  *pids is valid until the next call. */
@@ -94,38 +179,87 @@ int contain_members(struct contain *c, const pid_t **pids, size_t *n);
 int contain_sample(struct contain *c, uint64_t *rss, unsigned *nprocs);
 size_t contain_sampled(const struct contain *c, const struct tree_member **out);
 
+/* The kernel's counters now (one read of each file that is there; none
+ * for the /proc scan). */
+int contain_poll(struct contain *c, struct contain_state *st);
+
+/* An fd that becomes ready (for *events) when the kernel has news worth a
+ * sample at once (an OOM kill); -1 when there is none. */
+int contain_event_fd(const struct contain *c, short *events);
+
+/* The memory figures now (all unset for the /proc scan). */
+int contain_figures(struct contain *c, struct contain_figures *f);
+
 /* Kill every member.  grace_s > 0: SIGTERM first, SIGKILL whatever is left
  * after grace_s; else SIGKILL at once.  0 once a listing is empty (a
- * listing that fails counts as empty); -ETIMEDOUT when members were still
- * there 10 s after SIGKILL (uninterruptible sleep?). */
+ * listing that fails counts as empty); -EBUSY when every member left had
+ * been in D state for KILL_STUCK_S s (named in w->stuck). */
 int contain_kill(struct contain *c, double grace_s, const struct contain_waiter *w);
+
+/* Remove the run's cgroups (and undo what memsup changed to make them).
+ * Call after contain_kill(); again is a no-op.  0, or the first error. */
+int contain_finish(struct contain *c);
+
+/* `pid` is memsup's own (its sentinel), not the run's, whatever its
+ * parent: never a member. */
+void contain_exclude(struct contain *c, pid_t pid);
+
+/* From another process than memsup (the sentinel), once memsup is gone:
+ * kill whatever of the run is left (the cgroup, or what the /proc can
+ * still tell of the tree) and remove the cgroups.  0 or -errno. */
+int contain_abandon(struct contain *c);
 
 /* ---- for backends ---------------------------------------------------------- */
 
-/* A backend's operations.  check and open are the backend's entry points
- * (open allocates the backend's struct, whose first member is the struct
- * contain below, and sets its ops); kill may be NULL: the generic one. */
+/* A backend's operations.  check and open are the backend's entry points:
+ * open allocates the backend's struct, whose first member is the struct
+ * contain below, and sets its ops; it fills `info` (the caller copies it
+ * into the struct) -- mode, kill, paths, and a line in missing for each
+ * thing it could not have -- and fails (-errno, nothing left made) when it
+ * cannot be used here, with the reason in missing.  NULL members get the
+ * generic behaviour:
+ * poll, event_fd, figures: nothing to say; kill_all: no atomic kill (the
+ * SIGSTOP sweeps); finish: nothing to remove; abandon: contain_kill() with
+ * a sleeping waiter, then finish; exclude: nothing to do (a cgroup holds
+ * only what was started in it). */
 struct contain_ops {
 	int (*check)(const struct contain_config *cfg, char *err, size_t errlen);
-	int (*open)(struct contain **out, const struct contain_config *cfg);
+	int (*open)(struct contain **out, const struct contain_config *cfg,
+		    struct contain_info *info);
 	void (*close)(struct contain *c);
 	const char *(*name)(const struct contain *c);
 	int (*start)(struct contain *c, const struct spawn_request *req, struct spawn_result *res);
 	int (*members)(struct contain *c, const pid_t **pids, size_t *n);
 	int (*sample)(struct contain *c, uint64_t *rss, unsigned *nprocs);
 	size_t (*sampled)(const struct contain *c, const struct tree_member **out);
-	int (*kill)(struct contain *c, double grace_s, const struct contain_waiter *w);
+	int (*poll)(struct contain *c, struct contain_state *st);
+	int (*event_fd)(const struct contain *c, short *events);
+	int (*figures)(struct contain *c, struct contain_figures *f);
+	/* every member at once; members[0..n) is the listing just made */
+	int (*kill_all)(struct contain *c, const pid_t *members, size_t n);
+	int (*finish)(struct contain *c);
+	int (*abandon)(struct contain *c);
+	void (*exclude)(struct contain *c, pid_t pid);
 };
 
 struct contain {
 	const struct contain_ops *ops;
+	const char *proc_root;     /* the config's, for the kill loop */
 	const char *notes[CONTAIN_MAX_NOTES];
 	size_t n_notes;
+	struct contain_info info;
+	int finished;              /* contain_finish() ran */
 };
 
 /* A note for the record (the string must outlive the containment). */
 void contain_note(struct contain *c, const char *note);
+/* One line of info->missing, printf-style (dropped past the last). */
+void contain_missing(struct contain_info *info, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 extern const struct contain_ops contain_procscan_ops; /* procscan.c */
+extern const struct contain_ops contain_cgroup2_ops;  /* cgroup2.c */
+extern const struct contain_ops contain_hybrid_ops;   /* hybrid.c */
+extern const struct contain_ops contain_cgroup1_ops;  /* cgroup1.c */
 
 #endif /* MEMSUP_CONTAIN_H */

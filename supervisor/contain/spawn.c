@@ -4,11 +4,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef HAVE_LINUX_SCHED_H
+#include <linux/sched.h>
+#endif
 
 extern char **environ;
 
@@ -61,13 +66,14 @@ char **spawn_build_env(char *const *base, char *const *overrides, size_t n)
 }
 
 struct start_report {
-	int stage; /* 1 chdir, 2 execvp, 3 setup */
+	int stage; /* 1 chdir, 2 execvp, 3 setup, 4 cgroup */
 	int err;
 };
 
 static const char *stage_name(int stage)
 {
-	return stage == 1 ? "chdir" : stage == 2 ? "execvp" : "setup";
+	static const char *const names[] = { "setup", "chdir", "execvp", "setup", "cgroup" };
+	return stage >= 1 && stage <= 4 ? names[stage] : "setup";
 }
 
 static _Noreturn void child_fail(int fd, int stage, int err)
@@ -77,12 +83,20 @@ static _Noreturn void child_fail(int fd, int stage, int err)
 	do
 		w = write(fd, &r, sizeof r);
 	while (w < 0 && errno == EINTR);
-	_exit(spawn_status_for(err));
+	_exit(stage == 4 ? 125 : spawn_status_for(err));
 }
 
 /* Runs in the forked child: async-signal-safe calls only. */
-static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, int report)
+static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, int report,
+				int v2_procs)
 {
+	/* into the run's cgroups before anything else: "0" is the writer */
+	const struct spawn_cgroup *cg = req->cgroup;
+	if (v2_procs >= 0 && write(v2_procs, "0", 1) != 1)
+		child_fail(report, 4, errno);
+	for (size_t i = 0; cg && i < cg->n_join; i++)
+		if (write(cg->join_fds[i], "0", 1) != 1)
+			child_fail(report, 4, errno);
 	if (setsid() < 0)
 		child_fail(report, 3, errno);
 #ifdef PR_SET_PDEATHSIG
@@ -114,6 +128,27 @@ static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, i
 	child_fail(report, 2, errno);
 }
 
+/* fork() that puts the child in the cgroup v2 directory cgfd as it is
+ * created: clone3(CLONE_INTO_CGROUP), Linux 5.7.  -1 with errno ENOSYS
+ * where the kernel (or the headers memsup was built with) lack it.  The
+ * child runs on a copy of the stack as after fork(), and calls only
+ * async-signal-safe functions (child_run) until exec. */
+static pid_t fork_into(int cgfd)
+{
+#if defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
+	struct clone_args a;
+	memset(&a, 0, sizeof a);
+	a.flags = CLONE_INTO_CGROUP;
+	a.exit_signal = SIGCHLD;
+	a.cgroup = (uint64_t)cgfd;
+	return (pid_t)syscall(SYS_clone3, &a, sizeof a);
+#else
+	(void)cgfd;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
 int spawn_start(const struct spawn_request *req, struct spawn_result *res)
 {
 	int p[2];
@@ -121,17 +156,39 @@ int spawn_start(const struct spawn_request *req, struct spawn_result *res)
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	pid_t parent = getpid();
-	pid_t pid = fork();
+	int v2 = req->cgroup ? req->cgroup->v2_fd : -1, v2_procs = -1;
+	pid_t pid = -1;
+	if (v2 >= 0) {
+		pid = fork_into(v2);
+		/* no clone3 (ENOSYS), or one without CLONE_INTO_CGROUP (E2BIG,
+		 * EINVAL): fork, and the child writes itself in */
+		if (pid < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL)) {
+			v2_procs = openat(v2, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+			if (v2_procs < 0) {
+				int e = errno;
+				close(p[0]);
+				close(p[1]);
+				return -e;
+			}
+			pid = fork();
+		}
+	} else {
+		pid = fork();
+	}
 	if (pid < 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
+		if (v2_procs >= 0)
+			close(v2_procs);
 		return -e;
 	}
 	if (pid == 0) {
 		close(p[0]);
-		child_run(req, parent, p[1]);
+		child_run(req, parent, p[1], v2_procs);
 	}
+	if (v2_procs >= 0)
+		close(v2_procs);
 	close(p[1]);
 	res->pid = pid;
 	struct start_report r;
@@ -148,7 +205,9 @@ int spawn_start(const struct spawn_request *req, struct spawn_result *res)
 			;
 		res->start_errno = r.err;
 		res->stage = stage_name(r.stage);
-		res->exit_status = spawn_status_for(r.err);
+		/* not joining the run's cgroup is memsup's failure, not the
+		 * command's: 125 */
+		res->exit_status = r.stage == 4 ? 125 : spawn_status_for(r.err);
 	}
 	/* n == 0: exec succeeded (the CLOEXEC write end closed).  A child that
 	 * died before exec without a report (the PDEATHSIG race) reads as 0 too

@@ -1,5 +1,13 @@
 /* spawn.h: starting the command.
  *
+ * With a `cgroup` (the cgroup backends), the command starts inside the
+ * run's cgroups: clone3(CLONE_INTO_CGROUP) puts it in the v2 one as it is
+ * created (where there is no clone3, it writes itself into that cgroup's
+ * cgroup.procs instead), and before anything else runs it writes itself
+ * into each v1 cgroup's cgroup.procs.  Only this file's code runs in
+ * between, and it never forks: no process of the command can begin
+ * outside.
+ *
  * The child gets a new session (setsid), PR_SET_PDEATHSIG(SIGKILL) (so it
  * dies if memsup is killed outright), the signal mask memsup started with,
  * default dispositions, --cwd, stdout on `out_fd` and stderr on `err_fd`
@@ -16,6 +24,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The cgroups the command starts in. */
+struct spawn_cgroup {
+	int v2_fd;              /* a cgroup v2 directory, or -1 */
+	const int *join_fds;    /* cgroup.procs files (O_WRONLY) to join first */
+	size_t n_join;
+};
+
 struct spawn_request {
 	char *const *argv;      /* NULL-terminated; argv[0] non-empty */
 	char **envp;            /* full environment for the child */
@@ -23,13 +38,16 @@ struct spawn_request {
 	int out_fd;             /* stdout of the child; -1: memsup's own */
 	int err_fd;             /* stderr of the child; -1: memsup's own */
 	const sigset_t *mask;   /* mask to restore in the child */
+	const struct spawn_cgroup *cgroup; /* NULL: memsup's own cgroups */
 };
 
 struct spawn_result {
 	pid_t pid;              /* > 0 when fork succeeded */
 	int start_errno;        /* 0: exec succeeded; else why it did not */
-	const char *stage;      /* "chdir", "execvp", "setup" when start_errno */
-	int exit_status;        /* 126 or 127 when start_errno (reaped already) */
+	const char *stage;      /* "chdir", "execvp", "setup", "cgroup" when
+				   start_errno */
+	int exit_status;        /* 126 or 127 when start_errno (reaped
+				   already); 125 when it could not join */
 };
 
 /* Become a child subreaper.  0 or -errno. */

@@ -38,11 +38,15 @@ struct entry {
 	pid_t ppid;
 	int fd;    /* statm, held open for members; -1 when not (yet) open */
 	int state;
+	pid_t session;     /* from stat, when start != 0 */
+	uint64_t start;    /* starttime; 0: not read */
 };
 
 struct tree {
 	const char *root;
 	pid_t self;
+	pid_t exclude;      /* memsup's sentinel: never a member */
+	unsigned generation; /* bumped at each change of membership */
 	enum tree_method method;
 	DIR *dir;           /* the proc root, kept open and rewound */
 	int rootfd;         /* dirfd(dir) */
@@ -124,7 +128,7 @@ static int in_window(const struct tree *t, pid_t pid)
 static struct entry *carry(struct tree *t, pid_t pid, int *is_new)
 {
 	struct entry *old = table_find(&t->cur, pid);
-	struct entry e = { pid, 0, -1, ST_NEW };
+	struct entry e = { pid, 0, -1, ST_NEW, 0, 0 };
 	if (old && in_window(t, pid)) {
 		/* reused pid: the verdict and the fd were another process's */
 		if (old->fd >= 0)
@@ -149,6 +153,7 @@ static int commit(struct tree *t)
 	t->cur = t->next;
 	t->next = tmp;
 	t->nmembers = 0;
+	t->generation++;
 	for (size_t i = 0; i < t->cur.cap; i++) {
 		struct entry *e = pidmap_slot(&t->cur, i);
 		if (e && e->state == ST_OURS &&
@@ -201,6 +206,18 @@ static int read_ppid(struct tree *t, pid_t pid, pid_t *ppid)
 	return rc;
 }
 
+/* A member's session and start time, read once (for the sentinel, which
+ * must find the tree again without memsup, and never kill a stranger that
+ * got a dead member's number). */
+static void read_ident(struct tree *t, struct entry *e)
+{
+	struct procfs_stat st;
+	if (e->start || procfs_read_stat(t->root, e->pid, &st) < 0)
+		return;
+	e->session = st.session;
+	e->start = st.starttime ? st.starttime : 1;
+}
+
 /* Is e a descendant of self?  Entries new in this listing may hang below
  * other new entries, so the verdict follows the ppid chain. */
 static int resolve(struct tree *t, struct entry *e, int depth)
@@ -208,6 +225,10 @@ static int resolve(struct tree *t, struct entry *e, int depth)
 	if (e->state != ST_NEW)
 		return e->state;
 	int reread = 0;
+	if (e->pid == t->exclude) {
+		e->state = ST_OTHER;
+		return e->state;
+	}
 	for (;;) {
 		if (e->ppid == t->self) {
 			e->state = ST_OURS;
@@ -249,7 +270,7 @@ static int scan_update(struct tree *t)
 	errno = 0;
 	for (struct dirent *d; (d = readdir(t->dir)) != NULL; errno = 0) {
 		pid_t pid;
-		if (parse_dir_pid(d->d_name, &pid) < 0 || pid == t->self)
+		if (parse_dir_pid(d->d_name, &pid) < 0 || pid == t->self || pid == t->exclude)
 			continue;
 		int is_new;
 		if (!carry(t, pid, &is_new))
@@ -266,9 +287,10 @@ static int scan_update(struct tree *t)
 	}
 	for (size_t i = 0; i < t->nfresh; i++) {
 		struct entry *e = table_find(&t->next, t->fresh[i]);
-		if (resolve(t, e, 0) == ST_OURS)
+		if (resolve(t, e, 0) == ST_OURS) {
 			open_statm(t, e);
-		else if (e->state == ST_GONE)
+			read_ident(t, e);
+		} else if (e->state == ST_GONE)
 			e->state = ST_OTHER;
 	}
 	return commit(t);
@@ -299,7 +321,7 @@ static int children_of(struct tree *t, pid_t pid)
 			break;
 		}
 		for (size_t i = 0; i < n && rc == 0; i++) {
-			if (table_find(&t->next, kids[i]))
+			if (kids[i] == t->exclude || table_find(&t->next, kids[i]))
 				continue;
 			int is_new;
 			struct entry *e = carry(t, kids[i], &is_new);
@@ -310,6 +332,7 @@ static int children_of(struct tree *t, pid_t pid)
 			e->state = ST_OURS;
 			e->ppid = pid;
 			open_statm(t, e);
+			read_ident(t, e);
 			rc = pids_push(&t->fresh, &t->nfresh, &t->fresh_cap, kids[i]);
 		}
 	}
@@ -447,6 +470,7 @@ static void drop_member(struct tree *t, size_t i)
 		e->state = ST_OTHER;
 	}
 	t->members[i] = t->members[--t->nmembers];
+	t->generation++;
 }
 
 /* Scan, between listings: look at one newly allocated pid.  0 when decided
@@ -455,7 +479,7 @@ static void drop_member(struct tree *t, size_t i)
 static int probe_pid(struct tree *t, pid_t pid)
 {
 	struct procfs_status st;
-	if (pid == t->self)
+	if (pid == t->self || pid == t->exclude)
 		return 0;
 	int rc = procfs_read_status(t->root, pid, &st);
 	if (rc == PROCFS_GONE)
@@ -469,7 +493,7 @@ static int probe_pid(struct tree *t, pid_t pid)
 	int ours = st.ppid == t->self || (p && p->state == ST_OURS);
 	struct entry *e = table_find(&t->cur, pid);
 	if (!e) {
-		struct entry ne = { pid, st.ppid, -1, ours ? ST_OURS : ST_OTHER };
+		struct entry ne = { pid, st.ppid, -1, ours ? ST_OURS : ST_OTHER, 0, 0 };
 		if (!(e = table_put(&t->cur, &ne))) {
 			t->dirty = 1;
 			return 0;
@@ -488,9 +512,12 @@ static int probe_pid(struct tree *t, pid_t pid)
 		}
 		e->ppid = st.ppid;
 		e->state = ours ? ST_OURS : ST_OTHER;
+		e->start = 0;
 	}
 	if (ours) {
 		open_statm(t, e);
+		read_ident(t, e);
+		t->generation++;
 		if (pids_push(&t->members, &t->nmembers, &t->members_cap, pid) < 0)
 			t->dirty = 1;
 	}
@@ -576,27 +603,15 @@ static int tree_refresh(struct tree *t)
 
 static int member_rss(struct tree *t, struct entry *e, uint64_t *bytes)
 {
-	char buf[256];
-	size_t len;
-	uint64_t pages;
-	int rc;
-	if (e->fd >= 0) {
-		rc = procfs_pread_fd(e->fd, buf, sizeof buf, &len);
-	} else {
-		char name[32];
-		snprintf(name, sizeof name, "%d/statm", (int)e->pid);
-		int fd = openat(t->rootfd, name, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return (errno == ENOENT || errno == ESRCH) ? PROCFS_GONE : -errno;
-		rc = procfs_pread_fd(fd, buf, sizeof buf, &len);
-		close(fd);
-	}
-	if (rc == 0 && len == 0)
-		rc = PROCFS_GONE;
-	if (rc == 0)
-		rc = procfs_parse_statm(buf, len, &pages);
-	if (rc == 0)
-		*bytes = pages * procfs_page_size();
+	if (e->fd >= 0)
+		return procfs_pread_rss(e->fd, bytes);
+	char name[32];
+	snprintf(name, sizeof name, "%d/statm", (int)e->pid);
+	int fd = openat(t->rootfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return (errno == ENOENT || errno == ESRCH) ? PROCFS_GONE : -errno;
+	int rc = procfs_pread_rss(fd, bytes);
+	close(fd);
 	return rc;
 }
 
@@ -648,6 +663,28 @@ size_t tree_sampled(const struct tree *t, const struct tree_member **out)
 {
 	*out = t->smp;
 	return t->nsmp;
+}
+
+void tree_exclude(struct tree *t, pid_t pid)
+{
+	t->exclude = pid;
+	t->dirty = 1; /* a listing made before may hold it */
+}
+
+unsigned tree_generation(const struct tree *t)
+{
+	return t->generation;
+}
+
+size_t tree_idents(const struct tree *t, struct tree_ident *out, size_t cap)
+{
+	for (size_t i = 0; i < t->nmembers && i < cap; i++) {
+		const struct entry *e = table_find(&t->cur, t->members[i]);
+		out[i].pid = t->members[i];
+		out[i].session = e ? e->session : 0;
+		out[i].start = e ? e->start : 0;
+	}
+	return t->nmembers;
 }
 
 size_t tree_pids(const struct tree *t, pid_t *out, size_t cap)

@@ -68,4 +68,22 @@ size_t tree_sampled(const struct tree *t, const struct tree_member **out);
  * pids into out and returns how many members there are. */
 size_t tree_pids(const struct tree *t, pid_t *out, size_t cap);
 
+/* Never count `pid` (memsup's own sentinel) as a member. */
+void tree_exclude(struct tree *t, pid_t pid);
+
+/* A member as /proc/PID/stat named it at first sight: enough to find it
+ * again, and to tell it from a later process with its number. */
+struct tree_ident {
+	pid_t pid;
+	pid_t session;
+	uint64_t start;            /* starttime, clock ticks after boot */
+};
+
+/* Bumped whenever membership changes. */
+unsigned tree_generation(const struct tree *t);
+
+/* The members' identities (at most cap into out); returns how many
+ * members there are. */
+size_t tree_idents(const struct tree *t, struct tree_ident *out, size_t cap);
+
 #endif /* MEMSUP_TREE_H */

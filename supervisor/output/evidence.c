@@ -268,8 +268,8 @@ static int read_all(int dirfd, const char *name, char **out, size_t *len)
 
 int evidence_mark_killed(int dirfd, const char *error)
 {
-	char *text, *patched;
-	size_t len, plen;
+	char *text = NULL, *patched;
+	size_t len = 0, plen;
 	int rc = read_all(dirfd, "resources.json", &text, &len);
 	if (rc < 0)
 		return rc;

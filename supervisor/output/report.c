@@ -217,8 +217,10 @@ static void row_read(struct report_row *r)
 	 * rewrites it as it goes; processes.json only comes at the end.  A
 	 * record still "running" is a run in progress, or one whose memsup was
 	 * killed: not broken, and without processes.json. */
-	enum sup_reason why;
-	if (resources_reason_parse(r->reason, &why) == 0 && why == SUP_REASON_RUNNING) {
+	enum sup_reason why = SUP_REASON_NONE;
+	if (resources_reason_parse(r->reason, &why) < 0)
+		why = SUP_REASON_NONE;
+	if (why == SUP_REASON_RUNNING) {
 		r->state = REPORT_RUNNING;
 		goto out;
 	}
@@ -228,6 +230,10 @@ static void row_read(struct report_row *r)
 		row_broken(r, "resources.json: no numeric \"wall_s\"");
 	else if (isnan(r->peak_mb))
 		row_broken(r, "resources.json: no numeric \"peak_tree_rss_mb\"");
+	/* memsup was killed and its sentinel closed the record: whole, but
+	 * memsup never got to write processes.json */
+	if (why == SUP_REASON_SUPERVISOR_KILLED)
+		goto out;
 	if (jsonr_read_file(dirfd, "processes.json", REPORT_MAX_FILE_BYTES, &r->procs, err, sizeof err) < 0) {
 		row_broken(r, err);
 		goto out;

@@ -208,6 +208,73 @@ static void put_output(struct jsonw *w, const struct relay_report *o)
 	jsonw_object_end(w);
 }
 
+static void put_mb_or_null(struct jsonw *w, const char *key, uint64_t bytes, int present)
+{
+	jsonw_key(w, key);
+	put_float_or_null(w, (double)bytes / 1e6, present);
+}
+
+static void put_count_or_null(struct jsonw *w, const char *key, uint64_t n, int present)
+{
+	jsonw_key(w, key);
+	if (present)
+		jsonw_uint(w, n);
+	else
+		jsonw_null(w);
+}
+
+/* "containment" (how the run was held together, and what was missing),
+ * then the kernel's figures of its cgroup. */
+static void put_containment(struct jsonw *w, const struct sup_record *r)
+{
+	const struct contain_info *c = r->containment;
+	jsonw_key(w, "containment");
+	if (!c) {
+		jsonw_null(w);
+	} else {
+		jsonw_object_begin(w);
+		jsonw_key(w, "mode");
+		jsonw_string(w, c->mode);
+		jsonw_key(w, "requested");
+		jsonw_string(w, c->requested);
+		jsonw_key(w, "kill");
+		jsonw_string(w, c->kill);
+		jsonw_key(w, "memory");
+		jsonw_bool(w, c->memory);
+		jsonw_key(w, "pids");
+		jsonw_bool(w, c->pids);
+		jsonw_key(w, "paths");
+		jsonw_array_begin(w);
+		for (size_t i = 0; i < c->n_paths; i++)
+			jsonw_string(w, c->paths[i]);
+		jsonw_array_end(w);
+		jsonw_key(w, "missing");
+		jsonw_array_begin(w);
+		for (size_t i = 0; i < c->n_missing; i++)
+			jsonw_string(w, c->missing[i]);
+		jsonw_array_end(w);
+		jsonw_key(w, "hint");
+		jsonw_string(w, c->hint);
+		jsonw_object_end(w);
+	}
+	jsonw_key(w, "mem_max_mb");
+	put_float_or_null(w, r->mem_max_mb, r->mem_max_mb > 0);
+	const struct contain_figures *f = &r->cgroup;
+	put_mb_or_null(w, "peak_cgroup_mb", f->peak, f->have_peak);
+	jsonw_key(w, "cgroup_memory_at_end");
+	if (f->have_stat) {
+		jsonw_object_begin(w);
+		put_mb_or_null(w, "anon_mb", f->anon, 1);
+		put_mb_or_null(w, "file_mb", f->file, 1);
+		put_mb_or_null(w, "kernel_mb", f->kernel, 1);
+		jsonw_object_end(w);
+	} else {
+		jsonw_null(w);
+	}
+	put_count_or_null(w, "oom_kills", f->oom_kills, f->have_oom);
+	put_count_or_null(w, "forks_refused", f->forks_refused, f->have_pids);
+}
+
 int resources_write_json(int fd, const struct sup_record *r)
 {
 	struct jsonw w;
@@ -314,6 +381,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	put_float_or_null(&w, r->memsup_cpu_s, r->memsup_cpu_s >= 0);
 	jsonw_key(&w, "discovery");
 	jsonw_string(&w, r->discovery);
+	put_containment(&w, r);
 	jsonw_key(&w, "notes");
 	jsonw_array_begin(&w);
 	for (size_t i = 0; i < r->n_notes; i++)

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "output/relay.h"
+#include "contain/contain.h" /* struct contain_info, contain_figures */
 
 /* How the run ended: the record's "reason".  One table in resources.c gives
  * each outcome its name in resources.json and memsup's exit status; only
@@ -68,6 +69,7 @@ struct phase_log; /* analyze/phases.h */
 
 struct sup_leftover {
 	pid_t pid;
+	pid_t session;   /* when it was killed; 0: unknown */
 	char *argv;      /* NUL-separated, malloc'd; argv_len bytes */
 	size_t argv_len;
 };
@@ -95,7 +97,9 @@ struct sup_record {
 	char *const *meta;         /* --meta labels, "KEY=VALUE", keys unique */
 	size_t n_meta;
 	const struct phase_log *phases; /* markers and phases (phases.h); NULL: none */
-	const char *discovery;     /* "children" or "scan"; NULL before known */
+	const char *discovery;     /* "cgroup", "children" or "scan"; NULL before known */
+	double mem_max_mb;         /* --mem-max; 0: none (null) */
+	const struct contain_info *containment; /* NULL before known */
 	const char *started_at;    /* ISO 8601 UTC */
 	struct relay_report output; /* --output and what the relay did ("output") */
 	/* what happened */
@@ -124,6 +128,10 @@ struct sup_record {
 	double longest_gap_at_s;          /* when it began */
 	const char *notes[RESOURCES_MAX_NOTES];
 	size_t n_notes;
+	/* the kernel's figures of the run's cgroup: the peak, oom kills and
+	 * refused forks after the tree was killed; memory.stat's split as the
+	 * run ended, before the kill */
+	struct contain_figures cgroup;
 	/* the merged view (shim + poller) */
 	int traced;                       /* the shim was injected */
 	unsigned processes_traced;        /* images with a valid record */

@@ -61,6 +61,8 @@ size_t timeline_format_sample(const struct timeline_sample *s, char *buf, size_t
 		put(buf, cap, &n, ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
 	if (s->have_pss)
 		put(buf, cap, &n, ", \"pss\": %" PRIu64, s->pss);
+	if (s->have_cgroup)
+		put(buf, cap, &n, ", \"cgroup\": %" PRIu64, s->cgroup);
 	put(buf, cap, &n, ", \"top\": [");
 	for (size_t i = 0; i < s->n_top && i < TIMELINE_TOP; i++)
 		put(buf, cap, &n, "%s[%d, %" PRIu64 "]", i ? ", " : "", (int)s->top[i].pid,
@@ -198,6 +200,7 @@ static int scan_sample(const char *p, const char *end, struct timeline_point *x)
 	if (end - p < 2 || end[-1] != '}')
 		return -1;
 	memset(x, 0, sizeof *x);
+	x->cgroup = -1;
 	if (scan_lit(&p, end, "{\"t\": ") || scan_num(&p, end, &x->t) ||
 	    scan_lit(&p, end, ", \"rss\": ") || scan_num(&p, end, &x->rss) ||
 	    scan_lit(&p, end, ", \"processes\": ") || scan_num(&p, end, &procs) ||
@@ -222,8 +225,13 @@ static int scan_sample(const char *p, const char *end, struct timeline_point *x)
 			if (x->has_top || scan_top(&p, end, x) < 0)
 				return -1;
 			x->has_top = 1;
-		} else if (scan_lit(&p, end, "null") && scan_num(&p, end, &v))
+		} else if (scan_lit(&p, end, "null") == 0) {
+			continue;
+		} else if (scan_num(&p, end, &v)) {
 			return -1;
+		} else if (kl == 6 && memcmp(k, "cgroup", 6) == 0) {
+			x->cgroup = v;
+		}
 	}
 	return p == end - 1 ? 0 : -1;
 }
@@ -255,6 +263,7 @@ static int sample_from_json(const struct jsonr_value *v, struct timeline_point *
 		return -EINVAL;
 	x->rss = jsonr_num(jsonr_get(v, "rss"), -1);
 	x->heap = jsonr_num(jsonr_get(v, "heap"), -1);
+	x->cgroup = jsonr_num(jsonr_get(v, "cgroup"), -1);
 	const struct jsonr_value *top = jsonr_get(v, "top");
 	if (top && top->type == JSONR_ARRAY) {
 		x->has_top = 1;

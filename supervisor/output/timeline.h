@@ -5,10 +5,12 @@
  *                   Python's json.dumps([float, int]) gives, so the seed's
  *                   readers keep working
  *   timeline.jsonl  {"t": s, "rss": n, "processes": n, "heap": n|null,
- *                   "mapped_anon": n|null, "mapped_file": n|null[, "pss": n],
- *                   "top": [[pid, rss], ...]}: the traced heap and mapping
- *                   bytes of the same moment (null untraced), "pss" at
- *                   samples where it was measured, and last "top", the (up
+ *                   "mapped_anon": n|null, "mapped_file": n|null[, "pss": n]
+ *                   [, "cgroup": n], "top": [[pid, rss], ...]}: the traced
+ *                   heap and mapping bytes of the same moment (null
+ *                   untraced), "pss" at samples where it was measured,
+ *                   "cgroup" the run's cgroup memory usage where there is a
+ *                   memory cgroup (memory.current), and last "top", the (up
  *                   to TIMELINE_TOP) members with the largest RSS, largest
  *                   first (ties: lower pid first), so rss = sum(top) + the
  *                   rest
@@ -49,6 +51,8 @@ struct timeline_sample {
 	uint64_t heap, mapped_anon, mapped_file;
 	int have_pss;
 	uint64_t pss;
+	int have_cgroup;
+	uint64_t cgroup;           /* the cgroup's memory usage, bytes */
 	size_t n_top;              /* <= TIMELINE_TOP */
 	struct timeline_top {
 		pid_t pid;
@@ -72,6 +76,7 @@ struct timeline_point {
 	double t;                  /* finite */
 	double rss;                /* < 0: absent */
 	double heap;               /* < 0: null or absent (untraced) */
+	double cgroup;             /* < 0: absent (no memory cgroup) */
 	int has_top;               /* the line had "top" (older ones do not) */
 	size_t n_top;              /* the first TIMELINE_TOP entries that are a
 				      positive int pid and bytes >= 0 */

@@ -9,7 +9,10 @@
 #define TEST_MEMSUP_HARDEN_H
 
 #include "test_memsup_util.h"
+#include <grp.h>
 #include <sys/prctl.h>
+
+#define NOBODY 65534
 
 typedef sup_child_hook harden_hook;
 
@@ -87,6 +90,40 @@ static inline void expect_error_line(const struct sup_run *r, const char *file, 
 	char want[PATH_MAX + 128];
 	snprintf(want, sizeof want, "%s: %s", file, strerror(err));
 	cr_expect_not_null(strstr(r->err, want), "stderr does not say '%s': %s", want, r->err);
+}
+
+/* Root ignores permission bits: run memsup as nobody when we are root. */
+static inline void become_nobody(const struct sup_run *r)
+{
+	(void)r;
+	if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 ||
+			       setuid(NOBODY) < 0))
+		_exit(96);
+}
+
+/* Whether nobody can run memsup and the workloads (not when the build
+ * tree sits under a private directory such as /root). */
+static inline int nobody_can_run(void)
+{
+	pid_t p = fork();
+	cr_assert_geq(p, 0);
+	if (p == 0) {
+		become_nobody(NULL);
+		_exit(access(env_or_skip("MEMSUP"), X_OK) == 0 &&
+		      access(prog("sleeper"), X_OK) == 0 ? 0 : 1);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* A directory everyone may write into, for the pids and the marker. */
+static inline void open_tmp_to_nobody(const struct sup_run *r, char *shared, size_t cap)
+{
+	snprintf(shared, cap, "%s/w", r->tmp);
+	cr_assert_eq(chmod(r->tmp, 0755), 0);
+	cr_assert_eq(mkdir(shared, 0777), 0);
+	cr_assert_eq(chmod(shared, 0777), 0);
 }
 
 #endif

@@ -2,8 +2,8 @@
  * Processes that move themselves in the tree (CLONE_PARENT, a subreaper of
  * their own), a churn of ~500 short-lived processes a second, and INT, TERM,
  * HUP, QUIT to memsup while the tree is busy: afterwards no pid of the tree
- * is alive or unreaped, and the record is complete.  Last, the documented
- * gap: a SIGKILLed memsup leaves its grandchildren running. */
+ * is alive or unreaped, and the record is complete.  Last, a SIGKILLed
+ * memsup: its sentinel kills the grandchildren too. */
 #include "test_memsup_harden.h"
 
 /* The moved process of h_reparent MODE: measured while it lives (the peak
@@ -128,24 +128,23 @@ Test(harden_escape, sigterm_while_busy, .timeout = 60) { interrupt_run(SIGTERM);
 Test(harden_escape, sighup_while_busy, .timeout = 60) { interrupt_run(SIGHUP); }
 Test(harden_escape, sigquit_while_busy, .timeout = 60) { interrupt_run(SIGQUIT); }
 
-/* The known gap (README "Guarantees"): SIGKILL cannot be caught, so memsup
- * cannot kill the tree; the parent-death signal kills the command (its
- * direct child) only.  The command's own children survive -- here they
- * re-parent to the test, a subreaper.  If this test fails because they
- * died, the gap is closed: update the README. */
-Test(harden_escape, sigkilled_memsup_grandchildren_survive_known_gap, .timeout = 30)
+/* SIGKILL cannot be caught, so memsup cannot kill the tree itself; its
+ * sentinel does: the command and its children -- which re-parent to the
+ * test, a subreaper -- are all dead within a second, with or without a
+ * cgroup. */
+static void sigkilled_memsup_run(const char *cgroup)
 {
 	struct sup_run r;
 	char pidfile[PATH_MAX + 16], text[4096];
 	tmp_make(&r);
 	snprintf(pidfile, sizeof pidfile, "%s/pids", r.tmp);
-	const char *argv[] = { env_or_skip("MEMSUP"), "-o", r.dir, "--", prog("sleeper"), "60",
-			       "2", pidfile, NULL };
+	const char *argv[] = { env_or_skip("MEMSUP"), "-o", r.dir, "--cgroup", cgroup, "--",
+			       prog("sleeper"), "60", "2", pidfile, NULL };
 	harden_start(&r, NULL, argv);
 	cr_assert(wait_for_file(pidfile), "sleeper never wrote its pids");
+	usleep(100000); /* seen by a sample or two */
 	kill(r.pid, SIGKILL);
 	cr_assert_eq(memsup_wait(&r), 1000 + SIGKILL);
-	/* pids: the two children first, the main one last */
 	slurp(pidfile, text, sizeof text);
 	long pids[3];
 	int n = 0;
@@ -156,22 +155,34 @@ Test(harden_escape, sigkilled_memsup_grandchildren_survive_known_gap, .timeout =
 		n++;
 	}
 	cr_assert_eq(n, 3);
-	/* the main process dies of its parent-death signal, asynchronously:
-	 * it is our child now, so reap it (it may be one of several) */
-	int survivors = 0;
-	for (int i = 0; i < 2; i++) {
-		if (kill((pid_t)pids[i], 0) == 0)
-			survivors++;
+	/* they are our children now (we are a subreaper): dead means reaped
+	 * here, within a second */
+	int alive = 3;
+	for (int i = 0; i < 100 && alive; i++) {
+		usleep(10000);
+		alive = 0;
+		for (int k = 0; k < 3; k++) {
+			waitpid((pid_t)pids[k], NULL, WNOHANG);
+			alive += kill((pid_t)pids[k], 0) == 0;
+		}
 	}
-	for (int i = 0; i < 500 && kill((pid_t)pids[2], 0) == 0; i++) {
-		waitpid((pid_t)pids[2], NULL, WNOHANG);
+	cr_expect_eq(alive, 0, "%s: %d of the tree outlived a SIGKILLed memsup by 1 s", cgroup,
+		     alive);
+	for (int k = 0; k < 3; k++) {
+		kill((pid_t)pids[k], SIGKILL);
+		waitpid((pid_t)pids[k], NULL, 0);
+	}
+	for (int i = 0; i < 200; i++) {
+		rec_load(&r);
+		if (strcmp(rec_str(&r, "reason"), "\"running\"") != 0)
+			break;
 		usleep(10000);
 	}
-	cr_expect(kill((pid_t)pids[2], 0) < 0, "the command outlived a SIGKILLed memsup");
-	cr_expect_eq(survivors, 2, "grandchildren died with memsup: the gap is closed, "
-		     "update README.md 'Guarantees'");
-	for (int i = 0; i < 2; i++) {
-		kill((pid_t)pids[i], SIGKILL);
-		waitpid((pid_t)pids[i], NULL, 0);
-	}
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"", "%s", cgroup);
+}
+
+Test(harden_escape, sigkilled_memsup_leaves_nothing, .timeout = 30)
+{
+	sigkilled_memsup_run("auto");
+	sigkilled_memsup_run("off");
 }

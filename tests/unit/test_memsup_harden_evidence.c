@@ -9,10 +9,7 @@
  * (unshare -rm); where that is not allowed they skip and say so, and the
  * file size limit case covers the same write path (EFBIG). */
 #include "test_memsup_harden.h"
-#include <grp.h>
 #include <sys/resource.h>
-
-#define NOBODY 65534
 
 /* Can this machine mount a tmpfs in a user + mount namespace? */
 static int tmpfs_possible(const struct sup_run *r)
@@ -174,40 +171,6 @@ Test(harden_evidence, removed_directory_kills_tree, .timeout = 60)
 		 strerror(ENOENT));
 	cr_expect_not_null(strstr(r.err, want), "stderr does not say '%s': %s", want, r.err);
 	cr_expect(!path_exists(r.dir), "memsup recreated the removed directory");
-}
-
-/* Root ignores permission bits: run memsup as nobody when we are root. */
-static void become_nobody(const struct sup_run *r)
-{
-	(void)r;
-	if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 ||
-			       setuid(NOBODY) < 0))
-		_exit(96);
-}
-
-/* Whether nobody can run memsup and the workloads (not when the build
- * tree sits under a private directory such as /root). */
-static int nobody_can_run(void)
-{
-	pid_t p = fork();
-	cr_assert_geq(p, 0);
-	if (p == 0) {
-		become_nobody(NULL);
-		_exit(access(env_or_skip("MEMSUP"), X_OK) == 0 &&
-		      access(prog("sleeper"), X_OK) == 0 ? 0 : 1);
-	}
-	int st;
-	waitpid(p, &st, 0);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-/* A directory everyone may write into, for the pids and the marker. */
-static void open_tmp_to_nobody(const struct sup_run *r, char *shared, size_t cap)
-{
-	snprintf(shared, cap, "%s/w", r->tmp);
-	cr_assert_eq(chmod(r->tmp, 0755), 0);
-	cr_assert_eq(mkdir(shared, 0777), 0);
-	cr_assert_eq(chmod(shared, 0777), 0);
 }
 
 /* -o under a read-only parent (mode 0555): refused before anything runs. */

@@ -1,0 +1,900 @@
+/* cgroup.c: the machinery the cgroup backends share (see cgroup.h).
+ *
+ * Every file a sample reads (cgroup.procs, memory.current, pids.events,
+ * each member's statm) is opened once and read with pread() at offset 0,
+ * so a sample costs one system call per file and none to look a path up.
+ * Setting a limit or killing writes a file once. */
+#include "contain/cgroup.h"
+#include "collect/procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The v1 controller of each hierarchy ("" for v2). */
+static const char *const hier_controller[CG_NHIER] = { "", "memory", "pids", "freezer" };
+
+/* ---- parsers ------------------------------------------------------------------ */
+
+int cgroup_parse_u64(const char *buf, size_t len, uint64_t *out)
+{
+	size_t i = 0;
+	uint64_t v = 0;
+	if (len >= 3 && memcmp(buf, "max", 3) == 0 && (len == 3 || buf[3] == '\n')) {
+		*out = UINT64_MAX;
+		return 0;
+	}
+	for (; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(buf[i] - '0');
+	}
+	if (i == 0 || (i < len && buf[i] != '\n'))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cgroup_parse_key(const char *buf, size_t len, const char *key, uint64_t *out)
+{
+	size_t kl = strlen(key);
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(buf + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - buf) : len;
+		if (end - i > kl && memcmp(buf + i, key, kl) == 0 && buf[i + kl] == ' ')
+			return cgroup_parse_u64(buf + i + kl + 1, end - i - kl - 1, out);
+		i = end + 1;
+	}
+	return -ENOENT;
+}
+
+int cgroup_has_word(const char *buf, size_t len, const char *word)
+{
+	size_t wl = strlen(word);
+	for (size_t i = 0; i < len;) {
+		while (i < len && (buf[i] == ' ' || buf[i] == '\n'))
+			i++;
+		size_t j = i;
+		while (j < len && buf[j] != ' ' && buf[j] != '\n')
+			j++;
+		if (j - i == wl && memcmp(buf + i, word, wl) == 0)
+			return 1;
+		i = j;
+	}
+	return 0;
+}
+
+long cgroup_parse_procs(const char *buf, size_t len, pid_t *out, size_t cap)
+{
+	long n = 0;
+	for (size_t i = 0; i < len;) {
+		long v = 0;
+		size_t j = i;
+		while (j < len && buf[j] >= '0' && buf[j] <= '9' && v < INT_MAX / 10)
+			v = v * 10 + (buf[j++] - '0');
+		if (j == i || v <= 0 || (j < len && buf[j] != '\n'))
+			return -EINVAL;
+		if ((size_t)n < cap)
+			out[n] = (pid_t)v;
+		n++;
+		i = j + 1;
+	}
+	return n;
+}
+
+/* ---- files -------------------------------------------------------------------- */
+
+int cgroup_write(int dirfd, const char *name, const char *text)
+{
+	/* O_TRUNC as a shell's `>` does: a no-op on cgroupfs, and what a
+	 * fixture tree's plain file needs to hold just this value */
+	int fd = openat(dirfd, name, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(text);
+	ssize_t w;
+	do
+		w = write(fd, text, n);
+	while (w < 0 && errno == EINTR);
+	int rc = w < 0 ? -errno : (size_t)w == n ? 0 : -EIO;
+	close(fd);
+	return rc;
+}
+
+int cgroup_read(int dirfd, const char *name, char *buf, size_t cap, size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = procfs_pread_fd(fd, buf, cap, len);
+	close(fd);
+	return rc;
+}
+
+int cgroup_has(int dirfd, const char *name)
+{
+	return dirfd >= 0 && faccessat(dirfd, name, F_OK, 0) == 0;
+}
+
+static int read_u64(int fd, uint64_t *v)
+{
+	char buf[64];
+	size_t len;
+	int rc = procfs_pread_fd(fd, buf, sizeof buf, &len);
+	return rc < 0 ? rc : cgroup_parse_u64(buf, len, v);
+}
+
+static int read_key(int fd, const char *key, uint64_t *v)
+{
+	char buf[1024];
+	size_t len;
+	int rc = procfs_pread_fd(fd, buf, sizeof buf, &len);
+	return rc < 0 ? rc : cgroup_parse_key(buf, len, key, v);
+}
+
+/* ---- layout ------------------------------------------------------------------- */
+
+const char *cgroup_layout_name(enum cg_layout_kind kind)
+{
+	switch (kind) {
+	case CG_LAYOUT_V2:
+		return "cgroup2";
+	case CG_LAYOUT_HYBRID:
+		return "hybrid";
+	case CG_LAYOUT_V1:
+		return "cgroup1";
+	case CG_LAYOUT_NONE:
+		break;
+	}
+	return "none";
+}
+
+/* The path of `controller` ("" for v2) in a /proc/PID/cgroup text, whose
+ * lines are "ID:CONTROLLERS:PATH" (v2: "0::PATH"; v1: a comma-separated
+ * list that may name several co-mounted controllers). */
+static int own_path(const char *text, size_t len, const char *controller, char *out, size_t cap)
+{
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		const char *c1 = memchr(text + i, ':', end - i);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(text + end - c1 - 1)) : NULL;
+		if (c2) {
+			const char *ctl = c1 + 1;
+			size_t cl = (size_t)(c2 - ctl);
+			int hit = 0;
+			if (!*controller)
+				hit = cl == 0 && c1 - (text + i) == 1 && text[i] == '0';
+			else
+				for (size_t a = 0; a < cl && !hit;) {
+					size_t b = a;
+					while (b < cl && ctl[b] != ',')
+						b++;
+					hit = b - a == strlen(controller) &&
+					      memcmp(ctl + a, controller, b - a) == 0;
+					a = b + 1;
+				}
+			size_t pl = (size_t)(text + end - c2 - 1);
+			if (hit && pl > 0 && c2[1] == '/' && pl < cap) {
+				memcpy(out, c2 + 1, pl);
+				out[pl] = '\0';
+				return 1;
+			}
+		}
+		i = end + 1;
+	}
+	return 0;
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* base + path ("/" is base itself) into out. */
+static int join(char *out, size_t cap, const char *base, const char *path)
+{
+	int n = snprintf(out, cap, "%s%s", base, strcmp(path, "/") == 0 ? "" : path);
+	return n > 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
+}
+
+int cgroup_layout(const char *root, const char *proc_root, pid_t self, struct cg_layout *out)
+{
+	char file[PATH_MAX], text[8192], path[PATH_MAX], base[PATH_MAX];
+	size_t len;
+	memset(out, 0, sizeof *out);
+	if (!root)
+		root = CGROUP_ROOT;
+	snprintf(file, sizeof file, "%s/%d/cgroup", proc_root ? proc_root : "/proc", (int)self);
+	int rc = procfs_read_file(file, text, sizeof text, &len);
+	if (rc < 0)
+		return rc;
+	int have_v2 = own_path(text, len, "", path, sizeof path);
+	snprintf(base, sizeof base, "%s/cgroup.controllers", root);
+	if (access(base, F_OK) == 0) {
+		/* root is a cgroup2 mount itself: pure v2 */
+		if (!have_v2 || join(out->own[CG_V2], PATH_MAX, root, path) < 0) {
+			snprintf(out->why, sizeof out->why, "%.120s is cgroup v2 but %.120s names "
+				 "no v2 cgroup of memsup", root, file);
+			return 0;
+		}
+		out->own_is_root[CG_V2] = strcmp(path, "/") == 0;
+		out->kind = CG_LAYOUT_V2;
+		return 0;
+	}
+	int any_v1 = 0;
+	snprintf(base, sizeof base, "%s/unified/cgroup.controllers", root);
+	if (have_v2 && access(base, F_OK) == 0) {
+		snprintf(base, sizeof base, "%s/unified", root);
+		if (join(out->own[CG_V2], PATH_MAX, base, path) < 0)
+			out->own[CG_V2][0] = '\0';
+		out->own_is_root[CG_V2] = strcmp(path, "/") == 0;
+	}
+	for (int h = CG_MEMORY; h < CG_NHIER; h++) {
+		snprintf(base, sizeof base, "%s/%s", root, hier_controller[h]);
+		if (!own_path(text, len, hier_controller[h], path, sizeof path) ||
+		    join(out->own[h], PATH_MAX, base, path) < 0 || !is_dir(out->own[h])) {
+			out->own[h][0] = '\0';
+			continue;
+		}
+		out->own_is_root[h] = strcmp(path, "/") == 0;
+		any_v1 = 1;
+	}
+	if (out->own[CG_V2][0])
+		out->kind = CG_LAYOUT_HYBRID;
+	else if (any_v1)
+		out->kind = CG_LAYOUT_V1;
+	else
+		snprintf(out->why, sizeof out->why, "no cgroup hierarchy memsup can use under "
+			 "%.120s (neither cgroup v2 nor the v1 memory, pids or freezer "
+			 "controllers)", root);
+	return 0;
+}
+
+/* ---- the run's cgroups -------------------------------------------------------- */
+
+struct cg_member {
+	pid_t pid;                 /* first: the pidmap key */
+	int fd;                    /* PID/statm, -1 when not open */
+	unsigned round;            /* the last listing that named it */
+};
+
+struct cgrun *cgroup_run_new(const struct contain_ops *ops, const struct contain_config *cfg,
+			     const struct cg_layout *layout)
+{
+	struct cgrun *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->base.ops = ops;
+	r->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
+	r->self = cfg->self;
+	r->premade = cfg->premade;
+	r->layout = *layout;
+	for (int h = 0; h < CG_NHIER; h++) {
+		r->dir[h].fd = -1;
+		r->join_fd[h] = -1;
+	}
+	r->sup.fd = -1;
+	r->memdir = r->pidsdir = -1;
+	r->procs_fd = r->usage_fd = r->pids_events_fd = r->oom_fd = r->event_fd = -1;
+	pidmap_init(&r->members, sizeof(struct cg_member));
+	r->proc_fd = open(r->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->proc_fd < 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* "memsup-PID-run" / "memsup-PID-sup": the pid, else 0. */
+static pid_t memsup_name_pid(const char *name)
+{
+	const char *p = name;
+	long v = 0;
+	if (strncmp(p, "memsup-", 7) != 0)
+		return 0;
+	for (p += 7; *p >= '0' && *p <= '9' && v < INT_MAX / 10; p++)
+		v = v * 10 + (*p - '0');
+	if (strcmp(p, "-run") != 0 && strcmp(p, "-sup") != 0)
+		return 0;
+	return (pid_t)v;
+}
+
+void cgroup_sweep_stale(const char *own, pid_t self)
+{
+	DIR *d = opendir(own);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		pid_t pid = memsup_name_pid(e->d_name);
+		/* only a memsup that is gone (EPERM: alive, another user's);
+		 * rmdir refuses a cgroup that still holds a process */
+		if (pid > 0 && pid != self && kill(pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+int cgroup_make(struct cgrun *r, const char *own, const char *suffix, struct cg_dir *d)
+{
+	int n = snprintf(d->path, sizeof d->path, "%s/memsup-%d-%s", own, (int)r->self, suffix);
+	if (n < 0 || (size_t)n >= sizeof d->path)
+		return -ENAMETOOLONG;
+	if (!r->premade) {
+		if (mkdir(d->path, 0755) < 0) {
+			/* a leftover of an earlier memsup that had our pid */
+			if (errno != EEXIST || rmdir(d->path) < 0 || mkdir(d->path, 0755) < 0)
+				return -errno;
+		}
+		d->made = 1;
+	}
+	d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->fd < 0) {
+		int rc = -errno;
+		if (d->made)
+			rmdir(d->path);
+		d->made = 0;
+		return rc;
+	}
+	return 0;
+}
+
+int cgroup_make_v1(struct cgrun *r, struct contain_info *info)
+{
+	int made = 0;
+	for (int h = CG_MEMORY; h < CG_NHIER; h++) {
+		const char *own = r->layout.own[h];
+		if (!own[0]) {
+			if (h != CG_FREEZER) /* the freezer only matters without cgroup.kill */
+				contain_missing(info, "%s controller: no cgroup v1 hierarchy of it "
+						"holds memsup", hier_controller[h]);
+			continue;
+		}
+		if (!r->premade)
+			cgroup_sweep_stale(own, r->self);
+		int rc = cgroup_make(r, own, "run", &r->dir[h]);
+		if (rc < 0)
+			contain_missing(info, "%s controller (cgroup v1): cannot make a cgroup in %s: %s",
+					hier_controller[h], own, strerror(-rc));
+		else
+			made++;
+	}
+	return made;
+}
+
+static int open_in(int dirfd, const char *name, int flags)
+{
+	return dirfd >= 0 ? openat(dirfd, name, flags | O_CLOEXEC) : -1;
+}
+
+/* --max-procs as pids.max. */
+static void set_pids_max(struct cgrun *r, unsigned max_procs, struct contain_info *info)
+{
+	char v[32];
+	snprintf(v, sizeof v, "%u", max_procs);
+	int rc = cgroup_write(r->pidsdir, "pids.max", v);
+	if (rc < 0) {
+		contain_missing(info, "pids.max: cannot set it: %s; --max-procs is counted at "
+				"samples instead", strerror(-rc));
+		info->pids = 0;
+		return;
+	}
+	r->pids_events_fd = open_in(r->pidsdir, "pids.events", O_RDONLY);
+}
+
+/* --mem-max: the limit, no swap beyond it, the OOM kill seen at once. */
+static int set_mem_max(struct cgrun *r, uint64_t bytes, struct contain_info *info)
+{
+	char v[32];
+	snprintf(v, sizeof v, "%llu", (unsigned long long)bytes);
+	int rc;
+	if (r->v2_files) {
+		rc = cgroup_write(r->memdir, "memory.max", v);
+		/* one OOM kill takes the whole run, as a budget kill would */
+		if (rc == 0 && cgroup_has(r->memdir, "memory.oom.group"))
+			rc = cgroup_write(r->memdir, "memory.oom.group", "1");
+		/* swapping past the limit would stretch the run instead of
+		 * ending it: the limit is memory, not memory minus swap */
+		if (rc == 0 && cgroup_has(r->memdir, "memory.swap.max"))
+			rc = cgroup_write(r->memdir, "memory.swap.max", "0");
+		r->oom_fd = open_in(r->memdir, "memory.events", O_RDONLY);
+		r->event_fd = r->oom_fd;
+		r->event_events = POLLPRI;
+	} else {
+		rc = cgroup_write(r->memdir, "memory.limit_in_bytes", v);
+		if (rc == 0 && cgroup_has(r->memdir, "memory.memsw.limit_in_bytes"))
+			rc = cgroup_write(r->memdir, "memory.memsw.limit_in_bytes", v);
+		r->oom_fd = open_in(r->memdir, "memory.oom_control", O_RDONLY);
+		/* cgroup v1's OOM notification: an eventfd registered through
+		 * cgroup.event_control becomes readable at each OOM */
+		int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		char reg[64];
+		if (rc == 0 && efd >= 0 && r->oom_fd >= 0) {
+			snprintf(reg, sizeof reg, "%d %d", efd, r->oom_fd);
+			if (cgroup_write(r->memdir, "cgroup.event_control", reg) == 0) {
+				r->event_fd = efd;
+				r->event_events = POLLIN;
+				efd = -1;
+			}
+		}
+		if (efd >= 0)
+			close(efd);
+	}
+	if (rc < 0) {
+		contain_missing(info, "--mem-max: cannot set the memory limit: %s", strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+int cgroup_setup(struct cgrun *r, const struct contain_config *cfg, struct contain_info *info)
+{
+	struct cg_dir *v2 = &r->dir[CG_V2];
+	if (r->v2_files) {
+		r->memdir = cgroup_has(v2->fd, "memory.current") ? v2->fd : -1;
+		r->pidsdir = cgroup_has(v2->fd, "pids.max") ? v2->fd : -1;
+	} else {
+		r->memdir = r->dir[CG_MEMORY].fd;
+		r->pidsdir = r->dir[CG_PIDS].fd;
+	}
+	/* members: any hierarchy lists the same processes; v2 first (the
+	 * command is in it from its first instruction) */
+	static const int order[] = { CG_V2, CG_PIDS, CG_MEMORY, CG_FREEZER };
+	for (size_t i = 0; i < 4 && r->procs_fd < 0; i++)
+		r->procs_fd = open_in(r->dir[order[i]].fd, "cgroup.procs", O_RDONLY);
+	if (r->procs_fd < 0) {
+		contain_missing(info, "no cgroup of the run could be opened to list its processes");
+		return -ENOENT;
+	}
+	for (int h = CG_MEMORY; h < CG_NHIER; h++) {
+		r->join_fd[h] = open_in(r->dir[h].fd, "cgroup.procs", O_WRONLY);
+		if (r->dir[h].fd >= 0 && r->join_fd[h] < 0) {
+			contain_missing(info, "cannot open %s/cgroup.procs to start the command "
+					"there: %s", r->dir[h].path, strerror(errno));
+			return -errno;
+		}
+	}
+	if (cgroup_has(v2->fd, "cgroup.kill"))
+		r->kill = CG_KILL_FILE;
+	else if (cgroup_has(v2->fd, "cgroup.freeze"))
+		r->kill = CG_KILL_FREEZE;
+	else if (r->dir[CG_FREEZER].fd >= 0)
+		r->kill = CG_KILL_FREEZER;
+	static const char *const kill_names[] = { "stop-and-kill", "cgroup.kill", "cgroup.freeze",
+						  "freezer" };
+	info->kill = kill_names[r->kill];
+	if (r->kill == CG_KILL_NONE)
+		contain_missing(info, "no cgroup.kill, cgroup.freeze or v1 freezer: the tree is "
+				"killed by SIGSTOP sweeps, then SIGKILL to each process and group");
+	info->memory = r->memdir >= 0;
+	info->pids = r->pidsdir >= 0;
+	r->usage_fd = open_in(r->memdir, r->v2_files ? "memory.current" : "memory.usage_in_bytes",
+			      O_RDONLY);
+	if (cfg->max_procs && info->pids)
+		set_pids_max(r, cfg->max_procs, info);
+	else if (cfg->max_procs)
+		contain_missing(info, "pids controller: none for the run; --max-procs is counted "
+				"at samples, not enforced by the kernel");
+	if (cfg->mem_max && !info->memory) {
+		contain_missing(info, "--mem-max needs a memory cgroup, and the run has none");
+		return -ENOTSUP;
+	}
+	if (cfg->mem_max && set_mem_max(r, cfg->mem_max, info) < 0)
+		return -EIO;
+	info->n_paths = 0;
+	for (int h = 0; h < CG_NHIER; h++)
+		if (r->dir[h].fd >= 0 && info->n_paths < CONTAIN_MAX_PATHS)
+			snprintf(info->paths[info->n_paths++], PATH_MAX, "%s", r->dir[h].path);
+	return 0;
+}
+
+/* ---- the shared ops ----------------------------------------------------------- */
+
+static struct cgrun *of(struct contain *c)
+{
+	return (struct cgrun *)c;
+}
+
+static const struct cgrun *of_const(const struct contain *c)
+{
+	return (const struct cgrun *)c;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void members_clear(struct pidmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		struct cg_member *e = pidmap_slot(m, i);
+		if (e && e->fd >= 0)
+			close(e->fd);
+	}
+	pidmap_clear(m);
+}
+
+void cgroup_run_close(struct contain *c)
+{
+	struct cgrun *r = of(c);
+	for (int h = 0; h < CG_NHIER; h++) {
+		close_fd(&r->dir[h].fd);
+		close_fd(&r->join_fd[h]);
+	}
+	close_fd(&r->sup.fd);
+	if (r->event_fd != r->oom_fd)
+		close_fd(&r->event_fd);
+	close_fd(&r->oom_fd);
+	close_fd(&r->procs_fd);
+	close_fd(&r->usage_fd);
+	close_fd(&r->pids_events_fd);
+	close_fd(&r->proc_fd);
+	members_clear(&r->members);
+	pidmap_free(&r->members);
+	free(r->buf);
+	free(r->pids);
+	free(r->smp);
+	free(r);
+}
+
+const char *cgroup_run_name(const struct contain *c)
+{
+	(void)c;
+	return "cgroup";
+}
+
+int cgroup_run_start(struct contain *c, const struct spawn_request *req, struct spawn_result *res)
+{
+	struct cgrun *r = of(c);
+	int join[CG_NHIER];
+	size_t n = 0;
+	for (int h = CG_MEMORY; h < CG_NHIER; h++)
+		if (r->join_fd[h] >= 0)
+			join[n++] = r->join_fd[h];
+	struct spawn_cgroup cg = { r->dir[CG_V2].fd, join, n };
+	struct spawn_request rq = *req;
+	rq.cgroup = &cg;
+	return spawn_start(&rq, res);
+}
+
+/* cgroup.procs into r->pids (duplicates possible in v1). */
+static int list_procs(struct cgrun *r)
+{
+	size_t len;
+	for (;;) {
+		if (r->buf_cap == 0 || !r->buf) {
+			r->buf = malloc(4096);
+			if (!r->buf)
+				return -ENOMEM;
+			r->buf_cap = 4096;
+		}
+		int rc = procfs_pread_fd(r->procs_fd, r->buf, r->buf_cap, &len);
+		if (rc < 0)
+			return rc;
+		if (len + 1 < r->buf_cap)
+			break;
+		/* it filled the buffer: there may be more */
+		char *nb = realloc(r->buf, r->buf_cap * 2);
+		if (!nb)
+			return -ENOMEM;
+		r->buf = nb;
+		r->buf_cap *= 2;
+	}
+	long n = cgroup_parse_procs(r->buf, len, r->pids, r->pids_cap);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n > r->pids_cap) {
+		pid_t *np = realloc(r->pids, (size_t)n * 2 * sizeof *np);
+		if (!np)
+			return -ENOMEM;
+		r->pids = np;
+		r->pids_cap = (size_t)n * 2;
+		n = cgroup_parse_procs(r->buf, len, r->pids, r->pids_cap);
+	}
+	r->npids = (size_t)n;
+	return 0;
+}
+
+int cgroup_run_members(struct contain *c, const pid_t **pids, size_t *n)
+{
+	struct cgrun *r = of(c);
+	int rc = list_procs(r);
+	if (rc < 0)
+		return rc;
+	*pids = r->pids;
+	*n = r->npids;
+	return 0;
+}
+
+/* The RSS of a member, through its statm fd (opened at first sight). */
+static int member_rss(struct cgrun *r, struct cg_member *m, uint64_t *bytes)
+{
+	char name[32];
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (m->fd < 0) {
+			snprintf(name, sizeof name, "%d/statm", (int)m->pid);
+			m->fd = openat(r->proc_fd, name, O_RDONLY | O_CLOEXEC);
+			if (m->fd < 0)
+				return PROCFS_GONE;
+		}
+		int rc = procfs_pread_rss(m->fd, bytes);
+		if (rc != PROCFS_GONE || attempt)
+			return rc;
+		/* the fd named a process that died; cgroup.procs names a live
+		 * one with the same pid: open it anew */
+		close_fd(&m->fd);
+	}
+	return PROCFS_GONE;
+}
+
+/* Forget the members the last listing did not name (their fds closed). */
+static int members_prune(struct cgrun *r, size_t seen)
+{
+	if (r->members.used == seen)
+		return 0;
+	struct pidmap keep;
+	pidmap_init(&keep, sizeof(struct cg_member));
+	if (pidmap_reserve(&keep, seen) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->members.cap; i++) {
+		struct cg_member *e = pidmap_slot(&r->members, i);
+		if (!e)
+			continue;
+		if (e->round == r->round) {
+			struct cg_member *k = pidmap_add(&keep, e->pid, NULL);
+			if (k) {
+				*k = *e;
+				continue;
+			}
+		}
+		if (e->fd >= 0)
+			close(e->fd);
+	}
+	pidmap_free(&r->members);
+	r->members = keep;
+	return 0;
+}
+
+int cgroup_run_sample(struct contain *c, uint64_t *rss, unsigned *nprocs)
+{
+	struct cgrun *r = of(c);
+	int rc = list_procs(r);
+	if (rc < 0)
+		return rc;
+	if (r->smp_cap < r->npids) {
+		struct tree_member *ns = realloc(r->smp, r->npids * 2 * sizeof *ns);
+		if (!ns)
+			return -ENOMEM;
+		r->smp = ns;
+		r->smp_cap = r->npids * 2;
+	}
+	r->round++;
+	uint64_t sum = 0;
+	size_t seen = 0;
+	r->nsmp = 0;
+	for (size_t i = 0; i < r->npids; i++) {
+		int added;
+		struct cg_member *m = pidmap_add(&r->members, r->pids[i], &added);
+		if (!m)
+			return -ENOMEM;
+		if (added)
+			m->fd = -1;
+		else if (m->round == r->round)
+			continue; /* listed twice (cgroup v1 may) */
+		m->round = r->round;
+		seen++;
+		uint64_t b;
+		/* one that exited since the listing is skipped, not a zero */
+		if (member_rss(r, m, &b) == 0) {
+			sum += b;
+			r->smp[r->nsmp].pid = m->pid;
+			r->smp[r->nsmp].rss = b;
+			r->nsmp++;
+		}
+	}
+	members_prune(r, seen);
+	*rss = sum;
+	*nprocs = (unsigned)r->nsmp;
+	return 0;
+}
+
+size_t cgroup_run_sampled(const struct contain *c, const struct tree_member **out)
+{
+	const struct cgrun *r = of_const(c);
+	*out = r->smp;
+	return r->nsmp;
+}
+
+int cgroup_run_poll(struct contain *c, struct contain_state *st)
+{
+	struct cgrun *r = of(c);
+	memset(st, 0, sizeof *st);
+	if (r->usage_fd >= 0 && read_u64(r->usage_fd, &st->usage) == 0)
+		st->have_usage = 1;
+	if (r->pids_events_fd >= 0)
+		read_key(r->pids_events_fd, "max", &st->forks_refused);
+	if (r->oom_fd >= 0)
+		read_key(r->oom_fd, "oom_kill", &st->oom_kills);
+	if (r->event_fd >= 0 && r->event_fd != r->oom_fd) {
+		uint64_t x; /* the v1 eventfd: drained, it waits for the next OOM */
+		if (read(r->event_fd, &x, sizeof x) < 0 && errno != EAGAIN)
+			return -errno;
+	}
+	return 0;
+}
+
+int cgroup_run_event_fd(const struct contain *c, short *events)
+{
+	const struct cgrun *r = of_const(c);
+	*events = r->event_events;
+	return r->event_fd;
+}
+
+/* memory.stat's split: anon, file (page cache, tmpfs and shared memory
+ * included) and kernel memory, as each version names them. */
+static int read_stat(struct cgrun *r, struct contain_figures *f)
+{
+	char buf[8192];
+	size_t len;
+	int rc = cgroup_read(r->memdir, "memory.stat", buf, sizeof buf, &len);
+	if (rc < 0)
+		return rc;
+	if (r->v2_files) {
+		if (cgroup_parse_key(buf, len, "anon", &f->anon) < 0 ||
+		    cgroup_parse_key(buf, len, "file", &f->file) < 0)
+			return -EINVAL;
+		if (cgroup_parse_key(buf, len, "kernel", &f->kernel) < 0) {
+			/* before Linux 6.0: the parts "kernel" sums */
+			static const char *const parts[] = { "kernel_stack", "pagetables", "percpu",
+							     "sock", "slab", "vmalloc" };
+			f->kernel = 0;
+			for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+				uint64_t v;
+				if (cgroup_parse_key(buf, len, parts[i], &v) == 0)
+					f->kernel += v;
+			}
+		}
+	} else {
+		/* the total_ keys count the cgroup's descendants too (it has none) */
+		if (cgroup_parse_key(buf, len, "total_rss", &f->anon) < 0 ||
+		    cgroup_parse_key(buf, len, "total_cache", &f->file) < 0)
+			return -EINVAL;
+		int fd = open_in(r->memdir, "memory.kmem.usage_in_bytes", O_RDONLY);
+		if (fd < 0 || read_u64(fd, &f->kernel) < 0)
+			f->kernel = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	f->have_stat = 1;
+	return 0;
+}
+
+int cgroup_run_figures(struct contain *c, struct contain_figures *f)
+{
+	struct cgrun *r = of(c);
+	memset(f, 0, sizeof *f);
+	if (r->memdir >= 0) {
+		int fd = open_in(r->memdir, r->v2_files ? "memory.peak" : "memory.max_usage_in_bytes",
+				 O_RDONLY);
+		if (fd >= 0 && read_u64(fd, &f->peak) == 0)
+			f->have_peak = 1;
+		if (fd >= 0)
+			close(fd);
+		read_stat(r, f);
+		fd = open_in(r->memdir, r->v2_files ? "memory.events" : "memory.oom_control",
+			     O_RDONLY);
+		if (fd >= 0 && read_key(fd, "oom_kill", &f->oom_kills) == 0)
+			f->have_oom = 1;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (r->pidsdir >= 0) {
+		int fd = open_in(r->pidsdir, "pids.events", O_RDONLY);
+		if (fd >= 0 && read_key(fd, "max", &f->forks_refused) == 0)
+			f->have_pids = 1;
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { 0, (long)ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Freeze, SIGKILL every member, thaw.  Frozen, none can fork, so the
+ * listing taken then is complete; a SIGKILLed frozen task dies when
+ * thawed (v1) or at once (v2). */
+static int freeze_kill_thaw(struct cgrun *r, int fd, const char *file, const char *freeze,
+			    const char *thaw)
+{
+	int rc = cgroup_write(fd, file, freeze);
+	if (rc < 0)
+		return rc;
+	/* wait (briefly: a task in D state keeps it FREEZING) for the freeze */
+	for (int i = 0; i < 100; i++) {
+		char buf[256];
+		size_t len;
+		uint64_t frozen = 0;
+		if (r->kill == CG_KILL_FREEZE) {
+			if (cgroup_read(fd, "cgroup.events", buf, sizeof buf, &len) == 0 &&
+			    cgroup_parse_key(buf, len, "frozen", &frozen) == 0 && frozen)
+				break;
+		} else if (cgroup_read(fd, "freezer.state", buf, sizeof buf, &len) == 0 &&
+			   strncmp(buf, "FROZEN", 6) == 0) {
+			break;
+		}
+		sleep_ms(1);
+	}
+	if (list_procs(r) == 0)
+		for (size_t i = 0; i < r->npids; i++)
+			kill(r->pids[i], SIGKILL);
+	return cgroup_write(fd, file, thaw);
+}
+
+int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n)
+{
+	struct cgrun *r = of(c);
+	(void)members;
+	(void)n;
+	switch (r->kill) {
+	case CG_KILL_FILE:
+		return cgroup_write(r->dir[CG_V2].fd, "cgroup.kill", "1");
+	case CG_KILL_FREEZE:
+		return freeze_kill_thaw(r, r->dir[CG_V2].fd, "cgroup.freeze", "1", "0");
+	case CG_KILL_FREEZER:
+		return freeze_kill_thaw(r, r->dir[CG_FREEZER].fd, "freezer.state", "FROZEN",
+					"THAWED");
+	case CG_KILL_NONE:
+		break;
+	}
+	return -ENOTSUP;
+}
+
+/* rmdir, a few tries: the last killed tasks may still be leaving. */
+static int remove_dir(struct cg_dir *d)
+{
+	if (!d->made)
+		return 0;
+	int rc = 0;
+	for (int i = 0; i < 200; i++) {
+		if (rmdir(d->path) == 0 || errno == ENOENT) {
+			rc = 0;
+			break;
+		}
+		rc = -errno;
+		if (errno != EBUSY)
+			break;
+		sleep_ms(5);
+	}
+	if (rc == 0)
+		d->made = 0;
+	return rc;
+}
+
+int cgroup_run_finish(struct contain *c)
+{
+	struct cgrun *r = of(c);
+	int rc = 0;
+	for (int h = 0; h < CG_NHIER; h++) {
+		int e = remove_dir(&r->dir[h]);
+		if (e < 0 && rc == 0)
+			rc = e;
+	}
+	return rc;
+}

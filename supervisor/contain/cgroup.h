@@ -1,0 +1,173 @@
+/* cgroup.h: what the three cgroup backends (cgroup2.c, hybrid.c,
+ * cgroup1.c) share -- where memsup sits in each hierarchy, the run's
+ * cgroups made below those places, and the run listed, sampled, limited,
+ * measured and killed through their files.
+ *
+ * The hierarchies are looked for where systemd (and every container
+ * runtime) mounts them, under one root (/sys/fs/cgroup; a fixture tree in
+ * tests): cgroup v2 at the root itself (pure v2) or at root/unified (the
+ * hybrid layout), the v1 controllers at root/memory, root/pids,
+ * root/freezer.  memsup's own place in each comes from
+ * PROC/SELF/cgroup.  The run's cgroup is ONLY ever made directly below
+ * that place, named memsup-PID-run (PID: memsup's), so that it is found,
+ * recognised and removed; cgroups of that name whose memsup is dead and
+ * that hold no process are removed when a new run starts (the leftovers of
+ * a memsup killed together with its sentinel).
+ *
+ * Membership is cgroup.procs (a read costs what the tree holds, not what
+ * the machine runs); each member's RSS is its /proc/PID/statm read through
+ * an fd held open, as tree.c does.
+ *
+ * Return convention: 0 or -errno.
+ */
+#ifndef MEMSUP_CGROUP_H
+#define MEMSUP_CGROUP_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "contain/contain.h"
+#include "pidmap.h"
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+
+/* The hierarchies memsup uses: v2 (pure or the hybrid's unified one) and
+ * three v1 controllers. */
+enum cg_hier { CG_V2 = 0, CG_MEMORY, CG_PIDS, CG_FREEZER, CG_NHIER };
+
+enum cg_layout_kind {
+	CG_LAYOUT_NONE = 0,        /* no hierarchy memsup can use */
+	CG_LAYOUT_V2,              /* pure cgroup v2 */
+	CG_LAYOUT_HYBRID,          /* v2 at root/unified beside v1 controllers */
+	CG_LAYOUT_V1,              /* v1 controllers alone */
+};
+
+struct cg_layout {
+	enum cg_layout_kind kind;
+	char own[CG_NHIER][PATH_MAX]; /* memsup's own cgroup directory in each
+					 hierarchy; "" where there is none */
+	int own_is_root[CG_NHIER];    /* it is the hierarchy's root cgroup */
+	char why[CONTAIN_MISSING_BYTES]; /* CG_LAYOUT_NONE: why */
+};
+
+/* Where memsup (`self`) sits, from proc_root/self/cgroup, and which
+ * hierarchies root holds.  0 (kind may be CG_LAYOUT_NONE, with why), or
+ * -errno when proc_root/self/cgroup cannot be read. */
+int cgroup_layout(const char *root, const char *proc_root, pid_t self, struct cg_layout *out);
+
+/* The layout's name for the record: "cgroup2", "hybrid", "cgroup1". */
+const char *cgroup_layout_name(enum cg_layout_kind kind);
+
+/* ---- files ------------------------------------------------------------------ */
+
+/* Write `text` to dirfd/name (one write, as cgroupfs wants).  0 or -errno. */
+int cgroup_write(int dirfd, const char *name, const char *text);
+/* Read dirfd/name whole (cap-1 bytes at most), NUL-terminated. */
+int cgroup_read(int dirfd, const char *name, char *buf, size_t cap, size_t *len);
+/* Is there a file `name` in dirfd? */
+int cgroup_has(int dirfd, const char *name);
+
+/* Pure parsers. */
+/* One number, or "max" (UINT64_MAX). */
+int cgroup_parse_u64(const char *buf, size_t len, uint64_t *out);
+/* The value of `key` in a flat keyed file ("key value" lines: memory.stat,
+ * memory.events, pids.events, memory.oom_control); -ENOENT when absent. */
+int cgroup_parse_key(const char *buf, size_t len, const char *key, uint64_t *out);
+/* Is `word` one of the space-separated words of buf (cgroup.controllers,
+ * cgroup.subtree_control)? */
+int cgroup_has_word(const char *buf, size_t len, const char *word);
+/* The pids of a cgroup.procs text, one a line, into out (at most cap);
+ * returns how many lines there were (-EINVAL for garbage). */
+long cgroup_parse_procs(const char *buf, size_t len, pid_t *out, size_t cap);
+
+/* ---- the run's cgroups ------------------------------------------------------- */
+
+/* One cgroup of the run, in one hierarchy. */
+struct cg_dir {
+	int fd;                    /* O_DIRECTORY; -1: none in this hierarchy */
+	int made;                  /* memsup made it: removed at the end */
+	char path[PATH_MAX];
+};
+
+enum cg_kill {
+	CG_KILL_NONE = 0,          /* no atomic way: the SIGSTOP sweeps */
+	CG_KILL_FILE,              /* v2 cgroup.kill */
+	CG_KILL_FREEZE,            /* v2 cgroup.freeze, SIGKILL, thaw */
+	CG_KILL_FREEZER,           /* v1 freezer.state, SIGKILL, thaw */
+};
+
+/* A backend's state: every cgroup backend's struct is this one. */
+struct cgrun {
+	struct contain base;       /* first: a struct contain * is one of these */
+	const char *proc_root;
+	pid_t self;
+	int premade;
+	struct cg_layout layout;
+	struct cg_dir dir[CG_NHIER];
+	int v2_files;              /* memory and pids files are v2's (pure v2) */
+	int memdir, pidsdir;       /* fds of the dirs holding the memory and
+				      pids files (borrowed from dir[]); -1 */
+	enum cg_kill kill;
+	int procs_fd;              /* cgroup.procs the members are listed from */
+	int join_fd[CG_NHIER];     /* cgroup.procs the command joins before exec
+				      (v1; v2 is entered by clone3) */
+	int usage_fd;              /* memory.current / memory.usage_in_bytes */
+	int pids_events_fd;        /* pids.events, with --max-procs */
+	int oom_fd;                /* memory.events / memory.oom_control, with --mem-max */
+	int event_fd;              /* v1: an eventfd on memory.oom_control; v2:
+				      oom_fd itself (POLLPRI) */
+	short event_events;
+	int proc_fd;               /* the proc root, for statm */
+	/* membership */
+	char *buf;                 /* cgroup.procs text */
+	size_t buf_cap;
+	pid_t *pids;
+	size_t npids, pids_cap;
+	struct pidmap members;     /* struct cg_member: the statm fd per pid */
+	unsigned round;            /* listing number, marks who was seen */
+	struct tree_member *smp;
+	size_t nsmp, smp_cap;
+	/* pure v2's arrangement (cgroup2.c): what memsup changed to have the
+	 * memory and pids controllers, undone at the end */
+	char enabled[64];          /* "+memory +pids" it wrote, or "" */
+	struct cg_dir sup;         /* memsup-PID-sup, where memsup moved itself */
+};
+
+/* A new struct with every fd -1 and the layout detected; NULL on ENOMEM. */
+struct cgrun *cgroup_run_new(const struct contain_ops *ops, const struct contain_config *cfg,
+			     const struct cg_layout *layout);
+
+/* Remove own/memsup-PID-{run,sup} of memsups that are gone, when empty. */
+void cgroup_sweep_stale(const char *own, pid_t self);
+
+/* Make (or, premade, open) own/memsup-PID-<suffix> in hierarchy h into
+ * *d.  0 or -errno. */
+int cgroup_make(struct cgrun *r, const char *own, const char *suffix, struct cg_dir *d);
+
+/* Make the run's cgroups in the v1 memory, pids and freezer hierarchies
+ * that exist, saying in info what could not be made.  Returns how many. */
+int cgroup_make_v1(struct cgrun *r, struct contain_info *info);
+
+/* After the dirs are made: pick the membership file, the kill, the files a
+ * sample reads, set --max-procs and --mem-max, fill info (paths, kill,
+ * memory, pids, missing).  0, or -errno (-ENOTSUP: --mem-max without a
+ * memory cgroup) with the reason in info. */
+int cgroup_setup(struct cgrun *r, const struct contain_config *cfg, struct contain_info *info);
+
+/* The ops every cgroup backend shares. */
+void cgroup_run_close(struct contain *c);
+const char *cgroup_run_name(const struct contain *c);
+int cgroup_run_start(struct contain *c, const struct spawn_request *req, struct spawn_result *res);
+int cgroup_run_members(struct contain *c, const pid_t **pids, size_t *n);
+int cgroup_run_sample(struct contain *c, uint64_t *rss, unsigned *nprocs);
+size_t cgroup_run_sampled(const struct contain *c, const struct tree_member **out);
+int cgroup_run_poll(struct contain *c, struct contain_state *st);
+int cgroup_run_event_fd(const struct contain *c, short *events);
+int cgroup_run_figures(struct contain *c, struct contain_figures *f);
+int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n);
+/* rmdir every dir made (a few tries while the last tasks leave). */
+int cgroup_run_finish(struct contain *c);
+
+#endif /* MEMSUP_CGROUP_H */

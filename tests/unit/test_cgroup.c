@@ -1,0 +1,390 @@
+/* test_cgroup.c: the cgroup backends on fake cgroup file systems
+ * (tests/data/cgroup: pure v2 with memory and pids, v2 without memory, v1,
+ * the hybrid layout, none), each copied to a temporary directory first
+ * since the backends write their limits into it.  A plain directory has no
+ * kernel to make a new cgroup's files appear, so the fixtures hold the
+ * run's cgroup already (memsup-100-run; contain_config.premade); what is
+ * tested is what memsup decides, writes and reads there.  Nothing here
+ * signals a process: the fixtures' pids are not real. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collect/procfs.h"
+#include "contain/cgroup.h"
+#include "contain/contain.h"
+
+struct fixture {
+	char dir[PATH_MAX];
+	char proc[PATH_MAX + 8];
+	char sys[PATH_MAX + 8];
+};
+
+/* A private copy of tests/data/cgroup/NAME. */
+static void fixture_copy(struct fixture *fx, const char *name)
+{
+	const char *data = getenv("MT_DATA");
+	if (!data)
+		cr_skip_test("MT_DATA is not set (run through make check)");
+	snprintf(fx->dir, sizeof fx->dir, "/tmp/memsup-cgfx-XXXXXX");
+	cr_assert_not_null(mkdtemp(fx->dir));
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof cmd, "cp -a '%s/cgroup/%s/.' '%s'", data, name, fx->dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(fx->proc, sizeof fx->proc, "%s/proc", fx->dir);
+	snprintf(fx->sys, sizeof fx->sys, "%s/sys", fx->dir);
+}
+
+static void fixture_remove(struct fixture *fx)
+{
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+static struct contain_config fixture_config(const struct fixture *fx)
+{
+	struct contain_config cc = {
+		.proc_root = fx->proc, .self = 100, .discovery = TREE_AUTO,
+		.cgroup = CONTAIN_AUTO, .cgroup_root = fx->sys, .premade = 1,
+	};
+	return cc;
+}
+
+/* The text of a fixture file (relative to its sys/). */
+static const char *sysfile(const struct fixture *fx, const char *rel)
+{
+	static char buf[4096];
+	char path[2 * PATH_MAX];
+	size_t len;
+	snprintf(path, sizeof path, "%s/%s", fx->sys, rel);
+	if (procfs_read_file(path, buf, sizeof buf, &len) < 0)
+		return "(unreadable)";
+	return buf;
+}
+
+static int has_missing(const struct contain_info *in, const char *needle)
+{
+	for (size_t i = 0; i < in->n_missing; i++)
+		if (strstr(in->missing[i], needle))
+			return 1;
+	return 0;
+}
+
+/* ---- parsers ---------------------------------------------------------------- */
+
+Test(cgroup, parsers)
+{
+	uint64_t v;
+	cr_expect_eq(cgroup_parse_u64("123\n", 4, &v), 0);
+	cr_expect_eq(v, 123);
+	cr_expect_eq(cgroup_parse_u64("max\n", 4, &v), 0);
+	cr_expect_eq(v, UINT64_MAX);
+	cr_expect_eq(cgroup_parse_u64("12x\n", 4, &v), -EINVAL);
+	cr_expect_eq(cgroup_parse_u64("", 0, &v), -EINVAL);
+	cr_expect_eq(cgroup_parse_u64("99999999999999999999999", 23, &v), -EINVAL);
+
+	static const char stat[] = "anon 5\nanon_thp 7\nfile 9\n";
+	cr_expect_eq(cgroup_parse_key(stat, sizeof stat - 1, "anon", &v), 0);
+	cr_expect_eq(v, 5, "anon, not anon_thp");
+	cr_expect_eq(cgroup_parse_key(stat, sizeof stat - 1, "anon_thp", &v), 0);
+	cr_expect_eq(v, 7);
+	cr_expect_eq(cgroup_parse_key(stat, sizeof stat - 1, "file", &v), 0);
+	cr_expect_eq(v, 9);
+	cr_expect_eq(cgroup_parse_key(stat, sizeof stat - 1, "kernel", &v), -ENOENT);
+
+	static const char ctl[] = "cpu memory pids\n";
+	cr_expect(cgroup_has_word(ctl, sizeof ctl - 1, "memory"));
+	cr_expect(cgroup_has_word(ctl, sizeof ctl - 1, "pids"));
+	cr_expect(!cgroup_has_word(ctl, sizeof ctl - 1, "mem"));
+	cr_expect(!cgroup_has_word("", 0, "cpu"));
+
+	pid_t p[4];
+	cr_expect_eq(cgroup_parse_procs("12\n34\n", 6, p, 4), 2);
+	cr_expect_eq(p[0], 12);
+	cr_expect_eq(p[1], 34);
+	cr_expect_eq(cgroup_parse_procs("", 0, p, 4), 0, "an empty cgroup");
+	cr_expect_eq(cgroup_parse_procs("1\n2\n3\n", 6, p, 2), 3, "counts past cap");
+	cr_expect_eq(cgroup_parse_procs("1\nx\n", 4, p, 4), -EINVAL);
+}
+
+/* Where memsup sits, as each layout says it. */
+Test(cgroup, layouts)
+{
+	static const struct {
+		const char *name;
+		enum cg_layout_kind kind;
+		const char *own[CG_NHIER]; /* relative to sys/, NULL: none */
+	} cases[] = {
+		{ "v2", CG_LAYOUT_V2,
+		  { "/user.slice/user-1000.slice/user@1000.service/app.slice/run.scope", NULL, NULL,
+		    NULL } },
+		{ "v1", CG_LAYOUT_V1, { NULL, "/memory/jobs/7", "/pids/jobs/7", "/freezer" } },
+		{ "hybrid", CG_LAYOUT_HYBRID,
+		  { "/unified/guard", "/memory/process_api/abc", "/pids/guard", NULL } },
+		{ "none", CG_LAYOUT_NONE, { NULL, NULL, NULL, NULL } },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct fixture fx;
+		struct cg_layout l;
+		fixture_copy(&fx, cases[i].name);
+		cr_assert_eq(cgroup_layout(fx.sys, fx.proc, 100, &l), 0, "%s", cases[i].name);
+		cr_expect_eq(l.kind, cases[i].kind, "%s", cases[i].name);
+		for (int h = 0; h < CG_NHIER; h++) {
+			char want[2 * PATH_MAX] = "";
+			if (cases[i].own[h])
+				snprintf(want, sizeof want, "%s%s", fx.sys, cases[i].own[h]);
+			cr_expect_str_eq(l.own[h], want, "%s hierarchy %d", cases[i].name, h);
+		}
+		if (cases[i].kind == CG_LAYOUT_NONE)
+			cr_expect_not_null(strstr(l.why, "no cgroup hierarchy"), "%s", l.why);
+		fixture_remove(&fx);
+	}
+}
+
+/* ---- the backends ------------------------------------------------------------- */
+
+/* Members from cgroup.procs (a pid listed twice counted once), RSS from
+ * each member's statm: 101 holds 500 pages, 102 250. */
+static void expect_members(struct contain *c)
+{
+	const pid_t *pids;
+	size_t n;
+	cr_assert_eq(contain_members(c, &pids, &n), 0);
+	cr_expect_geq(n, 2);
+	uint64_t rss;
+	unsigned np;
+	cr_assert_eq(contain_sample(c, &rss, &np), 0);
+	cr_expect_eq(np, 2);
+	cr_expect_eq(rss, 750 * procfs_page_size());
+	const struct tree_member *m;
+	cr_assert_eq(contain_sampled(c, &m), 2);
+	cr_expect_eq(m[0].rss + m[1].rss, rss, "the sample's terms add up to it");
+	cr_expect_str_eq(contain_name(c), "cgroup");
+}
+
+/* A delegated v2 scope with memory and pids available but not enabled:
+ * memsup enables them for the run, sets the limits, and reads the v2
+ * files. */
+Test(cgroup, v2_delegated_with_memory_and_pids)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "v2");
+	struct contain_config cc = fixture_config(&fx);
+	cc.max_procs = 40;
+	cc.mem_max = 100000000;
+	char err[512];
+	cr_expect_eq(contain_check(&cc, err, sizeof err), 0, "%s", err);
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	const struct contain_info *in = contain_info(c);
+	cr_expect_str_eq(in->mode, "cgroup2");
+	cr_expect_str_eq(in->requested, "auto");
+	cr_expect_str_eq(in->kill, "cgroup.kill");
+	cr_expect(in->memory);
+	cr_expect(in->pids);
+	cr_expect_null(in->hint);
+	cr_expect_eq(in->n_missing, 0, "%s", in->n_missing ? in->missing[0] : "");
+	cr_assert_eq(in->n_paths, 1);
+	cr_expect_not_null(strstr(in->paths[0], "/run.scope/memsup-100-run"), "%s", in->paths[0]);
+	const char *scope = "user.slice/user-1000.slice/user@1000.service/app.slice/run.scope";
+	char f[512];
+	snprintf(f, sizeof f, "%s/cgroup.subtree_control", scope);
+	cr_expect_str_eq(sysfile(&fx, f), "+memory +pids");
+	snprintf(f, sizeof f, "%s/memsup-100-run/pids.max", scope);
+	cr_expect_str_eq(sysfile(&fx, f), "40");
+	snprintf(f, sizeof f, "%s/memsup-100-run/memory.max", scope);
+	cr_expect_str_eq(sysfile(&fx, f), "100000000");
+	snprintf(f, sizeof f, "%s/memsup-100-run/memory.oom.group", scope);
+	cr_expect_str_eq(sysfile(&fx, f), "1", "one OOM kill takes the whole run");
+	snprintf(f, sizeof f, "%s/memsup-100-run/memory.swap.max", scope);
+	cr_expect_str_eq(sysfile(&fx, f), "0", "no swapping past the limit");
+	expect_members(c);
+
+	struct contain_state st;
+	cr_assert_eq(contain_poll(c, &st), 0);
+	cr_expect(st.have_usage);
+	cr_expect_eq(st.usage, 3000000);
+	cr_expect_eq(st.forks_refused, 3);
+	cr_expect_eq(st.oom_kills, 1);
+	short ev;
+	cr_expect_geq(contain_event_fd(c, &ev), 0, "memory.events is watched");
+	cr_expect_eq(ev, POLLPRI);
+	struct contain_figures fg;
+	cr_assert_eq(contain_figures(c, &fg), 0);
+	cr_expect(fg.have_peak);
+	cr_expect_eq(fg.peak, 123456789);
+	cr_expect(fg.have_stat);
+	cr_expect_eq(fg.anon, 50000000);
+	cr_expect_eq(fg.file, 20000000);
+	cr_expect_eq(fg.kernel, 3000000);
+	cr_expect(fg.have_oom);
+	cr_expect_eq(fg.oom_kills, 1);
+	cr_expect(fg.have_pids);
+	cr_expect_eq(fg.forks_refused, 3);
+	contain_close(c);
+	fixture_remove(&fx);
+}
+
+/* A delegated scope without the memory controller: the run has a cgroup
+ * (membership, kill, pids) and says what is missing; --mem-max is refused
+ * before anything is made, and never becomes the /proc scan. */
+Test(cgroup, v2_without_memory)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "v2-nomem");
+	struct contain_config cc = fixture_config(&fx);
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	const struct contain_info *in = contain_info(c);
+	cr_expect_str_eq(in->mode, "cgroup2");
+	cr_expect(!in->memory);
+	cr_expect(in->pids);
+	cr_expect(has_missing(in, "memory controller: not available"), "%s",
+		  in->n_missing ? in->missing[0] : "(none)");
+	struct contain_figures fg;
+	contain_figures(c, &fg);
+	cr_expect(!fg.have_peak && !fg.have_stat);
+	contain_close(c);
+
+	cc.mem_max = 50000000;
+	char err[1024] = "";
+	cr_expect_eq(contain_check(&cc, err, sizeof err), -1);
+	cr_expect_not_null(strstr(err, "--mem-max"), "%s", err);
+	cr_expect_not_null(strstr(err, "--rss-mb"), "the polled budget is named: %s", err);
+	cr_expect_eq(contain_open(&c, &cc), -ENOTSUP, "no polled stand-in");
+	fixture_remove(&fx);
+}
+
+/* cgroup v1: one cgroup per controller; the command joins each before
+ * exec; the freezer kills; the v1 files are read. */
+Test(cgroup, v1_memory_pids_freezer)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "v1");
+	struct contain_config cc = fixture_config(&fx);
+	cc.max_procs = 7;
+	cc.mem_max = 64000000;
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	const struct contain_info *in = contain_info(c);
+	cr_expect_str_eq(in->mode, "cgroup1");
+	cr_expect_str_eq(in->kill, "freezer");
+	cr_expect(in->memory);
+	cr_expect(in->pids);
+	cr_expect_eq(in->n_paths, 3);
+	cr_expect_str_eq(sysfile(&fx, "memory/jobs/7/memsup-100-run/memory.limit_in_bytes"),
+			 "64000000");
+	cr_expect_str_eq(sysfile(&fx, "memory/jobs/7/memsup-100-run/memory.memsw.limit_in_bytes"),
+			 "64000000", "no swapping past the limit");
+	cr_expect_str_eq(sysfile(&fx, "pids/jobs/7/memsup-100-run/pids.max"), "7");
+	int efd = -1, ofd = -1;
+	cr_expect_eq(sscanf(sysfile(&fx, "memory/jobs/7/memsup-100-run/cgroup.event_control"),
+			    "%d %d", &efd, &ofd), 2, "the OOM eventfd is registered");
+	short ev;
+	cr_expect_eq(contain_event_fd(c, &ev), efd);
+	cr_expect_eq(ev, POLLIN);
+	expect_members(c);
+	struct contain_state st;
+	cr_assert_eq(contain_poll(c, &st), 0);
+	cr_expect_eq(st.usage, 4000000);
+	cr_expect_eq(st.forks_refused, 5);
+	cr_expect_eq(st.oom_kills, 2);
+	struct contain_figures fg;
+	cr_assert_eq(contain_figures(c, &fg), 0);
+	cr_expect_eq(fg.peak, 98765432);
+	cr_expect_eq(fg.anon, 60000000, "total_rss");
+	cr_expect_eq(fg.file, 30000000, "total_cache");
+	cr_expect_eq(fg.kernel, 1000000, "memory.kmem.usage_in_bytes");
+	cr_expect_eq(fg.oom_kills, 2);
+	contain_close(c);
+	fixture_remove(&fx);
+}
+
+/* The hybrid layout: v2's unified hierarchy lists and kills, v1 memory and
+ * pids measure and limit. */
+Test(cgroup, hybrid_v2_core_with_v1_memory_and_pids)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "hybrid");
+	struct contain_config cc = fixture_config(&fx);
+	cc.max_procs = 50;
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	const struct contain_info *in = contain_info(c);
+	cr_expect_str_eq(in->mode, "hybrid");
+	cr_expect_str_eq(in->kill, "cgroup.kill");
+	cr_expect(in->memory);
+	cr_expect(in->pids);
+	cr_expect_eq(in->n_paths, 3);
+	cr_expect_not_null(strstr(in->paths[0], "/unified/guard/memsup-100-run"), "%s",
+			   in->paths[0]);
+	cr_expect_str_eq(sysfile(&fx, "pids/guard/memsup-100-run/pids.max"), "50");
+	cr_expect_str_eq(sysfile(&fx, "memory/process_api/abc/memsup-100-run/memory.limit_in_bytes"),
+			 "9223372036854771712\n", "no --mem-max: no limit written");
+	short ev;
+	cr_expect_eq(contain_event_fd(c, &ev), -1, "no --mem-max: nothing to watch");
+	expect_members(c);
+	struct contain_figures fg;
+	cr_assert_eq(contain_figures(c, &fg), 0);
+	cr_expect_eq(fg.peak, 55555555);
+	cr_expect_eq(fg.anon, 5000000);
+	contain_close(c);
+	fixture_remove(&fx);
+}
+
+/* No cgroup file system: the /proc scan, with the reason and a hint. */
+Test(cgroup, none_falls_back_to_the_scan_and_says_why)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "none");
+	struct contain_config cc = fixture_config(&fx);
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	const struct contain_info *in = contain_info(c);
+	cr_expect_str_eq(in->mode, "procscan");
+	cr_expect_str_eq(in->kill, "stop-and-kill");
+	cr_expect_str_eq(contain_name(c), "scan");
+	cr_expect_eq(in->n_paths, 0);
+	cr_expect(has_missing(in, "no cgroup hierarchy"));
+	cr_assert_not_null(in->hint);
+	cr_expect_not_null(strstr(in->hint, "cgroup2"), "%s", in->hint);
+	struct contain_state st;
+	cr_expect_eq(contain_poll(c, &st), 0);
+	cr_expect(!st.have_usage);
+	short ev;
+	cr_expect_eq(contain_event_fd(c, &ev), -1);
+	contain_close(c);
+	fixture_remove(&fx);
+}
+
+/* --cgroup off: the scan, asked for, so no hint, and nothing written. */
+Test(cgroup, off_is_the_scan)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "v2");
+	struct contain_config cc = fixture_config(&fx);
+	cc.cgroup = CONTAIN_OFF;
+	cc.max_procs = 40;
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	const struct contain_info *in = contain_info(c);
+	cr_expect_str_eq(in->mode, "procscan");
+	cr_expect_str_eq(in->requested, "off");
+	cr_expect_null(in->hint);
+	cr_expect(!in->pids);
+	cr_expect_str_eq(sysfile(&fx, "user.slice/user-1000.slice/user@1000.service/app.slice/"
+				      "run.scope/memsup-100-run/pids.max"), "max\n");
+	contain_close(c);
+	cc.mem_max = 1000000;
+	char err[512] = "";
+	cr_expect_eq(contain_check(&cc, err, sizeof err), -1);
+	cr_expect_not_null(strstr(err, "--cgroup off"), "%s", err);
+	fixture_remove(&fx);
+}
