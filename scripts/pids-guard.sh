@@ -71,9 +71,11 @@ own_path() {
 	}' /proc/self/cgroup
 }
 
-# empty_and_remove DIR: stop, kill and wait until DIR has no process, then
-# rmdir it.  cgroup.kill (v2) does it at once; otherwise SIGSTOP sweeps (a
-# stopped process forks no more) then SIGKILL sweeps, until none is left.
+# empty_and_remove DIR: stop, kill and wait until DIR and the cgroups below
+# it (memsup's run cgroups, a nested guard) have no process, then rmdir
+# them, deepest first.  cgroup.kill (v2) does it at once; otherwise SIGSTOP
+# sweeps (a stopped process forks no more) then SIGKILL sweeps, until none
+# is left.
 empty_and_remove() {
 	local dir=$1 tries=0 pids
 	[ -d "$dir" ] || return 0
@@ -81,7 +83,8 @@ empty_and_remove() {
 		echo 1 >"$dir/cgroup.kill" 2>/dev/null
 	fi
 	while :; do
-		pids=$(cat "$dir/cgroup.procs" 2>/dev/null)
+		# shellcheck disable=SC2046 # one file a word
+		pids=$(cat $(find "$dir" -name cgroup.procs) 2>/dev/null)
 		[ -n "$pids" ] || break
 		if [ $tries -lt 3 ]; then
 			# shellcheck disable=SC2086 # one pid a word
@@ -98,6 +101,7 @@ empty_and_remove() {
 		sleep 0.05
 	done
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		find "$dir" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
 		rmdir "$dir" 2>/dev/null && return 0
 		[ -d "$dir" ] || return 0
 		sleep 0.1

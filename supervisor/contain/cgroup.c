@@ -866,13 +866,15 @@ int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n)
 	return -ENOTSUP;
 }
 
-/* rmdir, a few tries: the last killed tasks may still be leaving. */
+/* rmdir, retried while EBUSY: cgroup.procs stops listing a killed task
+ * as it starts to exit, but the cgroup stays populated until the task has
+ * left it -- with hundreds of them dying on a loaded machine, seconds. */
 static int remove_dir(struct cg_dir *d)
 {
 	if (!d->made)
 		return 0;
 	int rc = 0;
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 2000; i++) {
 		if (rmdir(d->path) == 0 || errno == ENOENT) {
 			rc = 0;
 			break;
