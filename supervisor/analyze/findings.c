@@ -43,6 +43,16 @@
  *   the 5 % keeps page-level noise of large processes out. */
 #define TRANSIENT_MIN_MB 10.0
 #define TRANSIENT_MIN_FRACTION 0.05
+/*   With a memory cgroup, the kernel's peak of the whole run (memory.peak,
+ *   exact) is quoted beside it; and without a process to name, the run's
+ *   own transient is listed when that peak exceeds the polled tree peak by
+ *   the same margins after what page cache and kernel memory explain. */
+/* page_cache: the cgroup's peak exceeds the polled tree RSS peak, and the
+ *   page cache and kernel memory still charged to the run at its end
+ *   explain >= 10 MB and >= 10 % of that peak: memory a limit counts that
+ *   RSS never shows (BenchExec documents the same). */
+#define CACHE_MIN_MB 10.0
+#define CACHE_MIN_FRACTION 0.10
 /* non_heap_memory: at the tree's peak, the traced processes' RSS minus
  *   their live heap is >= 20 MB and >= 20 % of that RSS.  Every process has
  *   a few MB of code, libraries and stack; this is more than that. */
@@ -378,7 +388,22 @@ static void rule_unsampled(struct ctx *c, const struct merged_run *m)
 	finding_commit(c);
 }
 
-/* A sampled image whose kernel high-water mark no poll came near. */
+/* The kernel's peak of the run's cgroup, and how much of it the polled
+ * tree peak and the memory RSS never shows (page cache, kernel) leave
+ * unexplained.  0 without a memory cgroup. */
+static int kernel_peak(const struct merged_run *m, double *peak, double *unexplained)
+{
+	const struct sup_record *r = m->rec;
+	if (!r || !r->cgroup.have_peak || r->peak_at_s < 0)
+		return 0;
+	double cache = r->cgroup.have_stat ? (double)(r->cgroup.file + r->cgroup.kernel) : 0;
+	*peak = (double)r->cgroup.peak;
+	*unexplained = *peak - (double)r->peak_bytes - cache;
+	return 1;
+}
+
+/* A spike no poll saw: a sampled image whose VmHWM no poll came near, or
+ * (with a memory cgroup) the run's peak above every sample. */
 static void rule_transient(struct ctx *c, const struct merged_run *m)
 {
 	struct finding *f = NULL;
@@ -394,8 +419,31 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 			f = finding_begin(c, "transient_peak");
 		proc_add(c, f, im, missed);
 	}
-	if (!f)
+	double kpeak = 0, unexplained = 0;
+	int kernel = kernel_peak(m, &kpeak, &unexplained);
+	double tree = m->rec ? (double)m->rec->peak_bytes : 0;
+	char ktext[200] = "";
+	if (kernel)
+		snprintf(ktext, sizeof ktext, "; the kernel counted the run's cgroup at %.1f MB at "
+			 "its peak (exact), against %.1f MB in the largest sample of the tree",
+			 kpeak / BYTES_PER_MB, tree / BYTES_PER_MB);
+	if (!f) {
+		if (!kernel || unexplained < TRANSIENT_MIN_MB * BYTES_PER_MB ||
+		    unexplained < kpeak * TRANSIENT_MIN_FRACTION)
+			return;
+		f = finding_begin(c, "transient_peak");
+		fig_mb(f, "cgroup_peak_mb", kpeak);
+		fig_mb(f, "polled_peak_rss_mb", tree);
+		fig_mb(f, "missed_mb", unexplained);
+		fig_add(f, "missed_pct", 100.0 * unexplained / kpeak, 1);
+		fig_add(f, "process_count", 0, 0);
+		say(f, "The kernel counted the run's cgroup at %.1f MB at its peak (exact), but no "
+		    "poll saw the tree above %.1f MB: about %.1f MB came and went between two polls "
+		    "(beyond the page cache and kernel memory charged to the run).",
+		    kpeak / BYTES_PER_MB, tree / BYTES_PER_MB, unexplained / BYTES_PER_MB);
+		finding_commit(c);
 		return;
+	}
 	const struct image_view *im = f->procs[0];
 	double hwm = img_hwm(im), polled = (double)im->polled_peak_rss;
 	fig_mb(f, "vm_hwm_mb", hwm);
@@ -403,14 +451,45 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 	fig_mb(f, "missed_mb", hwm - polled);
 	fig_add(f, "missed_pct", 100.0 * (hwm - polled) / hwm, 1);
 	fig_add(f, "process_count", (double)f->procs_total, 0);
+	if (kernel)
+		fig_mb(f, "cgroup_peak_mb", kpeak);
 	char name[64], more[64] = "";
 	if (f->procs_total > 1)
 		snprintf(more, sizeof more, " (%zu more %s likewise)", f->procs_total - 1,
 			 plural(f->procs_total - 1, "process", "processes"));
 	say(f, "pid %d %s reached VmHWM %.1f MB but no poll saw more than %.1f MB of it: "
-	    "%.1f MB came and went between two polls%s.",
+	    "%.1f MB came and went between two polls%s%s.",
 	    (int)im->pid, img_name(im, name, sizeof name), hwm / BYTES_PER_MB,
-	    polled / BYTES_PER_MB, (hwm - polled) / BYTES_PER_MB, more);
+	    polled / BYTES_PER_MB, (hwm - polled) / BYTES_PER_MB, more, ktext);
+	finding_commit(c);
+}
+
+/* The cgroup's peak above the polled RSS peak, explained by memory RSS
+ * never shows: the page cache of files the run read or wrote, and kernel
+ * memory, both charged to the run's cgroup. */
+static void rule_page_cache(struct ctx *c, const struct merged_run *m)
+{
+	const struct sup_record *r = m->rec;
+	if (!r || !r->cgroup.have_peak || !r->cgroup.have_stat || r->peak_at_s < 0)
+		return;
+	double kpeak = (double)r->cgroup.peak, tree = (double)r->peak_bytes;
+	double file = (double)r->cgroup.file, kern = (double)r->cgroup.kernel;
+	double above = kpeak - tree, cached = above < file + kern ? above : file + kern;
+	if (cached < CACHE_MIN_MB * BYTES_PER_MB || cached < kpeak * CACHE_MIN_FRACTION)
+		return;
+	struct finding *f = finding_begin(c, "page_cache");
+	fig_mb(f, "cgroup_peak_mb", kpeak);
+	fig_mb(f, "tree_peak_mb", tree);
+	fig_mb(f, "above_rss_mb", above);
+	fig_mb(f, "file_mb", file);
+	fig_mb(f, "kernel_mb", kern);
+	say(f, "The run's cgroup peaked at %.1f MB (the kernel's exact figure), %.1f MB above "
+	    "the tree's polled RSS peak of %.1f MB: the cgroup also counts the page cache of "
+	    "files the run read or wrote (%.1f MB still charged to it at the end) and kernel "
+	    "memory (%.1f MB), which RSS never shows -- and which a memory limit (--mem-max, "
+	    "a container's) counts too.",
+	    kpeak / BYTES_PER_MB, above / BYTES_PER_MB, tree / BYTES_PER_MB,
+	    file / BYTES_PER_MB, kern / BYTES_PER_MB);
 	finding_commit(c);
 }
 
@@ -831,6 +910,7 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 	rule_exec_floor(&c, m);
 	rule_unsampled(&c, m);
 	rule_transient(&c, m);
+	rule_page_cache(&c, m);
 	rule_non_heap(&c, m);
 	rule_shared(&c, m);
 	rule_fork_before_exec(&c, m);

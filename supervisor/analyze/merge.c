@@ -317,9 +317,40 @@ static void end_of_pid(struct image_view *iv, const struct merge_input *in)
 			iv->wait_status = wait_status_of(rec->reaped[k].exit_code);
 		}
 	}
-	for (size_t k = 0; k < rec->n_leftovers; k++)
-		if (rec->leftovers[k].pid == iv->pid)
-			iv->leftover_killed = 1;
+	for (size_t k = 0; k < rec->n_leftovers; k++) {
+		const struct sup_leftover *l = &rec->leftovers[k];
+		if (l->pid != iv->pid)
+			continue;
+		iv->leftover_killed = 1;
+		/* its session as it was killed: one that left the command's
+		 * after the poller last looked (or before it ever did) */
+		if (l->session > 0 && in->command_pid > 0 && l->session != in->command_pid) {
+			iv->escaped = 1;
+			iv->sid = l->session;
+		}
+	}
+}
+
+/* 2b. a leftover neither view knew (it lived only between the last sample
+ * and the kill, untraced): an image of its own, named by the record */
+static int add_leftovers(struct merged_run *m, size_t *cap, const struct merge_input *in)
+{
+	const struct sup_record *rec = in->rec;
+	for (size_t k = 0; k < rec->n_leftovers; k++) {
+		const struct sup_leftover *l = &rec->leftovers[k];
+		int known = 0;
+		for (size_t i = 0; i < m->n_images && !known; i++)
+			known = m->images[i].pid == l->pid;
+		if (known)
+			continue;
+		struct image_view *iv = add_image(m, cap, l->pid, 0);
+		if (!iv)
+			return -ENOMEM;
+		iv->argv = l->argv;
+		iv->argv_len = l->argv_len;
+		iv->untraced_why = in->tracing ? UNTRACED_UNKNOWN : UNTRACED_NOT_REQUESTED;
+	}
+	return 0;
 }
 
 /* 3. names (pointers into the final array), statuses, leftovers */
@@ -396,7 +427,8 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 		goto nomem;
 	if (m->n_images > 1)
 		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);
-	if (add_samples(m, &cap, m->n_images, in) < 0)
+	if (add_samples(m, &cap, m->n_images, in) < 0 ||
+	    add_leftovers(m, &cap, in) < 0)
 		goto nomem;
 	if (m->n_images > 1)
 		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);

@@ -342,6 +342,33 @@ Test(memsup_findings, escaped_descendant_tracked_and_killed, .timeout = 30)
 	cr_expect(!pid_alive(atoi(text)), "the escapee survived");
 }
 
+/* A child that leaves the session after the poller last looked at it (its
+ * third sample), left behind when the main process exits: killed as a
+ * leftover, and named by the escaped finding all the same -- its session
+ * is read again as it is killed. */
+Test(memsup_findings, late_setsid_leftover_is_escaped, .timeout = 30)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	char pidfile[PATH_MAX + 16];
+	snprintf(pidfile, sizeof pidfile, "%s/child.pid", r.tmp);
+	const char *args[] = { "--no-trace", "--", prog("late_setsid"), pidfile, "300", NULL };
+	memsup_start(&r, 1, args);
+	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	char text[64] = "";
+	slurp(pidfile, text, sizeof text);
+	cr_assert_gt(atoi(text), 0, "no child pid");
+	check(&r,
+	      "pid = int(open(sys.argv[2]).read())\n"
+	      "assert pid in [l['pid'] for l in rec['leftover_processes_killed']], rec\n"
+	      "f = one('escaped')\n"
+	      "e = [p for p in f['processes'] if p['pid'] == pid]\n"
+	      "assert e and e[0]['escaped'] and e[0]['killed_by_memsup'], dump()\n"
+	      "assert f['killed_count'] == 1, f\n",
+	      pidfile);
+	cr_expect(!pid_alive(atoi(text)), "the child survived");
+}
+
 /* --rss-mb 100 on a grower: how far past the budget the last sample was. */
 Test(memsup_findings, budget_overshoot_of_a_grower, .timeout = 30)
 {
