@@ -7,8 +7,9 @@
  * cli_parse must never crash, must never create anything (it runs in an
  * empty temporary directory, checked empty after every parse), and when it
  * accepts, the options must satisfy what cli.h documents: budgets 0 or
- * positive and finite and within their ranges, a poll period within its
- * range, a non-empty command
+ * positive and finite and within their ranges, a --mem-max of 0.1 to 1e9
+ * MB and never with --cgroup off, a poll period within its range, a
+ * non-empty command
  * that is the tail of argv, -e entries that are KEY=VALUE with a non-empty
  * KEY, an absolute --cwd that is a directory, an --out that does not exist.
  * A refusal must come with a message.  Parsing the same argv twice gives the
@@ -115,6 +116,10 @@ static void check_accepted(const struct sup_options *o, int argc, char **argv)
 	      o->discovery == TREE_SCAN);
 	CHECK(!(o->follow_env && o->no_trace));
 	CHECK(relay_mode_name(o->output) != NULL);
+	/* a memory limit is a byte count of at least a page, and needs a cgroup */
+	CHECK(o->mem_max_mb == 0 || (o->mem_max_mb >= 0.1 && o->mem_max_mb <= 1e9));
+	CHECK(o->cgroup == CONTAIN_AUTO || o->cgroup == CONTAIN_OFF);
+	CHECK(!(o->mem_max_mb > 0 && o->cgroup == CONTAIN_OFF));
 	CHECK(o->command != NULL);
 	CHECK(o->command_argc >= 1 && o->command_argc < argc);
 	CHECK(o->command == argv + (argc - o->command_argc));

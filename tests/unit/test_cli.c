@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "number.h"
 
-#define MAXARGS 16
+#define MAXARGS 24
 
 static int parse(const char *const *args, struct sup_options *o, char *err, size_t cap)
 {
@@ -89,6 +89,13 @@ static const struct bad bads[] = {
 	{ { "--max-procs", "", "--", "x" }, "--max-procs: ''" },
 	{ { "--max-procs", "99999999999999999999", "--", "x" }, "--max-procs: '9999" },
 	{ { "--wall-s" }, "'--wall-s' needs a value" },
+	{ { "--cgroup", "maybe", "--", "x" }, "--cgroup: 'maybe' is not one of auto, off" },
+	{ { "--cgroup", "", "--", "x" }, "--cgroup: ''" },
+	{ { "--mem-max", "0", "--", "x" }, "--mem-max: '0' is out of range (from 0.1 to 1000000000 MB)" },
+	{ { "--mem-max", "lots", "--", "x" }, "--mem-max: 'lots' is not a number" },
+	{ { "--mem-max", "0.01", "--", "x" }, "--mem-max: '0.01' is out of range" },
+	{ { "--mem-max", "1e13", "--", "x" }, "--mem-max: '1e13' is out of range" },
+	{ { "--mem-max", "100", "--cgroup", "off", "--", "x" }, "--mem-max needs a memory cgroup" },
 	{ { "x", "-o" }, NULL }, /* not bad: -o after the command is the command's */
 };
 
@@ -123,6 +130,8 @@ Test(cli, defaults)
 	cr_expect_eq(o.rss_mb, 0);
 	cr_expect_eq(o.grace_s, 0);
 	cr_expect_eq(o.discovery, TREE_AUTO);
+	cr_expect_eq(o.cgroup, CONTAIN_AUTO);
+	cr_expect_eq(o.mem_max_mb, 0);
 	cr_expect_eq(o.json, 0);
 	cr_expect_eq(o.quiet, 0);
 	cr_expect_str_eq(o.cwd, "");
@@ -143,8 +152,11 @@ Test(cli, every_option)
 	cr_assert_eq(parse(args, &o, err, sizeof err), -1); /* no command yet */
 	cli_free(&o);
 	const char *args2[] = { "-e", "A=1", "--env", "B=x=y", "--json", "-q", "--discovery",
-				"scan", "-C", "/usr/../usr", "--wall-s", "1.5", "cmd", NULL };
+				"scan", "-C", "/usr/../usr", "--wall-s", "1.5", "--mem-max", "2.5e3",
+				"--cgroup", "auto", "cmd", NULL };
 	cr_assert_eq(parse(args2, &o, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(o.mem_max_mb, 2500);
+	cr_expect_eq(o.cgroup, CONTAIN_AUTO);
 	cr_expect_eq(o.n_env, 2);
 	cr_expect_str_eq(o.env[0], "A=1");
 	cr_expect_str_eq(o.env[1], "B=x=y");
@@ -155,8 +167,9 @@ Test(cli, every_option)
 	cli_free(&o);
 	const char *args3[] = { "--rss-mb", "2e3", "--poll-ms", "0.5", "--grace-s", "3",
 				"--discovery", "children", "-o", "/tmp/memsup-cli-test-nonexistent/x",
-				"--", "cmd", NULL };
+				"--cgroup", "off", "--", "cmd", NULL };
 	cr_assert_eq(parse(args3, &o, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(o.cgroup, CONTAIN_OFF);
 	cr_expect_eq(o.rss_mb, 2000);
 	cr_expect_eq(o.poll_ms, 0.5);
 	cr_expect_eq(o.grace_s, 3);
@@ -236,7 +249,8 @@ Test(cli, ranges_edges_accepted)
 Test(cli, help_lists_every_option)
 {
 	static const char *longs[] = { "--out", "--wall-s", "--rss-mb", "--poll-ms", "--grace-s",
-				       "--cwd", "--env", "--json", "--quiet", "--discovery",
+				       "--cwd", "--env", "--json", "--quiet", "--discovery", "--mem-max",
+				       "--cgroup", "--max-procs",
 				       "--help", "--version" };
 	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
 		cr_expect_not_null(strstr(cli_help_text, longs[i]), "%s", longs[i]);

@@ -1,7 +1,10 @@
-/* test_contain.c: the containment interface with its /proc scan backend --
- * on the fake proc roots (tests/data/proc: tree1 has children files, tree2
- * not) for what it finds and says, and live, on a small tree it starts, for
- * killing: every member found and killed, SIGTERM first under a grace. */
+/* test_contain.c: the containment interface with its /proc scan backend
+ * (--cgroup off) -- on the fake proc roots (tests/data/proc: tree1 has
+ * children files, tree2 not) for what it finds and says, and live, on a
+ * small tree it starts, for killing: every member found and killed (the
+ * SIGSTOP sweeps), SIGTERM first under a grace -- and, last, the cgroup
+ * backend live where this machine lets a cgroup be made (the backends on
+ * fake cgroup trees: test_cgroup.c). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,13 +26,14 @@ extern char **environ;
 Test(contain, check_before_anything_is_made)
 {
 	char err[256] = "";
-	struct contain_config cc = { proc_fixture("tree2"), 100, TREE_CHILDREN };
+	struct contain_config cc = { proc_fixture("tree2"), 100, TREE_CHILDREN, CONTAIN_OFF, NULL, 0, 0, 0 };
 	cr_expect_eq(contain_check(&cc, err, sizeof err), -1);
 	cr_expect_str_eq(err, "--discovery: 'children': this kernel has no "
 			 "/proc/PID/task/TID/children files (CONFIG_PROC_CHILDREN)");
 	cc.discovery = TREE_AUTO;
 	cr_expect_eq(contain_check(&cc, err, sizeof err), 0);
-	cc = (struct contain_config){ proc_fixture("tree1"), 100, TREE_CHILDREN };
+	cc = (struct contain_config){ proc_fixture("tree1"), 100, TREE_CHILDREN, CONTAIN_OFF,
+				      NULL, 0, 0, 0 };
 	cr_expect_eq(contain_check(&cc, err, sizeof err), 0);
 }
 
@@ -39,7 +43,8 @@ Test(contain, procscan_on_a_fixture)
 	static const pid_t want[] = { 50, 101, 102, 103, 104, 300 };
 	for (int fixture = 1; fixture <= 2; fixture++) {
 		struct contain *c;
-		struct contain_config cc = { proc_fixture(fixture == 1 ? "tree1" : "tree2"), 100, TREE_AUTO };
+		struct contain_config cc = { proc_fixture(fixture == 1 ? "tree1" : "tree2"), 100,
+					     TREE_AUTO, CONTAIN_OFF, NULL, 0, 0, 0 };
 		cr_assert_eq(contain_open(&c, &cc), 0);
 		cr_expect_str_eq(contain_name(c), "scan", "auto is the scan");
 		const char *const *notes;
@@ -73,7 +78,8 @@ Test(contain, procscan_on_a_fixture)
 		contain_close(c);
 	}
 	struct contain *c;
-	struct contain_config cc = { proc_fixture("tree1"), 100, TREE_CHILDREN };
+	struct contain_config cc = { proc_fixture("tree1"), 100, TREE_CHILDREN, CONTAIN_OFF,
+				     NULL, 0, 0, 0 };
 	cr_assert_eq(contain_open(&c, &cc), 0);
 	cr_expect_str_eq(contain_name(c), "children");
 	contain_close(c);
@@ -133,7 +139,7 @@ static struct contain *open_live(void)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		cr_skip_test("no child subreaper here");
 	struct contain *c;
-	struct contain_config cc = { "/proc", getpid(), TREE_AUTO };
+	struct contain_config cc = { "/proc", getpid(), TREE_AUTO, CONTAIN_OFF, NULL, 0, 0, 0 };
 	cr_assert_eq(contain_open(&c, &cc), 0);
 	return c;
 }
@@ -149,7 +155,7 @@ Test(contain, kill_finds_and_kills_every_member, .timeout = 30)
 	cr_expect_gt(rss, 0);
 
 	struct seen s = { .n = 0 };
-	struct contain_waiter w = { reap_wait, note_found, &s };
+	struct contain_waiter w = { reap_wait, note_found, &s, NULL, 0 };
 	cr_expect_eq(contain_kill(c, 0, &w), 0);
 	cr_expect_geq(s.n, 3, "each member is told before it is killed");
 	int saw_sh = 0;
@@ -170,7 +176,7 @@ Test(contain, grace_sends_sigterm_first, .timeout = 30)
 	struct contain *c = open_live();
 	start_three(c);
 	struct seen s = { .n = 0 };
-	struct contain_waiter w = { reap_wait, note_found, &s };
+	struct contain_waiter w = { reap_wait, note_found, &s, NULL, 0 };
 	/* a sleep dies of SIGTERM: gone within the grace, no SIGKILL round
 	 * finds anything */
 	cr_expect_eq(contain_kill(c, 20, &w), 0);
@@ -180,4 +186,54 @@ Test(contain, grace_sends_sigterm_first, .timeout = 30)
 	cr_assert_eq(contain_members(c, &pids, &n), 0);
 	cr_expect_eq(n, 0);
 	contain_close(c);
+}
+
+/* ---- live, in a cgroup of the run's own (where this machine lets us) ----- */
+
+/* The cgroup backend on the real kernel: the command is inside from the
+ * start, its members are the cgroup's, one cgroup.kill (or freeze) ends
+ * them, and finish removes every cgroup made. */
+Test(contain, cgroup_live_start_inside_kill_and_remove, .timeout = 30)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		cr_skip_test("no child subreaper here");
+	struct contain *c;
+	struct contain_config cc = { .proc_root = "/proc", .self = getpid(),
+				     .discovery = TREE_AUTO, .cgroup = CONTAIN_AUTO };
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	const struct contain_info *in = contain_info(c);
+	if (strcmp(in->mode, "procscan") == 0) {
+		contain_close(c);
+		cr_skip_test("no cgroup can be made here");
+	}
+	cr_expect_str_eq(contain_name(c), "cgroup");
+	pid_t sh = start_three(c);
+	char path[64], text[4096], name[64];
+	snprintf(path, sizeof path, "/proc/%d/cgroup", (int)sh);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	snprintf(name, sizeof name, "/memsup-%d-run", (int)getpid());
+	cr_expect_not_null(strstr(text, name), "not started inside:\n%s", text);
+	char paths[CONTAIN_MAX_PATHS][PATH_MAX];
+	size_t np = in->n_paths;
+	for (size_t i = 0; i < np; i++) {
+		snprintf(paths[i], PATH_MAX, "%s", in->paths[i]);
+		cr_expect_eq(access(paths[i], F_OK), 0, "%s", paths[i]);
+	}
+	struct seen s = { .n = 0 };
+	struct contain_waiter w = { reap_wait, note_found, &s, NULL, 0 };
+	cr_expect_eq(contain_kill(c, 0, &w), 0);
+	cr_expect_geq(s.n, 3, "each member is told before it is killed");
+	const pid_t *pids;
+	size_t nm;
+	cr_assert_eq(contain_members(c, &pids, &nm), 0);
+	cr_expect_eq(nm, 0, "nothing left");
+	cr_expect_eq(contain_finish(c), 0);
+	for (size_t i = 0; i < np; i++)
+		cr_expect_neq(access(paths[i], F_OK), 0, "%s was not removed", paths[i]);
+	contain_close(c);
+	reap_wait(NULL, 0);
 }

@@ -43,6 +43,9 @@ static struct bad_case bad_cases[] = {
 	{ { "--output", "file", "--", "true" }, "--output: 'file' is not one of tee, log, inherit" },
 	{ { "--output", "", "--", "true" }, "--output: ''" },
 	{ { "--output" }, "needs a value" },
+	{ { "--cgroup", "on", "--", "true" }, "--cgroup: 'on'" },
+	{ { "--mem-max", "-1", "--", "true" }, "--mem-max: '-1'" },
+	{ { "--mem-max", "50", "--cgroup", "off", "--", "true" }, "--mem-max needs a memory cgroup" },
 	{ { "--rss-mb" }, "needs a value" },
 };
 

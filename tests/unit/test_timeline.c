@@ -60,6 +60,10 @@ static void expect_sample(const struct timeline_sample *w, const struct timeline
 		cr_expect_eq(r->heap, (double)w->heap, "heap: %s", line);
 	else
 		cr_expect_lt(r->heap, 0, "an untraced heap is null, not 0: %s", line);
+	if (w->have_cgroup)
+		cr_expect_eq(r->cgroup, (double)w->cgroup, "cgroup: %s", line);
+	else
+		cr_expect_lt(r->cgroup, 0, "no cgroup: absent, not 0: %s", line);
 	cr_expect(r->has_top, "top: %s", line);
 	cr_assert_eq(r->n_top, w->n_top, "top entries: %s", line);
 	for (size_t k = 0; k < w->n_top; k++) {
@@ -79,16 +83,17 @@ Test(timeline, sample_line_written_then_read)
 	/* traced, with pss and a full top (the largest numbers a run makes) */
 	s[1] = (struct timeline_sample){ .t = 12345.678, .rss = UINT64_C(1) << 52, .processes = 40000,
 					 .traced = 1, .heap = 5, .mapped_anon = 0,
-					 .mapped_file = 7, .have_pss = 1, .pss = 99, .n_top = 5 };
+					 .mapped_file = 7, .have_pss = 1, .pss = 99, .have_cgroup = 1,
+					 .cgroup = UINT64_C(1) << 51, .n_top = 5 };
 	for (size_t k = 0; k < 5; k++)
 		s[1].top[k] = (struct timeline_top){ (pid_t)(4194304 - k), (UINT64_C(1) << 50) >> k };
 	/* traced, no pss, one member */
 	s[2] = (struct timeline_sample){ .t = 1e-05, .rss = 0, .traced = 1, .n_top = 1,
 					 .top = { { 1, 0 } } };
-	/* what a sample of memsup looks like */
+	/* what a sample of memsup in a memory cgroup looks like */
 	s[3] = (struct timeline_sample){ .t = 0.30817894700000004, .rss = 40960000, .processes = 3,
 					 .traced = 1, .heap = 20000000, .mapped_anon = 8192,
-					 .mapped_file = 0, .n_top = 3,
+					 .mapped_file = 0, .have_cgroup = 1, .cgroup = 38000000, .n_top = 3,
 					 .top = { { 900, 30000000 }, { 901, 6000000 }, { 902, 4960000 } } };
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
 		char buf[TIMELINE_LINE_MAX];
@@ -111,6 +116,7 @@ Test(timeline, sample_line_written_then_read)
 	timeline_format_sample(&s[3], buf, sizeof buf);
 	cr_expect_str_eq(buf, "{\"t\": 0.30817894700000004, \"rss\": 40960000, \"processes\": 3, "
 			 "\"heap\": 20000000, \"mapped_anon\": 8192, \"mapped_file\": 0, "
+			 "\"cgroup\": 38000000, "
 			 "\"top\": [[900, 30000000], [901, 6000000], [902, 4960000]]}\n");
 	timeline_format_sample(&s[0], buf, sizeof buf);
 	cr_expect_str_eq(buf, "{\"t\": 0.01, \"rss\": 3514368, \"processes\": 1, \"heap\": null, "
