@@ -4,9 +4,17 @@ the seed's Python measure_command, on the same idle process trees, in one run.
 
 Each run supervises `bench/sleep_tree N SECONDS` (N idle processes in all, a
 breadth-first tree of fan-out 9) at 10 ms polling:
-  memsup   memsup -q -o DIR --poll-ms 10 [--no-trace] -- sleep_tree N S
-  seed     python3 -c '...seed_measure.measure_command([sleep_tree, N, S], DIR)'
-           (the seed polls every 0.01 s; it has no option for it)
+  memsup       memsup -q -o DIR --poll-ms 10 [--no-trace] -- sleep_tree N S
+               (--cgroup auto, the default: the tree's own cgroup where memsup
+               can make one; the record's containment.mode is shown)
+  memsup-scan  the same with --cgroup off: the /proc scan
+  seed         python3 -c '...seed_measure.measure_command([sleep_tree, N, S], DIR)'
+               (the seed polls every 0.01 s; it has no option for it)
+
+--unrelated N keeps N idle processes alive outside every tree for the whole
+run (another sleep_tree), so that what a sample costs is seen against a busy
+machine's process table: a scan of /proc pays for them, cgroup.procs does
+not.  It must run inside a pids-limited cgroup (scripts/pids-guard.sh).
 
 What is measured is the CPU of the observer process alone, never of the tree
 it watches: the driver waits for the observer with waitid(WNOWAIT), so that it
@@ -28,6 +36,7 @@ machine before it reads a single /proc file.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -120,11 +129,36 @@ class Bench:
             self.help = h.stdout + h.stderr
             if "--no-trace" in self.help:
                 self.memsup_extra.append("--no-trace")
+        self.unrelated = None
 
-    def memsup_argv(self, outdir, n, children=False):
+    def memsup_argv(self, outdir, n, children=False, scan=False):
         return ([str(self.memsup), "-q", "-o", str(outdir), "--poll-ms", str(self.args.poll_ms)]
                 + self.memsup_extra + (["--discovery", "children"] if children else [])
+                + (["--cgroup", "off"] if scan or children else [])
                 + ["--", self.tree, str(n), str(self.args.seconds)])
+
+    def start_unrelated(self):
+        """N idle processes outside every measured tree, for the whole run."""
+        n = self.args.unrelated
+        if not n:
+            return
+        if not os.environ.get("MEMTRACE_PIDS_GUARD"):
+            sys.exit("memsup_cpu: --unrelated needs a pids-limited cgroup: run it through "
+                     "scripts/pids-guard.sh")
+        self.unrelated = subprocess.Popen([self.tree, str(n), "100000"],
+                                          stdin=subprocess.DEVNULL, start_new_session=True)
+        # wait until they are all there (the tree forks breadth first)
+        for _ in range(600):
+            if sum(1 for d in os.listdir("/proc") if d.isdigit()) >= n:
+                break
+            time.sleep(0.05)
+        time.sleep(1)
+
+    def stop_unrelated(self):
+        if self.unrelated:
+            # the idle tree is a process group of its own (start_new_session)
+            os.killpg(self.unrelated.pid, signal.SIGKILL)
+            self.unrelated.wait()
 
     def seed_argv(self, outdir, n):
         return [sys.executable, "-c", SEED_RUNNER, str(self.seed), str(outdir),
@@ -138,7 +172,8 @@ class Bench:
         elif who == "floor":
             argv = [self.floor, str(self.args.poll_ms), str(self.args.seconds)]
         else:
-            argv = self.memsup_argv(outdir, n, children=(who == "memsup-children"))
+            argv = self.memsup_argv(outdir, n, children=(who == "memsup-children"),
+                                    scan=(who == "memsup-scan"))
         r = run_observer(argv, log)
         rec = {}
         try:
@@ -149,6 +184,7 @@ class Bench:
         r["peak_tree_rss_mb"] = rec.get("peak_tree_rss_mb")
         r["max_processes"] = rec.get("max_processes")
         r["samples"] = rec.get("samples")
+        r["mode"] = (rec.get("containment") or {}).get("mode", rec.get("discovery"))
         if r["samples"] is None and (outdir / "rss.jsonl").exists():
             r["samples"] = sum(1 for _ in open(outdir / "rss.jsonl"))
         if who == "seed":
@@ -169,6 +205,8 @@ class Bench:
         who = []
         if self.memsup:
             who.append("memsup")
+            if "--cgroup" in self.help and self.args.scan:
+                who.append("memsup-scan")
             # memsup's default discovery is the ppid scan of /proc; the
             # children files are the other way: time both when memsup has both.
             if "--discovery" in self.help and "children" in self.help and self.args.alt:
@@ -177,13 +215,17 @@ class Bench:
             who.append("seed")
         res = {n: {w: [] for w in who} for n in self.args.trees}
         floor = []
-        for rep in range(self.args.reps):
-            for n in self.args.trees:
-                k = rep % len(who)
-                order = who[k:] + who[:k]
-                for w in order:
-                    res[n][w].append(self.one(w, n, rep))
-            floor.append(self.one("floor", 0, rep))
+        self.start_unrelated()
+        try:
+            for rep in range(self.args.reps):
+                for n in self.args.trees:
+                    k = rep % len(who)
+                    order = who[k:] + who[:k]
+                    for w in order:
+                        res[n][w].append(self.one(w, n, rep))
+                floor.append(self.one("floor", 0, rep))
+        finally:
+            self.stop_unrelated()
         res["floor"] = {"floor": floor}
         return who, res
 
@@ -201,8 +243,12 @@ def render(b, who, res, argv):
              f"{b.args.seconds}], DIR)'` with `{b.seed}/seed_measure.py`, Python "
              f"{sys.version.split()[0]}  ",
              f"Repetitions: {b.args.reps} per cell, interleaved; tree runs {b.args.seconds} s; "
-             f"medians shown (min-max in brackets).", ""]
-    header = ["tree", "observer", "CPU s", "% of one core (min-max)", "seed / this",
+             f"medians shown (min-max in brackets)."
+             + (f" {b.args.unrelated} unrelated idle processes alive throughout."
+                if b.args.unrelated else "")
+             + (" memsup-scan: the same memsup with `--cgroup off` (the /proc scan)."
+                if "memsup-scan" in who else ""), ""]
+    header = ["tree", "observer", "mode", "CPU s", "% of one core (min-max)", "seed / this",
               "processes seen", "peak tree RSS MB", "samples/s"]
     rows = []
     for n, per in res.items():
@@ -225,19 +271,20 @@ def render(b, who, res, argv):
             mp = [r["max_processes"] for r in runs if r["max_processes"] is not None]
             rss = [r["peak_tree_rss_mb"] for r in runs if r["peak_tree_rss_mb"] is not None]
             sps = [r["samples"] / r["wall_s"] for r in runs if r["samples"]]
-            rows.append([str(n), w, f"{cm[0]:.3f}",
+            modes = sorted({str(r.get("mode")) for r in runs if r.get("mode")})
+            rows.append([str(n), w, "/".join(modes) or "-", f"{cm[0]:.3f}",
                          f"**{pm[0]:.2f}%** ({pm[1]:.2f}-{pm[2]:.2f})", ratio,
                          str(max(mp)) if mp else "-",
                          f"{benchlib.summary(rss)[0]:.1f}" if rss else "-",
                          f"{benchlib.summary(sps)[0]:.0f}" if sps else "-"])
             if w == "seed" and seed_in:
-                rows.append([str(n), "seed, inside measure_command", "-",
+                rows.append([str(n), "seed, inside measure_command", "-", "-",
                              f"{seed_in[0]:.2f}% ({seed_in[1]:.2f}-{seed_in[2]:.2f})",
                              "-", "-", "-", "-"])
     fl = res.get("floor", {}).get("floor")
     if fl:
         pm = benchlib.summary([100 * r["cpu_s"] / r["wall_s"] for r in fl])
-        rows.append(["-", f"floor: `wake_floor {b.args.poll_ms} {b.args.seconds}`",
+        rows.append(["-", f"floor: `wake_floor {b.args.poll_ms} {b.args.seconds}`", "-",
                      f"{benchlib.summary([r['cpu_s'] for r in fl])[0]:.3f}",
                      f"**{pm[0]:.2f}%** ({pm[1]:.2f}-{pm[2]:.2f})", "-", "-", "-",
                      f"{1000 / b.args.poll_ms:.0f}"])
@@ -261,6 +308,10 @@ def main(argv=None):
     ap.add_argument("--poll-ms", type=int, default=10)
     ap.add_argument("--no-children", dest="alt", action="store_false",
                     help="do not time memsup --discovery children")
+    ap.add_argument("--no-scan", dest="scan", action="store_false",
+                    help="do not time memsup --cgroup off beside the default")
+    ap.add_argument("--unrelated", type=int, default=0,
+                    help="idle processes kept alive outside the trees (needs pids-guard.sh)")
     ap.add_argument("--json")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)

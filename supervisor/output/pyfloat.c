@@ -6,14 +6,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The last double formatted and its text: a sample writes the same time
+ * to rss.jsonl and timeline.jsonl, and the search below is a few
+ * snprintf+strtod pairs.  Compared bit for bit (0.0 and -0.0 differ). */
+static double memo_v;
+static char memo[PYFLOAT_BYTES];
+static size_t memo_n;
+
+static size_t format(double v, char *buf, size_t cap);
+
 size_t pyfloat_format(double v, char *buf, size_t cap)
 {
-	char e[40];
 	if (cap < PYFLOAT_BYTES) {
 		if (cap)
 			buf[0] = '\0';
 		return 0;
 	}
+	if (memo_n && memcmp(&v, &memo_v, sizeof v) == 0) {
+		memcpy(buf, memo, memo_n + 1);
+		return memo_n;
+	}
+	size_t n = format(v, buf, cap);
+	memo_v = v;
+	memcpy(memo, buf, n + 1);
+	memo_n = n;
+	return n;
+}
+
+static size_t format(double v, char *buf, size_t cap)
+{
+	char e[40];
 	if (!isfinite(v))
 		return (size_t)snprintf(buf, cap, "null");
 	/* Shortest %e precision that round-trips, as repr() picks.  Round-trip
