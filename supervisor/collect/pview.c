@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NS_PER_MS 1000000ull
@@ -246,11 +247,19 @@ static int rss_agree(uint64_t a, uint64_t b)
 	return d <= PVIEW_SMAPS_AGREE_BYTES || d * 100 <= big * PVIEW_SMAPS_AGREE_PCT;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* smaps_rollup and status of the members of the peak (only those still
  * without figures when `only_missing`), accepted only while a member's RSS
- * agrees with its RSS at the peak.  Bytes.  Returns 1 when every member
- * then has figures. */
-static int read_smaps(struct pview *pv, int only_missing)
+ * agrees with its RSS at the peak, until `until` (smaps_rollup waits for
+ * the memory map lock, as cmdline does).  Bytes.  Returns 1 when every
+ * member then has figures. */
+static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
 {
 	int all = 1;
 	for (size_t i = 0; i < pv->peak.n; i++) {
@@ -260,7 +269,7 @@ static int read_smaps(struct pview *pv, int only_missing)
 		if (only_missing && m->have_smaps)
 			continue;
 		m->have_smaps = 0;
-		if (procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
+		if (now_ns() > until || procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
 		    procfs_read_status(pv->root, m->pid, &st) < 0 ||
 		    !(st.have & PROCFS_HAVE_RSS_PARTS) || !rss_agree(ru.rss_kb * 1024, m->rss)) {
 			all = 0;
@@ -339,7 +348,9 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 		  (!pk->have_smaps && since >= PVIEW_SMAPS_RETRY_MS * NS_PER_MS) ||
 		  tree_rss * 100 >= pk->smaps_rss * (100 + PVIEW_SMAPS_GROWTH_PCT);
 	if (due) {
-		int all = read_smaps(pv, 0);
+		/* a peak's reads get a budget of their own, larger: every
+		 * member, where a sample looks only at the newcomers */
+		int all = read_smaps(pv, 0, now_ns() + 4 * PVIEW_LOOK_BUDGET_MS * NS_PER_MS);
 		pk->smaps_ns = t_ns;
 		pk->smaps_rss = tree_rss;
 		if (all) {
@@ -367,7 +378,8 @@ static void complete_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss)
 	    t_ns - pk->smaps_ns < PVIEW_SMAPS_RETRY_MS * NS_PER_MS)
 		return;
 	pk->smaps_ns = t_ns;
-	pk->have_smaps = read_smaps(pv, 1);
+	/* the same budget as a new peak's reads */
+	pk->have_smaps = read_smaps(pv, 1, now_ns() + 4 * PVIEW_LOOK_BUDGET_MS * NS_PER_MS);
 }
 
 void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
@@ -378,12 +390,14 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 	if (grow((void **)&pv->cur, &pv->cur_cap, n, sizeof *pv->cur) < 0)
 		n = pv->cur_cap < n ? pv->cur_cap : n;
 	pv->ncur = 0;
+	uint64_t look_until = now_ns() + PVIEW_LOOK_BUDGET_MS * NS_PER_MS;
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = mem[i].pid;
 		uint32_t gen = 0;
 		const struct live_rec *rec = live ? live_image_at(live, pid, t_ns, &gen) : NULL;
 		struct pview_proc *p = proc_of(pv, pid);
-		if (!p && !(p = first_sight(pv, pid, rec != NULL)))
+		/* a newcomer past the budget waits for the next sample */
+		if (!p && (now_ns() > look_until || !(p = first_sight(pv, pid, rec != NULL))))
 			continue;
 		p->samples++;
 		if (p->samples == 3) {
@@ -425,10 +439,11 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 			if (!pv->tracing) {
 				img->inspected = 1;
 				img->why = UNTRACED_NOT_REQUESTED;
-			} else if (!live || !live_find(live, pid, gen)) {
+			} else if ((!live || !live_find(live, pid, gen)) && now_ns() <= look_until) {
 				/* from its first sample: a short image may have no
 				 * second one, and would stay nameless ("?") with no
-				 * reason; an inconclusive look is retried */
+				 * reason; an inconclusive look is retried (and one
+				 * past the look budget waits for the next sample) */
 				inspect(pv, live, pid, img);
 			}
 		} else if (!img->argv && img->inspect_tries < 50) {

@@ -9,7 +9,9 @@
  * and status said of each at a peak.
  *
  * Cost bound: per member and sample, two hash lookups and three atomic
- * loads; /proc is read only at a pid's first sight (stat, cmdline, exe),
+ * loads; /proc is read only at a pid's first sight (stat, cmdline, exe;
+ * at most PVIEW_LOOK_BUDGET_MS of such looks per sample, and four times
+ * that for a peak's smaps),
  * once more at its third sample (stat: did it setsid?), once to explain a
  * missing record, and at new tree peaks for smaps_rollup and status -- not
  * more often than every PVIEW_SMAPS_MIN_MS unless the peak grew by
@@ -49,6 +51,12 @@ enum untraced_why {
  * the Pss is not this sample's -- it is dropped, never mixed in. */
 #define PVIEW_SMAPS_AGREE_PCT 10u
 #define PVIEW_SMAPS_AGREE_BYTES (4u << 20)
+/* A sample stops looking at newcomers (cmdline, exe, environ) after this
+ * long; the rest are looked at the next sample.  Those reads wait for the
+ * process's memory map lock, which a process that forks without pause
+ * holds nearly all the time: a fork bomb at its limit made one sample
+ * last seconds, and the kill waited for it. */
+#define PVIEW_LOOK_BUDGET_MS 5u
 /* The poller's samples of one image of a pid: generation `gen` is the
  * image live_image_at() named, whether or not its record exists. */
 struct pview_img {
