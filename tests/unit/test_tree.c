@@ -125,12 +125,14 @@ static void live_tree(enum tree_method m)
 		cr_skip_test("no PR_SET_CHILD_SUBREAPER");
 	if (m == TREE_CHILDREN && tree_probe(NULL, getpid()) != TREE_CHILDREN)
 		cr_skip_test("no children files on this kernel");
-	int pfd[2];
+	int pfd[2], reaped[2];
 	cr_assert_eq(pipe(pfd), 0);
+	cr_assert_eq(pipe(reaped), 0);
 	pid_t a = fork();
 	cr_assert_geq(a, 0);
 	if (a == 0) {
-		/* A: fork C, which forks D, writes D's pid and exits */
+		/* A: fork C, which forks D, writes D's pid and exits; A says
+		 * when it has reaped C (D is re-parented by then) */
 		pid_t c = fork();
 		if (c == 0) {
 			pid_t d = fork();
@@ -143,13 +145,17 @@ static void live_tree(enum tree_method m)
 			_exit(0);
 		}
 		waitpid(c, NULL, 0);
+		if (write(reaped[1], "r", 1) != 1)
+			_exit(1);
 		for (;;)
 			pause();
 	}
 	pid_t b = fork_sleeper();
 	pid_t d;
+	char r;
 	cr_assert_eq(read(pfd[0], &d, sizeof d), (ssize_t)sizeof d);
-	usleep(20000); /* let C be reaped by A and D re-parented */
+	/* a sleep would do on a quiet machine, not on a loaded one */
+	cr_assert_eq(read(reaped[0], &r, 1), 1);
 
 	struct tree *t;
 	cr_assert_eq(tree_open(&t, NULL, getpid(), m), 0);
