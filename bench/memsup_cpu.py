@@ -145,10 +145,12 @@ class Bench:
         if not os.environ.get("MEMTRACE_PIDS_GUARD"):
             sys.exit("memsup_cpu: --unrelated needs a pids-limited cgroup: run it through "
                      "scripts/pids-guard.sh")
-        self.unrelated = subprocess.Popen([self.tree, str(n), "100000"],
+        self.unrelated = subprocess.Popen([self.tree, str(n), "86000"],
                                           stdin=subprocess.DEVNULL, start_new_session=True)
         # wait until they are all there (the tree forks breadth first)
         for _ in range(600):
+            if self.unrelated.poll() is not None:
+                sys.exit("memsup_cpu: the unrelated processes could not be started")
             if sum(1 for d in os.listdir("/proc") if d.isdigit()) >= n:
                 break
             time.sleep(0.05)

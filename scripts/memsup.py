@@ -24,7 +24,10 @@ measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
         signal, exit_status, error, pid, peak_tree_rss_at_s, samples,
         max_processes, leftover_processes_killed, orphans_reaped,
         orphans_reaped_total, rusage_children_maxrss_mb,
-        poll_interval_p99_s, memsup_cpu_s, discovery, notes, grace_s, cwd,
+        poll_interval_p99_s, memsup_cpu_s, discovery, containment (the
+        run's own cgroup, or the /proc scan and why), mem_max_mb,
+        peak_cgroup_mb (the kernel's exact peak of that cgroup),
+        cgroup_memory_at_end, oom_kills, forks_refused, notes, grace_s, cwd,
         env (the -e overrides: the defaults above and `env`),
         memsup_version, started_at, traced, processes_traced,
         processes_sampled, peak_heap_mb, peak_mapped_mb, peak_pss_mb,
@@ -34,8 +37,10 @@ measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
     Where the values differ from the seed's: `scope` reads "command launch
     ..." (memsup measures the command, not an interpreter); `reason` may
     also be "interrupted" (memsup got SIGINT/SIGTERM/SIGHUP/SIGQUIT from
-    someone else), "procs_budget_exceeded" never happens here (no
-    --max-procs is passed).
+    someone else) or "supervisor_killed" (memsup itself was killed; its
+    sentinel ended the tree and wrote that), "procs_budget_exceeded" and
+    "mem_limit_exceeded" never happen here (no --max-procs or --mem-max is
+    passed).
 
     Raises (all before any side effect unless noted):
         ValueError         a bad command, budget or env (as the seed; a
