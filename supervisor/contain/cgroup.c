@@ -269,17 +269,23 @@ struct cg_member {
 	unsigned round;            /* the last listing that named it */
 };
 
-struct cgrun *cgroup_run_new(const struct contain_ops *ops, const struct contain_config *cfg,
-			     const struct cg_layout *layout)
+int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
+		     const struct contain_config *cfg, unsigned kinds)
 {
+	struct cg_layout l;
+	int rc = cgroup_layout(cfg->cgroup_root, cfg->proc_root, cfg->self, &l);
+	if (rc < 0)
+		return rc;
+	if (!(kinds & (1u << l.kind)))
+		return -ENOTSUP;
 	struct cgrun *r = calloc(1, sizeof *r);
 	if (!r)
-		return NULL;
+		return -ENOMEM;
 	r->base.ops = ops;
 	r->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
 	r->self = cfg->self;
 	r->premade = cfg->premade;
-	r->layout = *layout;
+	r->layout = l;
 	for (int h = 0; h < CG_NHIER; h++) {
 		r->dir[h].fd = -1;
 		r->join_fd[h] = -1;
@@ -290,10 +296,25 @@ struct cgrun *cgroup_run_new(const struct contain_ops *ops, const struct contain
 	pidmap_init(&r->members, sizeof(struct cg_member));
 	r->proc_fd = open(r->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->proc_fd < 0) {
+		rc = -errno;
 		free(r);
-		return NULL;
+		return rc;
 	}
-	return r;
+	*out = r;
+	return 0;
+}
+
+int cgroup_run_end(struct cgrun *r, const struct contain_config *cfg,
+		   struct contain_info *info, struct contain **out)
+{
+	int rc = cgroup_setup(r, cfg, info);
+	if (rc < 0) {
+		cgroup_run_finish(&r->base);
+		r->base.ops->close(&r->base);
+		return rc;
+	}
+	*out = &r->base;
+	return 0;
 }
 
 /* "memsup-PID-run" / "memsup-PID-sup": the pid, else 0. */

@@ -135,9 +135,16 @@ struct cgrun {
 	struct cg_dir sup;         /* memsup-PID-sup, where memsup moved itself */
 };
 
-/* A new struct with every fd -1 and the layout detected; NULL on ENOMEM. */
-struct cgrun *cgroup_run_new(const struct contain_ops *ops, const struct contain_config *cfg,
-			     const struct cg_layout *layout);
+/* The start of every backend's open: the layout detected, which must be
+ * one of `kinds` (a mask of 1u << enum cg_layout_kind; else -ENOTSUP),
+ * and a new struct with every fd -1 in *out. */
+int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
+		     const struct contain_config *cfg, unsigned kinds);
+
+/* Its end, once the backend made its dirs: cgroup_setup(), then *out.  On
+ * failure what was made is removed and r freed (by its ops' close). */
+int cgroup_run_end(struct cgrun *r, const struct contain_config *cfg,
+		   struct contain_info *info, struct contain **out);
 
 /* Remove own/memsup-PID-{run,sup} of memsups that are gone, when empty. */
 void cgroup_sweep_stale(const char *own, pid_t self);
@@ -169,5 +176,16 @@ int cgroup_run_figures(struct contain *c, struct contain_figures *f);
 int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n);
 /* rmdir every dir made (a few tries while the last tasks leave). */
 int cgroup_run_finish(struct contain *c);
+
+/* A backend's ops table: its own open and close, the rest shared. */
+#define CGROUP_RUN_OPS(open_fn, close_fn)                                        \
+	{                                                                        \
+		.open = (open_fn), .close = (close_fn), .name = cgroup_run_name,  \
+		.start = cgroup_run_start, .members = cgroup_run_members,         \
+		.sample = cgroup_run_sample, .sampled = cgroup_run_sampled,       \
+		.poll = cgroup_run_poll, .event_fd = cgroup_run_event_fd,         \
+		.figures = cgroup_run_figures, .kill_all = cgroup_run_kill_all,   \
+		.finish = cgroup_run_finish,                                      \
+	}
 
 #endif /* MEMSUP_CGROUP_H */

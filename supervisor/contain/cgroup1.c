@@ -15,40 +15,17 @@
 static int cgroup1_open(struct contain **out, const struct contain_config *cfg,
 			struct contain_info *info)
 {
-	struct cg_layout l;
-	int rc = cgroup_layout(cfg->cgroup_root, cfg->proc_root, cfg->self, &l);
+	struct cgrun *r;
+	int rc = cgroup_run_begin(&r, &contain_cgroup1_ops, cfg,
+				  1u << CG_LAYOUT_V1 | 1u << CG_LAYOUT_HYBRID);
 	if (rc < 0)
 		return rc;
-	if (l.kind != CG_LAYOUT_V1 && l.kind != CG_LAYOUT_HYBRID)
-		return -ENOTSUP;
-	struct cgrun *r = cgroup_run_new(&contain_cgroup1_ops, cfg, &l);
-	if (!r)
-		return -ENOMEM;
 	info->mode = "cgroup1";
 	if (cgroup_make_v1(r, info) == 0) {
 		cgroup_run_close(&r->base);
 		return -ENOENT;
 	}
-	if ((rc = cgroup_setup(r, cfg, info)) < 0) {
-		cgroup_run_finish(&r->base);
-		cgroup_run_close(&r->base);
-		return rc;
-	}
-	*out = &r->base;
-	return 0;
+	return cgroup_run_end(r, cfg, info, out);
 }
 
-const struct contain_ops contain_cgroup1_ops = {
-	.open = cgroup1_open,
-	.close = cgroup_run_close,
-	.name = cgroup_run_name,
-	.start = cgroup_run_start,
-	.members = cgroup_run_members,
-	.sample = cgroup_run_sample,
-	.sampled = cgroup_run_sampled,
-	.poll = cgroup_run_poll,
-	.event_fd = cgroup_run_event_fd,
-	.figures = cgroup_run_figures,
-	.kill_all = cgroup_run_kill_all,
-	.finish = cgroup_run_finish,
-};
+const struct contain_ops contain_cgroup1_ops = CGROUP_RUN_OPS(cgroup1_open, cgroup_run_close);

@@ -115,64 +115,35 @@ static void cgroup2_close(struct contain *c)
 static int cgroup2_open(struct contain **out, const struct contain_config *cfg,
 			struct contain_info *info)
 {
-	struct cg_layout l;
-	int rc = cgroup_layout(cfg->cgroup_root, cfg->proc_root, cfg->self, &l);
+	struct cgrun *r;
+	int rc = cgroup_run_begin(&r, &contain_cgroup2_ops, cfg, 1u << CG_LAYOUT_V2);
 	if (rc < 0)
 		return rc;
-	if (l.kind != CG_LAYOUT_V2)
-		return -ENOTSUP;
-	struct cgrun *r = cgroup_run_new(&contain_cgroup2_ops, cfg, &l);
-	if (!r)
-		return -ENOMEM;
 	r->v2_files = 1;
 	info->mode = "cgroup2";
-	const char *own = l.own[CG_V2];
+	const char *own = r->layout.own[CG_V2];
 	int ownfd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (ownfd < 0) {
+	if (ownfd < 0 || (!cfg->premade && access(own, W_OK) < 0)) {
 		rc = -errno;
-		contain_missing(info, "cgroup v2: cannot open memsup's cgroup %s: %s", own,
+		contain_missing(info, "cgroup v2: cannot make a cgroup in %s: %s", own,
 				strerror(-rc));
+		if (ownfd >= 0)
+			close(ownfd);
 		cgroup_run_close(&r->base);
 		return rc;
 	}
-	if (!cfg->premade) {
+	if (!cfg->premade)
 		cgroup_sweep_stale(own, cfg->self);
-		if (access(own, W_OK) < 0) {
-			rc = -errno;
-			contain_missing(info, "cgroup v2: cannot make a cgroup in %s: %s", own,
-					strerror(-rc));
-			close(ownfd);
-			cgroup_run_close(&r->base);
-			return rc;
-		}
-	}
 	enable_controllers(r, ownfd, info);
 	close(ownfd);
 	rc = cgroup_make(r, own, "run", &r->dir[CG_V2]);
-	if (rc < 0)
+	if (rc < 0) {
 		contain_missing(info, "cgroup v2: cannot make a cgroup in %s: %s", own,
 				strerror(-rc));
-	else if ((rc = cgroup_setup(r, cfg, info)) < 0)
-		cgroup_run_finish(&r->base);
-	if (rc < 0) {
 		cgroup2_close(&r->base);
 		return rc;
 	}
-	*out = &r->base;
-	return 0;
+	return cgroup_run_end(r, cfg, info, out);
 }
 
-const struct contain_ops contain_cgroup2_ops = {
-	.open = cgroup2_open,
-	.close = cgroup2_close,
-	.name = cgroup_run_name,
-	.start = cgroup_run_start,
-	.members = cgroup_run_members,
-	.sample = cgroup_run_sample,
-	.sampled = cgroup_run_sampled,
-	.poll = cgroup_run_poll,
-	.event_fd = cgroup_run_event_fd,
-	.figures = cgroup_run_figures,
-	.kill_all = cgroup_run_kill_all,
-	.finish = cgroup_run_finish,
-};
+const struct contain_ops contain_cgroup2_ops = CGROUP_RUN_OPS(cgroup2_open, cgroup2_close);

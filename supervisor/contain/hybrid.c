@@ -17,46 +17,23 @@
 static int hybrid_open(struct contain **out, const struct contain_config *cfg,
 		       struct contain_info *info)
 {
-	struct cg_layout l;
-	int rc = cgroup_layout(cfg->cgroup_root, cfg->proc_root, cfg->self, &l);
+	struct cgrun *r;
+	int rc = cgroup_run_begin(&r, &contain_hybrid_ops, cfg, 1u << CG_LAYOUT_HYBRID);
 	if (rc < 0)
 		return rc;
-	if (l.kind != CG_LAYOUT_HYBRID)
-		return -ENOTSUP;
-	struct cgrun *r = cgroup_run_new(&contain_hybrid_ops, cfg, &l);
-	if (!r)
-		return -ENOMEM;
+	const char *own = r->layout.own[CG_V2];
 	info->mode = "hybrid";
 	if (!cfg->premade)
-		cgroup_sweep_stale(l.own[CG_V2], cfg->self);
-	rc = cgroup_make(r, l.own[CG_V2], "run", &r->dir[CG_V2]);
+		cgroup_sweep_stale(own, cfg->self);
+	rc = cgroup_make(r, own, "run", &r->dir[CG_V2]);
 	if (rc < 0) {
 		contain_missing(info, "cgroup v2 (the unified hierarchy): cannot make a cgroup "
-				"in %s: %s", l.own[CG_V2], strerror(-rc));
+				"in %s: %s", own, strerror(-rc));
 		cgroup_run_close(&r->base);
 		return rc;
 	}
 	cgroup_make_v1(r, info);
-	if ((rc = cgroup_setup(r, cfg, info)) < 0) {
-		cgroup_run_finish(&r->base);
-		cgroup_run_close(&r->base);
-		return rc;
-	}
-	*out = &r->base;
-	return 0;
+	return cgroup_run_end(r, cfg, info, out);
 }
 
-const struct contain_ops contain_hybrid_ops = {
-	.open = hybrid_open,
-	.close = cgroup_run_close,
-	.name = cgroup_run_name,
-	.start = cgroup_run_start,
-	.members = cgroup_run_members,
-	.sample = cgroup_run_sample,
-	.sampled = cgroup_run_sampled,
-	.poll = cgroup_run_poll,
-	.event_fd = cgroup_run_event_fd,
-	.figures = cgroup_run_figures,
-	.kill_all = cgroup_run_kill_all,
-	.finish = cgroup_run_finish,
-};
+const struct contain_ops contain_hybrid_ops = CGROUP_RUN_OPS(hybrid_open, cgroup_run_close);

@@ -77,17 +77,6 @@ Test(memsup_budget, no_procs_budget_is_null, .timeout = 30)
 	cr_expect_str_eq(rec_str(&r, "max_procs_budget"), "null");
 }
 
-/* The record once memsup's sentinel has rewritten it (it has a second). */
-static void rec_load_after_sentinel(struct sup_run *r)
-{
-	for (int i = 0; i < 200; i++) {
-		rec_load(r);
-		if (strcmp(rec_str(r, "reason"), "\"running\"") != 0)
-			return;
-		usleep(10000);
-	}
-}
-
 /* memsup SIGKILLed mid-run: the record it rewrote about once a second is
  * still whole (samples counted), its sentinel marked it supervisor_killed,
  * and rss.jsonl ends on a whole line; the command is dead. */
@@ -101,7 +90,7 @@ Test(memsup_budget, sigkilled_memsup_leaves_valid_evidence, .timeout = 30)
 	usleep(2500 * 1000); /* past two record rewrites */
 	kill(r.pid, SIGKILL);
 	cr_assert_eq(memsup_wait(&r), 1000 + SIGKILL);
-	rec_load_after_sentinel(&r);
+	rec_load_after_sentinel(&r, 2);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"");
 	cr_expect_eq(rec_num(&r, "exit_status"), 137);
 	cr_expect_not_null(strstr(rec_str(&r, "error"), "sentinel"), "%s", rec_str(&r, "error"));

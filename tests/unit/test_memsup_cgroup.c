@@ -317,12 +317,7 @@ Test(memsup_cgroup, sigkilled_during_fork_bomb_leaves_nothing, .timeout = 120)
 	}
 	/* the sentinel's last act is the record: the guard (which would kill
 	 * the sentinel too) ends after it */
-	for (int i = 0; i < 1500; i++) {
-		rec_load(&r);
-		if (strcmp(rec_str(&r, "reason"), "\"running\"") != 0)
-			break;
-		usleep(10000);
-	}
+	rec_load_after_sentinel(&r, 15);
 	kill(sleeper, SIGTERM);
 	memsup_wait(&r);
 	if (!have_dir || n < 0)
@@ -354,12 +349,7 @@ static void sigkilled_escape_run(const char *cgroup)
 	usleep(1000000);
 	cr_expect(!alive(escapee), "%s: the escapee %d outlived memsup by 1 s", cgroup,
 		  (int)escapee);
-	for (int i = 0; i < 200; i++) {
-		rec_load(&r);
-		if (strcmp(rec_str(&r, "reason"), "\"running\"") != 0)
-			break;
-		usleep(10000);
-	}
+	rec_load_after_sentinel(&r, 2);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"", "%s", cgroup);
 	cr_expect(!alive((pid_t)rec_num(&r, "pid")), "%s: the command outlived memsup", cgroup);
 	expect_paths_gone(&r);

@@ -172,12 +172,7 @@ static void sigkilled_memsup_run(const char *cgroup)
 		kill((pid_t)pids[k], SIGKILL);
 		waitpid((pid_t)pids[k], NULL, 0);
 	}
-	for (int i = 0; i < 200; i++) {
-		rec_load(&r);
-		if (strcmp(rec_str(&r, "reason"), "\"running\"") != 0)
-			break;
-		usleep(10000);
-	}
+	rec_load_after_sentinel(&r, 2);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"", "%s", cgroup);
 }
 

@@ -239,6 +239,19 @@ static inline double rec_num(const struct sup_run *r, const char *key)
 	return d;
 }
 
+/* The record once memsup's sentinel has rewritten it (a SIGKILLed memsup
+ * leaves it "running" until then): loaded again every 10 ms for up to
+ * `seconds`. */
+static inline void rec_load_after_sentinel(struct sup_run *r, int seconds)
+{
+	for (int i = 0; i < seconds * 100; i++) {
+		rec_load(r);
+		if (strcmp(rec_str(r, "reason"), "\"running\"") != 0)
+			return;
+		usleep(10000);
+	}
+}
+
 static inline int path_exists(const char *path)
 {
 	struct stat st;
