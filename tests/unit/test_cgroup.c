@@ -123,11 +123,11 @@ Test(cgroup, layouts)
 		const char *own[CG_NHIER]; /* relative to sys/, NULL: none */
 	} cases[] = {
 		{ "v2", CG_LAYOUT_V2,
-		  { "/user.slice/user-1000.slice/user@1000.service/app.slice/run.scope", NULL, NULL,
+		  { "/user.slice/run.scope", NULL, NULL,
 		    NULL } },
 		{ "v1", CG_LAYOUT_V1, { NULL, "/memory/jobs/7", "/pids/jobs/7", "/freezer" } },
 		{ "hybrid", CG_LAYOUT_HYBRID,
-		  { "/unified/guard", "/memory/process_api/abc", "/pids/guard", NULL } },
+		  { "/unified/guard", "/memory/api", "/pids/guard", NULL } },
 		{ "none", CG_LAYOUT_NONE, { NULL, NULL, NULL, NULL } },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -193,7 +193,7 @@ Test(cgroup, v2_delegated_with_memory_and_pids)
 	cr_expect_eq(in->n_missing, 0, "%s", in->n_missing ? in->missing[0] : "");
 	cr_assert_eq(in->n_paths, 1);
 	cr_expect_not_null(strstr(in->paths[0], "/run.scope/memsup-100-run"), "%s", in->paths[0]);
-	const char *scope = "user.slice/user-1000.slice/user@1000.service/app.slice/run.scope";
+	const char *scope = "user.slice/run.scope";
 	char f[512];
 	snprintf(f, sizeof f, "%s/cgroup.subtree_control", scope);
 	cr_expect_str_eq(sysfile(&fx, f), "+memory +pids");
@@ -326,7 +326,7 @@ Test(cgroup, hybrid_v2_core_with_v1_memory_and_pids)
 	cr_expect_not_null(strstr(in->paths[0], "/unified/guard/memsup-100-run"), "%s",
 			   in->paths[0]);
 	cr_expect_str_eq(sysfile(&fx, "pids/guard/memsup-100-run/pids.max"), "50");
-	cr_expect_str_eq(sysfile(&fx, "memory/process_api/abc/memsup-100-run/memory.limit_in_bytes"),
+	cr_expect_str_eq(sysfile(&fx, "memory/api/memsup-100-run/memory.limit_in_bytes"),
 			 "9223372036854771712\n", "no --mem-max: no limit written");
 	short ev;
 	cr_expect_eq(contain_event_fd(c, &ev), -1, "no --mem-max: nothing to watch");
@@ -379,8 +379,7 @@ Test(cgroup, off_is_the_scan)
 	cr_expect_str_eq(in->requested, "off");
 	cr_expect_null(in->hint);
 	cr_expect(!in->pids);
-	cr_expect_str_eq(sysfile(&fx, "user.slice/user-1000.slice/user@1000.service/app.slice/"
-				      "run.scope/memsup-100-run/pids.max"), "max\n");
+	cr_expect_str_eq(sysfile(&fx, "user.slice/run.scope/memsup-100-run/pids.max"), "max\n");
 	contain_close(c);
 	cc.mem_max = 1000000;
 	char err[512] = "";
