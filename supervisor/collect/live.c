@@ -424,8 +424,11 @@ void live_believe(struct live *l, const struct tree_member *members, size_t n, p
 			struct live_rec *r = &l->recs[l->doubted[k]];
 			const struct live_rec *parent = NULL;
 			if (!r->believed && r->map && !r->error) {
+				/* the command's own counts as news too: a child
+				 * listed before it in doubted[] was just passed
+				 * over and is believed on the next pass */
 				if (r->pid == command)
-					r->believed = 1;
+					r->believed = changed = 1;
 				else if ((parent = live_find(l, live_load32(&r->map->parent_pid),
 							     live_load32(&r->map->parent_gen))) &&
 					 parent->believed)

@@ -183,3 +183,32 @@ Test(live, shrunk_record_is_not_trusted, .timeout = 10)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/* A child whose record came before the command's: one live_believe()
+ * believes both -- the command's own, then the child through it, however
+ * the records were listed (the child's is doubted first here). */
+Test(live, believed_through_the_command_listed_after, .timeout = 10)
+{
+	mkdir_tmp();
+	struct live *l;
+	cr_assert_eq(live_open(&l, dir), 0);
+	struct mt_record r;
+	rec_init(&r, 301, 0, 2000);
+	r.relation = MT_REL_FORK;
+	r.parent_pid = 300;
+	r.parent_gen = 0;
+	close(put("301.0.mtr", &r, MT_RECORD_SIZE));
+	live_update(l, 1);
+	rec_init(&r, 300, 0, 1000);
+	close(put("300.0.mtr", &r, MT_RECORD_SIZE));
+	live_update(l, 1);
+	live_believe(l, NULL, 0, 300);
+	cr_assert_not_null(by_name(l, "300.0.mtr"));
+	cr_assert_not_null(by_name(l, "301.0.mtr"));
+	cr_expect(by_name(l, "300.0.mtr")->believed, "the command's record");
+	cr_expect(by_name(l, "301.0.mtr")->believed, "its child, listed first");
+	live_close(l);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
