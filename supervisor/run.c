@@ -570,7 +570,7 @@ static int open_run(struct run *r, sigset_t *orig)
 	run_containment = *contain_info(r->contain);
 	rec->containment = &run_containment;
 	/* before the command: the sentinel stays outside the run's cgroup */
-	if ((rc = sentinel_start(&r->sentinel, r->contain, r->ev->dirfd)) < 0)
+	if ((rc = sentinel_start(&r->sentinel, r->contain, r->ev->dirfd, cfg->relay)) < 0)
 		resources_note(rec, "no sentinel could be started: a memsup killed by SIGKILL "
 			       "would leave the tree to itself");
 	if (cfg->records_dir && (rc = live_open(&r->live, cfg->records_dir)) < 0)

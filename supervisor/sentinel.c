@@ -2,6 +2,7 @@
 #include "sentinel.h"
 #include "contain/contain.h"
 #include "output/evidence.h"
+#include "output/relay.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +79,7 @@ static _Noreturn void sentinel_run(struct contain *c, int rfd, int dirfd, pid_t 
 	}
 }
 
-int sentinel_start(struct sentinel *s, struct contain *c, int dirfd)
+int sentinel_start(struct sentinel *s, struct contain *c, int dirfd, struct relay *relay)
 {
 	int p[2];
 	s->pid = 0;
@@ -95,6 +96,11 @@ int sentinel_start(struct sentinel *s, struct contain *c, int dirfd)
 	}
 	if (pid == 0) {
 		close(p[1]);
+		/* The relay's pipes are memsup's alone: a read end held here
+		 * would keep a command writing to a reader that is gone from
+		 * getting EPIPE, and the command's write ends held here would
+		 * keep the pipes from ever reading EOF. */
+		relay_close(relay);
 		sentinel_run(c, p[0], dirfd, memsup);
 	}
 	close(p[0]);

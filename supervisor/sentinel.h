@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 struct contain;
+struct relay;
 
 struct sentinel {
 	pid_t pid;                 /* 0: none */
@@ -28,8 +29,10 @@ struct sentinel {
 };
 
 /* Fork the sentinel over containment c and the evidence directory dirfd
- * (both stay memsup's to use and close; the sentinel has copies). */
-int sentinel_start(struct sentinel *s, struct contain *c, int dirfd);
+ * (both stay memsup's to use and close; the sentinel has copies).  The
+ * sentinel closes its copies of `relay`'s fds (NULL: none), so that the
+ * command's output pipes end and break with memsup's ends alone. */
+int sentinel_start(struct sentinel *s, struct contain *c, int dirfd, struct relay *relay);
 
 /* memsup's own end: tell the sentinel, and reap it. */
 void sentinel_stop(struct sentinel *s);
