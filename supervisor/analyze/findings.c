@@ -856,6 +856,44 @@ static double main_end_s(const struct merged_run *m)
 	return (double)(last->rec.end_mono_ns - m->start_mono_ns) / 1e9;
 }
 
+/* An RSS budget the samples never saw crossed, while memsup could not look:
+ * a process's own VmHWM above the budget proves the tree crossed it (one
+ * process alone held that much); else the kernel's peak of the run's
+ * cgroup above it says the tree may have (that peak counts page cache and
+ * kernel memory too, which RSS does not). */
+static void gap_rss_budget(struct finding *f, const struct merged_run *m)
+{
+	const struct sup_record *r = m->rec;
+	double budget = r->rss_budget_mb * BYTES_PER_MB;
+	if (budget <= 0 || r->reason == SUP_REASON_RSS_BUDGET || (double)r->peak_bytes >= budget)
+		return;
+	const struct image_view *top = NULL;
+	for (size_t i = 0; i < m->n_images; i++)
+		if (!top || img_hwm(&m->images[i]) > img_hwm(top))
+			top = &m->images[i];
+	char tail[240];
+	if (top && img_hwm(top) >= budget) {
+		fig_mb(f, "rss_budget_mb", budget);
+		fig_mb(f, "vm_hwm_mb", img_hwm(top));
+		fig_add(f, "vm_hwm_pid", top->pid, 0);
+		snprintf(tail, sizeof tail, " The RSS budget of %.1f MB was crossed unseen: pid %d "
+			 "alone reached VmHWM %.1f MB, and no sample saw the tree above %.1f MB.",
+			 budget / BYTES_PER_MB, (int)top->pid, img_hwm(top) / BYTES_PER_MB,
+			 (double)r->peak_bytes / BYTES_PER_MB);
+	} else if (r->cgroup.have_peak && (double)r->cgroup.peak >= budget) {
+		fig_mb(f, "rss_budget_mb", budget);
+		fig_mb(f, "kernel_peak_mb", (double)r->cgroup.peak);
+		snprintf(tail, sizeof tail, " The kernel's peak for the run's cgroup, %.1f MB "
+			 "(page cache and kernel memory included), passed the RSS budget of %.1f MB "
+			 "that no sample saw crossed: the tree may have crossed it inside the gap.",
+			 (double)r->cgroup.peak / BYTES_PER_MB, budget / BYTES_PER_MB);
+	} else {
+		return;
+	}
+	size_t n = strlen(f->sentence);
+	snprintf(f->sentence + n, sizeof f->sentence - n, "%s", tail);
+}
+
 static void rule_gap(struct ctx *c, const struct merged_run *m)
 {
 	const struct sup_record *r = m->rec;
@@ -895,6 +933,7 @@ static void rule_gap(struct ctx *c, const struct merged_run *m)
 		if (end >= 0)
 			fig_add(f, "command_end_s", end, 3);
 	}
+	gap_rss_budget(f, m);
 	finding_commit(c);
 }
 

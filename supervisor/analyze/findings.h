@@ -22,7 +22,7 @@
 #define FINDINGS_MAX 32u         /* kinds x a few; more are dropped, counted */
 #define FINDING_MAX_FIGURES 12u
 #define FINDING_MAX_PROCS 16u    /* processes named per finding */
-#define FINDING_SENTENCE_BYTES 480u
+#define FINDING_SENTENCE_BYTES 1024u
 
 struct finding_figure {
 	const char *key;         /* JSON key, e.g. "tree_peak_mb" */

@@ -484,3 +484,30 @@ Test(memsup_findings, sampling_gap_while_memsup_is_stopped, .timeout = 60)
 	      "assert 'not enforced' in f['sentence'], f\n",
 	      NULL);
 }
+
+/* An RSS budget crossed while memsup was stopped: the samples never saw
+ * it, so memsup cannot have enforced it, but the process's own VmHWM
+ * proves it happened; the gap finding must say so (issue 16). */
+Test(memsup_findings, rss_budget_crossed_inside_a_gap, .timeout = 60)
+{
+	struct sup_run r;
+	char started[PATH_MAX + 16], script[2 * PATH_MAX + 64];
+	tmp_make(&r);
+	snprintf(started, sizeof started, "%s/started", r.tmp);
+	snprintf(script, sizeof script, "echo > '%s'; sleep 0.5; exec '%s' 60 100", started,
+		 prog("bs_clean"));
+	const char *args[] = { "--rss-mb", "30", "--", "/bin/sh", "-c", script, NULL };
+	memsup_start(&r, 1, args);
+	cr_assert(wait_for_file(started), "the command never started");
+	cr_assert_eq(kill(r.pid, SIGSTOP), 0);
+	sleep(3);
+	cr_assert_eq(kill(r.pid, SIGCONT), 0);
+	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	check(&r,
+	      "f = one('sampling_gap')\n"
+	      "assert rec['reason'] is None, rec['reason']\n"
+	      "within(f['rss_budget_mb'], 30, 30, 'rss_budget_mb')\n"
+	      "within(f['vm_hwm_mb'], 60, 66, 'vm_hwm_mb')\n"
+	      "assert 'crossed unseen' in f['sentence'], f\n",
+	      NULL);
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""scale.py: memsup on process-heavy runs (issue 12).
+
+Two workloads, each run bare and under memsup, interleaved round-robin over
+--reps repetitions:
+
+  procs   a /bin/sh loop of --procs runs of /bin/true: a run of many short
+          processes, the shape of a big make or test suite with the work
+          taken out.  Modes: bare, memsup --no-trace, memsup (traced).
+  build   `make -jNPROC` of this project's own sources (a private copy,
+          configured once; `make clean` before each build).  Modes: bare,
+          memsup (traced: every gcc, cc1, as and ld of the build carries
+          the shim).
+
+For each run: wall seconds; memsup's own CPU (the record's memsup_cpu_s);
+the evidence directory's size (files plus directories, apparent bytes) and
+that size per process image of processes.json; processes.json and
+records.fold alone; `finish`, the seconds memsup ran after the run it
+measured ended (its wall minus the record's wall_s: folding the last
+records, the merge, processes.json, timeline.svg).  Medians, and the wall
+ratio of medians to bare.
+
+Every run happens under scripts/pids-guard.sh (a pids-limited cgroup of its
+own) when --guard is given, which is what bench/RESULTS.md's command does.
+
+Usage: python3 bench/scale.py --builddir BUILD [--work procs,build]
+       [--procs 100000] [--reps 3]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib  # noqa: E402
+
+
+def tree_bytes(path):
+    """Apparent size of a directory tree: its files and its directories."""
+    total = 0
+    for root, dirs, files in os.walk(path):
+        total += os.lstat(root).st_size
+        for f in files:
+            total += os.lstat(os.path.join(root, f)).st_size
+    return total
+
+
+def run_one(argv, cwd=None, env=None):
+    t0 = time.monotonic()
+    done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[:6]}... exited {done.returncode}: {done.stderr[-2000:]}")
+    return wall
+
+
+def under_memsup(memsup, out, cmd, trace=True):
+    argv = [str(memsup), "-q", "-o", str(out)]
+    if not trace:
+        argv.append("--no-trace")
+    return argv + ["--"] + cmd
+
+
+def evidence_figures(out, wall):
+    rec = json.loads((out / "resources.json").read_text())
+    procs = out / "processes.json"
+    images = len(json.loads(procs.read_text())) if procs.exists() else 0
+    size = tree_bytes(out)
+    fold = out / "records.fold"
+    return {
+        "memsup_cpu": rec["memsup_cpu_s"],
+        "finish": wall - rec["wall_s"],
+        "evidence": size,
+        "images": images,
+        "per_image": size / images if images else None,
+        "processes_json": procs.stat().st_size if procs.exists() else 0,
+        "fold": fold.stat().st_size if fold.exists() else 0,
+        "samples": rec.get("samples"),
+    }
+
+
+def bench_procs(args, memsup, tmp):
+    script = (f"i=0; while [ $i -lt {args.procs} ]; do /bin/true; i=$((i+1)); done")
+    cmd = ["/bin/sh", "-c", script]
+    modes = ["bare", "memsup --no-trace", "memsup"]
+    res = {m: [] for m in modes}
+    for rep in range(args.reps):
+        for mode in modes:
+            out = tmp / f"procs-{rep}-{mode.replace(' ', '')}"
+            if mode == "bare":
+                res[mode].append({"wall": run_one(cmd)})
+            else:
+                wall = run_one(under_memsup(memsup, out, cmd, trace=mode == "memsup"))
+                fig = evidence_figures(out, wall)
+                fig["wall"] = wall
+                res[mode].append(fig)
+                shutil.rmtree(out)
+            print(f"# procs rep {rep + 1}/{args.reps} {mode}: {res[mode][-1]}",
+                  file=sys.stderr, flush=True)
+    return res
+
+
+def bench_build(args, memsup, tmp):
+    src = tmp / "src"
+    files = subprocess.run(["git", "-C", str(benchlib.SRC_DIR), "ls-files", "-z"],
+                           capture_output=True, check=True).stdout.split(b"\0")
+    for f in files:
+        if not f:
+            continue
+        dst = src / f.decode()
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(benchlib.SRC_DIR / f.decode(), dst)
+    subprocess.run("autoreconf -fi >/dev/null 2>&1 && ./configure --quiet >/dev/null",
+                   shell=True, cwd=src, check=True)
+    jobs = str(os.cpu_count() or 2)
+    modes = ["bare", "memsup"]
+    res = {m: [] for m in modes}
+    for rep in range(args.reps):
+        for mode in modes:
+            subprocess.run(["make", "clean"], cwd=src, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cmd = ["make", f"-j{jobs}"]
+            out = tmp / f"build-{rep}-{mode}"
+            if mode == "bare":
+                res[mode].append({"wall": run_one(cmd, cwd=src)})
+            else:
+                wall = run_one(under_memsup(memsup, out, cmd), cwd=src)
+                fig = evidence_figures(out, wall)
+                fig["wall"] = wall
+                res[mode].append(fig)
+                shutil.rmtree(out)
+            print(f"# build rep {rep + 1}/{args.reps} {mode}: {res[mode][-1]}",
+                  file=sys.stderr, flush=True)
+    return res
+
+
+def med(runs, key):
+    vals = [r[key] for r in runs if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(v, unit=""):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3f}{unit}" if v < 100 else f"{v:.0f}{unit}"
+    return f"{v}{unit}"
+
+
+def table(name, res):
+    bare = med(res["bare"], "wall")
+    rows = [["mode", "wall s", "ratio", "memsup CPU s", "finish s", "images",
+             "evidence MB", "bytes/image", "processes.json MB", "records.fold MB"]]
+    for mode, runs in res.items():
+        w = med(runs, "wall")
+        mb = lambda k: None if med(runs, k) is None else med(runs, k) / 1e6  # noqa: E731
+        rows.append([mode, fmt(w), fmt(w / bare if bare else None, "x"),
+                     fmt(med(runs, "memsup_cpu")), fmt(med(runs, "finish")),
+                     fmt(med(runs, "images")), fmt(mb("evidence")),
+                     fmt(med(runs, "per_image")), fmt(mb("processes_json")),
+                     fmt(mb("fold"))])
+    print(f"\n### {name} (medians of {len(res['bare'])})\n")
+    print(benchlib.md_table(rows[0], rows[1:]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--builddir")
+    ap.add_argument("--work", default="procs,build")
+    ap.add_argument("--procs", type=int, default=100000)
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    if args.procs < 1 or args.reps < 1:
+        raise SystemExit("--procs and --reps must be at least 1")
+    build = benchlib.find_builddir(args.builddir)
+    memsup = benchlib.memsup_path(build)
+    if memsup is None:
+        raise SystemExit(f"no memsup in {build} (--builddir: a configured, built tree)")
+    print(benchlib.facts_line(benchlib.machine_facts()))
+    print("command: python3 bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:]))
+    with tempfile.TemporaryDirectory(prefix="memtrace-scale-") as d:
+        tmp = Path(d)
+        for work in args.work.split(","):
+            if work == "procs":
+                table(f"{args.procs} runs of /bin/true", bench_procs(args, memsup, tmp))
+            elif work == "build":
+                table("make -j of memtrace itself", bench_build(args, memsup, tmp))
+            else:
+                raise SystemExit(f"unknown --work {work!r} (procs, build)")
+    print(f"\nafter: loadavg {Path('/proc/loadavg').read_text().split()[:3]}")
+
+
+if __name__ == "__main__":
+    main()
