@@ -457,6 +457,25 @@ Test(memsup_findings, forged_records_and_markers_not_believed, .timeout = 30)
 	      NULL);
 }
 
+/* Runs `sh -c "echo > STARTED; TAIL"` under memsup with the budget option
+ * `opt` = `val`, stops memsup (SIGSTOP) as soon as the command runs, well
+ * before any budget, for 3 s, then lets it finish: no sample in between. */
+static void run_stopped_for_3s(struct sup_run *r, const char *opt, const char *val,
+			       const char *tail)
+{
+	char started[PATH_MAX + 16], script[2 * PATH_MAX + 64];
+	tmp_make(r);
+	snprintf(started, sizeof started, "%s/started", r->tmp);
+	snprintf(script, sizeof script, "echo > '%s'; %s", started, tail);
+	const char *args[] = { opt, val, "--", "/bin/sh", "-c", script, NULL };
+	memsup_start(r, 1, args);
+	cr_assert(wait_for_file(started), "the command never started");
+	cr_assert_eq(kill(r->pid, SIGSTOP), 0);
+	sleep(3);
+	cr_assert_eq(kill(r->pid, SIGCONT), 0);
+	cr_assert_eq(memsup_wait(r), 0, "stderr: %s", r->err);
+}
+
 /* memsup itself stopped for 3 s while its wall budget of 1 s passes and
  * the command (sleep 2) ends: no sample in the gap, so the record must say
  * there was a gap, how long, and that the budget passed unenforced inside
@@ -464,18 +483,7 @@ Test(memsup_findings, forged_records_and_markers_not_believed, .timeout = 30)
 Test(memsup_findings, sampling_gap_while_memsup_is_stopped, .timeout = 60)
 {
 	struct sup_run r;
-	char started[PATH_MAX + 16], script[PATH_MAX + 64];
-	tmp_make(&r);
-	snprintf(started, sizeof started, "%s/started", r.tmp);
-	snprintf(script, sizeof script, "echo > '%s'; exec sleep 2", started);
-	const char *args[] = { "--wall-s", "1", "--", "/bin/sh", "-c", script, NULL };
-	memsup_start(&r, 1, args);
-	/* stop memsup as soon as its command runs, well before the budget */
-	cr_assert(wait_for_file(started), "the command never started");
-	cr_assert_eq(kill(r.pid, SIGSTOP), 0);
-	sleep(3);
-	cr_assert_eq(kill(r.pid, SIGCONT), 0);
-	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	run_stopped_for_3s(&r, "--wall-s", "1", "exec sleep 2");
 	check(&r,
 	      "f = one('sampling_gap')\n"
 	      "within(f['gap_s'], 2.9, 60, 'gap_s')\n"
@@ -491,18 +499,9 @@ Test(memsup_findings, sampling_gap_while_memsup_is_stopped, .timeout = 60)
 Test(memsup_findings, rss_budget_crossed_inside_a_gap, .timeout = 60)
 {
 	struct sup_run r;
-	char started[PATH_MAX + 16], script[2 * PATH_MAX + 64];
-	tmp_make(&r);
-	snprintf(started, sizeof started, "%s/started", r.tmp);
-	snprintf(script, sizeof script, "echo > '%s'; sleep 0.5; exec '%s' 60 100", started,
-		 prog("bs_clean"));
-	const char *args[] = { "--rss-mb", "30", "--", "/bin/sh", "-c", script, NULL };
-	memsup_start(&r, 1, args);
-	cr_assert(wait_for_file(started), "the command never started");
-	cr_assert_eq(kill(r.pid, SIGSTOP), 0);
-	sleep(3);
-	cr_assert_eq(kill(r.pid, SIGCONT), 0);
-	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	char tail[PATH_MAX + 64];
+	snprintf(tail, sizeof tail, "sleep 0.5; exec '%s' 60 100", prog("bs_clean"));
+	run_stopped_for_3s(&r, "--rss-mb", "30", tail);
 	check(&r,
 	      "f = one('sampling_gap')\n"
 	      "assert rec['reason'] is None, rec['reason']\n"
