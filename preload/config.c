@@ -10,6 +10,7 @@
 #include "boot.h"
 #include "config.h"
 #include "record.h"
+#include "stacks.h"
 #include "sys.h"
 
 struct config config;
@@ -39,6 +40,7 @@ static int config_absolute(const char *path, char *out, size_t cap)
 
 static const char *const config_keep_names[CONFIG_KEEP_COUNT] = {
 	"LD_PRELOAD", MT_ENV_DIR, MT_ENV_OUT, MT_ENV_QUIET, MT_ENV_FOLLOW, MT_ENV_SUMMARY, MT_ENV_TREE,
+	MT_ENV_SAMPLE,
 };
 
 static char config_unset[1];
@@ -62,6 +64,16 @@ static void config_keep(enum config_keep which, const char *value)
 		return;
 	config.keep[which] = out;
 	config.keep_used += strlen(out) + 1;
+}
+
+uint64_t config_sample_bytes(const char *value, uint64_t dflt)
+{
+	uint64_t v;
+	size_t n;
+	if (!value || !value[0])
+		return dflt;
+	n = sys_parse_u64(value, &v);
+	return n && value[n] == '\0' ? v : dflt;
 }
 
 /* setenv with its allocations kept off the program's figures (boot.h). */
@@ -95,6 +107,8 @@ void config_load(void)
 	config.secure = getauxval(AT_SECURE) != 0;
 	config.quiet = config_flag(getenv(MT_ENV_QUIET));
 	config.follow = config_flag(getenv(MT_ENV_FOLLOW)) && !config.secure;
+	config.sample_bytes =
+		config_sample_bytes(getenv(MT_ENV_SAMPLE), MT_STACKS_DEFAULT_SAMPLE_BYTES);
 	/* Anything but "each" is the default: a table from the tree's root. */
 	config.summary_each = summary && strcmp(summary, "each") == 0;
 	if (dir && dir[0] && config_absolute(dir, config.dir, sizeof config.dir) == 0) {
@@ -130,4 +144,5 @@ void config_load(void)
 	config_keep(CONFIG_KEEP_FOLLOW, getenv(MT_ENV_FOLLOW));
 	config_keep(CONFIG_KEEP_SUMMARY, summary);
 	config_keep(CONFIG_KEEP_TREE, config.tree_pid ? tree : NULL);
+	config_keep(CONFIG_KEEP_SAMPLE, getenv(MT_ENV_SAMPLE));
 }

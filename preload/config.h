@@ -22,6 +22,7 @@ enum config_keep {
 	CONFIG_KEEP_FOLLOW,
 	CONFIG_KEEP_SUMMARY,
 	CONFIG_KEEP_TREE,
+	CONFIG_KEEP_SAMPLE,
 	CONFIG_KEEP_COUNT,
 };
 
@@ -35,6 +36,10 @@ struct config {
 	                      it, one JSON for the whole tree, from its root */
 	int32_t tree_pid; /* MEMTRACE_TREE: the root of a standalone tree whose
 	                     private directory is `dir`; 0 if none */
+	/* MEMTRACE_SAMPLE_BYTES: mean sampling interval in bytes (stacks.h);
+	 * 0 = no sampling, 1 = every block.  Unset or not a decimal number:
+	 * MT_STACKS_DEFAULT_SAMPLE_BYTES. */
+	uint64_t sample_bytes;
 	char dir[PATH_MAX]; /* absolute MEMTRACE_DIR, "" if unset */
 	char out[PATH_MAX]; /* absolute MEMTRACE_OUT pattern, "" if unset/secure */
 	char self_path[PATH_MAX]; /* this .so, from dladdr */
@@ -66,6 +71,10 @@ void config_load(void);
 
 /* 1 if value is exactly "1". */
 int config_flag(const char *value);
+
+/* MEMTRACE_SAMPLE_BYTES's value: a decimal number of bytes (0 = off), or
+ * `dflt` when value is NULL, empty, or anything else. */
+uint64_t config_sample_bytes(const char *value, uint64_t dflt);
 
 /* Sets NAME=value in the environment (the standalone tree's MEMTRACE_DIR
  * and MEMTRACE_TREE) and in config.keep; 0 or -errno.  Constructor only. */

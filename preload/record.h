@@ -74,6 +74,8 @@
                                            the root's pid; the image of that pid
                                            prints the table and removes the
                                            directory, the others stay silent    */
+#define MT_ENV_SAMPLE "MEMTRACE_SAMPLE_BYTES" /* mean bytes between sampled
+                                           allocations (stacks.h); 0 = off  */
 
 #define MT_RECORD_SUFFIX ".mtr"
 

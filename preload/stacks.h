@@ -1,0 +1,232 @@
+/* stacks.h: the second per-image contract between libmemtrace.so (writer)
+ * and memsup (reader): the sampled call sites of one process image.
+ *
+ * The shim samples allocations (see "Sampling" below) and keeps, for every
+ * distinct call stack it sampled, the estimated bytes of the sampled blocks
+ * still live, live at the image's heap peak, and ever allocated there.  With
+ * MEMTRACE_DIR set and a record file made, that table lives in a file
+ * "<pid>.<gen>.mts" beside the image's "<pid>.<gen>.mtr" record (same pid
+ * and gen), memory-mapped and updated in place, as the record is.  The file
+ * is made at the image's first sample, so an image that never sampled has
+ * none.  Without a record file the table lives in the shim's own memory and
+ * feeds the stderr summary only.
+ *
+ * Layout: fixed offsets, MT_STACKS_SIZE bytes at most.  The header is at 0,
+ * the module table at MT_STACKS_MODULES_OFFSET, the stack table at
+ * MT_STACKS_STACKS_OFFSET.  The file is allocated in pieces as the tables
+ * fill (fallocate, else written zeros), so it is usually much shorter than
+ * MT_STACKS_SIZE and may hold holes; the shim never publishes an entry whose
+ * bytes the file does not hold.
+ *
+ * Consistency rules (what a reader may rely on while the writer runs):
+ *  - The header's identity, the module table's first entries and the
+ *    catch-all stack 0 are written before `magic` is stored with release
+ *    order; a file without the magic, or with another version or layout
+ *    constant, is not a stacks file.
+ *  - Modules and stacks are append-only.  Entry i is filled completely, then
+ *    `module_count` / `stack_count` is raised to i+1 with release order;
+ *    read the count (acquire), then the entries below it.  A published
+ *    entry's identity (addresses, path, frames) never changes again.
+ *  - Every column (`live_*`, `peak_*`, `total_*`) and header counter is a
+ *    naturally aligned 64-bit field written with one store: each one read
+ *    alone is a value it had, but two fields are not a snapshot.
+ *  - The peak columns are rewritten as a whole under `peak_seq`, a sequence
+ *    lock: the writer makes it odd, writes the peak columns, `peak_heap` and
+ *    `peak_mono_ns`, then makes it even (release).  A reader loads it
+ *    (acquire), copies, loads it again, and keeps the copy only if both
+ *    loads were the same even number.
+ *  - End of image: the shim takes its last peak snapshot, then stores
+ *    `state` = MT_STACKS_FINISHED (release).  An exec that fails stores
+ *    RUNNING again.  Live columns may still move after that (a destructor
+ *    that frees), as the record's counters may.
+ *
+ * Sampling.  Each thread counts down the bytes it allocates (usable bytes,
+ * as the record counts them) from a value drawn from an exponential
+ * distribution of mean `sample_bytes` (MEMTRACE_SAMPLE_BYTES, default
+ * MT_STACKS_DEFAULT_SAMPLE_BYTES); the block that takes the count to zero is
+ * sampled and a new count is drawn.  A block of S bytes is thus sampled with
+ * probability 1 - exp(-S/R) (R = sample_bytes), and each sampled block
+ * counts for S / (1 - exp(-S/R)) estimated bytes, which makes every sum
+ * below an unbiased estimate of the bytes of all blocks (tcmalloc's and
+ * heapprofd's estimator).  sample_bytes == 1 samples every block and counts
+ * it for exactly S bytes.  A sampled block's free (or realloc) removes it
+ * from the live columns.
+ *
+ * The image's peak.  The set of sampled blocks changes only at sampled
+ * events (a sampled allocation, a sampled block's free).  At each event, and
+ * at the end of the image, the shim first compares the record's heap_peak
+ * with `seen_heap_peak`, the heap_peak it saw at the previous event: if the
+ * peak rose in between, the set as it stood (unchanged since that event)
+ * was live at the new peak, and the shim copies the live columns into the
+ * peak columns (only the stacks changed since the previous copy) with
+ * `peak_heap` = that heap_peak.  So:
+ *  - the peak columns are the sampled set at the image's heap peak, exactly
+ *    (with every block sampled, the exact heap at the peak), except that
+ *  - while the image runs, a peak reached after the last event is not in
+ *    them yet: when the record's heap_peak exceeds `seen_heap_peak`, the
+ *    live columns are the set at the peak (nothing changed since the rise).
+ * A multithreaded image's heap_peak lags by up to 64 KiB per thread
+ * (record.h), and the comparison with it.
+ *
+ * Stacks.  pc[0] is the return address into the function that called the
+ * allocator (malloc, calloc, ..., operator new's own call to malloc), pc[1]
+ * its caller's, and so on: return addresses, so a symbolizer looks up
+ * pc - 1.  They are absolute addresses of this image; the module table
+ * turns them into module + offset: the module entry whose [start, end)
+ * holds the pc (the newest such entry among the first `modules_seen` of the
+ * stack) maps it to the file offset pc - start + file_offset of `path`,
+ * which the file's program headers turn into an ELF virtual address.  A pc
+ * in no module (JIT code, a library unloaded before the table saw it) stays
+ * an address.  Stack 0 is the catch-all (MT_STACK_CATCHALL, no frames):
+ * samples whose stack did not fit the table, or could not be taken at all.
+ */
+#ifndef MEMTRACE_STACKS_H
+#define MEMTRACE_STACKS_H
+
+#include <stdint.h>
+
+#define MT_STACKS_SUFFIX ".mts"
+
+/* ---- layout constants ---------------------------------------------------- */
+#define MT_STACKS_MAGIC   UINT64_C(0x3130304b5453544d) /* "MTSTK001" little-endian */
+#define MT_STACKS_VERSION 1u
+
+#define MT_STACKS_DEFAULT_SAMPLE_BYTES (512u * 1024u)
+#define MT_STACKS_FRAMES        32u   /* frames kept per stack (innermost first) */
+#define MT_STACKS_SLOTS         8192u /* distinct stacks, stack 0 included */
+#define MT_STACKS_MODULE_SLOTS  1024u /* executable mappings of files */
+#define MT_STACKS_PATH_BYTES    432u  /* module path, NUL-terminated, truncated */
+#define MT_STACKS_BUILD_ID_BYTES 32u
+
+#define MT_STACKS_HEADER_BYTES  4096u
+#define MT_STACKS_MODULE_BYTES  512u
+#define MT_STACKS_STACK_BYTES   336u
+#define MT_STACKS_MODULES_OFFSET MT_STACKS_HEADER_BYTES
+#define MT_STACKS_STACKS_OFFSET \
+	(MT_STACKS_MODULES_OFFSET + MT_STACKS_MODULE_SLOTS * MT_STACKS_MODULE_BYTES)
+#define MT_STACKS_SIZE (MT_STACKS_STACKS_OFFSET + MT_STACKS_SLOTS * MT_STACKS_STACK_BYTES)
+
+/* state */
+enum mt_stacks_state {
+	MT_STACKS_RUNNING = 0,
+	MT_STACKS_FINISHED = 1, /* the image ended (exit, _exit, exec): final peak */
+};
+
+/* Header flags (set at creation, or atomically OR-ed later). */
+#define MT_STACKS_FLAG_INHERITED    (1u << 0) /* a fork child: the table
+                                                 started as its parent's */
+#define MT_STACKS_FLAG_MODULES_FULL (1u << 1) /* module table full */
+#define MT_STACKS_FLAG_FILE_FULL    (1u << 2) /* the file could not grow: later
+                                                 stacks went to stack 0 */
+
+/* Stack flags. */
+#define MT_STACK_FP        (1u << 0) /* frames from the frame-pointer walk */
+#define MT_STACK_BACKTRACE (1u << 1) /* frames from the DWARF unwinder (libgcc) */
+#define MT_STACK_TRUNCATED (1u << 2) /* deeper than MT_STACKS_FRAMES */
+#define MT_STACK_CATCHALL  (1u << 3) /* stack 0 (see above) */
+
+/* Module flags. */
+#define MT_MODULE_PATH_TRUNCATED (1u << 0)
+#define MT_MODULE_SELF           (1u << 1) /* libmemtrace.so itself */
+#define MT_MODULE_VDSO           (1u << 2) /* "[vdso]": no file */
+
+struct mt_stacks_header {
+	/* -- written before magic (release), constant afterwards ------------- */
+	uint64_t magic;
+	uint32_t version;
+	uint32_t header_bytes;   /* MT_STACKS_HEADER_BYTES */
+	uint32_t module_bytes;   /* MT_STACKS_MODULE_BYTES */
+	uint32_t module_slots;   /* MT_STACKS_MODULE_SLOTS */
+	uint32_t stack_bytes;    /* MT_STACKS_STACK_BYTES */
+	uint32_t stack_slots;    /* MT_STACKS_SLOTS */
+	uint32_t max_frames;     /* MT_STACKS_FRAMES */
+	uint32_t flags;          /* MT_STACKS_FLAG_* */
+	int32_t pid;             /* the record's pid and gen */
+	uint32_t gen;
+	uint64_t sample_bytes;   /* mean sampling interval R; 1 = every block */
+	uint64_t start_mono_ns;  /* when this table was made */
+
+	/* -- published counts (release) -------------------------------------- */
+	uint32_t module_count;
+	uint32_t stack_count;
+
+	/* -- activity ---------------------------------------------------------- */
+	uint64_t samples;          /* sampled allocations (the catch-all's too) */
+	uint64_t sampled_frees;    /* sampled blocks freed (or reallocated) */
+	/* Sampled blocks not tracked because the shim's live table was full:
+	 * counted here (and in their stack's total_*), never in live or peak
+	 * columns, since their free could not be recognised. */
+	uint64_t untracked_samples;
+	uint64_t untracked_bytes;  /* their estimated bytes */
+	uint64_t catchall_samples; /* samples given to stack 0 */
+	/* A sample fell due while its thread was already inside the shim (a
+	 * signal handler that allocates): not taken, counted. */
+	uint64_t skipped_samples;
+	/* Frees of sampled blocks that could not be recognised at once (a
+	 * signal handler freeing while its thread was inside the shim) and
+	 * were queued; lost_frees could not even be queued: their blocks stay
+	 * in the live columns until their address is allocated again. */
+	uint64_t lost_frees;
+	uint64_t fp_samples;       /* stacks taken by the frame-pointer walk */
+	uint64_t backtrace_samples;/* stacks taken by the DWARF unwinder */
+	uint64_t sample_ns;        /* time spent taking samples (stack + table) */
+	uint64_t module_refreshes; /* reads of /proc/self/maps for the table */
+
+	/* -- the image's peak (see above) -------------------------------------- */
+	uint64_t peak_seq;         /* sequence lock of the peak columns */
+	uint64_t peak_heap;        /* heap_peak the peak columns were live at */
+	uint64_t peak_mono_ns;     /* when the shim copied them */
+	uint64_t seen_heap_peak;   /* heap_peak at the last sampled event */
+
+	/* -- end of image -------------------------------------------------------- */
+	uint64_t end_mono_ns;
+	uint32_t state;            /* enum mt_stacks_state, stored last */
+	uint32_t reserved0;
+};
+
+/* One executable mapping of a file (or the vdso), from /proc/self/maps. */
+struct mt_stacks_module {
+	uint64_t start, end;      /* [start, end) in this image */
+	uint64_t file_offset;     /* of `start` in the file */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t flags;           /* MT_MODULE_* */
+	uint32_t build_id_len;    /* 0: none found (read from the mapped ELF) */
+	uint8_t build_id[MT_STACKS_BUILD_ID_BYTES];
+	char path[MT_STACKS_PATH_BYTES];
+};
+
+struct mt_stack {
+	uint32_t nframes;         /* 0..MT_STACKS_FRAMES */
+	uint32_t flags;           /* MT_STACK_* */
+	uint32_t modules_seen;    /* module_count when the stack was added */
+	uint32_t reserved0;
+	/* Estimated bytes, sample counts, and the estimate's variance in KiB^2
+	 * (bytes^2 / 2^20): each sampled block of S bytes counted for w bytes
+	 * adds w * (w - S), an unbiased estimate of its share of the variance
+	 * (0 when every block is sampled), so sqrt(var) * 1024 is the standard
+	 * error of the bytes in bytes. */
+	uint64_t live_bytes, live_count, live_var;  /* sampled blocks live now */
+	uint64_t peak_bytes, peak_count, peak_var;  /* live at the image's peak */
+	uint64_t total_bytes, total_count;          /* every sample ever taken here */
+	uint64_t pc[MT_STACKS_FRAMES];
+};
+
+/* Entry i of each table, from the table's first byte. */
+static inline struct mt_stacks_module *mt_stacks_module(void *table, uint32_t i)
+{
+	return (struct mt_stacks_module *)((char *)table + MT_STACKS_MODULES_OFFSET +
+					   (uint64_t)i * MT_STACKS_MODULE_BYTES);
+}
+
+static inline struct mt_stack *mt_stacks_stack(void *table, uint32_t i)
+{
+	return (struct mt_stack *)((char *)table + MT_STACKS_STACKS_OFFSET +
+				   (uint64_t)i * MT_STACKS_STACK_BYTES);
+}
+
+_Static_assert(sizeof(struct mt_stacks_header) <= MT_STACKS_HEADER_BYTES, "header too big");
+_Static_assert(sizeof(struct mt_stacks_module) == MT_STACKS_MODULE_BYTES, "module size");
+_Static_assert(sizeof(struct mt_stack) == MT_STACKS_STACK_BYTES, "stack size");
+
+#endif /* MEMTRACE_STACKS_H */
