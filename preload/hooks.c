@@ -4,6 +4,11 @@
  * Heap figures are malloc_usable_size() of the real allocator, taken at
  * allocation and again at free (before the block is released).
  *
+ * Sampling (sample.h, sites.h): every allocation hook hands the new block
+ * to sample_note_alloc before counting it, with the hook's own return
+ * address (the program's call site); every free hands the block to
+ * sites_note_free before the real free.
+ *
  * vfork is not wrapped: a C wrapper would return into a frame the child
  * may already have torn down.  The vfork child shares our memory, so the
  * exec hooks recognise it (getpid() != the record's pid), leave the parent's
@@ -32,6 +37,8 @@
 #include "lineage.h"
 #include "record.h"
 #include "report.h"
+#include "sample.h"
+#include "sites.h"
 #include "store.h"
 #include "sys.h"
 #include "track.h"
@@ -40,6 +47,9 @@ extern char **environ;
 
 /* ---- malloc family ------------------------------------------------------ */
 
+/* The program's call site of the hook that expands this. */
+#define HOOKS_RA ((uintptr_t)__builtin_return_address(0))
+
 /* malloc and free have a shortest path (counters_fast: resolved, one
  * thread, sizes from glibc chunk headers) that a malloc/free loop stays on:
  * one flag test, then plain counter updates; and one for many threads
@@ -47,22 +57,34 @@ extern char **environ;
 MT_EXPORT void *malloc(size_t n)
 {
 	void *p;
+	size_t u;
 	if (MT_LIKELY(counters_fast)) {
 		p = real.malloc(n);
 		counters_request_st(counters_rec, MT_CALL_MALLOC, n);
-		if (MT_LIKELY(p != NULL))
-			counters_grow_st(counters_rec, boot_chunk_usable(p));
+		if (MT_LIKELY(p != NULL)) {
+			u = boot_chunk_usable(p);
+			sample_note_alloc(p, u, HOOKS_RA);
+			counters_grow_st(counters_rec, u);
+		}
 		return p;
 	}
 	if (MT_LIKELY(counters_fast_mt)) {
 		p = real.malloc(n);
-		counters_alloc_mt_fast(MT_CALL_MALLOC, n, p ? boot_chunk_usable(p) : 0);
+		u = 0;
+		if (MT_LIKELY(p != NULL)) {
+			u = boot_chunk_usable(p);
+			sample_note_alloc(p, u, HOOKS_RA);
+		}
+		counters_alloc_mt_fast(MT_CALL_MALLOC, n, u);
 		return p;
 	}
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, 16);
 	p = real.malloc(n);
-	counters_note_alloc(MT_CALL_MALLOC, n, p ? boot_usable(p) : 0);
+	u = p ? boot_usable(p) : 0;
+	if (p)
+		sample_note_alloc(p, u, HOOKS_RA);
+	counters_note_alloc(MT_CALL_MALLOC, n, u);
 	return p;
 }
 
@@ -73,11 +95,13 @@ MT_EXPORT void free(void *p)
 		/* Counted first, so the call to the real free is a tail call. */
 		if (MT_LIKELY(counters_fast)) {
 			counters_note_free(boot_chunk_usable(p));
+			sites_note_free(p);
 			real.free(p);
 			return;
 		}
 		if (MT_LIKELY(counters_fast_mt)) {
 			counters_free_mt_fast(boot_chunk_usable(p));
+			sites_note_free(p);
 			real.free(p);
 			return;
 		}
@@ -89,37 +113,69 @@ MT_EXPORT void free(void *p)
 		return;
 	}
 	u = boot_usable(p);
+	sites_note_free(p);
 	real.free(p);
 	counters_note_free(u);
 }
 
 MT_EXPORT void *calloc(size_t n, size_t m)
 {
-	size_t bytes;
+	size_t bytes, u;
 	void *p;
 	if (__builtin_mul_overflow(n, m, &bytes))
 		bytes = SIZE_MAX;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(bytes, 16);
 	p = real.calloc(n, m);
-	counters_note_alloc(MT_CALL_CALLOC, bytes, p ? boot_usable(p) : 0);
+	u = p ? boot_usable(p) : 0;
+	if (p)
+		sample_note_alloc(p, u, HOOKS_RA);
+	counters_note_alloc(MT_CALL_CALLOC, bytes, u);
 	return p;
 }
 
 /* realloc of a bootstrap-arena block: move it to the real heap. */
-static void *hooks_realloc_boot(void *p, size_t n, unsigned kind)
+static void *hooks_realloc_boot(void *p, size_t n, unsigned kind, uintptr_t ra)
 {
-	size_t span = boot_span(p);
+	size_t span = boot_span(p), u = 0;
 	void *q = real.malloc(n);
-	if (q)
+	if (q) {
 		memcpy(q, p, n < span ? n : span);
-	counters_note_alloc(kind, n, q ? boot_usable(q) : 0);
+		u = boot_usable(q);
+		sample_note_alloc(q, u, ra);
+	}
+	counters_note_alloc(kind, n, u);
+	return q;
+}
+
+/* The realloc family once resolved: the old block's sample out before the
+ * real call (sites.h), the new block's in after it. */
+static void *hooks_realloc_real(void *p, size_t n, unsigned kind, uintptr_t ra)
+{
+	struct sites_held held = { 0, 0, 0, 0 };
+	size_t old = p ? boot_usable(p) : 0, u;
+	void *q;
+	if (p && sites_maybe(p))
+		sites_hold(p, &held);
+	/* Not real.reallocarray for reallocarray: glibc's calls realloc through
+	 * the PLT, which is our hook, and the call would count twice. */
+	q = real.realloc(p, n);
+	if (q) {
+		u = boot_usable(q);
+		sample_note_alloc(q, u, ra);
+		counters_note_realloc(kind, n, old, u);
+	} else if (p && n == 0) {
+		counters_note_realloc(kind, n, old, 0); /* glibc: freed */
+	} else {
+		if (held.held)
+			sites_unhold(p, &held);
+		counters_note_realloc(kind, n, 0, 0); /* failed: p intact */
+	}
 	return q;
 }
 
 MT_EXPORT void *realloc(void *p, size_t n)
 {
-	size_t old;
 	void *q;
 	if (MT_UNLIKELY(!boot_ensure())) {
 		q = boot_alloc(n, 16);
@@ -128,22 +184,13 @@ MT_EXPORT void *realloc(void *p, size_t n)
 		return q;
 	}
 	if (MT_UNLIKELY(boot_owns(p)))
-		return hooks_realloc_boot(p, n, MT_CALL_REALLOC);
-	old = p ? boot_usable(p) : 0;
-	q = real.realloc(p, n);
-	if (q)
-		counters_note_realloc(MT_CALL_REALLOC, n, old, boot_usable(q));
-	else if (p && n == 0)
-		counters_note_realloc(MT_CALL_REALLOC, n, old, 0); /* glibc: freed */
-	else
-		counters_note_realloc(MT_CALL_REALLOC, n, 0, 0); /* failed: p intact */
-	return q;
+		return hooks_realloc_boot(p, n, MT_CALL_REALLOC, HOOKS_RA);
+	return hooks_realloc_real(p, n, MT_CALL_REALLOC, HOOKS_RA);
 }
 
 MT_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 {
-	size_t bytes, old;
-	void *q;
+	size_t bytes;
 	if (__builtin_mul_overflow(n, m, &bytes)) {
 		if (boot_ensure())
 			counters_note_realloc(MT_CALL_REALLOCARRAY, SIZE_MAX, 0, 0);
@@ -153,39 +200,38 @@ MT_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 	if (MT_UNLIKELY(!boot_ensure()))
 		return realloc(p, bytes);
 	if (MT_UNLIKELY(boot_owns(p)))
-		return hooks_realloc_boot(p, bytes, MT_CALL_REALLOCARRAY);
-	old = p ? boot_usable(p) : 0;
-	/* Not real.reallocarray: glibc's calls realloc through the PLT, which
-	 * is our hook, and the call would count twice. */
-	q = real.realloc(p, bytes);
-	if (q)
-		counters_note_realloc(MT_CALL_REALLOCARRAY, bytes, old, boot_usable(q));
-	else if (p && bytes == 0)
-		counters_note_realloc(MT_CALL_REALLOCARRAY, bytes, old, 0);
-	else
-		counters_note_realloc(MT_CALL_REALLOCARRAY, bytes, 0, 0);
-	return q;
+		return hooks_realloc_boot(p, bytes, MT_CALL_REALLOCARRAY, HOOKS_RA);
+	return hooks_realloc_real(p, bytes, MT_CALL_REALLOCARRAY, HOOKS_RA);
 }
 
 MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
+	size_t u;
 	int rc;
 	if (MT_UNLIKELY(!boot_ensure())) {
 		*out = boot_alloc(n, align);
 		return *out ? 0 : ENOMEM;
 	}
 	rc = real.posix_memalign(out, align, n);
-	counters_note_alloc(MT_CALL_POSIX_MEMALIGN, n, rc == 0 && *out ? boot_usable(*out) : 0);
+	u = rc == 0 && *out ? boot_usable(*out) : 0;
+	if (u)
+		sample_note_alloc(*out, u, HOOKS_RA);
+	counters_note_alloc(MT_CALL_POSIX_MEMALIGN, n, u);
 	return rc;
 }
 
-static void *hooks_aligned(void *(*fn)(size_t, size_t), unsigned kind, size_t align, size_t n)
+static void *hooks_aligned(void *(*fn)(size_t, size_t), unsigned kind, size_t align, size_t n,
+			   uintptr_t ra)
 {
+	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, align);
 	p = fn(align, n);
-	counters_note_alloc(kind, n, p ? boot_usable(p) : 0);
+	u = p ? boot_usable(p) : 0;
+	if (p)
+		sample_note_alloc(p, u, ra);
+	counters_note_alloc(kind, n, u);
 	return p;
 }
 
@@ -193,33 +239,41 @@ MT_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, align);
-	return hooks_aligned(real.aligned_alloc, MT_CALL_ALIGNED_ALLOC, align, n);
+	return hooks_aligned(real.aligned_alloc, MT_CALL_ALIGNED_ALLOC, align, n, HOOKS_RA);
 }
 
 MT_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, align);
-	return hooks_aligned(real.memalign, MT_CALL_MEMALIGN, align, n);
+	return hooks_aligned(real.memalign, MT_CALL_MEMALIGN, align, n, HOOKS_RA);
 }
 
 MT_EXPORT void *valloc(size_t n)
 {
+	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, 4096);
 	p = real.valloc(n);
-	counters_note_alloc(MT_CALL_VALLOC, n, p ? boot_usable(p) : 0);
+	u = p ? boot_usable(p) : 0;
+	if (p)
+		sample_note_alloc(p, u, HOOKS_RA);
+	counters_note_alloc(MT_CALL_VALLOC, n, u);
 	return p;
 }
 
 MT_EXPORT void *pvalloc(size_t n)
 {
+	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, 4096);
 	p = real.pvalloc(n);
-	counters_note_alloc(MT_CALL_PVALLOC, n, p ? boot_usable(p) : 0);
+	u = p ? boot_usable(p) : 0;
+	if (p)
+		sample_note_alloc(p, u, HOOKS_RA);
+	counters_note_alloc(MT_CALL_PVALLOC, n, u);
 	return p;
 }
 

@@ -21,6 +21,7 @@
 #include "record.h"
 #include "shim.h"
 #include "report.h"
+#include "sites.h"
 #include "store.h"
 #include "track.h"
 
@@ -60,13 +61,15 @@ static void life_prepare(void)
 		return;
 	api_fork_prepare();
 	maps_lock(&track_maps);
-	store_fork_prepare(); /* last: the map figures are stable under the lock */
+	store_fork_prepare(); /* the map figures are stable under the lock */
+	sites_fork_prepare(); /* the sampled-site tables whole in the child */
 }
 
 static void life_parent(void)
 {
 	if (!life_fork_locked)
 		return;
+	sites_fork_parent();
 	store_fork_parent();
 	maps_unlock(&track_maps);
 	api_fork_release();
@@ -80,6 +83,7 @@ static void life_child(void)
 	maps_unlock(&track_maps);
 	api_fork_release();
 	store_fork_child();
+	sites_fork_child(); /* after the child's record: it names the table */
 	if (life_fork_locked)
 		shim_guard_leave();
 }
@@ -92,6 +96,7 @@ __attribute__((constructor)) static void life_start(int argc, char **argv, char 
 	track_init();
 	errfd_note_start();
 	store_start(argc, argv);
+	sites_start(); /* sampling, once the record (and its file) exists */
 	pthread_atfork(life_prepare, life_parent, life_child);
 	/* on_exit sees main's return value as well as exit()'s argument. */
 	life_exit_hooked = on_exit(life_on_exit, NULL) == 0;

@@ -9,6 +9,7 @@
 #include "report.h"
 #include "summary.h"
 #include "sys.h"
+#include "topsites.h"
 
 static const char *const report_call_names[MT_CALL_COUNT] = {
 	"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
@@ -228,6 +229,7 @@ void report_end(const struct mt_record *r)
 		char buf[1024];
 		size_t n = report_format_summary(r, buf, sizeof buf);
 		errfd_write(buf, n);
+		topsites_write(r);
 	}
 	if (summary_is_root(r))
 		summary_end(r);

@@ -12,6 +12,7 @@
 #include "counters.h"
 #include "lineage.h"
 #include "record.h"
+#include "sites.h"
 #include "store.h"
 #include "summary.h"
 #include "sys.h"
@@ -312,6 +313,8 @@ int store_finish(unsigned state, int exit_code, int exit_signal)
 	    __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != MT_STATE_RUNNING)
 		return 0;
 	counters_settle();
+	/* The stacks table's last peak needs the settled heap_peak. */
+	sites_finish(state);
 	r->end_mono_ns = sys_mono_ns();
 	r->exit_code = exit_code;
 	r->exit_signal = exit_signal;
@@ -332,5 +335,6 @@ void store_unfinish(void)
 {
 	struct mt_record *r = counters_rec;
 	r->end_mono_ns = 0;
+	sites_unfinish();
 	__atomic_store_n(&r->state, MT_STATE_RUNNING, __ATOMIC_RELEASE);
 }

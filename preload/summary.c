@@ -12,9 +12,11 @@
 #include "errfd.h"
 #include "jsonw.h"
 #include "report.h"
+#include "sites.h"
 #include "store.h"
 #include "summary.h"
 #include "sys.h"
+#include "topsites.h"
 
 #define SUMMARY_PREFIX "memtrace-tree."
 #define SUMMARY_SWEEP_MAX 16 /* stale directories removed per start */
@@ -192,12 +194,12 @@ static const char *summary_tmpdir(void)
 	return t && t[0] == '/' ? t : "/tmp";
 }
 
-/* Removes the record files of dir, then dir; 0 or -errno. */
+/* Removes the record and stacks files of dir, then dir; 0 or -errno. */
 static int summary_remove_entry(const char *name, void *ctx)
 {
 	int32_t pid;
 	uint32_t gen;
-	if (store_parse_name(name, &pid, &gen))
+	if (store_parse_name(name, &pid, &gen) || sites_parse_name(name, &pid, &gen))
 		sys_call6(SYS_unlinkat, *(int *)ctx, (long)name, 0, 0, 0, 0);
 	return 0;
 }
@@ -384,6 +386,8 @@ void summary_end(const struct mt_record *root)
 		else
 			n = summary_format(&t, buf, sizeof buf);
 		errfd_write(buf, n);
+		if (t.images <= 1)
+			topsites_write(root);
 	}
 	if (config.out[0] && !config.out_per_image)
 		summary_write_json(&t);

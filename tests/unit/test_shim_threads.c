@@ -263,6 +263,43 @@ Test(shim_threads, dlopen_dlclose_library_with_threads, .timeout = 120)
 	check_marked_mode(argv);
 }
 
+/* ---- every block sampled ------------------------------------------------ */
+
+/* The sampler's own paths (stack walks in every kind of thread, the
+ * sites table's lock, threads ending with samples live, fork and exec from
+ * a thread, a library unloaded under its samples) with every block
+ * sampled: bare and traced still indistinguishable, counts still exact. */
+Test(shim_threads, every_block_sampled, .timeout = 300)
+{
+	char lib[PATH_MAX];
+	const char *env[] = { "MEMTRACE_SAMPLE_BYTES=1", NULL };
+	snprintf(lib, sizeof lib, "%s/.libs/libthrlib.so", getenv("MT_PROGS"));
+	const char *const modes[][5] = {
+		{ "thr_torture", "concurrent", "16", NULL },
+		{ "thr_torture", "waves", "6", "16", NULL },
+		{ "thr_torture", "detached", "16", NULL },
+		{ "thr_torture", "mainexit", "8", NULL },
+		{ "thr_torture", "exitbusy", "4", NULL },
+		{ "thr_torture", "timer", "100", NULL },
+		{ "thr_torture", "forkthread", "4", NULL },
+		{ "thr_torture", "execthread", "4", NULL },
+		{ "thr_torture", "dlopen", lib, "8", NULL },
+	};
+	guard_require();
+	for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		struct pair p;
+		struct mt_record rec;
+		run_pair_with(&p, modes[m], env, NULL);
+		if (strcmp(modes[m][1], "execthread") != 0) /* that root record ends EXECED */
+			root_record(&p, &rec);
+		else
+			shim_record(&p.shim, p.shim.pid, 0, &rec);
+		if (shim_value_or(p.shim.out, "marked", -1) >= 0)
+			expect_marked(&rec, shim_value(p.shim.out, "marked"), modes[m][1]);
+		done(&p);
+	}
+}
+
 /* ---- another allocator, before and after the shim --------------------- */
 
 static const char *jemalloc_path(void)

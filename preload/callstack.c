@@ -1,0 +1,210 @@
+/* callstack.c: call stacks for the sampler (see callstack.h).  Never allocates. */
+#include <string.h>
+#if defined(HAVE_UNWIND_BACKTRACE)
+#include <unwind.h>
+#endif
+
+#include "modules.h"
+#include "selfmaps.h"
+#include "stacks.h"
+#include "sys.h"
+#include "callstack.h"
+
+/* The main thread's stack top, set by the dynamic loader. */
+extern void *__libc_stack_end;
+
+/* This thread's stack bounds (only this thread reads them). */
+static __thread uintptr_t callstack_tls_lo, callstack_tls_hi
+	__attribute__((tls_model("initial-exec")));
+static __thread int callstack_tls_main __attribute__((tls_model("initial-exec")));
+
+/* The main thread's frames lie in [top - span, top): nothing else is
+ * mapped that close below the stack (the kernel keeps at least 128 MiB
+ * free under it). */
+#define CALLSTACK_MAIN_SPAN (64u << 20)
+/* A walk that ends on a bad frame pointer this close to the top of the
+ * stack has reached the outermost frames (the C library's start code,
+ * built without frame pointers, leaves a junk %rbp for main). */
+#define CALLSTACK_TOP_SLACK 1024u
+/* Unwinder frames of the shim itself, above the hook's caller. */
+#define CALLSTACK_SKIP_MAX 8u
+
+/* [lo, hi) of the stack holding sp, or 0 if unknown. */
+static int callstack_bounds(uintptr_t sp, uintptr_t *hi)
+{
+	uintptr_t lo, top = (uintptr_t)__libc_stack_end;
+	if (sp >= callstack_tls_lo && sp < callstack_tls_hi) {
+		*hi = callstack_tls_hi;
+		return 1;
+	}
+	if (!callstack_tls_main)
+		callstack_tls_main = sys_gettid() == sys_getpid() ? 1 : 2;
+	if (callstack_tls_main == 1 && top && sp < top && top - sp < CALLSTACK_MAIN_SPAN) {
+		lo = top - CALLSTACK_MAIN_SPAN;
+	} else if (selfmaps_find(sp, &lo, &top) != 0) {
+		return 0;
+	}
+	callstack_tls_lo = lo;
+	callstack_tls_hi = top;
+	*hi = top;
+	return 1;
+}
+
+unsigned callstack_walk(uintptr_t fp, uintptr_t sp, uint64_t *pcs, unsigned max, uintptr_t ra,
+			int *complete, int *miss)
+{
+	uintptr_t hi, last = 0, lo = sp;
+	unsigned n = 0;
+	*complete = 0;
+	if (max == 0)
+		return 0;
+	pcs[n++] = ra;
+	if (!callstack_bounds(sp, &hi) || hi < 16)
+		return n;
+	for (;;) {
+		uintptr_t next, r;
+		if (fp == 0) {
+			*complete = 1;
+			break;
+		}
+		if (fp < lo || fp > hi - 16 || (fp & 7)) {
+			*complete = last && hi - last <= CALLSTACK_TOP_SLACK;
+			break;
+		}
+		next = ((const uintptr_t *)fp)[0];
+		r = ((const uintptr_t *)fp)[1];
+		if (modules_find(r) < 0) {
+			*miss = 1;
+			break;
+		}
+		/* No shim function on the way here keeps a frame (with
+		 * -ffixed-rbp only functions with variable-length arrays do,
+		 * the exec hooks); had one, the check against the DWARF
+		 * unwinder would distrust the module. */
+		last = fp;
+		lo = fp + 16;
+		fp = next;
+		if (n == max) {
+			*complete = 2; /* deep enough: MT_STACK_TRUNCATED */
+			break;
+		}
+		pcs[n++] = r;
+	}
+	return n;
+}
+
+unsigned callstack_fp(uint64_t *pcs, unsigned max, uintptr_t ra, int *complete, int *miss)
+{
+#if defined(__x86_64__) && defined(MT_FIXED_RBP)
+	uintptr_t fp;
+	/* -ffixed-rbp: nothing in the shim has touched %rbp since the program
+	 * called the allocator. */
+	__asm__ volatile("mov %%rbp, %0" : "=r"(fp));
+	return callstack_walk(fp, (uintptr_t)&fp, pcs, max, ra, complete, miss);
+#else
+	(void)miss;
+	*complete = 0;
+	if (max == 0)
+		return 0;
+	pcs[0] = ra;
+	return 1;
+#endif
+}
+
+#if defined(HAVE_UNWIND_BACKTRACE)
+struct callstack_walk {
+	uint64_t *pcs;
+	unsigned max, n, skipped;
+	uintptr_t ra;
+	int found, more;
+};
+
+/* One frame of libgcc's walk: our own frames come first (at most
+ * CALLSTACK_SKIP_MAX), then the allocator's caller (ra), from which on
+ * every frame is kept. */
+static _Unwind_Reason_Code callstack_step(struct _Unwind_Context *ctx, void *arg)
+{
+	struct callstack_walk *w = arg;
+	uintptr_t ip = (uintptr_t)_Unwind_GetIP(ctx);
+	if (!ip)
+		return _URC_END_OF_STACK;
+	if (!w->found) {
+		if (ip != w->ra && ++w->skipped <= CALLSTACK_SKIP_MAX)
+			return _URC_NO_REASON;
+		/* ra never came (the unwinder lost a frame on the way): it
+		 * is the one frame known for sure, and the rest follows. */
+		if (ip != w->ra)
+			w->pcs[w->n++] = w->ra;
+		w->found = 1;
+	}
+	if (w->n == w->max) {
+		w->more = 1;
+		return _URC_END_OF_STACK;
+	}
+	w->pcs[w->n++] = ip;
+	return _URC_NO_REASON;
+}
+#endif
+
+unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
+{
+	*truncated = 0;
+#if defined(HAVE_UNWIND_BACKTRACE)
+	{
+		struct callstack_walk w;
+		memset(&w, 0, sizeof w);
+		w.pcs = pcs;
+		w.max = max > MT_STACKS_FRAMES ? MT_STACKS_FRAMES : max;
+		w.ra = ra;
+		if (!w.max)
+			return 0;
+		_Unwind_Backtrace(callstack_step, &w);
+		*truncated = w.more;
+		return w.n;
+	}
+#else
+	(void)pcs;
+	(void)max;
+	(void)ra;
+	return 0;
+#endif
+}
+
+unsigned callstack_capture(uint64_t *pcs, unsigned max, uintptr_t ra, uint32_t *flags, int *miss)
+{
+	uint64_t fp[MT_STACKS_FRAMES];
+	int complete, truncated, m = modules_find(ra);
+	unsigned trust = m >= 0 ? modules_trust(m) : MODULES_TRUST_NO, nfp, nbt;
+
+	if (max > MT_STACKS_FRAMES)
+		max = MT_STACKS_FRAMES;
+	if (m < 0)
+		*miss = 1;
+	nfp = callstack_fp(fp, max, ra, &complete, miss);
+	if (trust == MODULES_TRUST_FP && complete && (modules_tick(m) & 63u) != 0) {
+		memcpy(pcs, fp, nfp * sizeof fp[0]);
+		*flags = MT_STACK_FP | (complete == 2 ? MT_STACK_TRUNCATED : 0);
+		return nfp;
+	}
+	nbt = callstack_dwarf(pcs, max, ra, &truncated);
+	if (m >= 0 && trust != MODULES_TRUST_NO && complete && nfp >= 2 && nbt > 0) {
+		/* The walk agrees if its frames are the first of backtrace()'s
+		 * (backtrace also sees the C library's start code). */
+		int same = nbt >= nfp && memcmp(pcs, fp, nfp * sizeof fp[0]) == 0;
+		modules_set_trust(m, same ? MODULES_TRUST_FP : MODULES_TRUST_NO);
+		if (same) {
+			/* The walk's shape, as this module's other samples will
+			 * have it: one call site, one stack. */
+			memcpy(pcs, fp, nfp * sizeof fp[0]);
+			*flags = MT_STACK_FP | (complete == 2 ? MT_STACK_TRUNCATED : 0);
+			return nfp;
+		}
+	}
+	if (nbt >= nfp && nbt > 0) {
+		*flags = MT_STACK_BACKTRACE | (truncated ? MT_STACK_TRUNCATED : 0);
+		return nbt;
+	}
+	memcpy(pcs, fp, nfp * sizeof fp[0]);
+	*flags = MT_STACK_FP | (complete == 2 ? MT_STACK_TRUNCATED : 0);
+	return nfp;
+}

@@ -1,0 +1,54 @@
+/* callstack.h: the call stack of a sampled allocation.
+ *
+ * Two ways, chosen per sample:
+ *  - The frame-pointer walk (x86-64): the shim is built with -ffixed-rbp,
+ *    so %rbp inside it is still the frame pointer of the code that called
+ *    the allocator.  The walk follows saved frame pointers upwards, and
+ *    reads a frame only after checking that it lies inside the current
+ *    thread's stack (above the current stack pointer, below the top of the
+ *    stack: __libc_stack_end for the main thread, the mapping in
+ *    /proc/self/maps for the others, cached per thread), is aligned, and is
+ *    above the previous one; a return address must lie in a module
+ *    (modules.h).  The first frame that fails ends the walk: it never
+ *    dereferences anything else, so a wild %rbp cannot crash it.  Cost: a
+ *    few dozen loads.
+ *  - libgcc's DWARF unwinder (_Unwind_Backtrace, what glibc's backtrace()
+ *    calls, from .eh_frame): right for code built without frame pointers
+ *    (most distribution packages), a few microseconds.  The shim links
+ *    libgcc_s, so the loader maps it at start-up, before any hook runs:
+ *    glibc's backtrace() would dlopen it at its first call instead, and
+ *    that first call would allocate (in the program's figures) and take
+ *    the loader's lock inside an allocation.  With glibc >= 2.35 libgcc
+ *    finds a pc's unwind tables through _dl_find_object, which takes no
+ *    lock and does not allocate.
+ * Frame pointers are trusted per module, the module of the allocator's
+ * caller: the first samples from a module take both stacks and compare;
+ * the module is trusted if the walk's frames are a prefix of the DWARF
+ * unwinder's (which also sees the C library's start code),
+ * and distrusted for good at the first difference (code without frame
+ * pointers, or a function in between that keeps none and so hides its
+ * caller).  A trusted module is checked again every 64th sample.  A walk
+ * that stops early (not at the outermost frame) is never used alone.
+ */
+#ifndef MEMTRACE_CALLSTACK_H
+#define MEMTRACE_CALLSTACK_H
+
+#include <stdint.h>
+
+/* Fills pcs (at most max, max <= MT_STACKS_FRAMES) with return addresses,
+ * innermost first; pcs[0] is `ra`, the allocator hook's return address.
+ * Returns the count; *flags gets MT_STACK_FP or MT_STACK_BACKTRACE, and
+ * MT_STACK_TRUNCATED when there were more frames; *miss is set when a
+ * frame pointed into no known module (time to refresh the table). */
+unsigned callstack_capture(uint64_t *pcs, unsigned max, uintptr_t ra, uint32_t *flags, int *miss);
+
+/* The pieces, for the unit tests.  callstack_fp's *complete: 0 the walk
+ * stopped early, 1 it reached the outermost frame, 2 it filled pcs. */
+unsigned callstack_fp(uint64_t *pcs, unsigned max, uintptr_t ra, int *complete, int *miss);
+/* The walk itself, from frame pointer fp, for a thread whose stack pointer
+ * is about sp (callstack_fp passes %rbp and its own frame). */
+unsigned callstack_walk(uintptr_t fp, uintptr_t sp, uint64_t *pcs, unsigned max, uintptr_t ra,
+			int *complete, int *miss);
+unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
+
+#endif /* MEMTRACE_CALLSTACK_H */

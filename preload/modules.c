@@ -1,0 +1,235 @@
+/* modules.c: the module table and its index (see modules.h).
+ * Async-signal-safe; never allocates or locks. */
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "elfsym.h"
+#include "modules.h"
+#include "selfmaps.h"
+#include "sys.h"
+
+struct modules_span {
+	uintptr_t start, end;
+	uint32_t entry;
+};
+
+static struct modules_span modules_index[2][MT_STACKS_MODULE_SLOTS];
+static uint32_t modules_index_n[2];
+static unsigned modules_cur; /* the published copy */
+static uint8_t modules_trusts[MT_STACKS_MODULE_SLOTS];
+static uint8_t modules_ticks[MT_STACKS_MODULE_SLOTS];
+
+int modules_find(uintptr_t pc)
+{
+	unsigned cur = __atomic_load_n(&modules_cur, __ATOMIC_ACQUIRE);
+	const struct modules_span *s = modules_index[cur];
+	uint32_t lo = 0, hi = __atomic_load_n(&modules_index_n[cur], __ATOMIC_RELAXED);
+	if (hi > MT_STACKS_MODULE_SLOTS)
+		return -1;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (pc < s[mid].start)
+			hi = mid;
+		else if (pc >= s[mid].end)
+			lo = mid + 1;
+		else
+			return (int)s[mid].entry;
+	}
+	return -1;
+}
+
+unsigned modules_trust(int i)
+{
+	if (i < 0 || i >= (int)MT_STACKS_MODULE_SLOTS)
+		return MODULES_TRUST_NO;
+	return __atomic_load_n(&modules_trusts[i], __ATOMIC_RELAXED);
+}
+
+void modules_set_trust(int i, unsigned trust)
+{
+	if (i >= 0 && i < (int)MT_STACKS_MODULE_SLOTS)
+		__atomic_store_n(&modules_trusts[i], (uint8_t)trust, __ATOMIC_RELAXED);
+}
+
+unsigned modules_tick(int i)
+{
+	if (i < 0 || i >= (int)MT_STACKS_MODULE_SLOTS)
+		return 0;
+	return __atomic_add_fetch(&modules_ticks[i], 1, __ATOMIC_RELAXED);
+}
+
+/* ---- reading our own memory safely -------------------------------------- */
+
+struct modules_mem {
+	pid_t pid;
+	uintptr_t base;
+};
+
+static ssize_t modules_mem_read(void *ctx, void *buf, size_t n, uint64_t off)
+{
+	const struct modules_mem *m = ctx;
+	struct iovec local = { buf, n }, remote = { (void *)(m->base + off), n };
+	return sys_call6(SYS_process_vm_readv, m->pid, (long)&local, 1, (long)&remote, 1, 0);
+}
+
+/* ---- refresh -------------------------------------------------------------- */
+
+struct modules_scan {
+	struct mt_stacks_header *h;
+	modules_reserve_fn reserve;
+	uint32_t count;
+	int added;
+	pid_t pid;
+	/* the latest mapping at file offset 0 (where the ELF header is) */
+	uintptr_t elf_start;
+	uint64_t elf_inode;
+	unsigned elf_major, elf_minor;
+};
+
+static int modules_known(const struct modules_scan *sc, const struct selfmaps_entry *m)
+{
+	unsigned cur = modules_cur;
+	const struct modules_span *s = modules_index[cur];
+	uint32_t n = modules_index_n[cur];
+	for (uint32_t lo = 0, hi = n; lo < hi;) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (m->start < s[mid].start) {
+			hi = mid;
+		} else if (m->start > s[mid].start) {
+			lo = mid + 1;
+		} else {
+			const struct mt_stacks_module *e = mt_stacks_module(sc->h, s[mid].entry);
+			return e->end == m->end && e->file_offset == m->offset &&
+			       e->inode == m->inode && e->dev_major == m->dev_major &&
+			       e->dev_minor == m->dev_minor;
+		}
+	}
+	return 0;
+}
+
+static void modules_build_id(struct modules_scan *sc, struct mt_stacks_module *e)
+{
+	struct modules_mem mem = { sc->pid, sc->elf_start };
+	struct elfsym elf;
+	int n;
+	if (elfsym_open(&elf, modules_mem_read, &mem) != 0)
+		return;
+	n = elfsym_build_id(&elf, 1, e->build_id, sizeof e->build_id);
+	if (n > 0)
+		e->build_id_len = (uint32_t)n;
+}
+
+static int modules_add(const struct selfmaps_entry *m, void *ctx)
+{
+	struct modules_scan *sc = ctx;
+	struct mt_stacks_module *e;
+	int vdso;
+	size_t len;
+
+	if (m->offset == 0 && m->path_len && m->path[0] == '/') {
+		sc->elf_start = m->start;
+		sc->elf_inode = m->inode;
+		sc->elf_major = m->dev_major;
+		sc->elf_minor = m->dev_minor;
+	}
+	if (!(m->perms & SELFMAPS_X) || !m->path_len)
+		return 0;
+	vdso = m->path_len == 6 && memcmp(m->path, "[vdso]", 6) == 0;
+	if (m->path[0] != '/' && !vdso)
+		return 0; /* anonymous code (JIT), [vsyscall] */
+	if (modules_known(sc, m))
+		return 0;
+	if (sc->count >= MT_STACKS_MODULE_SLOTS) {
+		__atomic_fetch_or(&sc->h->flags, MT_STACKS_FLAG_MODULES_FULL, __ATOMIC_RELAXED);
+		return 1;
+	}
+	if (!sc->reserve(sc->count + 1))
+		return 1;
+	e = mt_stacks_module(sc->h, sc->count);
+	memset(e, 0, sizeof *e);
+	e->start = m->start;
+	e->end = m->end;
+	e->file_offset = m->offset;
+	e->inode = m->inode;
+	e->dev_major = m->dev_major;
+	e->dev_minor = m->dev_minor;
+	len = m->path_len;
+	if (len >= MT_STACKS_PATH_BYTES || m->truncated) {
+		e->flags |= MT_MODULE_PATH_TRUNCATED;
+		if (len >= MT_STACKS_PATH_BYTES)
+			len = MT_STACKS_PATH_BYTES - 1;
+	}
+	memcpy(e->path, m->path, len);
+	if (vdso)
+		e->flags |= MT_MODULE_VDSO;
+	if ((uintptr_t)modules_refresh >= m->start && (uintptr_t)modules_refresh < m->end)
+		e->flags |= MT_MODULE_SELF;
+	if (!vdso && sc->elf_inode == m->inode && sc->elf_major == m->dev_major &&
+	    sc->elf_minor == m->dev_minor && sc->elf_start <= m->start)
+		modules_build_id(sc, e);
+	sc->count++;
+	sc->added++;
+	/* Whole entry first, then the count (stacks.h). */
+	__atomic_store_n(&sc->h->module_count, sc->count, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The index of the first `count` entries into the unused copy, sorted by
+ * start; where ranges overlap (a library unloaded and another mapped at
+ * its place) the newer entry stays.  Then published. */
+static void modules_rebuild(struct mt_stacks_header *h, uint32_t count)
+{
+	unsigned next = modules_cur ^ 1u;
+	struct modules_span *s = modules_index[next];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		const struct mt_stacks_module *e = mt_stacks_module(h, i);
+		struct modules_span v = { (uintptr_t)e->start, (uintptr_t)e->end, i };
+		uint32_t j = n;
+		if (v.end <= v.start)
+			continue;
+		/* Entries come roughly sorted (maps is): short insertion. */
+		while (j > 0 && s[j - 1].start > v.start) {
+			s[j] = s[j - 1];
+			j--;
+		}
+		s[j] = v;
+		n++;
+	}
+	/* Drop the older of two overlapping spans. */
+	for (uint32_t i = 0; i + 1 < n;) {
+		if (s[i].end > s[i + 1].start) {
+			uint32_t drop = s[i].entry < s[i + 1].entry ? i : i + 1;
+			memmove(&s[drop], &s[drop + 1], (n - drop - 1) * sizeof s[0]);
+			n--;
+			if (i > 0)
+				i--;
+		} else {
+			i++;
+		}
+	}
+	__atomic_store_n(&modules_index_n[next], n, __ATOMIC_RELAXED);
+	__atomic_store_n(&modules_cur, next, __ATOMIC_RELEASE);
+}
+
+int modules_refresh(struct mt_stacks_header *h, modules_reserve_fn reserve)
+{
+	struct modules_scan sc;
+	int rc;
+	memset(&sc, 0, sizeof sc);
+	sc.h = h;
+	sc.reserve = reserve;
+	sc.count = __atomic_load_n(&h->module_count, __ATOMIC_RELAXED);
+	sc.pid = sys_getpid();
+	/* The index must describe this table (a fork child's copy is the same
+	 * table, so this is only needed the first time). */
+	if (modules_index_n[modules_cur] == 0 && sc.count)
+		modules_rebuild(h, sc.count);
+	rc = selfmaps_scan(modules_add, &sc);
+	__atomic_fetch_add(&h->module_refreshes, 1, __ATOMIC_RELAXED);
+	if (sc.added)
+		modules_rebuild(h, sc.count);
+	return rc < 0 ? rc : sc.added;
+}

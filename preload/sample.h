@@ -1,0 +1,72 @@
+/* sample.h: which allocations the shim samples (stacks.h, "Sampling").
+ *
+ * Each thread counts down the usable bytes it allocates, in initial-exec
+ * TLS (-ftls-model=initial-exec: one %fs-relative instruction, no
+ * __tls_get_addr), from a value drawn from an exponential distribution of
+ * mean R = MEMTRACE_SAMPLE_BYTES.  An allocation that does not take the
+ * count to zero costs one subtract-and-test (sample_note_alloc); the one
+ * that does calls sample_take(), which draws the next count and hands the
+ * block to sites.c with its weight, S / (1 - exp(-S/R)).  Only the thread
+ * itself ever touches its count (glibc unmaps an ended thread's TLS: shards.h),
+ * and losing a count to a signal handler only moves a sampling point.
+ *
+ * A thread's count starts at 0, so its first allocation calls sample_take,
+ * which seeds the thread's generator and draws its first count.  Before the
+ * constructor has run, and with sampling off (R = 0), sample_take gives the
+ * thread SAMPLE_IDLE bytes and does nothing else.
+ *
+ * The hooks call sample_note_alloc *before* counting the block
+ * (counters_note_alloc), so that sites.c sees the heap peak as it was
+ * before this block (its peak snapshots depend on that order).
+ *
+ * No libm: the shim links libc only, so exp() and log() are approximated
+ * here (relative error below 1e-9 on the ranges used).
+ */
+#ifndef MEMTRACE_SAMPLE_H
+#define MEMTRACE_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shim.h"
+
+/* Bytes a thread allocates before it asks again when sampling is idle. */
+#define SAMPLE_IDLE (1 << 20)
+
+extern __thread int64_t sample_tls_left;
+
+/* The cold half: the count reached zero. */
+void sample_take(void *p, size_t usable, uintptr_t ra);
+
+/* An allocation of `usable` bytes at p, returned to the code at `ra`. */
+static inline void sample_note_alloc(void *p, size_t usable, uintptr_t ra)
+{
+	if (MT_UNLIKELY((sample_tls_left -= (int64_t)usable) <= 0))
+		sample_take(p, usable, ra);
+}
+
+/* Constructor: sampling at mean interval `rate` bytes from now on (0 off);
+ * restarts the calling thread's count. */
+void sample_start(uint64_t rate);
+/* The interval in force (0: off, or not started). */
+uint64_t sample_rate(void);
+/* Fork child: a generator of its own (else parent and child would sample
+ * the same points). */
+void sample_fork_child(void);
+
+/* ---- the arithmetic, exposed for the unit tests --------------------------- */
+/* e^-x for x >= 0. */
+double sample_exp_neg(double x);
+/* ln x for 0 < x <= 1. */
+double sample_log(double x);
+/* xorshift64*; the state must not be 0. */
+uint64_t sample_next(uint64_t *state);
+/* An exponential variate of mean `rate` bytes (>= 0). */
+uint64_t sample_draw(uint64_t *state, uint64_t rate);
+/* Estimated bytes of a sampled block of `size` bytes: size / (1 -
+ * exp(-size/rate)), rounded; size itself when rate is 1. */
+uint64_t sample_weight(uint64_t size, uint64_t rate);
+/* Its variance estimate w * (w - size), in KiB^2 (stacks.h). */
+uint64_t sample_var_kib2(uint64_t weight, uint64_t size);
+
+#endif /* MEMTRACE_SAMPLE_H */

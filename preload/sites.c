@@ -1,0 +1,804 @@
+/* sites.c: the sampled call sites of this image (see sites.h and the
+ * contract, stacks.h).  Async-signal-safe, never allocates; the lock is a
+ * spinlock taken only by threads not already inside the shim. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include "boot.h"
+#include "config.h"
+#include "counters.h"
+#include "modules.h"
+#include "sample.h"
+#include "sites.h"
+#include "sys.h"
+#include "callstack.h"
+
+uint8_t sites_filter[1u << SITES_FILTER_BITS];
+
+/* Sampled blocks live now: open addressing on the address, backward-shift
+ * deletion, at most 3/4 full (24576 blocks: 12 GiB of heap at the default
+ * interval); a sample beyond that is counted as untracked. */
+#define SITES_LIVE_BITS 15u
+#define SITES_LIVE_SLOTS (1u << SITES_LIVE_BITS)
+#define SITES_LIVE_MAX (SITES_LIVE_SLOTS / 4u * 3u)
+#define SITES_VAR_MAX ((UINT64_C(1) << 48) - 1)
+
+struct sites_live {
+	uintptr_t addr;   /* 0: empty */
+	uint64_t weight;  /* estimated bytes */
+	uint64_t var_stack; /* variance (KiB^2, 48 bits) << 16 | stack id */
+};
+
+static struct sites_live sites_live[SITES_LIVE_SLOTS];
+static uint32_t sites_live_n;
+
+/* Stack ids by hash of their frames (id + 1; 0 empty), never deleted. */
+#define SITES_INDEX_SLOTS (2u * MT_STACKS_SLOTS)
+static uint32_t sites_index[SITES_INDEX_SLOTS];
+static uint64_t sites_hashes[MT_STACKS_SLOTS];
+
+/* Stacks whose live columns changed since the last peak snapshot. */
+static uint16_t sites_dirty[MT_STACKS_SLOTS];
+static uint8_t sites_dirty_flag[MT_STACKS_SLOTS];
+static uint32_t sites_dirty_n;
+
+/* Frees queued by signal handlers (see sites.h). */
+#define SITES_PENDING 64u
+static uintptr_t sites_pending[SITES_PENDING];
+static uint32_t sites_pending_n;
+static uint64_t sites_skips, sites_lost;
+
+static struct mt_stacks_header *sites_hdr;
+static int sites_lock_word;
+static int sites_ready;       /* sampling on (sites_start) */
+static int sites_broken;      /* no table could be made: sampling stops */
+static int sites_is_file;     /* sites_hdr is the mapped file */
+static int sites_want_file;   /* a fork child's table, waiting for its file */
+static int sites_own_events;  /* this image sampled or freed a sample itself */
+static int sites_missed;      /* a pc in no module since the last refresh */
+static uint32_t sites_refresh_at; /* stack_count at the last module refresh */
+static uint64_t sites_module_room, sites_stack_room; /* bytes the file holds */
+static char sites_path[PATH_MAX + 64];
+
+#define SITES_GROW_BYTES (16u << 10)
+#define SITES_MODULES_BYTES ((uint64_t)MT_STACKS_MODULE_SLOTS * MT_STACKS_MODULE_BYTES)
+#define SITES_STACKS_BYTES ((uint64_t)MT_STACKS_SLOTS * MT_STACKS_STACK_BYTES)
+
+static void sites_put(uint64_t *field, uint64_t v)
+{
+	__atomic_store_n(field, v, __ATOMIC_RELAXED);
+}
+
+/* ---- the lock -------------------------------------------------------------- */
+
+static int sites_remove(uintptr_t p, struct sites_held *held);
+
+static void sites_drain(void)
+{
+	if (!__atomic_load_n(&sites_pending_n, __ATOMIC_ACQUIRE))
+		return;
+	for (unsigned i = 0; i < SITES_PENDING; i++) {
+		uintptr_t p;
+		if (!__atomic_load_n(&sites_pending[i], __ATOMIC_RELAXED))
+			continue;
+		p = __atomic_exchange_n(&sites_pending[i], 0, __ATOMIC_ACQUIRE);
+		if (p) {
+			__atomic_fetch_sub(&sites_pending_n, 1, __ATOMIC_RELAXED);
+			sites_remove(p, NULL);
+		}
+	}
+}
+
+/* Held for microseconds (a table update, at worst a /proc/self/maps read);
+ * waiters yield the CPU after a short spin. */
+static void sites_lock(void)
+{
+	unsigned spins = 0;
+	while (__atomic_exchange_n(&sites_lock_word, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&sites_lock_word, __ATOMIC_RELAXED)) {
+			if (++spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+				__asm__ volatile("pause");
+#endif
+				continue;
+			}
+			spins = 0;
+			sys_call6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+		}
+	}
+	sites_drain();
+}
+
+static void sites_unlock(void)
+{
+	sites_drain();
+	__atomic_store_n(&sites_lock_word, 0, __ATOMIC_RELEASE);
+}
+
+/* A free that cannot take the lock now: for the next holder. */
+static void sites_queue(uintptr_t p)
+{
+	for (unsigned i = 0; i < SITES_PENDING; i++) {
+		uintptr_t none = 0;
+		if (__atomic_compare_exchange_n(&sites_pending[i], &none, p, 0, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&sites_pending_n, 1, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+	__atomic_fetch_add(&sites_lost, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- the table's memory ---------------------------------------------------- */
+
+static int sites_zeros(int fd, uint64_t off, uint64_t len)
+{
+	static const char zeros[4096];
+	while (len) {
+		size_t n = len < sizeof zeros ? (size_t)len : sizeof zeros;
+		long r = sys_call6(SYS_pwrite64, fd, (long)zeros, (long)n, (long)off, 0, 0);
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			return -ENOSPC;
+		off += (uint64_t)r;
+		len -= (uint64_t)r;
+	}
+	return 0;
+}
+
+/* The file holds [off, off + len) from now on: written zeros, as the
+ * record's are (not ftruncate: a store into a hole of a full file system
+ * would kill the program with SIGBUS; not fallocate: unwritten extents
+ * may still need blocks at the first store). */
+/* RLIMIT_FSIZE now: the program may lower it at any time (ulimit -f). */
+static uint64_t sites_fsize_limit(void)
+{
+	struct rlimit lim;
+	if (sys_call6(SYS_getrlimit, RLIMIT_FSIZE, (long)&lim, 0, 0, 0, 0) == 0 &&
+	    lim.rlim_cur != RLIM_INFINITY)
+		return lim.rlim_cur;
+	return UINT64_MAX;
+}
+
+static int sites_grow_file(uint64_t off, uint64_t len)
+{
+	int fd, rc;
+	/* Past RLIMIT_FSIZE a write raises SIGXFSZ: stop short of it. */
+	if (off + len > sites_fsize_limit())
+		return -EFBIG;
+	fd = sys_open(sites_path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return fd;
+	rc = sites_zeros(fd, off, len);
+	sys_close(fd);
+	return rc;
+}
+
+/* Room for `need` bytes of a section at `base`, of at most `max` bytes, of
+ * which *room are held.  Grows by doubling, in 16 KiB steps. */
+static int sites_reserve(uint64_t base, uint64_t max, uint64_t *room, uint64_t need)
+{
+	uint64_t grow;
+	if (need <= *room)
+		return 1;
+	if (need > max)
+		return 0;
+	grow = *room * 2 > need ? *room * 2 : need;
+	grow = (grow + SITES_GROW_BYTES - 1) & ~(uint64_t)(SITES_GROW_BYTES - 1);
+	if (grow > max)
+		grow = max;
+	if (sites_grow_file(base + *room, grow - *room) != 0) {
+		if (sites_hdr)
+			__atomic_fetch_or(&sites_hdr->flags, MT_STACKS_FLAG_FILE_FULL,
+					  __ATOMIC_RELAXED);
+		return 0;
+	}
+	*room = grow;
+	return 1;
+}
+
+static int sites_reserve_modules(uint32_t n)
+{
+	return sites_reserve(MT_STACKS_MODULES_OFFSET, SITES_MODULES_BYTES, &sites_module_room,
+			     (uint64_t)n * MT_STACKS_MODULE_BYTES);
+}
+
+static int sites_reserve_stacks(uint32_t n)
+{
+	return sites_reserve(MT_STACKS_STACKS_OFFSET, SITES_STACKS_BYTES, &sites_stack_room,
+			     (uint64_t)n * MT_STACKS_STACK_BYTES);
+}
+
+static void sites_unlink(void)
+{
+	sys_call6(SYS_unlink, (long)sites_path, 0, 0, 0, 0, 0);
+}
+
+/* Creates and maps "<dir>/<pid>.<gen>.mts" with its header; NULL if it
+ * cannot (then the table lives in our memory and memsup sees none). */
+static struct mt_stacks_header *sites_map_file(void)
+{
+	const struct mt_record *r = counters_rec;
+	struct sys_str s;
+	void *m;
+	int fd, rc;
+
+	sys_str_init(&s, sites_path, sizeof sites_path);
+	sys_str_add(&s, config.dir);
+	sys_str_add(&s, "/");
+	sys_str_add_u64(&s, (uint64_t)(uint32_t)r->pid);
+	sys_str_add(&s, ".");
+	sys_str_add_u64(&s, r->gen);
+	sys_str_add(&s, MT_STACKS_SUFFIX);
+	if (s.truncated)
+		return NULL;
+	if (sites_fsize_limit() < MT_STACKS_HEADER_BYTES)
+		return NULL;
+	fd = sys_open(sites_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return NULL;
+	rc = sites_zeros(fd, 0, MT_STACKS_HEADER_BYTES);
+	/* Beyond the end of the file until it grows: never touched before. */
+	m = rc == 0 ? sys_mmap(NULL, MT_STACKS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+		    : MAP_FAILED;
+	sys_close(fd);
+	if (m == MAP_FAILED) {
+		sites_unlink();
+		return NULL;
+	}
+	sites_module_room = sites_stack_room = 0;
+	return m;
+}
+
+static struct mt_stacks_header *sites_map_anon(void)
+{
+	void *m = sys_mmap(NULL, MT_STACKS_SIZE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* The table's identity and stack 0, modules, then magic.  0 or -errno. */
+static int sites_fill(struct mt_stacks_header *h)
+{
+	struct mt_stack *st;
+	h->version = MT_STACKS_VERSION;
+	h->header_bytes = MT_STACKS_HEADER_BYTES;
+	h->module_bytes = MT_STACKS_MODULE_BYTES;
+	h->module_slots = MT_STACKS_MODULE_SLOTS;
+	h->stack_bytes = MT_STACKS_STACK_BYTES;
+	h->stack_slots = MT_STACKS_SLOTS;
+	h->max_frames = MT_STACKS_FRAMES;
+	h->pid = counters_rec->pid;
+	h->gen = counters_rec->gen;
+	h->sample_bytes = sample_rate();
+	h->start_mono_ns = sys_mono_ns();
+	if (!sites_reserve_stacks(1))
+		return -ENOSPC;
+	st = mt_stacks_stack(h, 0);
+	st->flags = MT_STACK_CATCHALL;
+	__atomic_store_n(&h->stack_count, 1, __ATOMIC_RELEASE);
+	modules_refresh(h, sites_reserve_modules);
+	sites_refresh_at = 1;
+	h->seen_heap_peak = h->peak_heap =
+		__atomic_load_n(&counters_rec->heap_peak, __ATOMIC_RELAXED);
+	if (h->flags & MT_STACKS_FLAG_FILE_FULL)
+		return -ENOSPC;
+	__atomic_store_n(&h->magic, MT_STACKS_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The first sample: the table, in a file when the image has a record file. */
+static int sites_make(void)
+{
+	struct mt_stacks_header *h = NULL;
+	if (sites_hdr)
+		return 1;
+	if (sites_broken)
+		return 0;
+	sites_is_file = 0;
+	if (config.dir[0] && counters_rec != counters_local() && counters_is_own_process()) {
+		h = sites_map_file();
+		sites_is_file = h != NULL;
+		if (h && sites_fill(h) != 0) {
+			/* No room for even the start: no file, as with the record. */
+			sys_munmap(h, MT_STACKS_SIZE);
+			sites_unlink();
+			h = NULL;
+			sites_is_file = 0;
+		}
+	}
+	if (!h) {
+		h = sites_map_anon();
+		sites_module_room = SITES_MODULES_BYTES;
+		sites_stack_room = SITES_STACKS_BYTES;
+		if (!h || sites_fill(h) != 0) {
+			sites_broken = 1;
+			return 0;
+		}
+	}
+	__atomic_store_n(&sites_hdr, h, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* A fork child's table (in our memory since the fork) into its own file,
+ * at its first sampled event or its end. */
+static void sites_materialize(void)
+{
+	struct mt_stacks_header *mem = sites_hdr, *f;
+	uint32_t nmod = mem->module_count, nstk = mem->stack_count;
+	sites_want_file = 0;
+	if (!(f = sites_map_file()))
+		return;
+	sites_is_file = 1;
+	if (!sites_reserve_modules(nmod) || !sites_reserve_stacks(nstk)) {
+		sys_munmap(f, MT_STACKS_SIZE);
+		sites_unlink();
+		sites_is_file = 0;
+		sites_module_room = SITES_MODULES_BYTES;
+		sites_stack_room = SITES_STACKS_BYTES;
+		return;
+	}
+	memcpy(f, mem, MT_STACKS_HEADER_BYTES);
+	f->magic = 0;
+	f->flags &= ~(uint32_t)MT_STACKS_FLAG_FILE_FULL;
+	memcpy(mt_stacks_module(f, 0), mt_stacks_module(mem, 0),
+	       (size_t)nmod * MT_STACKS_MODULE_BYTES);
+	memcpy(mt_stacks_stack(f, 0), mt_stacks_stack(mem, 0),
+	       (size_t)nstk * MT_STACKS_STACK_BYTES);
+	__atomic_store_n(&f->magic, MT_STACKS_MAGIC, __ATOMIC_RELEASE);
+	/* Every reader of sites_hdr holds the lock, as we do. */
+	__atomic_store_n(&sites_hdr, f, __ATOMIC_RELEASE);
+	sys_munmap(mem, MT_STACKS_SIZE);
+}
+
+/* ---- the peak ---------------------------------------------------------------- */
+
+static void sites_mark(uint32_t id)
+{
+	if (!sites_dirty_flag[id]) {
+		sites_dirty_flag[id] = 1;
+		sites_dirty[sites_dirty_n++] = (uint16_t)id;
+	}
+}
+
+/* The live columns of the changed stacks into the peak columns, under the
+ * sequence lock (stacks.h). */
+static void sites_snapshot(struct mt_stacks_header *h, uint64_t peak)
+{
+	uint64_t seq = h->peak_seq;
+	__atomic_store_n(&h->peak_seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < sites_dirty_n; i++) {
+		uint32_t id = sites_dirty[i];
+		struct mt_stack *st = mt_stacks_stack(h, id);
+		sites_put(&st->peak_bytes, st->live_bytes);
+		sites_put(&st->peak_count, st->live_count);
+		sites_put(&st->peak_var, st->live_var);
+		sites_dirty_flag[id] = 0;
+	}
+	sites_dirty_n = 0;
+	sites_put(&h->peak_heap, peak);
+	sites_put(&h->peak_mono_ns, sys_mono_ns());
+	__atomic_store_n(&h->peak_seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/* Before the sampled set changes: if the heap peak rose since the last
+ * change, the set as it stands was live at that peak. */
+static void sites_event(struct mt_stacks_header *h)
+{
+	uint64_t peak = __atomic_load_n(&counters_rec->heap_peak, __ATOMIC_RELAXED);
+	if (peak <= h->seen_heap_peak)
+		return;
+	sites_snapshot(h, peak);
+	sites_put(&h->seen_heap_peak, peak);
+}
+
+/* ---- stacks ---------------------------------------------------------------- */
+
+static uint64_t sites_hash(const uint64_t *pcs, unsigned n)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325) ^ n;
+	for (unsigned i = 0; i < n; i++) {
+		h ^= pcs[i];
+		h *= UINT64_C(0x100000001b3);
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static int sites_may_refresh(const struct mt_stacks_header *h)
+{
+	/* Early misses are libraries loaded after the table was made; later
+	 * ones may be JIT code, which no refresh finds: at most one refresh
+	 * per 16 new stacks then. */
+	return h->module_refreshes < 8 || h->stack_count >= sites_refresh_at + 16;
+}
+
+static uint32_t sites_stack_for(struct mt_stacks_header *h, const uint64_t *pcs, unsigned n,
+				uint32_t flags, int miss)
+{
+	uint64_t hash = sites_hash(pcs, n);
+	uint32_t slot = (uint32_t)(hash >> 32) & (SITES_INDEX_SLOTS - 1), id, count;
+	struct mt_stack *st;
+
+	for (uint32_t probes = 0; probes < SITES_INDEX_SLOTS; probes++) {
+		uint32_t v = sites_index[slot];
+		if (!v)
+			break;
+		st = mt_stacks_stack(h, v - 1);
+		if (sites_hashes[v - 1] == hash && st->nframes == n &&
+		    memcmp(st->pc, pcs, n * sizeof pcs[0]) == 0)
+			return v - 1;
+		slot = (slot + 1) & (SITES_INDEX_SLOTS - 1);
+	}
+	count = h->stack_count;
+	if (n == 0 || count >= MT_STACKS_SLOTS || !sites_reserve_stacks(count + 1))
+		goto catchall;
+	if (miss)
+		sites_missed = 1;
+	if (sites_missed && sites_may_refresh(h)) {
+		modules_refresh(h, sites_reserve_modules);
+		sites_missed = 0;
+		sites_refresh_at = count;
+	}
+	id = count;
+	st = mt_stacks_stack(h, id);
+	st->nframes = n;
+	st->flags = flags;
+	st->modules_seen = h->module_count;
+	memcpy(st->pc, pcs, n * sizeof pcs[0]);
+	sites_hashes[id] = hash;
+	sites_index[slot] = id + 1;
+	__atomic_store_n(&h->stack_count, count + 1, __ATOMIC_RELEASE);
+	return id;
+catchall:
+	__atomic_fetch_add(&h->catchall_samples, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* ---- sampled blocks ---------------------------------------------------------- */
+
+static uint32_t sites_home(uintptr_t p)
+{
+	return (uint32_t)(((uint64_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - SITES_LIVE_BITS));
+}
+
+static int sites_find(uintptr_t p)
+{
+	for (uint32_t i = sites_home(p), k = 0; k < SITES_LIVE_SLOTS;
+	     i = (i + 1) & (SITES_LIVE_SLOTS - 1), k++) {
+		if (sites_live[i].addr == p)
+			return (int)i;
+		if (!sites_live[i].addr)
+			return -1;
+	}
+	return -1;
+}
+
+/* Empties slot i, moving later entries of the same run back (no tombstones). */
+static void sites_delete(uint32_t i)
+{
+	const uint32_t mask = SITES_LIVE_SLOTS - 1;
+	uint32_t j = i;
+	for (;;) {
+		uint32_t k;
+		j = (j + 1) & mask;
+		if (!sites_live[j].addr)
+			break;
+		k = sites_home(sites_live[j].addr);
+		/* Entry j may move to i unless its home lies cyclically in (i, j]. */
+		if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
+			sites_live[i] = sites_live[j];
+			i = j;
+		}
+	}
+	sites_live[i].addr = 0;
+	sites_live_n--;
+}
+
+static void sites_filter_add(uintptr_t p, int delta)
+{
+	uint8_t *f = &sites_filter[sites_slot((const void *)p)];
+	uint8_t v = __atomic_load_n(f, __ATOMIC_RELAXED);
+	if (v == 255)
+		return; /* saturated: stays "maybe" for good */
+	__atomic_store_n(f, (uint8_t)(v + delta), __ATOMIC_RELAXED);
+}
+
+static void sites_column_add(struct mt_stacks_header *h, uint32_t id, int sign, uint64_t w,
+			     uint64_t var)
+{
+	struct mt_stack *st = mt_stacks_stack(h, id);
+	if (sign > 0) {
+		sites_put(&st->live_bytes, st->live_bytes + w);
+		sites_put(&st->live_count, st->live_count + 1);
+		sites_put(&st->live_var, st->live_var + var);
+	} else {
+		sites_put(&st->live_bytes, st->live_bytes > w ? st->live_bytes - w : 0);
+		sites_put(&st->live_count, st->live_count ? st->live_count - 1 : 0);
+		sites_put(&st->live_var, st->live_var > var ? st->live_var - var : 0);
+	}
+	sites_mark(id);
+}
+
+/* Takes the sample of block p out of the live set (a free, a realloc, or
+ * a stale entry whose address came back); 1 if there was one. */
+static int sites_remove(uintptr_t p, struct sites_held *held)
+{
+	struct mt_stacks_header *h = sites_hdr;
+	int i = sites_find(p);
+	uint64_t w, var;
+	uint32_t id;
+	if (i < 0)
+		return 0;
+	w = sites_live[i].weight;
+	var = sites_live[i].var_stack >> 16;
+	id = (uint32_t)(sites_live[i].var_stack & 0xffff);
+	if (h) {
+		sites_event(h);
+		sites_column_add(h, id, -1, w, var);
+		__atomic_fetch_add(&h->sampled_frees, 1, __ATOMIC_RELAXED);
+	}
+	sites_delete((uint32_t)i);
+	sites_filter_add(p, -1);
+	if (held) {
+		held->weight = w;
+		held->var = var;
+		held->stack = id;
+		held->held = 1;
+	}
+	return 1;
+}
+
+static void sites_add(struct mt_stacks_header *h, uintptr_t p, uint32_t id, uint64_t w,
+		      uint64_t var)
+{
+	uint32_t i;
+	sites_remove(p, NULL); /* a stale entry: that block is gone */
+	if (sites_live_n >= SITES_LIVE_MAX) {
+		__atomic_fetch_add(&h->untracked_samples, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->untracked_bytes, w, __ATOMIC_RELAXED);
+		return;
+	}
+	if (var > SITES_VAR_MAX)
+		var = SITES_VAR_MAX;
+	for (i = sites_home(p); sites_live[i].addr; i = (i + 1) & (SITES_LIVE_SLOTS - 1)) {
+	}
+	sites_live[i].weight = w;
+	sites_live[i].var_stack = var << 16 | id;
+	sites_live[i].addr = p;
+	sites_live_n++;
+	sites_filter_add(p, 1);
+	sites_column_add(h, id, 1, w, var);
+}
+
+/* ---- entry points -------------------------------------------------------------- */
+
+void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra)
+{
+	uint64_t pcs[MT_STACKS_FRAMES], t0, var = sample_var_kib2(weight, usable);
+	uint32_t flags = 0, id;
+	struct mt_stacks_header *h;
+	unsigned n;
+	int miss = 0;
+
+	if (!__atomic_load_n(&sites_ready, __ATOMIC_RELAXED) || sites_broken)
+		return;
+	if (!shim_guard_enter()) {
+		__atomic_fetch_add(&sites_skips, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	t0 = sys_mono_ns();
+	if (!__atomic_load_n(&sites_hdr, __ATOMIC_ACQUIRE)) {
+		sites_lock();
+		sites_make();
+		sites_unlock();
+	}
+	if (__atomic_load_n(&sites_hdr, __ATOMIC_ACQUIRE)) {
+		/* The expensive part, outside the lock. */
+		n = callstack_capture(pcs, MT_STACKS_FRAMES, ra, &flags, &miss);
+		sites_lock();
+		if (sites_want_file)
+			sites_materialize();
+		h = sites_hdr;
+		sites_own_events = 1;
+		sites_event(h);
+		id = sites_stack_for(h, pcs, n, flags, miss);
+		sites_add(h, (uintptr_t)p, id, weight, var);
+		__atomic_fetch_add(&mt_stacks_stack(h, id)->total_count, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&mt_stacks_stack(h, id)->total_bytes, weight, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->samples, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add((flags & MT_STACK_FP) ? &h->fp_samples : &h->backtrace_samples, 1,
+				   __ATOMIC_RELAXED);
+		sites_put(&h->skipped_samples, __atomic_load_n(&sites_skips, __ATOMIC_RELAXED));
+		sites_put(&h->lost_frees, __atomic_load_n(&sites_lost, __ATOMIC_RELAXED));
+		__atomic_fetch_add(&h->sample_ns, sys_mono_ns() - t0, __ATOMIC_RELAXED);
+		sites_unlock();
+	}
+	shim_guard_leave();
+}
+
+void sites_forget(void *p)
+{
+	if (!shim_guard_enter()) {
+		sites_queue((uintptr_t)p);
+		return;
+	}
+	sites_lock();
+	if (sites_remove((uintptr_t)p, NULL))
+		sites_own_events = 1;
+	sites_unlock();
+	shim_guard_leave();
+}
+
+void sites_hold(void *p, struct sites_held *held)
+{
+	held->held = 0;
+	if (!shim_guard_enter()) {
+		sites_queue((uintptr_t)p);
+		return;
+	}
+	sites_lock();
+	if (sites_remove((uintptr_t)p, held))
+		sites_own_events = 1;
+	sites_unlock();
+	shim_guard_leave();
+}
+
+void sites_unhold(void *p, const struct sites_held *held)
+{
+	if (!held->held || !shim_guard_enter())
+		return;
+	sites_lock();
+	if (sites_hdr && held->stack < sites_hdr->stack_count) {
+		sites_event(sites_hdr);
+		sites_add(sites_hdr, (uintptr_t)p, held->stack, held->weight, held->var);
+	}
+	sites_unlock();
+	shim_guard_leave();
+}
+
+void sites_start(void)
+{
+	uint64_t rate = config.sample_bytes;
+	/* Without block sizes there is nothing to weigh samples by. */
+	if (counters_rec->flags & MT_FLAG_HEAP_UNSIZED)
+		rate = 0;
+	__atomic_store_n(&sites_ready, rate != 0, __ATOMIC_RELAXED);
+	sample_start(rate);
+}
+
+void sites_finish(unsigned record_state)
+{
+	struct mt_stacks_header *h;
+	if (!__atomic_load_n(&sites_hdr, __ATOMIC_ACQUIRE) || !shim_guard_enter())
+		return;
+	sites_lock();
+	if (sites_want_file && (sites_own_events || record_state != MT_STATE_EXECED))
+		sites_materialize();
+	sites_want_file = 0;
+	h = sites_hdr;
+	sites_event(h);
+	if (sites_missed) {
+		modules_refresh(h, sites_reserve_modules);
+		sites_missed = 0;
+	}
+	sites_put(&h->skipped_samples, __atomic_load_n(&sites_skips, __ATOMIC_RELAXED));
+	sites_put(&h->lost_frees, __atomic_load_n(&sites_lost, __ATOMIC_RELAXED));
+	sites_put(&h->end_mono_ns, sys_mono_ns());
+	__atomic_store_n(&h->state, MT_STACKS_FINISHED, __ATOMIC_RELEASE);
+	sites_unlock();
+	shim_guard_leave();
+}
+
+void sites_unfinish(void)
+{
+	struct mt_stacks_header *h = __atomic_load_n(&sites_hdr, __ATOMIC_ACQUIRE);
+	if (!h)
+		return;
+	sites_put(&h->end_mono_ns, 0);
+	__atomic_store_n(&h->state, MT_STACKS_RUNNING, __ATOMIC_RELEASE);
+}
+
+void sites_fork_prepare(void)
+{
+	sites_lock();
+}
+
+void sites_fork_parent(void)
+{
+	sites_unlock();
+}
+
+/* Async-signal-safe: raw system calls and copies. */
+void sites_fork_child(void)
+{
+	struct mt_stacks_header *old = sites_hdr, *h;
+	uint32_t nstk;
+	__atomic_store_n(&sites_lock_word, 0, __ATOMIC_RELAXED);
+	sample_fork_child();
+	if (!old)
+		return;
+	if (sites_is_file) {
+		/* The parent's file: copy what it holds into our memory and let
+		 * go of it at once. */
+		h = sites_map_anon();
+		if (h) {
+			memcpy(h, old, MT_STACKS_HEADER_BYTES);
+			memcpy(mt_stacks_module(h, 0), mt_stacks_module(old, 0),
+			       (size_t)old->module_count * MT_STACKS_MODULE_BYTES);
+			memcpy(mt_stacks_stack(h, 0), mt_stacks_stack(old, 0),
+			       (size_t)old->stack_count * MT_STACKS_STACK_BYTES);
+		}
+		sys_munmap(old, MT_STACKS_SIZE);
+		sites_is_file = 0;
+		sites_module_room = SITES_MODULES_BYTES;
+		sites_stack_room = SITES_STACKS_BYTES;
+		if (!h) {
+			/* No memory: sampling stops; the samples' frees find no
+			 * entry to update. */
+			sites_hdr = NULL;
+			sites_broken = 1;
+			memset(sites_filter, 0, sizeof sites_filter);
+			return;
+		}
+	} else {
+		h = old; /* our own memory: fork copied it */
+	}
+	/* The child's own record: figures as inherited, activity from zero
+	 * (as the record's calls start at zero). */
+	h->pid = counters_rec->pid;
+	h->gen = counters_rec->gen;
+	h->flags = (h->flags & MT_STACKS_FLAG_MODULES_FULL) | MT_STACKS_FLAG_INHERITED;
+	h->start_mono_ns = sys_mono_ns();
+	h->samples = h->sampled_frees = h->untracked_samples = h->untracked_bytes = 0;
+	h->catchall_samples = h->skipped_samples = h->lost_frees = 0;
+	h->fp_samples = h->backtrace_samples = h->sample_ns = h->module_refreshes = 0;
+	sites_skips = sites_lost = 0;
+	nstk = h->stack_count;
+	for (uint32_t i = 0; i < nstk; i++) {
+		struct mt_stack *st = mt_stacks_stack(h, i);
+		st->peak_bytes = st->live_bytes;
+		st->peak_count = st->live_count;
+		st->peak_var = st->live_var;
+		st->total_bytes = st->total_count = 0;
+	}
+	for (uint32_t i = 0; i < sites_dirty_n; i++)
+		sites_dirty_flag[sites_dirty[i]] = 0;
+	sites_dirty_n = 0;
+	h->peak_seq = 0;
+	h->peak_heap = h->seen_heap_peak = counters_rec->heap_peak;
+	h->peak_mono_ns = h->start_mono_ns;
+	h->end_mono_ns = 0;
+	h->state = MT_STACKS_RUNNING;
+	sites_hdr = h;
+	sites_own_events = 0;
+	sites_want_file = config.dir[0] && counters_rec != counters_local();
+}
+
+int sites_parse_name(const char *name, int32_t *pid, uint32_t *gen)
+{
+	uint64_t p, g;
+	size_t k = sys_parse_u64(name, &p);
+	if (k == 0 || name[k] != '.' || p == 0 || p > INT32_MAX)
+		return 0;
+	name += k + 1;
+	k = sys_parse_u64(name, &g);
+	if (k == 0 || strcmp(name + k, MT_STACKS_SUFFIX) != 0 || g > UINT32_MAX)
+		return 0;
+	*pid = (int32_t)p;
+	*gen = (uint32_t)g;
+	return 1;
+}
+
+struct mt_stacks_header *sites_table(void)
+{
+	return __atomic_load_n(&sites_hdr, __ATOMIC_ACQUIRE);
+}

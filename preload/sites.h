@@ -1,0 +1,88 @@
+/* sites.h: the image's sampled call sites: the stacks table of stacks.h
+ * (a "<pid>.<gen>.mts" file beside the record, or the shim's own memory),
+ * the private table of sampled blocks still live, and the peak snapshots.
+ *
+ * The hot paths are inline and touch no lock: an allocation that is not
+ * sampled never comes here (sample.h), and a free tests one byte of
+ * sites_filter, a 64 KiB table of counts indexed by a hash of the address
+ * (0: no sampled block hashes there), before anything else.  Everything
+ * behind them is cold: a spinlock (never held across a system call that
+ * can block, never taken by a thread that is already inside the shim)
+ * serialises the tables.  A signal handler that frees a sampled block
+ * while its thread is inside the shim queues the address (up to 64), and
+ * the next holder of the lock removes it.  Nothing here allocates.
+ *
+ * Only the image's own threads and its memory are involved; the table is
+ * made at the first sample (file creation, /proc/self/maps) under the lock.
+ */
+#ifndef MEMTRACE_SITES_H
+#define MEMTRACE_SITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+#include "shim.h"
+#include "stacks.h"
+
+#define SITES_FILTER_BITS 16u
+extern uint8_t sites_filter[1u << SITES_FILTER_BITS];
+
+static inline unsigned sites_slot(const void *p)
+{
+	return (unsigned)(((uint64_t)(uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15)) >>
+			  (64 - SITES_FILTER_BITS));
+}
+
+/* 0 if p is surely not a sampled block. */
+static inline int sites_maybe(const void *p)
+{
+	return __atomic_load_n(&sites_filter[sites_slot(p)], __ATOMIC_RELAXED) != 0;
+}
+
+/* The cold half of sites_note_free. */
+void sites_forget(void *p);
+
+/* Block p is about to be freed.  Called before the real free: once the
+ * allocator has it back, another thread may be handed the same address. */
+static inline void sites_note_free(void *p)
+{
+	if (MT_UNLIKELY(sites_maybe(p)))
+		sites_forget(p);
+}
+
+/* realloc: the old block's sample is taken out before the real realloc
+ * (for the same reason), and put back if the realloc failed. */
+struct sites_held {
+	uint64_t weight, var;
+	uint32_t stack;
+	int held;
+};
+void sites_hold(void *p, struct sites_held *held);
+void sites_unhold(void *p, const struct sites_held *held);
+
+/* A sampled block (sample.c): p of `usable` bytes counting for `weight`
+ * estimated bytes, allocated by the code at return address ra. */
+void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra);
+
+/* Constructor: sampling on (config.sample_bytes) once the record exists. */
+void sites_start(void);
+/* The image ends (store_finish, with the record's state): last peak
+ * snapshot, module table completed, state FINISHED.  A fork child that
+ * sampled nothing of its own and execs leaves no file. */
+void sites_finish(unsigned record_state);
+/* The exec failed: RUNNING again. */
+void sites_unfinish(void);
+/* pthread_atfork: the lock is held across fork(); the child gets a copy of
+ * the table of its own (its file made at its first sample or its end). */
+void sites_fork_prepare(void);
+void sites_fork_parent(void);
+void sites_fork_child(void);
+
+/* The table (NULL until the first sample). */
+struct mt_stacks_header *sites_table(void);
+
+/* "<pid>.<gen>.mts" -> pid, gen; 1 if name is a stacks file's, else 0. */
+int sites_parse_name(const char *name, int32_t *pid, uint32_t *gen);
+
+#endif /* MEMTRACE_SITES_H */

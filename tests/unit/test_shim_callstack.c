@@ -1,0 +1,176 @@
+/* test_shim_callstack.c: call stacks (callstack.h) from both unwinders.
+ * This file is built with frame pointers, so the walk has real frames to
+ * follow; `capture` stands for an allocator hook (no frame of its own).
+ * Frames are named through the ELF symbols of this executable. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "callstack.h"
+#include "elfsym.h"
+#include "modules.h"
+#include "stacks.h"
+
+static _Alignas(4096) unsigned char table[MT_STACKS_MODULES_OFFSET + 64 * MT_STACKS_MODULE_BYTES];
+
+static int reserve_ok(uint32_t n)
+{
+	return n <= 64;
+}
+
+static ssize_t test_pread(void *ctx, void *buf, size_t n, uint64_t off)
+{
+	ssize_t r = pread(*(int *)ctx, buf, n, (off_t)off);
+	return r < 0 ? -errno : r;
+}
+
+/* What the walk should find: frames in chain_a, chain_b, chain_c, in that
+ * order.  `capture` plays the allocator hook: no frame of its own, so %rbp
+ * is still its caller's frame pointer, and ra is its return address. */
+static uint64_t got[MT_STACKS_FRAMES];
+static unsigned ngot;
+static int got_complete, got_miss, which;
+
+__attribute__((noinline, optimize("omit-frame-pointer"))) static void capture(void)
+{
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+	int truncated;
+	got_miss = 0;
+	if (which == 0)
+		ngot = callstack_fp(got, MT_STACKS_FRAMES, ra, &got_complete, &got_miss);
+	else
+		ngot = callstack_dwarf(got, MT_STACKS_FRAMES, ra, &truncated);
+}
+
+__attribute__((noinline)) static void chain_c(void)
+{
+	capture();
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void chain_b(void)
+{
+	chain_c();
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void chain_a(void)
+{
+	chain_b();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The name of the function holding pc (a return address) in this exe. */
+static const char *name_of(uint64_t pc)
+{
+	static char name[128];
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	struct elfsym e;
+	struct elfsym_query q;
+	int fd;
+	uintptr_t base = 0;
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[1024];
+	exe[len] = '\0';
+	/* the exe's load bias: its mapping at offset 0 */
+	while (fgets(line, sizeof line, maps)) {
+		unsigned long lo, off;
+		char path[PATH_MAX];
+		if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %s", &lo, &off, path) == 3 && off == 0 &&
+		    !strcmp(path, exe)) {
+			base = lo;
+			break;
+		}
+	}
+	fclose(maps);
+	fd = open(exe, O_RDONLY);
+	cr_assert_eq(elfsym_open(&e, test_pread, &fd), 0);
+	memset(&q, 0, sizeof q);
+	q.addr = pc - 1 - base;
+	cr_assert_eq(elfsym_resolve(&e, &q, 1), 0);
+	name[0] = '\0';
+	if (q.found)
+		elfsym_name(&e, &q, name, sizeof name);
+	close(fd);
+	return name;
+}
+
+static void modules_ready(void)
+{
+	modules_refresh((struct mt_stacks_header *)table, reserve_ok);
+}
+
+Test(callstack, frame_pointer_walk_follows_the_chain)
+{
+	modules_ready();
+	which = 0;
+	chain_a();
+	cr_assert_geq(ngot, 3, "frames: %u", ngot);
+	cr_expect_str_eq(name_of(got[0]), "chain_c");
+	cr_expect_str_eq(name_of(got[1]), "chain_b");
+	cr_expect_str_eq(name_of(got[2]), "chain_a");
+	cr_expect_eq(got_miss, 0);
+}
+
+Test(callstack, dwarf_unwinder_agrees)
+{
+	uint64_t fp[MT_STACKS_FRAMES];
+	unsigned nfp;
+	modules_ready();
+	which = 0;
+	chain_a();
+	nfp = ngot;
+	memcpy(fp, got, sizeof fp);
+	which = 1;
+	chain_a();
+	cr_assert_geq(ngot, 4);
+	cr_expect_str_eq(name_of(got[0]), "chain_c");
+	cr_expect_str_eq(name_of(got[1]), "chain_b");
+	cr_expect_str_eq(name_of(got[2]), "chain_a");
+	/* The walk's frames are a prefix of the unwinder's (the return
+	 * addresses into the chain differ: two calls of chain_a). */
+	for (unsigned i = 0; i < 3 && i < nfp; i++)
+		cr_expect_str_eq(name_of(fp[i]), name_of(got[i]));
+}
+
+/* A wild frame pointer ends the walk; it never crashes it. */
+Test(callstack, wild_frame_pointers_end_the_walk)
+{
+	static uintptr_t fake_frames[4];
+	/* a fake frame on this stack, at the bottom of what the walk may read */
+	uintptr_t *pad = __builtin_alloca(8 * sizeof(uintptr_t));
+	uintptr_t wild[] = { 1, 8, 0x7ffffffff000, (uintptr_t)-16, (uintptr_t)fake_frames,
+			     (uintptr_t)pad, (uintptr_t)pad + 3 };
+	uint64_t pcs[MT_STACKS_FRAMES];
+	int complete, miss;
+	modules_ready();
+	pad[0] = 0;
+	pad[1] = 1; /* a return address in no module */
+	fake_frames[0] = (uintptr_t)&fake_frames[2];
+	fake_frames[1] = (uintptr_t)reserve_ok;
+	for (size_t i = 0; i < sizeof wild / sizeof wild[0]; i++) {
+		miss = 0;
+		cr_expect_eq(callstack_walk(wild[i], (uintptr_t)pad, pcs, MT_STACKS_FRAMES,
+					    0x1234, &complete, &miss),
+			     1, "fp %#lx", (unsigned long)wild[i]);
+		cr_expect_eq(pcs[0], 0x1234);
+		cr_expect_neq(complete, 1, "fp %#lx", (unsigned long)wild[i]);
+	}
+	/* fp 0 is the outermost frame's mark: complete */
+	cr_expect_eq(callstack_walk(0, (uintptr_t)pad, pcs, MT_STACKS_FRAMES, 0x1234,
+				    &complete, &miss),
+		     1);
+	cr_expect_eq(complete, 1);
+	/* a return address in no module ends the walk and asks for a refresh */
+	miss = 0;
+	cr_expect_eq(callstack_walk((uintptr_t)pad, (uintptr_t)pad, pcs, MT_STACKS_FRAMES,
+				    0x1234, &complete, &miss),
+		     1);
+	cr_expect_eq(miss, 1);
+}

@@ -1,0 +1,201 @@
+/* test_shim_sites.c: the sampled-site tables without LD_PRELOAD: samples
+ * in and out, the exact peak snapshot (stacks.h "The image's peak"), the
+ * free filter, the queue for frees made inside the shim, and what happens
+ * when the live table or the stack table is full.  The table lives in the
+ * test's own memory (no MEMTRACE_DIR); block addresses are never
+ * dereferenced, so any distinct values do. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "counters.h"
+#include "shim.h"
+#include "sites.h"
+#include "stacks.h"
+
+static struct mt_record *rec;
+
+static void start(uint64_t rate)
+{
+	rec = counters_local();
+	rec->pid = getpid();
+	config.sample_bytes = rate;
+	config.dir[0] = '\0';
+	sites_start();
+}
+
+/* A sample of `bytes` at address p from call site ra (distinct ra,
+ * distinct stack: pc[0] is always the allocator's caller). */
+static void sample(uintptr_t p, uint64_t bytes, uintptr_t ra)
+{
+	sites_note_sample((void *)p, bytes, bytes, ra);
+}
+
+static const struct mt_stack *stack_of(uintptr_t ra)
+{
+	struct mt_stacks_header *h = sites_table();
+	for (uint32_t i = 1; i < h->stack_count; i++)
+		if (mt_stacks_stack(h, i)->pc[0] == ra)
+			return mt_stacks_stack(h, i);
+	cr_assert_fail("no stack for ra %#lx", (unsigned long)ra);
+	return NULL;
+}
+
+Test(sites, nothing_before_the_first_sample)
+{
+	start(1);
+	cr_expect_null(sites_table());
+	cr_expect(!sites_maybe((void *)0x1000));
+}
+
+Test(sites, samples_in_and_out)
+{
+	struct mt_stacks_header *h;
+	start(1);
+	sample(0x10000, 100, 0xa1);
+	sample(0x20000, 200, 0xa1);
+	sample(0x30000, 300, 0xb2);
+	h = sites_table();
+	cr_assert_not_null(h);
+	cr_expect_eq(h->magic, MT_STACKS_MAGIC);
+	cr_expect_eq(h->version, MT_STACKS_VERSION);
+	cr_expect_eq(h->pid, getpid());
+	cr_expect_eq(h->sample_bytes, 1);
+	cr_expect_eq(h->samples, 3);
+	cr_expect_eq(h->stack_count, 3, "catch-all, a1, b2");
+	cr_expect(mt_stacks_stack(h, 0)->flags & MT_STACK_CATCHALL);
+	cr_expect_eq(stack_of(0xa1)->live_bytes, 300);
+	cr_expect_eq(stack_of(0xa1)->live_count, 2);
+	cr_expect_eq(stack_of(0xb2)->live_bytes, 300);
+	cr_expect(sites_maybe((void *)0x20000));
+	sites_note_free((void *)0x20000);
+	cr_expect(!sites_maybe((void *)0x20000));
+	cr_expect_eq(stack_of(0xa1)->live_bytes, 100);
+	cr_expect_eq(stack_of(0xa1)->total_bytes, 300);
+	cr_expect_eq(stack_of(0xa1)->total_count, 2);
+	cr_expect_eq(h->sampled_frees, 1);
+	/* A free of a block never sampled changes nothing. */
+	sites_forget((void *)0x40000);
+	cr_expect_eq(h->sampled_frees, 1);
+	/* A stale entry (its address handed out again, its free unseen) is
+	 * replaced, not counted twice. */
+	sample(0x10000, 50, 0xb2);
+	cr_expect_eq(stack_of(0xa1)->live_bytes, 0);
+	cr_expect_eq(stack_of(0xb2)->live_bytes, 350);
+}
+
+/* The peak columns hold the set as it stood when the heap peaked. */
+Test(sites, peak_snapshot_is_exact)
+{
+	struct mt_stacks_header *h;
+	start(1);
+	rec->heap_peak = 0;
+	sample(0x10000, 1000, 0xa1);      /* {A}, no peak rise seen yet */
+	h = sites_table();
+	cr_expect_eq(h->peak_seq, 0);
+	rec->heap_peak = 1000;            /* the heap peaks with {A} */
+	sample(0x20000, 500, 0xb2);       /* event: {A} was live at 1000 */
+	cr_expect_eq(h->peak_heap, 1000);
+	cr_expect_eq(stack_of(0xa1)->peak_bytes, 1000);
+	cr_expect_eq(stack_of(0xb2)->peak_bytes, 0);
+	cr_expect_eq(h->peak_seq, 2, "one snapshot, sequence even");
+	sites_forget((void *)0x10000);    /* no new peak: no snapshot */
+	cr_expect_eq(h->peak_seq, 2);
+	cr_expect_eq(stack_of(0xa1)->peak_bytes, 1000);
+	rec->heap_peak = 1200;            /* {B} + unsampled blocks peak higher */
+	sites_forget((void *)0x20000);    /* event: {B} was live at 1200 */
+	cr_expect_eq(h->peak_heap, 1200);
+	cr_expect_eq(stack_of(0xa1)->peak_bytes, 0);
+	cr_expect_eq(stack_of(0xb2)->peak_bytes, 500);
+	/* A rise after the last event: the live set is the peak's, and the
+	 * end of the image copies it. */
+	sample(0x30000, 700, 0xc3);
+	rec->heap_peak = 5000;
+	cr_expect_eq(h->seen_heap_peak, 1200);
+	sites_finish(MT_STATE_EXITED);
+	cr_expect_eq(h->state, MT_STACKS_FINISHED);
+	cr_expect_eq(h->peak_heap, 5000);
+	cr_expect_eq(stack_of(0xc3)->peak_bytes, 700);
+	cr_expect_eq(stack_of(0xb2)->peak_bytes, 0);
+	sites_unfinish();
+	cr_expect_eq(h->state, MT_STACKS_RUNNING);
+}
+
+Test(sites, realloc_holds_and_puts_back)
+{
+	struct sites_held held;
+	start(1);
+	sample(0x10000, 100, 0xa1);
+	sites_hold((void *)0x10000, &held);
+	cr_expect(held.held);
+	cr_expect_eq(stack_of(0xa1)->live_bytes, 0);
+	sites_unhold((void *)0x10000, &held);
+	cr_expect_eq(stack_of(0xa1)->live_bytes, 100);
+	cr_expect_eq(stack_of(0xa1)->total_count, 1, "putting back is no new sample");
+	sites_hold((void *)0x50000, &held);
+	cr_expect(!held.held);
+}
+
+/* A free made while the thread is inside the shim (a signal handler)
+ * waits in the queue; the next holder of the lock applies it. */
+Test(sites, frees_inside_the_shim_are_queued)
+{
+	struct mt_stacks_header *h;
+	start(1);
+	sample(0x10000, 100, 0xa1);
+	sample(0x20000, 100, 0xa1);
+	h = sites_table();
+	cr_assert(shim_guard_enter());
+	sites_note_free((void *)0x10000);
+	sample(0x30000, 100, 0xa1); /* skipped: the thread is inside the shim */
+	shim_guard_leave();
+	cr_expect_eq(stack_of(0xa1)->live_count, 2, "not yet");
+	sample(0x40000, 100, 0xb2);
+	cr_expect_eq(stack_of(0xa1)->live_count, 1);
+	cr_expect_eq(h->sampled_frees, 1);
+	cr_expect_eq(h->skipped_samples, 1);
+	/* more than the queue holds: counted as lost */
+	cr_assert(shim_guard_enter());
+	for (int i = 0; i < 80; i++)
+		sites_forget((void *)(uintptr_t)(0x900000 + 16 * i));
+	shim_guard_leave();
+	sites_finish(MT_STATE_EXITED);
+	cr_expect_geq(h->lost_frees, 80 - 64);
+}
+
+Test(sites, full_live_table_counts_untracked, .timeout = 60)
+{
+	struct mt_stacks_header *h;
+	uint64_t n = 0;
+	start(1);
+	for (uintptr_t p = 0x1000000; n < 30000; p += 64, n++)
+		sample(p, 10, 0xa1);
+	h = sites_table();
+	cr_expect_eq(h->samples, 30000);
+	cr_expect_gt(h->untracked_samples, 0);
+	cr_expect_eq(h->untracked_bytes, 10 * h->untracked_samples);
+	cr_expect_eq(stack_of(0xa1)->live_count + h->untracked_samples, 30000);
+	cr_expect_eq(stack_of(0xa1)->total_count, 30000);
+}
+
+Test(sites, full_stack_table_goes_to_the_catch_all, .timeout = 120)
+{
+	struct mt_stacks_header *h;
+	start(1);
+	for (uintptr_t i = 0; i < MT_STACKS_SLOTS + 100; i++)
+		sample(0x1000000 + 64 * i, 10, 0x100000 + 16 * i);
+	h = sites_table();
+	cr_expect_eq(h->stack_count, MT_STACKS_SLOTS);
+	cr_expect_eq(h->catchall_samples, 101);
+	cr_expect_eq(mt_stacks_stack(h, 0)->live_count, 101);
+	cr_expect_eq(mt_stacks_stack(h, 0)->live_bytes, 1010);
+}
+
+Test(sites, sampling_off_makes_nothing)
+{
+	start(0);
+	sample(0x10000, 100, 0xa1);
+	cr_expect_null(sites_table());
+}
