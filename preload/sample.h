@@ -38,12 +38,35 @@ extern __thread int64_t sample_tls_left;
 /* The cold half: the count reached zero. */
 void sample_take(void *p, size_t usable, uintptr_t ra);
 
-/* An allocation of `usable` bytes at p, returned to the code at `ra`. */
-static inline void sample_note_alloc(void *p, size_t usable, uintptr_t ra)
+/* Takes `usable` bytes off the calling thread's count; 1 when it reached
+ * zero.  On x86-64 one memory-destination subtraction and the branch on
+ * its flags (the compiler's own code loads, subtracts, stores and tests). */
+static inline int sample_count(size_t usable)
 {
-	if (MT_UNLIKELY((sample_tls_left -= (int64_t)usable) <= 0))
-		sample_take(p, usable, ra);
+#if defined(__x86_64__) && defined(__PIC__)
+	__asm__ goto("movq sample_tls_left@gottpoff(%%rip), %%rax\n\t"
+		     "subq %0, %%fs:(%%rax)\n\t"
+		     "jle %l[due]"
+		     :
+		     : "r"(usable)
+		     : "rax", "cc", "memory"
+		     : due);
+	return 0;
+due:
+	return 1;
+#else
+	return (sample_tls_left -= (int64_t)usable) <= 0;
+#endif
 }
+
+/* An allocation of `usable` bytes at p, returned to the code at `ra`: a
+ * macro, so that `ra` (the hook's __builtin_return_address) is only read
+ * when the block is sampled. */
+#define sample_note_alloc(p, usable, ra)                                \
+	do {                                                            \
+		if (MT_UNLIKELY(sample_count(usable)))                  \
+			sample_take((p), (usable), (ra));               \
+	} while (0)
 
 /* Constructor: sampling at mean interval `rate` bytes from now on (0 off);
  * restarts the calling thread's count. */
