@@ -29,7 +29,7 @@ import benchlib  # noqa: E402
 def callgrind(argv, env_extra, out):
     env = dict(os.environ)
     for k in ("LD_PRELOAD", "MEMTRACE_DIR", "MEMTRACE_OUT", "MEMTRACE_QUIET",
-              "DUMP_HEAPTRACK_OUTPUT"):
+              "MEMTRACE_SAMPLE_BYTES", "DUMP_HEAPTRACK_OUTPUT"):
         env.pop(k, None)
     # `env VAR=... prog` under --trace-children: the preload applies to the
     # program only, not to valgrind's launcher; exec keeps the pid, so there is
@@ -99,6 +99,8 @@ def main(argv=None):
     variants = [("bare", {})]
     if shim:
         variants += [("memtrace", {"LD_PRELOAD": str(shim), "MEMTRACE_QUIET": "1"}),
+                     ("memtrace-nosample", {"LD_PRELOAD": str(shim), "MEMTRACE_QUIET": "1",
+                                            "MEMTRACE_SAMPLE_BYTES": "0"}),
                      ("memtrace-dir", {"LD_PRELOAD": str(shim), "MEMTRACE_QUIET": "1",
                                        "MEMTRACE_DIR": str(tmp / "records")})]
         (tmp / "records").mkdir()

@@ -1,8 +1,10 @@
-"""mtrecord.py: read libmemtrace record files (*.mtr) from Python for bench/.
+"""mtrecord.py: read libmemtrace record files (*.mtr) and the headers of its
+stacks files (*.mts) from Python for bench/.
 
-The layout is whatever preload/record.h says at the time of the run: a small C
-program is compiled against that header to print the offsets of the fields
-read here, so this reader cannot drift from the contract.  Stdlib only.
+The layouts are whatever preload/record.h and preload/stacks.h say at the time
+of the run: a small C program is compiled against each header to print the
+offsets of the fields read here, so this reader cannot drift from the
+contracts.  Stdlib only.
 """
 import json
 import os
@@ -79,3 +81,56 @@ def read_dir(directory):
             r["file"] = p.name
             recs.append(r)
     return recs
+
+
+STACKS_U64 = [
+    "magic", "samples", "sampled_frees", "untracked_samples", "catchall_samples",
+    "skipped_samples", "lost_frees", "fp_samples", "backtrace_samples", "sample_ns",
+    "module_refreshes", "peak_heap", "seen_heap_peak", "sample_bytes",
+]
+STACKS_U32 = ["version", "pid", "gen", "module_count", "stack_count", "state", "flags"]
+
+_STACKS_LAYOUT = None
+
+
+def stacks_layout():
+    """{field: offset} of the stacks file header (preload/stacks.h)."""
+    global _STACKS_LAYOUT
+    if _STACKS_LAYOUT is not None:
+        return _STACKS_LAYOUT
+    lines = ['#include <stddef.h>', '#include <stdio.h>', '#include "stacks.h"',
+             'int main(void) {', 'printf("{");']
+    for f in STACKS_U64 + STACKS_U32:
+        lines.append(f'printf("\\"{f}\\": %zu, ", offsetof(struct mt_stacks_header, {f}));')
+    lines.append('printf("\\"magic_value\\": %llu}\\n", (unsigned long long)MT_STACKS_MAGIC);')
+    lines.append('return 0; }')
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "off.c"
+        src.write_text("\n".join(lines) + "\n")
+        exe = Path(d) / "off"
+        subprocess.run([os.environ.get("CC", "cc"), "-I", str(benchlib.SRC_DIR / "preload"),
+                        "-o", str(exe), str(src)], check=True)
+        _STACKS_LAYOUT = json.loads(subprocess.run([str(exe)], capture_output=True, text=True,
+                                                   check=True).stdout)
+    return _STACKS_LAYOUT
+
+
+def read_stacks(path):
+    """dict of the header fields above from one stacks file, or None."""
+    lay = stacks_layout()
+    data = Path(path).read_bytes()
+    if len(data) < 4096:
+        return None
+    h = {f: struct.unpack_from("<Q", data, lay[f])[0] for f in STACKS_U64}
+    h.update({f: struct.unpack_from("<I", data, lay[f])[0] for f in STACKS_U32})
+    return h if h["magic"] == lay["magic_value"] else None
+
+
+def read_stacks_dir(directory):
+    out = []
+    for p in sorted(Path(directory).glob("*.mts")):
+        h = read_stacks(p)
+        if h is not None:
+            h["file"] = p.name
+            out.append(h)
+    return out

@@ -13,6 +13,7 @@ neighbours on a 2-core machine:
   3. correctness.py    what each tool reports against the ground truth
   4. memsup_cpu.py     memsup's own CPU per second vs the seed's measure_command
   5. output_cpu.py     the CPU of 1 GB of a command's output in each --output mode
+  6. sample_cost.py    ns per sampled allocation (frame-pointer walk, DWARF)
 --quick runs fewer repetitions and shorter trees (a smoke run: do not quote it).
 The hand-written reading of the numbers lives in bench/RESULTS.md; this only
 produces the tables.
@@ -31,6 +32,7 @@ import correctness  # noqa: E402
 import instr_count  # noqa: E402
 import memsup_cpu  # noqa: E402
 import output_cpu  # noqa: E402
+import sample_cost  # noqa: E402
 import shim_overhead  # noqa: E402
 
 
@@ -50,12 +52,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--builddir", help="configured build tree (default: $MEMTRACE_BUILDDIR or .)")
     ap.add_argument("--quick", action="store_true", help="smoke run, numbers not quotable")
-    ap.add_argument("--only", choices=["overhead", "instr", "correctness", "memsup", "output"],
+    ap.add_argument("--only", choices=["overhead", "instr", "correctness", "memsup", "output",
+                                       "sample"],
                     action="append")
     ap.add_argument("--out", help="also write the report to this file")
     args = ap.parse_args()
     bd = ["--builddir", args.builddir] if args.builddir else []
-    only = args.only or ["overhead", "instr", "correctness", "memsup", "output"]
+    only = args.only or ["overhead", "instr", "correctness", "memsup", "output", "sample"]
     report = io.StringIO()
 
     class Tee:
@@ -83,6 +86,9 @@ def main():
     if "output" in only:
         part("The command's output through memsup (output_cpu.py)", output_cpu.main,
              bd + (["--reps", "1", "--mb", "200"] if args.quick else []))
+    if "sample" in only:
+        part("Cost of a sampled allocation (sample_cost.py)", sample_cost.main,
+             bd + (["--reps", "3", "--ops", "100000"] if args.quick else []))
     sys.stdout = sys.__stdout__
     if args.out:
         Path(args.out).write_text(report.getvalue())

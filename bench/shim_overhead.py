@@ -4,7 +4,9 @@ and heaptrack, on the same workloads, in one interleaved run.
 
 Variants (each one a whole command, timed from fork to reaping):
   bare           the workload alone
-  memtrace       LD_PRELOAD=libmemtrace.so MEMTRACE_QUIET=1 (counters only)
+  memtrace       LD_PRELOAD=libmemtrace.so MEMTRACE_QUIET=1 (counters, and
+                 call sites sampled at the default 512 KiB)
+  memtrace-nosample  the same with MEMTRACE_SAMPLE_BYTES=0 (counters only)
   memtrace-dir   the same plus MEMTRACE_DIR=<fresh dir>: one mapped record file
                  per process, the mode memsup uses
   memusage       LD_PRELOAD=libmemusage.so (what the `memusage` script does when
@@ -57,7 +59,8 @@ PY_DICTS = (
     "    del d\n"
 )
 
-ALL_VARIANTS = ["bare", "memtrace", "memtrace-dir", "memusage", "heaptrack", "heaptrack-raw"]
+ALL_VARIANTS = ["bare", "memtrace", "memtrace-nosample", "memtrace-dir", "memusage", "heaptrack",
+                "heaptrack-raw"]
 ALL_WORKLOADS = ["malloc-1t", "malloc-2t", "python", "gcc"]
 
 
@@ -144,12 +147,16 @@ class Runner:
         """(argv, env) of one variant of one workload; scratch is a fresh dir."""
         env = dict(os.environ)
         for k in ("LD_PRELOAD", "MEMTRACE_DIR", "MEMTRACE_OUT", "MEMTRACE_QUIET",
-                  "MEMUSAGE_OUTPUT", "MEMUSAGE_TRACE_MMAP", "DUMP_HEAPTRACK_OUTPUT"):
+                  "MEMTRACE_SAMPLE_BYTES", "MEMUSAGE_OUTPUT", "MEMUSAGE_TRACE_MMAP",
+                  "DUMP_HEAPTRACK_OUTPUT"):
             env.pop(k, None)
         if variant == "bare":
             return argv, env
         if variant == "memtrace":
             env.update(LD_PRELOAD=str(self.shim), MEMTRACE_QUIET="1")
+            return argv, env
+        if variant == "memtrace-nosample":
+            env.update(LD_PRELOAD=str(self.shim), MEMTRACE_QUIET="1", MEMTRACE_SAMPLE_BYTES="0")
             return argv, env
         if variant == "memtrace-dir":
             env.update(LD_PRELOAD=str(self.shim), MEMTRACE_QUIET="1", MEMTRACE_DIR=str(scratch))
