@@ -65,10 +65,13 @@ int selfmaps_parse_line(const char *line, size_t len, struct selfmaps_entry *e)
 	p += n;
 	while (p < end && *p == ' ')
 		p++;
-	n = 0;
-	while (p + n < end && p[n] >= '0' && p[n] <= '9')
-		n++;
-	if (!n || sys_parse_u64(p, &e->inode) != n)
+	/* The inode, in decimal, bounded by the line (no NUL after it). */
+	for (n = 0; p + n < end && p[n] >= '0' && p[n] <= '9'; n++) {
+		if (e->inode > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		e->inode = e->inode * 10 + (uint64_t)(p[n] - '0');
+	}
+	if (!n)
 		return -EINVAL;
 	p += n;
 	while (p < end && *p == ' ')

@@ -13,8 +13,9 @@
 #   distcheck   `make distcheck`: the tarball builds and passes from scratch
 #   fuzz        scripts/fuzz.sh: each libFuzzer harness of tests/fuzz/ (the
 #               /proc parsers, the record reader, JSON escaping, the command
-#               line) for 20 s on its seed corpus: no crash, no sanitizer
-#               report, no broken invariant
+#               line, the ELF symbol reader, the shim's maps parser) for 20 s
+#               on its seed corpus: no crash, no sanitizer report, no broken
+#               invariant
 #
 # One "ok N - name" / "not ok N - name" line per check, then one closing
 # line "N passed, N failed".  Exit status 1 if any check failed.

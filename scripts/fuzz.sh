@@ -4,8 +4,8 @@
 #
 #   scripts/fuzz.sh [--seconds N] [--build-dir DIR] [harness...]
 #
-# Harnesses: fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli (default: all,
-# one after the other, at nice 19).  Each is built with clang
+# Harnesses: fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli fuzz_elfsym
+# fuzz_selfmaps (default: all, one after the other, at nice 19).  Each is built with clang
 # -fsanitize=fuzzer,address,undefined from the few source files it needs and
 # a private config header, so no configured tree is needed.  The committed
 # corpus (tests/fuzz/corpus/<harness>/) is never grown: libFuzzer writes into
@@ -28,12 +28,13 @@ me=fuzz.sh
 seconds=20
 build=${TMPDIR:-/tmp}/memtrace-fuzz-$(id -u)
 fuzz_options "$@"
-((${#harnesses[@]})) || harnesses=(fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli)
+((${#harnesses[@]})) || harnesses=(fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli
+	fuzz_elfsym fuzz_selfmaps)
 
 # Sources each harness links (only what it needs) and its -max_len: a proc
 # reader's buffer (4 KiB), a record file plus patches, twice the JSON
 # writer's buffer (its flushes), an evidence file's worth of JSON, a long
-# command line.
+# command line, a small ELF file, the shim's maps line buffer four times.
 sources() {
 	case $1 in
 	fuzz_procfs) echo supervisor/collect/procfs.c ;;
@@ -41,6 +42,8 @@ sources() {
 	fuzz_jsonw) echo preload/jsonw.c ;;
 	fuzz_jsonr) echo supervisor/output/jsonr.c preload/jsonw.c ;;
 	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/output/relay.c ;;
+	fuzz_elfsym) echo preload/elfsym.c ;;
+	fuzz_selfmaps) echo preload/selfmaps.c preload/sys.c ;;
 	*) return 1 ;;
 	esac
 }
@@ -51,6 +54,8 @@ max_len() {
 	fuzz_jsonw) echo 8192 ;;
 	fuzz_jsonr) echo 16384 ;;
 	fuzz_cli) echo 2048 ;;
+	fuzz_elfsym) echo 16384 ;;
+	fuzz_selfmaps) echo 4096 ;;
 	esac
 }
 
