@@ -9,13 +9,14 @@
 #include <sys/syscall.h>
 
 #include "boot.h"
+#include "callstack.h"
 #include "config.h"
 #include "counters.h"
 #include "modules.h"
 #include "sample.h"
 #include "sites.h"
+#include "store.h"
 #include "sys.h"
-#include "callstack.h"
 
 uint8_t sites_filter[1u << SITES_FILTER_BITS];
 
@@ -226,18 +227,11 @@ static void sites_unlink(void)
 static struct mt_stacks_header *sites_map_file(void)
 {
 	const struct mt_record *r = counters_rec;
-	struct sys_str s;
 	void *m;
 	int fd, rc;
 
-	sys_str_init(&s, sites_path, sizeof sites_path);
-	sys_str_add(&s, config.dir);
-	sys_str_add(&s, "/");
-	sys_str_add_u64(&s, (uint64_t)(uint32_t)r->pid);
-	sys_str_add(&s, ".");
-	sys_str_add_u64(&s, r->gen);
-	sys_str_add(&s, MT_STACKS_SUFFIX);
-	if (s.truncated)
+	if (store_path_of(sites_path, sizeof sites_path, config.dir, r->pid, r->gen,
+			  MT_STACKS_SUFFIX) != 0)
 		return NULL;
 	if (sites_fsize_limit() < MT_STACKS_HEADER_BYTES)
 		return NULL;
@@ -781,21 +775,6 @@ void sites_fork_child(void)
 	sites_hdr = h;
 	sites_own_events = 0;
 	sites_want_file = config.dir[0] && counters_rec != counters_local();
-}
-
-int sites_parse_name(const char *name, int32_t *pid, uint32_t *gen)
-{
-	uint64_t p, g;
-	size_t k = sys_parse_u64(name, &p);
-	if (k == 0 || name[k] != '.' || p == 0 || p > INT32_MAX)
-		return 0;
-	name += k + 1;
-	k = sys_parse_u64(name, &g);
-	if (k == 0 || strcmp(name + k, MT_STACKS_SUFFIX) != 0 || g > UINT32_MAX)
-		return 0;
-	*pid = (int32_t)p;
-	*gen = (uint32_t)g;
-	return 1;
 }
 
 struct mt_stacks_header *sites_table(void)

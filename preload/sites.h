@@ -82,7 +82,4 @@ void sites_fork_child(void);
 /* The table (NULL until the first sample). */
 struct mt_stacks_header *sites_table(void);
 
-/* "<pid>.<gen>.mts" -> pid, gen; 1 if name is a stacks file's, else 0. */
-int sites_parse_name(const char *name, int32_t *pid, uint32_t *gen);
-
 #endif /* MEMTRACE_SITES_H */

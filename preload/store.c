@@ -19,7 +19,8 @@
 
 #define STORE_MAX_GEN 100000u
 
-int store_path(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen)
+int store_path_of(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen,
+		  const char *suffix)
 {
 	struct sys_str s;
 	sys_str_init(&s, buf, cap);
@@ -28,11 +29,21 @@ int store_path(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen
 	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
 	sys_str_add(&s, ".");
 	sys_str_add_u64(&s, gen);
-	sys_str_add(&s, MT_RECORD_SUFFIX);
+	sys_str_add(&s, suffix);
 	return s.truncated ? -ENAMETOOLONG : 0;
 }
 
+int store_path(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen)
+{
+	return store_path_of(buf, cap, dir, pid, gen, MT_RECORD_SUFFIX);
+}
+
 int store_parse_name(const char *name, int32_t *pid, uint32_t *gen)
+{
+	return store_parse_name_of(name, MT_RECORD_SUFFIX, pid, gen);
+}
+
+int store_parse_name_of(const char *name, const char *suffix, int32_t *pid, uint32_t *gen)
 {
 	uint64_t p, g;
 	size_t k = sys_parse_u64(name, &p);
@@ -40,7 +51,7 @@ int store_parse_name(const char *name, int32_t *pid, uint32_t *gen)
 		return 0;
 	name += k + 1;
 	k = sys_parse_u64(name, &g);
-	if (k == 0 || strcmp(name + k, MT_RECORD_SUFFIX) != 0 || g > UINT32_MAX)
+	if (k == 0 || strcmp(name + k, suffix) != 0 || g > UINT32_MAX)
 		return 0;
 	*pid = (int32_t)p;
 	*gen = (uint32_t)g;

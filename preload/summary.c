@@ -12,7 +12,7 @@
 #include "errfd.h"
 #include "jsonw.h"
 #include "report.h"
-#include "sites.h"
+#include "stacks.h"
 #include "store.h"
 #include "summary.h"
 #include "sys.h"
@@ -199,7 +199,8 @@ static int summary_remove_entry(const char *name, void *ctx)
 {
 	int32_t pid;
 	uint32_t gen;
-	if (store_parse_name(name, &pid, &gen) || sites_parse_name(name, &pid, &gen))
+	if (store_parse_name(name, &pid, &gen) ||
+	    store_parse_name_of(name, MT_STACKS_SUFFIX, &pid, &gen))
 		sys_call6(SYS_unlinkat, *(int *)ctx, (long)name, 0, 0, 0, 0);
 	return 0;
 }
@@ -386,8 +387,15 @@ void summary_end(const struct mt_record *root)
 		else
 			n = summary_format(&t, buf, sizeof buf);
 		errfd_write(buf, n);
-		if (t.images <= 1)
+		if (t.images <= 1) {
 			topsites_write(root);
+		} else {
+			struct topsites_image im[SUMMARY_ROWS];
+			for (unsigned i = 0; i < t.ntop; i++)
+				im[i] = (struct topsites_image){ t.top[i].pid, t.top[i].gen,
+								 t.top[i].heap_peak };
+			topsites_write_tree(config.dir, im, t.ntop);
+		}
 	}
 	if (config.out[0] && !config.out_per_image)
 		summary_write_json(&t);

@@ -1,22 +1,25 @@
 /* topsites.c: the top call sites in the standalone summary (see
  * topsites.h). */
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 
 #include "elfsym.h"
 #include "errfd.h"
-#include "modules.h"
 #include "report.h"
 #include "sites.h"
 #include "stacks.h"
+#include "store.h"
 #include "sys.h"
 #include "topsites.h"
 
 #define TOPSITES_NAME_BYTES 80u
-/* Stacks named before merging those that read the same. */
+/* Stacks named per table before those that read the same are merged. */
 #define TOPSITES_CANDIDATES 64u
 #define TOPSITES_SLOTS (TOPSITES_CANDIDATES * TOPSITES_FRAMES)
 #define TOPSITES_TEXT_BYTES 400u
+/* Merged lines kept over a tree's tables; the smallest goes when full. */
+#define TOPSITES_LINES 128u
 
 struct topsites_frame {
 	uint64_t pc;
@@ -25,6 +28,30 @@ struct topsites_frame {
 	int named;
 	char name[TOPSITES_NAME_BYTES];
 };
+
+/* Everything a summary adds up, over one table or a tree's. */
+struct topsites_acc {
+	uint64_t rate;        /* the tables' interval (0: they differ) */
+	uint64_t total, var, samples, heap_peaks;
+	unsigned tables, sites, nlines;
+	struct {
+		uint64_t bytes;
+		char text[TOPSITES_TEXT_BYTES];
+	} line[TOPSITES_LINES];
+};
+
+/* The exit path runs once per image (store_finish says so), so the work
+ * space can be static rather than on a thread's stack, which may be small;
+ * the buffer holds one other image's table, read with pread (a file
+ * someone truncates under a mapping would kill the program with SIGBUS). */
+static struct topsites_acc topsites_acc;
+static struct topsites_frame topsites_fr[TOPSITES_SLOTS];
+static char topsites_text[TOPSITES_CANDIDATES][TOPSITES_TEXT_BYTES];
+static uint32_t topsites_id[TOPSITES_CANDIDATES];
+static uint64_t topsites_bytes[TOPSITES_CANDIDATES];
+static struct elfsym_query topsites_q[TOPSITES_SLOTS];
+static unsigned topsites_qi[TOPSITES_SLOTS];
+static _Alignas(64) unsigned char topsites_buf[MT_STACKS_SIZE];
 
 static ssize_t topsites_pread(void *ctx, void *buf, size_t n, uint64_t off)
 {
@@ -44,48 +71,58 @@ static uint64_t topsites_sqrt(uint64_t v)
 	return x;
 }
 
+/* The table's module holding pc: the newest among the first `seen`. */
+static int topsites_module(struct mt_stacks_header *h, uint32_t seen, uint64_t pc)
+{
+	uint32_t n = h->module_count < seen ? h->module_count : seen;
+	while (n-- > 0) {
+		const struct mt_stacks_module *m = mt_stacks_module(h, n);
+		if (pc > m->start && pc <= m->end)
+			return (int)n;
+	}
+	return -1;
+}
+
 /* Names the frames of one module, from its file. */
-static void topsites_resolve(struct mt_stacks_header *h, int module,
-			     struct topsites_frame *f, unsigned nf)
+static void topsites_resolve(struct mt_stacks_header *h, int module, struct topsites_frame *f,
+			     unsigned nf)
 {
 	const struct mt_stacks_module *m = mt_stacks_module(h, (uint32_t)module);
-	static struct elfsym_query q[TOPSITES_SLOTS];
-	static unsigned idx[TOPSITES_SLOTS];
-	unsigned nq = 0;
 	struct elfsym elf;
+	unsigned nq = 0;
 	int fd;
 
-	if (m->flags & MT_MODULE_VDSO)
+	if (m->flags & MT_MODULE_VDSO || memchr(m->path, '\0', sizeof m->path) == NULL)
 		return;
 	fd = sys_open(m->path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return;
 	if (elfsym_open(&elf, topsites_pread, &fd) == 0) {
 		for (unsigned i = 0; i < nf; i++) {
-			uint64_t off;
+			uint64_t off, at;
+			unsigned j;
 			if (f[i].module != module)
 				continue;
 			/* pc - 1: the call instruction, not the one after it. */
 			off = f[i].pc - 1 - m->start + m->file_offset;
-			if (elfsym_file_vaddr(&elf, off, &f[i].vaddr) != 0)
+			if (elfsym_file_vaddr(&elf, off, &at) != 0)
 				continue;
-			f[i].vaddr++;
+			f[i].vaddr = at + 1;
 			/* sorted insertion by address */
-			unsigned j = nq++;
-			while (j > 0 && q[j - 1].addr > f[i].vaddr - 1) {
-				q[j] = q[j - 1];
-				idx[j] = idx[j - 1];
-				j--;
+			for (j = nq++; j > 0 && topsites_q[j - 1].addr > at; j--) {
+				topsites_q[j] = topsites_q[j - 1];
+				topsites_qi[j] = topsites_qi[j - 1];
 			}
-			memset(&q[j], 0, sizeof q[j]);
-			q[j].addr = f[i].vaddr - 1;
-			idx[j] = i;
+			memset(&topsites_q[j], 0, sizeof topsites_q[j]);
+			topsites_q[j].addr = at;
+			topsites_qi[j] = i;
 		}
-		if (nq && elfsym_resolve(&elf, q, nq) == 0) {
+		if (nq && elfsym_resolve(&elf, topsites_q, nq) == 0) {
 			for (unsigned j = 0; j < nq; j++)
-				if (q[j].found &&
-				    elfsym_name(&elf, &q[j], f[idx[j]].name, TOPSITES_NAME_BYTES) > 0)
-					f[idx[j]].named = 1;
+				if (topsites_q[j].found &&
+				    elfsym_name(&elf, &topsites_q[j], f[topsites_qi[j]].name,
+						TOPSITES_NAME_BYTES) > 0)
+					f[topsites_qi[j]].named = 1;
 		}
 	}
 	sys_close(fd);
@@ -94,7 +131,10 @@ static void topsites_resolve(struct mt_stacks_header *h, int module,
 static void topsites_frame_text(struct sys_str *s, struct mt_stacks_header *h,
 				const struct topsites_frame *f)
 {
-	const char *base;
+	const char *path, *base;
+	char hex[17];
+	int n = 0;
+	uint64_t v = f->vaddr;
 	if (f->named) {
 		sys_str_add(s, f->name);
 		return;
@@ -103,21 +143,16 @@ static void topsites_frame_text(struct sys_str *s, struct mt_stacks_header *h,
 		sys_str_add(s, "?");
 		return;
 	}
-	base = strrchr(mt_stacks_module(h, (uint32_t)f->module)->path, '/');
-	sys_str_add(s, base ? base + 1 : mt_stacks_module(h, (uint32_t)f->module)->path);
-	sys_str_add(s, "+");
-	{
-		char hex[17];
-		int n = 0;
-		uint64_t v = f->vaddr;
-		do {
-			hex[n++] = "0123456789abcdef"[v & 15];
-			v >>= 4;
-		} while (v && n < 16);
-		sys_str_add(s, "0x");
-		while (n)
-			sys_str_add_n(s, &hex[--n], 1);
-	}
+	path = mt_stacks_module(h, (uint32_t)f->module)->path;
+	base = strrchr(path, '/');
+	sys_str_add(s, base ? base + 1 : path);
+	sys_str_add(s, "+0x");
+	do {
+		hex[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v && n < 16);
+	while (n)
+		sys_str_add_n(s, &hex[--n], 1);
 }
 
 /* One decimal of a share in permille. */
@@ -132,28 +167,22 @@ static void topsites_percent(struct sys_str *s, uint64_t part, uint64_t whole)
 	sys_str_add(s, "%");
 }
 
-/* The exit path runs once per image (store_finish says so), so the work
- * space can be static rather than on a thread's stack, which may be small. */
-static struct topsites_frame topsites_fr[TOPSITES_CANDIDATES * TOPSITES_FRAMES];
-static char topsites_text[TOPSITES_CANDIDATES][TOPSITES_TEXT_BYTES];
-static uint32_t topsites_id[TOPSITES_CANDIDATES];
-static uint64_t topsites_bytes[TOPSITES_CANDIDATES];
-
-/* The largest stacks by bytes into topsites_id/bytes; returns how many. */
-static uint32_t topsites_pick(struct mt_stacks_header *h, int live, uint64_t *total, uint64_t *var,
-			      uint64_t *samples, uint32_t *sites)
+/* The table's largest stacks at its image's peak into topsites_id/bytes,
+ * and its totals into the accumulator; returns how many. */
+static uint32_t topsites_pick(struct topsites_acc *a, struct mt_stacks_header *h, int live,
+			      uint32_t count)
 {
-	uint32_t count = __atomic_load_n(&h->stack_count, __ATOMIC_ACQUIRE), n = 0;
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < count; i++) {
 		const struct mt_stack *st = mt_stacks_stack(h, i);
 		uint64_t b = live ? st->live_bytes : st->peak_bytes;
 		uint32_t j;
 		if (!b)
 			continue;
-		(*sites)++;
-		*total += b;
-		*var += live ? st->live_var : st->peak_var;
-		*samples += live ? st->live_count : st->peak_count;
+		a->sites++;
+		a->total += b;
+		a->var += live ? st->live_var : st->peak_var;
+		a->samples += live ? st->live_count : st->peak_count;
 		if (n < TOPSITES_CANDIDATES)
 			n++;
 		else if (b <= topsites_bytes[n - 1])
@@ -168,20 +197,21 @@ static uint32_t topsites_pick(struct mt_stacks_header *h, int live, uint64_t *to
 	return n;
 }
 
-/* Names the candidates' innermost frames into topsites_text. */
+/* Names the picked stacks' innermost frames into topsites_text. */
 static void topsites_name(struct mt_stacks_header *h, uint32_t n)
 {
 	uint32_t nf = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct mt_stack *st = mt_stacks_stack(h, topsites_id[k]);
+		uint32_t frames = st->nframes < MT_STACKS_FRAMES ? st->nframes : MT_STACKS_FRAMES;
 		for (uint32_t j = 0; j < TOPSITES_FRAMES; j++, nf++) {
 			struct topsites_frame *f = &topsites_fr[nf];
 			memset(f, 0, sizeof *f);
 			f->module = -1;
-			if (j >= st->nframes)
+			if (j >= frames)
 				continue;
 			f->pc = st->pc[j];
-			f->module = modules_find((uintptr_t)st->pc[j]);
+			f->module = topsites_module(h, st->modules_seen, st->pc[j]);
 			if (f->module >= 0) {
 				const struct mt_stacks_module *m = mt_stacks_module(h, (uint32_t)f->module);
 				f->vaddr = st->pc[j] - m->start + m->file_offset;
@@ -199,103 +229,172 @@ static void topsites_name(struct mt_stacks_header *h, uint32_t n)
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		const struct mt_stack *st = mt_stacks_stack(h, topsites_id[k]);
+		uint32_t frames = st->nframes < MT_STACKS_FRAMES ? st->nframes : MT_STACKS_FRAMES;
 		struct sys_str s;
 		sys_str_init(&s, topsites_text[k], TOPSITES_TEXT_BYTES);
 		if (st->flags & MT_STACK_CATCHALL)
 			sys_str_add(&s, "[stack table full, or no stack]");
-		for (uint32_t j = 0; j < st->nframes && j < TOPSITES_FRAMES; j++) {
+		for (uint32_t j = 0; j < frames && j < TOPSITES_FRAMES; j++) {
 			if (j)
 				sys_str_add(&s, " < ");
 			topsites_frame_text(&s, h, &topsites_fr[k * TOPSITES_FRAMES + j]);
 		}
-		if (st->nframes > TOPSITES_FRAMES)
+		if (frames > TOPSITES_FRAMES)
 			sys_str_add(&s, " < ...");
+	}
+}
+
+/* Adds a line: to the one that reads the same, else a new one (in place
+ * of the smallest when all are taken and it is smaller). */
+static void topsites_merge(struct topsites_acc *a, const char *text, uint64_t bytes)
+{
+	unsigned small = 0;
+	for (unsigned i = 0; i < a->nlines; i++) {
+		if (strcmp(a->line[i].text, text) == 0) {
+			a->line[i].bytes += bytes;
+			return;
+		}
+		if (a->line[i].bytes < a->line[small].bytes)
+			small = i;
+	}
+	if (a->nlines < TOPSITES_LINES)
+		small = a->nlines++;
+	else if (a->line[small].bytes >= bytes)
+		return;
+	a->line[small].bytes = bytes;
+	memcpy(a->line[small].text, text, TOPSITES_TEXT_BYTES);
+}
+
+/* One image's table, whose record says heap_peak. */
+static void topsites_add(struct topsites_acc *a, struct mt_stacks_header *h, uint32_t count,
+			 uint64_t heap_peak)
+{
+	/* stacks.h: a peak reached after the last sampled event is the live set */
+	uint32_t n = topsites_pick(a, h, heap_peak > h->seen_heap_peak, count);
+	topsites_name(h, n);
+	for (uint32_t k = 0; k < n; k++)
+		topsites_merge(a, topsites_text[k], topsites_bytes[k]);
+	a->rate = a->tables++ && a->rate != h->sample_bytes ? 0 : h->sample_bytes;
+	a->heap_peaks += heap_peak;
+}
+
+static void topsites_print(const struct topsites_acc *a, const char *of_what)
+{
+	char line[TOPSITES_TEXT_BYTES + 64];
+	unsigned order[TOPSITES_LINES], shown = 0;
+	uint64_t listed = 0;
+	struct sys_str s;
+
+	sys_str_init(&s, line, sizeof line);
+	sys_str_add(&s, "memtrace:   heap by call site, ");
+	sys_str_add(&s, of_what);
+	if (a->rate == 1) {
+		sys_str_add(&s, " (every block sampled)");
+	} else if (a->rate) {
+		sys_str_add(&s, " (sampled every ");
+		report_add_bytes(&s, a->rate);
+		sys_str_add(&s, " on average)");
+	}
+	sys_str_add(&s, ": ");
+	sys_str_add_u64(&s, a->samples);
+	sys_str_add(&s, " samples, est. ");
+	report_add_bytes(&s, a->total);
+	if (a->var) {
+		sys_str_add(&s, " +- ");
+		report_add_bytes(&s, topsites_sqrt(a->var) * 1024);
+	}
+	sys_str_add(&s, " of ");
+	report_add_bytes(&s, a->heap_peaks);
+	sys_str_add(&s, "\n");
+	errfd_write(line, s.len);
+	/* the largest lines, largest first */
+	for (unsigned i = 0; i < a->nlines; i++) {
+		unsigned j = shown < TOPSITES_SITES ? shown++ : shown;
+		if (j == TOPSITES_SITES && a->line[i].bytes <= a->line[order[j - 1]].bytes)
+			continue;
+		if (j == TOPSITES_SITES)
+			j--;
+		for (; j > 0 && a->line[order[j - 1]].bytes < a->line[i].bytes; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (unsigned k = 0; k < shown; k++) {
+		sys_str_init(&s, line, sizeof line);
+		sys_str_add(&s, "memtrace:   ");
+		topsites_percent(&s, a->line[order[k]].bytes, a->total);
+		sys_str_add(&s, "  ");
+		report_add_bytes(&s, a->line[order[k]].bytes);
+		sys_str_add(&s, "  ");
+		sys_str_add(&s, a->line[order[k]].text);
+		sys_str_add(&s, "\n");
+		if (s.truncated)
+			line[sizeof line - 2] = '\n';
+		errfd_write(line, s.len);
+		listed += a->line[order[k]].bytes;
+	}
+	if (listed < a->total && a->sites > shown) {
+		sys_str_init(&s, line, sizeof line);
+		sys_str_add(&s, "memtrace:   ");
+		topsites_percent(&s, a->total - listed, a->total);
+		sys_str_add(&s, "  ");
+		report_add_bytes(&s, a->total - listed);
+		sys_str_add(&s, "  (other sites)\n");
+		errfd_write(line, s.len);
 	}
 }
 
 void topsites_write(const struct mt_record *r)
 {
 	struct mt_stacks_header *h = sites_table();
-	uint64_t total = 0, var = 0, samples = 0;
-	uint32_t n, sites = 0, merged = 0;
-	char line[TOPSITES_TEXT_BYTES + 64];
-	struct sys_str s;
-
 	if (!h || __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != MT_STACKS_MAGIC)
 		return;
-	/* stacks.h: a peak reached after the last sampled event is the live set */
-	n = topsites_pick(h, r->heap_peak > h->seen_heap_peak, &total, &var, &samples, &sites);
-	topsites_name(h, n);
-	/* Stacks that differ only beyond the named frames, or in the call's
-	 * place inside one function, are one line. */
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t j;
-		for (j = 0; j < merged && strcmp(topsites_text[j], topsites_text[k]) != 0; j++) {
-		}
-		if (j < merged) {
-			topsites_bytes[j] += topsites_bytes[k];
-		} else {
-			if (j != k)
-				memcpy(topsites_text[j], topsites_text[k], TOPSITES_TEXT_BYTES);
-			topsites_bytes[j] = topsites_bytes[k];
-			merged++;
-		}
-		while (j > 0 && topsites_bytes[j - 1] < topsites_bytes[j]) {
-			uint64_t b = topsites_bytes[j];
-			char t[TOPSITES_TEXT_BYTES];
-			memcpy(t, topsites_text[j], sizeof t);
-			topsites_bytes[j] = topsites_bytes[j - 1];
-			memcpy(topsites_text[j], topsites_text[j - 1], sizeof t);
-			topsites_bytes[j - 1] = b;
-			memcpy(topsites_text[j - 1], t, sizeof t);
-			j--;
-		}
-	}
+	memset(&topsites_acc, 0, sizeof topsites_acc);
+	topsites_add(&topsites_acc, h, __atomic_load_n(&h->stack_count, __ATOMIC_ACQUIRE),
+		     r->heap_peak);
+	topsites_print(&topsites_acc, "at the heap peak");
+}
 
-	sys_str_init(&s, line, sizeof line);
-	sys_str_add(&s, "memtrace:   heap peak by call site (");
-	if (h->sample_bytes == 1) {
-		sys_str_add(&s, "every block sampled");
-	} else {
-		sys_str_add(&s, "sampled every ");
-		report_add_bytes(&s, h->sample_bytes);
-		sys_str_add(&s, " on average");
+/* Another image's table, read whole; its stack count, 0 if it is none. */
+static uint32_t topsites_read(const char *dir, int32_t pid, uint32_t gen)
+{
+	struct mt_stacks_header *h = (struct mt_stacks_header *)topsites_buf;
+	char path[PATH_MAX + 64];
+	ssize_t len;
+	uint32_t count;
+	int fd;
+	if (store_path_of(path, sizeof path, dir, pid, gen, MT_STACKS_SUFFIX) != 0 ||
+	    (fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0)) < 0)
+		return 0;
+	len = sys_pread(fd, topsites_buf, sizeof topsites_buf, 0);
+	sys_close(fd);
+	if (len < (ssize_t)MT_STACKS_HEADER_BYTES || h->magic != MT_STACKS_MAGIC ||
+	    h->version != MT_STACKS_VERSION || h->stack_bytes != MT_STACKS_STACK_BYTES ||
+	    h->module_bytes != MT_STACKS_MODULE_BYTES || h->pid != pid || h->gen != gen)
+		return 0;
+	/* what the file holds, and no more */
+	count = h->stack_count < MT_STACKS_SLOTS ? h->stack_count : MT_STACKS_SLOTS;
+	if ((uint64_t)len < MT_STACKS_STACKS_OFFSET)
+		return 0;
+	if ((uint64_t)count > ((uint64_t)len - MT_STACKS_STACKS_OFFSET) / MT_STACKS_STACK_BYTES)
+		count = (uint32_t)(((uint64_t)len - MT_STACKS_STACKS_OFFSET) / MT_STACKS_STACK_BYTES);
+	if ((uint64_t)h->module_count * MT_STACKS_MODULE_BYTES >
+	    (uint64_t)len - MT_STACKS_MODULES_OFFSET)
+		h->module_count =
+			(uint32_t)(((uint64_t)len - MT_STACKS_MODULES_OFFSET) / MT_STACKS_MODULE_BYTES);
+	if (h->module_count > MT_STACKS_MODULE_SLOTS)
+		h->module_count = MT_STACKS_MODULE_SLOTS;
+	return count;
+}
+
+void topsites_write_tree(const char *dir, const struct topsites_image *images, unsigned n)
+{
+	memset(&topsites_acc, 0, sizeof topsites_acc);
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t count = topsites_read(dir, images[i].pid, images[i].gen);
+		if (count)
+			topsites_add(&topsites_acc, (struct mt_stacks_header *)topsites_buf, count,
+				     images[i].heap_peak);
 	}
-	sys_str_add(&s, "): ");
-	sys_str_add_u64(&s, samples);
-	sys_str_add(&s, " samples, est. ");
-	report_add_bytes(&s, total);
-	if (var) {
-		sys_str_add(&s, " +- ");
-		report_add_bytes(&s, topsites_sqrt(var) * 1024);
-	}
-	sys_str_add(&s, " of ");
-	report_add_bytes(&s, r->heap_peak);
-	sys_str_add(&s, "\n");
-	errfd_write(line, s.len);
-	for (uint32_t k = 0; k < merged && k < TOPSITES_SITES; k++) {
-		sys_str_init(&s, line, sizeof line);
-		sys_str_add(&s, "memtrace:   ");
-		topsites_percent(&s, topsites_bytes[k], total);
-		sys_str_add(&s, "  ");
-		report_add_bytes(&s, topsites_bytes[k]);
-		sys_str_add(&s, "  ");
-		sys_str_add(&s, topsites_text[k]);
-		sys_str_add(&s, "\n");
-		if (s.truncated)
-			line[sizeof line - 2] = '\n';
-		errfd_write(line, s.len);
-	}
-	if (sites > n || merged > TOPSITES_SITES) {
-		uint64_t rest = total;
-		for (uint32_t k = 0; k < merged && k < TOPSITES_SITES; k++)
-			rest -= topsites_bytes[k];
-		sys_str_init(&s, line, sizeof line);
-		sys_str_add(&s, "memtrace:   ");
-		topsites_percent(&s, rest, total);
-		sys_str_add(&s, "  ");
-		report_add_bytes(&s, rest);
-		sys_str_add(&s, "  (other sites)\n");
-		errfd_write(line, s.len);
-	}
+	if (topsites_acc.tables)
+		topsites_print(&topsites_acc, "each image above at its own heap peak");
 }

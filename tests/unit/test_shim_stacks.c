@@ -369,8 +369,8 @@ Test(shim_stacks, standalone_summary_names_the_sites, .timeout = 60)
 	struct shim_run r;
 	shim_run(&r, argv, NULL, SHIM_NO_DIR);
 	cr_assert_eq(r.status, 0);
-	cr_expect_not_null(strstr(r.err, "memtrace:   heap peak by call site (sampled every 512.0 "
-					 "KiB on average): "),
+	cr_expect_not_null(strstr(r.err, "memtrace:   heap by call site, at the heap peak (sampled "
+					 "every 512.0 KiB on average): "),
 			   "%s", r.err);
 	cr_expect_not_null(strstr(r.err, "  hold_half < shares_take < main"), "%s", r.err);
 	cr_expect_not_null(strstr(r.err, "  hold_three_tenths < shares_take < main"), "%s", r.err);
@@ -382,6 +382,32 @@ Test(shim_stacks, standalone_summary_names_the_sites, .timeout = 60)
 	shim_run(&r, argv, off, SHIM_NO_DIR);
 	cr_expect_not_null(strstr(r.err, "memtrace:   calls"));
 	cr_expect_null(strstr(r.err, "call site"), "%s", r.err);
+	shim_done(&r);
+}
+
+/* A standalone tree's table (two images): the listed images' sites, each
+ * at its own peak, in the same summary; the tree's directory, with its
+ * stacks files, removed. */
+Test(shim_stacks, standalone_tree_table_has_the_sites, .timeout = 60)
+{
+	const char *argv[] = { "site_shares", "100", "2", NULL };
+	char dir[] = "/tmp/mtsites.XXXXXX", tmpdir[64];
+	struct shim_run r;
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", dir);
+	const char *env[] = { "MEMTRACE_SAMPLE_BYTES=1", tmpdir, NULL };
+	shim_run(&r, argv, env, SHIM_NO_DIR);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "memtrace: 2 images in 2 processes"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "memtrace:   heap by call site, each image above at its "
+					 "own heap peak (every block sampled): "),
+			   "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "hold_half < shares_take < main"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "hold_half < shares_take < shares_child < main"), "%s",
+			   r.err);
+	cr_expect_not_null(strstr(r.err, "hold_fifth < shares_take < shares_child < main"), "%s",
+			   r.err);
+	cr_expect_eq(rmdir(dir), 0, "the tree's directory was not removed: %s", strerror(errno));
 	shim_done(&r);
 }
 
