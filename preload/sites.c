@@ -18,7 +18,10 @@
 #include "store.h"
 #include "sys.h"
 
-uint8_t sites_filter[1u << SITES_FILTER_BITS];
+uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64];
+/* Sampled blocks behind each bit of sites_filter (255: too many to count,
+ * the bit stays set for good). */
+static uint8_t sites_filter_count[1u << SITES_FILTER_BITS];
 
 /* Sampled blocks live now: open addressing on the address, backward-shift
  * deletion, at most 3/4 full (24576 blocks: 12 GiB of heap at the default
@@ -497,13 +500,20 @@ static void sites_delete(uint32_t i)
 	sites_live_n--;
 }
 
+/* Under the lock; the bit is set before the block's allocation returns
+ * and cleared after its entry left the table. */
 static void sites_filter_add(uintptr_t p, int delta)
 {
-	uint8_t *f = &sites_filter[sites_slot((const void *)p)];
-	uint8_t v = __atomic_load_n(f, __ATOMIC_RELAXED);
+	unsigned k = sites_slot((const void *)p);
+	uint8_t v = sites_filter_count[k];
+	uint64_t bit = UINT64_C(1) << (k % 64);
 	if (v == 255)
 		return; /* saturated: stays "maybe" for good */
-	__atomic_store_n(f, (uint8_t)(v + delta), __ATOMIC_RELAXED);
+	sites_filter_count[k] = (uint8_t)(v + delta);
+	if (delta > 0 && v == 0)
+		__atomic_fetch_or(&sites_filter[k / 64], bit, __ATOMIC_RELAXED);
+	else if (delta < 0 && v == 1)
+		__atomic_fetch_and(&sites_filter[k / 64], ~bit, __ATOMIC_RELAXED);
 }
 
 static void sites_column_add(struct mt_stacks_header *h, uint32_t id, int sign, uint64_t w,
@@ -741,6 +751,7 @@ void sites_fork_child(void)
 			sites_hdr = NULL;
 			sites_broken = 1;
 			memset(sites_filter, 0, sizeof sites_filter);
+			memset(sites_filter_count, 0, sizeof sites_filter_count);
 			return;
 		}
 	} else {

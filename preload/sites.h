@@ -3,9 +3,11 @@
  * the private table of sampled blocks still live, and the peak snapshots.
  *
  * The hot paths are inline and touch no lock: an allocation that is not
- * sampled never comes here (sample.h), and a free tests one byte of
- * sites_filter, a 64 KiB table of counts indexed by a hash of the address
- * (0: no sampled block hashes there), before anything else.  Everything
+ * sampled never comes here (sample.h), and a free tests one bit of
+ * sites_filter, an 8 KiB bitmap indexed by a hash of the address (0: no
+ * sampled block hashes there), before anything else: small enough to stay
+ * in the L1 cache of a program that frees all the time.  (Each bit has a
+ * count of the blocks behind it in a cold array, touched under the lock.)  Everything
  * behind them is cold: a spinlock (never held across a system call that
  * can block, never taken by a thread that is already inside the shim)
  * serialises the tables.  A signal handler that frees a sampled block
@@ -26,7 +28,7 @@
 #include "stacks.h"
 
 #define SITES_FILTER_BITS 16u
-extern uint8_t sites_filter[1u << SITES_FILTER_BITS];
+extern uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64];
 
 static inline unsigned sites_slot(const void *p)
 {
@@ -37,7 +39,8 @@ static inline unsigned sites_slot(const void *p)
 /* 0 if p is surely not a sampled block. */
 static inline int sites_maybe(const void *p)
 {
-	return __atomic_load_n(&sites_filter[sites_slot(p)], __ATOMIC_RELAXED) != 0;
+	unsigned k = sites_slot(p);
+	return (__atomic_load_n(&sites_filter[k / 64], __ATOMIC_RELAXED) >> (k % 64)) & 1;
 }
 
 /* The cold half of sites_note_free. */
