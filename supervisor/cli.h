@@ -47,6 +47,11 @@ int cli_parse(int argc, char **argv, struct sup_options *out, char *err,
 	      size_t errlen);
 void cli_free(struct sup_options *o);
 
+/* For the subcommands' options: "NAME VALUE" or "NAME=VALUE" at argv[*i]
+ * gives VALUE (*i moved past it), or NULL when argv[*i] is not this option
+ * -- or is, without its value: then *missing is set. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name, int *missing);
+
 /* The --help text (matches man/memsup.1 and the README). */
 extern const char cli_help_text[];
 

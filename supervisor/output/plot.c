@@ -5,6 +5,7 @@
  * files line by line through timeline.h, their format's one owner.
  */
 #include "output/plot.h"
+#include "cli.h"
 #include "number.h"
 #include "output/jsonr.h"
 #include "output/timeline.h"
@@ -549,39 +550,6 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 
 /* ---- writing -------------------------------------------------------------------- */
 
-/* b to dirfd/name via name.tmp and rename(2): a reader never sees half a
- * picture, and a failure leaves the old one. */
-static int write_atomic(int dirfd, const char *name, const struct svg_buf *b)
-{
-	char tmp[PATH_MAX];
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", name) >= sizeof tmp)
-		return -ENAMETOOLONG;
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -errno;
-	int rc = svg_write_fd(fd, b);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlinkat(dirfd, tmp, 0);
-	return rc;
-}
-
-/* -o /dev/stdout, a FIFO, a symlink: written through, never renamed over
- * (a rename would put a regular file in place of a device). */
-static int write_in_place(const char *path, const struct svg_buf *b)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int rc = svg_write_fd(fd, b);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	return rc;
-}
-
 static int render(int dirfd, unsigned width, unsigned height, struct svg_buf *b, char *err,
 		  size_t errlen)
 {
@@ -615,7 +583,7 @@ int plot_write_dir(int dirfd, const char *dirpath, unsigned width, unsigned heig
 	char why[256] = "";
 	rc = render(dirfd, width, height, &b, why, sizeof why);
 	if (rc == 0) {
-		rc = write_atomic(dirfd, "timeline.svg", &b);
+		rc = svg_write_atomic(dirfd, "timeline.svg", &b);
 		if (rc < 0)
 			snprintf(why, sizeof why, "timeline.svg: %s", strerror(-rc));
 	}
@@ -652,25 +620,6 @@ static int parse_dim(const char *opt, const char *val, unsigned lo, unsigned hi,
 	return 0;
 }
 
-/* "--width N" or "--width=N": the value, or NULL (and *i unchanged) if
- * argv[*i] is not this option. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n] != '\0')
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = 1;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 int plot_main(int argc, char **argv)
 {
 	unsigned width = 0, height = 0;
@@ -684,10 +633,10 @@ int plot_main(int argc, char **argv)
 			return 0;
 		} else if (opts && strcmp(a, "--") == 0) {
 			opts = 0;
-		} else if (opts && (v = opt_value(argc, argv, &i, "--width", &missing))) {
+		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--width", &missing))) {
 			if (parse_dim("--width", v, SVG_MIN_WIDTH, SVG_MAX_WIDTH, &width) < 0)
 				return 125;
-		} else if (opts && (v = opt_value(argc, argv, &i, "--height", &missing))) {
+		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--height", &missing))) {
 			if (parse_dim("--height", v, SVG_MIN_HEIGHT, SVG_MAX_HEIGHT, &height) < 0)
 				return 125;
 		} else if (opts && strcmp(a, "-o") == 0) {
@@ -738,13 +687,7 @@ int plot_main(int argc, char **argv)
 		svg_buf_free(&b);
 		return 125;
 	}
-	struct stat st;
-	if (strcmp(out, "-") == 0)
-		rc = svg_write_fd(STDOUT_FILENO, &b);
-	else if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode))
-		rc = write_in_place(out, &b);
-	else
-		rc = write_atomic(AT_FDCWD, out, &b);
+	rc = svg_write_path(out, &b);
 	svg_buf_free(&b);
 	if (rc < 0) {
 		fprintf(stderr, "memsup plot: %s: %s\n", out, strerror(-rc));

@@ -8,6 +8,7 @@
 #include "jsonw.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- arithmetic without libm (memsup links libc and libdl only) ---------------- */
@@ -106,6 +108,41 @@ int svg_write_fd(int fd, const struct svg_buf *b)
 	return 0;
 }
 
+int svg_write_atomic(int dirfd, const char *name, const struct svg_buf *b)
+{
+	char tmp[PATH_MAX];
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", name) >= sizeof tmp)
+		return -ENAMETOOLONG;
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	int rc = svg_write_fd(fd, b);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(dirfd, tmp, 0);
+	return rc;
+}
+
+int svg_write_path(const char *out, const struct svg_buf *b)
+{
+	struct stat st;
+	if (strcmp(out, "-") == 0)
+		return svg_write_fd(STDOUT_FILENO, b);
+	if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		int fd = open(out, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		int rc = svg_write_fd(fd, b);
+		if (close(fd) < 0 && rc == 0)
+			rc = -errno;
+		return rc;
+	}
+	return svg_write_atomic(AT_FDCWD, out, b);
+}
+
 /* v with `dec` decimals (0..6), trailing zeros kept; "-0" never. */
 static void fmt_fixed(double v, int dec, char *buf, size_t cap)
 {
@@ -139,6 +176,16 @@ static void put_coord(struct svg_buf *b, double v)
 	if (n > 2 && s[n - 2] == '.' && s[n - 1] == '0')
 		n -= 2;
 	put_n(b, s, n);
+}
+
+void svg_put(struct svg_buf *b, const char *s)
+{
+	put(b, s);
+}
+
+void svg_put_coord(struct svg_buf *b, double v)
+{
+	put_coord(b, v);
 }
 
 /* ---- text ------------------------------------------------------------------- */

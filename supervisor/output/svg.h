@@ -113,6 +113,13 @@ int svg_render(const struct plot_data *d, struct svg_buf *b);
 
 /* Write the whole of b to fd (retrying short writes).  0 or -errno. */
 int svg_write_fd(int fd, const struct svg_buf *b);
+/* b as dirfd/name, whole or not at all: name.tmp, then renamed over. */
+int svg_write_atomic(int dirfd, const char *name, const struct svg_buf *b);
+/* b to an -o argument: "-" is stdout; a path that is not a regular file
+ * (/dev/stdout, a FIFO, a symlink to one) is written through, never
+ * renamed over (a rename would put a file in place of a device); anything
+ * else is replaced atomically. */
+int svg_write_path(const char *out, const struct svg_buf *b);
 
 /* An axis: ticks at 0, step, 2*step, ... <= max, labels in `unit`
  * (value / scale).  Exposed for the tests. */
@@ -130,6 +137,11 @@ void svg_axis_bytes(double max_bytes, unsigned ticks, struct svg_axis *a);
 void svg_axis_time(double duration_s, unsigned ticks, struct svg_axis *a);
 /* "12.5 MB" / "250 ms": v with a's unit and 3 significant digits. */
 void svg_format_value(const struct svg_axis *a, double v, char *buf, size_t cap);
+
+/* For other pictures (flame.c): s appended as it is (markup); a coordinate
+ * with one decimal at most, locale-free. */
+void svg_put(struct svg_buf *b, const char *s);
+void svg_put_coord(struct svg_buf *b, double v);
 
 /* Append s (n bytes) as XML text: & < > " ' as entities, control bytes and
  * ill-formed UTF-8 as U+FFFD, at most max_chars characters ("..." after a
