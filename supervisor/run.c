@@ -9,6 +9,7 @@
 #include "collect/fold.h"
 #include "collect/jitter.h"
 #include "collect/live.h"
+#include "collect/peaksites.h"
 #include "collect/procfs.h"
 #include "collect/pview.h"
 #include "contain/contain.h"
@@ -52,6 +53,7 @@ struct run {
 	struct pview *pv;
 	struct sentinel sentinel;
 	struct contain_state kernel; /* the cgroup's counters at the last sample */
+	struct peaksites *sites; /* NULL: not tracing */
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -380,6 +382,11 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 			.have_cgroup = r->kernel.have_usage, .cgroup = r->kernel.usage,
 		};
 		top_members(&tl, m, nm);
+		/* the images' sampled call sites at a new peak of the traced
+		 * heap or of the RSS, with the figures of this very sample (none
+		 * when the records were not read: a fork bomb at --max-procs) */
+		if (r->sites && viewed)
+			peaksites_sample(r->sites, r->live, m, nm, now, elapsed, s.heap, rss);
 		if (evidence_append_timeline(r->ev, &tl) < 0)
 			*reason = SUP_REASON_EVIDENCE_FAILED;
 		struct phases_sample ps = {
@@ -535,6 +542,8 @@ void run_views_free(struct run_views *v)
 {
 	live_close(v->live);
 	pview_close(v->pview);
+	peaksites_close(v->sites);
+	v->sites = NULL;
 	v->live = NULL;
 	v->pview = NULL;
 }
@@ -583,6 +592,8 @@ static int open_run(struct run *r, sigset_t *orig)
 	}
 	if ((rc = pview_open(&r->pv, cfg->proc_root, cfg->records_dir != NULL)) < 0)
 		return start_failed(r, 125, "per-process view", -rc);
+	if (cfg->records_dir && (rc = peaksites_open(&r->sites, cfg->records_dir)) < 0)
+		return start_failed(r, 125, "open the records directory", -rc);
 	const char *const *notes;
 	for (size_t i = 0, n = contain_notes(r->contain, &notes); i < n; i++)
 		resources_note(rec, notes[i]);
@@ -738,6 +749,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	}
 	views->live = r->live;
 	views->pview = r->pv;
+	views->sites = r->sites;
 	views->start_ns = r->start_ns;
 	finish_times(r);
 	if (r->pidfd >= 0)

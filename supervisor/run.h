@@ -12,11 +12,13 @@
  * and lists what is left when the main process has exited, reaps every
  * child until ECHILD, reads the cgroup's figures, removes the cgroups, and
  * fills the record.  Each sample also feeds the per-process view (pview.h) and, when
- * tracing, reads the live shim records (live.h) for timeline.jsonl, and the
- * phase markers (phases.h), read as soon as the marks file changes.  The
- * same loop moves the command's output (relay.h) as it comes, and at the
- * end, with the tree gone, the rest of it.  The evidence directory must
- * exist; the record is rewritten about once a second while running.
+ * tracing, reads the live shim records (live.h) for timeline.jsonl and, at
+ * new peaks of the tree's traced heap or RSS, the images' sampled call
+ * sites (peaksites.h), and the phase markers (phases.h), read as soon as
+ * the marks file changes.  The same loop moves the command's output
+ * (relay.h) as it comes, and at the end, with the tree gone, the rest of
+ * it.  The evidence directory must exist; the record is rewritten about
+ * once a second while running.
  *
  * Returns memsup's exit status (see memsup(1); the outcomes' table is in
  * resources.c): the command's status, 128+N for signal N, 122/123/124
@@ -42,6 +44,7 @@ struct run_config {
 
 struct live;
 struct pview;
+struct peaksites;
 struct phase_log;
 
 /* What the run saw, for the merged view (merge.h), owned by the caller
@@ -49,6 +52,8 @@ struct phase_log;
 struct run_views {
 	struct live *live;        /* NULL when not tracing (or unavailable) */
 	struct pview *pview;      /* NULL only when out of memory */
+	struct peaksites *sites;  /* sampled call sites at the tree's peaks;
+				     NULL when not tracing */
 	uint64_t start_ns;        /* CLOCK_MONOTONIC of the launch */
 	int have_main;
 	int main_status;          /* wait status of the command */

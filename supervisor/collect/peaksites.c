@@ -1,0 +1,152 @@
+/* peaksites.c: sampled call sites at the tree's peaks (see peaksites.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collect/live.h"
+#include "collect/peaksites.h"
+#include "contain/contain.h"
+
+struct peaksites {
+	int dirfd;
+	struct peaksites_image *images;
+	size_t n, cap;
+	/* per kind: the peak's serial (0: none yet), value, when */
+	unsigned long serial[PEAKSITES_KINDS];
+	uint64_t value[PEAKSITES_KINDS];
+	double at_s[PEAKSITES_KINDS];
+	uint64_t heap[PEAKSITES_KINDS], rss[PEAKSITES_KINDS];
+};
+
+int peaksites_open(struct peaksites **out, const char *records_dir)
+{
+	struct peaksites *p = calloc(1, sizeof *p);
+	if (!p)
+		return -ENOMEM;
+	p->dirfd = open(records_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dirfd < 0) {
+		int rc = -errno;
+		free(p);
+		return rc;
+	}
+	for (int k = 0; k < PEAKSITES_KINDS; k++)
+		p->at_s[k] = -1;
+	*out = p;
+	return 0;
+}
+
+void peaksites_close(struct peaksites *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		stackfile_set_free(&p->images[i].cur);
+		for (int k = 0; k < PEAKSITES_KINDS; k++)
+			stackfile_set_free(&p->images[i].at[k]);
+	}
+	free(p->images);
+	close(p->dirfd);
+	free(p);
+}
+
+/* The entry of (pid, gen), made if new; the newest images are looked up
+ * most, so the search runs backwards. */
+static struct peaksites_image *peaksites_image_of(struct peaksites *p, pid_t pid, uint32_t gen)
+{
+	for (size_t i = p->n; i-- > 0;)
+		if (p->images[i].pid == pid && p->images[i].gen == gen)
+			return &p->images[i];
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		struct peaksites_image *im = realloc(p->images, cap * sizeof *im);
+		if (!im)
+			return NULL;
+		p->images = im;
+		p->cap = cap;
+	}
+	struct peaksites_image *im = &p->images[p->n++];
+	memset(im, 0, sizeof *im);
+	im->pid = pid;
+	im->gen = gen;
+	return im;
+}
+
+/* The image's live set now (re-read only if its events moved). */
+static void peaksites_refresh(struct peaksites *p, struct peaksites_image *im)
+{
+	char name[48];
+	int fd, changed;
+	stackfile_name(name, sizeof name, im->pid, im->gen);
+	fd = openat(p->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		/* no sample taken yet: nothing of it is sampled */
+		im->cur.n = 0;
+		im->error = errno == ENOENT ? 0 : -errno;
+		return;
+	}
+	im->error = stackfile_read_live(fd, im->pid, im->gen, &im->cur, &changed);
+	close(fd);
+}
+
+void peaksites_sample(struct peaksites *p, const struct live *l, const struct tree_member *m,
+		      size_t n, uint64_t t_ns, double at_s, uint64_t heap, uint64_t rss)
+{
+	const uint64_t v[PEAKSITES_KINDS] = { heap, rss };
+	unsigned due = 0;
+	for (int k = 0; k < PEAKSITES_KINDS; k++) {
+		if (p->serial[k] && v[k] <= p->value[k])
+			continue;
+		due |= 1u << k;
+		p->serial[k]++;
+		p->value[k] = v[k];
+		p->at_s[k] = at_s;
+		p->heap[k] = heap;
+		p->rss[k] = rss;
+	}
+	if (!due || !l)
+		return;
+	/* The images pview counts in the traced heap: a member's image at this
+	 * sample, with a running record. */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t gen = 0;
+		const struct live_rec *rec = live_image_at(l, m[i].pid, t_ns, &gen);
+		struct peaksites_image *im;
+		if (!rec || !rec->map || live_state(rec->map) != MT_STATE_RUNNING)
+			continue;
+		if (!(im = peaksites_image_of(p, m[i].pid, gen)))
+			continue;
+		peaksites_refresh(p, im);
+		for (int k = 0; k < PEAKSITES_KINDS; k++) {
+			if (!(due & (1u << k)))
+				continue;
+			if (stackfile_set_copy(&im->at[k], &im->cur) < 0)
+				continue;
+			im->heap_at[k] = live_heap_current(rec->map);
+			im->serial[k] = p->serial[k];
+		}
+	}
+}
+
+size_t peaksites_count(const struct peaksites *p)
+{
+	return p ? p->n : 0;
+}
+
+const struct peaksites_image *peaksites_get(const struct peaksites *p, size_t i)
+{
+	return i < p->n ? &p->images[i] : NULL;
+}
+
+int peaksites_at(const struct peaksites *p, const struct peaksites_image *im, int kind)
+{
+	return p->serial[kind] && im->serial[kind] == p->serial[kind];
+}
+
+double peaksites_when(const struct peaksites *p, int kind, uint64_t *heap, uint64_t *rss)
+{
+	*heap = p->heap[kind];
+	*rss = p->rss[kind];
+	return p->at_s[kind];
+}

@@ -1,0 +1,63 @@
+/* peaksites.h: each traced image's sampled call sites at the tree's peaks,
+ * read from its stacks file (preload/stacks.h) while the run goes on.
+ *
+ * Two moments count: the sample where the tree's traced heap (the sum of
+ * heap_current over the members with a running record, as pview.h sums
+ * it) was largest, and the sample where the tree's RSS was (the run's
+ * peak_tree_rss).  At a sample that is a new peak of either, every image
+ * counted in that sum gets its live sampled set copied as "at that peak";
+ * images not counted then are not part of it.  An image's set is read
+ * again only when its samples + sampled frees moved since the last read
+ * (stackfile_read_live), so an idle image costs one header read per peak.
+ * An image that never sampled has no stacks file: an empty set.
+ *
+ * The shim's sets change only at sampled events, and memsup reads the
+ * record's heap and then the stacks file a moment apart, so the set "at
+ * the peak" is the one of that moment, as the heap figure is.
+ *
+ * Not thread-safe.  Return convention: 0 or -errno.
+ */
+#ifndef MEMSUP_PEAKSITES_H
+#define MEMSUP_PEAKSITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collect/stackfile.h"
+
+enum { PEAKSITES_HEAP, PEAKSITES_RSS, PEAKSITES_KINDS };
+
+struct peaksites_image {
+	pid_t pid;
+	uint32_t gen;
+	struct stackfile_set cur;                    /* the last read */
+	struct stackfile_set at[PEAKSITES_KINDS];    /* at each kind of peak */
+	uint64_t heap_at[PEAKSITES_KINDS];           /* its heap_current then */
+	unsigned long serial[PEAKSITES_KINDS];       /* the peak it was copied at */
+	int error;                                   /* last read's, 0 if fine */
+};
+
+struct peaksites;
+struct live;
+struct tree_member;
+
+int peaksites_open(struct peaksites **out, const char *records_dir);
+void peaksites_close(struct peaksites *p);
+
+/* One sample of the tree (run.c): its members, at CLOCK_MONOTONIC t_ns,
+ * `at_s` into the run, with the traced heap and the RSS it summed.  Peaks
+ * are kept here (a first sample is a peak of both). */
+void peaksites_sample(struct peaksites *p, const struct live *l, const struct tree_member *m,
+		      size_t n, uint64_t t_ns, double at_s, uint64_t heap, uint64_t rss);
+
+/* After the run: the images that took part in a peak, and that peak. */
+size_t peaksites_count(const struct peaksites *p);
+const struct peaksites_image *peaksites_get(const struct peaksites *p, size_t i);
+/* 1 if image `im` was counted at the last peak of `kind`. */
+int peaksites_at(const struct peaksites *p, const struct peaksites_image *im, int kind);
+/* The peak of `kind`: its time into the run (< 0: none), the traced heap
+ * and the RSS at that sample. */
+double peaksites_when(const struct peaksites *p, int kind, uint64_t *heap, uint64_t *rss);
+
+#endif /* MEMSUP_PEAKSITES_H */

@@ -1,0 +1,285 @@
+/* stackfile.c: stacks file reader (see stackfile.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect/stackfile.h"
+
+/* A read of the stack table in pieces of this many entries (~86 KiB). */
+#define STACKFILE_CHUNK 256u
+/* Tries to read the peak columns inside one sequence. */
+#define STACKFILE_SEQ_TRIES 8
+
+static ssize_t stackfile_pread(int fd, void *buf, size_t n, off_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* The header, checked; its counts clamped to the slots and to `size`. */
+static int stackfile_header(int fd, off_t size, int32_t pid, uint32_t gen,
+			    struct mt_stacks_header *h)
+{
+	ssize_t r = stackfile_pread(fd, h, sizeof *h, 0);
+	uint64_t room;
+	if (r < 0)
+		return (int)r;
+	if ((size_t)r < sizeof *h || size < (off_t)MT_STACKS_HEADER_BYTES)
+		return -STACKFILE_ESHORT;
+	if (h->magic != MT_STACKS_MAGIC)
+		return -STACKFILE_EMAGIC;
+	if (h->version != MT_STACKS_VERSION)
+		return -STACKFILE_EVERSION;
+	if (h->header_bytes != MT_STACKS_HEADER_BYTES || h->module_bytes != MT_STACKS_MODULE_BYTES ||
+	    h->module_slots != MT_STACKS_MODULE_SLOTS || h->stack_bytes != MT_STACKS_STACK_BYTES ||
+	    h->stack_slots != MT_STACKS_SLOTS || h->max_frames != MT_STACKS_FRAMES)
+		return -STACKFILE_ELAYOUT;
+	if (pid > 0 && (h->pid != pid || h->gen != gen))
+		return -STACKFILE_EIDENTITY;
+	/* Published entries lie inside the file (stacks.h); a count that says
+	 * otherwise is cut to what the file holds. */
+	room = (uint64_t)size > MT_STACKS_MODULES_OFFSET
+		       ? ((uint64_t)size - MT_STACKS_MODULES_OFFSET) / MT_STACKS_MODULE_BYTES
+		       : 0;
+	if (h->module_count > MT_STACKS_MODULE_SLOTS)
+		h->module_count = MT_STACKS_MODULE_SLOTS;
+	if (h->module_count > room)
+		h->module_count = (uint32_t)room;
+	room = (uint64_t)size > MT_STACKS_STACKS_OFFSET
+		       ? ((uint64_t)size - MT_STACKS_STACKS_OFFSET) / MT_STACKS_STACK_BYTES
+		       : 0;
+	if (h->stack_count > MT_STACKS_SLOTS)
+		h->stack_count = MT_STACKS_SLOTS;
+	if (h->stack_count > room)
+		h->stack_count = (uint32_t)room;
+	return 0;
+}
+
+static int stackfile_size(int fd, off_t *size)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -STACKFILE_EMAGIC;
+	*size = st.st_size;
+	return 0;
+}
+
+void stackfile_free(struct stackfile *f)
+{
+	free(f->modules);
+	free(f->stacks);
+	memset(f, 0, sizeof *f);
+}
+
+int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out)
+{
+	uint64_t seq0, seq1;
+	off_t size = 0;
+	ssize_t r;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if ((rc = stackfile_size(fd, &size)) != 0 ||
+	    (rc = stackfile_header(fd, size, pid, gen, &out->h)) != 0)
+		return rc;
+	out->modules = calloc(out->h.module_count ? out->h.module_count : 1, MT_STACKS_MODULE_BYTES);
+	out->stacks = calloc(out->h.stack_count ? out->h.stack_count : 1, MT_STACKS_STACK_BYTES);
+	if (!out->modules || !out->stacks) {
+		stackfile_free(out);
+		return -ENOMEM;
+	}
+	r = stackfile_pread(fd, out->modules, (size_t)out->h.module_count * MT_STACKS_MODULE_BYTES,
+			    MT_STACKS_MODULES_OFFSET);
+	if (r >= 0 && (size_t)r < (size_t)out->h.module_count * MT_STACKS_MODULE_BYTES)
+		out->h.module_count = (uint32_t)((size_t)r / MT_STACKS_MODULE_BYTES);
+	/* The stacks inside one sequence of the peak's lock when the writer
+	 * lets us (stacks.h): seq even and the same before and after. */
+	for (int tries = 0; r >= 0 && tries < STACKFILE_SEQ_TRIES; tries++) {
+		if (stackfile_pread(fd, &seq0, sizeof seq0,
+				    offsetof(struct mt_stacks_header, peak_seq)) != sizeof seq0)
+			break;
+		r = stackfile_pread(fd, out->stacks, (size_t)out->h.stack_count * MT_STACKS_STACK_BYTES,
+				    MT_STACKS_STACKS_OFFSET);
+		if (stackfile_pread(fd, &seq1, sizeof seq1,
+				    offsetof(struct mt_stacks_header, peak_seq)) != sizeof seq1)
+			break;
+		if (seq0 == seq1 && !(seq0 & 1)) {
+			out->peak_consistent = 1;
+			break;
+		}
+	}
+	if (r < 0) {
+		stackfile_free(out);
+		return (int)r;
+	}
+	if ((size_t)r < (size_t)out->h.stack_count * MT_STACKS_STACK_BYTES)
+		out->h.stack_count = (uint32_t)((size_t)r / MT_STACKS_STACK_BYTES);
+	for (uint32_t i = 0; i < out->h.module_count; i++) {
+		struct mt_stacks_module *m = &out->modules[i];
+		m->path[MT_STACKS_PATH_BYTES - 1] = '\0';
+		if (m->build_id_len > MT_STACKS_BUILD_ID_BYTES)
+			m->build_id_len = 0;
+	}
+	for (uint32_t i = 0; i < out->h.stack_count; i++) {
+		struct mt_stack *st = &out->stacks[i];
+		if (st->nframes > MT_STACKS_FRAMES)
+			st->nframes = MT_STACKS_FRAMES;
+		if (st->modules_seen > out->h.module_count)
+			st->modules_seen = out->h.module_count;
+	}
+	return 0;
+}
+
+void stackfile_name(char *buf, size_t cap, int32_t pid, uint32_t gen)
+{
+	snprintf(buf, cap, "%" PRId32 ".%" PRIu32 "%s", pid, gen, MT_STACKS_SUFFIX);
+}
+
+int stackfile_read_at(int dirfd, int32_t pid, uint32_t gen, struct stackfile *out)
+{
+	char name[48];
+	int fd, rc;
+	memset(out, 0, sizeof *out);
+	stackfile_name(name, sizeof name, pid, gen);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	rc = stackfile_read_fd(fd, pid, gen, out);
+	close(fd);
+	return rc;
+}
+
+int stackfile_parse_name(const char *name, int32_t *pid, uint32_t *gen)
+{
+	char *end;
+	unsigned long long p, g;
+	if (name[0] < '1' || name[0] > '9')
+		return -STACKFILE_ENAME;
+	errno = 0;
+	p = strtoull(name, &end, 10);
+	if (errno || *end != '.' || p > INT32_MAX || end[1] < '0' || end[1] > '9')
+		return -STACKFILE_ENAME;
+	g = strtoull(end + 1, &end, 10);
+	if (errno || g > UINT32_MAX || strcmp(end, MT_STACKS_SUFFIX) != 0)
+		return -STACKFILE_ENAME;
+	*pid = (int32_t)p;
+	*gen = (uint32_t)g;
+	return 0;
+}
+
+static int stackfile_set_room(struct stackfile_set *s, size_t n)
+{
+	if (n <= s->cap)
+		return 0;
+	size_t cap = s->cap ? s->cap : 16;
+	while (cap < n)
+		cap *= 2;
+	struct stackfile_live *e = realloc(s->e, cap * sizeof *e);
+	if (!e)
+		return -ENOMEM;
+	s->e = e;
+	s->cap = cap;
+	return 0;
+}
+
+int stackfile_read_live(int fd, int32_t pid, uint32_t gen, struct stackfile_set *set,
+			int *changed)
+{
+	static struct mt_stack chunk[STACKFILE_CHUNK]; /* one run, one thread */
+	struct mt_stacks_header h;
+	uint64_t events;
+	size_t n = 0;
+	off_t size = 0;
+	int rc;
+
+	*changed = 0;
+	if ((rc = stackfile_size(fd, &size)) != 0 ||
+	    (rc = stackfile_header(fd, size, pid, gen, &h)) != 0)
+		return rc;
+	events = h.samples + h.sampled_frees;
+	if (set->read && events == set->events)
+		return 0;
+	for (uint32_t at = 0; at < h.stack_count; at += STACKFILE_CHUNK) {
+		uint32_t k = h.stack_count - at < STACKFILE_CHUNK ? h.stack_count - at : STACKFILE_CHUNK;
+		ssize_t r = stackfile_pread(fd, chunk, (size_t)k * MT_STACKS_STACK_BYTES,
+					    (off_t)(MT_STACKS_STACKS_OFFSET +
+						    (uint64_t)at * MT_STACKS_STACK_BYTES));
+		if (r < 0)
+			return (int)r;
+		k = (uint32_t)((size_t)r / MT_STACKS_STACK_BYTES);
+		for (uint32_t j = 0; j < k; j++) {
+			if (!chunk[j].live_count || !chunk[j].live_bytes)
+				continue;
+			if (stackfile_set_room(set, n + 1) < 0)
+				return -ENOMEM;
+			set->e[n++] = (struct stackfile_live){ at + j, chunk[j].live_bytes,
+							       chunk[j].live_count, chunk[j].live_var };
+		}
+		if (k < STACKFILE_CHUNK)
+			break;
+	}
+	set->n = n;
+	set->events = events;
+	set->read = 1;
+	*changed = 1;
+	return 0;
+}
+
+int stackfile_set_copy(struct stackfile_set *dst, const struct stackfile_set *src)
+{
+	if (stackfile_set_room(dst, src->n) < 0) {
+		dst->n = 0;
+		return -ENOMEM;
+	}
+	if (src->n)
+		memcpy(dst->e, src->e, src->n * sizeof *src->e);
+	dst->n = src->n;
+	dst->events = src->events;
+	dst->read = src->read;
+	return 0;
+}
+
+void stackfile_set_free(struct stackfile_set *s)
+{
+	free(s->e);
+	memset(s, 0, sizeof *s);
+}
+
+const char *stackfile_strerror(int err)
+{
+	switch (-err) {
+	case STACKFILE_ESHORT:
+		return "stacks file too short";
+	case STACKFILE_EMAGIC:
+		return "not a stacks file (no magic)";
+	case STACKFILE_EVERSION:
+		return "stacks file of another version";
+	case STACKFILE_ELAYOUT:
+		return "stacks file of another layout";
+	case STACKFILE_EIDENTITY:
+		return "stacks file of another image";
+	case STACKFILE_ENAME:
+		return "not a stacks file name";
+	default:
+		return strerror(-err);
+	}
+}
