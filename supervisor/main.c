@@ -1,5 +1,6 @@
 /* main.c: memsup's entry point.  The only place that prints to the user and
  * the only place that may die; everything else returns 0/-errno. */
+#include "analyze/callsites.h"
 #include "analyze/findings.h"
 #include "analyze/merge.h"
 #include "analyze/phases.h"
@@ -9,15 +10,18 @@
 #include "contain/contain.h"
 #include "contain/spawn.h"
 #include "output/evidence.h"
+#include "output/flame.h"
 #include "output/plot.h"
 #include "output/processes.h"
 #include "output/relay.h"
 #include "output/report.h"
 #include "output/resources.h"
+#include "output/stacksjson.h"
 #include "run.h"
 #include "version.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +34,7 @@
 extern char **environ;
 
 #define SUMMARY_ROWS 8u
+#define SITE_ROWS 5u
 
 /* The findings of the run; file scope: large, one run per process. */
 static struct finding run_findings[FINDINGS_MAX];
@@ -84,7 +89,7 @@ static void print_fallback(const struct contain_info *c)
 }
 
 static void print_summary(const struct sup_record *rec, const struct evidence *ev,
-			  const struct merged_run *m)
+			  const struct merged_run *m, const struct callsite_view *cv)
 {
 	fprintf(stderr, "memsup: peak tree RSS %.1f MB", (double)rec->peak_bytes / 1e6);
 	if (rec->peak_at_s >= 0)
@@ -120,6 +125,7 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 	if (rec->peak_heap_mb >= 0 && rec->peak_pss_mb >= 0)
 		fprintf(stderr, ", Pss %.1f MB\n", rec->peak_pss_mb);
 	processes_print_table(stderr, m, SUMMARY_ROWS);
+	stacksjson_print(stderr, cv, SITE_ROWS);
 	phases_print(stderr, rec->phases, rec->wall_s);
 	findings_print(stderr, rec->findings, rec->n_findings);
 	fprintf(stderr, "memsup: evidence: %s\n", ev->path);
@@ -143,6 +149,7 @@ static struct sup_run {
 	struct sup_record rec;
 	struct run_views views;
 	struct merged_run merged;
+	struct callsite_view sites;
 } this_run;
 
 /* The evidence directory (-o, or a fresh name) and its marker channel. */
@@ -265,6 +272,28 @@ static int write_failed(struct sup_run *s, const char *what, int rc)
 	return SUP_EXIT_ERROR;
 }
 
+/* The sampled call sites (tracing only): named and gathered from the
+ * stacks files and the tree's peaks, stacks.json, then flame.svg and
+ * flame.folded drawn from it (`memsup flame` draws the same). */
+static int write_call_sites(struct sup_run *s, int status)
+{
+	const char *dir = s->ev.path;
+	char what[PATH_MAX + 256];
+	int rc, dfd = open(s->records_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (callsites_build(&s->sites, &s->merged, s->views.sites, dfd) < 0)
+		resources_note(&s->rec, "out of memory gathering the sampled call sites: "
+			       "stacks.json is incomplete");
+	if (dfd >= 0)
+		close(dfd);
+	if ((rc = stacksjson_write(s->ev.dirfd, &s->sites)) < 0) {
+		snprintf(what, sizeof what, "write %s/stacks.json", dir);
+		return write_failed(s, what, rc);
+	}
+	if (flame_write_dir(s->ev.dirfd, dir, what, sizeof what) < 0)
+		return write_failed(s, what, 0);
+	return status;
+}
+
 /* After the run: the merged view (every image, traced or not, and what it
  * hides), processes.json, the final record and the picture, and --json.
  * Returns `status`, or 125 when one of them could not be written. */
@@ -292,6 +321,8 @@ static int write_results(struct sup_run *s, int status)
 		snprintf(what, sizeof what, "write %s/processes.json", dir);
 		status = write_failed(s, what, rc);
 	}
+	if (s->records_dir)
+		status = write_call_sites(s, status);
 	/* The picture, drawn from the files: `memsup plot` later draws the
 	 * same one.  The record is written before it (the picture shows the
 	 * record's end) and again if the picture fails, so that it says so. */
@@ -316,6 +347,7 @@ static int write_results(struct sup_run *s, int status)
 
 static void release(struct sup_run *s)
 {
+	callsites_free(&s->sites);
 	evidence_close(&s->ev);
 	relay_close(s->relay);
 	merge_free(&s->merged);
@@ -340,6 +372,8 @@ int main(int argc, char **argv)
 		return plot_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return report_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "flame") == 0)
+		return flame_main(argc - 1, argv + 1);
 
 	if (cli_parse(argc, argv, &s->opt, err, sizeof err) < 0) {
 		cli_free(&s->opt);
@@ -394,7 +428,7 @@ int main(int argc, char **argv)
 	status = write_results(s, status);
 
 	if (!s->opt.quiet)
-		print_summary(&s->rec, &s->ev, &s->merged);
+		print_summary(&s->rec, &s->ev, &s->merged, &s->sites);
 	else if (!s->opt.out)
 		fprintf(stderr, "memsup: evidence: %s\n", s->ev.path); /* a name we chose */
 	release(s);

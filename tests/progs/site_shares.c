@@ -1,7 +1,8 @@
 /* site_shares.c: three call sites holding known shares of the heap at the
- * tree's peak, for the sampler's accuracy tests (test_shim_sites.c).
+ * tree's peak, for the sampler's accuracy tests (test_shim_stacks.c,
+ * test_memsup_stacks.c).
  *
- * Usage: site_shares [MB [PROCS [FLAGS]]]     (defaults 300 2 0)
+ * Usage: site_shares [MB [PROCS [FLAGS [HOLD_MS]]]]     (defaults 300 2 0 0)
  *
  * PROCS processes (the parent and PROCS-1 forked children) each hold
  * MB/PROCS decimal megabytes at once, through three functions that call
@@ -17,8 +18,9 @@
  *
  * When every process holds its share, each prints one line
  *   pid=N half=B three_tenths=B fifth=B
- * with B the malloc_usable_size sums (the ground truth), then all free
- * everything and exit 0 (2 on a bad argument or a failed allocation).
+ * with B the malloc_usable_size sums (the ground truth); all hold for
+ * HOLD_MS more milliseconds (for memsup's samples), then free everything
+ * and exit 0 (2 on a bad argument or a failed allocation).
  */
 #include <malloc.h>
 #include <stdint.h>
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHARES_MAX_BLOCKS 4096
@@ -146,16 +149,17 @@ int main(int argc, char **argv)
 	double mb = argc > 1 ? atof(argv[1]) : 300.0;
 	long procs = argc > 2 ? strtol(argv[2], NULL, 10) : 2;
 	long flags = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
+	long hold_ms = argc > 4 ? strtol(argv[4], NULL, 10) : 0;
 	int ready[2], release[2];
 	char c;
 
-	/* A re-exec'd child: MB PROCS 0 child WHO RELEASE_FD READY_FD */
-	if (argc == 8 && !strcmp(argv[4], "child")) {
-		shares_child(mb * 1e6 / (double)procs, (unsigned)atoi(argv[5]), atoi(argv[6]),
-			     atoi(argv[7]));
+	/* A re-exec'd child: MB PROCS 0 HOLD_MS child WHO RELEASE_FD READY_FD */
+	if (argc == 9 && !strcmp(argv[5], "child")) {
+		shares_child(mb * 1e6 / (double)procs, (unsigned)atoi(argv[6]), atoi(argv[7]),
+			     atoi(argv[8]));
 		return 0;
 	}
-	if (!(mb > 0) || procs < 1 || procs > 16 || pipe(ready) || pipe(release))
+	if (!(mb > 0) || procs < 1 || procs > 16 || hold_ms < 0 || pipe(ready) || pipe(release))
 		return 2;
 	if (flags & 2)
 		shares_take(mb * 1e6 / (double)procs, 0);
@@ -172,7 +176,7 @@ int main(int argc, char **argv)
 			snprintf(a3, sizeof a3, "%ld", i);
 			snprintf(a4, sizeof a4, "%d", release[0]);
 			snprintf(a5, sizeof a5, "%d", ready[1]);
-			execl("/proc/self/exe", argv[0], a1, a2, "0", "child", a3, a4, a5,
+			execl("/proc/self/exe", argv[0], a1, a2, "0", "0", "child", a3, a4, a5,
 			      (char *)NULL);
 			_exit(2);
 		}
@@ -184,6 +188,11 @@ int main(int argc, char **argv)
 	for (long i = 1; i < procs; i++)
 		if (read(ready[0], &c, 1) != 1)
 			return 2;
+	{
+		struct timespec ts = { hold_ms / 1000, (hold_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) != 0)
+			;
+	}
 	for (long i = 1; i < procs; i++)
 		if (write(release[1], "g", 1) != 1)
 			return 2;

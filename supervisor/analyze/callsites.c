@@ -1,0 +1,296 @@
+/* callsites.c: the call-site view of a run (see callsites.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/callsites.h"
+#include "collect/stackfile.h"
+
+static int callsites_grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? 2 * *cap : 16;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int callsites_add(struct callsite_set *s, const struct callsite *c)
+{
+	if (callsites_grow((void **)&s->v, &s->cap, s->n, sizeof *s->v) < 0)
+		return -ENOMEM;
+	s->v[s->n++] = *c;
+	s->bytes += c->bytes;
+	s->count += c->count;
+	s->var += c->var;
+	return 0;
+}
+
+static int callsites_larger(const void *a, const void *b)
+{
+	const struct callsite *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return 0;
+}
+
+/* memsup links no libm: Newton's square root, to a relative 1e-12. */
+static double callsites_sqrt(double x)
+{
+	double r = x > 1 ? x : 1;
+	if (!(x > 0))
+		return 0;
+	for (int i = 0; i < 200; i++) {
+		double next = 0.5 * (r + x / r);
+		if (next >= r * (1 - 1e-12) && next <= r * (1 + 1e-12))
+			return next;
+		r = next;
+	}
+	return r;
+}
+
+double callsites_se(const struct callsite_set *s)
+{
+	return callsites_sqrt((double)s->var) * 1024.0;
+}
+
+/* ---- one stacks file -------------------------------------------------------- */
+
+/* What one image's file needs while its stacks become sites. */
+struct callsites_file {
+	struct callsite_view *v;
+	const struct stackfile *f;
+	int64_t *modules;          /* the file's module i -> symbols module */
+	uint32_t **lists;          /* stack i -> its frame list (made once) */
+	/* pc -> frame, for this file (return addresses repeat across stacks) */
+	uint64_t *pcs;
+	uint32_t *pc_frame;
+	size_t pc_cap, pc_n;
+};
+
+/* The symbols frame of pc in this file's address space. */
+static int64_t callsites_pc(struct callsites_file *cf, uint32_t seen, uint64_t pc)
+{
+	const struct stackfile *f = cf->f;
+	size_t k;
+	if (cf->pc_n * 2 >= cf->pc_cap) {
+		size_t cap = cf->pc_cap ? 2 * cf->pc_cap : 1024;
+		uint64_t *pcs = calloc(cap, sizeof *pcs);
+		uint32_t *fr = calloc(cap, sizeof *fr);
+		if (!pcs || !fr) {
+			free(pcs);
+			free(fr);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < cf->pc_cap; i++) {
+			if (!cf->pcs[i])
+				continue;
+			for (k = (cf->pcs[i] * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (cap - 1); pcs[k];
+			     k = (k + 1) & (cap - 1)) {
+			}
+			pcs[k] = cf->pcs[i];
+			fr[k] = cf->pc_frame[i];
+		}
+		free(cf->pcs);
+		free(cf->pc_frame);
+		cf->pcs = pcs;
+		cf->pc_frame = fr;
+		cf->pc_cap = cap;
+	}
+	for (k = (pc * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (cf->pc_cap - 1); cf->pcs[k];
+	     k = (k + 1) & (cf->pc_cap - 1))
+		if (cf->pcs[k] == pc)
+			return cf->pc_frame[k];
+	/* the newest module holding the return address (the byte before it
+	 * is the call), among those the stack was taken with */
+	uint32_t mi = SYMBOLS_NO_MODULE;
+	uint64_t start = 0, off = 0;
+	for (uint32_t j = seen; j-- > 0;) {
+		const struct mt_stacks_module *m = &f->modules[j];
+		if (pc > m->start && pc <= m->end && cf->modules[j] >= 0) {
+			mi = (uint32_t)cf->modules[j];
+			start = m->start;
+			off = m->file_offset;
+			break;
+		}
+	}
+	int64_t fi = symbols_frame(&cf->v->sym, mi, start, off, pc);
+	if (fi < 0)
+		return fi;
+	if (pc) { /* 0 marks an empty slot */
+		cf->pcs[k] = pc;
+		cf->pc_frame[k] = (uint32_t)fi;
+		cf->pc_n++;
+	}
+	return fi;
+}
+
+/* The frame list of the file's stack i, made at its first use. */
+static const uint32_t *callsites_frames(struct callsites_file *cf, uint32_t i)
+{
+	const struct mt_stack *st = &cf->f->stacks[i];
+	struct callsite_view *v = cf->v;
+	uint32_t *list;
+	if (cf->lists[i])
+		return cf->lists[i];
+	list = malloc((st->nframes ? st->nframes : 1) * sizeof *list);
+	if (!list || callsites_grow((void **)&v->frame_lists, &v->cap_lists, v->n_lists,
+				    sizeof *v->frame_lists) < 0) {
+		free(list);
+		return NULL;
+	}
+	v->frame_lists[v->n_lists++] = list;
+	for (uint32_t j = 0; j < st->nframes; j++) {
+		int64_t fi = callsites_pc(cf, st->modules_seen, st->pc[j]);
+		if (fi < 0)
+			return NULL;
+		list[j] = (uint32_t)fi;
+	}
+	cf->lists[i] = list;
+	return list;
+}
+
+static int callsites_site(struct callsites_file *cf, struct callsite_set *s,
+			  const struct image_view *iv, uint32_t stack, uint64_t bytes, uint64_t count,
+			  uint64_t var)
+{
+	const struct mt_stack *st = &cf->f->stacks[stack];
+	const uint32_t *frames = callsites_frames(cf, stack);
+	struct callsite c = { iv->pid, iv->gen, frames, st->nframes, st->flags, bytes, count, var };
+	if (!frames)
+		return -ENOMEM;
+	return callsites_add(s, &c);
+}
+
+/* The peaksites entry of (pid, gen), or NULL. */
+static const struct peaksites_image *callsites_peak_image(const struct peaksites *p, pid_t pid,
+							  uint32_t gen)
+{
+	for (size_t i = 0, n = peaksites_count(p); i < n; i++) {
+		const struct peaksites_image *im = peaksites_get(p, i);
+		if (im->pid == pid && im->gen == gen)
+			return im;
+	}
+	return NULL;
+}
+
+static int callsites_image(struct callsite_view *v, const struct image_view *iv,
+			   const struct peaksites *p, int dirfd)
+{
+	struct callsites_file cf;
+	struct stackfile f;
+	struct callsite_image *ci;
+	int rc = stackfile_read_at(dirfd, iv->pid, iv->gen, &f);
+	if (rc == -ENOENT)
+		return 0; /* it never took a sample */
+	ci = realloc(v->images, (v->n_images + 1) * sizeof *ci);
+	if (!ci) {
+		stackfile_free(&f);
+		return -ENOMEM;
+	}
+	v->images = ci;
+	ci = &v->images[v->n_images++];
+	memset(ci, 0, sizeof *ci);
+	ci->iv = iv;
+	ci->error = rc;
+	if (rc < 0)
+		return 0;
+	ci->h = f.h;
+	ci->peak_consistent = f.peak_consistent;
+	ci->peak_from_live = iv->traced && iv->rec.heap_peak > f.h.seen_heap_peak;
+	if (v->n_images == 1)
+		v->sample_bytes = f.h.sample_bytes;
+	else if (v->sample_bytes != f.h.sample_bytes)
+		v->sample_bytes = 0;
+
+	memset(&cf, 0, sizeof cf);
+	cf.v = v;
+	cf.f = &f;
+	cf.modules = calloc(f.h.module_count ? f.h.module_count : 1, sizeof *cf.modules);
+	cf.lists = calloc(f.h.stack_count ? f.h.stack_count : 1, sizeof *cf.lists);
+	rc = cf.modules && cf.lists ? 0 : -ENOMEM;
+	for (uint32_t j = 0; !rc && j < f.h.module_count; j++)
+		if ((cf.modules[j] = symbols_module(&v->sym, &f.modules[j])) < 0)
+			rc = -ENOMEM;
+	for (uint32_t i = 0; !rc && i < f.h.stack_count; i++) {
+		const struct mt_stack *st = &f.stacks[i];
+		uint64_t pb = ci->peak_from_live ? st->live_bytes : st->peak_bytes;
+		uint64_t pc = ci->peak_from_live ? st->live_count : st->peak_count;
+		uint64_t pv = ci->peak_from_live ? st->live_var : st->peak_var;
+		if (pb)
+			rc = callsites_site(&cf, &ci->at_peak, iv, i, pb, pc, pv);
+		if (!rc && st->live_bytes)
+			rc = callsites_site(&cf, &ci->at_exit, iv, i, st->live_bytes, st->live_count,
+					    st->live_var);
+	}
+	/* its sets at the tree's peaks, by the stack ids of this file */
+	const struct peaksites_image *pim = p ? callsites_peak_image(p, iv->pid, iv->gen) : NULL;
+	for (int k = 0; !rc && pim && k < PEAKSITES_KINDS; k++) {
+		if (!peaksites_at(p, pim, k))
+			continue;
+		for (size_t j = 0; !rc && j < pim->at[k].n; j++) {
+			const struct stackfile_live *e = &pim->at[k].e[j];
+			if (e->stack < f.h.stack_count)
+				rc = callsites_site(&cf, &v->tree[k].set, iv, e->stack, e->bytes,
+						    e->count, e->var);
+		}
+	}
+	free(cf.modules);
+	free(cf.lists);
+	free(cf.pcs);
+	free(cf.pc_frame);
+	stackfile_free(&f);
+	return rc;
+}
+
+int callsites_build(struct callsite_view *v, const struct merged_run *m, const struct peaksites *p,
+		    int records_dirfd)
+{
+	int rc = 0;
+	memset(v, 0, sizeof *v);
+	symbols_init(&v->sym);
+	for (int k = 0; k < PEAKSITES_KINDS; k++)
+		v->tree[k].at_s = p ? peaksites_when(p, k, &v->tree[k].heap, &v->tree[k].rss) : -1;
+	for (size_t i = 0; !rc && records_dirfd >= 0 && i < m->n_images; i++)
+		if (m->images[i].traced)
+			rc = callsites_image(v, &m->images[i], p, records_dirfd);
+	if (!rc)
+		rc = symbols_resolve(&v->sym);
+	if (rc) {
+		callsites_free(v);
+		return rc;
+	}
+	for (size_t i = 0; i < v->n_images; i++) {
+		qsort(v->images[i].at_peak.v, v->images[i].at_peak.n, sizeof(struct callsite),
+		      callsites_larger);
+		qsort(v->images[i].at_exit.v, v->images[i].at_exit.n, sizeof(struct callsite),
+		      callsites_larger);
+	}
+	for (int k = 0; k < PEAKSITES_KINDS; k++)
+		qsort(v->tree[k].set.v, v->tree[k].set.n, sizeof(struct callsite), callsites_larger);
+	return 0;
+}
+
+void callsites_free(struct callsite_view *v)
+{
+	for (size_t i = 0; i < v->n_images; i++) {
+		free(v->images[i].at_peak.v);
+		free(v->images[i].at_exit.v);
+	}
+	for (int k = 0; k < PEAKSITES_KINDS; k++)
+		free(v->tree[k].set.v);
+	for (size_t i = 0; i < v->n_lists; i++)
+		free(v->frame_lists[i]);
+	free(v->frame_lists);
+	free(v->images);
+	symbols_free(&v->sym);
+	memset(v, 0, sizeof *v);
+	for (int k = 0; k < PEAKSITES_KINDS; k++)
+		v->tree[k].at_s = -1;
+}

@@ -1,0 +1,77 @@
+/* callsites.h: who held the heap, by call site: each traced image's
+ * sampled sets (at its own heap peak, at its end) and the tree's, at the
+ * sample of its largest traced heap and at the sample of its RSS peak
+ * (peaksites.h), every frame named (symbols.h).  What stacks.json and
+ * flame.svg show.
+ *
+ * Built at the end of the run from the stacks files (stackfile.h) and what
+ * peaksites kept; the images are the merged run's (merge.h).  An image
+ * whose record says its heap peaked after its last sampled event has its
+ * live set as the set at its peak (stacks.h).
+ *
+ * Return convention: 0 or -ENOMEM.
+ */
+#ifndef MEMSUP_CALLSITES_H
+#define MEMSUP_CALLSITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "analyze/merge.h"
+#include "analyze/symbols.h"
+#include "collect/peaksites.h"
+#include "stacks.h"
+
+/* One stack of one image with its estimated bytes, sampled blocks and
+ * variance (bytes^2 / 2^20), its frames innermost first. */
+struct callsite {
+	pid_t pid;
+	uint32_t gen;
+	const uint32_t *frames;   /* symbols.h frame indices */
+	uint32_t nframes;
+	uint32_t flags;           /* MT_STACK_* */
+	uint64_t bytes, count, var;
+};
+
+struct callsite_set {
+	struct callsite *v;       /* largest first */
+	size_t n, cap;
+	uint64_t bytes, count, var; /* sums */
+};
+
+struct callsite_image {
+	const struct image_view *iv;
+	struct mt_stacks_header h; /* the file's header at the end */
+	int error;                 /* the file could not be read (stackfile.h) */
+	int peak_from_live;        /* its heap peaked after its last event */
+	int peak_consistent;
+	struct callsite_set at_peak, at_exit;
+};
+
+struct callsite_tree {
+	double at_s;               /* < 0: no such sample */
+	uint64_t heap, rss;        /* traced heap and RSS at that sample */
+	struct callsite_set set;   /* every image's sites then */
+};
+
+struct callsite_view {
+	struct symbols sym;
+	struct callsite_image *images; /* traced images that sampled */
+	size_t n_images;
+	struct callsite_tree tree[PEAKSITES_KINDS];
+	uint64_t sample_bytes;     /* the images' interval; 0 if they differ */
+	uint32_t **frame_lists;    /* owned arrays the sites point into */
+	size_t n_lists, cap_lists;
+};
+
+/* `records_dirfd`: the shim's records directory (its stacks files).  p may
+ * be NULL (no tree sets then).  On failure *v is empty but valid. */
+int callsites_build(struct callsite_view *v, const struct merged_run *m, const struct peaksites *p,
+		    int records_dirfd);
+void callsites_free(struct callsite_view *v);
+
+/* The standard error of a set's estimated bytes, in bytes. */
+double callsites_se(const struct callsite_set *s);
+
+#endif /* MEMSUP_CALLSITES_H */

@@ -1,0 +1,231 @@
+/* symbols.c: naming sampled frames from ELF files (see symbols.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/symbols.h"
+#include "elfsym.h"
+
+void symbols_init(struct symbols *s)
+{
+	memset(s, 0, sizeof *s);
+}
+
+void symbols_free(struct symbols *s)
+{
+	for (size_t i = 0; i < s->n_modules; i++)
+		free(s->modules[i].path);
+	for (size_t i = 0; i < s->n_names; i++)
+		free(s->names[i]);
+	free(s->modules);
+	free(s->frames);
+	free(s->index);
+	free(s->names);
+	memset(s, 0, sizeof *s);
+}
+
+static int symbols_grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? 2 * *cap : 64;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+int64_t symbols_module(struct symbols *s, const struct mt_stacks_module *m)
+{
+	size_t len = strnlen(m->path, sizeof m->path);
+	for (size_t i = 0; i < s->n_modules; i++) {
+		const struct symbols_module *x = &s->modules[i];
+		if (x->inode == m->inode && x->dev_major == m->dev_major &&
+		    x->dev_minor == m->dev_minor && x->build_id_len == m->build_id_len &&
+		    memcmp(x->build_id, m->build_id, m->build_id_len) == 0 &&
+		    strlen(x->path) == len && memcmp(x->path, m->path, len) == 0)
+			return (int64_t)i;
+	}
+	if (symbols_grow((void **)&s->modules, &s->cap_modules, s->n_modules, sizeof *s->modules) < 0)
+		return -ENOMEM;
+	struct symbols_module *x = &s->modules[s->n_modules];
+	memset(x, 0, sizeof *x);
+	if (!(x->path = strndup(m->path, len)))
+		return -ENOMEM;
+	x->inode = m->inode;
+	x->dev_major = m->dev_major;
+	x->dev_minor = m->dev_minor;
+	x->build_id_len = m->build_id_len <= sizeof x->build_id ? m->build_id_len : 0;
+	memcpy(x->build_id, m->build_id, x->build_id_len);
+	x->vdso = (m->flags & MT_MODULE_VDSO) != 0;
+	return (int64_t)s->n_modules++;
+}
+
+static uint64_t symbols_hash(uint32_t module, uint64_t off)
+{
+	uint64_t h = ((uint64_t)module << 40) ^ off;
+	h *= UINT64_C(0x9E3779B97F4A7C15);
+	return h ^ (h >> 29);
+}
+
+static int symbols_rehash(struct symbols *s)
+{
+	size_t cap = s->index_cap ? 2 * s->index_cap : 1024;
+	uint32_t *idx = calloc(cap, sizeof *idx);
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_frames; i++) {
+		size_t k = symbols_hash(s->frames[i].module, s->frames[i].file_offset) & (cap - 1);
+		while (idx[k])
+			k = (k + 1) & (cap - 1);
+		idx[k] = (uint32_t)i + 1;
+	}
+	free(s->index);
+	s->index = idx;
+	s->index_cap = cap;
+	return 0;
+}
+
+int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64_t file_offset,
+		      uint64_t pc)
+{
+	uint64_t off = module == SYMBOLS_NO_MODULE ? pc : pc - start + file_offset;
+	size_t k;
+	if ((s->n_frames + 1) * 2 > s->index_cap && symbols_rehash(s) < 0)
+		return -ENOMEM;
+	for (k = symbols_hash(module, off) & (s->index_cap - 1); s->index[k];
+	     k = (k + 1) & (s->index_cap - 1)) {
+		const struct symbols_frame *f = &s->frames[s->index[k] - 1];
+		if (f->module == module && f->file_offset == off)
+			return s->index[k] - 1;
+	}
+	if (s->n_frames >= UINT32_MAX - 1 ||
+	    symbols_grow((void **)&s->frames, &s->cap_frames, s->n_frames, sizeof *s->frames) < 0)
+		return -ENOMEM;
+	s->frames[s->n_frames] = (struct symbols_frame){ module, off, 0, NULL };
+	s->index[k] = (uint32_t)s->n_frames + 1;
+	return (int64_t)s->n_frames++;
+}
+
+static ssize_t symbols_pread(void *ctx, void *buf, size_t n, uint64_t off)
+{
+	ssize_t r;
+	do
+		r = pread(*(int *)ctx, buf, n, (off_t)off);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+static int symbols_by_addr(const void *a, const void *b)
+{
+	const struct elfsym_query *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* A name, kept once. */
+static const char *symbols_name(struct symbols *s, const char *name)
+{
+	for (size_t i = s->n_names; i-- > 0 && i + 64 >= s->n_names;)
+		if (strcmp(s->names[i], name) == 0)
+			return s->names[i]; /* neighbours often share a function */
+	if (symbols_grow((void **)&s->names, &s->cap_names, s->n_names, sizeof *s->names) < 0)
+		return NULL;
+	char *d = strdup(name);
+	if (!d)
+		return NULL;
+	s->names[s->n_names++] = d;
+	return d;
+}
+
+/* The frames of module mi, named from its file. */
+static int symbols_read_module(struct symbols *s, uint32_t mi)
+{
+	struct symbols_module *m = &s->modules[mi];
+	struct elfsym_query *q;
+	size_t *which, nq = 0, n = 0;
+	struct elfsym e;
+	uint8_t id[MT_STACKS_BUILD_ID_BYTES];
+	int fd, rc = 0, idlen;
+
+	if (m->vdso) {
+		m->state = SYMBOLS_NO_FILE;
+		return 0;
+	}
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		m->state = SYMBOLS_MISSING;
+		return 0;
+	}
+	if (elfsym_open(&e, symbols_pread, &fd) != 0) {
+		m->state = SYMBOLS_NOT_ELF;
+		goto out;
+	}
+	idlen = elfsym_build_id(&e, 0, id, sizeof id);
+	if (m->build_id_len && (idlen != (int)m->build_id_len ||
+				memcmp(id, m->build_id, m->build_id_len) != 0)) {
+		m->state = SYMBOLS_CHANGED;
+		goto out;
+	}
+	for (size_t i = 0; i < s->n_frames; i++)
+		n += s->frames[i].module == mi;
+	q = calloc(n ? n : 1, sizeof *q);
+	which = calloc(n ? n : 1, sizeof *which);
+	if (!q || !which) {
+		free(q);
+		free(which);
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->n_frames; i++) {
+		struct symbols_frame *f = &s->frames[i];
+		uint64_t va;
+		if (f->module != mi || f->file_offset == 0)
+			continue;
+		/* the call instruction's address: the byte before the return */
+		if (elfsym_file_vaddr(&e, f->file_offset - 1, &va) != 0)
+			continue;
+		f->vaddr = va + 1;
+		q[nq].addr = va;
+		q[nq].sym_size = i; /* carried through the sort */
+		nq++;
+	}
+	qsort(q, nq, sizeof *q, symbols_by_addr);
+	for (size_t j = 0; j < nq; j++)
+		which[j] = (size_t)q[j].sym_size;
+	if (elfsym_resolve(&e, q, nq) != 0) {
+		m->state = SYMBOLS_NO_SYMBOLS;
+	} else {
+		char name[512];
+		m->state = SYMBOLS_NAMED;
+		for (size_t j = 0; j < nq; j++)
+			if (q[j].found && elfsym_name(&e, &q[j], name, sizeof name) > 0)
+				s->frames[which[j]].function = symbols_name(s, name);
+	}
+	free(q);
+	free(which);
+out:
+	close(fd);
+	return rc;
+}
+
+int symbols_resolve(struct symbols *s)
+{
+	for (uint32_t i = 0; i < s->n_modules; i++)
+		if (s->modules[i].state == SYMBOLS_UNREAD) {
+			int rc = symbols_read_module(s, i);
+			if (rc < 0)
+				return rc;
+		}
+	return 0;
+}
+
+const char *symbols_state_name(enum symbols_state st)
+{
+	static const char *const names[] = { "unread", "named", "missing", "not_elf",
+					     "changed", "no_symbols", "no_file" };
+	return (unsigned)st < sizeof names / sizeof names[0] ? names[st] : "?";
+}

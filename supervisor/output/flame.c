@@ -1,0 +1,564 @@
+/* flame.c: flame.svg, flame.folded and `memsup flame` (see flame.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "number.h"
+#include "output/flame.h"
+#include "output/jsonr.h"
+
+/* stacks.json may be large: every site of every image; this much at most. */
+#define FLAME_MAX_JSON (512u << 20)
+#define FLAME_ROW 16.0
+#define FLAME_TOP 58.0
+#define FLAME_SIDE 10.0
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+void flame_free(struct flame *f)
+{
+	for (size_t i = 0; i < f->n_strings; i++)
+		free(f->strings[i]);
+	free(f->strings);
+	free(f->nodes);
+	memset(f, 0, sizeof *f);
+}
+
+static const char *flame_keep(struct flame *f, char *s)
+{
+	if (!s)
+		return NULL;
+	if (f->n_strings == f->cap_strings) {
+		size_t cap = f->cap_strings ? 2 * f->cap_strings : 64;
+		char **p = realloc(f->strings, cap * sizeof *p);
+		if (!p) {
+			free(s);
+			return NULL;
+		}
+		f->strings = p;
+		f->cap_strings = cap;
+	}
+	return f->strings[f->n_strings++] = s;
+}
+
+/* The child of `parent` named `name` (made if new, with a copy of the
+ * name when `copy`); FLAME_NONE if out of memory. */
+static uint32_t flame_child(struct flame *f, uint32_t parent, const char *name,
+			    enum flame_kind kind, int copy)
+{
+	uint32_t c;
+	for (c = f->nodes[parent].first; c != FLAME_NONE; c = f->nodes[c].next)
+		if (strcmp(f->nodes[c].name, name) == 0)
+			return c;
+	if (f->n == f->cap) {
+		size_t cap = 2 * f->cap;
+		struct flame_node *p = cap < FLAME_NONE ? realloc(f->nodes, cap * sizeof *p) : NULL;
+		if (!p)
+			return FLAME_NONE;
+		f->nodes = p;
+		f->cap = cap;
+	}
+	if (copy && !(name = flame_keep(f, strdup(name))))
+		return FLAME_NONE;
+	c = (uint32_t)f->n++;
+	f->nodes[c] = (struct flame_node){ name, 0, FLAME_NONE, f->nodes[parent].first,
+					   f->nodes[parent].depth + 1, kind };
+	f->nodes[parent].first = c;
+	if (f->nodes[c].depth > f->max_depth)
+		f->max_depth = f->nodes[c].depth;
+	return c;
+}
+
+/* A frame's name: its function, else module+0xOFFSET, else its address. */
+static char *flame_frame_name(const struct jsonr_value *frame, const struct jsonr_value *modules)
+{
+	const char *fn = jsonr_str(jsonr_get(frame, "function"), NULL);
+	const struct jsonr_value *mod = jsonr_get(frame, "module");
+	double off = jsonr_num(jsonr_get(frame, "offset"), -1);
+	char buf[512];
+	if (fn && *fn)
+		return strdup(fn);
+	if (mod && mod->type == JSONR_NUMBER) {
+		const char *path = jsonr_str(jsonr_get(jsonr_at(modules, (size_t)mod->number), "path"),
+					     "?");
+		const char *base = strrchr(path, '/');
+		if (off < 0)
+			off = jsonr_num(jsonr_get(frame, "file_offset"), 0);
+		snprintf(buf, sizeof buf, "%s+0x%" PRIx64, base ? base + 1 : path, (uint64_t)off);
+	} else {
+		snprintf(buf, sizeof buf, "0x%" PRIx64,
+			 (uint64_t)jsonr_num(jsonr_get(frame, "file_offset"), 0));
+	}
+	return strdup(buf);
+}
+
+/* "pid 123 command" of the image (pid, gen), from stacks.json's images. */
+static void flame_process_name(const struct jsonr_value *images, double pid, double gen,
+			       char *buf, size_t cap)
+{
+	const char *cmd = NULL;
+	for (size_t i = 0; images && i < images->n; i++) {
+		const struct jsonr_value *im = &images->items[i];
+		if (jsonr_num(jsonr_get(im, "pid"), -1) == pid &&
+		    jsonr_num(jsonr_get(im, "gen"), -1) == gen)
+			cmd = jsonr_str(jsonr_get(im, "command"), NULL);
+	}
+	snprintf(buf, cap, "pid %" PRId64 " %s", (int64_t)pid, cmd ? cmd : "?");
+}
+
+/* Children largest first, ties by name: the layout never depends on the
+ * order stacks.json listed them in. */
+static int flame_before(const struct flame *f, uint32_t a, uint32_t b)
+{
+	const struct flame_node *x = &f->nodes[a], *y = &f->nodes[b];
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes;
+	return strcmp(x->name, y->name) < 0;
+}
+
+static void flame_sort(struct flame *f)
+{
+	for (size_t p = 0; p < f->n; p++) {
+		uint32_t sorted = FLAME_NONE, c = f->nodes[p].first;
+		while (c != FLAME_NONE) {
+			uint32_t next = f->nodes[c].next, *at = &sorted;
+			while (*at != FLAME_NONE && flame_before(f, *at, c))
+				at = &f->nodes[*at].next;
+			f->nodes[c].next = *at;
+			*at = c;
+			c = next;
+		}
+		f->nodes[p].first = sorted;
+	}
+}
+
+static int flame_build(struct flame *f, const struct jsonr_value *doc)
+{
+	const struct jsonr_value *moment =
+		jsonr_get(jsonr_get(doc, "tree"), f->at_rss ? "rss_peak" : "heap_peak");
+	const struct jsonr_value *frames = jsonr_get(doc, "frames");
+	const struct jsonr_value *modules = jsonr_get(doc, "modules");
+	const struct jsonr_value *images = jsonr_get(doc, "images");
+	const struct jsonr_value *sites = jsonr_get(moment, "sites");
+	const char **names;
+	size_t nframes = frames && frames->type == JSONR_ARRAY ? frames->n : 0;
+
+	f->nodes = calloc(256, sizeof *f->nodes);
+	if (!f->nodes)
+		return -ENOMEM;
+	f->cap = 256;
+	f->n = 1;
+	f->nodes[0] = (struct flame_node){ "all", 0, FLAME_NONE, FLAME_NONE, 0, FLAME_ROOT };
+	f->sample_bytes = (uint64_t)jsonr_num(jsonr_get(doc, "sample_bytes"), 0);
+	if (!moment || moment->type != JSONR_OBJECT)
+		return 0;
+	f->have = 1;
+	f->at_s = jsonr_num(jsonr_get(moment, "at_s"), -1);
+	f->traced_heap = (uint64_t)jsonr_num(jsonr_get(moment, "traced_heap"), 0);
+	f->rss = (uint64_t)jsonr_num(jsonr_get(moment, "rss"), 0);
+	f->se = (uint64_t)jsonr_num(jsonr_get(moment, "se_bytes"), 0);
+	/* every frame's name once */
+	names = calloc(nframes ? nframes : 1, sizeof *names);
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < nframes; i++)
+		if (!(names[i] = flame_keep(f, flame_frame_name(&frames->items[i], modules)))) {
+			free(names);
+			return -ENOMEM;
+		}
+	for (size_t s = 0; sites && s < sites->n; s++) {
+		const struct jsonr_value *site = &sites->items[s];
+		const struct jsonr_value *fr = jsonr_get(site, "frames");
+		double pid = jsonr_num(jsonr_get(site, "pid"), 0), gen = jsonr_num(jsonr_get(site, "gen"), 0);
+		double bytes = jsonr_num(jsonr_get(site, "bytes"), 0);
+		uint32_t at;
+		char label[160];
+		if (!(bytes > 0) || bytes > 1e19)
+			continue;
+		/* the process: one node per image */
+		flame_process_name(images, pid, gen, label, sizeof label);
+		if ((at = flame_child(f, 0, label, FLAME_PROCESS, 1)) == FLAME_NONE) {
+			free(names);
+			return -ENOMEM;
+		}
+		f->nodes[0].bytes += (uint64_t)bytes;
+		f->nodes[at].bytes += (uint64_t)bytes;
+		if (!fr || fr->type != JSONR_ARRAY || fr->n == 0) {
+			at = flame_child(f, at, "[no stack: table full]", FLAME_FRAME, 0);
+			if (at == FLAME_NONE) {
+				free(names);
+				return -ENOMEM;
+			}
+			f->nodes[at].bytes += (uint64_t)bytes;
+			continue;
+		}
+		/* outermost first: frames are listed innermost first */
+		for (size_t j = fr->n; j-- > 0;) {
+			double k = jsonr_num(&fr->items[j], -1);
+			const char *name = k >= 0 && k < (double)nframes ? names[(size_t)k] : "?";
+			if ((at = flame_child(f, at, name, FLAME_FRAME, 0)) == FLAME_NONE) {
+				free(names);
+				return -ENOMEM;
+			}
+			f->nodes[at].bytes += (uint64_t)bytes;
+		}
+	}
+	free(names);
+	flame_sort(f);
+	return 0;
+}
+
+int flame_load(int dirfd, int at_rss, struct flame *f, char *err, size_t errlen)
+{
+	struct jsonr_value *doc;
+	int rc;
+	memset(f, 0, sizeof *f);
+	f->at_rss = at_rss;
+	f->at_s = -1;
+	rc = jsonr_read_file(dirfd, "stacks.json", FLAME_MAX_JSON, &doc, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = flame_build(f, doc);
+	jsonr_free(doc);
+	if (rc < 0) {
+		set_err(err, errlen, "stacks.json: %s", strerror(-rc));
+		flame_free(f);
+	}
+	return rc;
+}
+
+/* ---- the picture ---------------------------------------------------------------- */
+
+static uint32_t flame_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* Warm colours for frames, blue for processes, grey for the tree: the
+ * colour follows the name, so one function looks the same everywhere. */
+static void flame_color(const struct flame_node *n, char *buf, size_t cap)
+{
+	uint32_t h = flame_hash(n->name);
+	if (n->kind == FLAME_ROOT)
+		snprintf(buf, cap, "#c8c8c8");
+	else if (n->kind == FLAME_PROCESS)
+		snprintf(buf, cap, "#%02x%02x%02x", 110 + (h & 31), 150 + (h >> 5 & 31),
+			 205 + (h >> 10 & 31));
+	else
+		snprintf(buf, cap, "#%02x%02x%02x", 205 + (h % 50), 90 + (h >> 8) % 130,
+			 40 + (h >> 16) % 40);
+}
+
+static void flame_node_svg(const struct flame *f, uint32_t i, double x, double scale,
+			   const struct svg_axis *ax, struct svg_buf *b)
+{
+	const struct flame_node *n = &f->nodes[i];
+	double w = (double)n->bytes * scale, y = FLAME_TOP + n->depth * FLAME_ROW;
+	char color[16], value[64], num[64];
+	uint64_t pm;
+	if (w < 0.3)
+		return; /* narrower than a pixel's third: nor its children */
+	flame_color(n, color, sizeof color);
+	svg_format_value(ax, (double)n->bytes, value, sizeof value);
+	/* per mille, in integers: no locale's decimal mark */
+	pm = f->nodes[0].bytes
+		     ? (uint64_t)((double)n->bytes * 1000.0 / (double)f->nodes[0].bytes + 0.5)
+		     : 0;
+	snprintf(num, sizeof num, "%" PRIu64 ".%" PRIu64, pm / 10, pm % 10);
+	svg_put(b, "<g><title>");
+	svg_put_text(b, n->name, strlen(n->name), 0);
+	svg_put(b, "\n");
+	svg_put(b, value);
+	svg_put(b, " (");
+	svg_put(b, num);
+	svg_put(b, "%)</title><rect x=\"");
+	svg_put_coord(b, x);
+	svg_put(b, "\" y=\"");
+	svg_put_coord(b, y);
+	svg_put(b, "\" width=\"");
+	svg_put_coord(b, w);
+	svg_put(b, "\" height=\"");
+	svg_put_coord(b, FLAME_ROW - 1);
+	svg_put(b, "\" fill=\"");
+	svg_put(b, color);
+	svg_put(b, "\" rx=\"2\"/>");
+	if (w >= 24) {
+		svg_put(b, "<text x=\"");
+		svg_put_coord(b, x + 3);
+		svg_put(b, "\" y=\"");
+		svg_put_coord(b, y + FLAME_ROW - 4.5);
+		svg_put(b, "\">");
+		svg_put_text(b, n->name, strlen(n->name), (size_t)((w - 6) / 6.4));
+		svg_put(b, "</text>");
+	}
+	svg_put(b, "</g>\n");
+	for (uint32_t c = n->first; c != FLAME_NONE; c = f->nodes[c].next) {
+		flame_node_svg(f, c, x, scale, ax, b);
+		x += (double)f->nodes[c].bytes * scale;
+	}
+}
+
+int flame_render(const struct flame *f, unsigned width, struct svg_buf *b)
+{
+	unsigned W = width ? width : FLAME_DEFAULT_WIDTH, H;
+	const struct flame_node *root = &f->nodes[0];
+	struct svg_axis ax;
+	char title[256], sub[512], est[64], se[64], heap[64], rate[64];
+	if (W < SVG_MIN_WIDTH)
+		W = SVG_MIN_WIDTH;
+	if (W > SVG_MAX_WIDTH)
+		W = SVG_MAX_WIDTH;
+	H = (unsigned)(FLAME_TOP + (f->max_depth + 1) * FLAME_ROW + 24);
+	svg_axis_bytes((double)(root->bytes > f->traced_heap ? root->bytes : f->traced_heap), 5,
+		       &ax);
+	svg_format_value(&ax, (double)root->bytes, est, sizeof est);
+	svg_format_value(&ax, (double)f->se, se, sizeof se);
+	svg_format_value(&ax, (double)f->traced_heap, heap, sizeof heap);
+	if (f->sample_bytes == 1)
+		snprintf(rate, sizeof rate, "every block sampled");
+	else if (f->sample_bytes)
+		snprintf(rate, sizeof rate, "sampled every %" PRIu64 " KiB on average",
+			 f->sample_bytes / 1024);
+	else
+		snprintf(rate, sizeof rate, "sampled");
+	{
+		char when[48];
+		svg_axis_time(f->at_s > 0 ? f->at_s : 1, 5, &ax);
+		svg_format_value(&ax, f->at_s > 0 ? f->at_s : 0, when, sizeof when);
+		snprintf(title, sizeof title, "Heap by call site at the tree's %s peak%s%s",
+			 f->at_rss ? "RSS" : "heap", f->have && f->at_s >= 0 ? ", " : "",
+			 f->have && f->at_s >= 0 ? when : "");
+		svg_axis_bytes((double)(root->bytes > f->traced_heap ? root->bytes : f->traced_heap), 5,
+			       &ax);
+	}
+	if (!f->have)
+		snprintf(sub, sizeof sub, "no sample of the tree was taken");
+	else if (!root->bytes)
+		snprintf(sub, sizeof sub, "no sampled block was live then (%s; traced heap %s)",
+			 rate, heap);
+	else
+		snprintf(sub, sizeof sub,
+			 "estimated %s \u00b1 %s (one standard error) of the %s traced heap; %s", est,
+			 se, heap, rate);
+
+	svg_put(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	{
+		char head[512];
+		snprintf(head, sizeof head,
+			 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
+			 "viewBox=\"0 0 %u %u\" font-family=\"DejaVu Sans, Helvetica, Arial, "
+			 "sans-serif\" font-size=\"11\">\n",
+			 W, H, W, H);
+		svg_put(b, head);
+	}
+	svg_put(b, "<title>");
+	svg_put_text(b, title, strlen(title), 0);
+	svg_put(b, "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+	svg_put(b, "<text class=\"title\" x=\"10\" y=\"24\" font-size=\"14\" font-weight=\"bold\">");
+	svg_put_text(b, title, strlen(title), 0);
+	svg_put(b, "</text>\n<text class=\"subtitle\" x=\"10\" y=\"42\" fill=\"#444\">");
+	svg_put_text(b, sub, strlen(sub), (size_t)((W - 20) / 6.2));
+	svg_put(b, "</text>\n<g class=\"boxes\">\n");
+	if (root->bytes)
+		flame_node_svg(f, 0, FLAME_SIDE, (W - 2 * FLAME_SIDE) / (double)root->bytes, &ax, b);
+	svg_put(b, "</g>\n<text x=\"10\" y=\"");
+	svg_put_coord(b, H - 8);
+	svg_put(b, "\" fill=\"#666\" font-size=\"10\">a box is as wide as the estimated bytes "
+		   "under it; point at one for its figures</text>\n</svg>\n");
+	return b->err;
+}
+
+/* ---- the folded lines ---------------------------------------------------------- */
+
+/* A name in a folded line: no ';' (the separator) and no newline. */
+static void flame_folded_name(struct svg_buf *b, const char *s)
+{
+	char one[2] = { 0, 0 };
+	for (; *s; s++) {
+		one[0] = *s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s;
+		svg_put(b, one);
+	}
+}
+
+static void flame_folded_node(const struct flame *f, uint32_t i, uint32_t *path,
+			      struct svg_buf *b)
+{
+	const struct flame_node *n = &f->nodes[i];
+	uint64_t below = 0;
+	path[n->depth] = i;
+	for (uint32_t c = n->first; c != FLAME_NONE; c = f->nodes[c].next) {
+		below += f->nodes[c].bytes;
+		flame_folded_node(f, c, path, b);
+	}
+	if (n->depth > 0 && n->bytes > below) {
+		char num[32];
+		for (uint32_t d = 1; d <= n->depth; d++) {
+			if (d > 1)
+				svg_put(b, ";");
+			flame_folded_name(b, f->nodes[path[d]].name);
+		}
+		snprintf(num, sizeof num, " %" PRIu64 "\n", n->bytes - below);
+		svg_put(b, num);
+	}
+}
+
+int flame_folded(const struct flame *f, struct svg_buf *b)
+{
+	uint32_t *path = calloc(f->max_depth + 1, sizeof *path);
+	if (!path)
+		return -ENOMEM;
+	flame_folded_node(f, 0, path, b);
+	free(path);
+	return b->err;
+}
+
+/* ---- files and the command ------------------------------------------------------ */
+
+static int flame_render_both(int dirfd, int at_rss, unsigned width, struct svg_buf *svg,
+			     struct svg_buf *folded, char *err, size_t errlen)
+{
+	struct flame f;
+	int rc = flame_load(dirfd, at_rss, &f, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = flame_render(&f, width, svg);
+	if (!rc)
+		rc = flame_folded(&f, folded);
+	flame_free(&f);
+	if (rc < 0)
+		set_err(err, errlen, "%s", strerror(-rc));
+	return rc;
+}
+
+int flame_write_dir(int dirfd, const char *dirpath, char *err, size_t errlen)
+{
+	struct svg_buf svg = { 0 }, folded = { 0 };
+	char why[256] = "";
+	int rc = flame_render_both(dirfd, 0, 0, &svg, &folded, why, sizeof why);
+	if (rc == 0 && (rc = svg_write_atomic(dirfd, "flame.svg", &svg)) < 0)
+		snprintf(why, sizeof why, "flame.svg: %s", strerror(-rc));
+	if (rc == 0 && (rc = svg_write_atomic(dirfd, "flame.folded", &folded)) < 0)
+		snprintf(why, sizeof why, "flame.folded: %s", strerror(-rc));
+	if (rc < 0)
+		set_err(err, errlen, "%s: %s", dirpath ? dirpath : ".", why);
+	svg_buf_free(&svg);
+	svg_buf_free(&folded);
+	return rc;
+}
+
+static const char flame_usage[] =
+	"usage: memsup flame DIR [--at heap|rss] [--width N] [-o FILE|-] [--folded FILE|-]\n"
+	"Draw the tree's heap at its peak by call site, from DIR/stacks.json: an icicle\n"
+	"graph in DIR/flame.svg and the folded stacks (\"frame;frame;frame bytes\", for\n"
+	"flamegraph.pl and the like) in DIR/flame.folded (both replaced), or FILE.\n"
+	"  --at heap     the sample with the largest traced heap (default)\n"
+	"  --at rss      the sample of the tree's RSS peak\n"
+	"  --width N     picture width in pixels (320..8192, default 1200)\n"
+	"  -o FILE       write the picture to FILE instead; - for stdout\n"
+	"  --folded FILE write the folded stacks to FILE instead; - for stdout\n"
+	"  -h, --help    this help\n";
+
+int flame_main(int argc, char **argv)
+{
+	const char *dir = NULL, *out = NULL, *fold = NULL;
+	unsigned width = 0;
+	int at_rss = 0, opts = 1, rc;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		int missing = 0;
+		if (opts && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+			fputs(flame_usage, stdout);
+			return 0;
+		} else if (opts && strcmp(a, "--") == 0) {
+			opts = 0;
+		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--at", &missing))) {
+			if (strcmp(v, "heap") != 0 && strcmp(v, "rss") != 0) {
+				fprintf(stderr, "memsup flame: --at: '%s' is neither heap nor rss\n", v);
+				return 125;
+			}
+			at_rss = strcmp(v, "rss") == 0;
+		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--width", &missing))) {
+			char msg[512];
+			uint64_t n;
+			int e = number_count(v, SVG_MIN_WIDTH, SVG_MAX_WIDTH, &n);
+			if (e < 0) {
+				fprintf(stderr, "memsup flame: %s\n",
+					number_message(msg, sizeof msg, "--width", v, e,
+						       "a whole number from 320 to 8192"));
+				return 125;
+			}
+			width = (unsigned)n;
+		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--folded", &missing))) {
+			fold = v;
+		} else if (opts && strcmp(a, "-o") == 0) {
+			if (i + 1 >= argc || !argv[i + 1][0]) {
+				fprintf(stderr, "memsup flame: -o needs a FILE (or - for stdout)\n");
+				return 125;
+			}
+			out = argv[++i];
+		} else if (missing) {
+			fprintf(stderr, "memsup flame: %s needs a value\n", a);
+			return 125;
+		} else if (opts && a[0] == '-' && a[1]) {
+			fprintf(stderr, "memsup flame: unknown option '%s'\n%s", a, flame_usage);
+			return 125;
+		} else if (!dir) {
+			dir = a;
+		} else {
+			fprintf(stderr, "memsup flame: one DIR only ('%s' is extra)\n", a);
+			return 125;
+		}
+	}
+	if (!dir) {
+		fprintf(stderr, "memsup flame: which evidence directory?\n%s", flame_usage);
+		return 125;
+	}
+	if (fold && !*fold) {
+		fprintf(stderr, "memsup flame: --folded: the file name is empty\n");
+		return 125;
+	}
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		fprintf(stderr, "memsup flame: %s: %s\n", dir, strerror(errno));
+		return 125;
+	}
+	struct svg_buf svg = { 0 }, folded = { 0 };
+	char err[512];
+	rc = flame_render_both(dfd, at_rss, width, &svg, &folded, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "memsup flame: %s: %s\n", dir, err);
+	} else {
+		const char *what = out ? out : "flame.svg";
+		rc = out ? svg_write_path(out, &svg) : svg_write_atomic(dfd, what, &svg);
+		if (rc == 0) {
+			what = fold ? fold : "flame.folded";
+			rc = fold ? svg_write_path(fold, &folded)
+				  : svg_write_atomic(dfd, what, &folded);
+		}
+		if (rc < 0)
+			fprintf(stderr, "memsup flame: %s: %s\n", what, strerror(-rc));
+	}
+	close(dfd);
+	svg_buf_free(&svg);
+	svg_buf_free(&folded);
+	return rc < 0 ? 125 : 0;
+}

@@ -1,0 +1,75 @@
+/* flame.h: the tree's heap at its peak by call site, drawn from an
+ * evidence directory's stacks.json (stacksjson.h), and `memsup flame`.
+ *
+ *   DIR/flame.svg     an icicle graph: the tree at the top, its processes
+ *                     in the row below ("pid 123 make -j2"), then each
+ *                     process's call stacks from the outermost frame down
+ *                     to the code that called the allocator.  A box is as
+ *                     wide as the estimated bytes under it; its hover title
+ *                     gives its name, bytes and share.  The subtitle states
+ *                     the estimate, its standard error and the traced heap
+ *                     it estimates.
+ *   DIR/flame.folded  one line per distinct path with the bytes held by
+ *                     its last frame itself, "pid 123 make;main;f;g 4096":
+ *                     the folded form flamegraph.pl, inferno and speedscope
+ *                     read.
+ *
+ * The moment is the tree's heap peak (the sample with the largest traced
+ * heap) or, with --at rss, its RSS peak.  flame_render() is pure: the same
+ * stacks.json gives the same bytes (children largest first, ties by name;
+ * numbers locale-free).  A frame without a function name is "module+0xOFF"
+ * (its ELF address) or, in no module, its address.
+ *
+ * Return convention: 0 or -errno, with a message in err (errlen may be 0).
+ */
+#ifndef MEMSUP_FLAME_H
+#define MEMSUP_FLAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "output/svg.h"
+
+#define FLAME_DEFAULT_WIDTH 1200u
+#define FLAME_NONE UINT32_MAX
+
+enum flame_kind { FLAME_ROOT, FLAME_PROCESS, FLAME_FRAME };
+
+struct flame_node {
+	const char *name;          /* owned by the flame */
+	uint64_t bytes;            /* estimated, under this node */
+	uint32_t first, next;      /* first child, next sibling (FLAME_NONE) */
+	uint32_t depth;
+	enum flame_kind kind;
+};
+
+struct flame {
+	struct flame_node *nodes;  /* nodes[0] is the tree */
+	size_t n, cap;
+	char **strings;
+	size_t n_strings, cap_strings;
+	int at_rss;                /* the RSS peak's, not the heap peak's */
+	int have;                  /* stacks.json had that moment */
+	double at_s;
+	uint64_t traced_heap, rss, se, sample_bytes; /* sample_bytes 0: mixed */
+	uint32_t max_depth;
+};
+
+/* DIR/stacks.json into *f (owned: flame_free). */
+int flame_load(int dirfd, int at_rss, struct flame *f, char *err, size_t errlen);
+void flame_free(struct flame *f);
+
+/* The picture (width 0: the default) and the folded lines, appended. */
+int flame_render(const struct flame *f, unsigned width, struct svg_buf *b);
+int flame_folded(const struct flame *f, struct svg_buf *b);
+
+/* DIR/flame.svg and DIR/flame.folded at the tree's heap peak, each
+ * written whole or not at all (a .tmp renamed over). */
+int flame_write_dir(int dirfd, const char *dirpath, char *err, size_t errlen);
+
+/* `memsup flame DIR [--at heap|rss] [--width N] [-o FILE|-] [--folded
+ * FILE|-] [-h]`; argv[0] is "flame".  memsup's exit status: 0, or 125 with
+ * a message on stderr. */
+int flame_main(int argc, char **argv);
+
+#endif /* MEMSUP_FLAME_H */

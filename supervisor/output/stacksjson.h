@@ -1,0 +1,54 @@
+/* stacksjson.h: DIR/stacks.json, the sampled call sites of
+ * a run (callsites.h) as evidence:
+ *
+ *   version, sample_bytes     the images' sampling interval (null if they
+ *                             differed; 1: every block sampled)
+ *   tree.heap_peak            the sites of every image counted in the
+ *   tree.rss_peak             tree's traced heap at the sample where that
+ *                             heap was largest / where the tree's RSS was
+ *                             (at_s, traced_heap, rss, estimated_bytes,
+ *                             se_bytes, samples, sites: pid, gen, frames,
+ *                             bytes, samples)
+ *   images[]                  per traced image that sampled: pid, gen,
+ *                             command, its record's heap_peak, the shim's
+ *                             counts (samples, frees, untracked, catch-all,
+ *                             skipped, lost, stacks by frame pointers or
+ *                             DWARF, sample_ns), and its sites at_peak (its
+ *                             own heap peak) and at_exit
+ *   frames[]                  what the sites' "frames" (innermost first)
+ *                             index: module (index or null), offset (the
+ *                             return address as an ELF virtual address of
+ *                             the module; null when its file could not be
+ *                             read), file_offset (or the address itself,
+ *                             without a module), function (or null)
+ *   modules[]                 path, build_id (hex or null), symbols (what
+ *                             became of its file: named, missing, changed
+ *                             since the run, ...)
+ *
+ * The same module prints the summary's few lines (as processes.h does for
+ * its table).
+ *
+ * Bytes are estimates (each sampled block of S bytes counts for
+ * S / (1 - exp(-S/R)), preload/stacks.h); se_bytes is one standard error.
+ * Written to a temporary file and renamed over, like processes.json.
+ *
+ * Return convention: 0 or -errno.
+ */
+#ifndef MEMSUP_STACKSJSON_H
+#define MEMSUP_STACKSJSON_H
+
+#include <stdio.h>
+
+#include "analyze/callsites.h"
+
+#define STACKS_JSON "stacks.json"
+
+int stacksjson_write(int dirfd, const struct callsite_view *v);
+
+/* The end-of-run summary's lines: the tree's heap at its heap peak by call
+ * site, the `rows` largest first, each a process and its three innermost
+ * functions (sites that read the same are one line).  Nothing when no
+ * site was sampled then. */
+void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows);
+
+#endif /* MEMSUP_STACKSJSON_H */
