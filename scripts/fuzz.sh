@@ -5,7 +5,8 @@
 #   scripts/fuzz.sh [--seconds N] [--build-dir DIR] [harness...]
 #
 # Harnesses: fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli fuzz_elfsym
-# fuzz_selfmaps (default: all, one after the other, at nice 19).  Each is built with clang
+# fuzz_selfmaps fuzz_stackfile (default: all, one after the other, at nice
+# 19).  Each is built with clang
 # -fsanitize=fuzzer,address,undefined from the few source files it needs and
 # a private config header, so no configured tree is needed.  The committed
 # corpus (tests/fuzz/corpus/<harness>/) is never grown: libFuzzer writes into
@@ -29,12 +30,13 @@ seconds=20
 build=${TMPDIR:-/tmp}/memtrace-fuzz-$(id -u)
 fuzz_options "$@"
 ((${#harnesses[@]})) || harnesses=(fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli
-	fuzz_elfsym fuzz_selfmaps)
+	fuzz_elfsym fuzz_selfmaps fuzz_stackfile)
 
 # Sources each harness links (only what it needs) and its -max_len: a proc
 # reader's buffer (4 KiB), a record file plus patches, twice the JSON
 # writer's buffer (its flushes), an evidence file's worth of JSON, a long
-# command line, a small ELF file, the shim's maps line buffer four times.
+# command line, a small ELF file, the shim's maps line buffer four times,
+# a stacks file's header page plus patches.
 sources() {
 	case $1 in
 	fuzz_procfs) echo supervisor/collect/procfs.c ;;
@@ -44,6 +46,7 @@ sources() {
 	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/output/relay.c ;;
 	fuzz_elfsym) echo preload/elfsym.c ;;
 	fuzz_selfmaps) echo preload/selfmaps.c preload/sys.c ;;
+	fuzz_stackfile) echo supervisor/collect/stackfile.c ;;
 	*) return 1 ;;
 	esac
 }
@@ -56,6 +59,7 @@ max_len() {
 	fuzz_cli) echo 2048 ;;
 	fuzz_elfsym) echo 16384 ;;
 	fuzz_selfmaps) echo 4096 ;;
+	fuzz_stackfile) echo 8192 ;;
 	esac
 }
 
