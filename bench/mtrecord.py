@@ -27,28 +27,34 @@ CALLS = ["MALLOC", "CALLOC", "REALLOC", "REALLOCARRAY", "FREE", "POSIX_MEMALIGN"
 _LAYOUT = None
 
 
+def _print_offsets(header, lines):
+    """Compile `lines` (the body of main, printing one JSON object) against
+    preload/<header> and return what it prints, parsed."""
+    src_lines = ['#include <stddef.h>', '#include <stdio.h>', f'#include "{header}"',
+                 'int main(void) {', 'printf("{");'] + lines + ['return 0; }']
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "off.c"
+        src.write_text("\n".join(src_lines) + "\n")
+        exe = Path(d) / "off"
+        subprocess.run([os.environ.get("CC", "cc"), "-I", str(benchlib.SRC_DIR / "preload"),
+                        "-o", str(exe), str(src)], check=True)
+        return json.loads(subprocess.run([str(exe)], capture_output=True, text=True,
+                                         check=True).stdout)
+
+
 def layout():
     """{field: offset} for U64_FIELDS + U32_FIELDS, 'calls' offset, call indices."""
     global _LAYOUT
     if _LAYOUT is not None:
         return _LAYOUT
-    lines = ['#include <stddef.h>', '#include <stdio.h>', '#include "record.h"',
-             'int main(void) {', 'printf("{");']
+    lines = []
     for f in U64_FIELDS + U32_FIELDS + ["calls"]:
         lines.append(f'printf("\\"{f}\\": %zu, ", offsetof(struct mt_record, {f}));')
     for c in CALLS:
         lines.append(f'printf("\\"call_{c.lower()}\\": %d, ", (int)MT_CALL_{c});')
     lines.append('printf("\\"magic_value\\": %llu, \\"size\\": %u}\\n", '
                  '(unsigned long long)MT_RECORD_MAGIC, (unsigned)MT_RECORD_SIZE);')
-    lines.append('return 0; }')
-    with tempfile.TemporaryDirectory() as d:
-        src = Path(d) / "off.c"
-        src.write_text("\n".join(lines) + "\n")
-        exe = Path(d) / "off"
-        subprocess.run([os.environ.get("CC", "cc"), "-I", str(benchlib.SRC_DIR / "preload"),
-                        "-o", str(exe), str(src)], check=True)
-        _LAYOUT = json.loads(subprocess.run([str(exe)], capture_output=True, text=True,
-                                            check=True).stdout)
+    _LAYOUT = _print_offsets("record.h", lines)
     return _LAYOUT
 
 
@@ -98,20 +104,11 @@ def stacks_layout():
     global _STACKS_LAYOUT
     if _STACKS_LAYOUT is not None:
         return _STACKS_LAYOUT
-    lines = ['#include <stddef.h>', '#include <stdio.h>', '#include "stacks.h"',
-             'int main(void) {', 'printf("{");']
+    lines = []
     for f in STACKS_U64 + STACKS_U32:
         lines.append(f'printf("\\"{f}\\": %zu, ", offsetof(struct mt_stacks_header, {f}));')
     lines.append('printf("\\"magic_value\\": %llu}\\n", (unsigned long long)MT_STACKS_MAGIC);')
-    lines.append('return 0; }')
-    with tempfile.TemporaryDirectory() as d:
-        src = Path(d) / "off.c"
-        src.write_text("\n".join(lines) + "\n")
-        exe = Path(d) / "off"
-        subprocess.run([os.environ.get("CC", "cc"), "-I", str(benchlib.SRC_DIR / "preload"),
-                        "-o", str(exe), str(src)], check=True)
-        _STACKS_LAYOUT = json.loads(subprocess.run([str(exe)], capture_output=True, text=True,
-                                                   check=True).stdout)
+    _STACKS_LAYOUT = _print_offsets("stacks.h", lines)
     return _STACKS_LAYOUT
 
 

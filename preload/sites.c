@@ -265,13 +265,7 @@ static struct mt_stacks_header *sites_map_anon(void)
 static int sites_fill(struct mt_stacks_header *h)
 {
 	struct mt_stack *st;
-	h->version = MT_STACKS_VERSION;
-	h->header_bytes = MT_STACKS_HEADER_BYTES;
-	h->module_bytes = MT_STACKS_MODULE_BYTES;
-	h->module_slots = MT_STACKS_MODULE_SLOTS;
-	h->stack_bytes = MT_STACKS_STACK_BYTES;
-	h->stack_slots = MT_STACKS_SLOTS;
-	h->max_frames = MT_STACKS_FRAMES;
+	mt_stacks_set_layout(h);
 	h->pid = counters_rec->pid;
 	h->gen = counters_rec->gen;
 	h->sample_bytes = sample_rate();

@@ -225,6 +225,28 @@ static inline struct mt_stack *mt_stacks_stack(void *table, uint32_t i)
 				   (uint64_t)i * MT_STACKS_STACK_BYTES);
 }
 
+/* The version and layout constants of this build: what a writer stores
+ * before the magic, and what a reader requires of a file. */
+static inline void mt_stacks_set_layout(struct mt_stacks_header *h)
+{
+	h->version = MT_STACKS_VERSION;
+	h->header_bytes = MT_STACKS_HEADER_BYTES;
+	h->module_bytes = MT_STACKS_MODULE_BYTES;
+	h->module_slots = MT_STACKS_MODULE_SLOTS;
+	h->stack_bytes = MT_STACKS_STACK_BYTES;
+	h->stack_slots = MT_STACKS_SLOTS;
+	h->max_frames = MT_STACKS_FRAMES;
+}
+
+static inline int mt_stacks_layout_ok(const struct mt_stacks_header *h)
+{
+	return h->header_bytes == MT_STACKS_HEADER_BYTES &&
+	       h->module_bytes == MT_STACKS_MODULE_BYTES &&
+	       h->module_slots == MT_STACKS_MODULE_SLOTS &&
+	       h->stack_bytes == MT_STACKS_STACK_BYTES && h->stack_slots == MT_STACKS_SLOTS &&
+	       h->max_frames == MT_STACKS_FRAMES;
+}
+
 _Static_assert(sizeof(struct mt_stacks_header) <= MT_STACKS_HEADER_BYTES, "header too big");
 _Static_assert(sizeof(struct mt_stacks_module) == MT_STACKS_MODULE_BYTES, "module size");
 _Static_assert(sizeof(struct mt_stack) == MT_STACKS_STACK_BYTES, "stack size");

@@ -47,9 +47,7 @@ static int stackfile_header(int fd, off_t size, int32_t pid, uint32_t gen,
 		return -STACKFILE_EMAGIC;
 	if (h->version != MT_STACKS_VERSION)
 		return -STACKFILE_EVERSION;
-	if (h->header_bytes != MT_STACKS_HEADER_BYTES || h->module_bytes != MT_STACKS_MODULE_BYTES ||
-	    h->module_slots != MT_STACKS_MODULE_SLOTS || h->stack_bytes != MT_STACKS_STACK_BYTES ||
-	    h->stack_slots != MT_STACKS_SLOTS || h->max_frames != MT_STACKS_FRAMES)
+	if (!mt_stacks_layout_ok(h))
 		return -STACKFILE_ELAYOUT;
 	if (pid > 0 && (h->pid != pid || h->gen != gen))
 		return -STACKFILE_EIDENTITY;

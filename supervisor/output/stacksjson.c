@@ -240,11 +240,20 @@ static void stacksjson_label(const struct callsite_view *v, const struct callsit
 		snprintf(buf + o, cap - o, " [no stack: table full]");
 	for (uint32_t j = 0; j < c->nframes && j < 3 && o < cap; j++) {
 		const struct symbols_frame *f = &v->sym.frames[c->frames[j]];
-		if (f->function)
-			o += (size_t)snprintf(buf + o, cap - o, "%s%s", j ? " < " : " ", f->function);
-		else
-			o += (size_t)snprintf(buf + o, cap - o, "%s0x%llx", j ? " < " : " ",
-					      (unsigned long long)(f->vaddr ? f->vaddr : f->file_offset));
+		const char *sep = j ? " < " : " ";
+		if (f->function) {
+			o += (size_t)snprintf(buf + o, cap - o, "%s%s", sep, f->function);
+		} else if (f->module != SYMBOLS_NO_MODULE) {
+			/* as flame.svg and the shim name it: module+0xOFFSET */
+			const char *path = v->sym.modules[f->module].path, *base = strrchr(path, '/');
+			o += (size_t)snprintf(buf + o, cap - o, "%s%s+0x%llx", sep,
+					      base ? base + 1 : path,
+					      (unsigned long long)(f->vaddr ? f->vaddr
+									    : f->file_offset));
+		} else {
+			o += (size_t)snprintf(buf + o, cap - o, "%s0x%llx", sep,
+					      (unsigned long long)f->file_offset);
+		}
 	}
 }
 

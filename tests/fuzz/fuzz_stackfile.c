@@ -134,13 +134,7 @@ static void fuzz_read(const uint8_t *data, size_t size)
 		if (img_len >= sizeof(struct mt_stacks_header)) {
 			struct mt_stacks_header *h = (struct mt_stacks_header *)(void *)img;
 			h->magic = MT_STACKS_MAGIC;
-			h->version = MT_STACKS_VERSION;
-			h->header_bytes = MT_STACKS_HEADER_BYTES;
-			h->module_bytes = MT_STACKS_MODULE_BYTES;
-			h->module_slots = MT_STACKS_MODULE_SLOTS;
-			h->stack_bytes = MT_STACKS_STACK_BYTES;
-			h->stack_slots = MT_STACKS_SLOTS;
-			h->max_frames = MT_STACKS_FRAMES;
+			mt_stacks_set_layout(h);
 			h->pid = 42;
 			h->gen = 1;
 			h->module_count = 2;

@@ -25,13 +25,7 @@ static void make_table(uint32_t nstacks)
 	cr_assert_not_null(img);
 	h = (struct mt_stacks_header *)img;
 	h->magic = MT_STACKS_MAGIC;
-	h->version = MT_STACKS_VERSION;
-	h->header_bytes = MT_STACKS_HEADER_BYTES;
-	h->module_bytes = MT_STACKS_MODULE_BYTES;
-	h->module_slots = MT_STACKS_MODULE_SLOTS;
-	h->stack_bytes = MT_STACKS_STACK_BYTES;
-	h->stack_slots = MT_STACKS_SLOTS;
-	h->max_frames = MT_STACKS_FRAMES;
+	mt_stacks_set_layout(h);
 	h->pid = 42;
 	h->gen = 1;
 	h->sample_bytes = 524288;
