@@ -62,16 +62,31 @@ unsigned modules_tick(int i)
 
 /* ---- reading our own memory safely -------------------------------------- */
 
+/* The first page of the module being read: its ELF header, program
+ * headers and (usually) build-id note, in one system call instead of one
+ * per header.  Static: modules_refresh's callers serialise it. */
+static uint8_t modules_page[4096];
+
 struct modules_mem {
 	pid_t pid;
 	uintptr_t base;
+	size_t cached;            /* bytes of modules_page read from base */
 };
+
+static ssize_t modules_peek(pid_t pid, void *buf, size_t n, uintptr_t at)
+{
+	struct iovec local = { buf, n }, remote = { (void *)at, n };
+	return sys_call6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
+}
 
 static ssize_t modules_mem_read(void *ctx, void *buf, size_t n, uint64_t off)
 {
 	const struct modules_mem *m = ctx;
-	struct iovec local = { buf, n }, remote = { (void *)(m->base + off), n };
-	return sys_call6(SYS_process_vm_readv, m->pid, (long)&local, 1, (long)&remote, 1, 0);
+	if (off <= m->cached && n <= m->cached - off) {
+		memcpy(buf, modules_page + off, n);
+		return (ssize_t)n;
+	}
+	return modules_peek(m->pid, buf, n, m->base + off);
 }
 
 /* ---- refresh -------------------------------------------------------------- */
@@ -111,9 +126,11 @@ static int modules_known(const struct modules_scan *sc, const struct selfmaps_en
 
 static void modules_build_id(struct modules_scan *sc, struct mt_stacks_module *e)
 {
-	struct modules_mem mem = { sc->pid, sc->elf_start };
+	struct modules_mem mem = { sc->pid, sc->elf_start, 0 };
 	struct elfsym elf;
+	ssize_t got = modules_peek(sc->pid, modules_page, sizeof modules_page, sc->elf_start);
 	int n;
+	mem.cached = got > 0 ? (size_t)got : 0;
 	if (elfsym_open(&elf, modules_mem_read, &mem) != 0)
 		return;
 	n = elfsym_build_id(&elf, 1, e->build_id, sizeof e->build_id);

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "boot.h"
 #include "callstack.h"
@@ -139,12 +140,23 @@ static void sites_queue(uintptr_t p)
 
 /* ---- the table's memory ---------------------------------------------------- */
 
+/* len bytes of zeros at off: one pwritev of up to 16 views of one zero
+ * page per system call (a growth is 16 KiB or more). */
 static int sites_zeros(int fd, uint64_t off, uint64_t len)
 {
 	static const char zeros[4096];
+	struct iovec iov[16];
 	while (len) {
-		size_t n = len < sizeof zeros ? (size_t)len : sizeof zeros;
-		long r = sys_call6(SYS_pwrite64, fd, (long)zeros, (long)n, (long)off, 0, 0);
+		int k = 0;
+		for (uint64_t left = len; left && k < 16; k++) {
+			size_t n = left < sizeof zeros ? (size_t)left : sizeof zeros;
+			iov[k].iov_base = (void *)zeros;
+			iov[k].iov_len = n;
+			left -= n;
+		}
+		/* the offset as glibc passes it: whole, then its high half
+		 * (which a 64-bit kernel ignores) */
+		long r = sys_call6(SYS_pwritev, fd, (long)iov, k, (long)off, (long)(off >> 32), 0);
 		if (r == -EINTR)
 			continue;
 		if (r < 0)
@@ -157,10 +169,6 @@ static int sites_zeros(int fd, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/* The file holds [off, off + len) from now on: written zeros, as the
- * record's are (not ftruncate: a store into a hole of a full file system
- * would kill the program with SIGBUS; not fallocate: unwritten extents
- * may still need blocks at the first store). */
 /* RLIMIT_FSIZE now: the program may lower it at any time (ulimit -f). */
 static uint64_t sites_fsize_limit(void)
 {
@@ -171,6 +179,10 @@ static uint64_t sites_fsize_limit(void)
 	return UINT64_MAX;
 }
 
+/* The file holds [off, off + len) from now on: written zeros, as the
+ * record's are (not ftruncate: a store into a hole of a full file system
+ * would kill the program with SIGBUS; not fallocate: unwritten extents
+ * may still need blocks at the first store). */
 static int sites_grow_file(uint64_t off, uint64_t len)
 {
 	int fd, rc;
