@@ -268,6 +268,13 @@ struct mt_record {
 		uint64_t maxrss_self_kb;
 		uint64_t maxrss_children_kb;
 	} marker_rusage[MT_MARKERS];
+	/* The image's stacks file (stacks.h, "<pid>.<gen>.mts"): a count the
+	 * shim raises (release) after each change of the file's live columns
+	 * (a sampled block allocated or freed) and when it makes the file; 0:
+	 * no stacks file yet.  A reader that saw the same value before has
+	 * nothing new to read in the live columns (memsup reads them at the
+	 * tree's peaks).  A fork child starts at 0 (no file of its own yet). */
+	uint64_t stacks_changes;
 };
 
 _Static_assert(sizeof(struct mt_record) <= MT_RECORD_SIZE,

@@ -118,9 +118,18 @@ static void sites_lock(void)
 	sites_drain();
 }
 
+/* The record's stacks_changes (record.h): raised at the unlock after the
+ * live columns of a file-backed table changed, or the file was made. */
+static int sites_changed;
+static uint64_t sites_changes;
+
 static void sites_unlock(void)
 {
 	sites_drain();
+	if (sites_changed && sites_is_file) {
+		sites_changed = 0;
+		__atomic_store_n(&counters_rec->stacks_changes, ++sites_changes, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&sites_lock_word, 0, __ATOMIC_RELEASE);
 }
 
@@ -359,6 +368,7 @@ static void sites_materialize(void)
 	/* Every reader of sites_hdr holds the lock, as we do. */
 	__atomic_store_n(&sites_hdr, f, __ATOMIC_RELEASE);
 	sys_munmap(mem, MT_STACKS_SIZE);
+	sites_changed = 1;
 }
 
 /* ---- the peak ---------------------------------------------------------------- */
@@ -536,6 +546,7 @@ static void sites_column_add(struct mt_stacks_header *h, uint32_t id, int sign, 
 		sites_put(&st->live_var, st->live_var > var ? st->live_var - var : 0);
 	}
 	sites_mark(id);
+	sites_changed = 1;
 }
 
 /* Takes the sample of block p out of the live set (a free, a realloc, or
@@ -734,6 +745,7 @@ void sites_fork_child(void)
 	uint32_t nstk;
 	__atomic_store_n(&sites_lock_word, 0, __ATOMIC_RELAXED);
 	sample_fork_child();
+	sites_changed = 0; /* the record's stacks_changes is 0 (store.c) */
 	if (!old)
 		return;
 	if (sites_is_file) {

@@ -35,6 +35,11 @@
  *    `peak_mono_ns`, then makes it even (release).  A reader loads it
  *    (acquire), copies, loads it again, and keeps the copy only if both
  *    loads were the same even number.
+ *  - The image's record counts the changes: its stacks_changes (record.h)
+ *    is raised with release order after the live columns changed (under
+ *    the shim's lock, so after whole updates) and when the file is made;
+ *    a reader that polls the record (mapped, no system call) reads this
+ *    file only when that count moved.
  *  - End of image: the shim takes its last peak snapshot, then stores
  *    `state` = MT_STACKS_FINISHED (release).  An exec that fails stores
  *    RUNNING again.  Live columns may still move after that (a destructor

@@ -296,6 +296,7 @@ void store_fork_child(void)
 	memset(loc->markers, 0, sizeof loc->markers);
 	loc->map_untracked_calls = loc->map_untracked_bytes = 0;
 	loc->spawn_relation = 0;
+	loc->stacks_changes = 0; /* no stacks file of its own yet (sites.c) */
 	counters_bind(loc);
 	store_publish(loc);
 }

@@ -73,11 +73,20 @@ static struct peaksites_image *peaksites_image_of(struct peaksites *p, pid_t pid
 	return im;
 }
 
-/* The image's live set now (re-read only if its events moved). */
-static void peaksites_refresh(struct peaksites *p, struct peaksites_image *im)
+/* The image's live set now: read only if the record says it changed (and
+ * then only if the file's own events moved). */
+static void peaksites_refresh(struct peaksites *p, struct peaksites_image *im,
+			      const struct mt_record *rec)
 {
 	char name[48];
 	int fd, changed;
+	uint64_t changes = __atomic_load_n(&rec->stacks_changes, __ATOMIC_ACQUIRE);
+	if (changes == 0 || (im->cur.read && changes == im->changes && !im->error)) {
+		if (changes == 0)
+			im->cur.n = 0;
+		return;
+	}
+	im->changes = changes;
 	stackfile_name(name, sizeof name, im->pid, im->gen);
 	fd = openat(p->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
@@ -117,7 +126,7 @@ void peaksites_sample(struct peaksites *p, const struct live *l, const struct tr
 			continue;
 		if (!(im = peaksites_image_of(p, m[i].pid, gen)))
 			continue;
-		peaksites_refresh(p, im);
+		peaksites_refresh(p, im, rec->map);
 		for (int k = 0; k < PEAKSITES_KINDS; k++) {
 			if (!(due & (1u << k)))
 				continue;

@@ -6,10 +6,11 @@
  * it) was largest, and the sample where the tree's RSS was (the run's
  * peak_tree_rss).  At a sample that is a new peak of either, every image
  * counted in that sum gets its live sampled set copied as "at that peak";
- * images not counted then are not part of it.  An image's set is read
- * again only when its samples + sampled frees moved since the last read
- * (stackfile_read_live), so an idle image costs one header read per peak.
- * An image that never sampled has no stacks file: an empty set.
+ * images not counted then are not part of it.  An image's file is read
+ * again only when its record's stacks_changes (record.h, a load from the
+ * mapped record) moved since the last read, so an image that took no
+ * sample since costs no system call; one that never sampled (0) has no
+ * stacks file: an empty set.
  *
  * The shim's sets change only at sampled events, and memsup reads the
  * record's heap and then the stacks file a moment apart, so the set "at
@@ -35,6 +36,7 @@ struct peaksites_image {
 	struct stackfile_set at[PEAKSITES_KINDS];    /* at each kind of peak */
 	uint64_t heap_at[PEAKSITES_KINDS];           /* its heap_current then */
 	unsigned long serial[PEAKSITES_KINDS];       /* the peak it was copied at */
+	uint64_t changes;                            /* stacks_changes at the read */
 	int error;                                   /* last read's, 0 if fine */
 };
 

@@ -237,6 +237,8 @@ Test(shim_stacks, shares_exact_with_every_block_sampled, .timeout = 120)
 		shim_record(&r, tr.pid[i], 0, &rec);
 		cr_assert_not_null(t);
 		cr_expect_eq(((struct mt_stacks_header *)t)->sample_bytes, 1);
+		/* the file was made and its live columns moved: memsup rereads it */
+		cr_expect_gt(rec.stacks_changes, 1, "the record counts the file's changes");
 		sum_peak(t, rec.heap_peak, &s);
 		for (int k = 0; k < 3; k++)
 			cr_expect_eq(s.bytes[k], tr.bytes[i][k], "pid %d %s: %.0f vs %.0f",
@@ -423,6 +425,7 @@ Test(shim_stacks, sampling_off_leaves_no_table, .timeout = 60)
 		struct mt_record rec;
 		shim_record(&r, tr.pid[i], 0, &rec);
 		cr_expect_null(stacks_load(&r, tr.pid[i], 0));
+		cr_expect_eq(rec.stacks_changes, 0, "no stacks file, no change to read");
 	}
 	shim_done(&r);
 }
