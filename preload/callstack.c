@@ -1,8 +1,13 @@
-/* callstack.c: call stacks for the sampler (see callstack.h).  Never allocates. */
+/* callstack.c: call stacks for the sampler (see callstack.h).  Never
+ * allocates, except callstack_init (the constructor's, from the bootstrap
+ * arena). */
+#include <dlfcn.h>
 #include <string.h>
-#if defined(HAVE_UNWIND_BACKTRACE)
+#if defined(HAVE_UNWIND_H)
 #include <unwind.h>
 #endif
+
+#include "boot.h"
 
 #include "modules.h"
 #include "selfmaps.h"
@@ -111,7 +116,38 @@ unsigned callstack_fp(uint64_t *pcs, unsigned max, uintptr_t ra, int *complete, 
 #endif
 }
 
-#if defined(HAVE_UNWIND_BACKTRACE)
+#if defined(HAVE_UNWIND_H)
+/* libgcc's unwinder, found at start by callstack_init; NULL without it. */
+static _Unwind_Reason_Code (*unwind_backtrace)(_Unwind_Trace_Fn, void *);
+static _Unwind_Ptr (*unwind_get_ip)(struct _Unwind_Context *);
+
+void callstack_init(void)
+{
+	/* A program that already has libgcc_s (C++, anything that threw or
+	 * called backtrace()) shares it; else it is loaded now, in the
+	 * constructor, its few allocations from the bootstrap arena: never
+	 * inside an allocation, where the loader's lock may be held. */
+	boot_arena_begin(); /* dlerror's state too: a failed look allocates */
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!h)
+		h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h) {
+		unwind_get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(
+			h, "_Unwind_GetIP");
+		unwind_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))dlsym(
+			h, "_Unwind_Backtrace");
+		if (!unwind_get_ip)
+			unwind_backtrace = NULL;
+	} /* else frame pointers only */
+	boot_arena_end();
+}
+#else
+void callstack_init(void)
+{
+}
+#endif
+
+#if defined(HAVE_UNWIND_H)
 struct callstack_walk {
 	uint64_t *pcs;
 	unsigned max, n, skipped;
@@ -125,7 +161,7 @@ struct callstack_walk {
 static _Unwind_Reason_Code callstack_step(struct _Unwind_Context *ctx, void *arg)
 {
 	struct callstack_walk *w = arg;
-	uintptr_t ip = (uintptr_t)_Unwind_GetIP(ctx);
+	uintptr_t ip = (uintptr_t)unwind_get_ip(ctx);
 	if (!ip)
 		return _URC_END_OF_STACK;
 	if (!w->found) {
@@ -149,8 +185,8 @@ static _Unwind_Reason_Code callstack_step(struct _Unwind_Context *ctx, void *arg
 unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
 {
 	*truncated = 0;
-#if defined(HAVE_UNWIND_BACKTRACE)
-	{
+#if defined(HAVE_UNWIND_H)
+	if (unwind_backtrace) {
 		struct callstack_walk w;
 		memset(&w, 0, sizeof w);
 		w.pcs = pcs;
@@ -158,16 +194,15 @@ unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncat
 		w.ra = ra;
 		if (!w.max)
 			return 0;
-		_Unwind_Backtrace(callstack_step, &w);
+		unwind_backtrace(callstack_step, &w);
 		*truncated = w.more;
 		return w.n;
 	}
-#else
+#endif
 	(void)pcs;
 	(void)max;
 	(void)ra;
-	return 0;
-#endif
+	return 0; /* no unwinder: the frame-pointer walk alone */
 }
 
 unsigned callstack_capture(uint64_t *pcs, unsigned max, uintptr_t ra, uint32_t *flags, int *miss)

@@ -14,11 +14,12 @@
  *    few dozen loads.
  *  - libgcc's DWARF unwinder (_Unwind_Backtrace, what glibc's backtrace()
  *    calls, from .eh_frame): right for code built without frame pointers
- *    (most distribution packages), a few microseconds.  The shim links
- *    libgcc_s, so the loader maps it at start-up, before any hook runs:
- *    glibc's backtrace() would dlopen it at its first call instead, and
- *    that first call would allocate (in the program's figures) and take
- *    the loader's lock inside an allocation.  With glibc >= 2.35 libgcc
+ *    (most distribution packages), a few microseconds.  The shim links only
+ *    libc and libdl: callstack_init, from the constructor when sampling is
+ *    on, dlopens libgcc_s.so.1 (its allocations from the bootstrap arena),
+ *    before any hook samples: glibc's backtrace() would dlopen it at its
+ *    first call instead, and that first call would allocate (in the
+ *    program's figures) and take the loader's lock inside an allocation.  With glibc >= 2.35 libgcc
  *    finds a pc's unwind tables through _dl_find_object, which takes no
  *    lock and does not allocate.
  * Frame pointers are trusted per module, the module of the allocator's
@@ -41,6 +42,11 @@
  * MT_STACK_TRUNCATED when there were more frames; *miss is set when a
  * frame pointed into no known module (time to refresh the table). */
 unsigned callstack_capture(uint64_t *pcs, unsigned max, uintptr_t ra, uint32_t *flags, int *miss);
+
+/* Finds libgcc's unwinder (dlopen of libgcc_s.so.1, shared if the program
+ * has it already); without it, stacks come from frame pointers alone.
+ * Constructor only (sites_start, when sampling is on). */
+void callstack_init(void);
 
 /* The pieces, for the unit tests.  callstack_fp's *complete: 0 the walk
  * stopped early, 1 it reached the outermost frame, 2 it filled pcs. */

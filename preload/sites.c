@@ -692,6 +692,8 @@ void sites_start(void)
 	/* Without block sizes there is nothing to weigh samples by. */
 	if (counters_rec->flags & MT_FLAG_HEAP_UNSIZED)
 		rate = 0;
+	if (rate)
+		callstack_init();
 	__atomic_store_n(&sites_ready, rate != 0, __ATOMIC_RELAXED);
 	sample_start(rate);
 }
