@@ -60,6 +60,31 @@ Test(shim_heap, scripted_sequence_is_exact, .timeout = 20)
 	shim_done(&r);
 }
 
+/* Sampling (on by default) brings its own machinery up in the constructor
+ * (libgcc's unwinder, dlopen'ed): none of its allocations may show as the
+ * program's.  The same program, sampling off and on: the same calls and
+ * the same bytes (a failed dlopen look once added a malloc and a free). */
+Test(shim_heap, sampling_adds_no_call_of_its_own, .timeout = 20)
+{
+	const char *argv[] = { "alloc_script", NULL };
+	const char *off[] = { "MEMTRACE_SAMPLE_BYTES=0", NULL };
+	const char *every[] = { "MEMTRACE_SAMPLE_BYTES=1", NULL };
+	struct shim_run a, b;
+	struct mt_record ra, rb;
+	run_ok(&a, argv, off, 0);
+	shim_record(&a, a.pid, 0, &ra);
+	run_ok(&b, argv, every, 0);
+	shim_record(&b, b.pid, 0, &rb);
+	for (unsigned c = 0; c < MT_CALL_COUNT; c++)
+		cr_expect_eq(ra.calls[c], rb.calls[c], "calls[%u]: %llu off, %llu on", c,
+			     (unsigned long long)ra.calls[c], (unsigned long long)rb.calls[c]);
+	cr_expect_eq(ra.heap_peak, rb.heap_peak);
+	cr_expect_eq(ra.heap_requested_total, rb.heap_requested_total);
+	cr_expect_eq(ra.heap_current, rb.heap_current);
+	shim_done(&a);
+	shim_done(&b);
+}
+
 Test(shim_heap, eight_threads_lose_no_update, .timeout = 60)
 {
 	const char *argv[] = { "alloc_threads", NULL };
