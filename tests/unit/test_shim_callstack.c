@@ -123,6 +123,7 @@ Test(callstack, dwarf_unwinder_agrees)
 	uint64_t fp[MT_STACKS_FRAMES];
 	unsigned nfp;
 	modules_ready();
+	callstack_init(); /* the constructor's: finds libgcc's unwinder */
 	which = 0;
 	chain_a();
 	nfp = ngot;
