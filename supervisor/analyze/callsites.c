@@ -40,6 +40,14 @@ static int callsites_larger(const void *a, const void *b)
 	return 0;
 }
 
+/* qsort, largest first; an empty set (its array may be NULL) is left as
+ * it is: qsort's base must not be NULL even for no element. */
+static void sort_largest_first(struct callsite *v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof *v, callsites_larger);
+}
+
 /* memsup links no libm: Newton's square root, to a relative 1e-12. */
 static double callsites_sqrt(double x)
 {
@@ -267,13 +275,11 @@ int callsites_build(struct callsite_view *v, const struct merged_run *m, const s
 		return rc;
 	}
 	for (size_t i = 0; i < v->n_images; i++) {
-		qsort(v->images[i].at_peak.v, v->images[i].at_peak.n, sizeof(struct callsite),
-		      callsites_larger);
-		qsort(v->images[i].at_exit.v, v->images[i].at_exit.n, sizeof(struct callsite),
-		      callsites_larger);
+		sort_largest_first(v->images[i].at_peak.v, v->images[i].at_peak.n);
+		sort_largest_first(v->images[i].at_exit.v, v->images[i].at_exit.n);
 	}
 	for (int k = 0; k < PEAKSITES_KINDS; k++)
-		qsort(v->tree[k].set.v, v->tree[k].set.n, sizeof(struct callsite), callsites_larger);
+		sort_largest_first(v->tree[k].set.v, v->tree[k].set.n);
 	return 0;
 }
 

@@ -193,7 +193,8 @@ static int symbols_read_module(struct symbols *s, uint32_t mi)
 		q[nq].sym_size = i; /* carried through the sort */
 		nq++;
 	}
-	qsort(q, nq, sizeof *q, symbols_by_addr);
+	if (nq > 1) /* q may be NULL for none */
+		qsort(q, nq, sizeof *q, symbols_by_addr);
 	for (size_t j = 0; j < nq; j++)
 		which[j] = (size_t)q[j].sym_size;
 	if (elfsym_resolve(&e, q, nq) != 0) {
