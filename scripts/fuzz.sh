@@ -46,7 +46,7 @@ sources() {
 	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/output/relay.c ;;
 	fuzz_elfsym) echo preload/elfsym.c ;;
 	fuzz_selfmaps) echo preload/selfmaps.c preload/sys.c ;;
-	fuzz_stackfile) echo supervisor/collect/stackfile.c ;;
+	fuzz_stackfile) echo supervisor/collect/stackfile.c supervisor/collect/recordfile.c ;;
 	*) return 1 ;;
 	esac
 }

@@ -95,26 +95,10 @@ size_t fold_entry(const struct mt_record *r, unsigned char *buf)
 	return FOLD_HEADER_BYTES + n + 4;
 }
 
-static ssize_t fold_pread(int fd, void *buf, size_t n, off_t off)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
 int fold_read_at(int fd, off_t off, struct mt_record *out, off_t *next)
 {
 	unsigned char buf[FOLD_MAX_ENTRY];
-	ssize_t got = fold_pread(fd, buf, FOLD_HEADER_BYTES, off);
+	ssize_t got = recordfile_pread_full(fd, buf, FOLD_HEADER_BYTES, off);
 	if (got < 0)
 		return (int)got;
 	if (got == 0)
@@ -124,7 +108,7 @@ int fold_read_at(int fd, off_t off, struct mt_record *out, off_t *next)
 	uint32_t n = fold_get32(buf + 4);
 	if (n > FOLD_MAX_PAYLOAD)
 		return -EBADMSG;
-	got = fold_pread(fd, buf + FOLD_HEADER_BYTES, n + 4u, off + FOLD_HEADER_BYTES);
+	got = recordfile_pread_full(fd, buf + FOLD_HEADER_BYTES, n + 4u, off + FOLD_HEADER_BYTES);
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got < n + 4u ||

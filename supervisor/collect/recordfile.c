@@ -15,7 +15,7 @@
 
 #include "collect/recordfile.h"
 
-static int recordfile_pread_all(int fd, void *buf, size_t n, off_t off)
+ssize_t recordfile_pread_full(int fd, void *buf, size_t n, off_t off)
 {
 	size_t got = 0;
 	while (got < n) {
@@ -26,10 +26,18 @@ static int recordfile_pread_all(int fd, void *buf, size_t n, off_t off)
 			return -errno;
 		}
 		if (r == 0)
-			return -RECORDFILE_ESHORT;
+			break;
 		got += (size_t)r;
 	}
-	return 0;
+	return (ssize_t)got;
+}
+
+static int recordfile_pread_all(int fd, void *buf, size_t n, off_t off)
+{
+	ssize_t r = recordfile_pread_full(fd, buf, n, off);
+	if (r < 0)
+		return (int)r;
+	return (size_t)r < n ? -RECORDFILE_ESHORT : 0;
 }
 
 int recordfile_read_fd(int fd, struct mt_record *out)
@@ -201,19 +209,28 @@ static size_t recordfile_digits(const char *s, uint64_t max, uint64_t *v)
 	return i;
 }
 
-int recordfile_parse_name(const char *name, int32_t *pid, uint32_t *gen)
+int recordfile_parse_image_name(const char *name, const char *suffix, int32_t *pid,
+				uint32_t *gen)
 {
 	uint64_t p, g;
 	size_t n = recordfile_digits(name, INT32_MAX, &p);
-	if (n == 0 || name[n] != '.' || p == 0)
-		return -RECORDFILE_ENAME;
+	/* the shim writes no leading zero: "012.0" would be a second name
+	 * for the image "12.0" */
+	if (n == 0 || name[0] == '0' || name[n] != '.')
+		return -1;
 	name += n + 1;
 	n = recordfile_digits(name, UINT32_MAX, &g);
-	if (n == 0 || strcmp(name + n, MT_RECORD_SUFFIX) != 0)
-		return -RECORDFILE_ENAME;
+	if (n == 0 || strcmp(name + n, suffix) != 0)
+		return -1;
 	*pid = (int32_t)p;
 	*gen = (uint32_t)g;
 	return 0;
+}
+
+int recordfile_parse_name(const char *name, int32_t *pid, uint32_t *gen)
+{
+	return recordfile_parse_image_name(name, MT_RECORD_SUFFIX, pid, gen) == 0
+		? 0 : -RECORDFILE_ENAME;
 }
 
 static int recordfile_cmp(const void *a, const void *b)

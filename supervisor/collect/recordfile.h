@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "record.h"
 
@@ -61,6 +62,15 @@ int recordfile_read_at(int dirfd, const char *name, struct mt_record *out);
 /* "<pid>.<gen>.mtr" -> pid, gen (decimal, no sign, no leading junk);
  * 0 or -RECORDFILE_ENAME. */
 int recordfile_parse_name(const char *name, int32_t *pid, uint32_t *gen);
+/* The name rule every per-image file of a records directory shares
+ * (records, stacks files): "<pid>.<gen><suffix>", pid 1..INT32_MAX written
+ * without a leading zero, gen within uint32.  0 or -1. */
+int recordfile_parse_image_name(const char *name, const char *suffix, int32_t *pid,
+				uint32_t *gen);
+/* pread until n bytes or the end of the file, EINTR retried: the bytes
+ * read (fewer only at the end of the file), or -errno.  For every reader
+ * of the evidence directory's files (records, records.fold, stacks). */
+ssize_t recordfile_pread_full(int fd, void *buf, size_t n, off_t off);
 
 struct recordfile_entry {
 	int32_t pid;

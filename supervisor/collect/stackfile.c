@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect/recordfile.h"
 #include "collect/stackfile.h"
 
 /* A read of the stack table in pieces of this many entries (~86 KiB). */
@@ -16,28 +17,11 @@
 /* Tries to read the peak columns inside one sequence. */
 #define STACKFILE_SEQ_TRIES 8
 
-static ssize_t stackfile_pread(int fd, void *buf, size_t n, off_t off)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
 /* The header, checked; its counts clamped to the slots and to `size`. */
 static int stackfile_header(int fd, off_t size, int32_t pid, uint32_t gen,
 			    struct mt_stacks_header *h)
 {
-	ssize_t r = stackfile_pread(fd, h, sizeof *h, 0);
+	ssize_t r = recordfile_pread_full(fd, h, sizeof *h, 0);
 	uint64_t room;
 	if (r < 0)
 		return (int)r;
@@ -105,19 +89,19 @@ int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out)
 		stackfile_free(out);
 		return -ENOMEM;
 	}
-	r = stackfile_pread(fd, out->modules, (size_t)out->h.module_count * MT_STACKS_MODULE_BYTES,
+	r = recordfile_pread_full(fd, out->modules, (size_t)out->h.module_count * MT_STACKS_MODULE_BYTES,
 			    MT_STACKS_MODULES_OFFSET);
 	if (r >= 0 && (size_t)r < (size_t)out->h.module_count * MT_STACKS_MODULE_BYTES)
 		out->h.module_count = (uint32_t)((size_t)r / MT_STACKS_MODULE_BYTES);
 	/* The stacks inside one sequence of the peak's lock when the writer
 	 * lets us (stacks.h): seq even and the same before and after. */
 	for (int tries = 0; r >= 0 && tries < STACKFILE_SEQ_TRIES; tries++) {
-		if (stackfile_pread(fd, &seq0, sizeof seq0,
+		if (recordfile_pread_full(fd, &seq0, sizeof seq0,
 				    offsetof(struct mt_stacks_header, peak_seq)) != sizeof seq0)
 			break;
-		r = stackfile_pread(fd, out->stacks, (size_t)out->h.stack_count * MT_STACKS_STACK_BYTES,
+		r = recordfile_pread_full(fd, out->stacks, (size_t)out->h.stack_count * MT_STACKS_STACK_BYTES,
 				    MT_STACKS_STACKS_OFFSET);
-		if (stackfile_pread(fd, &seq1, sizeof seq1,
+		if (recordfile_pread_full(fd, &seq1, sizeof seq1,
 				    offsetof(struct mt_stacks_header, peak_seq)) != sizeof seq1)
 			break;
 		if (seq0 == seq1 && !(seq0 & 1)) {
@@ -168,20 +152,8 @@ int stackfile_read_at(int dirfd, int32_t pid, uint32_t gen, struct stackfile *ou
 
 int stackfile_parse_name(const char *name, int32_t *pid, uint32_t *gen)
 {
-	char *end;
-	unsigned long long p, g;
-	if (name[0] < '1' || name[0] > '9')
-		return -STACKFILE_ENAME;
-	errno = 0;
-	p = strtoull(name, &end, 10);
-	if (errno || *end != '.' || p > INT32_MAX || end[1] < '0' || end[1] > '9')
-		return -STACKFILE_ENAME;
-	g = strtoull(end + 1, &end, 10);
-	if (errno || g > UINT32_MAX || strcmp(end, MT_STACKS_SUFFIX) != 0)
-		return -STACKFILE_ENAME;
-	*pid = (int32_t)p;
-	*gen = (uint32_t)g;
-	return 0;
+	return recordfile_parse_image_name(name, MT_STACKS_SUFFIX, pid, gen) == 0
+		? 0 : -STACKFILE_ENAME;
 }
 
 static int stackfile_set_room(struct stackfile_set *s, size_t n)
@@ -218,7 +190,7 @@ int stackfile_read_live(int fd, int32_t pid, uint32_t gen, struct stackfile_set 
 		return 0;
 	for (uint32_t at = 0; at < h.stack_count; at += STACKFILE_CHUNK) {
 		uint32_t k = h.stack_count - at < STACKFILE_CHUNK ? h.stack_count - at : STACKFILE_CHUNK;
-		ssize_t r = stackfile_pread(fd, chunk, (size_t)k * MT_STACKS_STACK_BYTES,
+		ssize_t r = recordfile_pread_full(fd, chunk, (size_t)k * MT_STACKS_STACK_BYTES,
 					    (off_t)(MT_STACKS_STACKS_OFFSET +
 						    (uint64_t)at * MT_STACKS_STACK_BYTES));
 		if (r < 0)

@@ -132,7 +132,7 @@ Test(recordfile, names)
 	cr_expect_eq(pid, 12);
 	cr_expect_eq(gen, 3);
 	const char *bad[] = { "12.mtr", ".3.mtr", "12..mtr", "12.3.mtrx", "-1.0.mtr", "0.0.mtr",
-			      "99999999999.0.mtr", "12.3.mtr.tmp", "a.b.mtr", "" };
+			      "99999999999.0.mtr", "12.3.mtr.tmp", "a.b.mtr", "012.3.mtr", "" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		cr_expect_eq(recordfile_parse_name(bad[i], &pid, &gen), -RECORDFILE_ENAME, "%s",
 			     bad[i]);

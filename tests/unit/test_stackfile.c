@@ -231,7 +231,7 @@ Test(stackfile, names)
 	cr_expect_eq(pid, 123);
 	cr_expect_eq(gen, 4);
 	const char *bad[] = { "123.4.mtr", "0.1.mts", "-1.0.mts", "12.mts", "1.2.mtsx",
-			      "99999999999.0.mts", "1..mts", ".1.mts" };
+			      "99999999999.0.mts", "1..mts", ".1.mts", "012.3.mts" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		cr_expect_eq(stackfile_parse_name(bad[i], &pid, &gen), -STACKFILE_ENAME, "%s", bad[i]);
 }
