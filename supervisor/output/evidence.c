@@ -301,3 +301,34 @@ int evidence_mark_killed(int dirfd, const char *error)
 		unlinkat(dirfd, record_tmp, 0);
 	return rc;
 }
+
+int evidence_write_json(int dirfd, const char *name, unsigned indent, unsigned lines,
+			void (*put)(struct jsonw *w, const void *ctx), const void *ctx)
+{
+	char tmp[PATH_MAX];
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", name) >= sizeof tmp)
+		return -ENAMETOOLONG;
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	/* on the heap: a jsonw holds a 4 KiB buffer */
+	struct jsonw *w = malloc(sizeof *w);
+	if (!w) {
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		return -ENOMEM;
+	}
+	jsonw_init(w, fd, indent);
+	if (lines)
+		jsonw_lines(w, lines);
+	put(w, ctx);
+	int rc = jsonw_finish_line(w);
+	free(w);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(dirfd, tmp, 0);
+	return rc;
+}

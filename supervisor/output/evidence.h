@@ -75,6 +75,13 @@ int evidence_fold_fd(struct evidence *ev);
  * cause. */
 void evidence_note_failure(struct evidence *ev, const char *op, const char *name, int err);
 
+/* One JSON document written whole or not at all: NAME.tmp in dirfd, then
+ * renamed to NAME.  put() writes the document into w, set up with
+ * `indent` spaces per level (0: compact) and jsonw_lines(w, lines) when
+ * lines > 0.  0, or -errno (NAME.tmp removed). */
+int evidence_write_json(int dirfd, const char *name, unsigned indent, unsigned lines,
+			void (*put)(struct jsonw *w, const void *ctx), const void *ctx);
+
 /* memsup was killed mid-run: its sentinel rewrites dirfd's resources.json
  * (atomically, durably) with reason "supervisor_killed" and `error`
  * (resources_patch_killed()).  0; -ENOENT when the record is not a running

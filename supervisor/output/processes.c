@@ -5,6 +5,7 @@
 #include "collect/procfs.h"
 #include "collect/recordfile.h"
 #include "jsonw.h"
+#include "output/evidence.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -326,36 +327,21 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 	jsonw_object_end(w);
 }
 
-int processes_write(int dirfd, const struct merged_run *m)
+static void put_all(struct jsonw *w, const void *ctx)
 {
-	static const char tmp[] = "processes.json.tmp";
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -errno;
-	/* on the heap: a jsonw holds a 4 KiB buffer */
-	struct jsonw *w = malloc(sizeof *w);
-	if (!w) {
-		close(fd);
-		unlinkat(dirfd, tmp, 0);
-		return -ENOMEM;
-	}
-	/* one image per line: a run of 100,000 images stays one JSON document
-	 * that line tools can still grep (1 KB an image instead of 1.5) */
-	jsonw_init(w, fd, 0);
-	jsonw_lines(w, 1);
+	const struct merged_run *m = ctx;
 	jsonw_array_begin(w);
 	for (size_t i = 0; i < m->n_images; i++)
 		put_image(w, m, &m->images[i]);
 	jsonw_array_end(w);
-	int rc = jsonw_finish_line(w);
-	free(w);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && renameat(dirfd, tmp, dirfd, "processes.json") < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlinkat(dirfd, tmp, 0);
-	return rc;
+}
+
+int processes_write(int dirfd, const struct merged_run *m)
+{
+	/* compact, one image per line: a run of 100,000 images stays one JSON
+	 * document that line tools can still grep (1 KB an image instead of
+	 * 1.5) */
+	return evidence_write_json(dirfd, "processes.json", 0, 1, put_all, m);
 }
 
 static uint64_t peak_of(const struct image_view *iv)

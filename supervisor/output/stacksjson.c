@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "jsonw.h"
+#include "output/evidence.h"
 #include "output/stacksjson.h"
 
 static void put_u(struct jsonw *w, const char *key, uint64_t v)
@@ -174,20 +175,9 @@ static void put_modules(struct jsonw *w, const struct symbols *s)
 	jsonw_array_end(w);
 }
 
-int stacksjson_write(int dirfd, const struct callsite_view *v)
+static void put_document(struct jsonw *w, const void *ctx)
 {
-	static const char tmp[] = STACKS_JSON ".tmp";
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -errno;
-	/* on the heap: a jsonw holds a 4 KiB buffer */
-	struct jsonw *w = malloc(sizeof *w);
-	if (!w) {
-		close(fd);
-		unlinkat(dirfd, tmp, 0);
-		return -ENOMEM;
-	}
-	jsonw_init(w, fd, 1);
+	const struct callsite_view *v = ctx;
 	jsonw_object_begin(w);
 	put_u(w, "version", 1);
 	jsonw_key(w, "sample_bytes");
@@ -212,15 +202,11 @@ int stacksjson_write(int dirfd, const struct callsite_view *v)
 	jsonw_key(w, "modules");
 	put_modules(w, &v->sym);
 	jsonw_object_end(w);
-	int rc = jsonw_finish_line(w);
-	free(w);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && renameat(dirfd, tmp, dirfd, STACKS_JSON) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlinkat(dirfd, tmp, 0);
-	return rc;
+}
+
+int stacksjson_write(int dirfd, const struct callsite_view *v)
+{
+	return evidence_write_json(dirfd, STACKS_JSON, 1, 0, put_document, v);
 }
 
 /* ---- the summary's lines --------------------------------------------------------- */
