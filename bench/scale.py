@@ -20,10 +20,10 @@ measured ended (its wall minus the record's wall_s: folding the last
 records, the merge, processes.json, timeline.svg).  Medians, and the wall
 ratio of medians to bare.
 
-Every run happens under scripts/pids-guard.sh (a pids-limited cgroup of its
-own) when --guard is given, which is what bench/RESULTS.md's command does.
+It refuses to run outside scripts/pids-guard.sh (a pids-limited cgroup of
+its own), as bench/RESULTS.md's commands run it.
 
-Usage: python3 bench/scale.py --builddir BUILD [--work procs,build]
+Usage: scripts/pids-guard.sh -- python3 bench/scale.py --builddir BUILD [--work procs,build]
        [--procs 100000] [--reps 3]
 """
 import argparse
@@ -180,6 +180,11 @@ def main():
     args = ap.parse_args()
     if args.procs < 1 or args.reps < 1:
         raise SystemExit("--procs and --reps must be at least 1")
+    if not os.environ.get("MEMTRACE_PIDS_GUARD"):
+        # 100,000 processes and a parallel build: only inside a
+        # pids-limited cgroup of their own, as containment.py
+        raise SystemExit("scale.py: run it through scripts/pids-guard.sh (a pids-limited "
+                         "cgroup of its own)")
     build = benchlib.find_builddir(args.builddir)
     memsup = benchlib.memsup_path(build)
     if memsup is None:
