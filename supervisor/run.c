@@ -354,12 +354,11 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		*reason = SUP_REASON_EVIDENCE_FAILED;
 	if (r->pv) {
 		/* the per-process view and the live records of the same moment:
-		 * records are compared with the end of the reading, read_ns.  An
-		 * image that started while memsup read /proc (memsup descheduled
-		 * for milliseconds on a loaded machine) is in the reading, so it
-		 * is this sample's; with `now`, taken before reading, a command
-		 * that started and filled 20 MB meanwhile read as 20 MB that no
-		 * record explained.
+		 * each member's image is the one current at `now`, when the
+		 * reading began, or, for a pid that had none then, one started
+		 * by read_ns, the reading's end (memsup descheduled for
+		 * milliseconds on a loaded machine: a command that started and
+		 * filled 20 MB meanwhile read as 20 MB no record explained).
 		 * Not when the process budget breaks: the members' cmdline and
 		 * smaps wait for their memory map's lock, which a fork bomb
 		 * holds nearly all the time -- seconds, for the kill to wait. */
@@ -370,7 +369,7 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		if (viewed) {
 			if (r->live)
 				live_believe(r->live, m, nm, r->main_pid);
-			pview_sample(r->pv, r->live, read_ns, m, nm, new_peak, rss, &s);
+			pview_sample(r->pv, r->live, now, read_ns, m, nm, new_peak, rss, &s);
 		} else {
 			memset(&s, 0, sizeof s);
 		}

@@ -382,7 +382,7 @@ static void complete_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss)
 	pk->have_smaps = read_smaps(pv, 1, now_ns() + 4 * PVIEW_LOOK_BUDGET_MS * NS_PER_MS);
 }
 
-void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
+void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint64_t read_end_ns,
 		  const struct tree_member *mem, size_t n, int new_peak, uint64_t tree_rss,
 		  struct pview_sums *out)
 {
@@ -394,7 +394,14 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = mem[i].pid;
 		uint32_t gen = 0;
+		/* the image current when the reading began; for a pid that had
+		 * none then, one that started while memsup read (its memory
+		 * is in the reading).  Not simply the image of the reading's
+		 * end: a fork child that exec'd meanwhile was read before its
+		 * exec, as the image it was (fork_before_exec). */
 		const struct live_rec *rec = live ? live_image_at(live, pid, t_ns, &gen) : NULL;
+		if (!rec && live && !gen)
+			rec = live_image_at(live, pid, read_end_ns, &gen);
 		struct pview_proc *p = proc_of(pv, pid);
 		/* a newcomer past the budget waits for the next sample */
 		if (!p && (now_ns() > look_until || !(p = first_sight(pv, pid, rec != NULL))))

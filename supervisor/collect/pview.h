@@ -123,10 +123,12 @@ struct pview;
 int pview_open(struct pview **out, const char *proc_root, int tracing);
 void pview_close(struct pview *pv);
 
-/* Account one sample of the members `m` (contain_sampled()) taken at t_ns.
+/* Account one sample of the members `m` (contain_sampled()) read between
+ * t_ns and read_end_ns (a pid's image: the one current at t_ns, else one
+ * started by read_end_ns).
  * `live` may be NULL (not tracing).  When the sample is a new tree peak
  * (`new_peak`), the peak members are kept and smaps may be read. */
-void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns,
+void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint64_t read_end_ns,
 		  const struct tree_member *m, size_t n, int new_peak, uint64_t tree_rss,
 		  struct pview_sums *out);
 

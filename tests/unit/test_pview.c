@@ -98,7 +98,7 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 	struct pview_sums s;
 
 	/* before the exec: gen 0, traced, running? no: EXECED, so no heap */
-	pview_sample(pv, l, 2000, &m, 1, 1, 1000000, &s);
+	pview_sample(pv, l, 2000, 2000, &m, 1, 1, 1000000, &s);
 	cr_expect_eq(s.traced, 1);
 	const struct pview_proc *p = pview_find(pv, 700);
 	cr_assert_not_null(p);
@@ -112,7 +112,7 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 
 	/* after the exec mark, /proc still shows env: gen 1, not inspected */
 	for (int i = 0; i < 4; i++)
-		pview_sample(pv, l, 4000 + (uint64_t)i, &m, 1, 0, 0, &s);
+		pview_sample(pv, l, 4000 + (uint64_t)i, 4000 + (uint64_t)i, &m, 1, 0, 0, &s);
 	cr_assert_eq(p->nimgs, 2);
 	const struct pview_img *g1 = &p->imgs[1];
 	cr_expect_eq(g1->gen, 1);
@@ -123,7 +123,7 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 	/* the new image is there, without the shim in its environment */
 	put_file("proc/700/cmdline", "prog\0", 5);
 	put_file("proc/700/environ", "A=1\0", 4);
-	pview_sample(pv, l, 5000, &m, 1, 0, 0, &s);
+	pview_sample(pv, l, 5000, 5000, &m, 1, 0, 0, &s);
 	cr_expect(g1->inspected);
 	cr_expect_eq(g1->why, UNTRACED_NO_PRELOAD);
 	cr_expect(g1->argv && g1->argv_len == 5 && memcmp(g1->argv, "prog", 5) == 0,
