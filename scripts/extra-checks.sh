@@ -57,6 +57,12 @@ check_sanitizers() {
 	if [ $rc -ne 0 ]; then # the failing tests, or the end of a failed build
 		grep -E '^(FAIL|ERROR):' "$dir/check.log" | head -20 | sed 's/^/# /'
 		grep -qE '^(FAIL|ERROR):' "$dir/check.log" || tail -20 "$dir/check.log" | sed 's/^/# /'
+		# and what each failing test said: a rare failure is seen once
+		local t
+		for t in $(grep -E '^FAIL:' "$dir/check.log" | awk '{print $2}' | sort -u | head -3); do
+			[ -f "$dir/src/$t.log" ] && grep -vE '^(ok|PASS:) ' "$dir/src/$t.log" \
+				| tail -25 | sed 's/^/#   /'
+		done
 	fi
 	rm -rf "$dir"
 	return $rc
