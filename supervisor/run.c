@@ -229,6 +229,48 @@ static void kill_tree(struct run *r, int leftovers)
 	}
 }
 
+/* How long end_run waits for the killed tree's last exits to reach memsup.
+ * Bounded because a process in uninterruptible sleep may not die at all
+ * (kill_tree has already said so). */
+#define REAP_REST_MS 3000
+
+/* The tree is killed; reap every child of memsup but the sentinel before
+ * memsup exits.  The cgroup (or the /proc scan) stops listing a process
+ * as it starts exiting, before it is a zombie ready for wait(), and its own
+ * children come to memsup, the subreaper, only then.  One left unreaped is
+ * not dead to anyone else: it passes to init, which on some machines
+ * (containers, microVMs) never reaps, and stays a zombie for good.
+ * memsup's children file lists them all, zombies included. */
+static void reap_rest(struct run *r)
+{
+	static char note[160];
+	pid_t kids[64];
+	size_t n = 0, others = 0;
+	for (int waited = 0;; waited += 10) {
+		reap(r);
+		others = 0;
+		pid_t self = getpid();
+		int rc = procfs_read_children(NULL, self, self, kids,
+					      sizeof kids / sizeof kids[0], &n);
+		if (rc == -ENOSPC || rc == -EFBIG)
+			others = n > 1 ? n : 2; /* more than listed: surely not only the sentinel */
+		else if (rc < 0)
+			return; /* no children file: reap() above is all we can do */
+		else
+			for (size_t i = 0; i < n; i++)
+				others += kids[i] != r->sentinel.pid;
+		if (others == 0 || waited >= REAP_REST_MS)
+			break;
+		wait_a_little(r, 10);
+	}
+	if (others) {
+		snprintf(note, sizeof note, "%zu process%s of the tree still not reaped %d ms "
+			 "after the kill; init inherits them", others, others == 1 ? "" : "es",
+			 REAP_REST_MS);
+		resources_note(r->rec, note);
+	}
+}
+
 static int block_signals(sigset_t *orig, sigset_t *set)
 {
 	sigemptyset(set);
@@ -655,7 +697,7 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	/* When the main process is gone on its own, whatever of its tree
 	 * remains is a leftover: killed, and the record says who it was. */
 	kill_tree(r, reason == SUP_REASON_NONE);
-	reap(r);
+	reap_rest(r);
 	/* the high-water marks and counters, final once the tree is dead */
 	contain_figures(r->contain, &after);
 	rec->cgroup = after;
