@@ -9,7 +9,9 @@
  * and gen), memory-mapped and updated in place, as the record is.  The file
  * is made at the image's first sample, so an image that never sampled has
  * none.  Without a record file the table lives in the shim's own memory and
- * feeds the stderr summary only.
+ * feeds the stderr summary only.  memsup packs the files of a finished run
+ * into one (supervisor/collect/stackfold.h); the layout here is the
+ * contract either way.
  *
  * Layout: fixed offsets, MT_STACKS_SIZE bytes at most.  The header is at 0,
  * the module table at MT_STACKS_MODULES_OFFSET, the stack table at

@@ -84,6 +84,15 @@ read_records(directory) -> dict
     from records.fold, where memsup folds the records of ended images (the
     newest copy of an image wins).  A torn last fold entry is skipped.
 
+read_stacks(directory) -> dict
+    The shim's stacks files (sampled call sites) of an evidence directory,
+    {(pid, gen): bytes}, each the published part of the file as
+    preload/stacks.h lays it out: its header (header_bytes), then its
+    module_count module entries, then its stack_count stack entries, by the
+    header's own sizes: from records/<pid>.<gen>.mts while the run goes on
+    (or when memsup could not pack it), else from stacks.fold, where memsup
+    packs them once stacks.json is written.  A torn last entry is skipped.
+
 memsup is found through $MEMSUP, else next to this file in a build tree
 (../supervisor/memsup), else where `make install` put it, else on PATH.
 """
@@ -505,8 +514,9 @@ _RECORD_SIZE = 8192
 _FOLD_MAGIC = 0x3146544D  # "MTF1", supervisor/collect/fold.h
 
 
-def _fold_decode(payload: bytes) -> bytes | None:
-    """The zero-run encoding of supervisor/collect/fold.c, back to bytes."""
+def _fold_decode(payload: bytes, limit: int = _RECORD_SIZE) -> bytes | None:
+    """The zero-run encoding of supervisor/collect/fold.c, back to bytes
+    (None when broken or longer than limit)."""
     out = bytearray()
     i = 0
     while i < len(payload):
@@ -519,33 +529,90 @@ def _fold_decode(payload: bytes) -> bytes | None:
             i += c + 1
         else:
             out += bytes(c - 0x7F)
-    return bytes(out) if len(out) <= _RECORD_SIZE else None
+        if len(out) > limit:
+            return None
+    return bytes(out)
+
+
+def _fold_entries(path: Path, magic: int, limit: int):
+    """(pid, gen, decoded bytes) of each whole entry of a fold file (both
+    records.fold and stacks.fold), up to the first torn or damaged one."""
+    import struct
+    import zlib
+
+    data = path.read_bytes()
+    off = 0
+    while off + 16 <= len(data):
+        got, n, pid, gen = struct.unpack_from("<IIiI", data, off)
+        end = off + 16 + n + 4
+        if got != magic or end > len(data):
+            return
+        (crc,) = struct.unpack_from("<I", data, off + 16 + n)
+        if zlib.crc32(data[off + 8:off + 16 + n]) != crc:
+            return
+        raw = _fold_decode(data[off + 16:off + 16 + n], limit)
+        if raw is None:
+            return
+        yield pid, gen, raw
+        off = end
+
+
+_STACKS_MAGIC = 0x3130304B5453544D  # "MTSTK001", preload/stacks.h
+_STACKFOLD_MAGIC = 0x3146534D  # "MSF1", supervisor/collect/stackfold.h
+
+
+def _stacks_published(raw: bytes) -> bytes | None:
+    """The published part of a stacks file laid out as preload/stacks.h
+    says: its header, its
+    module_count modules, its stack_count stacks, by the header's own
+    sizes.  None when raw is not a stacks file."""
+    import struct
+
+    if len(raw) < 72:
+        return None
+    magic, _version, hb, mb, ms, sb, ss = struct.unpack_from("<QIIIIII", raw, 0)
+    mc, sc = struct.unpack_from("<II", raw, 64)
+    if magic != _STACKS_MAGIC or mc > ms or sc > ss or hb < 72:
+        return None
+    mods_at, stacks_at = hb, hb + ms * mb
+    part = raw[:hb] + raw[mods_at:mods_at + mc * mb] + raw[stacks_at:stacks_at + sc * sb]
+    return part if len(part) == hb + mc * mb + sc * sb else None
+
+
+def read_stacks(directory: str | os.PathLike) -> dict[tuple[int, int], bytes]:
+    """{(pid, gen): published part of its stacks file} of an evidence
+    directory (see the module doc)."""
+    import struct
+
+    directory = Path(directory)
+    stacks: dict[tuple[int, int], bytes] = {}
+    fold = directory / "stacks.fold"
+    if fold.exists():
+        for pid, gen, part in _fold_entries(fold, _STACKFOLD_MAGIC, 64 << 20):
+            if len(part) < 72 or struct.unpack_from("<Q", part, 0)[0] != _STACKS_MAGIC:
+                break
+            stacks[(pid, gen)] = part
+    rdir = directory / "records"
+    if rdir.is_dir():
+        for f in rdir.iterdir():
+            parts = f.name.split(".")
+            if len(parts) != 3 or parts[2] != "mts" or not parts[0].isdigit() \
+                    or not parts[1].isdigit():
+                continue
+            part = _stacks_published(f.read_bytes())
+            if part is not None:
+                stacks[(int(parts[0]), int(parts[1]))] = part
+    return stacks
 
 
 def read_records(directory: str | os.PathLike) -> dict[tuple[int, int], bytes]:
     """{(pid, gen): record bytes} of an evidence directory (see the module doc)."""
-    import struct
-    import zlib
-
     directory = Path(directory)
     records: dict[tuple[int, int], bytes] = {}
     fold = directory / "records.fold"
     if fold.exists():
-        data = fold.read_bytes()
-        off = 0
-        while off + 16 <= len(data):
-            magic, n, pid, gen = struct.unpack_from("<IIiI", data, off)
-            end = off + 16 + n + 4
-            if magic != _FOLD_MAGIC or end > len(data):
-                break
-            (crc,) = struct.unpack_from("<I", data, off + 16 + n)
-            if zlib.crc32(data[off + 8:off + 16 + n]) != crc:
-                break
-            rec = _fold_decode(data[off + 16:off + 16 + n])
-            if rec is None:
-                break
+        for pid, gen, rec in _fold_entries(fold, _FOLD_MAGIC, _RECORD_SIZE):
             records[(pid, gen)] = rec.ljust(_RECORD_SIZE, b"\0")
-            off = end
     rdir = directory / "records"
     if rdir.is_dir():
         for f in rdir.iterdir():

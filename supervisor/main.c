@@ -6,6 +6,7 @@
 #include "analyze/phases.h"
 #include "cli.h"
 #include "collect/procfs.h"
+#include "collect/stackfold.h"
 #include "collect/trace.h"
 #include "contain/contain.h"
 #include "contain/spawn.h"
@@ -272,6 +273,26 @@ static int write_failed(struct sup_run *s, const char *what, int rc)
 	return SUP_EXIT_ERROR;
 }
 
+/* The records directory's stacks files into stacks.fold (stackfold.h).  A
+ * failure loses nothing (the files not packed stay) and is said. */
+static void pack_stacks(struct sup_run *s, int records_dirfd)
+{
+	static char note[PATH_MAX + 160];
+	size_t packed = 0, left = 0;
+	int rc = stackfold_pack(records_dirfd, s->ev.dirfd, &packed, &left);
+	if (rc < 0)
+		snprintf(note, sizeof note, "packing the stacks files into %s/%s stopped after "
+			 "%zu: %s; the rest stay in records/", s->ev.path, STACKFOLD_NAME, packed,
+			 strerror(-rc));
+	else if (left)
+		snprintf(note, sizeof note, "%zu stacks file%s of records/ could not be read as "
+			 "such and stay there, not packed into %s", left, left == 1 ? "" : "s",
+			 STACKFOLD_NAME);
+	else
+		return;
+	resources_note(&s->rec, note);
+}
+
 /* The sampled call sites (tracing only): named and gathered from the
  * stacks files and the tree's peaks, stacks.json, then flame.svg and
  * flame.folded drawn from it (`memsup flame` draws the same). */
@@ -283,11 +304,16 @@ static int write_call_sites(struct sup_run *s, int status)
 	if (callsites_build(&s->sites, &s->merged, s->views.sites, dfd) < 0)
 		resources_note(&s->rec, "out of memory gathering the sampled call sites: "
 			       "stacks.json is incomplete");
-	if (dfd >= 0)
-		close(dfd);
 	if ((rc = stacksjson_write(s->ev.dirfd, &s->sites)) < 0) {
+		if (dfd >= 0)
+			close(dfd);
 		snprintf(what, sizeof what, "write %s/stacks.json", dir);
 		return write_failed(s, what, rc);
+	}
+	/* read and named: the sparse stacks files become one packed file */
+	if (dfd >= 0) {
+		pack_stacks(s, dfd);
+		close(dfd);
 	}
 	if (flame_write_dir(s->ev.dirfd, dir, what, sizeof what) < 0)
 		return write_failed(s, what, 0);

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void fold_put32(unsigned char *p, uint32_t v)
+void fold_put32(unsigned char *p, uint32_t v)
 {
 	p[0] = (unsigned char)v;
 	p[1] = (unsigned char)(v >> 8);
@@ -17,14 +17,14 @@ static void fold_put32(unsigned char *p, uint32_t v)
 	p[3] = (unsigned char)(v >> 24);
 }
 
-static uint32_t fold_get32(const unsigned char *p)
+uint32_t fold_get32(const unsigned char *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32), bit by bit: a record a
  * second at most is folded, so a table buys nothing. */
-static uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n)
+uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n)
 {
 	crc = ~crc;
 	while (n--) {
@@ -35,13 +35,13 @@ static uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n)
 	return ~crc;
 }
 
-size_t fold_encode(const struct mt_record *rec, unsigned char *out)
+size_t fold_encode_bytes(const void *src, size_t n, unsigned char *out)
 {
-	const unsigned char *in = (const unsigned char *)rec;
+	const unsigned char *in = src;
 	size_t i = 0, o = 0;
-	while (i < FOLD_RECORD_BYTES) {
+	while (i < n) {
 		size_t run = 0;
-		while (i + run < FOLD_RECORD_BYTES && run < 128 && in[i + run] == 0)
+		while (i + run < n && run < 128 && in[i + run] == 0)
 			run++;
 		if (run) {
 			out[o++] = (unsigned char)(0x7f + run);
@@ -51,8 +51,8 @@ size_t fold_encode(const struct mt_record *rec, unsigned char *out)
 		/* literals up to the next zero byte worth a run (two in a row:
 		 * a lone zero costs less inside the literal) */
 		size_t lit = 0;
-		while (i + lit < FOLD_RECORD_BYTES && lit < 128 &&
-		       !(in[i + lit] == 0 && i + lit + 1 < FOLD_RECORD_BYTES && in[i + lit + 1] == 0))
+		while (i + lit < n && lit < 128 &&
+		       !(in[i + lit] == 0 && i + lit + 1 < n && in[i + lit + 1] == 0))
 			lit++;
 		out[o++] = (unsigned char)(lit - 1);
 		memcpy(out + o, in + i, lit);
@@ -62,26 +62,39 @@ size_t fold_encode(const struct mt_record *rec, unsigned char *out)
 	return o;
 }
 
-int fold_decode(const unsigned char *in, size_t n, struct mt_record *out)
+int fold_decode_bytes(const unsigned char *in, size_t n, void *dst, size_t cap, size_t *len)
 {
-	unsigned char *dst = (unsigned char *)out;
+	unsigned char *out = dst;
 	size_t i = 0, o = 0;
 	while (i < n) {
 		unsigned c = in[i++];
-		size_t len = c < 0x80 ? c + 1u : c - 0x7fu;
-		if (len > FOLD_RECORD_BYTES - o)
+		size_t run = c < 0x80 ? c + 1u : c - 0x7fu;
+		if (run > cap - o)
 			return -EBADMSG;
 		if (c < 0x80) {
-			if (len > n - i)
+			if (run > n - i)
 				return -EBADMSG;
-			memcpy(dst + o, in + i, len);
-			i += len;
+			memcpy(out + o, in + i, run);
+			i += run;
 		} else {
-			memset(dst + o, 0, len);
+			memset(out + o, 0, run);
 		}
-		o += len;
+		o += run;
 	}
-	return o == FOLD_RECORD_BYTES ? 0 : -EBADMSG;
+	*len = o;
+	return 0;
+}
+
+size_t fold_encode(const struct mt_record *rec, unsigned char *out)
+{
+	return fold_encode_bytes(rec, FOLD_RECORD_BYTES, out);
+}
+
+int fold_decode(const unsigned char *in, size_t n, struct mt_record *out)
+{
+	size_t len;
+	int rc = fold_decode_bytes(in, n, out, FOLD_RECORD_BYTES, &len);
+	return rc == 0 && len == FOLD_RECORD_BYTES ? 0 : -EBADMSG;
 }
 
 size_t fold_entry(const struct mt_record *r, unsigned char *buf)

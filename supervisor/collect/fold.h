@@ -42,9 +42,23 @@
 #define FOLD_MAGIC UINT32_C(0x3146544d) /* "MTF1" */
 #define FOLD_HEADER_BYTES 16u
 #define FOLD_RECORD_BYTES (sizeof(struct mt_record))
-/* the largest encoding of a record: every byte literal */
-#define FOLD_MAX_PAYLOAD (FOLD_RECORD_BYTES + FOLD_RECORD_BYTES / 128u + 1u)
+/* the largest encoding of n bytes (every byte literal), and of a record */
+#define FOLD_ENCODED_MAX(n) ((n) + (n) / 128u + 1u)
+#define FOLD_MAX_PAYLOAD FOLD_ENCODED_MAX(FOLD_RECORD_BYTES)
 #define FOLD_MAX_ENTRY (FOLD_HEADER_BYTES + FOLD_MAX_PAYLOAD + 4u)
+
+/* The zero-run encoding (above) of any n bytes into out, which holds
+ * FOLD_ENCODED_MAX(n) bytes; returns the encoding's length.  Shared with
+ * the stacks fold (stackfold.h). */
+size_t fold_encode_bytes(const void *in, size_t n, unsigned char *out);
+/* Back into dst (cap bytes); 0 with the decoded length in *len, or
+ * -EBADMSG when the encoding is broken or decodes to more than cap. */
+int fold_decode_bytes(const unsigned char *in, size_t n, void *dst, size_t cap, size_t *len);
+/* Little-endian 32-bit fields, and the entries' CRC-32 (IEEE, as zlib's
+ * crc32: crc 0 to start). */
+void fold_put32(unsigned char *p, uint32_t v);
+uint32_t fold_get32(const unsigned char *p);
+uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n);
 
 /* The zero-run encoding of the FOLD_RECORD_BYTES at `rec` into out
  * (FOLD_MAX_PAYLOAD bytes); returns its length. */

@@ -290,6 +290,34 @@ class TestRun(Tmp):
         # every record file is emptied once folded: only names are left
         self.assertTrue(all(f.stat().st_size == 0 for f in (self.out / "records").iterdir()))
 
+    def test_read_stacks_after_packing(self):
+        # Once stacks.json is written the sparse stacks files leave
+        # records/ for stacks.fold; read_stacks gives each image that
+        # sampled (those stacks.json lists) its published part, whose
+        # header names the image.
+        import struct
+        record = memsup.measure_command(
+            [str(PROGS / 'site_shares'), '24', '2'],
+            self.out)
+        self.assertEqual(record["exit_code"], 0)
+        images = json.loads((self.out / "stacks.json").read_text())["images"]
+        self.assertGreaterEqual(len(images), 2)
+        self.assertTrue((self.out / "stacks.fold").exists())
+        self.assertEqual([f.name for f in (self.out / "records").iterdir()
+                          if f.name.endswith(".mts")], [])
+        stacks = memsup.read_stacks(self.out)
+        self.assertEqual(set(stacks), {(i["pid"], i["gen"]) for i in images})
+        for (pid, gen), part in stacks.items():
+            magic, _v, hb, mb, _ms, sb = struct.unpack_from("<QIIIII", part, 0)
+            hpid, hgen = struct.unpack_from("<iI", part, 40)
+            mc, sc, samples = struct.unpack_from("<IIQ", part, 64)
+            self.assertEqual((magic, hpid, hgen), (0x3130304B5453544D, pid, gen))
+            self.assertEqual(len(part), hb + mc * mb + sc * sb)
+            self.assertGreater(samples, 0)
+        # the evidence is small: the published parts, zero runs encoded
+        self.assertLess((self.out / "stacks.fold").stat().st_size,
+                        sum(len(p) for p in stacks.values()))
+
     def test_records_survive_a_sigkilled_memsup(self):
         # memsup SIGKILLed while images end, some already folded: every
         # image that ran to its end still has a readable record, in the

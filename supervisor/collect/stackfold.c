@@ -1,0 +1,219 @@
+/* stackfold.c: packing the finished run's stacks files, and reading them
+ * back (see stackfold.h). */
+#include "collect/stackfold.h"
+#include "collect/fold.h"
+#include "collect/recordfile.h"
+#include "collect/stackfile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STACKFOLD_HEADER_BYTES 16u
+#define STACKFOLD_MAX_PAYLOAD FOLD_ENCODED_MAX((size_t)MT_STACKS_SIZE)
+
+/* The published part's length by the header's own sizes, or 0 when they
+ * are not this build's layout (nothing else can be read back as one). */
+static size_t published_bytes(const struct mt_stacks_header *h)
+{
+	if (h->magic != MT_STACKS_MAGIC || h->version != MT_STACKS_VERSION ||
+	    h->header_bytes != MT_STACKS_HEADER_BYTES || h->module_bytes != MT_STACKS_MODULE_BYTES ||
+	    h->module_slots != MT_STACKS_MODULE_SLOTS || h->stack_bytes != MT_STACKS_STACK_BYTES ||
+	    h->stack_slots != MT_STACKS_SLOTS || h->module_count > MT_STACKS_MODULE_SLOTS ||
+	    h->stack_count > MT_STACKS_SLOTS)
+		return 0;
+	return MT_STACKS_HEADER_BYTES + (size_t)h->module_count * MT_STACKS_MODULE_BYTES +
+	       (size_t)h->stack_count * MT_STACKS_STACK_BYTES;
+}
+
+/* Reads n bytes at off into buf: 0, or -EBADMSG when the file is shorter. */
+static int read_part(int fd, unsigned char *buf, size_t n, off_t off)
+{
+	ssize_t got = recordfile_pread_full(fd, buf, n, off);
+	if (got < 0)
+		return (int)got;
+	return (size_t)got == n ? 0 : -EBADMSG;
+}
+
+/* The published part of the stacks file open at fd, of image (pid, gen),
+ * into a malloc'd *raw.  -EBADMSG when it is not one of this layout. */
+static int read_published(int fd, int32_t pid, uint32_t gen, unsigned char **raw, size_t *len)
+{
+	struct mt_stacks_header h;
+	int rc = read_part(fd, (unsigned char *)&h, sizeof h, 0);
+	if (rc < 0)
+		return rc;
+	size_t n = published_bytes(&h);
+	if (!n || h.pid != pid || h.gen != gen)
+		return -EBADMSG;
+	size_t mods = (size_t)h.module_count * MT_STACKS_MODULE_BYTES;
+	size_t stacks = (size_t)h.stack_count * MT_STACKS_STACK_BYTES;
+	unsigned char *p = malloc(n);
+	if (!p)
+		return -ENOMEM;
+	rc = read_part(fd, p, MT_STACKS_HEADER_BYTES, 0);
+	if (!rc)
+		rc = read_part(fd, p + MT_STACKS_HEADER_BYTES, mods, MT_STACKS_MODULES_OFFSET);
+	if (!rc)
+		rc = read_part(fd, p + MT_STACKS_HEADER_BYTES + mods, stacks, MT_STACKS_STACKS_OFFSET);
+	/* the counts were read once, in the first header copy: the part is
+	 * what they published (a writer still running could only add more) */
+	memcpy(p, &h, sizeof h);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	*raw = p;
+	*len = n;
+	return 0;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* One stacks file into the fold, then away.  1 when packed, 0 when left
+ * (not a stacks file of this layout), or -errno. */
+static int pack_one(int rdfd, int fold_fd, const char *name, int32_t pid, uint32_t gen)
+{
+	unsigned char *raw = NULL, *entry = NULL;
+	size_t len = 0;
+	int fd = openat(rdfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	int rc = read_published(fd, pid, gen, &raw, &len);
+	close(fd);
+	if (rc == -EBADMSG)
+		return 0;
+	if (rc < 0)
+		return rc;
+	entry = malloc(STACKFOLD_HEADER_BYTES + FOLD_ENCODED_MAX(len) + 4u);
+	if (!entry) {
+		free(raw);
+		return -ENOMEM;
+	}
+	size_t n = fold_encode_bytes(raw, len, entry + STACKFOLD_HEADER_BYTES);
+	free(raw);
+	fold_put32(entry, STACKFOLD_MAGIC);
+	fold_put32(entry + 4, (uint32_t)n);
+	fold_put32(entry + 8, (uint32_t)pid);
+	fold_put32(entry + 12, gen);
+	fold_put32(entry + STACKFOLD_HEADER_BYTES + n, fold_crc(0, entry + 8, 8 + n));
+	struct stat st;
+	rc = fstat(fold_fd, &st) < 0 ? -errno : 0;
+	if (!rc && (rc = write_all(fold_fd, entry, STACKFOLD_HEADER_BYTES + n + 4u)) < 0)
+		/* no torn entry in the middle of the file: the ones after it
+		 * could not be read */
+		(void)!ftruncate(fold_fd, st.st_size);
+	free(entry);
+	if (rc < 0)
+		return rc;
+	return unlinkat(rdfd, name, 0) < 0 ? -errno : 1;
+}
+
+int stackfold_pack(int records_dirfd, int evdirfd, size_t *packed, size_t *left)
+{
+	size_t n_packed = 0, n_left = 0;
+	int rc = 0, dfd = dup(records_dirfd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		rc = -errno;
+		if (dfd >= 0)
+			close(dfd);
+		return rc;
+	}
+	int fold_fd = -1;
+	struct dirent *e;
+	while (rc >= 0 && (e = readdir(d))) {
+		int32_t pid;
+		uint32_t gen;
+		if (stackfile_parse_name(e->d_name, &pid, &gen) < 0)
+			continue;
+		if (fold_fd < 0) {
+			fold_fd = openat(evdirfd, STACKFOLD_NAME,
+					 O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+			if (fold_fd < 0) {
+				rc = -errno;
+				break;
+			}
+		}
+		rc = pack_one(records_dirfd, fold_fd, e->d_name, pid, gen);
+		if (rc > 0)
+			n_packed++;
+		else if (rc == 0)
+			n_left++;
+	}
+	closedir(d);
+	if (fold_fd >= 0 && close(fold_fd) < 0 && rc >= 0)
+		rc = -errno;
+	if (packed)
+		*packed = n_packed;
+	if (left)
+		*left = n_left;
+	return rc < 0 ? rc : 0;
+}
+
+int stackfold_read_at(int fd, off_t off, struct stackfold_image *out, off_t *next)
+{
+	unsigned char head[STACKFOLD_HEADER_BYTES];
+	ssize_t got = recordfile_pread_full(fd, head, sizeof head, off);
+	if (got < 0)
+		return (int)got;
+	if (got == 0)
+		return 0;
+	if ((size_t)got < sizeof head || fold_get32(head) != STACKFOLD_MAGIC)
+		return -EBADMSG;
+	uint32_t n = fold_get32(head + 4);
+	if (n > STACKFOLD_MAX_PAYLOAD)
+		return -EBADMSG;
+	unsigned char *buf = malloc(8u + n + 4u), *raw = malloc(MT_STACKS_SIZE);
+	int rc = buf && raw ? 0 : -ENOMEM;
+	size_t len = 0;
+	if (!rc) {
+		memcpy(buf, head + 8, 8);
+		got = recordfile_pread_full(fd, buf + 8, n + 4u, off + (off_t)sizeof head);
+		if (got < 0)
+			rc = (int)got;
+		else if ((size_t)got < n + 4u || fold_get32(buf + 8 + n) != fold_crc(0, buf, 8 + n) ||
+			 fold_decode_bytes(buf + 8, n, raw, MT_STACKS_SIZE, &len) < 0)
+			rc = -EBADMSG;
+	}
+	struct mt_stacks_header h;
+	if (!rc) {
+		/* whole, and exactly the published part its header describes */
+		if (len < sizeof h)
+			rc = -EBADMSG;
+		else {
+			memcpy(&h, raw, sizeof h);
+			if (published_bytes(&h) != len || h.pid != (int32_t)fold_get32(head + 8) ||
+			    h.gen != fold_get32(head + 12))
+				rc = -EBADMSG;
+		}
+	}
+	free(buf);
+	if (rc < 0) {
+		free(raw);
+		return rc;
+	}
+	unsigned char *fit = realloc(raw, len);
+	out->pid = h.pid;
+	out->gen = h.gen;
+	out->bytes = fit ? fit : raw;
+	out->len = len;
+	*next = off + (off_t)(sizeof head + n + 4u);
+	return 1;
+}

@@ -1,0 +1,62 @@
+/* stackfold.h: the stacks files of a finished run, packed into one file.
+ *
+ * A stacks file ("<pid>.<gen>.mts", preload/stacks.h) keeps fixed offsets
+ * so that the shim can update it in place: 512 KiB of module slots sit
+ * between the header and the stack table, so even a file with three
+ * modules and ten stacks is 544 KiB long (sparse, about 36 KiB on disk).
+ * A build that sampled in 1,000 compiler images left 600 MB of them.  Once
+ * stacks.json is written (every image's stacks read and named), memsup
+ * packs each one into `stacks.fold` of the evidence directory and removes
+ * it: only the published part (the header, the module_count modules, the
+ * stack_count stacks) is kept, with its zero runs encoded.
+ *
+ * The file is a sequence of entries, each one write(2) on an O_APPEND
+ * descriptor, all little-endian:
+ *
+ *     u32 magic "MSF1"   u32 n        i32 pid   u32 gen
+ *     n bytes: the stacks file's header (header_bytes), then its first
+ *              module_count module entries, then its first stack_count
+ *              stack entries, zero runs encoded as in records.fold
+ *              (fold.h); the header's own sizes and counts say where
+ *              each part ends
+ *     u32 CRC-32 (IEEE) of pid, gen and the n bytes
+ *
+ * A stacks file is removed only after its entry is written whole; one
+ * that cannot be read as a stacks file of this layout stays as it is.
+ * memsup.py's read_stacks(dir) reads both places.
+ *
+ * Return convention: 0 or -errno; -EBADMSG for an entry that is not whole
+ * or does not decode to its header's sizes.
+ */
+#ifndef MEMSUP_STACKFOLD_H
+#define MEMSUP_STACKFOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define STACKFOLD_NAME "stacks.fold"
+#define STACKFOLD_MAGIC UINT32_C(0x3146534d) /* "MSF1" */
+
+/* The published part of a stacks file, as packed (decoded). */
+struct stackfold_image {
+	int32_t pid;
+	uint32_t gen;
+	unsigned char *bytes; /* header, modules, stacks; malloc'd */
+	size_t len;
+};
+
+/* Packs every stacks file of the records directory (open at records_dirfd)
+ * into evdirfd's stacks.fold, removing each one once its entry is written.
+ * *packed and *left (may be NULL) count the files packed and those left in
+ * place (not a stacks file of this layout, or unreadable).  0, or the
+ * first -errno that stopped it (the files not packed yet stay). */
+int stackfold_pack(int records_dirfd, int evdirfd, size_t *packed, size_t *left);
+
+/* The entry at `off` of an open stacks.fold, decoded into *out (out->bytes
+ * the caller's to free), and the offset of the next entry into *next.  1
+ * when an entry was read, 0 at the end of the file, -EBADMSG when the entry
+ * there is torn or damaged, or -errno. */
+int stackfold_read_at(int fd, off_t off, struct stackfold_image *out, off_t *next);
+
+#endif /* MEMSUP_STACKFOLD_H */
