@@ -71,8 +71,8 @@ struct boot_real {
 	void (*quick_exit)(int);
 };
 
-extern struct boot_real real;
-extern int boot_ready;
+extern MT_HIDDEN struct boot_real real;
+extern MT_HIDDEN int boot_ready;
 
 /* Resolves everything once.  Returns 1 when the real functions are usable,
  * 0 when this thread is inside the resolution (use the arena). */
@@ -97,7 +97,7 @@ void boot_arena_end(void);
 
 /* The bootstrap arena: 16-byte aligned bump allocation, never reused. */
 #define BOOT_ARENA_BYTES (64u * 1024u)
-extern char boot_arena[BOOT_ARENA_BYTES];
+extern MT_HIDDEN char boot_arena[BOOT_ARENA_BYTES];
 void *boot_alloc(size_t n, size_t align);
 static inline int boot_owns(const void *p)
 {
@@ -112,7 +112,7 @@ static inline int boot_owns(const void *p)
  * hooks read the header themselves: size & ~7, less 8 (16 for mmapped
  * chunks; see boot_check_glibc for why no mmapped probe).  Any other
  * allocator: its own malloc_usable_size. */
-extern int boot_glibc_chunks;
+extern MT_HIDDEN int boot_glibc_chunks;
 static inline size_t boot_chunk_usable(const void *p)
 {
 	size_t h = ((const size_t *)p)[-1];

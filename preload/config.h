@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shim.h"
+
 #define CONFIG_VAR_BYTES (PATH_MAX + 32)
 
 /* The MEMTRACE_* variables (and LD_PRELOAD) that MEMTRACE_FOLLOW puts back
@@ -52,7 +54,7 @@ struct config {
 	char keep_buf[2 * CONFIG_KEEP_COUNT * CONFIG_VAR_BYTES];
 };
 
-extern struct config config;
+extern MT_HIDDEN struct config config;
 
 /* config.keep[k], "" before config_load ran (another library's
  * constructor may exec before ours). */

@@ -26,19 +26,19 @@
 /* The record being updated (the static boot record until the real one is
  * mapped) and the threading mode.  Written only by counters_bind() and
  * counters_go_multithreaded(). */
-extern struct mt_record *counters_rec;
-extern int counters_mt;
+extern MT_HIDDEN struct mt_record *counters_rec;
+extern MT_HIDDEN int counters_mt;
 /* Next heap/total peak value at which to read the clock. */
-extern uint64_t counters_heap_stamp_next, counters_total_stamp_next;
+extern MT_HIDDEN uint64_t counters_heap_stamp_next, counters_total_stamp_next;
 /* map_anon_current + map_file_current, so that the single-threaded heap path
  * stores total_current = heap_current + this instead of a second
  * read-modify-write chain. */
-extern uint64_t counters_maps_now;
+extern MT_HIDDEN uint64_t counters_maps_now;
 /* 1 while single-threaded *and* block sizes come from glibc chunk headers
  * (boot.h): the hooks then take their shortest path.  One flag, one test.
  * counters_fast_mt: the same once multithreaded (the per-thread shard
  * path below). */
-extern int counters_fast, counters_fast_mt;
+extern MT_HIDDEN int counters_fast, counters_fast_mt;
 
 /* The static record counting starts in (before the constructor, and when
  * there is no record file). */

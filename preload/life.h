@@ -2,7 +2,9 @@
 #ifndef MEMTRACE_LIFE_H
 #define MEMTRACE_LIFE_H
 
+#include "shim.h"
+
 /* quick_exit()'s status: at_quick_exit handlers are not given it. */
-extern int life_quick_status;
+extern MT_HIDDEN int life_quick_status;
 
 #endif /* MEMTRACE_LIFE_H */

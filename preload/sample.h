@@ -33,7 +33,7 @@
 /* Bytes a thread allocates before it asks again when sampling is idle. */
 #define SAMPLE_IDLE (1 << 20)
 
-extern __thread int64_t sample_tls_left;
+extern MT_HIDDEN __thread int64_t sample_tls_left;
 
 /* The cold half: the count reached zero. */
 void sample_take(void *p, size_t usable, uintptr_t ra);

@@ -55,7 +55,7 @@ struct shard {
 } __attribute__((aligned(64))); /* one owner per cache line */
 
 /* This thread's shard, or NULL until it has claimed one. */
-extern __thread struct shard *shards_tls_mine;
+extern MT_HIDDEN __thread struct shard *shards_tls_mine;
 
 /* Claims a shard for the calling thread (first counted call), or NULL:
  * pool full, no key, a claim already under way on this thread, or this

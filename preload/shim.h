@@ -8,6 +8,11 @@
 #define MEMTRACE_SHIM_H
 
 #define MT_EXPORT __attribute__((visibility("default")))
+/* On every extern declaration of the shim's own variables.  -fvisibility=hidden
+ * marks only definitions: a plain `extern` may live in another object, so
+ * GCC reaches it through the GOT (a load of its address, then the load of
+ * the value) in every hook; declared hidden it is one %rip-relative access. */
+#define MT_HIDDEN __attribute__((visibility("hidden")))
 #define MT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -16,7 +21,7 @@
  * allocate.  Accessed through volatile: the compiler may otherwise sink or
  * drop a plain "guard = 1; call(); guard = 0;" store pair around a call it
  * believes cannot observe the variable. */
-extern __thread int shim_guard;
+extern MT_HIDDEN __thread int shim_guard;
 
 /* Returns 1 if this thread was not inside the shim (and now is), 0 if it
  * already was: a signal handler or dlsym re-entering us. */

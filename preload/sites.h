@@ -28,7 +28,7 @@
 #include "stacks.h"
 
 #define SITES_FILTER_BITS 16u
-extern uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64];
+extern MT_HIDDEN uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64];
 
 static inline unsigned sites_slot(const void *p)
 {

@@ -14,8 +14,9 @@
 #include <sys/types.h>
 
 #include "maps.h"
+#include "shim.h"
 
-extern struct maps_table track_maps;
+extern MT_HIDDEN struct maps_table track_maps;
 
 void track_init(void);
 void *track_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *addr, size_t len,
