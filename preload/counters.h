@@ -180,16 +180,22 @@ static inline void counters_note_alloc(unsigned kind, size_t req, size_t usable)
 	counters_grow_st(r, usable);
 }
 
+/* free() of a block of `usable` bytes while single-threaded (the caller
+ * knows: counters_fast, or counters_mt tested). */
+static inline void counters_free_st(struct mt_record *r, size_t usable)
+{
+	r->calls[MT_CALL_FREE]++;
+	r->total_current = counters_add_st(&r->heap_current, -(uint64_t)usable) + counters_maps_now;
+}
+
 /* free() of a block of `usable` bytes (0 for free(NULL)). */
 static inline void counters_note_free(size_t usable)
 {
-	struct mt_record *r = counters_rec;
 	if (MT_UNLIKELY(counters_mt)) {
 		counters_note_free_mt(usable);
 		return;
 	}
-	r->calls[MT_CALL_FREE]++;
-	r->total_current = counters_add_st(&r->heap_current, -(uint64_t)usable) + counters_maps_now;
+	counters_free_st(counters_rec, usable);
 }
 
 /* realloc-like call: the old block (old_usable, 0 if none) was replaced by

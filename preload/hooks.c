@@ -88,23 +88,29 @@ MT_EXPORT void *malloc(size_t n)
 	return p;
 }
 
-MT_EXPORT void free(void *p)
+/* The end of a free whose block the sampled-block filter could not rule
+ * out: out of line, so that the fast paths below make no call but the
+ * tail call to the real free and need no stack frame. */
+static __attribute__((noinline, cold)) void hooks_free_maybe_sampled(void *p)
+{
+	sites_forget(p);
+	real.free(p);
+}
+
+/* free off the single-threaded fast path: the multithreaded fast path
+ * (counters_fast_mt), then the general one.  A function of its own so that
+ * free() itself makes no call it returns from, and needs no stack frame. */
+static __attribute__((noinline)) void hooks_free_other(void *p)
 {
 	size_t u;
-	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p))) {
-		/* Counted first, so the call to the real free is a tail call. */
-		if (MT_LIKELY(counters_fast)) {
-			counters_note_free(boot_chunk_usable(p));
-			sites_note_free(p);
-			real.free(p);
+	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p)) && MT_LIKELY(counters_fast_mt)) {
+		counters_free_mt_fast(boot_chunk_usable(p));
+		if (MT_UNLIKELY(sites_maybe(p))) {
+			hooks_free_maybe_sampled(p);
 			return;
 		}
-		if (MT_LIKELY(counters_fast_mt)) {
-			counters_free_mt_fast(boot_chunk_usable(p));
-			sites_note_free(p);
-			real.free(p);
-			return;
-		}
+		real.free(p);
+		return;
 	}
 	if (MT_UNLIKELY(!boot_ensure()) || MT_UNLIKELY(boot_owns(p)))
 		return; /* arena blocks are never reused */
@@ -116,6 +122,21 @@ MT_EXPORT void free(void *p)
 	sites_note_free(p);
 	real.free(p);
 	counters_note_free(u);
+}
+
+MT_EXPORT void free(void *p)
+{
+	/* Counted first, so the call to the real free is a tail call. */
+	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p)) && MT_LIKELY(counters_fast)) {
+		counters_free_st(counters_rec, boot_chunk_usable(p));
+		if (MT_UNLIKELY(sites_maybe(p))) {
+			hooks_free_maybe_sampled(p);
+			return;
+		}
+		real.free(p);
+		return;
+	}
+	hooks_free_other(p);
 }
 
 MT_EXPORT void *calloc(size_t n, size_t m)
