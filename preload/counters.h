@@ -93,14 +93,17 @@ void counters_note_map(int64_t anon, int64_t file, uint64_t largest);
 void counters_note_map_untracked(uint64_t bytes);
 void counters_set_flag(uint32_t flag);
 
-/* bucket b: 2^(b-1) < n <= 2^b; bucket 0 holds 0 and 1 (record.h). */
+/* bucket b: 2^(b-1) < n <= 2^b; bucket 0 holds 0 and 1 (record.h).
+ * One test sends the rare ends (n <= 1, and n > 2^63, which the last
+ * bucket takes) out of the way; for the rest the bucket is the bit length
+ * of n - 1, at most 63: 63 ^ clz is the index of its top bit, one bsr. */
+_Static_assert(MT_HIST_BUCKETS == 64, "counters_bucket assumes 64 buckets");
 static inline unsigned counters_bucket(size_t n)
 {
-	unsigned b;
-	if (n <= 1)
-		return 0;
-	b = 64u - (unsigned)__builtin_clzll((unsigned long long)(n - 1));
-	return b < MT_HIST_BUCKETS ? b : MT_HIST_BUCKETS - 1;
+	int64_t m = (int64_t)(n - 1);
+	if (MT_LIKELY(m > 0))
+		return 1u + (63u ^ (unsigned)__builtin_clzll((unsigned long long)m));
+	return n <= 1 ? 0 : MT_HIST_BUCKETS - 1;
 }
 
 static inline void counters_request_st(struct mt_record *r, unsigned kind, size_t req)
