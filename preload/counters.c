@@ -120,6 +120,16 @@ void counters_stamp_total(uint64_t cur)
 	__atomic_store_n(&counters_total_stamp_next, counters_next_stamp(cur), __ATOMIC_RELAXED);
 }
 
+void counters_peaks_st(struct mt_record *r, uint64_t cur, uint64_t tot)
+{
+	if (cur > r->heap_peak && counters_raise_st(&r->heap_peak, cur) &&
+	    cur >= counters_heap_stamp_next)
+		counters_stamp_heap(cur);
+	if (tot > r->total_peak && counters_raise_st(&r->total_peak, tot) &&
+	    tot >= counters_total_stamp_next)
+		counters_stamp_total(tot);
+}
+
 static inline void counters_max(uint64_t *field, uint64_t v)
 {
 	uint64_t old = __atomic_load_n(field, __ATOMIC_RELAXED);

@@ -80,6 +80,10 @@ void counters_drain_shard(struct shard *sh);
 int counters_is_own_process(void);
 
 /* Cold paths (counters.c). */
+/* Single-threaded: heap_peak to at least cur, total_peak to at least tot,
+ * each raised as safely against this thread's signal handlers as
+ * counters_add_st, and stamped when it crossed its threshold. */
+void counters_peaks_st(struct mt_record *r, uint64_t cur, uint64_t tot);
 void counters_stamp_heap(uint64_t cur);
 void counters_stamp_total(uint64_t cur);
 void counters_note_alloc_mt(unsigned kind, size_t req, size_t usable);
@@ -162,12 +166,10 @@ static inline void counters_grow_st(struct mt_record *r, size_t bytes)
 	uint64_t cur = counters_add_st(&r->heap_current, bytes);
 	uint64_t tot = cur + counters_maps_now;
 	r->total_current = tot;
-	if (cur > r->heap_peak && counters_raise_st(&r->heap_peak, cur) &&
-	    MT_UNLIKELY(cur >= counters_heap_stamp_next))
-		counters_stamp_heap(cur);
-	if (tot > r->total_peak && counters_raise_st(&r->total_peak, tot) &&
-	    MT_UNLIKELY(tot >= counters_total_stamp_next))
-		counters_stamp_total(tot);
+	/* Raising a peak is out of line (counters_peaks_st), so that the
+	 * common case, no new peak, keeps no value across a call. */
+	if (MT_UNLIKELY(cur > r->heap_peak) || MT_UNLIKELY(tot > r->total_peak))
+		counters_peaks_st(r, cur, tot);
 }
 
 /* An allocation call of `kind` asking for `req` bytes that returned a block

@@ -53,27 +53,20 @@ extern char **environ;
 /* malloc and free have a shortest path (counters_fast: resolved, one
  * thread, sizes from glibc chunk headers) that a malloc/free loop stays on:
  * one flag test, then plain counter updates; and one for many threads
- * (counters_fast_mt: the thread's own shard). */
-MT_EXPORT void *malloc(size_t n)
+ * (counters_fast_mt: the thread's own shard), out of line below each. */
+/* malloc off the single-threaded fast path: the multithreaded fast path
+ * (counters_fast_mt), then the general one.  Out of line, so that malloc()
+ * keeps one register across its one call; ra is malloc's call site. */
+static __attribute__((noinline)) void *hooks_malloc_other(size_t n, uintptr_t ra)
 {
 	void *p;
 	size_t u;
-	if (MT_LIKELY(counters_fast)) {
-		p = real.malloc(n);
-		counters_request_st(counters_rec, MT_CALL_MALLOC, n);
-		if (MT_LIKELY(p != NULL)) {
-			u = boot_chunk_usable(p);
-			sample_note_alloc(p, u, HOOKS_RA);
-			counters_grow_st(counters_rec, u);
-		}
-		return p;
-	}
 	if (MT_LIKELY(counters_fast_mt)) {
 		p = real.malloc(n);
 		u = 0;
 		if (MT_LIKELY(p != NULL)) {
 			u = boot_chunk_usable(p);
-			sample_note_alloc(p, u, HOOKS_RA);
+			sample_note_alloc(p, u, ra);
 		}
 		counters_alloc_mt_fast(MT_CALL_MALLOC, n, u);
 		return p;
@@ -83,9 +76,39 @@ MT_EXPORT void *malloc(size_t n)
 	p = real.malloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
-		sample_note_alloc(p, u, HOOKS_RA);
+		sample_note_alloc(p, u, ra);
 	counters_note_alloc(MT_CALL_MALLOC, n, u);
 	return p;
+}
+
+/* The rest of malloc for a block picked for sampling (sample.h): out of
+ * line, so that malloc() keeps only the block across its calls. */
+static __attribute__((noinline, cold)) void *hooks_malloc_sampled(void *p, size_t u, uintptr_t ra)
+{
+	sample_take(p, u, ra);
+	counters_grow_st(counters_rec, u);
+	return p;
+}
+
+MT_EXPORT void *malloc(size_t n)
+{
+	void *p;
+	size_t u;
+	if (MT_LIKELY(counters_fast)) {
+		/* The request is counted before the real call (nothing reads the
+		 * request counts between the two), so that n need not live
+		 * across it. */
+		counters_request_st(counters_rec, MT_CALL_MALLOC, n);
+		p = real.malloc(n);
+		if (MT_LIKELY(p != NULL)) {
+			u = boot_chunk_usable(p);
+			if (MT_UNLIKELY(sample_count(u)))
+				return hooks_malloc_sampled(p, u, HOOKS_RA);
+			counters_grow_st(counters_rec, u);
+		}
+		return p;
+	}
+	return hooks_malloc_other(n, HOOKS_RA);
 }
 
 /* The end of a free whose block the sampled-block filter could not rule
