@@ -14,7 +14,8 @@ struct mt_record *counters_rec = &counters_scratch;
 int counters_mt;
 uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
 uint64_t counters_maps_now;
-int counters_fast, counters_fast_mt;
+unsigned counters_fast;
+int counters_fast_mt;
 static int counters_glibc_sizes;
 
 static void counters_refresh_total(struct mt_record *r);
@@ -51,7 +52,7 @@ void counters_go_multithreaded(void)
 	/* pthread_create publishes this store to the new thread; the calling
 	 * thread sees it at once. */
 	__atomic_store_n(&counters_mt, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&counters_fast, 0, __ATOMIC_RELAXED);
+	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST, __ATOMIC_RELAXED);
 	__atomic_store_n(&counters_fast_mt, counters_glibc_sizes, __ATOMIC_RELAXED);
 }
 
@@ -78,15 +79,24 @@ void counters_go_single(void)
 	}
 	shards_reset_in_child();
 	counters_mt = 0;
-	counters_fast = counters_glibc_sizes;
+	if (counters_glibc_sizes)
+		__atomic_fetch_or(&counters_fast, COUNTERS_FAST, __ATOMIC_RELAXED);
 	counters_fast_mt = 0;
 }
 
 void counters_set_glibc_sizes(int yes)
 {
 	counters_glibc_sizes = yes;
-	counters_fast = yes && !counters_mt;
+	if (yes && !counters_mt)
+		__atomic_fetch_or(&counters_fast, COUNTERS_FAST, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST, __ATOMIC_RELAXED);
 	counters_fast_mt = yes && counters_mt;
+}
+
+void counters_watch_frees(void)
+{
+	__atomic_fetch_or(&counters_fast, COUNTERS_FAST_SITES, __ATOMIC_RELAXED);
 }
 
 int counters_is_own_process(void)

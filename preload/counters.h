@@ -34,11 +34,20 @@ extern MT_HIDDEN uint64_t counters_heap_stamp_next, counters_total_stamp_next;
  * stores total_current = heap_current + this instead of a second
  * read-modify-write chain. */
 extern MT_HIDDEN uint64_t counters_maps_now;
-/* 1 while single-threaded *and* block sizes come from glibc chunk headers
- * (boot.h): the hooks then take their shortest path.  One flag, one test.
- * counters_fast_mt: the same once multithreaded (the per-thread shard
- * path below). */
-extern MT_HIDDEN int counters_fast, counters_fast_mt;
+/* counters_fast: COUNTERS_FAST while single-threaded *and* block sizes
+ * come from glibc chunk headers (boot.h): the hooks then take their
+ * shortest path.  counters_fast_mt: 1 in the same case once multithreaded
+ * (the per-thread shard path below).
+ * COUNTERS_FAST_SITES in counters_fast: a sampled block may be live, so a
+ * free must ask sites.h about its block.  Set by sites.c before the first
+ * block enters its filter, never cleared (a fork child keeps the parent's
+ * sampled blocks); kept in this word so that free() reads one variable
+ * and compares it once whether sampling is on or off.  Every write to the
+ * word is an atomic RMW of its own bits. */
+#define COUNTERS_FAST 1u
+#define COUNTERS_FAST_SITES 2u
+extern MT_HIDDEN unsigned counters_fast;
+extern MT_HIDDEN int counters_fast_mt;
 
 /* The static record counting starts in (before the constructor, and when
  * there is no record file). */
@@ -54,6 +63,8 @@ void counters_go_multithreaded(void);
 void counters_go_single(void);
 /* boot.c: whether glibc chunk headers give the block sizes. */
 void counters_set_glibc_sizes(int yes);
+/* sites.c: sets COUNTERS_FAST_SITES (see counters_fast). */
+void counters_watch_frees(void);
 
 /* Multithreaded, the activity counts (calls[], hist[], requested, largest)
  * and the live heap bytes collect in per-thread shards first (shards.h,

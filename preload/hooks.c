@@ -94,7 +94,7 @@ MT_EXPORT void *malloc(size_t n)
 {
 	void *p;
 	size_t u;
-	if (MT_LIKELY(counters_fast)) {
+	if (MT_LIKELY(__atomic_load_n(&counters_fast, __ATOMIC_RELAXED) & COUNTERS_FAST)) {
 		/* The request is counted before the real call (nothing reads the
 		 * request counts between the two), so that n need not live
 		 * across it. */
@@ -128,7 +128,8 @@ static __attribute__((noinline)) void hooks_free_other(void *p)
 	size_t u;
 	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p)) && MT_LIKELY(counters_fast_mt)) {
 		counters_free_mt_fast(boot_chunk_usable(p));
-		if (MT_UNLIKELY(sites_maybe(p))) {
+		if ((__atomic_load_n(&counters_fast, __ATOMIC_RELAXED) & COUNTERS_FAST_SITES) &&
+		    MT_UNLIKELY(sites_maybe(p))) {
 			hooks_free_maybe_sampled(p);
 			return;
 		}
@@ -149,15 +150,26 @@ static __attribute__((noinline)) void hooks_free_other(void *p)
 
 MT_EXPORT void free(void *p)
 {
-	/* Counted first, so the call to the real free is a tail call. */
-	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p)) && MT_LIKELY(counters_fast)) {
-		counters_free_st(counters_rec, boot_chunk_usable(p));
-		if (MT_UNLIKELY(sites_maybe(p))) {
-			hooks_free_maybe_sampled(p);
+	unsigned fast = __atomic_load_n(&counters_fast, __ATOMIC_RELAXED);
+	/* Counted first, so the call to the real free is a tail call.  Two
+	 * exact compares: with sampling on (the default) the first one is
+	 * taken; with it off, or before any block was sampled, the second
+	 * skips the filter. */
+	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p))) {
+		if (MT_LIKELY(fast == (COUNTERS_FAST | COUNTERS_FAST_SITES))) {
+			counters_free_st(counters_rec, boot_chunk_usable(p));
+			if (MT_UNLIKELY(sites_maybe(p))) {
+				hooks_free_maybe_sampled(p);
+				return;
+			}
+			real.free(p);
 			return;
 		}
-		real.free(p);
-		return;
+		if (MT_LIKELY(fast == COUNTERS_FAST)) {
+			counters_free_st(counters_rec, boot_chunk_usable(p));
+			real.free(p);
+			return;
+		}
 	}
 	hooks_free_other(p);
 }

@@ -525,6 +525,8 @@ static void sites_filter_add(uintptr_t p, int delta)
 	uint64_t bit = UINT64_C(1) << (k % 64);
 	if (v == 255)
 		return; /* saturated: stays "maybe" for good */
+	if (delta > 0 && !(__atomic_load_n(&counters_fast, __ATOMIC_RELAXED) & COUNTERS_FAST_SITES))
+		counters_watch_frees(); /* before the bit: free() skips the filter until then */
 	sites_filter_count[k] = (uint8_t)(v + delta);
 	if (delta > 0 && v == 0)
 		__atomic_fetch_or(&sites_filter[k / 64], bit, __ATOMIC_RELAXED);
