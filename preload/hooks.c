@@ -54,6 +54,7 @@ extern char **environ;
  * thread, sizes from glibc chunk headers) that a malloc/free loop stays on:
  * one flag test, then plain counter updates; and one for many threads
  * (counters_fast_mt: the thread's own shard), out of line below each. */
+
 /* malloc off the single-threaded fast path: the multithreaded fast path
  * (counters_fast_mt), then the general one.  Out of line, so that malloc()
  * keeps one register across its one call; ra is malloc's call site. */
