@@ -12,9 +12,15 @@ Two workloads, each run bare and under memsup, interleaved round-robin over
           memsup (traced: every gcc, cc1, as and ld of the build carries
           the shim).
 
+With --tmpfs-dir DIR (a tmpfs such as /dev/shm), each workload's traced
+mode runs a second time with its evidence directory there ("memsup,
+tmpfs"), everything else alike: the cost of making one record file per
+image on the temporary directory's own filesystem, side by side.
+
 For each run: wall seconds; memsup's own CPU (the record's memsup_cpu_s);
 the evidence directory's size (files plus directories, apparent bytes) and
-that size per process image of processes.json; processes.json and
+that size per process image of processes.json; its disk usage (allocated
+blocks: the stacks files are sparse); processes.json and
 records.fold alone; `finish`, the seconds memsup ran after the run it
 measured ended (its wall minus the record's wall_s: folding the last
 records, the merge, processes.json, timeline.svg).  Medians, and the wall
@@ -24,7 +30,7 @@ It refuses to run outside scripts/pids-guard.sh (a pids-limited cgroup of
 its own), as bench/RESULTS.md's commands run it.
 
 Usage: scripts/pids-guard.sh -- python3 bench/scale.py --builddir BUILD [--work procs,build]
-       [--procs 100000] [--reps 3]
+       [--procs 100000] [--reps 3] [--tmpfs-dir /dev/shm]
 """
 import argparse
 import json
@@ -43,13 +49,15 @@ import benchlib  # noqa: E402
 
 
 def tree_bytes(path):
-    """Apparent size of a directory tree: its files and its directories."""
-    total = 0
+    """Apparent size and disk usage of a directory tree: its files and its
+    directories."""
+    total = disk = 0
     for root, dirs, files in os.walk(path):
-        total += os.lstat(root).st_size
-        for f in files:
-            total += os.lstat(os.path.join(root, f)).st_size
-    return total
+        for p in [root] + [os.path.join(root, f) for f in files]:
+            st = os.lstat(p)
+            total += st.st_size
+            disk += st.st_blocks * 512
+    return total, disk
 
 
 def run_one(argv, cwd=None, env=None):
@@ -73,12 +81,13 @@ def evidence_figures(out, wall):
     rec = json.loads((out / "resources.json").read_text())
     procs = out / "processes.json"
     images = len(json.loads(procs.read_text())) if procs.exists() else 0
-    size = tree_bytes(out)
+    size, disk = tree_bytes(out)
     fold = out / "records.fold"
     return {
         "memsup_cpu": rec["memsup_cpu_s"],
         "finish": wall - rec["wall_s"],
         "evidence": size,
+        "disk": disk,
         "images": images,
         "per_image": size / images if images else None,
         "processes_json": procs.stat().st_size if procs.exists() else 0,
@@ -87,18 +96,25 @@ def evidence_figures(out, wall):
     }
 
 
+def out_dir(args, tmp, mode, stem):
+    """Where a run's evidence goes: the scratch directory, or --tmpfs-dir
+    for the "memsup, tmpfs" mode."""
+    base = Path(args.tmpfs_dir) if mode == "memsup, tmpfs" else tmp
+    return base / f"{stem}-{mode.replace(' ', '').replace(',', '-')}"
+
+
 def bench_procs(args, memsup, tmp):
     script = (f"i=0; while [ $i -lt {args.procs} ]; do /bin/true; i=$((i+1)); done")
     cmd = ["/bin/sh", "-c", script]
-    modes = ["bare", "memsup --no-trace", "memsup"]
+    modes = ["bare", "memsup --no-trace", "memsup"] + (["memsup, tmpfs"] if args.tmpfs_dir else [])
     res = {m: [] for m in modes}
     for rep in range(args.reps):
         for mode in modes:
-            out = tmp / f"procs-{rep}-{mode.replace(' ', '')}"
+            out = out_dir(args, tmp, mode, f"procs-{rep}")
             if mode == "bare":
                 res[mode].append({"wall": run_one(cmd)})
             else:
-                wall = run_one(under_memsup(memsup, out, cmd, trace=mode == "memsup"))
+                wall = run_one(under_memsup(memsup, out, cmd, trace=mode != "memsup --no-trace"))
                 fig = evidence_figures(out, wall)
                 fig["wall"] = wall
                 res[mode].append(fig)
@@ -121,14 +137,14 @@ def bench_build(args, memsup, tmp):
     subprocess.run("autoreconf -fi >/dev/null 2>&1 && ./configure --quiet >/dev/null",
                    shell=True, cwd=src, check=True)
     jobs = str(os.cpu_count() or 2)
-    modes = ["bare", "memsup"]
+    modes = ["bare", "memsup"] + (["memsup, tmpfs"] if args.tmpfs_dir else [])
     res = {m: [] for m in modes}
     for rep in range(args.reps):
         for mode in modes:
             subprocess.run(["make", "clean"], cwd=src, check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             cmd = ["make", f"-j{jobs}"]
-            out = tmp / f"build-{rep}-{mode}"
+            out = out_dir(args, tmp, mode, f"build-{rep}")
             if mode == "bare":
                 res[mode].append({"wall": run_one(cmd, cwd=src)})
             else:
@@ -158,14 +174,15 @@ def fmt(v, unit=""):
 def table(name, res):
     bare = med(res["bare"], "wall")
     rows = [["mode", "wall s", "ratio", "memsup CPU s", "finish s", "images",
-             "evidence MB", "bytes/image", "processes.json MB", "records.fold MB"]]
+             "evidence MB", "bytes/image", "disk MB", "processes.json MB",
+             "records.fold MB"]]
     for mode, runs in res.items():
         w = med(runs, "wall")
         mb = lambda k: None if med(runs, k) is None else med(runs, k) / 1e6  # noqa: E731
         rows.append([mode, fmt(w), fmt(w / bare if bare else None, "x"),
                      fmt(med(runs, "memsup_cpu")), fmt(med(runs, "finish")),
                      fmt(med(runs, "images")), fmt(mb("evidence")),
-                     fmt(med(runs, "per_image")), fmt(mb("processes_json")),
+                     fmt(med(runs, "per_image")), fmt(mb("disk")), fmt(mb("processes_json")),
                      fmt(mb("fold"))])
     print(f"\n### {name} (medians of {len(res['bare'])})\n")
     print(benchlib.md_table(rows[0], rows[1:]))
@@ -177,7 +194,11 @@ def main():
     ap.add_argument("--work", default="procs,build")
     ap.add_argument("--procs", type=int, default=100000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--tmpfs-dir", help="also run the traced mode with its evidence here "
+                    "(a tmpfs such as /dev/shm)")
     args = ap.parse_args()
+    if args.tmpfs_dir and not Path(args.tmpfs_dir).is_dir():
+        raise SystemExit(f"--tmpfs-dir {args.tmpfs_dir!r}: not a directory")
     if args.procs < 1 or args.reps < 1:
         raise SystemExit("--procs and --reps must be at least 1")
     if not os.environ.get("MEMTRACE_PIDS_GUARD"):
