@@ -20,8 +20,7 @@ image on the temporary directory's own filesystem, side by side.
 For each run: wall seconds; memsup's own CPU (the record's memsup_cpu_s);
 the evidence directory's size (files plus directories, apparent bytes) and
 that size per process image of processes.json; its disk usage (allocated
-blocks: the stacks files are sparse); processes.json and
-records.fold alone; `finish`, the seconds memsup ran after the run it
+blocks); processes.json, records.fold and stacks.fold alone; `finish`, the seconds memsup ran after the run it
 measured ended (its wall minus the record's wall_s: folding the last
 records, the merge, processes.json, timeline.svg).  Medians, and the wall
 ratio of medians to bare.
@@ -92,6 +91,8 @@ def evidence_figures(out, wall):
         "per_image": size / images if images else None,
         "processes_json": procs.stat().st_size if procs.exists() else 0,
         "fold": fold.stat().st_size if fold.exists() else 0,
+        "stacks_fold": (out / "stacks.fold").stat().st_size
+        if (out / "stacks.fold").exists() else 0,
         "samples": rec.get("samples"),
     }
 
@@ -175,7 +176,7 @@ def table(name, res):
     bare = med(res["bare"], "wall")
     rows = [["mode", "wall s", "ratio", "memsup CPU s", "finish s", "images",
              "evidence MB", "bytes/image", "disk MB", "processes.json MB",
-             "records.fold MB"]]
+             "records.fold MB", "stacks.fold MB"]]
     for mode, runs in res.items():
         w = med(runs, "wall")
         mb = lambda k: None if med(runs, k) is None else med(runs, k) / 1e6  # noqa: E731
@@ -183,7 +184,7 @@ def table(name, res):
                      fmt(med(runs, "memsup_cpu")), fmt(med(runs, "finish")),
                      fmt(med(runs, "images")), fmt(mb("evidence")),
                      fmt(med(runs, "per_image")), fmt(mb("disk")), fmt(mb("processes_json")),
-                     fmt(mb("fold"))])
+                     fmt(mb("fold")), fmt(mb("stacks_fold"))])
     print(f"\n### {name} (medians of {len(res['bare'])})\n")
     print(benchlib.md_table(rows[0], rows[1:]))
 
