@@ -72,20 +72,6 @@ static int read_published(int fd, int32_t pid, uint32_t gen, unsigned char **raw
 	return 0;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* One stacks file into the fold, then away.  1 when packed, 0 when left
  * (not a stacks file of this layout), or -errno. */
 static int pack_one(int rdfd, int fold_fd, const char *name, int32_t pid, uint32_t gen)
@@ -114,11 +100,18 @@ static int pack_one(int rdfd, int fold_fd, const char *name, int32_t pid, uint32
 	fold_put32(entry + 12, gen);
 	fold_put32(entry + STACKFOLD_HEADER_BYTES + n, fold_crc(0, entry + 8, 8 + n));
 	struct stat st;
+	size_t total = STACKFOLD_HEADER_BYTES + n + 4u;
 	rc = fstat(fold_fd, &st) < 0 ? -errno : 0;
-	if (!rc && (rc = write_all(fold_fd, entry, STACKFOLD_HEADER_BYTES + n + 4u)) < 0)
-		/* no torn entry in the middle of the file: the ones after it
-		 * could not be read */
-		(void)!ftruncate(fold_fd, st.st_size);
+	if (!rc) {
+		/* one write(2), as records.fold's: a short one (a full disk)
+		 * is cut back, so that no torn entry hides the ones after it */
+		ssize_t w = write(fold_fd, entry, total);
+		if (w != (ssize_t)total) {
+			rc = w < 0 ? -errno : -ENOSPC;
+			if (w > 0)
+				(void)!ftruncate(fold_fd, st.st_size);
+		}
+	}
 	free(entry);
 	if (rc < 0)
 		return rc;
