@@ -151,10 +151,13 @@ Test(report, csv_of_real_runs, .timeout = 60)
 	char base[] = "/tmp/test_report.XXXXXX";
 	cr_assert_not_null(mkdtemp(base));
 	tmp_adopt(base);
-	const char *a30[] = { "--meta", "mb=30", "--meta", "kind=steady", "--", prog("steady"), "30", "100", NULL };
-	const char *a70[] = { "--meta", "mb=70", "--meta", "kind=steady", "--", prog("steady"), "70", "100", NULL };
+	/* Each holds its size for 400 ms: the polled peak must see it even
+	 * when memsup is descheduled for a while (50 ms was missed once, at
+	 * load ~30). */
+	const char *a30[] = { "--meta", "mb=30", "--meta", "kind=steady", "--", prog("steady"), "30", "400", NULL };
+	const char *a70[] = { "--meta", "mb=70", "--meta", "kind=steady", "--", prog("steady"), "70", "400", NULL };
 	/* An awkward command: comma, quotes, newline, empty argument. */
-	const char *a3[] = { "--meta", "extra=a,\"b\"", "--", prog("spike"), "10", "50", "0", "3",
+	const char *a3[] = { "--meta", "extra=a,\"b\"", "--", prog("spike"), "10", "400", "0", "3",
 			     "x,y", "say \"hi\"", "two\nlines", "", "it's", NULL };
 	const char *d30 = sweep_run(base, "mb=30", a30, 0);
 	const char *d70 = sweep_run(base, "mb=70", a70, 0);
