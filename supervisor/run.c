@@ -34,6 +34,9 @@
 
 #define NS_PER_S 1000000000ull
 
+/* memsup's own children from before the run that it keeps apart */
+#define RUN_PRIOR_MAX 64
+
 struct run {
 	const struct run_config *cfg;
 	struct evidence *ev;
@@ -54,6 +57,10 @@ struct run {
 	struct sentinel sentinel;
 	struct contain_state kernel; /* the cgroup's counters at the last sample */
 	struct peaksites *sites; /* NULL: not tracing */
+	/* memsup's children from before the run (a shell's `cmd & exec
+	 * memsup ...` leaves them to it): neither members nor waited for */
+	pid_t prior[RUN_PRIOR_MAX];
+	size_t nprior;
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -234,6 +241,34 @@ static void kill_tree(struct run *r, int leftovers)
  * (kill_tree has already said so). */
 #define REAP_REST_MS 3000
 
+static int is_prior(const struct run *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nprior; i++)
+		if (r->prior[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* The children memsup has before it starts anything: not the run's. */
+static void note_prior_children(struct run *r)
+{
+	static char note[256];
+	pid_t self = getpid();
+	size_t n = 0;
+	int rc = procfs_read_children(NULL, self, self, r->prior, RUN_PRIOR_MAX, &n);
+	if (rc < 0 && rc != -ENOSPC)
+		return; /* no children file: the scan cannot tell them apart either */
+	r->nprior = n < RUN_PRIOR_MAX ? n : RUN_PRIOR_MAX;
+	for (size_t i = 0; i < r->nprior; i++)
+		contain_exclude(r->contain, r->prior[i]);
+	if (n) {
+		snprintf(note, sizeof note, "memsup started with %zu child process%s of its own "
+			 "(left to it by an exec): not part of the run%s", n, n == 1 ? "" : "es",
+			 n > RUN_PRIOR_MAX ? "; past the first 64, /proc discovery may count them" : "");
+		resources_note(r->rec, note);
+	}
+}
+
 /* The tree is killed; reap every child of memsup but the sentinel before
  * memsup exits.  The cgroup (or the /proc scan) stops listing a process
  * as it starts exiting, before it is a zombie ready for wait(), and its own
@@ -258,7 +293,7 @@ static void reap_rest(struct run *r)
 			return; /* no children file: reap() above is all we can do */
 		else
 			for (size_t i = 0; i < n; i++)
-				others += kids[i] != r->sentinel.pid;
+				others += kids[i] != r->sentinel.pid && !is_prior(r, kids[i]);
 		if (others == 0 || waited >= REAP_REST_MS)
 			break;
 		wait_a_little(r, 10);
@@ -620,6 +655,7 @@ static int open_run(struct run *r, sigset_t *orig)
 	rec->discovery = contain_name(r->contain);
 	run_containment = *contain_info(r->contain);
 	rec->containment = &run_containment;
+	note_prior_children(r);
 	/* before the command: the sentinel stays outside the run's cgroup */
 	if ((rc = sentinel_start(&r->sentinel, r->contain, r->ev->dirfd, cfg->relay)) < 0)
 		resources_note(rec, "no sentinel could be started: a memsup killed by SIGKILL "

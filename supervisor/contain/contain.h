@@ -200,8 +200,9 @@ int contain_kill(struct contain *c, double grace_s, const struct contain_waiter 
  * Call after contain_kill(); again is a no-op.  0, or the first error. */
 int contain_finish(struct contain *c);
 
-/* `pid` is memsup's own (its sentinel), not the run's, whatever its
- * parent: never a member. */
+/* `pid` is memsup's own (its sentinel, or a child it had before the run),
+ * not the run's, whatever its parent: never a member, nor its descendants
+ * (up to 64 such pids). */
 void contain_exclude(struct contain *c, pid_t pid);
 
 /* From another process than memsup (the sentinel), once memsup is gone:

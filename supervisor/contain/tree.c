@@ -45,7 +45,11 @@ struct entry {
 struct tree {
 	const char *root;
 	pid_t self;
-	pid_t exclude;      /* memsup's sentinel: never a member */
+	/* never members, nor their descendants: memsup's sentinel, and the
+	 * children memsup already had when it started (a shell's `cmd &
+	 * exec memsup ...` leaves them to it) */
+	pid_t exclude[TREE_EXCLUDE_MAX];
+	size_t nexclude;
 	unsigned generation; /* bumped at each change of membership */
 	enum tree_method method;
 	DIR *dir;           /* the proc root, kept open and rewound */
@@ -68,6 +72,14 @@ struct tree {
 	struct tree_member *smp; /* the last sample's members, with RSS */
 	size_t nsmp, smp_cap;
 };
+
+static int excluded(const struct tree *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->nexclude; i++)
+		if (t->exclude[i] == pid)
+			return 1;
+	return 0;
+}
 
 /* ---- the listings' tables ------------------------------------------------ */
 
@@ -225,7 +237,7 @@ static int resolve(struct tree *t, struct entry *e, int depth)
 	if (e->state != ST_NEW)
 		return e->state;
 	int reread = 0;
-	if (e->pid == t->exclude) {
+	if (excluded(t, e->pid)) {
 		e->state = ST_OTHER;
 		return e->state;
 	}
@@ -270,7 +282,7 @@ static int scan_update(struct tree *t)
 	errno = 0;
 	for (struct dirent *d; (d = readdir(t->dir)) != NULL; errno = 0) {
 		pid_t pid;
-		if (parse_dir_pid(d->d_name, &pid) < 0 || pid == t->self || pid == t->exclude)
+		if (parse_dir_pid(d->d_name, &pid) < 0 || pid == t->self || excluded(t, pid))
 			continue;
 		int is_new;
 		if (!carry(t, pid, &is_new))
@@ -321,7 +333,7 @@ static int children_of(struct tree *t, pid_t pid)
 			break;
 		}
 		for (size_t i = 0; i < n && rc == 0; i++) {
-			if (kids[i] == t->exclude || table_find(&t->next, kids[i]))
+			if (excluded(t, kids[i]) || table_find(&t->next, kids[i]))
 				continue;
 			int is_new;
 			struct entry *e = carry(t, kids[i], &is_new);
@@ -479,7 +491,7 @@ static void drop_member(struct tree *t, size_t i)
 static int probe_pid(struct tree *t, pid_t pid)
 {
 	struct procfs_status st;
-	if (pid == t->self || pid == t->exclude)
+	if (pid == t->self || excluded(t, pid))
 		return 0;
 	int rc = procfs_read_status(t->root, pid, &st);
 	if (rc == PROCFS_GONE)
@@ -665,10 +677,15 @@ size_t tree_sampled(const struct tree *t, const struct tree_member **out)
 	return t->nsmp;
 }
 
-void tree_exclude(struct tree *t, pid_t pid)
+int tree_exclude(struct tree *t, pid_t pid)
 {
-	t->exclude = pid;
+	if (excluded(t, pid))
+		return 0;
+	if (t->nexclude == TREE_EXCLUDE_MAX)
+		return -ENOSPC;
+	t->exclude[t->nexclude++] = pid;
 	t->dirty = 1; /* a listing made before may hold it */
+	return 0;
 }
 
 unsigned tree_generation(const struct tree *t)

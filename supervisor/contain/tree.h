@@ -68,8 +68,11 @@ size_t tree_sampled(const struct tree *t, const struct tree_member **out);
  * pids into out and returns how many members there are. */
 size_t tree_pids(const struct tree *t, pid_t *out, size_t cap);
 
-/* Never count `pid` (memsup's own sentinel) as a member. */
-void tree_exclude(struct tree *t, pid_t pid);
+/* Never count `pid` (memsup's own sentinel, a child memsup had before the
+ * run) nor its descendants as members.  0, or -ENOSPC past
+ * TREE_EXCLUDE_MAX pids. */
+#define TREE_EXCLUDE_MAX 64
+int tree_exclude(struct tree *t, pid_t pid);
 
 /* A member as /proc/PID/stat named it at first sight: enough to find it
  * again, and to tell it from a later process with its number. */

@@ -318,6 +318,41 @@ class TestRun(Tmp):
         self.assertLess((self.out / "stacks.fold").stat().st_size,
                         sum(len(p) for p in stacks.values()))
 
+    def test_children_memsup_inherits_are_not_the_run(self):
+        # `cmd & exec memsup ...`: the shell's child becomes memsup's.  It
+        # is no member of the run (never killed, not in processes.json, in
+        # the cgroup or by the /proc scan), memsup does not wait for it at
+        # the end, and the record says it was there.
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_CHILD_SUBREAPER = 36
+        # the orphaned sleep comes back to this process, to be reaped here
+        self.assertEqual(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0)
+        try:
+            for mode in ("auto", "off"):
+                out = self.tmp / f"ev-{mode}"
+                pidfile = self.tmp / f"pid-{mode}"
+                script = (f"sleep 60 & echo $! > '{pidfile}'; "
+                          f"exec \"$MEMSUP\" -q --cgroup {mode} -o '{out}' -- /bin/true")
+                subprocess.run(["/bin/sh", "-c", script], env=child_env(), timeout=60,
+                               check=True)
+                pid = int(pidfile.read_text())
+                try:
+                    with open(f"/proc/{pid}/stat") as f:
+                        state = f.read().rsplit(")", 1)[1].split()[0]
+                    self.assertEqual(state, "S", f"{mode}: the shell's sleep was killed")
+                    rec = json.loads((out / "resources.json").read_text())
+                    notes = " | ".join(rec["notes"])
+                    self.assertIn("memsup started with 1 child process of its own", notes)
+                    self.assertNotIn("still not reaped", notes)
+                    procs = json.loads((out / "processes.json").read_text())
+                    self.assertNotIn(pid, [p["pid"] for p in procs], mode)
+                finally:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+        finally:
+            libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
     def test_records_survive_a_sigkilled_memsup(self):
         # memsup SIGKILLed while images end, some already folded: every
         # image that ran to its end still has a readable record, in the
