@@ -82,23 +82,40 @@ void pview_close(struct pview *pv)
 	free(pv);
 }
 
+/* /proc/PID/exe into buf (cap bytes, terminated); its length, or -1. */
+static ssize_t read_exe(const struct pview *pv, pid_t pid, char *buf, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "%s/%d/exe", pv->root, (int)pid);
+	ssize_t n = readlink(path, buf, cap - 1);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* argv and exe of pid's current image.  An exec between the two reads
+ * would pair the old argv with the new exe (a fork child read as its
+ * parent's argv and its own static binary), so exe is read on both sides
+ * of argv, and argv again when the exec fell between them. */
 static void read_identity(const struct pview *pv, pid_t pid, char **argv, size_t *argv_len,
 			  char **exe)
 {
-	char buf[PROCFS_ARGV_BYTES], path[64];
-	size_t len;
+	char buf[PROCFS_ARGV_BYTES], before[PATH_MAX], after[PATH_MAX];
+	size_t len = 0;
 	char *a;
-	if (procfs_read_argv(pv->root, pid, buf, &len) == 0 && len && (a = malloc(len))) {
+	ssize_t nb = read_exe(pv, pid, before, sizeof before);
+	int rc = procfs_read_argv(pv->root, pid, buf, &len);
+	ssize_t na = read_exe(pv, pid, after, sizeof after);
+	if (na > 0 && (nb != na || strcmp(before, after) != 0))
+		rc = procfs_read_argv(pv->root, pid, buf, &len); /* the new image's */
+	if (rc == 0 && len && (a = malloc(len))) {
 		memcpy(a, buf, len);
 		free(*argv);
 		*argv = a;
 		*argv_len = len;
 	}
-	snprintf(path, sizeof path, "%s/%d/exe", pv->root, (int)pid);
-	ssize_t n = readlink(path, buf, sizeof buf - 1);
-	if (n > 0) {
-		buf[n] = '\0';
-		char *e = strdup(buf);
+	if (na > 0) {
+		char *e = strdup(after);
 		if (e) {
 			free(*exe);
 			*exe = e;
