@@ -170,9 +170,9 @@ static struct pview_img *img_of(struct pview_proc *p, uint32_t gen)
 }
 
 /* Is pid still running the image of record `prev` (same exe, same argv)?
- * The shim marks an image EXECED just before execve(2), and loading the
- * new image takes a while: samples in between are attributed to the next
- * generation, but /proc still shows the old one. */
+ * The shim marks an image EXECED just before execve(2), and the exec takes
+ * a while: /proc still shows the old image meanwhile (exec_not_done gives
+ * such readings to it; inspect() waits for the new one). */
 static int still_previous(const struct pview *pv, pid_t pid, const struct mt_record *prev)
 {
 	char buf[MT_ARGV_BYTES + 1], path[64], exe[MT_EXE_BYTES];
@@ -191,6 +191,34 @@ static int still_previous(const struct pview *pv, pid_t pid, const struct mt_rec
 		return 0;
 	exe[e] = '\0';
 	return strncmp(exe, prev->exe, sizeof exe) == 0;
+}
+
+/* How long after an image's exec mark a sample may still find its old
+ * memory: the exec itself, on a loaded machine. */
+#define EXEC_PENDING_NS (2000 * NS_PER_MS)
+
+/* live_image_at() names image gen when gen-1 marked its exec before the
+ * sample began; but the shim marks it just before execve(2), and until the
+ * kernel replaces the memory (long, when the process is descheduled) the
+ * reading was of gen-1's.  While gen has not started, ask /proc: the old
+ * image still there after the reading was there during it.  Returns the
+ * record of the image the reading saw, *gen updated. */
+static const struct live_rec *exec_not_done(const struct pview *pv, const struct live *live,
+					    pid_t pid, uint64_t t_ns,
+					    const struct live_rec *rec, uint32_t *gen)
+{
+	if (rec && rec->map && live_load(&rec->map->start_mono_ns) <= t_ns)
+		return rec; /* its constructor ran before the reading: exec done */
+	const struct live_rec *prev = live_find(live, pid, *gen - 1);
+	if (!prev || !prev->map || prev->error || live_state(prev->map) != MT_STATE_EXECED)
+		return rec;
+	uint64_t end = live_load(&prev->map->end_mono_ns);
+	if (!end || end > t_ns || t_ns - end > EXEC_PENDING_NS)
+		return rec;
+	if (!still_previous(pv, pid, prev->map))
+		return rec;
+	*gen -= 1;
+	return prev;
 }
 
 /* Why has this live image no record?  Looked at while it runs, once when
@@ -419,6 +447,8 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 		const struct live_rec *rec = live ? live_image_at(live, pid, t_ns, &gen) : NULL;
 		if (!rec && live && !gen)
 			rec = live_image_at(live, pid, read_end_ns, &gen);
+		if (live && gen > 0)
+			rec = exec_not_done(pv, live, pid, t_ns, rec, &gen);
 		struct pview_proc *p = proc_of(pv, pid);
 		/* a newcomer past the budget waits for the next sample */
 		if (!p && (now_ns() > look_until || !(p = first_sight(pv, pid, rec != NULL))))
