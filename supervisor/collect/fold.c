@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void fold_put32(unsigned char *p, uint32_t v)
+static void fold_put32(unsigned char *p, uint32_t v)
 {
 	p[0] = (unsigned char)v;
 	p[1] = (unsigned char)(v >> 8);
@@ -17,14 +17,14 @@ void fold_put32(unsigned char *p, uint32_t v)
 	p[3] = (unsigned char)(v >> 24);
 }
 
-uint32_t fold_get32(const unsigned char *p)
+static uint32_t fold_get32(const unsigned char *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32), bit by bit: a record a
  * second at most is folded, so a table buys nothing. */
-uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n)
+static uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n)
 {
 	crc = ~crc;
 	while (n--) {
@@ -97,39 +97,70 @@ int fold_decode(const unsigned char *in, size_t n, struct mt_record *out)
 	return rc == 0 && len == FOLD_RECORD_BYTES ? 0 : -EBADMSG;
 }
 
-size_t fold_entry(const struct mt_record *r, unsigned char *buf)
+size_t fold_entry_bytes(uint32_t magic, int32_t pid, uint32_t gen, const void *src, size_t n,
+			unsigned char *buf)
 {
-	size_t n = fold_encode(r, buf + FOLD_HEADER_BYTES);
-	fold_put32(buf, FOLD_MAGIC);
-	fold_put32(buf + 4, (uint32_t)n);
-	fold_put32(buf + 8, (uint32_t)r->pid);
-	fold_put32(buf + 12, r->gen);
-	fold_put32(buf + FOLD_HEADER_BYTES + n, fold_crc(0, buf + 8, 8 + n));
-	return FOLD_HEADER_BYTES + n + 4;
+	size_t e = fold_encode_bytes(src, n, buf + FOLD_HEADER_BYTES);
+	fold_put32(buf, magic);
+	fold_put32(buf + 4, (uint32_t)e);
+	fold_put32(buf + 8, (uint32_t)pid);
+	fold_put32(buf + 12, gen);
+	fold_put32(buf + FOLD_HEADER_BYTES + e, fold_crc(0, buf + 8, 8 + e));
+	return FOLD_HEADER_BYTES + e + 4;
 }
 
-int fold_read_at(int fd, off_t off, struct mt_record *out, off_t *next)
+size_t fold_entry(const struct mt_record *r, unsigned char *buf)
 {
-	unsigned char buf[FOLD_MAX_ENTRY];
-	ssize_t got = recordfile_pread_full(fd, buf, FOLD_HEADER_BYTES, off);
+	return fold_entry_bytes(FOLD_MAGIC, r->pid, r->gen, r, FOLD_RECORD_BYTES, buf);
+}
+
+int fold_read_entry(int fd, off_t off, uint32_t magic, size_t cap, void *dst, size_t *len,
+		    int32_t *pid, uint32_t *gen, off_t *next)
+{
+	unsigned char head[FOLD_HEADER_BYTES];
+	ssize_t got = recordfile_pread_full(fd, head, sizeof head, off);
 	if (got < 0)
 		return (int)got;
 	if (got == 0)
 		return 0;
-	if ((size_t)got < FOLD_HEADER_BYTES || fold_get32(buf) != FOLD_MAGIC)
+	if ((size_t)got < sizeof head || fold_get32(head) != magic)
 		return -EBADMSG;
-	uint32_t n = fold_get32(buf + 4);
-	if (n > FOLD_MAX_PAYLOAD)
+	uint32_t n = fold_get32(head + 4);
+	if (n > FOLD_ENCODED_MAX(cap))
 		return -EBADMSG;
-	got = recordfile_pread_full(fd, buf + FOLD_HEADER_BYTES, n + 4u, off + FOLD_HEADER_BYTES);
+	/* pid and gen, then the payload and its CRC: the CRC's input in one
+	 * piece */
+	unsigned char *buf = malloc(8u + n + 4u);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, head + 8, 8);
+	got = recordfile_pread_full(fd, buf + 8, n + 4u, off + (off_t)sizeof head);
+	int rc = 1;
 	if (got < 0)
-		return (int)got;
-	if ((size_t)got < n + 4u ||
-	    fold_get32(buf + FOLD_HEADER_BYTES + n) != fold_crc(0, buf + 8, 8 + n) ||
-	    fold_decode(buf + FOLD_HEADER_BYTES, n, out) < 0 ||
-	    out->pid != (int32_t)fold_get32(buf + 8) || out->gen != fold_get32(buf + 12))
+		rc = (int)got;
+	else if ((size_t)got < n + 4u || fold_get32(buf + 8 + n) != fold_crc(0, buf, 8 + n) ||
+		 fold_decode_bytes(buf + 8, n, dst, cap, len) < 0)
+		rc = -EBADMSG;
+	free(buf);
+	if (rc < 0)
+		return rc;
+	*pid = (int32_t)fold_get32(head + 8);
+	*gen = fold_get32(head + 12);
+	*next = off + (off_t)(sizeof head + n + 4u);
+	return 1;
+}
+
+int fold_read_at(int fd, off_t off, struct mt_record *out, off_t *next)
+{
+	int32_t pid;
+	uint32_t gen;
+	size_t len;
+	int rc = fold_read_entry(fd, off, FOLD_MAGIC, FOLD_RECORD_BYTES, out, &len, &pid, &gen,
+				 next);
+	if (rc <= 0)
+		return rc;
+	if (len != FOLD_RECORD_BYTES || out->pid != pid || out->gen != gen)
 		return -EBADMSG;
-	*next = off + (off_t)(FOLD_HEADER_BYTES + n + 4u);
 	return 1;
 }
 

@@ -54,11 +54,19 @@ size_t fold_encode_bytes(const void *in, size_t n, unsigned char *out);
 /* Back into dst (cap bytes); 0 with the decoded length in *len, or
  * -EBADMSG when the encoding is broken or decodes to more than cap. */
 int fold_decode_bytes(const unsigned char *in, size_t n, void *dst, size_t cap, size_t *len);
-/* Little-endian 32-bit fields, and the entries' CRC-32 (IEEE, as zlib's
- * crc32: crc 0 to start). */
-void fold_put32(unsigned char *p, uint32_t v);
-uint32_t fold_get32(const unsigned char *p);
-uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n);
+/* An entry of this format for any payload (the stacks fold's too, with
+ * its own magic): n bytes at src, encoded, framed and CRC'd into buf
+ * (FOLD_HEADER_BYTES + FOLD_ENCODED_MAX(n) + 4 bytes).  Returns its
+ * length. */
+size_t fold_entry_bytes(uint32_t magic, int32_t pid, uint32_t gen, const void *src, size_t n,
+			unsigned char *buf);
+/* The entry at `off` of an open file of entries with `magic`: its payload
+ * decoded into dst (at most cap bytes, *len of them), its pid and gen, and
+ * the next entry's offset.  1 when an entry was read, 0 at the end of the
+ * file, -EBADMSG when the entry there is torn, damaged or decodes to more
+ * than cap, or -errno. */
+int fold_read_entry(int fd, off_t off, uint32_t magic, size_t cap, void *dst, size_t *len,
+		    int32_t *pid, uint32_t *gen, off_t *next);
 
 /* The zero-run encoding of the FOLD_RECORD_BYTES at `rec` into out
  * (FOLD_MAX_PAYLOAD bytes); returns its length. */

@@ -65,6 +65,13 @@ static int stackfile_size(int fd, off_t *size)
 	return 0;
 }
 
+int stackfile_read_header(int fd, int32_t pid, uint32_t gen, struct mt_stacks_header *h)
+{
+	off_t size;
+	int rc = stackfile_size(fd, &size);
+	return rc ? rc : stackfile_header(fd, size, pid, gen, h);
+}
+
 void stackfile_free(struct stackfile *f)
 {
 	free(f->modules);

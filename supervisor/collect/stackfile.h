@@ -40,6 +40,10 @@ struct stackfile {
 	int peak_consistent;
 };
 
+/* The header alone, checked as stackfile_read_fd checks it: its counts
+ * clamped to the slots and to what the file holds.  0 or an error. */
+int stackfile_read_header(int fd, int32_t pid, uint32_t gen, struct mt_stacks_header *h);
+
 /* The whole file: header, modules, stacks.  *out is owned by the caller
  * (stackfile_free) on success, empty on failure.  `pid`/`gen` (when pid
  * > 0) must be the header's. */

@@ -13,19 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STACKFOLD_HEADER_BYTES 16u
-#define STACKFOLD_MAX_PAYLOAD FOLD_ENCODED_MAX((size_t)MT_STACKS_SIZE)
-
-/* The published part's length by the header's own sizes, or 0 when they
- * are not this build's layout (nothing else can be read back as one). */
+/* The published part's length by the header's counts. */
 static size_t published_bytes(const struct mt_stacks_header *h)
 {
-	if (h->magic != MT_STACKS_MAGIC || h->version != MT_STACKS_VERSION ||
-	    h->header_bytes != MT_STACKS_HEADER_BYTES || h->module_bytes != MT_STACKS_MODULE_BYTES ||
-	    h->module_slots != MT_STACKS_MODULE_SLOTS || h->stack_bytes != MT_STACKS_STACK_BYTES ||
-	    h->stack_slots != MT_STACKS_SLOTS || h->module_count > MT_STACKS_MODULE_SLOTS ||
-	    h->stack_count > MT_STACKS_SLOTS)
-		return 0;
 	return MT_STACKS_HEADER_BYTES + (size_t)h->module_count * MT_STACKS_MODULE_BYTES +
 	       (size_t)h->stack_count * MT_STACKS_STACK_BYTES;
 }
@@ -44,12 +34,12 @@ static int read_part(int fd, unsigned char *buf, size_t n, off_t off)
 static int read_published(int fd, int32_t pid, uint32_t gen, unsigned char **raw, size_t *len)
 {
 	struct mt_stacks_header h;
-	int rc = read_part(fd, (unsigned char *)&h, sizeof h, 0);
+	int rc = stackfile_read_header(fd, pid, gen, &h);
+	if (rc <= -STACKFILE_ESHORT)
+		return -EBADMSG; /* not a stacks file (of this build) */
 	if (rc < 0)
 		return rc;
 	size_t n = published_bytes(&h);
-	if (!n || h.pid != pid || h.gen != gen)
-		return -EBADMSG;
 	size_t mods = (size_t)h.module_count * MT_STACKS_MODULE_BYTES;
 	size_t stacks = (size_t)h.stack_count * MT_STACKS_STACK_BYTES;
 	unsigned char *p = malloc(n);
@@ -60,8 +50,8 @@ static int read_published(int fd, int32_t pid, uint32_t gen, unsigned char **raw
 		rc = read_part(fd, p + MT_STACKS_HEADER_BYTES, mods, MT_STACKS_MODULES_OFFSET);
 	if (!rc)
 		rc = read_part(fd, p + MT_STACKS_HEADER_BYTES + mods, stacks, MT_STACKS_STACKS_OFFSET);
-	/* the counts were read once, in the first header copy: the part is
-	 * what they published (a writer still running could only add more) */
+	/* the counts as checked, so that the part is what they describe (a
+	 * writer still running could only have added more) */
 	memcpy(p, &h, sizeof h);
 	if (rc < 0) {
 		free(p);
@@ -87,20 +77,14 @@ static int pack_one(int rdfd, int fold_fd, const char *name, int32_t pid, uint32
 		return 0;
 	if (rc < 0)
 		return rc;
-	entry = malloc(STACKFOLD_HEADER_BYTES + FOLD_ENCODED_MAX(len) + 4u);
+	entry = malloc(FOLD_HEADER_BYTES + FOLD_ENCODED_MAX(len) + 4u);
 	if (!entry) {
 		free(raw);
 		return -ENOMEM;
 	}
-	size_t n = fold_encode_bytes(raw, len, entry + STACKFOLD_HEADER_BYTES);
+	size_t total = fold_entry_bytes(STACKFOLD_MAGIC, pid, gen, raw, len, entry);
 	free(raw);
-	fold_put32(entry, STACKFOLD_MAGIC);
-	fold_put32(entry + 4, (uint32_t)n);
-	fold_put32(entry + 8, (uint32_t)pid);
-	fold_put32(entry + 12, gen);
-	fold_put32(entry + STACKFOLD_HEADER_BYTES + n, fold_crc(0, entry + 8, 8 + n));
 	struct stat st;
-	size_t total = STACKFOLD_HEADER_BYTES + n + 4u;
 	rc = fstat(fold_fd, &st) < 0 ? -errno : 0;
 	if (!rc) {
 		/* one write(2), as records.fold's: a short one (a full disk)
@@ -162,51 +146,32 @@ int stackfold_pack(int records_dirfd, int evdirfd, size_t *packed, size_t *left)
 
 int stackfold_read_at(int fd, off_t off, struct stackfold_image *out, off_t *next)
 {
-	unsigned char head[STACKFOLD_HEADER_BYTES];
-	ssize_t got = recordfile_pread_full(fd, head, sizeof head, off);
-	if (got < 0)
-		return (int)got;
-	if (got == 0)
-		return 0;
-	if ((size_t)got < sizeof head || fold_get32(head) != STACKFOLD_MAGIC)
-		return -EBADMSG;
-	uint32_t n = fold_get32(head + 4);
-	if (n > STACKFOLD_MAX_PAYLOAD)
-		return -EBADMSG;
-	unsigned char *buf = malloc(8u + n + 4u), *raw = malloc(MT_STACKS_SIZE);
-	int rc = buf && raw ? 0 : -ENOMEM;
-	size_t len = 0;
-	if (!rc) {
-		memcpy(buf, head + 8, 8);
-		got = recordfile_pread_full(fd, buf + 8, n + 4u, off + (off_t)sizeof head);
-		if (got < 0)
-			rc = (int)got;
-		else if ((size_t)got < n + 4u || fold_get32(buf + 8 + n) != fold_crc(0, buf, 8 + n) ||
-			 fold_decode_bytes(buf + 8, n, raw, MT_STACKS_SIZE, &len) < 0)
-			rc = -EBADMSG;
-	}
+	unsigned char *raw = malloc(MT_STACKS_SIZE);
 	struct mt_stacks_header h;
-	if (!rc) {
-		/* whole, and exactly the published part its header describes */
-		if (len < sizeof h)
+	int32_t pid;
+	uint32_t gen;
+	size_t len = 0;
+	if (!raw)
+		return -ENOMEM;
+	int rc = fold_read_entry(fd, off, STACKFOLD_MAGIC, MT_STACKS_SIZE, raw, &len, &pid, &gen,
+				 next);
+	if (rc == 1) {
+		/* exactly the published part its header describes */
+		memcpy(&h, raw, len < sizeof h ? len : sizeof h);
+		if (len < sizeof h || h.magic != MT_STACKS_MAGIC || h.version != MT_STACKS_VERSION ||
+		    !mt_stacks_layout_ok(&h) || h.module_count > MT_STACKS_MODULE_SLOTS ||
+		    h.stack_count > MT_STACKS_SLOTS || published_bytes(&h) != len ||
+		    h.pid != pid || h.gen != gen)
 			rc = -EBADMSG;
-		else {
-			memcpy(&h, raw, sizeof h);
-			if (published_bytes(&h) != len || h.pid != (int32_t)fold_get32(head + 8) ||
-			    h.gen != fold_get32(head + 12))
-				rc = -EBADMSG;
-		}
 	}
-	free(buf);
-	if (rc < 0) {
+	if (rc != 1) {
 		free(raw);
 		return rc;
 	}
 	unsigned char *fit = realloc(raw, len);
-	out->pid = h.pid;
-	out->gen = h.gen;
+	out->pid = pid;
+	out->gen = gen;
 	out->bytes = fit ? fit : raw;
 	out->len = len;
-	*next = off + (off_t)(sizeof head + n + 4u);
 	return 1;
 }
