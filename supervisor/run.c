@@ -249,22 +249,37 @@ static int is_prior(const struct run *r, pid_t pid)
 	return 0;
 }
 
+/* memsup's own children (memsup is one thread): up to cap into out, their
+ * number into *n.  0; 1 when there were more than cap (or than one page
+ * of text), *n then counting at least those listed; -errno without a
+ * children file. */
+static int own_children(pid_t *out, size_t cap, size_t *n)
+{
+	pid_t self = getpid();
+	*n = 0;
+	int rc = procfs_read_children(NULL, self, self, out, cap, n);
+	if (rc == -ENOSPC || rc == -EFBIG) {
+		if (*n > cap)
+			*n = cap;
+		return 1;
+	}
+	return rc;
+}
+
 /* The children memsup has before it starts anything: not the run's. */
 static void note_prior_children(struct run *r)
 {
 	static char note[256];
-	pid_t self = getpid();
-	size_t n = 0;
-	int rc = procfs_read_children(NULL, self, self, r->prior, RUN_PRIOR_MAX, &n);
-	if (rc < 0 && rc != -ENOSPC)
+	int rc = own_children(r->prior, RUN_PRIOR_MAX, &r->nprior);
+	if (rc < 0)
 		return; /* no children file: the scan cannot tell them apart either */
-	r->nprior = n < RUN_PRIOR_MAX ? n : RUN_PRIOR_MAX;
 	for (size_t i = 0; i < r->nprior; i++)
 		contain_exclude(r->contain, r->prior[i]);
-	if (n) {
-		snprintf(note, sizeof note, "memsup started with %zu child process%s of its own "
-			 "(left to it by an exec): not part of the run%s", n, n == 1 ? "" : "es",
-			 n > RUN_PRIOR_MAX ? "; past the first 64, /proc discovery may count them" : "");
+	if (r->nprior) {
+		snprintf(note, sizeof note, "memsup started with %zu%s child process%s of its own "
+			 "(left to it by an exec): not part of the run%s", r->nprior,
+			 rc ? " or more" : "", r->nprior == 1 && !rc ? "" : "es",
+			 rc ? "; past the first 64, /proc discovery may count them" : "");
 		resources_note(r->rec, note);
 	}
 }
@@ -279,21 +294,16 @@ static void note_prior_children(struct run *r)
 static void reap_rest(struct run *r)
 {
 	static char note[160];
-	pid_t kids[64];
-	size_t n = 0, others = 0;
+	pid_t kids[RUN_PRIOR_MAX];
+	size_t n, others = 0;
 	for (int waited = 0;; waited += 10) {
 		reap(r);
-		others = 0;
-		pid_t self = getpid();
-		int rc = procfs_read_children(NULL, self, self, kids,
-					      sizeof kids / sizeof kids[0], &n);
-		if (rc == -ENOSPC || rc == -EFBIG)
-			others = n > 1 ? n : 2; /* more than listed: surely not only the sentinel */
-		else if (rc < 0)
+		int rc = own_children(kids, RUN_PRIOR_MAX, &n);
+		if (rc < 0)
 			return; /* no children file: reap() above is all we can do */
-		else
-			for (size_t i = 0; i < n; i++)
-				others += kids[i] != r->sentinel.pid && !is_prior(r, kids[i]);
+		others = (size_t)rc; /* more than listed: not only ours */
+		for (size_t i = 0; i < n; i++)
+			others += kids[i] != r->sentinel.pid && !is_prior(r, kids[i]);
 		if (others == 0 || waited >= REAP_REST_MS)
 			break;
 		wait_a_little(r, 10);
