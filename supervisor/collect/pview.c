@@ -175,7 +175,7 @@ static struct pview_img *img_of(struct pview_proc *p, uint32_t gen)
  * such readings to it; inspect() waits for the new one). */
 static int still_previous(const struct pview *pv, pid_t pid, const struct mt_record *prev)
 {
-	char buf[MT_ARGV_BYTES + 1], path[64], exe[MT_EXE_BYTES];
+	char buf[MT_ARGV_BYTES + 1], exe[MT_EXE_BYTES];
 	size_t len;
 	uint32_t n = __atomic_load_n(&prev->argv_bytes, __ATOMIC_RELAXED);
 	if (n > MT_ARGV_BYTES)
@@ -185,12 +185,7 @@ static int still_previous(const struct pview *pv, pid_t pid, const struct mt_rec
 	if (procfs_read_cmdline(pv->root, pid, buf, sizeof buf, &len) < 0 || len != n ||
 	    memcmp(buf, prev->argv, n) != 0)
 		return 0;
-	snprintf(path, sizeof path, "%s/%d/exe", pv->root, (int)pid);
-	ssize_t e = readlink(path, exe, sizeof exe - 1);
-	if (e < 0)
-		return 0;
-	exe[e] = '\0';
-	return strncmp(exe, prev->exe, sizeof exe) == 0;
+	return read_exe(pv, pid, exe, sizeof exe) >= 0 && strncmp(exe, prev->exe, sizeof exe) == 0;
 }
 
 /* How long after an image's exec mark a sample may still find its old
