@@ -104,25 +104,40 @@ def out_dir(args, tmp, mode, stem):
     return base / f"{stem}-{mode.replace(' ', '').replace(',', '-')}"
 
 
-def bench_procs(args, memsup, tmp):
-    script = (f"i=0; while [ $i -lt {args.procs} ]; do /bin/true; i=$((i+1)); done")
-    cmd = ["/bin/sh", "-c", script]
-    modes = ["bare", "memsup --no-trace", "memsup"] + (["memsup, tmpfs"] if args.tmpfs_dir else [])
+def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
+    """Runs cmd in each mode, --reps times interleaved: bare, or under
+    memsup (traced unless the mode says --no-trace; "memsup, tmpfs" with
+    its evidence on --tmpfs-dir).  before() runs ahead of every run.
+    {mode: [figures of each run]}."""
     res = {m: [] for m in modes}
     for rep in range(args.reps):
         for mode in modes:
-            out = out_dir(args, tmp, mode, f"procs-{rep}")
+            if before:
+                before()
+            out = out_dir(args, tmp, mode, f"{name}-{rep}")
             if mode == "bare":
-                res[mode].append({"wall": run_one(cmd)})
+                res[mode].append({"wall": run_one(cmd, cwd=cwd)})
             else:
-                wall = run_one(under_memsup(memsup, out, cmd, trace=mode != "memsup --no-trace"))
+                trace = mode != "memsup --no-trace"
+                wall = run_one(under_memsup(memsup, out, cmd, trace=trace), cwd=cwd)
                 fig = evidence_figures(out, wall)
                 fig["wall"] = wall
                 res[mode].append(fig)
                 shutil.rmtree(out)
-            print(f"# procs rep {rep + 1}/{args.reps} {mode}: {res[mode][-1]}",
+            print(f"# {name} rep {rep + 1}/{args.reps} {mode}: {res[mode][-1]}",
                   file=sys.stderr, flush=True)
     return res
+
+
+def tmpfs_mode(args):
+    return ["memsup, tmpfs"] if args.tmpfs_dir else []
+
+
+def bench_procs(args, memsup, tmp):
+    script = (f"i=0; while [ $i -lt {args.procs} ]; do /bin/true; i=$((i+1)); done")
+    return round_robin(args, memsup, tmp, "procs",
+                       ["bare", "memsup --no-trace", "memsup"] + tmpfs_mode(args),
+                       ["/bin/sh", "-c", script])
 
 
 def bench_build(args, memsup, tmp):
@@ -138,25 +153,12 @@ def bench_build(args, memsup, tmp):
     subprocess.run("autoreconf -fi >/dev/null 2>&1 && ./configure --quiet >/dev/null",
                    shell=True, cwd=src, check=True)
     jobs = str(os.cpu_count() or 2)
-    modes = ["bare", "memsup"] + (["memsup, tmpfs"] if args.tmpfs_dir else [])
-    res = {m: [] for m in modes}
-    for rep in range(args.reps):
-        for mode in modes:
-            subprocess.run(["make", "clean"], cwd=src, check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            cmd = ["make", f"-j{jobs}"]
-            out = out_dir(args, tmp, mode, f"build-{rep}")
-            if mode == "bare":
-                res[mode].append({"wall": run_one(cmd, cwd=src)})
-            else:
-                wall = run_one(under_memsup(memsup, out, cmd), cwd=src)
-                fig = evidence_figures(out, wall)
-                fig["wall"] = wall
-                res[mode].append(fig)
-                shutil.rmtree(out)
-            print(f"# build rep {rep + 1}/{args.reps} {mode}: {res[mode][-1]}",
-                  file=sys.stderr, flush=True)
-    return res
+
+    def clean():
+        subprocess.run(["make", "clean"], cwd=src, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return round_robin(args, memsup, tmp, "build", ["bare", "memsup"] + tmpfs_mode(args),
+                       ["make", f"-j{jobs}"], cwd=src, before=clean)
 
 
 def med(runs, key):
