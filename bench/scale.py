@@ -12,8 +12,14 @@ Two workloads, each run bare and under memsup, interleaved round-robin over
           memsup (traced: every gcc, cc1, as and ld of the build carries
           the shim).
 
+"memsup, unstaged" is the traced mode with MEMSUP_STAGING_DIR=off: the
+shim's files made in the evidence directory's records/ while the run goes
+on instead of memsup's staging directory on /dev/shm (memsup(1),
+"Staging"), so the cost of making two files per image on the scratch
+directory's filesystem shows side by side.
+
 With --tmpfs-dir DIR (a tmpfs such as /dev/shm), each workload's traced
-mode runs a second time with its evidence directory there ("memsup,
+mode runs once more with its evidence directory there ("memsup,
 tmpfs"), everything else alike: the cost of making one record file per
 image on the temporary directory's own filesystem, side by side.
 
@@ -107,7 +113,8 @@ def out_dir(args, tmp, mode, stem):
 def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
     """Runs cmd in each mode, --reps times interleaved: bare, or under
     memsup (traced unless the mode says --no-trace; "memsup, tmpfs" with
-    its evidence on --tmpfs-dir).  before() runs ahead of every run.
+    its evidence on --tmpfs-dir; "memsup, unstaged" with
+    MEMSUP_STAGING_DIR=off).  before() runs ahead of every run.
     {mode: [figures of each run]}."""
     res = {m: [] for m in modes}
     for rep in range(args.reps):
@@ -119,7 +126,10 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
                 res[mode].append({"wall": run_one(cmd, cwd=cwd)})
             else:
                 trace = mode != "memsup --no-trace"
-                wall = run_one(under_memsup(memsup, out, cmd, trace=trace), cwd=cwd)
+                env = dict(os.environ)
+                if mode == "memsup, unstaged":
+                    env["MEMSUP_STAGING_DIR"] = "off"
+                wall = run_one(under_memsup(memsup, out, cmd, trace=trace), cwd=cwd, env=env)
                 fig = evidence_figures(out, wall)
                 fig["wall"] = wall
                 res[mode].append(fig)
@@ -136,7 +146,8 @@ def tmpfs_mode(args):
 def bench_procs(args, memsup, tmp):
     script = (f"i=0; while [ $i -lt {args.procs} ]; do /bin/true; i=$((i+1)); done")
     return round_robin(args, memsup, tmp, "procs",
-                       ["bare", "memsup --no-trace", "memsup"] + tmpfs_mode(args),
+                       ["bare", "memsup --no-trace", "memsup", "memsup, unstaged"]
+                       + tmpfs_mode(args),
                        ["/bin/sh", "-c", script])
 
 
@@ -157,7 +168,8 @@ def bench_build(args, memsup, tmp):
     def clean():
         subprocess.run(["make", "clean"], cwd=src, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return round_robin(args, memsup, tmp, "build", ["bare", "memsup"] + tmpfs_mode(args),
+    return round_robin(args, memsup, tmp, "build",
+                       ["bare", "memsup", "memsup, unstaged"] + tmpfs_mode(args),
                        ["make", f"-j{jobs}"], cwd=src, before=clean)
 
 

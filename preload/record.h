@@ -11,8 +11,11 @@
  * ...).  The writer creates it with O_CREAT|O_EXCL, so the first free <gen> is
  * taken; a reader sorts by (pid, gen).  Under memsup the file of an image
  * that has ended is emptied once its record is copied into records.fold
- * (supervisor/collect/fold.h): the name stays, so the first free <gen> is
- * the same, and readers of an evidence directory read both places.
+ * (supervisor/collect/fold.h): the name stays while the run goes on, so the
+ * first free <gen> is the same.  memsup's MEMTRACE_DIR is a staging
+ * directory on a tmpfs where it can (supervisor/collect/staging.h): the
+ * evidence directory then keeps records.fold and, in records/, only what
+ * could not be folded; readers of an evidence directory read both.
  *
  * Consistency rules (what a reader may rely on while the writer runs):
  *  - The file is created, sized and filled (identity, argv, exe) *before*

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "collect/procfs.h"
 #include "collect/stackfold.h"
+#include "collect/staging.h"
 #include "collect/trace.h"
 #include "contain/contain.h"
 #include "contain/spawn.h"
@@ -145,7 +146,7 @@ static struct sup_run {
 	char **envp;               /* the command's environment */
 	char **traced_env;         /* envp with the shim (NULL: not tracing) */
 	char *env_owned;           /* traced_env's strings */
-	char records[PATH_MAX + 16];
+	struct staging records;    /* the shim's directory (staging.h) */
 	const char *records_dir;   /* NULL: not tracing */
 	struct sup_record rec;
 	struct run_views views;
@@ -218,7 +219,8 @@ static void start_record(struct sup_run *s)
 }
 
 /* Tracing: the shim appended to the command's LD_PRELOAD, its records in
- * DIR/records.  A missing shim is not an error: the run goes on with /proc
+ * a staging directory on a tmpfs while the run goes on, then in DIR
+ * (staging.h), else in DIR/records from the start.  A missing shim is not an error: the run goes on with /proc
  * polling alone and says so. */
 static void set_up_tracing(struct sup_run *s)
 {
@@ -237,12 +239,13 @@ static void set_up_tracing(struct sup_run *s)
 	}
 	if (mkdirat(s->ev.dirfd, "records", 0777) < 0)
 		sup_die_err(errno, "create %s/records", s->ev.path);
-	snprintf(s->records, sizeof s->records, "%s/records", s->ev.path);
-	s->traced_env = trace_build_env(s->envp, shim, s->records, s->opt.follow_env,
+	if ((rc = staging_open(&s->records, s->ev.path, NULL)) < 0)
+		sup_die_err(-rc, "%s/records", s->ev.path);
+	s->traced_env = trace_build_env(s->envp, shim, s->records.dir, s->opt.follow_env,
 					&s->env_owned);
 	if (!s->traced_env)
 		sup_die_err(ENOMEM, "environment");
-	s->records_dir = s->records;
+	s->records_dir = s->records.dir;
 	s->rec.traced = 1;
 	if ((rc = evidence_write_record(&s->ev, &s->rec, 0)) < 0)
 		sup_die_err(-rc, "write %s/resources.json", s->ev.path);
@@ -300,10 +303,15 @@ static int write_call_sites(struct sup_run *s, int status)
 {
 	const char *dir = s->ev.path;
 	char what[PATH_MAX + 256];
-	int rc, dfd = open(s->records_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (callsites_build(&s->sites, &s->merged, s->views.sites, dfd) < 0)
+	struct stackfold_index packed;
+	int rc, dfd = openat(s->ev.dirfd, "records", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if ((rc = stackfold_index_open(&packed, s->ev.dirfd)) < 0)
+		resources_note(&s->rec, "stacks.fold could not be read back: stacks.json lacks "
+			       "the images that ended during the run");
+	if (callsites_build(&s->sites, &s->merged, s->views.sites, dfd, &packed) < 0)
 		resources_note(&s->rec, "out of memory gathering the sampled call sites: "
 			       "stacks.json is incomplete");
+	stackfold_index_close(&packed);
 	if ((rc = stacksjson_write(s->ev.dirfd, &s->sites)) < 0) {
 		if (dfd >= 0)
 			close(dfd);
@@ -443,7 +451,8 @@ int main(int argc, char **argv)
 
 	struct run_config cfg = {
 		.opt = &s->opt, .envp = s->traced_env ? s->traced_env : s->envp,
-		.proc_root = "/proc", .records_dir = s->records_dir, .phases = s->phases,
+		.proc_root = "/proc", .records_dir = s->records_dir,
+		.staging = s->records_dir ? &s->records : NULL, .phases = s->phases,
 		.relay = s->relay,
 	};
 	int status = run_supervise(&cfg, &s->ev, &s->rec, &s->views);

@@ -16,6 +16,7 @@
 #include "contain/spawn.h"
 #include "output/relay.h"
 #include "output/timeline.h"
+#include "collect/staging.h"
 #include "sentinel.h"
 
 #include <errno.h>
@@ -517,6 +518,22 @@ static int fold_ended(struct run *r)
 	return rc;
 }
 
+/* The staging directory (staging.h) into DIR/records.  A failure loses
+ * nothing (what could not be moved stays where the note says) and is
+ * noted, not fatal: the records that matter are folded already. */
+static void drain_staging(struct run *r)
+{
+	static char note[2 * PATH_MAX + 128];
+	size_t moved;
+	int rc = staging_drain(r->cfg->staging, r->ev->dirfd, &moved);
+	if (rc == 0)
+		return;
+	snprintf(note, sizeof note, "the records left in %s could not all be moved into "
+		 "%s/records (%s): what was not moved stays there", r->cfg->staging->dir,
+		 r->ev->path, strerror(-rc));
+	resources_note(r->rec, note);
+}
+
 /* The supervision loop proper; returns the reason (SUP_REASON_NONE: the
  * main process ended on its own). */
 static enum sup_reason supervise(struct run *r)
@@ -667,7 +684,8 @@ static int open_run(struct run *r, sigset_t *orig)
 	rec->containment = &run_containment;
 	note_prior_children(r);
 	/* before the command: the sentinel stays outside the run's cgroup */
-	if ((rc = sentinel_start(&r->sentinel, r->contain, r->ev->dirfd, cfg->relay)) < 0)
+	if ((rc = sentinel_start(&r->sentinel, r->contain, r->ev->dirfd, cfg->staging,
+				   cfg->relay)) < 0)
 		resources_note(rec, "no sentinel could be started: a memsup killed by SIGKILL "
 			       "would leave the tree to itself");
 	if (cfg->records_dir && (rc = live_open(&r->live, cfg->records_dir)) < 0)
@@ -676,7 +694,7 @@ static int open_run(struct run *r, sigset_t *orig)
 		/* where the records of ended images go (collect/fold.h) */
 		if ((rc = evidence_fold_fd(r->ev)) < 0)
 			return start_failed(r, 125, "create " FOLD_NAME, -rc);
-		live_set_fold(r->live, rc);
+		live_set_fold(r->live, rc, r->ev->dirfd);
 	}
 	if ((rc = pview_open(&r->pv, cfg->proc_root, cfg->records_dir != NULL)) < 0)
 		return start_failed(r, 125, "per-process view", -rc);
@@ -835,6 +853,10 @@ static int close_run(struct run *r, int status, struct run_views *views)
 			rec->error = run_error;
 		status = rec->exit_status = resources_exit_status(rec->reason, status);
 	}
+	/* the images are gone and folded: what is left of the staging
+	 * directory comes into the evidence before the sentinel stands down */
+	if (cfg->staging)
+		drain_staging(r);
 	views->live = r->live;
 	views->pview = r->pv;
 	views->sites = r->sites;

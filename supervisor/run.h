@@ -32,12 +32,16 @@
 #include "output/evidence.h"
 #include "output/resources.h"
 
+struct staging;
+
 struct run_config {
 	const struct sup_options *opt;
 	char **envp;              /* the command's whole environment */
 	const char *proc_root;    /* "/proc" */
 	const char *cgroup_root;  /* NULL: "/sys/fs/cgroup" */
 	const char *records_dir;  /* the shim's MEMTRACE_DIR; NULL: not tracing */
+	const struct staging *staging; /* records_dir's, drained into the
+				     evidence at the end (staging.h); may be NULL */
 	struct phase_log *phases; /* the marker channels (phases.h); may be NULL */
 	struct relay *relay;      /* the command's stdout and stderr (relay.h) */
 };

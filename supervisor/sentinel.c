@@ -1,5 +1,6 @@
 /* sentinel.c: the process that outlives a killed memsup (see sentinel.h). */
 #include "sentinel.h"
+#include "collect/staging.h"
 #include "contain/contain.h"
 #include "output/evidence.h"
 #include "output/relay.h"
@@ -18,9 +19,13 @@
 #define SENTINEL_QUIT 'q'
 
 /* memsup is gone: end the run for it. */
-static _Noreturn void abandon(struct contain *c, int dirfd, pid_t memsup)
+static _Noreturn void abandon(struct contain *c, int dirfd, const struct staging *staging,
+				     pid_t memsup)
 {
 	int rc = contain_abandon(c);
+	/* nothing writes them now: the records not folded yet come whole */
+	if (staging)
+		staging_drain(staging, dirfd, NULL);
 	int cgroups = contain_info(c)->n_paths > 0;
 	/* the cgroups' last undo (cgroup2.c moves the caller back) happens
 	 * at close */
@@ -38,7 +43,8 @@ static _Noreturn void abandon(struct contain *c, int dirfd, pid_t memsup)
 	_exit(0);
 }
 
-static _Noreturn void sentinel_run(struct contain *c, int rfd, int dirfd, pid_t memsup)
+static _Noreturn void sentinel_run(struct contain *c, int rfd, int dirfd,
+					  const struct staging *staging, pid_t memsup)
 {
 	/* out of memsup's session and process group */
 	setsid();
@@ -57,13 +63,13 @@ static _Noreturn void sentinel_run(struct contain *c, int rfd, int dirfd, pid_t 
 	prctl(PR_SET_PDEATHSIG, SIGUSR1);
 	/* memsup may be gone already (before prctl ran) */
 	if (getppid() != memsup)
-		abandon(c, dirfd, memsup);
+		abandon(c, dirfd, staging, memsup);
 	for (;;) {
 		struct pollfd p[2] = { { rfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		if (poll(p, sfd >= 0 ? 2 : 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			abandon(c, dirfd, memsup);
+			abandon(c, dirfd, staging, memsup);
 		}
 		if (p[0].revents) {
 			char b;
@@ -72,14 +78,15 @@ static _Noreturn void sentinel_run(struct contain *c, int rfd, int dirfd, pid_t 
 				continue;
 			if (n == 1 && b == SENTINEL_QUIT)
 				_exit(0);
-			abandon(c, dirfd, memsup); /* EOF: memsup died */
+			abandon(c, dirfd, staging, memsup); /* EOF: memsup died */
 		}
 		if (sfd >= 0 && p[1].revents)
-			abandon(c, dirfd, memsup);
+			abandon(c, dirfd, staging, memsup);
 	}
 }
 
-int sentinel_start(struct sentinel *s, struct contain *c, int dirfd, struct relay *relay)
+int sentinel_start(struct sentinel *s, struct contain *c, int dirfd,
+		   const struct staging *staging, struct relay *relay)
 {
 	int p[2];
 	s->pid = 0;
@@ -101,7 +108,7 @@ int sentinel_start(struct sentinel *s, struct contain *c, int dirfd, struct rela
 		 * getting EPIPE, and the command's write ends held here would
 		 * keep the pipes from ever reading EOF. */
 		relay_close(relay);
-		sentinel_run(c, p[0], dirfd, memsup);
+		sentinel_run(c, p[0], dirfd, staging, memsup);
 	}
 	close(p[0]);
 	s->pid = pid;

@@ -10,7 +10,8 @@
  * nothing.  When memsup dies first, the pipe reads EOF (or the signal
  * comes): the sentinel kills whatever is left of the run (contain_abandon:
  * the cgroup, or, without one, the tree it can still find through /proc),
- * removes the cgroups, and marks the record's reason "supervisor_killed"
+ * removes the cgroups, moves the records still staged on a tmpfs into the
+ * evidence (staging.h), and marks the record's reason "supervisor_killed"
  * (evidence_mark_killed()), then exits.
  *
  * Return convention: 0 or -errno.
@@ -29,10 +30,14 @@ struct sentinel {
 };
 
 /* Fork the sentinel over containment c and the evidence directory dirfd
- * (both stay memsup's to use and close; the sentinel has copies).  The
- * sentinel closes its copies of `relay`'s fds (NULL: none), so that the
- * command's output pipes end and break with memsup's ends alone. */
-int sentinel_start(struct sentinel *s, struct contain *c, int dirfd, struct relay *relay);
+ * (both stay memsup's to use and close; the sentinel has copies).  When
+ * memsup dies it also drains `staging` (NULL: none) into the evidence
+ * (staging.h), so that no record stays in /dev/shm.  The sentinel closes
+ * its copies of `relay`'s fds (NULL: none), so that the command's output
+ * pipes end and break with memsup's ends alone. */
+struct staging;
+int sentinel_start(struct sentinel *s, struct contain *c, int dirfd,
+		   const struct staging *staging, struct relay *relay);
 
 /* memsup's own end: tell the sentinel, and reap it. */
 void sentinel_stop(struct sentinel *s);

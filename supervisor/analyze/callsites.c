@@ -5,6 +5,7 @@
 
 #include "analyze/callsites.h"
 #include "collect/stackfile.h"
+#include "collect/stackfold.h"
 
 static int callsites_grow(void **p, size_t *cap, size_t n, size_t size)
 {
@@ -189,12 +190,14 @@ static const struct peaksites_image *callsites_peak_image(const struct peaksites
 }
 
 static int callsites_image(struct callsite_view *v, const struct image_view *iv,
-			   const struct peaksites *p, int dirfd)
+			   const struct peaksites *p, int dirfd, const struct stackfold_index *packed)
 {
 	struct callsites_file cf;
 	struct stackfile f;
 	struct callsite_image *ci;
-	int rc = stackfile_read_at(dirfd, iv->pid, iv->gen, &f);
+	int rc = dirfd >= 0 ? stackfile_read_at(dirfd, iv->pid, iv->gen, &f) : -ENOENT;
+	if (rc == -ENOENT && packed) /* packed when its image ended */
+		rc = stackfold_index_read(packed, iv->pid, iv->gen, &f);
 	if (rc == -ENOENT)
 		return 0; /* it never took a sample */
 	ci = realloc(v->images, (v->n_images + 1) * sizeof *ci);
@@ -258,16 +261,16 @@ static int callsites_image(struct callsite_view *v, const struct image_view *iv,
 }
 
 int callsites_build(struct callsite_view *v, const struct merged_run *m, const struct peaksites *p,
-		    int records_dirfd)
+		    int records_dirfd, const struct stackfold_index *packed)
 {
 	int rc = 0;
 	memset(v, 0, sizeof *v);
 	symbols_init(&v->sym);
 	for (int k = 0; k < PEAKSITES_KINDS; k++)
 		v->tree[k].at_s = p ? peaksites_when(p, k, &v->tree[k].heap, &v->tree[k].rss) : -1;
-	for (size_t i = 0; !rc && records_dirfd >= 0 && i < m->n_images; i++)
+	for (size_t i = 0; !rc && (records_dirfd >= 0 || packed) && i < m->n_images; i++)
 		if (m->images[i].traced)
-			rc = callsites_image(v, &m->images[i], p, records_dirfd);
+			rc = callsites_image(v, &m->images[i], p, records_dirfd, packed);
 	if (!rc)
 		rc = symbols_resolve(&v->sym);
 	if (rc) {

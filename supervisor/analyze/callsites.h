@@ -65,10 +65,13 @@ struct callsite_view {
 	size_t n_lists, cap_lists;
 };
 
-/* `records_dirfd`: the shim's records directory (its stacks files).  p may
- * be NULL (no tree sets then).  On failure *v is empty but valid. */
+/* An image's stacks are its stacks file in `records_dirfd` (-1: none), else
+ * its entry in `packed` (stacks.fold, packed as the image ended; may be
+ * NULL).  p may be NULL (no tree sets then).  On failure *v is empty but
+ * valid. */
+struct stackfold_index;
 int callsites_build(struct callsite_view *v, const struct merged_run *m, const struct peaksites *p,
-		    int records_dirfd);
+		    int records_dirfd, const struct stackfold_index *packed);
 void callsites_free(struct callsite_view *v);
 
 /* The standard error of a set's estimated bytes, in bytes. */

@@ -2,6 +2,7 @@
 #include "collect/fold.h"
 #include "collect/recordfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -150,6 +151,22 @@ int fold_read_entry(int fd, off_t off, uint32_t magic, size_t cap, void *dst, si
 	return 1;
 }
 
+int fold_peek_entry(int fd, off_t off, uint32_t magic, int32_t *pid, uint32_t *gen, off_t *next)
+{
+	unsigned char head[FOLD_HEADER_BYTES];
+	ssize_t got = recordfile_pread_full(fd, head, sizeof head, off);
+	if (got < 0)
+		return (int)got;
+	if (got == 0)
+		return 0;
+	if ((size_t)got < sizeof head || fold_get32(head) != magic)
+		return -EBADMSG;
+	*pid = (int32_t)fold_get32(head + 8);
+	*gen = fold_get32(head + 12);
+	*next = off + (off_t)(sizeof head + fold_get32(head + 4) + 4u);
+	return 1;
+}
+
 int fold_read_at(int fd, off_t off, struct mt_record *out, off_t *next)
 {
 	int32_t pid;
@@ -174,7 +191,10 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 		return -ENOMEM;
 	snprintf(name, sizeof name, "records/%d.%u.mtr", (int)pid, (unsigned)gen);
 	rc = recordfile_read_at(evdirfd, name, out);
-	if (rc == 0 || rc != -RECORDFILE_ESHORT) {
+	/* no file (the run's records were staged: staging.h) or an empty
+	 * one: the fold has it */
+	int named = rc != -ENOENT;
+	if (rc == 0 || (rc != -RECORDFILE_ESHORT && named)) {
 		free(r);
 		return rc; /* whole there, or not a record for another reason */
 	}
@@ -182,7 +202,7 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 	if (fd < 0) {
 		rc = -errno;
 		free(r);
-		return rc == -ENOENT ? -RECORDFILE_ESHORT : rc;
+		return rc != -ENOENT ? rc : named ? -RECORDFILE_ESHORT : -ENOENT;
 	}
 	/* the newest copy: memsup killed between a fold and the emptying of
 	 * the file folds the same image again */
@@ -196,7 +216,77 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 	close(fd);
 	free(r);
 	if (!found)
-		return -RECORDFILE_ESHORT;
+		return named ? -RECORDFILE_ESHORT : -ENOENT;
 	return recordfile_validate(out);
+}
+
+static int image_order(const void *a, const void *b)
+{
+	const struct recordfile_entry *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static int add_image(struct recordfile_entry **v, size_t *n, size_t *cap, int32_t pid,
+		     uint32_t gen)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		struct recordfile_entry *nv = realloc(*v, ncap * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = (struct recordfile_entry){ pid, gen };
+	return 0;
+}
+
+int fold_list_images(int evdirfd, struct recordfile_entry **out, size_t *count)
+{
+	struct recordfile_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0, fd;
+	*out = NULL;
+	*count = 0;
+	if ((fd = openat(evdirfd, FOLD_NAME, O_RDONLY | O_CLOEXEC)) >= 0) {
+		off_t off = 0, next;
+		int32_t pid;
+		uint32_t gen;
+		while (!rc && fold_peek_entry(fd, off, FOLD_MAGIC, &pid, &gen, &next) == 1) {
+			rc = add_image(&v, &n, &cap, pid, gen);
+			off = next;
+		}
+		close(fd);
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	int dfd = openat(evdirfd, "records", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d && dfd >= 0)
+		close(dfd);
+	for (struct dirent *e; !rc && d && (e = readdir(d));) {
+		int32_t pid;
+		uint32_t gen;
+		if (recordfile_parse_image_name(e->d_name, MT_RECORD_SUFFIX, &pid, &gen) == 0)
+			rc = add_image(&v, &n, &cap, pid, gen);
+	}
+	if (d)
+		closedir(d);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	size_t k = 0;
+	if (n) {
+		qsort(v, n, sizeof *v, image_order);
+		for (size_t i = 0; i < n; i++)
+			if (!k || image_order(&v[k - 1], &v[i]) != 0)
+				v[k++] = v[i];
+	}
+	*out = v;
+	*count = k;
+	return 0;
 }
 

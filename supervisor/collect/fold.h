@@ -67,6 +67,10 @@ size_t fold_entry_bytes(uint32_t magic, int32_t pid, uint32_t gen, const void *s
  * than cap, or -errno. */
 int fold_read_entry(int fd, off_t off, uint32_t magic, size_t cap, void *dst, size_t *len,
 		    int32_t *pid, uint32_t *gen, off_t *next);
+/* The frame of the entry at `off` alone (nothing decoded, nothing
+ * checked but the magic): its pid, gen and the next entry's offset, for an
+ * index of the file.  1, 0 at the end of the file, -EBADMSG, or -errno. */
+int fold_peek_entry(int fd, off_t off, uint32_t magic, int32_t *pid, uint32_t *gen, off_t *next);
 
 /* The zero-run encoding of the FOLD_RECORD_BYTES at `rec` into out
  * (FOLD_MAX_PAYLOAD bytes); returns its length. */
@@ -86,9 +90,17 @@ int fold_read_at(int fd, off_t off, struct mt_record *out, off_t *next);
 
 /* The record of image (pid, gen) of an evidence directory (open at
  * evdirfd), wherever it is: records/<pid>.<gen>.mtr while it is whole,
- * else its newest entry in records.fold.  0, or a recordfile.h error
- * (-ENOENT when neither has it).  For readers of finished evidence: tests,
+ * else its newest entry in records.fold (a run whose records were staged
+ * on a tmpfs, staging.h, leaves no name in records/ for a folded image).
+ * 0, or a recordfile.h error (-ENOENT when neither has it).  For readers of finished evidence: tests,
  * tools. */
 int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *out);
+
+/* Every image with a record in an evidence directory (open at evdirfd):
+ * records.fold's and records/'s, each (pid, gen) once, sorted, in a
+ * malloc'd array the caller frees (NULL when empty).  0 or -errno.  For
+ * readers of finished evidence. */
+struct recordfile_entry;
+int fold_list_images(int evdirfd, struct recordfile_entry **out, size_t *count);
 
 #endif /* MEMSUP_FOLD_H */

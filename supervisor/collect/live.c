@@ -17,6 +17,8 @@
  * ("record file too short").  A fault anywhere else gets the default
  * action back and kills memsup as it would have. */
 #include "collect/fold.h"
+#include "collect/stackfile.h"
+#include "collect/stackfold.h"
 #include "collect/live.h"
 #include "collect/recordfile.h"
 #include "contain/contain.h"
@@ -58,6 +60,8 @@ struct live {
 	int fold_fd;             /* the fold file, or -1 */
 	off_t fold_end;          /* its size: where the next entry goes */
 	size_t nfolded;
+	int evdirfd;             /* where stacks.fold is made; -1: not packed */
+	int stacks_fd;           /* stacks.fold once made, or -1 */
 };
 
 /* ---- SIGBUS on a shrunk record file ---------------------------------- */
@@ -135,7 +139,7 @@ int live_open(struct live **out, const char *dir)
 		l->ifd = -1;
 	}
 	l->rescan = 1;
-	l->fold_fd = -1;
+	l->fold_fd = l->evdirfd = l->stacks_fd = -1;
 	pidmap_init(&l->newest, sizeof(struct live_newest));
 	long page = sysconf(_SC_PAGESIZE);
 	live_page_mask = ~(uintptr_t)((page > 0 ? page : 4096) - 1);
@@ -166,6 +170,8 @@ void live_close(struct live *l)
 	}
 	if (l->ifd >= 0)
 		close(l->ifd);
+	if (l->stacks_fd >= 0)
+		close(l->stacks_fd);
 	close(l->dirfd);
 	free(l->recs);
 	free(l->pending);
@@ -528,8 +534,9 @@ int live_read_final(struct live *l, size_t i, struct mt_record *out)
 	return rc;
 }
 
-void live_set_fold(struct live *l, int fd)
+void live_set_fold(struct live *l, int fd, int evdirfd)
 {
+	l->evdirfd = evdirfd;
 	l->fold_fd = fd;
 	l->fold_end = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
 	if (l->fold_end < 0)
@@ -565,7 +572,28 @@ static int live_record_ended(const struct live *l, const struct live_rec *r)
 	return kill(r->pid, 0) < 0 && errno == ESRCH;
 }
 
-/* Append record i to the fold file, then unmap it and empty its file. */
+/* The ended image's stacks file, if it sampled, into stacks.fold (made at
+ * the first one). */
+static int live_pack_stacks(struct live *l, const struct live_rec *r)
+{
+	if (l->evdirfd < 0)
+		return 0;
+	if (l->stacks_fd < 0) {
+		char name[48];
+		stackfile_name(name, sizeof name, r->pid, r->gen);
+		if (faccessat(l->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0; /* none: no fold to make yet */
+		l->stacks_fd = openat(l->evdirfd, STACKFOLD_NAME,
+				      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+		if (l->stacks_fd < 0)
+			return -errno;
+	}
+	int rc = stackfold_pack_image(l->dirfd, l->stacks_fd, r->pid, r->gen);
+	return rc < 0 ? rc : 0;
+}
+
+/* Append record i to the fold file, then unmap it and empty its file;
+ * its stacks file goes into stacks.fold. */
 static int live_fold_one(struct live *l, size_t i)
 {
 	struct live_rec *r = &l->recs[i];
@@ -574,6 +602,9 @@ static int live_fold_one(struct live *l, size_t i)
 	int rc = live_read_final(l, i, &rec);
 	if (rc < 0)
 		return 0; /* not a record to keep: it stays as it is, untrusted */
+	/* the stacks first: a record found folded has its stacks folded */
+	if ((rc = live_pack_stacks(l, r)) < 0)
+		return rc;
 	size_t n = fold_entry(&rec, buf);
 	ssize_t w = write(l->fold_fd, buf, n);
 	if (w != (ssize_t)n) {

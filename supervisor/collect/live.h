@@ -1,6 +1,6 @@
 /* live.h: the shim's record files, picked up while the run goes on.
  *
- * The records directory (<evidence>/records, MEMTRACE_DIR of the command) is
+ * The records directory (MEMTRACE_DIR of the command: staging.h) is
  * watched with inotify (IN_CREATE, IN_MOVED_TO; a queue overflow or a
  * missing inotify falls back to a readdir whenever the directory's mtime
  * moved).  Each "<pid>.<gen>.mtr" file is mapped read-only (MAP_SHARED)
@@ -74,8 +74,10 @@ struct tree_member;
 void live_believe(struct live *l, const struct tree_member *members, size_t n, pid_t command);
 
 /* Folding (fold.h): `fd` is the fold file, open for reading and appending
- * (O_RDWR | O_APPEND); live_close() does not close it. */
-void live_set_fold(struct live *l, int fd);
+ * (O_RDWR | O_APPEND); live_close() does not close it.  The stacks file of
+ * each folded image is packed into stacks.fold (stackfold.h) of the
+ * directory open at evdirfd (made at the first one; -1: not packed). */
+void live_set_fold(struct live *l, int fd, int evdirfd);
 /* Fold every mapped, believed record whose image can no longer change it:
  * its process is gone (kill(pid, 0) says ESRCH), or it exec'd and the next
  * generation's record is there.  Called about once a second, after the

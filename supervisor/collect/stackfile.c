@@ -122,6 +122,12 @@ int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out)
 	}
 	if ((size_t)r < (size_t)out->h.stack_count * MT_STACKS_STACK_BYTES)
 		out->h.stack_count = (uint32_t)((size_t)r / MT_STACKS_STACK_BYTES);
+	stackfile_clamp_entries(out);
+	return 0;
+}
+
+void stackfile_clamp_entries(struct stackfile *out)
+{
 	for (uint32_t i = 0; i < out->h.module_count; i++) {
 		struct mt_stacks_module *m = &out->modules[i];
 		m->path[MT_STACKS_PATH_BYTES - 1] = '\0';
@@ -135,7 +141,6 @@ int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out)
 		if (st->modules_seen > out->h.module_count)
 			st->modules_seen = out->h.module_count;
 	}
-	return 0;
 }
 
 void stackfile_name(char *buf, size_t cap, int32_t pid, uint32_t gen)

@@ -49,6 +49,9 @@ int stackfile_read_header(int fd, int32_t pid, uint32_t gen, struct mt_stacks_he
  * > 0) must be the header's. */
 int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out);
 int stackfile_read_at(int dirfd, int32_t pid, uint32_t gen, struct stackfile *out);
+/* Entries made safe to follow once read (by any path): module paths
+ * terminated, counts and frame counts clamped to their arrays. */
+void stackfile_clamp_entries(struct stackfile *f);
 void stackfile_free(struct stackfile *f);
 
 /* "<pid>.<gen>.mts" of (pid, gen) into buf (>= 48 bytes). */

@@ -102,6 +102,13 @@ static int pack_one(int rdfd, int fold_fd, const char *name, int32_t pid, uint32
 	return unlinkat(rdfd, name, 0) < 0 ? -errno : 1;
 }
 
+int stackfold_pack_image(int records_dirfd, int fold_fd, int32_t pid, uint32_t gen)
+{
+	char name[48];
+	stackfile_name(name, sizeof name, pid, gen);
+	return pack_one(records_dirfd, fold_fd, name, pid, gen);
+}
+
 int stackfold_pack(int records_dirfd, int evdirfd, size_t *packed, size_t *left)
 {
 	size_t n_packed = 0, n_left = 0;
@@ -174,4 +181,109 @@ int stackfold_read_at(int fd, off_t off, struct stackfold_image *out, off_t *nex
 	out->bytes = fit ? fit : raw;
 	out->len = len;
 	return 1;
+}
+
+/* ---- reading back by image ---------------------------------------------- */
+
+struct stackfold_slot {
+	int32_t pid;
+	uint32_t gen;
+	off_t off;
+};
+
+static int slot_order(const void *a, const void *b)
+{
+	const struct stackfold_slot *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+int stackfold_index_open(struct stackfold_index *ix, int evdirfd)
+{
+	size_t cap = 0;
+	off_t off = 0, next;
+	int32_t pid;
+	uint32_t gen;
+	memset(ix, 0, sizeof *ix);
+	ix->fd = openat(evdirfd, STACKFOLD_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (ix->fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	while (fold_peek_entry(ix->fd, off, STACKFOLD_MAGIC, &pid, &gen, &next) == 1) {
+		if (ix->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct stackfold_slot *e = realloc(ix->e, cap * sizeof *e);
+			if (!e) {
+				stackfold_index_close(ix);
+				return -ENOMEM;
+			}
+			ix->e = e;
+		}
+		ix->e[ix->n++] = (struct stackfold_slot){ pid, gen, off };
+		off = next;
+	}
+	if (ix->n)
+		qsort(ix->e, ix->n, sizeof *ix->e, slot_order);
+	return 0;
+}
+
+int stackfold_index_read(const struct stackfold_index *ix, int32_t pid, uint32_t gen,
+			 struct stackfile *out)
+{
+	struct stackfold_image im;
+	off_t next;
+	size_t lo = 0, hi = ix->n;
+	memset(out, 0, sizeof *out);
+	/* past the last slot at or before (pid, gen): that one is the newest
+	 * entry of the image, if it is the image's */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct stackfold_slot *e = &ix->e[mid];
+		if (e->pid < pid || (e->pid == pid && e->gen <= gen))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || ix->e[lo - 1].pid != pid || ix->e[lo - 1].gen != gen)
+		return -ENOENT;
+	int rc = stackfold_read_at(ix->fd, ix->e[lo - 1].off, &im, &next);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return -EBADMSG;
+	if (im.pid != pid || im.gen != gen) {
+		free(im.bytes);
+		return -EBADMSG;
+	}
+	/* stackfold_read_at checked that the bytes are exactly the header
+	 * and the entries its counts say */
+	memcpy(&out->h, im.bytes, sizeof out->h);
+	size_t mods = (size_t)out->h.module_count * MT_STACKS_MODULE_BYTES;
+	size_t stacks = (size_t)out->h.stack_count * MT_STACKS_STACK_BYTES;
+	out->modules = malloc(mods ? mods : 1);
+	out->stacks = malloc(stacks ? stacks : 1);
+	if (!out->modules || !out->stacks) {
+		free(im.bytes);
+		stackfile_free(out);
+		return -ENOMEM;
+	}
+	memcpy(out->modules, im.bytes + MT_STACKS_HEADER_BYTES, mods);
+	memcpy(out->stacks, im.bytes + MT_STACKS_HEADER_BYTES + mods, stacks);
+	free(im.bytes);
+	/* packed once its writer had ended: consistent unless it died inside
+	 * an update of the peak columns */
+	out->peak_consistent = !(out->h.peak_seq & 1);
+	stackfile_clamp_entries(out);
+	return 0;
+}
+
+void stackfold_index_close(struct stackfold_index *ix)
+{
+	if (ix->fd >= 0)
+		close(ix->fd);
+	free(ix->e);
+	memset(ix, 0, sizeof *ix);
+	ix->fd = -1;
 }

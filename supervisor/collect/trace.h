@@ -1,8 +1,9 @@
 /* trace.h: injecting libmemtrace.so into the command's environment.
  *
  * memsup traces by default: the command runs with the shim appended to any
- * LD_PRELOAD it already has, MEMTRACE_DIR pointing at <evidence>/records
- * (where every traced image keeps its record, see preload/record.h) and
+ * LD_PRELOAD it already has, MEMTRACE_DIR pointing at the records directory
+ * (where every traced image keeps its record, see preload/record.h; a
+ * staging directory or <evidence>/records, staging.h) and
  * MEMTRACE_QUIET=1 (the shim's own stderr summary would mix with the
  * command's output).  Nothing here starts or reads anything but the
  * filesystem; the caller owns every returned allocation.

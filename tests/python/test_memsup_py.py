@@ -287,7 +287,8 @@ class TestRun(Tmp):
             magic, version, size, rpid = struct.unpack_from("<QIIi", rec, 0)
             self.assertEqual((magic, version, size), (0x3130304345524D54, 1, 8192))
             self.assertEqual(rpid, pid)
-        # every record file is emptied once folded: only names are left
+        # every record is folded: records/ holds no record (staged runs not
+        # even their names: test_records_staged_*)
         self.assertTrue(all(f.stat().st_size == 0 for f in (self.out / "records").iterdir()))
 
     def test_read_stacks_after_packing(self):
@@ -359,7 +360,9 @@ class TestRun(Tmp):
         # fold or in its file (the fold appends before it empties a file).
         true = os.path.realpath(shutil.which("true")).encode() + b"\0"
         done = self.tmp / "done"
-        script = (f"i=0; while [ $i -lt 3000 ]; do /bin/true; echo $i >> '{done}'; "
+        staged = self.tmp / "staged"
+        script = (f"echo \"$MEMTRACE_DIR\" > '{staged}'; "
+                  f"i=0; while [ $i -lt 3000 ]; do /bin/true; echo $i >> '{done}'; "
                   "i=$((i+1)); done")
         sup = subprocess.Popen([os.environ["MEMSUP"], "-q", "--output", "log",
                                 "-o", str(self.out), "--", "/bin/sh", "-c", script],
@@ -390,6 +393,62 @@ class TestRun(Tmp):
         self.assertGreaterEqual(last, 100)
         self.assertGreaterEqual(trues, last)
         self.assertLessEqual(trues, last + 1)
+        # the sentinel moved what was staged (staging.h) and removed it
+        stage = staged.read_text().strip()
+        if stage != str(self.out / "records"):
+            self.assertFalse(os.path.exists(stage), stage)
+
+    def shim_dir(self, **env):
+        """memsup runs a command that says its MEMTRACE_DIR: that."""
+        done = subprocess.run([os.environ["MEMSUP"], "-q", "--output", "log",
+                               "-o", str(self.out), "--", "/bin/sh", "-c",
+                               'echo "$MEMTRACE_DIR"; /bin/true; /bin/true'],
+                              env=child_env(**env), capture_output=True, text=True,
+                              timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return (self.out / "stdout.log").read_text().strip()
+
+    def assert_every_record_read(self):
+        recs = memsup.read_records(self.out)
+        procs = json.loads((self.out / "processes.json").read_text())
+        traced = {(p["pid"], p["gen"]) for p in procs if p["traced"]}
+        self.assertGreaterEqual(len(traced), 3)
+        self.assertEqual(traced, set(recs))
+
+    def test_records_staged_then_drained(self):
+        # The shim writes into a staging directory under the root given,
+        # which is gone after the run; the evidence has every record
+        # (folded) and records/ is empty: no name of a folded image.
+        root = self.tmp / "stage-root"
+        root.mkdir()
+        stage = self.shim_dir(MEMSUP_STAGING_DIR=str(root))
+        self.assertTrue(stage.startswith(f"{root}/memsup-"), stage)
+        self.assertEqual(list(root.iterdir()), [])
+        self.assertEqual(list((self.out / "records").iterdir()), [])
+        self.assert_every_record_read()
+
+    def test_records_staged_by_default_only_where_it_wins(self):
+        # By default /dev/shm when it is a tmpfs and the evidence is not on
+        # one; MEMSUP_STAGING_DIR=off writes into the evidence's records/,
+        # where only the (emptied) names of folded images stay.
+        def tmpfs(path):
+            return subprocess.run(
+                ["stat", "-f", "-c", "%T", path], capture_output=True,
+                text=True).stdout.strip() == "tmpfs"
+        stage = self.shim_dir()
+        if tmpfs("/dev/shm") and not tmpfs(str(self.tmp)):
+            self.assertTrue(stage.startswith("/dev/shm/memsup-"), stage)
+            self.assertFalse(os.path.exists(stage))
+        else:
+            self.assertEqual(stage, str(self.out / "records"))
+        self.assert_every_record_read()
+        shutil.rmtree(self.out)
+        stage = self.shim_dir(MEMSUP_STAGING_DIR="off")
+        self.assertEqual(stage, str(self.out / "records"))
+        names = list((self.out / "records").iterdir())
+        self.assertGreaterEqual(len(names), 3)
+        self.assertTrue(all(f.stat().st_size == 0 for f in names))
+        self.assert_every_record_read()
 
     def test_env_defaults_overrides_and_cwd(self):
         os.environ["MT_PY_INHERITED"] = "inherited"

@@ -40,17 +40,15 @@ static void stress_run(struct stress_run *s, const char *threads, const char *it
 	cr_assert_str_eq(rec_str(&s->r, "reason"), "null");
 	cr_assert_not_null(strstr(out, ": ok\n"), "x_stress did not say ok: %s", out);
 
-	char dir[PATH_MAX + 16];
-	snprintf(dir, sizeof dir, "%s/records", s->r.dir);
 	struct recordfile_entry *e = NULL;
 	size_t n = 0;
-	cr_assert_eq(recordfile_list(dir, &e, &n), 0);
-	s->rec = calloc(n ? n : 1, sizeof *s->rec);
-	s->n = n;
-	/* the names are in records/; the records of ended images were
-	 * folded into records.fold (collect/fold.h) */
+	/* the records of ended images were folded into records.fold
+	 * (collect/fold.h); records/ keeps what could not be */
 	int dfd = open(s->r.dir, O_RDONLY | O_DIRECTORY);
 	cr_assert_geq(dfd, 0);
+	cr_assert_eq(fold_list_images(dfd, &e, &n), 0);
+	s->rec = calloc(n ? n : 1, sizeof *s->rec);
+	s->n = n;
 	for (size_t i = 0; i < n; i++) {
 		int rc = fold_read_record(dfd, e[i].pid, e[i].gen, &s->rec[i]);
 		cr_assert_eq(rc, 0, "record %d.%u: %s", (int)e[i].pid, e[i].gen,

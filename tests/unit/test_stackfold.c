@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect/stackfile.h"
 #include "collect/stackfold.h"
 #include "stacks.h"
 
@@ -170,4 +171,63 @@ Test(stackfold, nothing_to_pack_makes_no_file, .init = setup, .fini = teardown)
 	cr_expect_eq(packed, 0);
 	cr_expect_eq(left, 0);
 	cr_expect(!exists(evfd, STACKFOLD_NAME));
+}
+
+/* What live.c does as each image ends: one image packed, its file gone,
+ * the others untouched; then read back by image through the index as a
+ * stacks file whose entries are those a read of the file gave, the newest
+ * entry of an image packed twice winning (memsup killed between the write
+ * and the unlink packs it again). */
+Test(stackfold, packs_one_image_and_reads_it_back_by_image, .init = setup, .fini = teardown)
+{
+	unsigned char *a, *b, *a2;
+	size_t alen, blen, a2len;
+	write_stacks("7.0.mts", 7, 0, 2, 5, &a, &alen);
+	write_stacks("8.3.mts", 8, 3, 1, 2, &b, &blen);
+	int fold = openat(evfd, STACKFOLD_NAME, O_WRONLY | O_APPEND | O_CREAT, 0666);
+	cr_assert_geq(fold, 0);
+	cr_assert_eq(stackfold_pack_image(recfd, fold, 7, 0), 1);
+	cr_expect(!exists(recfd, "7.0.mts"), "packed, so removed");
+	cr_expect(exists(recfd, "8.3.mts"), "another image's file stays");
+	cr_expect_eq(stackfold_pack_image(recfd, fold, 9, 0), 0, "no file: nothing to pack");
+	/* image 7 packed again, with more stacks: the newer entry counts */
+	write_stacks("7.0.mts", 7, 0, 2, 6, &a2, &a2len);
+	struct stackfile orig;
+	cr_assert_eq(stackfile_read_at(recfd, 7, 0, &orig), 0);
+	cr_assert_eq(orig.h.stack_count, 6);
+	cr_assert_eq(stackfold_pack_image(recfd, fold, 7, 0), 1);
+	cr_assert_eq(stackfold_pack_image(recfd, fold, 8, 3), 1);
+	close(fold);
+
+	struct stackfold_index ix;
+	struct stackfile f;
+	cr_assert_eq(stackfold_index_open(&ix, evfd), 0);
+	cr_expect_eq(ix.n, 3);
+	cr_assert_eq(stackfold_index_read(&ix, 7, 0, &f), 0);
+	cr_expect_eq(f.h.module_count, 2);
+	cr_expect_eq(f.h.stack_count, 6, "the newest entry: %u stacks", f.h.stack_count);
+	/* what reading the file itself gave, entry for entry */
+	cr_expect_eq(memcmp(f.modules, orig.modules, 2 * MT_STACKS_MODULE_BYTES), 0);
+	cr_expect_eq(memcmp(f.stacks, orig.stacks, 6 * MT_STACKS_STACK_BYTES), 0);
+	cr_expect_eq(f.peak_consistent, orig.peak_consistent);
+	stackfile_free(&orig);
+	stackfile_free(&f);
+	cr_assert_eq(stackfold_index_read(&ix, 8, 3, &f), 0);
+	cr_expect_eq(f.h.stack_count, 2);
+	cr_expect_eq(f.stacks[1].nframes <= MT_STACKS_FRAMES, 1);
+	stackfile_free(&f);
+	cr_expect_eq(stackfold_index_read(&ix, 8, 2, &f), -ENOENT);
+	cr_expect_eq(stackfold_index_read(&ix, 6, 0, &f), -ENOENT);
+	cr_expect_eq(stackfold_index_read(&ix, 9, 0, &f), -ENOENT);
+	stackfold_index_close(&ix);
+
+	/* no stacks.fold at all: an empty index, every image -ENOENT */
+	cr_assert_eq(unlinkat(evfd, STACKFOLD_NAME, 0), 0);
+	cr_assert_eq(stackfold_index_open(&ix, evfd), 0);
+	cr_expect_eq(ix.n, 0);
+	cr_expect_eq(stackfold_index_read(&ix, 7, 0, &f), -ENOENT);
+	stackfold_index_close(&ix);
+	free(a);
+	free(a2);
+	free(b);
 }
