@@ -81,9 +81,11 @@ static int copy_sparse(int from, int to)
 	return ftruncate(to, off) < 0 ? -errno : 0;
 }
 
-/* One file of the staging directory into records/, then away.  1 when
- * moved, 0 when there was nothing to keep, or -errno. */
-static int move_one(int sfd, int rfd, const char *name)
+/* One file of the staging directory into records/ (opened at the first
+ * file worth moving, into *rfd: a records/ that is gone must not keep the
+ * empty names from going), then away.  1 when moved, 0 when there was
+ * nothing to keep, or -errno. */
+static int move_one(int sfd, int evdirfd, int *rfd, const char *name)
 {
 	struct stat st;
 	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -92,10 +94,13 @@ static int move_one(int sfd, int rfd, const char *name)
 		return -EISDIR; /* not the shim's: left, and said */
 	if (!S_ISREG(st.st_mode) || st.st_size == 0)
 		return unlinkat(sfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	if (*rfd < 0 &&
+	    (*rfd = openat(evdirfd, "records", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
 	int from = openat(sfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (from < 0)
 		return -errno;
-	int to = openat(rfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	int to = openat(*rfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 			st.st_mode & 0777);
 	int rc = to < 0 ? -errno : copy_sparse(from, to);
 	close(from);
@@ -103,7 +108,7 @@ static int move_one(int sfd, int rfd, const char *name)
 		rc = -errno;
 	if (rc < 0) {
 		if (to >= 0)
-			unlinkat(rfd, name, 0); /* the staged copy is the whole one */
+			unlinkat(*rfd, name, 0); /* the staged copy is the whole one */
 		return rc;
 	}
 	return unlinkat(sfd, name, 0) < 0 ? -errno : 1;
@@ -117,31 +122,28 @@ int staging_drain(const struct staging *st, int evdirfd, size_t *moved)
 		*moved = 0;
 	if (!st->staged)
 		return 0;
-	int rfd = openat(evdirfd, "records", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0)
-		return -errno;
-	int sfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rfd = -1, sfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = sfd >= 0 ? fdopendir(sfd) : NULL;
 	if (!d) {
 		rc = -errno;
 		if (sfd >= 0)
 			close(sfd);
-		close(rfd);
 		return rc == -ENOENT ? 0 : rc; /* drained before (the sentinel) */
 	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		int r = move_one(sfd, rfd, e->d_name);
+		int r = move_one(sfd, evdirfd, &rfd, e->d_name);
 		if (r > 0)
 			n_moved++;
 		else if (r < 0 && rc == 0)
 			rc = r; /* go on: move all that can be */
 	}
 	closedir(d);
-	close(rfd);
-	if (rc == 0 && rmdir(st->dir) < 0)
+	if (rfd >= 0)
+		close(rfd);
+	if (rmdir(st->dir) < 0 && rc == 0)
 		rc = -errno;
 	if (moved)
 		*moved = n_moved;

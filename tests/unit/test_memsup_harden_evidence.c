@@ -150,14 +150,19 @@ Test(harden_evidence, file_size_limit_is_reported, .timeout = 60)
 }
 
 /* rm -rf of the evidence directory mid-run: the next record rewrite cannot
- * create its temporary file (ENOENT); memsup stops, and does not recreate
- * the directory. */
+ * create its temporary file (ENOENT); memsup stops, does not recreate the
+ * directory, and leaves nothing in its staging directory's root (the
+ * empty names of folded records have no records/ to go to, and go). */
 Test(harden_evidence, removed_directory_kills_tree, .timeout = 60)
 {
 	struct sup_run r;
 	char pidfile[PATH_MAX + 16], cmd[PATH_MAX + 32], want[PATH_MAX + 128];
+	char stage[PATH_MAX + 16];
 	tmp_make(&r);
 	snprintf(pidfile, sizeof pidfile, "%s/pids", r.tmp);
+	snprintf(stage, sizeof stage, "%s/stage", r.tmp);
+	cr_assert_eq(mkdir(stage, 0755), 0);
+	cr_assert_eq(setenv("MEMSUP_STAGING_DIR", stage, 1), 0);
 	const char *argv[] = { env_or_skip("MEMSUP"), "-o", r.dir, "--", prog("sleeper"), "120",
 			       "2", pidfile, NULL };
 	harden_start(&r, NULL, argv);
@@ -171,6 +176,9 @@ Test(harden_evidence, removed_directory_kills_tree, .timeout = 60)
 		 strerror(ENOENT));
 	cr_expect_not_null(strstr(r.err, want), "stderr does not say '%s': %s", want, r.err);
 	cr_expect(!path_exists(r.dir), "memsup recreated the removed directory");
+	unsetenv("MEMSUP_STAGING_DIR");
+	snprintf(cmd, sizeof cmd, "rmdir '%s'", stage);
+	cr_expect_eq(system(cmd), 0, "the staging directory was left in %s", stage);
 }
 
 /* -o under a read-only parent (mode 0555): refused before anything runs. */

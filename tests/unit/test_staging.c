@@ -167,3 +167,29 @@ Test(staging, off_or_no_tmpfs_writes_into_the_evidence, .init = setup, .fini = t
 	cr_expect_not(st.staged);
 	cr_expect_str_eq(st.dir, want);
 }
+
+/* The evidence directory removed mid-run (harden_evidence does it): the
+ * empty names still go, and the staging directory with them, so nothing
+ * is left in /dev/shm; a whole record has nowhere to go and stays. */
+Test(staging, no_records_dir_still_drops_the_names, .init = setup, .fini = teardown)
+{
+	struct staging st;
+	struct stat sb;
+	char path[PATH_MAX + 64];
+	cr_assert_eq(staging_open(&st, ev, root), 0);
+	put(st.dir, "20.0.mtr", NULL, 0, 0);
+	put(st.dir, "21.0.mtr", NULL, 0, 0);
+	snprintf(path, sizeof path, "%s/records", ev);
+	cr_assert_eq(rmdir(path), 0);
+	cr_expect_eq(staging_drain(&st, evfd, NULL), 0);
+	cr_expect_neq(stat(st.dir, &sb), 0, "the staging directory is removed");
+
+	cr_assert_eq(staging_open(&st, ev, root), 0);
+	put(st.dir, "22.0.mtr", "z", 1, 0);
+	put(st.dir, "23.0.mtr", NULL, 0, 0);
+	cr_expect_eq(staging_drain(&st, evfd, NULL), -ENOENT);
+	snprintf(path, sizeof path, "%s/22.0.mtr", st.dir);
+	cr_expect_eq(stat(path, &sb), 0, "the whole record stays staged");
+	snprintf(path, sizeof path, "%s/23.0.mtr", st.dir);
+	cr_expect_neq(stat(path, &sb), 0, "the empty name went");
+}
