@@ -124,13 +124,14 @@ static _Unwind_Ptr (*unwind_get_ip)(struct _Unwind_Context *);
 void callstack_init(void)
 {
 	/* A program that already has libgcc_s (C++, anything that threw or
-	 * called backtrace()) shares it; else it is loaded now, in the
-	 * constructor, its few allocations from the bootstrap arena: never
-	 * inside an allocation, where the loader's lock may be held. */
+	 * called backtrace()) shares it (dlopen finds it loaded); else it is
+	 * loaded now, in the constructor, its few allocations from the
+	 * bootstrap arena: never inside an allocation, where the loader's lock
+	 * may be held.  One dlopen, not an RTLD_NOLOAD look first: that look
+	 * opens and reads the file as well, and cost every process without
+	 * libgcc_s a second search. */
 	boot_arena_begin(); /* dlerror's state too: a failed look allocates */
-	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-	if (!h)
-		h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (h) {
 		unwind_get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(
 			h, "_Unwind_GetIP");
