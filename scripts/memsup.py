@@ -511,12 +511,13 @@ def take_snapshot(label: str) -> MemorySnapshot:
 # ---- the records of an evidence directory ------------------------------------
 
 _RECORD_SIZE = 8192
-_FOLD_MAGIC = 0x3146544D  # "MTF1", supervisor/collect/fold.h
+_FOLD_MAGIC = 0x3246544D  # "MTF2", supervisor/collect/fold.h ("MTF1" read too)
 
 
-def _fold_decode(payload: bytes, limit: int = _RECORD_SIZE) -> bytes | None:
+def _fold_decode(payload: bytes, limit: int = _RECORD_SIZE, version: int = 2) -> bytes | None:
     """The zero-run encoding of supervisor/collect/fold.c, back to bytes
-    (None when broken or longer than limit)."""
+    (None when broken or longer than limit).  Version 1 had no long runs
+    (0xff: 128 zeros)."""
     out = bytearray()
     i = 0
     while i < len(payload):
@@ -527,6 +528,11 @@ def _fold_decode(payload: bytes, limit: int = _RECORD_SIZE) -> bytes | None:
                 return None
             out += payload[i:i + c + 1]
             i += c + 1
+        elif c == 0xFF and version >= 2:
+            if i + 2 > len(payload):
+                return None
+            out += bytes(payload[i] | payload[i + 1] << 8)
+            i += 2
         else:
             out += bytes(c - 0x7F)
         if len(out) > limit:
@@ -545,12 +551,13 @@ def _fold_entries(path: Path, magic: int, limit: int):
     while off + 16 <= len(data):
         got, n, pid, gen = struct.unpack_from("<IIiI", data, off)
         end = off + 16 + n + 4
-        if got != magic or end > len(data):
+        version = (got >> 24) - ord("0")
+        if got & 0xFFFFFF != magic & 0xFFFFFF or version not in (1, 2) or end > len(data):
             return
         (crc,) = struct.unpack_from("<I", data, off + 16 + n)
         if zlib.crc32(data[off + 8:off + 16 + n]) != crc:
             return
-        raw = _fold_decode(data[off + 16:off + 16 + n], limit)
+        raw = _fold_decode(data[off + 16:off + 16 + n], limit, version)
         if raw is None:
             return
         yield pid, gen, raw
@@ -558,7 +565,7 @@ def _fold_entries(path: Path, magic: int, limit: int):
 
 
 _STACKS_MAGIC = 0x3130304B5453544D  # "MTSTK001", preload/stacks.h
-_STACKFOLD_MAGIC = 0x3146534D  # "MSF1", supervisor/collect/stackfold.h
+_STACKFOLD_MAGIC = 0x3246534D  # "MSF2", supervisor/collect/stackfold.h ("MSF1" read too)
 
 
 def _stacks_published(raw: bytes) -> bytes | None:

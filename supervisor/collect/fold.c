@@ -42,8 +42,17 @@ size_t fold_encode_bytes(const void *src, size_t n, unsigned char *out)
 	size_t i = 0, o = 0;
 	while (i < n) {
 		size_t run = 0;
-		while (i + run < n && run < 128 && in[i + run] == 0)
+		while (i + run < n && run < FOLD_LONG_RUN_MAX && in[i + run] == 0)
 			run++;
+		if (run > FOLD_SHORT_RUN_MAX) {
+			/* three bytes for a long run: a record's empty marker
+			 * and histogram tables are thousands of zeros */
+			out[o++] = FOLD_LONG_RUN;
+			out[o++] = (unsigned char)run;
+			out[o++] = (unsigned char)(run >> 8);
+			i += run;
+			continue;
+		}
 		if (run) {
 			out[o++] = (unsigned char)(0x7f + run);
 			i += run;
@@ -63,13 +72,22 @@ size_t fold_encode_bytes(const void *src, size_t n, unsigned char *out)
 	return o;
 }
 
-int fold_decode_bytes(const unsigned char *in, size_t n, void *dst, size_t cap, size_t *len)
+/* Version 1 (the magic's last byte '1') knew no long runs: 0xff was 128
+ * zeros there. */
+static int decode_version(unsigned version, const unsigned char *in, size_t n, void *dst,
+			  size_t cap, size_t *len)
 {
 	unsigned char *out = dst;
 	size_t i = 0, o = 0;
 	while (i < n) {
 		unsigned c = in[i++];
 		size_t run = c < 0x80 ? c + 1u : c - 0x7fu;
+		if (c == FOLD_LONG_RUN && version >= 2) {
+			if (n - i < 2)
+				return -EBADMSG;
+			run = (size_t)in[i] | (size_t)in[i + 1] << 8;
+			i += 2;
+		}
 		if (run > cap - o)
 			return -EBADMSG;
 		if (c < 0x80) {
@@ -84,6 +102,20 @@ int fold_decode_bytes(const unsigned char *in, size_t n, void *dst, size_t cap, 
 	}
 	*len = o;
 	return 0;
+}
+
+int fold_decode_bytes(const unsigned char *in, size_t n, void *dst, size_t cap, size_t *len)
+{
+	return decode_version(FOLD_VERSION, in, n, dst, cap, len);
+}
+
+/* The version of a magic read from a file, if it is one of the family of
+ * `magic` (either version); 0 if not. */
+static unsigned magic_version(uint32_t got, uint32_t magic)
+{
+	unsigned v = (got >> 24) - '0';
+	return FOLD_MAGIC_FAMILY(got) == FOLD_MAGIC_FAMILY(magic) && v >= 1 && v <= FOLD_VERSION
+		? v : 0;
 }
 
 size_t fold_encode(const struct mt_record *rec, unsigned char *out)
@@ -124,7 +156,8 @@ int fold_read_entry(int fd, off_t off, uint32_t magic, size_t cap, void *dst, si
 		return (int)got;
 	if (got == 0)
 		return 0;
-	if ((size_t)got < sizeof head || fold_get32(head) != magic)
+	unsigned version = (size_t)got < sizeof head ? 0 : magic_version(fold_get32(head), magic);
+	if (!version)
 		return -EBADMSG;
 	uint32_t n = fold_get32(head + 4);
 	if (n > FOLD_ENCODED_MAX(cap))
@@ -140,7 +173,7 @@ int fold_read_entry(int fd, off_t off, uint32_t magic, size_t cap, void *dst, si
 	if (got < 0)
 		rc = (int)got;
 	else if ((size_t)got < n + 4u || fold_get32(buf + 8 + n) != fold_crc(0, buf, 8 + n) ||
-		 fold_decode_bytes(buf + 8, n, dst, cap, len) < 0)
+		 decode_version(version, buf + 8, n, dst, cap, len) < 0)
 		rc = -EBADMSG;
 	free(buf);
 	if (rc < 0)
@@ -159,7 +192,7 @@ int fold_peek_entry(int fd, off_t off, uint32_t magic, int32_t *pid, uint32_t *g
 		return (int)got;
 	if (got == 0)
 		return 0;
-	if ((size_t)got < sizeof head || fold_get32(head) != magic)
+	if ((size_t)got < sizeof head || !magic_version(fold_get32(head), magic))
 		return -EBADMSG;
 	*pid = (int32_t)fold_get32(head + 8);
 	*gen = fold_get32(head + 12);

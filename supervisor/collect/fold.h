@@ -14,14 +14,17 @@
  * The file, `records.fold` in the evidence directory, is a sequence of
  * entries, each written with one write(2) on an O_APPEND descriptor:
  *
- *     u32 magic "MTF1"   u32 n        i32 pid   u32 gen
+ *     u32 magic "MTF2"   u32 n        i32 pid   u32 gen
  *     n bytes: struct mt_record (record.h; the file's padding to 8192
  *              bytes is zeros and is not kept), zero runs encoded
  *     u32 CRC-32 (IEEE) of pid, gen and the n bytes
  *
  * all little-endian.  The encoding is a stream of control bytes: c < 0x80
- * is followed by c+1 literal bytes; c >= 0x80 stands for c-0x7f zero
- * bytes.  A typical ended record takes 300 to 600 bytes.  A torn last
+ * is followed by c+1 literal bytes; 0x80 <= c < 0xff stands for c-0x7f
+ * zero bytes; 0xff is followed by a u16 count of zero bytes.  An ended
+ * record takes 110 to 600 bytes (a `true`: 116).  Version 1 ("MTF1",
+ * written by earlier builds) had no long runs (0xff: 128 zeros) and is
+ * still read: the magic's last byte is the version.  A torn last
  * entry (memsup killed while writing) fails its length or CRC and ends the
  * reading there; nothing before it is affected.
  *
@@ -39,7 +42,13 @@
 #include "record.h"
 
 #define FOLD_NAME "records.fold"
-#define FOLD_MAGIC UINT32_C(0x3146544d) /* "MTF1" */
+#define FOLD_MAGIC UINT32_C(0x3246544d) /* "MTF2" */
+#define FOLD_VERSION 2u
+/* a magic without its version byte: the file kind */
+#define FOLD_MAGIC_FAMILY(m) ((uint32_t)(m) & UINT32_C(0x00ffffff))
+#define FOLD_SHORT_RUN_MAX 127u    /* zeros in one control byte */
+#define FOLD_LONG_RUN 0xffu        /* then a u16 count of zeros */
+#define FOLD_LONG_RUN_MAX 65535u
 #define FOLD_HEADER_BYTES 16u
 #define FOLD_RECORD_BYTES (sizeof(struct mt_record))
 /* the largest encoding of n bytes (every byte literal), and of a record */
@@ -60,7 +69,8 @@ int fold_decode_bytes(const unsigned char *in, size_t n, void *dst, size_t cap, 
  * length. */
 size_t fold_entry_bytes(uint32_t magic, int32_t pid, uint32_t gen, const void *src, size_t n,
 			unsigned char *buf);
-/* The entry at `off` of an open file of entries with `magic`: its payload
+/* The entry at `off` of an open file of entries with `magic` (or its
+ * version 1, the same but for the last byte): its payload
  * decoded into dst (at most cap bytes, *len of them), its pid and gen, and
  * the next entry's offset.  1 when an entry was read, 0 at the end of the
  * file, -EBADMSG when the entry there is torn, damaged or decodes to more

@@ -15,7 +15,7 @@
  * The file is a sequence of entries, each one write(2) on an O_APPEND
  * descriptor, all little-endian:
  *
- *     u32 magic "MSF1"   u32 n        i32 pid   u32 gen
+ *     u32 magic "MSF2"   u32 n        i32 pid   u32 gen
  *     n bytes: the stacks file's header (header_bytes), then its first
  *              module_count module entries, then its first stack_count
  *              stack entries, zero runs encoded as in records.fold
@@ -38,7 +38,7 @@
 #include <sys/types.h>
 
 #define STACKFOLD_NAME "stacks.fold"
-#define STACKFOLD_MAGIC UINT32_C(0x3146534d) /* "MSF1" */
+#define STACKFOLD_MAGIC UINT32_C(0x3246534d) /* "MSF2"; "MSF1" still read (fold.h) */
 
 /* The published part of a stacks file, as packed (decoded). */
 struct stackfold_image {

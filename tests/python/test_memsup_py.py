@@ -291,6 +291,26 @@ class TestRun(Tmp):
         # even their names: test_records_staged_*)
         self.assertTrue(all(f.stat().st_size == 0 for f in (self.out / "records").iterdir()))
 
+    def test_fold_versions_both_read(self):
+        # records.fold entries of this build ("MTF2": 0xff then a u16 count
+        # of zeros) and of earlier ones ("MTF1": 0xff is 128 zeros) decode
+        # to the same bytes; an unknown version ends the reading.
+        import struct
+        import zlib
+        raw = b"\x07" + bytes(300) + b"\x09" + bytes(128)
+
+        def entry(magic, payload, pid):
+            body = struct.pack("<iI", pid, 0) + payload
+            return (struct.pack("<II", magic, len(payload)) + body
+                    + struct.pack("<I", zlib.crc32(body)))
+        v2 = b"\x00\x07\xff" + struct.pack("<H", 300) + b"\x00\x09\xff\x80\x00"
+        v1 = b"\x00\x07\xff\xff\xab\x00\x09\xff"
+        fold = self.tmp / "records.fold"
+        fold.write_bytes(entry(0x3246544D, v2, 1) + entry(0x3146544D, v1, 2)
+                         + entry(0x3946544D, v1, 3))
+        got = list(memsup._fold_entries(fold, memsup._FOLD_MAGIC, 8192))
+        self.assertEqual(got, [(1, 0, raw), (2, 0, raw)])
+
     def test_read_stacks_after_packing(self):
         # Once stacks.json is written the sparse stacks files leave
         # records/ for stacks.fold; read_stacks gives each image that

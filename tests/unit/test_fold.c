@@ -60,6 +60,86 @@ Test(fold, encode_decode_round_trip)
 	cr_expect_eq(fold_decode(buf, n + 1, &b), -EBADMSG);
 }
 
+/* Runs of zeros past what one control byte says (127) take three bytes,
+ * up to 65,535 zeros each; a record's empty tables are such runs. */
+Test(fold, long_zero_runs)
+{
+	enum { N = 200000 };
+	static unsigned char in[N], out[FOLD_ENCODED_MAX(N)], back[N];
+	size_t len;
+	in[0] = 1;
+	in[128 + 1] = 2;        /* a run of exactly 128 */
+	in[70000] = 3;          /* a run longer than one u16 count */
+	in[N - 1] = 4;
+	size_t n = fold_encode_bytes(in, N, out);
+	cr_expect_lt(n, 40, "%zu bytes for four bytes among zeros", n);
+	cr_assert_eq(fold_decode_bytes(out, n, back, N, &len), 0);
+	cr_expect_eq(len, (size_t)N);
+	cr_expect_eq(memcmp(in, back, N), 0);
+	/* a long run cut short (literal 1, then 0xff and its count): refused */
+	cr_assert_eq(out[2], FOLD_LONG_RUN);
+	cr_expect_eq(fold_decode_bytes(out, 3, back, N, &len), -EBADMSG);
+	cr_expect_eq(fold_decode_bytes(out, 4, back, N, &len), -EBADMSG);
+	/* a record of a short-lived image: its tables cost a few bytes */
+	struct mt_record a = sample(5, 0);
+	cr_expect_lt(fold_encode(&a, out), 140);
+}
+
+/* CRC-32 (IEEE), for hand-made entries. */
+static uint32_t crc32_ieee(const unsigned char *p, size_t n)
+{
+	uint32_t crc = ~0u;
+	while (n--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+	}
+	return ~crc;
+}
+
+/* Files of earlier builds ("MTF1": 0xff was 128 zeros, no long runs) are
+ * still read, as version 1. */
+Test(fold, version_one_entries_still_read)
+{
+	static unsigned char payload[FOLD_MAX_PAYLOAD], entry[FOLD_MAX_ENTRY];
+	struct mt_record a = sample(31, 4), out;
+	const unsigned char *in = (const unsigned char *)&a;
+	size_t n = 0, i = 0;
+	/* the version 1 encoding: zero runs of at most 128 (0xff = 128),
+	 * everything else one literal byte at a time */
+	while (i < sizeof a) {
+		size_t run = 0;
+		while (i + run < sizeof a && run < 128 && in[i + run] == 0)
+			run++;
+		if (run) {
+			payload[n++] = (unsigned char)(0x7f + run);
+			i += run;
+		} else {
+			payload[n++] = 0;
+			payload[n++] = in[i++];
+		}
+	}
+	uint32_t head[4] = { UINT32_C(0x3146544d), (uint32_t)n, 31, 4 };
+	memcpy(entry, head, 16);
+	memcpy(entry + 16, payload, n);
+	uint32_t crc = crc32_ieee(entry + 8, 8 + n);
+	memcpy(entry + 16 + n, &crc, 4);
+	char path[] = "/tmp/mtfoldv1XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, entry, 20 + n), (ssize_t)(20 + n));
+	off_t next;
+	cr_assert_eq(fold_read_at(fd, 0, &out, &next), 1);
+	cr_expect_eq(memcmp(&a, &out, sizeof a), 0, "read back as version 1");
+	cr_expect_eq(next, (off_t)(20 + n));
+	/* the same bytes under an unknown version: refused */
+	head[0] = UINT32_C(0x3946544d);
+	cr_assert_eq(pwrite(fd, head, 4, 0), 4);
+	cr_expect_eq(fold_read_at(fd, 0, &out, &next), -EBADMSG);
+	close(fd);
+	unlink(path);
+}
+
 static int fold_file(char *path)
 {
 	strcpy(path, "/tmp/mtfoldXXXXXX");
