@@ -241,6 +241,14 @@ static void set_up_tracing(struct sup_run *s)
 		sup_die_err(errno, "create %s/records", s->ev.path);
 	if ((rc = staging_open(&s->records, s->ev.path, NULL)) < 0)
 		sup_die_err(-rc, "%s/records", s->ev.path);
+	if (s->records.refused) {
+		static char note[2 * PATH_MAX + 160];
+		snprintf(note, sizeof note, "%s=%s: no staging directory could be made there (%s): "
+			 "the shim writes into %s", STAGING_ENV, s->records.root,
+			 strerror(-s->records.refused), s->records.dir);
+		resources_note(&s->rec, note);
+		fprintf(stderr, "memsup: note: %s\n", note);
+	}
 	s->traced_env = trace_build_env(s->envp, shim, s->records.dir, s->opt.follow_env,
 					&s->env_owned);
 	if (!s->traced_env)

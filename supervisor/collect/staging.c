@@ -29,12 +29,15 @@ static int on_tmpfs(const char *path)
 static int fall_back(struct staging *st, const char *evpath)
 {
 	st->staged = 0;
+	st->root[0] = '\0';
 	int n = snprintf(st->dir, sizeof st->dir, "%s/records", evpath);
 	return n < 0 || (size_t)n >= sizeof st->dir ? -ENAMETOOLONG : 0;
 }
 
 int staging_open(struct staging *st, const char *evpath, const char *root)
 {
+	int asked = 1; /* a root asked for, not the default: a refusal is said */
+	st->refused = 0;
 	if (!root) {
 		root = getenv(STAGING_ENV);
 		if (root && (!*root || strcmp(root, "off") == 0))
@@ -43,13 +46,23 @@ int staging_open(struct staging *st, const char *evpath, const char *root)
 		 * not on one already */
 		if (!root && (!on_tmpfs(STAGING_DEFAULT_ROOT) || on_tmpfs(evpath)))
 			return fall_back(st, evpath);
-		if (!root)
+		if (!root) {
 			root = STAGING_DEFAULT_ROOT;
+			asked = 0;
+		}
 	}
 	int n = snprintf(st->dir, sizeof st->dir, "%s/memsup-%d-XXXXXX", root, (int)getpid());
-	if (n < 0 || (size_t)n >= sizeof st->dir || !mkdtemp(st->dir))
-		return fall_back(st, evpath);
+	if (n < 0 || (size_t)n >= sizeof st->dir || !mkdtemp(st->dir)) {
+		int err = n < 0 || (size_t)n >= sizeof st->dir ? ENAMETOOLONG : errno;
+		int rc = fall_back(st, evpath);
+		if (asked) {
+			st->refused = -err;
+			snprintf(st->root, sizeof st->root, "%s", root);
+		}
+		return rc;
+	}
 	st->staged = 1;
+	snprintf(st->root, sizeof st->root, "%s", root);
 	return 0;
 }
 

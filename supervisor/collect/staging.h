@@ -40,13 +40,18 @@
 struct staging {
 	char dir[PATH_MAX];        /* the shim's MEMTRACE_DIR */
 	int staged;                /* 1: dir is memsup's own, drained at the end */
+	int refused;               /* a root asked for (the argument or
+				      MEMSUP_STAGING_DIR) could not hold it:
+				      -errno, for the caller to say; else 0 */
+	char root[PATH_MAX];       /* that root */
 };
 
 /* Chooses the records directory for the evidence directory at evpath
  * (open at evdirfd), whose records/ exists already: a fresh directory
  * under `root` (NULL: $MEMSUP_STAGING_DIR, else /dev/shm when it is a
  * tmpfs and evpath is not), else evpath/records.  Fails only when evpath
- * is too long for a path. */
+ * is too long for a path; a root asked for that cannot be used falls back
+ * too, and says why in st->refused. */
 int staging_open(struct staging *st, const char *evpath, const char *root);
 
 /* The run is over: every file still in the staging directory moves into

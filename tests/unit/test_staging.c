@@ -162,10 +162,17 @@ Test(staging, off_or_no_tmpfs_writes_into_the_evidence, .init = setup, .fini = t
 	else
 		cr_expect_str_eq(st.dir, want);
 	cr_expect_eq(staging_drain(&st, evfd, NULL), 0);
-	/* a root that cannot hold it: the evidence, not an error */
+	/* a root that cannot hold it: the evidence, not an error, but said */
 	cr_assert_eq(staging_open(&st, ev, "/nonexistent/memsup-root"), 0);
 	cr_expect_not(st.staged);
 	cr_expect_str_eq(st.dir, want);
+	cr_expect_eq(st.refused, -ENOENT);
+	cr_expect_str_eq(st.root, "/nonexistent/memsup-root");
+	cr_assert_eq(setenv(STAGING_ENV, "/nonexistent/memsup-root", 1), 0);
+	cr_assert_eq(staging_open(&st, ev, NULL), 0);
+	cr_expect_not(st.staged);
+	cr_expect_eq(st.refused, -ENOENT, "the variable's root, refused, is said");
+	cr_assert_eq(unsetenv(STAGING_ENV), 0);
 }
 
 /* The evidence directory removed mid-run (harden_evidence does it): the
