@@ -220,8 +220,8 @@ static void start_record(struct sup_run *s)
 
 /* Tracing: the shim appended to the command's LD_PRELOAD, its records in
  * a staging directory on a tmpfs while the run goes on, then in DIR
- * (staging.h), else in DIR/records from the start.  A missing shim is not an error: the run goes on with /proc
- * polling alone and says so. */
+ * (staging.h), else in DIR/records from the start.  A missing shim is not
+ * an error: the run goes on with /proc polling alone and says so. */
 static void set_up_tracing(struct sup_run *s)
 {
 	char shim[PATH_MAX];

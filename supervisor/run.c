@@ -12,11 +12,11 @@
 #include "collect/peaksites.h"
 #include "collect/procfs.h"
 #include "collect/pview.h"
+#include "collect/staging.h"
 #include "contain/contain.h"
 #include "contain/spawn.h"
 #include "output/relay.h"
 #include "output/timeline.h"
-#include "collect/staging.h"
 #include "sentinel.h"
 
 #include <errno.h>

@@ -17,10 +17,10 @@
  * ("record file too short").  A fault anywhere else gets the default
  * action back and kills memsup as it would have. */
 #include "collect/fold.h"
-#include "collect/stackfile.h"
-#include "collect/stackfold.h"
 #include "collect/live.h"
 #include "collect/recordfile.h"
+#include "collect/stackfile.h"
+#include "collect/stackfold.h"
 #include "contain/contain.h"
 #include "pidmap.h"
 
