@@ -758,6 +758,13 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	/* what the cgroup held as the run ended, before the kill frees it */
 	struct contain_figures before, after;
 	contain_figures(r->contain, &before);
+	/* pids.max refused a fork and the command ended of it (a bomb whose
+	 * root gives up at the first refusal) before a sample saw the
+	 * refusal: the budget was crossed all the same, and what is left of
+	 * the tree is the budget's to kill, not leftovers */
+	if (reason == SUP_REASON_NONE && r->cfg->opt->max_procs > 0 &&
+	    contain_info(r->contain)->pids && before.forks_refused > 0)
+		reason = SUP_REASON_PROCS_BUDGET;
 	/* When the main process is gone on its own, whatever of its tree
 	 * remains is a leftover: killed, and the record says who it was. */
 	kill_tree(r, reason == SUP_REASON_NONE);

@@ -67,6 +67,35 @@ Test(memsup_budget, procs_budget_kills_fork_bomb, .timeout = 60)
 	fork_bomb_run("off");
 }
 
+/* A shell gives up at its first refused fork ("Cannot fork", exit 2)
+ * milliseconds after the start, long before the second sample (5 s): with
+ * a pids cgroup the budget was crossed all the same (122, the reason, the
+ * refusal counted), not a run that ended on its own with leftovers (the
+ * fork bomb above met this race under load: its root died of a refusal
+ * between two samples). */
+Test(memsup_budget, refused_fork_between_samples_is_the_budget, .timeout = 60)
+{
+	struct sup_run r;
+	char script[PATH_MAX + 128], pidfile[PATH_MAX + 16];
+	guard_require();
+	tmp_make(&r);
+	snprintf(pidfile, sizeof pidfile, "%s/pids", r.tmp);
+	snprintf(script, sizeof script,
+		 "for i in 1 2 3; do sleep 30 & echo $! >> '%s'; done; wait", pidfile);
+	const char *args[] = { "--max-procs", "3", "--poll-ms", "5000", "--", "/bin/sh", "-c",
+			       script, NULL };
+	memsup_start(&r, 1, args);
+	int st = memsup_wait(&r);
+	rec_load(&r);
+	if (!strstr(rec_str(&r, "containment"), "\"pids\": true"))
+		cr_skip_test("no pids cgroup here: the budget is only what samples see");
+	cr_assert_eq(st, 122, "stderr: %s", r.err);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"procs_budget_exceeded\"");
+	cr_expect_gt(rec_num(&r, "forks_refused"), 0);
+	cr_expect_lt(rec_num(&r, "wall_s"), 5, "the run waited for a sample");
+	expect_all_dead(pidfile);
+}
+
 /* Without --max-procs the budget is null in the record. */
 Test(memsup_budget, no_procs_budget_is_null, .timeout = 30)
 {
