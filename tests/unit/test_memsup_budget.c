@@ -91,7 +91,10 @@ Test(memsup_budget, refused_fork_between_samples_is_the_budget, .timeout = 60)
 		cr_skip_test("no pids cgroup here: the budget is only what samples see");
 	cr_assert_eq(st, 122, "stderr: %s", r.err);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"procs_budget_exceeded\"");
-	cr_expect_gt(rec_num(&r, "forks_refused"), 0);
+	/* refused, or (a sample at the start that found N already) reached */
+	cr_expect(rec_num(&r, "forks_refused") > 0 || rec_num(&r, "max_processes") >= 3,
+		  "forks_refused %g, max_processes %g", rec_num(&r, "forks_refused"),
+		  rec_num(&r, "max_processes"));
 	cr_expect_lt(rec_num(&r, "wall_s"), 5, "the run waited for a sample");
 	expect_all_dead(pidfile);
 }
