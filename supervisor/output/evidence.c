@@ -160,11 +160,15 @@ void evidence_close(struct evidence *ev)
 
 /* One whole line into a line file's buffer.  Through jsonw (raw: the
  * line is formatted already, timeline.h).  Flushing before a line that
- * would not fit keeps the file made of whole lines whatever kills memsup. */
+ * would not fit keeps the file made of whole lines whatever kills memsup.
+ * Before one that would fill the buffer exactly, too: jsonw writes a full
+ * buffer out by itself, and bytes written behind flush_lines' back are
+ * bytes its cut-back after a failed write does not know of (a torn line at
+ * a full disk). */
 static int append_line(struct evidence *ev, struct jsonw *w, off_t *whole, const char *name,
 		       const char *line, size_t n)
 {
-	if (w->len + n > sizeof w->buf)
+	if (w->len + n >= sizeof w->buf)
 		flush_lines(ev, w, whole, name);
 	jsonw_raw(w, line, n);
 	return w->err;

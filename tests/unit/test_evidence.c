@@ -7,10 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "output/evidence.h"
 #include "output/resources.h"
+#include "output/timeline.h"
 
 static void mktmp(char *dir, size_t cap)
 {
@@ -93,4 +97,48 @@ Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
 		 "' %s/resources.json",
 		 path);
 	cr_expect_eq(system(cmdline), 0, "python3 rejected the record");
+}
+
+/* rss.jsonl under a file size limit, its lines 16 bytes long so that 256
+ * of them fill the line buffer exactly.  A buffer filled exactly was
+ * written out by the buffer itself, unseen by the count of whole bytes the
+ * cut-back after a failed write goes back to: the count stayed 0, and
+ * the failure at the limit emptied the file (a torn line with lines of
+ * other lengths: CI saw one in timeline.jsonl).  The file must keep every
+ * line written whole before the failing write. */
+Test(evidence, failed_write_after_exact_buffers_keeps_whole_lines, .timeout = 20)
+{
+	char dir[] = "/tmp/mt-ev-fsize-XXXXXX", path[PATH_MAX], line[TIMELINE_RSS_LINE_MAX];
+	const uint64_t bytes = 10000000u; /* "[0.5, 10000000]\n": 16 bytes */
+	const off_t limit = 3 * 4096 + 100;
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(timeline_format_rss(0.5, bytes, line, sizeof line), 16);
+	snprintf(path, sizeof path, "%s/ev", dir);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = { (rlim_t)limit, (rlim_t)limit };
+		struct evidence ev;
+		const char *at;
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0 || evidence_create(&ev, path, 0, &at) < 0)
+			_exit(90);
+		int failed = 0;
+		for (int i = 0; i < 5000 && !failed; i++)
+			failed = evidence_append_sample(&ev, 0.5, bytes) < 0;
+		evidence_close(&ev);
+		_exit(failed ? 0 : 91);
+	}
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %#x", st);
+	snprintf(path, sizeof path, "%s/ev/rss.jsonl", dir);
+	struct stat sb;
+	cr_assert_eq(stat(path, &sb), 0);
+	cr_expect_eq(sb.st_size % 16, 0, "%lld bytes: a torn line", (long long)sb.st_size);
+	cr_expect_gt(sb.st_size, limit - 4096, "%lld bytes: whole lines were cut away",
+		     (long long)sb.st_size);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	(void)!system(cmd);
 }
