@@ -253,14 +253,6 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 	return recordfile_validate(out);
 }
 
-static int image_order(const void *a, const void *b)
-{
-	const struct recordfile_entry *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->gen < y->gen ? -1 : x->gen > y->gen;
-}
-
 static int add_image(struct recordfile_entry **v, size_t *n, size_t *cap, int32_t pid,
 		     uint32_t gen)
 {
@@ -313,9 +305,9 @@ int fold_list_images(int evdirfd, struct recordfile_entry **out, size_t *count)
 	}
 	size_t k = 0;
 	if (n) {
-		qsort(v, n, sizeof *v, image_order);
+		qsort(v, n, sizeof *v, recordfile_entry_cmp);
 		for (size_t i = 0; i < n; i++)
-			if (!k || image_order(&v[k - 1], &v[i]) != 0)
+			if (!k || recordfile_entry_cmp(&v[k - 1], &v[i]) != 0)
 				v[k++] = v[i];
 	}
 	*out = v;

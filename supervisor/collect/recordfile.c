@@ -233,7 +233,7 @@ int recordfile_parse_name(const char *name, int32_t *pid, uint32_t *gen)
 		? 0 : -RECORDFILE_ENAME;
 }
 
-static int recordfile_cmp(const void *a, const void *b)
+int recordfile_entry_cmp(const void *a, const void *b)
 {
 	const struct recordfile_entry *x = a, *y = b;
 	if (x->pid != y->pid)
@@ -272,7 +272,7 @@ int recordfile_list(const char *dir, struct recordfile_entry **out, size_t *coun
 	}
 	closedir(d);
 	if (n)
-		qsort(v, n, sizeof *v, recordfile_cmp);
+		qsort(v, n, sizeof *v, recordfile_entry_cmp);
 	*out = v;
 	*count = n;
 	return 0;

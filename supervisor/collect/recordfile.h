@@ -80,6 +80,8 @@ struct recordfile_entry {
 /* Names of the records in dir, sorted by (pid, gen), in a malloc'd array
  * the caller frees (NULL when empty).  Other files are ignored. */
 int recordfile_list(const char *dir, struct recordfile_entry **out, size_t *count);
+/* The order of that list, by (pid, gen), for qsort. */
+int recordfile_entry_cmp(const void *a, const void *b);
 
 /* Text for any error these functions return (also -errno). */
 const char *recordfile_strerror(int err);

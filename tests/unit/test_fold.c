@@ -216,6 +216,23 @@ Test(fold, read_record_of_an_evidence_directory)
 	cr_assert_eq(fold_read_record(dfd, 21, 0, &out), 0);
 	cr_expect_eq(out.heap_peak, 999, "the newest copy");
 	cr_expect_eq(fold_read_record(dfd, 22, 0, &out), -ENOENT);
+	/* the images, each once: 20.0 (its file), 21.0 (named in records/
+	 * and twice in the fold), 23.1 (in the fold alone: a staged run
+	 * leaves no name) */
+	struct mt_record only = sample(23, 1);
+	fd = open(path, O_WRONLY | O_APPEND);
+	n = fold_entry(&only, buf);
+	cr_assert_eq(write(fd, buf, n), (ssize_t)n);
+	close(fd);
+	cr_assert_eq(fold_read_record(dfd, 23, 1, &out), 0, "no name in records/: the fold");
+	struct recordfile_entry *e;
+	size_t ne;
+	cr_assert_eq(fold_list_images(dfd, &e, &ne), 0);
+	cr_assert_eq(ne, 3);
+	cr_expect(e[0].pid == 20 && e[0].gen == 0);
+	cr_expect(e[1].pid == 21 && e[1].gen == 0);
+	cr_expect(e[2].pid == 23 && e[2].gen == 1);
+	free(e);
 	close(dfd);
 	char cmd[160];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
