@@ -84,6 +84,8 @@ static int copy_sparse(int from, int to)
 				ssize_t w = pwrite(to, buf + at + done, n - done, off + at + (off_t)done);
 				if (w < 0 && errno != EINTR)
 					return -errno;
+				if (w == 0)
+					return -EIO; /* never for a regular file; no spinning */
 				done += w > 0 ? (size_t)w : 0;
 			}
 		}
