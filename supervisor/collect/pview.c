@@ -106,13 +106,23 @@ static void read_identity(const struct pview *pv, pid_t pid, char **argv, size_t
 	ssize_t nb = read_exe(pv, pid, before, sizeof before);
 	int rc = procfs_read_argv(pv->root, pid, buf, &len);
 	ssize_t na = read_exe(pv, pid, after, sizeof after);
-	if (na > 0 && (nb != na || strcmp(before, after) != 0))
+	int execed = na > 0 && (nb != na || strcmp(before, after) != 0 ||
+				(*exe && strcmp(*exe, after) != 0));
+	if (execed && (nb != na || strcmp(before, after) != 0))
 		rc = procfs_read_argv(pv->root, pid, buf, &len); /* the new image's */
 	if (rc == 0 && len && (a = malloc(len))) {
 		memcpy(a, buf, len);
 		free(*argv);
 		*argv = a;
 		*argv_len = len;
+	} else if (execed) {
+		/* read empty in the middle of the exec: the argv kept from an
+		 * earlier look is the old image's (a posix_spawn child seen in
+		 * its parent's image), not this one's.  None, so that the
+		 * caller reads it again while the image runs. */
+		free(*argv);
+		*argv = NULL;
+		*argv_len = 0;
 	}
 	if (na > 0) {
 		char *e = strdup(after);

@@ -139,3 +139,77 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/* A posix_spawn child without a record, first seen still in its parent's
+ * image (the parent's argv and exe, the shim in its environment: nothing
+ * conclusive), then caught in the middle of its exec of a static program
+ * (the new exe, the cmdline not set up yet: empty).  The parent's argv must
+ * not stay with the static image (it was reported as 'bs_untraced' running
+ * bs_static); its own is read while it runs. */
+Test(pview, spawned_child_caught_mid_exec_keeps_no_parent_argv, .timeout = 10)
+{
+	const char *progs = getenv("MT_PROGS");
+	if (!progs)
+		cr_skip_test("MT_PROGS is not set (run through make check)");
+	char stat_bin[PATH_MAX];
+	snprintf(stat_bin, sizeof stat_bin, "%s/bs_static", progs);
+	if (access(stat_bin, R_OK) != 0)
+		cr_skip_test("no %s", stat_bin);
+	snprintf(top, sizeof top, "/tmp/test-pview-XXXXXX");
+	cr_assert_not_null(mkdtemp(top));
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/proc", top);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	strcat(path, "/700");
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/rec", top);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	static const char stat_text[] =
+		"700 (parent) S 1 700 700 0 -1 4194304 117 0 0 0 0 0 0 0 20 0 1 0 123898 "
+		"3133440 360 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+	static const char status_text[] = "Name:\tparent\nPPid:\t1\nUid:\t0\t0\t0\t0\n"
+					  "Gid:\t0\t0\t0\t0\nVmHWM:\t    2000 kB\n";
+	put_file("proc/700/stat", stat_text, sizeof stat_text - 1);
+	put_file("proc/700/status", status_text, sizeof status_text - 1);
+	put_file("proc/700/cmdline", "parent\0arg\0", 11);
+	put_file("proc/700/environ", "LD_PRELOAD=/x/libmemtrace.so\0", 29);
+	put_exe("/bin/true");
+
+	struct live *l;
+	cr_assert_eq(live_open(&l, path), 0);
+	cr_assert_eq(live_update(l, 1), 0);
+	snprintf(path, sizeof path, "%s/proc", top);
+	struct pview *pv;
+	cr_assert_eq(pview_open(&pv, strdup(path), 1), 0);
+	struct tree_member m = { 700, 1000000 };
+	struct pview_sums s;
+
+	/* in the parent's image: inconclusive, looked at again */
+	pview_sample(pv, l, 1000, 1000, &m, 1, 1, 1000000, &s);
+	const struct pview_proc *p = pview_find(pv, 700);
+	cr_assert_not_null(p);
+	cr_assert_eq(p->nimgs, 1);
+	cr_expect_not(p->imgs[0].inspected);
+
+	/* mid-exec: the static program's exe, an empty cmdline */
+	put_exe(stat_bin);
+	put_file("proc/700/cmdline", "", 0);
+	pview_sample(pv, l, 2000, 2000, &m, 1, 0, 0, &s);
+	const struct pview_img *img = &p->imgs[0];
+	cr_expect(img->inspected);
+	cr_expect_eq(img->why, UNTRACED_STATIC);
+	cr_expect_str_eq(img->exe, stat_bin);
+	cr_expect_null(img->argv, "the parent's argv stayed with the static image: %.*s",
+		       (int)img->argv_len, img->argv ? img->argv : "");
+
+	/* running: its own argv */
+	put_file("proc/700/cmdline", "bs_static\0", 10);
+	pview_sample(pv, l, 3000, 3000, &m, 1, 0, 0, &s);
+	cr_expect(img->argv && img->argv_len == 10 && memcmp(img->argv, "bs_static", 10) == 0);
+
+	pview_close(pv);
+	live_close(l);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+	cr_expect_eq(system(cmd), 0);
+}
