@@ -37,29 +37,57 @@ static void put_exe(const char *target)
 	cr_assert_eq(symlink(target, path), 0);
 }
 
-Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
+/* A fake proc root with pid 700 (session 700, its parent 1) running
+ * `comm`, and an empty records directory: TOP/proc, TOP/rec.  `status` is
+ * the rest of /proc/700/status after Name, PPid, Uid and Gid. */
+static void fake_pid_700(const char *comm, const char *status)
 {
+	char path[PATH_MAX + 64], text[512];
 	snprintf(top, sizeof top, "/tmp/test-pview-XXXXXX");
 	cr_assert_not_null(mkdtemp(top));
-	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/proc", top);
 	cr_assert_eq(mkdir(path, 0755), 0);
 	strcat(path, "/700");
 	cr_assert_eq(mkdir(path, 0755), 0);
 	snprintf(path, sizeof path, "%s/rec", top);
 	cr_assert_eq(mkdir(path, 0755), 0);
+	int n = snprintf(text, sizeof text,
+			 "700 (%s) S 1 700 700 0 -1 4194304 117 0 0 0 0 0 0 0 20 0 1 0 123898 "
+			 "3133440 360 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 "
+			 "0\n", comm);
+	put_file("proc/700/stat", text, (size_t)n);
+	n = snprintf(text, sizeof text, "Name:\t%s\nPPid:\t1\nUid:\t0\t0\t0\t0\n"
+		     "Gid:\t0\t0\t0\t0\n%s", comm, status);
+	put_file("proc/700/status", text, (size_t)n);
+}
 
+/* The records of TOP/rec (listed once) and the view of TOP/proc. */
+static void open_views(struct live **l, struct pview **pv)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/rec", top);
+	cr_assert_eq(live_open(l, path), 0);
+	cr_assert_eq(live_update(*l, 1), 0);
+	snprintf(path, sizeof path, "%s/proc", top);
+	cr_assert_eq(pview_open(pv, strdup(path), 1), 0);
+}
+
+static void close_views(struct live *l, struct pview *pv)
+{
+	char cmd[PATH_MAX + 16];
+	pview_close(pv);
+	live_close(l);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+	cr_expect_eq(system(cmd), 0);
+}
+
+Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
+{
 	/* pid 700, session 700, still running "env -i prog" (/bin/true is a
 	 * dynamic ELF the inspection can read) */
-	static const char stat_text[] =
-		"700 (env) S 1 700 700 0 -1 4194304 117 0 0 0 0 0 0 0 20 0 1 0 123898 "
-		"3133440 360 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
-	static const char status_text[] =
-		"Name:\tenv\nPPid:\t1\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
-		"VmHWM:\t    2000 kB\nRssAnon:\t 100 kB\nRssFile:\t 900 kB\nRssShmem:\t 0 kB\n";
+	fake_pid_700("env", "VmHWM:\t    2000 kB\nRssAnon:\t 100 kB\nRssFile:\t 900 kB\n"
+			    "RssShmem:\t 0 kB\n");
 	static const char rollup_text[] = "Rss: 1000 kB\nPss: 400 kB\nSwap: 0 kB\n";
-	put_file("proc/700/stat", stat_text, sizeof stat_text - 1);
-	put_file("proc/700/status", status_text, sizeof status_text - 1);
 	put_file("proc/700/smaps_rollup", rollup_text, sizeof rollup_text - 1);
 	put_file("proc/700/cmdline", "env\0-i\0prog\0", 12);
 	put_file("proc/700/environ", "LD_PRELOAD=/x/libmemtrace.so\0", 29);
@@ -80,20 +108,16 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 	memcpy(r.argv, "env\0-i\0prog\0", 12);
 	r.argv_bytes = 12;
 	strcpy(r.exe, "/bin/true");
+	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/rec/700.0.mtr", top);
 	int fd = open(path, O_RDWR | O_CREAT, 0644);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(ftruncate(fd, MT_RECORD_SIZE), 0);
 	cr_assert_eq(pwrite(fd, &r, sizeof r, 0), (ssize_t)sizeof r);
 	close(fd);
-	snprintf(path, sizeof path, "%s/rec", top);
 	struct live *l;
-	cr_assert_eq(live_open(&l, path), 0);
-	cr_assert_eq(live_update(l, 1), 0);
-
-	snprintf(path, sizeof path, "%s/proc", top);
 	struct pview *pv;
-	cr_assert_eq(pview_open(&pv, strdup(path), 1), 0);
+	open_views(&l, &pv);
 	struct tree_member m = { 700, 1000000 };
 	struct pview_sums s;
 
@@ -132,12 +156,7 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 		  "argv kept with its NUL, as a record keeps it");
 	cr_expect_eq(s.traced, 0);
 	cr_expect_eq(p->imgs[0].samples, 5);
-
-	pview_close(pv);
-	live_close(l);
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
-	cr_expect_eq(system(cmd), 0);
+	close_views(l, pv);
 }
 
 /* A posix_spawn child without a record, first seen still in its parent's
@@ -155,32 +174,13 @@ Test(pview, spawned_child_caught_mid_exec_keeps_no_parent_argv, .timeout = 10)
 	snprintf(stat_bin, sizeof stat_bin, "%s/bs_static", progs);
 	if (access(stat_bin, R_OK) != 0)
 		cr_skip_test("no %s", stat_bin);
-	snprintf(top, sizeof top, "/tmp/test-pview-XXXXXX");
-	cr_assert_not_null(mkdtemp(top));
-	char path[PATH_MAX + 64];
-	snprintf(path, sizeof path, "%s/proc", top);
-	cr_assert_eq(mkdir(path, 0755), 0);
-	strcat(path, "/700");
-	cr_assert_eq(mkdir(path, 0755), 0);
-	snprintf(path, sizeof path, "%s/rec", top);
-	cr_assert_eq(mkdir(path, 0755), 0);
-	static const char stat_text[] =
-		"700 (parent) S 1 700 700 0 -1 4194304 117 0 0 0 0 0 0 0 20 0 1 0 123898 "
-		"3133440 360 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
-	static const char status_text[] = "Name:\tparent\nPPid:\t1\nUid:\t0\t0\t0\t0\n"
-					  "Gid:\t0\t0\t0\t0\nVmHWM:\t    2000 kB\n";
-	put_file("proc/700/stat", stat_text, sizeof stat_text - 1);
-	put_file("proc/700/status", status_text, sizeof status_text - 1);
+	fake_pid_700("parent", "VmHWM:\t    2000 kB\n");
 	put_file("proc/700/cmdline", "parent\0arg\0", 11);
 	put_file("proc/700/environ", "LD_PRELOAD=/x/libmemtrace.so\0", 29);
 	put_exe("/bin/true");
-
 	struct live *l;
-	cr_assert_eq(live_open(&l, path), 0);
-	cr_assert_eq(live_update(l, 1), 0);
-	snprintf(path, sizeof path, "%s/proc", top);
 	struct pview *pv;
-	cr_assert_eq(pview_open(&pv, strdup(path), 1), 0);
+	open_views(&l, &pv);
 	struct tree_member m = { 700, 1000000 };
 	struct pview_sums s;
 
@@ -206,10 +206,5 @@ Test(pview, spawned_child_caught_mid_exec_keeps_no_parent_argv, .timeout = 10)
 	put_file("proc/700/cmdline", "bs_static\0", 10);
 	pview_sample(pv, l, 3000, 3000, &m, 1, 0, 0, &s);
 	cr_expect(img->argv && img->argv_len == 10 && memcmp(img->argv, "bs_static", 10) == 0);
-
-	pview_close(pv);
-	live_close(l);
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
-	cr_expect_eq(system(cmd), 0);
+	close_views(l, pv);
 }
