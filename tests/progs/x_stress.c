@@ -28,7 +28,10 @@
  * status 1.  The handler's malloc is legal only "in practice": it uses a
  * size class (24 bytes) no other code here uses, and each thread first fills
  * its glibc tcache bin for it, so the handler's malloc/free stay on glibc's
- * lock-free per-thread cache and cannot deadlock on an arena lock.
+ * lock-free per-thread cache and cannot deadlock on an arena lock.  That
+ * cache is not reentrant, so the handler blocks both signals while it runs:
+ * a SIGALRM handler nested in a SIGUSR1 one on the same thread would work on
+ * the bin the outer call is in the middle of.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -369,7 +372,9 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	sigemptyset(&sa.sa_mask); /* no nesting: see the top of this file */
+	sigaddset(&sa.sa_mask, SIGALRM);
+	sigaddset(&sa.sa_mask, SIGUSR1);
 	sigaction(SIGALRM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 	hs_warm();
