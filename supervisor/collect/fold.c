@@ -25,14 +25,27 @@ static uint32_t fold_get32(const unsigned char *p)
 
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32), bit by bit: a record a
  * second at most is folded, so a table buys nothing. */
+/* CRC-32 (IEEE 802.3, zlib's crc32: what memsup.py checks) a byte at a
+ * time through a table of the 256 byte values, made at the first call:
+ * eight times fewer steps than a bit at a time, which was a fifth of
+ * memsup's work in folding a build's stacks and reading them back.  The
+ * supervisor is single-threaded. */
 static uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n)
 {
-	crc = ~crc;
-	while (n--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+	static uint32_t table[256];
+	static int made;
+	if (!made) {
+		for (uint32_t b = 0; b < 256; b++) {
+			uint32_t c = b;
+			for (int k = 0; k < 8; k++)
+				c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+			table[b] = c;
+		}
+		made = 1;
 	}
+	crc = ~crc;
+	while (n--)
+		crc = (crc >> 8) ^ table[(crc ^ *p++) & 0xffu];
 	return ~crc;
 }
 
