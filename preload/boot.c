@@ -105,8 +105,14 @@ static int boot_check_glibc(const struct boot_real *r)
 	 * dynamic mmap threshold when freed (below 32 MiB: the program's
 	 * later large blocks would be served differently) or inflate VmPeak
 	 * (above it).  Mmapped chunks use the same header with glibc's fixed
-	 * 16-byte overhead (musable() in malloc.c, unchanged since 2.26). */
-	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 5000, 20000 };
+	 * 16-byte overhead (musable() in malloc.c, unchanged since 2.26).
+	 * Every shape is here: tcache sizes, sizes past the tcache (1500,
+	 * 3000: from the bins or the top chunk) and blocks split off an
+	 * aligned chunk.  They stay small, and the alignments below a page:
+	 * each heap page the probe is first to touch is a page fault in every
+	 * process, and the earlier 5000, 20000 and 4096-aligned probes cost
+	 * six of them in a `true`. */
+	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 1500, 3000 };
 	const char *name, *base;
 	void *start;
 	int ok = 1;
@@ -118,7 +124,7 @@ static int boot_check_glibc(const struct boot_real *r)
 		return 0;
 	for (size_t i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++) {
 		void *p = r->malloc(sizes[i]);
-		void *q = r->memalign(i & 1 ? 64 : 4096, sizes[i] + 1);
+		void *q = r->memalign(i & 1 ? 64 : 512, sizes[i] + 1);
 		size_t hp, hq;
 		if (!p || !q) {
 			ok = 0;
