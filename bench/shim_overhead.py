@@ -4,6 +4,10 @@ and heaptrack, on the same workloads, in one interleaved run.
 
 Variants (each one a whole command, timed from fork to reaping):
   bare           the workload alone
+  forward        LD_PRELOAD of bench/forward_shim.c (built here with cc): a
+                 malloc/calloc/realloc/free that only call the C library's,
+                 the floor of any preloaded tool; the distance from it to
+                 memtrace is the shim's accounting, not the interposition
   memtrace       LD_PRELOAD=libmemtrace.so MEMTRACE_QUIET=1 (counters, and
                  call sites sampled at the default 512 KiB)
   memtrace-nosample  the same with MEMTRACE_SAMPLE_BYTES=0 (counters only)
@@ -59,7 +63,7 @@ PY_DICTS = (
     "    del d\n"
 )
 
-ALL_VARIANTS = ["bare", "memtrace", "memtrace-nosample", "memtrace-dir", "memusage", "heaptrack",
+ALL_VARIANTS = ["bare", "forward", "memtrace", "memtrace-nosample", "memtrace-dir", "memusage", "heaptrack",
                 "heaptrack-raw"]
 ALL_WORKLOADS = ["malloc-1t", "malloc-2t", "python", "gcc"]
 
@@ -112,6 +116,22 @@ class Runner:
         self.gcc_sources = [Path(s).resolve() for s in args.gcc_source] if args.gcc_source \
             else default_gcc_sources(self.builddir)
         self.gcc_flags = gcc_flags(self.builddir)
+        self.forward = None
+
+    def forward_shim(self):
+        """bench/forward_shim.c built into the scratch directory (once), or
+        None when no compiler can build it."""
+        if self.forward is None:
+            out = self.tmp / "libforward.so"
+            r = subprocess.run(["cc", "-O2", "-fPIC", "-shared", "-o", str(out),
+                                str(benchlib.BENCH_DIR / "forward_shim.c"), "-ldl"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"shim_overhead: cannot build forward_shim.c: {r.stderr.strip()}",
+                      file=sys.stderr)
+                out = ""
+            self.forward = out
+        return self.forward or None
 
     # -- what is available -------------------------------------------------
     def variants(self):
@@ -119,6 +139,8 @@ class Runner:
         for v in self.args.variants:
             if v.startswith("memtrace") and not self.shim:
                 print(f"shim_overhead: no libmemtrace.so: skipping {v}", file=sys.stderr)
+            elif v == "forward" and not self.forward_shim():
+                print("shim_overhead: skipping forward", file=sys.stderr)
             elif v == "memusage" and not self.memusage:
                 print("shim_overhead: no libmemusage.so: skipping memusage", file=sys.stderr)
             elif v == "heaptrack" and not self.heaptrack:
@@ -151,6 +173,9 @@ class Runner:
                   "DUMP_HEAPTRACK_OUTPUT"):
             env.pop(k, None)
         if variant == "bare":
+            return argv, env
+        if variant == "forward":
+            env.update(LD_PRELOAD=str(self.forward_shim()))
             return argv, env
         if variant == "memtrace":
             env.update(LD_PRELOAD=str(self.shim), MEMTRACE_QUIET="1")
