@@ -678,6 +678,61 @@ int jsonr_parse(const char *text, size_t len, struct jsonr_value **out, char *er
 	return 0;
 }
 
+int jsonr_each_item(const char *text, size_t len, jsonr_item_fn *fn, void *ctx, char *err,
+		    size_t errlen)
+{
+	struct jsonr_parser p = {
+		.s = (const unsigned char *)text, .len = len,
+		.err = err, .errlen = errlen,
+	};
+	struct jsonr_value item;
+	char what[16];
+
+	if (err && errlen)
+		err[0] = '\0';
+	jsonr_skip_ws(&p);
+	if (p.pos >= p.len || p.s[p.pos] != '[') {
+		jsonr_fail(&p, "expected an array, got %s", jsonr_what(&p, what));
+		return p.rc;
+	}
+	p.pos++;
+	p.depth = 1; /* the items nest as deep as in jsonr_parse's tree */
+	jsonr_skip_ws(&p);
+	if (p.pos < p.len && p.s[p.pos] == ']') {
+		p.pos++;
+	} else {
+		for (;;) {
+			memset(&item, 0, sizeof item);
+			jsonr_value(&p, &item);
+			if (!p.rc) {
+				int rc = fn(&item, ctx);
+				if (rc < 0)
+					p.rc = rc; /* the caller's reason: no message of ours */
+			}
+			jsonr_value_clear(&item);
+			if (p.rc)
+				return p.rc;
+			jsonr_skip_ws(&p);
+			if (p.pos < p.len && p.s[p.pos] == ',') {
+				p.pos++;
+				jsonr_skip_ws(&p);
+				continue;
+			}
+			if (p.pos < p.len && p.s[p.pos] == ']') {
+				p.pos++;
+				break;
+			}
+			jsonr_fail(&p, "expected ',' or ']' in an array, got %s",
+				   jsonr_what(&p, what));
+			return p.rc;
+		}
+	}
+	jsonr_skip_ws(&p);
+	if (p.pos < p.len)
+		jsonr_fail(&p, "trailing garbage after the value: %s", jsonr_what(&p, what));
+	return p.rc;
+}
+
 const struct jsonr_value *jsonr_get(const struct jsonr_value *obj, const char *key)
 {
 	if (!obj || obj->type != JSONR_OBJECT || !key)
@@ -705,7 +760,11 @@ const char *jsonr_str(const struct jsonr_value *v, const char *dflt)
 	return v && v->type == JSONR_STRING ? v->string : dflt;
 }
 
-int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_value **out, char *err, size_t errlen)
+/* The whole of file `name` in a buffer of its own (*buf, *len; the caller
+ * frees it), bounded by max_bytes as it is read.  0, or -errno with err
+ * filled ("name: why"). */
+static int jsonr_slurp(int dirfd, const char *name, size_t max_bytes, char **bufp, size_t *lenp,
+		       char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -713,7 +772,8 @@ int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_
 	size_t limit = max_bytes < SIZE_MAX ? max_bytes + 1 : SIZE_MAX;
 	int rc = 0;
 
-	*out = NULL;
+	*bufp = NULL;
+	*lenp = 0;
 	if (err && errlen)
 		err[0] = '\0';
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -765,13 +825,10 @@ int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_
 			goto report;
 		}
 	}
-	{
-		char perr[200];
-		rc = jsonr_parse(buf ? buf : "", len, out, perr, sizeof perr);
-		if (rc < 0 && err && errlen)
-			snprintf(err, errlen, "%s: %s", name, perr);
-	}
-	goto out;
+	close(fd);
+	*bufp = buf;
+	*lenp = len;
+	return 0;
 report:
 	if (err && errlen) {
 		if (rc == -EFBIG)
@@ -782,6 +839,36 @@ report:
 out:
 	if (fd >= 0)
 		close(fd);
+	free(buf);
+	return rc;
+}
+
+int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_value **out, char *err, size_t errlen)
+{
+	char *buf, perr[200];
+	size_t len;
+	*out = NULL;
+	int rc = jsonr_slurp(dirfd, name, max_bytes, &buf, &len, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = jsonr_parse(buf ? buf : "", len, out, perr, sizeof perr);
+	if (rc < 0 && err && errlen)
+		snprintf(err, errlen, "%s: %s", name, perr);
+	free(buf);
+	return rc;
+}
+
+int jsonr_read_file_each(int dirfd, const char *name, size_t max_bytes, jsonr_item_fn *fn,
+			 void *ctx, char *err, size_t errlen)
+{
+	char *buf, perr[200];
+	size_t len;
+	int rc = jsonr_slurp(dirfd, name, max_bytes, &buf, &len, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = jsonr_each_item(buf ? buf : "", len, fn, ctx, perr, sizeof perr);
+	if (rc < 0 && err && errlen)
+		snprintf(err, errlen, "%s: %s", name, perr[0] ? perr : strerror(-rc));
 	free(buf);
 	return rc;
 }

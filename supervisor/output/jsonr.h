@@ -62,4 +62,19 @@ const struct jsonr_value *jsonr_at(const struct jsonr_value *arr, size_t i);
  * reading, not from fstat, so a file that grows under us is still bounded. */
 int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_value **out, char *err, size_t errlen);
 
+/* A document that is one array, read an item at a time: fn gets each item's
+ * tree, which is freed when fn returns, so that processes.json of 100,000
+ * images needs the memory of one of them rather than of all.  The text is
+ * held to the same grammar as jsonr_parse, the items' nesting counted from
+ * the array.  fn returns 0 to go on, or -errno to stop: that value is
+ * returned, err left empty.  A syntax error stops the walk where it is
+ * found, after fn has had the items before it: a caller that must not use
+ * part of a torn file drops what it gathered when the result is < 0. */
+typedef int jsonr_item_fn(const struct jsonr_value *item, void *ctx);
+int jsonr_each_item(const char *text, size_t len, jsonr_item_fn *fn, void *ctx, char *err,
+		    size_t errlen);
+/* The same over a whole file, read as jsonr_read_file reads it. */
+int jsonr_read_file_each(int dirfd, const char *name, size_t max_bytes, jsonr_item_fn *fn,
+			 void *ctx, char *err, size_t errlen);
+
 #endif /* MEMTRACE_JSONR_H */

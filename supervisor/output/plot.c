@@ -423,55 +423,65 @@ static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 	}
 }
 
-static void load_processes(struct plot_set *s, const struct jsonr_value *ps)
+/* One image of processes.json (jsonr_read_file_each hands them over one at
+ * a time: the file of a run of 100,000 images is never a tree at once).
+ * 0, or -ENOMEM. */
+static int load_process(const struct jsonr_value *p, void *ctx)
 {
-	if (!ps || ps->type != JSONR_ARRAY || ps->n == 0)
-		return;
-	s->procs = calloc(ps->n, sizeof *s->procs);
-	s->proc_pid = calloc(ps->n, sizeof *s->proc_pid);
-	s->proc_argv0 = calloc(ps->n, sizeof *s->proc_argv0);
-	s->starts = calloc(ps->n, sizeof *s->starts);
-	s->exits = calloc(ps->n, sizeof *s->exits);
-	if (!s->procs || !s->proc_pid || !s->proc_argv0 || !s->starts || !s->exits)
-		return;
-	for (size_t i = 0; i < ps->n; i++) {
-		const struct jsonr_value *p = &ps->items[i];
-		const struct jsonr_value *rec = jsonr_get(p, "record");
-		double first = jsonr_num(jsonr_get(p, "first_seen_s"), NAN);
-		double last = jsonr_num(jsonr_get(p, "last_seen_s"), NAN);
-		/* the shim's own start/end when it has them (exact), else what
-		 * the poller saw */
-		double start = jsonr_num(jsonr_get(rec, "start_s"), first);
-		double end = jsonr_num(jsonr_get(rec, "end_s"), NAN);
-		if (!isfinite(end) && jsonr_get(p, "exit_code") &&
-		    jsonr_get(p, "exit_code")->type == JSONR_NUMBER)
-			end = last;
-		if (isfinite(start))
-			s->starts[s->d.n_starts++] = start;
-		if (isfinite(end))
-			s->exits[s->d.n_exits++] = end;
-		if (!isfinite(first) || !isfinite(last))
-			continue; /* never sampled: no lane */
-		char *argv = join_strings(jsonr_get(p, "argv"), 120);
-		char *label = malloc(160);
-		double pid = jsonr_num(jsonr_get(p, "pid"), 0);
-		if (label)
-			snprintf(label, 160, "pid %.0f %s", pid, argv ? argv : "");
-		free(argv);
-		/* the program's name alone, for a band's legend */
-		const char *a0 = jsonr_str(jsonr_at(jsonr_get(p, "argv"), 0), NULL);
-		const char *slash = a0 ? strrchr(a0, '/') : NULL;
-		if (slash && slash[1])
-			a0 = slash + 1;
-		s->proc_pid[s->d.n_procs] = pid >= 1 && pid <= INT_MAX ? (int)pid : 0;
-		s->proc_argv0[s->d.n_procs] = a0 ? keep_string(s, strndup(a0, 80)) : NULL;
-		struct plot_proc *pp = &s->procs[s->d.n_procs++];
-		pp->label = keep_string(s, label);
-		pp->first_s = first;
-		pp->last_s = last;
-		pp->peak_bytes = jsonr_num(jsonr_get(p, "polled_peak_rss"), 0);
-		pp->peak_at_s = jsonr_num(jsonr_get(p, "polled_peak_at_s"), -1);
-	}
+	struct plot_set *s = ctx;
+	size_t n = s->d.n_procs;
+	if (grow((void **)&s->starts, &s->cap_starts, s->d.n_starts + 1, sizeof *s->starts) < 0 ||
+	    grow((void **)&s->exits, &s->cap_exits, s->d.n_exits + 1, sizeof *s->exits) < 0)
+		return -ENOMEM;
+	const struct jsonr_value *rec = jsonr_get(p, "record");
+	double first = jsonr_num(jsonr_get(p, "first_seen_s"), NAN);
+	double last = jsonr_num(jsonr_get(p, "last_seen_s"), NAN);
+	/* the shim's own start/end when it has them (exact), else what
+	 * the poller saw */
+	double start = jsonr_num(jsonr_get(rec, "start_s"), first);
+	double end = jsonr_num(jsonr_get(rec, "end_s"), NAN);
+	if (!isfinite(end) && jsonr_get(p, "exit_code") &&
+	    jsonr_get(p, "exit_code")->type == JSONR_NUMBER)
+		end = last;
+	if (isfinite(start))
+		s->starts[s->d.n_starts++] = start;
+	if (isfinite(end))
+		s->exits[s->d.n_exits++] = end;
+	if (!isfinite(first) || !isfinite(last))
+		return 0; /* never sampled: no lane */
+	/* the lanes' three arrays grow together (cap_procs) */
+	size_t cap = s->cap_procs;
+	if (grow((void **)&s->procs, &cap, n + 1, sizeof *s->procs) < 0)
+		return -ENOMEM;
+	cap = s->cap_procs;
+	if (grow((void **)&s->proc_pid, &cap, n + 1, sizeof *s->proc_pid) < 0)
+		return -ENOMEM;
+	cap = s->cap_procs;
+	if (grow((void **)&s->proc_argv0, &cap, n + 1, sizeof *s->proc_argv0) < 0)
+		return -ENOMEM;
+	s->cap_procs = cap;
+	char *argv = join_strings(jsonr_get(p, "argv"), 120);
+	char *label = malloc(160);
+	double pid = jsonr_num(jsonr_get(p, "pid"), 0);
+	if (label)
+		snprintf(label, 160, "pid %.0f %s", pid, argv ? argv : "");
+	free(argv);
+	/* the program's name alone, for a band's legend */
+	const char *a0 = jsonr_str(jsonr_at(jsonr_get(p, "argv"), 0), NULL);
+	const char *slash = a0 ? strrchr(a0, '/') : NULL;
+	if (slash && slash[1])
+		a0 = slash + 1;
+	s->proc_pid[n] = pid >= 1 && pid <= INT_MAX ? (int)pid : 0;
+	s->proc_argv0[n] = a0 ? keep_string(s, strndup(a0, 80)) : NULL;
+	struct plot_proc *pp = &s->procs[n];
+	memset(pp, 0, sizeof *pp);
+	pp->label = keep_string(s, label);
+	pp->first_s = first;
+	pp->last_s = last;
+	pp->peak_bytes = jsonr_num(jsonr_get(p, "polled_peak_rss"), 0);
+	pp->peak_at_s = jsonr_num(jsonr_get(p, "polled_peak_at_s"), -1);
+	s->d.n_procs = n + 1;
+	return 0;
 }
 
 int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
@@ -491,10 +501,13 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 	} else {
 		why[0] = '\0';
 	}
-	if (jsonr_read_file(dirfd, "processes.json", PLOT_MAX_JSON, &v, NULL, 0) == 0) {
+	if (jsonr_read_file_each(dirfd, "processes.json", PLOT_MAX_JSON, load_process, s, NULL,
+				 0) == 0) {
 		found = readable = 1;
-		load_processes(s, v);
-		jsonr_free(v);
+	} else {
+		/* torn or unreadable: no lanes from part of it (the strings
+		 * already kept are freed with the set) */
+		s->d.n_procs = s->d.n_starts = s->d.n_exits = 0;
 	}
 
 	struct series_ctx c = { .s = s, .want_rss = 1 };

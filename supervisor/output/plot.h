@@ -39,6 +39,8 @@ struct plot_set {
 	struct plot_proc *procs;
 	int *proc_pid;             /* procs[i]'s pid */
 	const char **proc_argv0;   /* procs[i]'s program name (in strings) */
+	size_t cap_procs;          /* of procs, proc_pid and proc_argv0 alike */
+	size_t cap_starts, cap_exits;
 	struct plot_stack *stack;
 	int *stack_pid;            /* SVG_MAX_BANDS per sample while loading */
 	size_t cap_stack, stride_stack;

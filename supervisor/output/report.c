@@ -38,7 +38,6 @@ struct report_row {
 	enum report_state state;
 	char why[320];                  /* REPORT_BROKEN: what is wrong */
 	struct jsonr_value *res;        /* resources.json (owned) */
-	struct jsonr_value *procs;      /* processes.json (owned) */
 	const struct jsonr_value *meta; /* an object, or NULL */
 	const struct jsonr_value *command; /* an array, or NULL */
 	int has_exit;
@@ -47,6 +46,8 @@ struct report_row {
 	double wall_s, peak_mb, heap_mb; /* NAN: absent or null */
 	const char *largest_name;       /* NULL: no largest process */
 	size_t largest_name_len;
+	char *largest_owned;            /* largest_name's bytes when not "?" (owned) */
+	double largest_bytes;           /* -1 until one is found */
 	long long largest_pid;
 	double largest_mb;
 	long long blind_spots;          /* -1: absent */
@@ -141,36 +142,45 @@ static double num_or_nan(const struct jsonr_value *obj, const char *key)
 
 /* The process with the largest VmHWM (vm_hwm_kb: the kernel's high-water
  * mark, which no sampling interval can miss); one without a VmHWM counts
- * with its polled peak (polled_peak_rss).  On a tie the first listed wins. */
-static void row_largest(struct report_row *r)
+ * with its polled peak (polled_peak_rss).  On a tie the first listed wins.
+ * One image of processes.json at a time (jsonr_read_file_each), so that a
+ * report over runs of 100,000 images holds none of them whole.  0, or
+ * -ENOMEM. */
+static int row_process(const struct jsonr_value *p, void *ctx)
 {
-	double best = -1;
-
-	for (size_t i = 0; i < r->procs->n; i++) {
-		const struct jsonr_value *p = &r->procs->items[i];
-		double bytes = jsonr_num(jsonr_get(p, "vm_hwm_kb"), -1);
-		if (bytes >= 0)
-			bytes *= 1024;
-		else
-			bytes = jsonr_num(jsonr_get(p, "polled_peak_rss"), -1);
-		if (bytes <= best)
-			continue;
-		best = bytes;
-		const struct jsonr_value *name = jsonr_at(jsonr_get(p, "argv"), 0);
-		if (!name || name->type != JSONR_STRING || !name->len)
-			name = jsonr_get(p, "exe");
-		if (name && name->type == JSONR_STRING) {
-			/* basename, by bytes: the name may hold any byte but '/'. */
-			const char *s = name->string, *slash = memrchr(s, '/', name->len);
-			r->largest_name = slash ? slash + 1 : s;
-			r->largest_name_len = name->len - (size_t)(r->largest_name - s);
-		} else {
-			r->largest_name = "?";
-			r->largest_name_len = 1;
-		}
-		r->largest_pid = (long long)jsonr_num(jsonr_get(p, "pid"), -1);
-		r->largest_mb = bytes / 1e6;
+	struct report_row *r = ctx;
+	double bytes = jsonr_num(jsonr_get(p, "vm_hwm_kb"), -1);
+	if (bytes >= 0)
+		bytes *= 1024;
+	else
+		bytes = jsonr_num(jsonr_get(p, "polled_peak_rss"), -1);
+	if (bytes <= r->largest_bytes)
+		return 0;
+	const struct jsonr_value *name = jsonr_at(jsonr_get(p, "argv"), 0);
+	if (!name || name->type != JSONR_STRING || !name->len)
+		name = jsonr_get(p, "exe");
+	char *owned = NULL;
+	const char *base = "?";
+	size_t len = 1;
+	if (name && name->type == JSONR_STRING) {
+		/* basename, by bytes: the name may hold any byte but '/'. */
+		const char *s = name->string, *slash = memrchr(s, '/', name->len);
+		base = slash ? slash + 1 : s;
+		len = name->len - (size_t)(base - s);
+		if (!(owned = malloc(len + 1)))
+			return -ENOMEM;
+		memcpy(owned, base, len);
+		owned[len] = '\0';
+		base = owned;
 	}
+	free(r->largest_owned);
+	r->largest_owned = owned;
+	r->largest_name = base;
+	r->largest_name_len = len;
+	r->largest_bytes = bytes;
+	r->largest_pid = (long long)jsonr_num(jsonr_get(p, "pid"), -1);
+	r->largest_mb = bytes / 1e6;
+	return 0;
 }
 
 static void row_read(struct report_row *r)
@@ -178,6 +188,7 @@ static void row_read(struct report_row *r)
 	char err[300];
 
 	r->wall_s = r->peak_mb = r->heap_mb = r->largest_mb = NAN;
+	r->largest_bytes = -1;
 	r->blind_spots = -1;
 	int dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
@@ -234,15 +245,16 @@ static void row_read(struct report_row *r)
 	 * memsup never got to write processes.json */
 	if (why == SUP_REASON_SUPERVISOR_KILLED)
 		goto out;
-	if (jsonr_read_file(dirfd, "processes.json", REPORT_MAX_FILE_BYTES, &r->procs, err, sizeof err) < 0) {
+	if (jsonr_read_file_each(dirfd, "processes.json", REPORT_MAX_FILE_BYTES, row_process, r, err,
+				 sizeof err) < 0) {
+		/* no largest process from part of a torn file */
+		free(r->largest_owned);
+		r->largest_owned = NULL;
+		r->largest_name = NULL;
+		r->largest_mb = NAN;
 		row_broken(r, err);
 		goto out;
 	}
-	if (r->procs->type != JSONR_ARRAY) {
-		row_broken(r, "processes.json: not a JSON array");
-		goto out;
-	}
-	row_largest(r);
 out:
 	close(dirfd);
 }
@@ -974,7 +986,7 @@ int report_main(int argc, char **argv)
 out:
 	for (int i = 0; rows && i < n_dirs; i++) {
 		jsonr_free(rows[i].res);
-		jsonr_free(rows[i].procs);
+		free(rows[i].largest_owned);
 	}
 	free(rows);
 	free(order);

@@ -436,3 +436,105 @@ Test(jsonr, read_file)
 	close(dfd);
 	rmdir(dir);
 }
+
+/* What the item walk saw: each item's "i" member, and a stop on request. */
+struct each_seen {
+	double got[8];
+	size_t n;
+	size_t stop_at; /* 1 + the index at which fn says -ECANCELED; 0 never */
+};
+
+static int each_note(const struct jsonr_value *item, void *ctx)
+{
+	struct each_seen *s = ctx;
+	if (s->stop_at && s->n + 1 == s->stop_at)
+		return -ECANCELED;
+	cr_assert_lt(s->n, 8);
+	s->got[s->n++] = jsonr_num(jsonr_get(item, "i"), -1);
+	return 0;
+}
+
+/* jsonr_each_item: an array's items one at a time, under jsonr_parse's
+ * grammar, its errors where it finds them, and fn's stop passed back. */
+Test(jsonr, each_item_walks_an_array)
+{
+	char err[200];
+	struct each_seen s = { 0 };
+	const char *ok = " [ {\"i\": 1}, {\"i\": 2, \"a\": [[]]} ,{\"i\":3} ]\n";
+	cr_assert_eq(jsonr_each_item(ok, strlen(ok), each_note, &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.n, 3);
+	cr_assert_eq(s.got[0], 1.0);
+	cr_assert_eq(s.got[2], 3.0);
+
+	s = (struct each_seen){ 0 };
+	cr_assert_eq(jsonr_each_item("[]", 2, each_note, &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.n, 0);
+
+	/* a torn file: the items before the tear were handed over */
+	s = (struct each_seen){ 0 };
+	const char *torn = "[{\"i\": 1},\n{\"i\": 2},\n{\"i\"";
+	cr_assert_eq(jsonr_each_item(torn, strlen(torn), each_note, &s, err, sizeof err), -EINVAL);
+	cr_assert_eq(s.n, 2);
+	cr_assert_str_eq(err, "line 3 col 5: expected ':' after a key, got end of input");
+
+	const char *not_array = "{\"i\": 1}";
+	cr_assert_eq(jsonr_each_item(not_array, strlen(not_array), each_note, &s, err, sizeof err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "line 1 col 1: expected an array, got '{'");
+	const char *trailing = "[1] x";
+	cr_assert_eq(jsonr_each_item(trailing, strlen(trailing), each_note, &s, err, sizeof err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "line 1 col 5: trailing garbage after the value: 'x'");
+	const char *no_comma = "[1 2]";
+	cr_assert_eq(jsonr_each_item(no_comma, strlen(no_comma), each_note, &s, err, sizeof err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "line 1 col 4: expected ',' or ']' in an array, got '2'");
+	cr_assert_eq(jsonr_each_item("[1,]", 4, each_note, &s, err, sizeof err), -EINVAL);
+
+	/* the items nest from the array: 63 more levels are the limit */
+	char *deep = nested(64, "1"), *deeper = nested(65, "1");
+	cr_assert_eq(jsonr_each_item(deep, strlen(deep), each_note, &s, err, sizeof err), 0,
+		     "%s", err);
+	cr_assert_eq(jsonr_each_item(deeper, strlen(deeper), each_note, &s, err, sizeof err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "line 1 col 65: nested deeper than 64");
+	free(deep);
+	free(deeper);
+
+	/* fn's own stop: its value back, no message */
+	s = (struct each_seen){ .stop_at = 2 };
+	cr_assert_eq(jsonr_each_item(ok, strlen(ok), each_note, &s, err, sizeof err), -ECANCELED);
+	cr_assert_eq(s.n, 1);
+	cr_assert_str_eq(err, "");
+}
+
+Test(jsonr, read_file_each)
+{
+	char dir[] = "/tmp/test_jsonr.XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert(dfd >= 0);
+	int fd = openat(dfd, "p.json", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, "[{\"i\": 7}, {\"i\": 8}]\n", 21), 21);
+	close(fd);
+	struct each_seen s = { 0 };
+	char err[200];
+	cr_assert_eq(jsonr_read_file_each(dfd, "p.json", 1 << 20, each_note, &s, err, sizeof err), 0,
+		     "%s", err);
+	cr_assert_eq(s.n, 2);
+	cr_assert_eq(s.got[1], 8.0);
+	cr_assert_eq(jsonr_read_file_each(dfd, "p.json", 20, each_note, &s, err, sizeof err),
+		     -EFBIG);
+	cr_assert_str_eq(err, "p.json: larger than 20 bytes");
+	cr_assert_eq(jsonr_read_file_each(dfd, "none.json", 1 << 20, each_note, &s, err,
+					  sizeof err), -ENOENT);
+	cr_assert_str_eq(err, "none.json: No such file or directory");
+	s = (struct each_seen){ .stop_at = 1 };
+	cr_assert_eq(jsonr_read_file_each(dfd, "p.json", 1 << 20, each_note, &s, err, sizeof err),
+		     -ECANCELED);
+	cr_assert_str_eq(err, "p.json: Operation canceled");
+	unlinkat(dfd, "p.json", 0);
+	close(dfd);
+	cr_assert_eq(rmdir(dir), 0);
+}

@@ -455,6 +455,50 @@ Test(plot, markers_from_phases_and_processes)
 	close(fd);
 }
 
+/* processes.json is read an image at a time (jsonr_read_file_each): many
+ * images cross the arrays' growth steps in order; a torn file gives no
+ * lanes at all rather than the images before the tear. */
+Test(plot, processes_read_one_image_at_a_time)
+{
+	size_t cap = 1000 * 200 + 16, len = 0;
+	char *text = malloc(cap);
+	cr_assert_not_null(text);
+	text[len++] = '[';
+	for (int i = 0; i < 1000; i++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"%s{\"pid\": %d, \"argv\": [\"/bin/w%d\"], "
+					"\"first_seen_s\": %d, \"last_seen_s\": %d.5, "
+					"\"polled_peak_rss\": %d, \"exit_code\": 0, \"record\": null}",
+					i ? ", " : "", 100 + i, i, i, i, 1000 * (i + 1));
+	text[len++] = ']';
+	text[len] = '\0';
+	const char *files[][2] = { { "processes.json", text }, { NULL, NULL } };
+	int fd = dir_with("many", files);
+	struct plot_set s;
+	char err[256];
+	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.d.n_procs, 1000);
+	cr_assert_eq(s.d.n_starts, 1000);
+	cr_assert_eq(s.d.n_exits, 1000);
+	cr_expect_str_eq(s.d.procs[999].label, "pid 1099 w999");
+	cr_expect_eq(s.d.procs[999].peak_bytes, 1e6);
+	cr_expect_eq(s.d.procs[500].last_s, 500.5);
+	plot_set_free(&s);
+	close(fd);
+
+	text[len / 2] = '\0'; /* cut in the middle of an image */
+	const char *torn[][2] = { { "resources.json", "{\"command\": [\"w\"], \"wall_s\": 2}" },
+				  { "processes.json", text }, { NULL, NULL } };
+	fd = dir_with("torn", torn);
+	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(s.d.n_procs, 0, "lanes from a torn processes.json");
+	cr_expect_eq(s.d.n_starts, 0);
+	cr_expect_eq(s.d.n_exits, 0);
+	plot_set_free(&s);
+	close(fd);
+	free(text);
+}
+
 /* ---- memsup plot ---- */
 
 static int run_main(const char *const *args, char *out, size_t cap)

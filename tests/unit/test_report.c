@@ -389,12 +389,22 @@ Test(report, broken_rows_never_stop_the_others, .timeout = 60)
 	snprintf(file, sizeof file, "%s/a-file", base);
 	write_file(base, "a-file", "x", 1);
 	snprintf(nosuch, sizeof nosuch, "%s/nosuch", base);
+	/* processes.json torn in its second image: the first, whole, must not
+	 * be named the largest (the file is read an image at a time) */
+	char torn[PATH_MAX];
+	snprintf(torn, sizeof torn, "%s/torn", base);
+	cr_assert_eq(mkdir(torn, 0755), 0);
+	write_file(torn, "resources.json", text, len);
+	const char *tp = "[{\"pid\": 5, \"argv\": [\"/bin/big\"], \"vm_hwm_kb\": 900000},\n"
+			 " {\"pid\": 6, \"argv\": [\"sm";
+	write_file(torn, "processes.json", tp, strlen(tp));
 
-	const char *args[] = { "--csv", half, garbage, good, empty, array, file, nosuch, noprocs, NULL };
+	const char *args[] = { "--csv", half, garbage, good, empty, array, file, nosuch, noprocs,
+			       torn, NULL };
 	cr_assert_eq(report_capture(args, out, sizeof out, err, sizeof err), 1, "%s", err);
 	cr_assert_str_empty(err);
 	struct jsonr_value *rows = csv_to_json(out);
-	cr_assert_eq(rows->n, 8);
+	cr_assert_eq(rows->n, 9);
 	const char *status[] = {
 		NULL, /* half: the position depends on the record; checked below */
 		"broken: resources.json: line 1 col 1: expected a value, got byte 0x7f",
@@ -404,9 +414,10 @@ Test(report, broken_rows_never_stop_the_others, .timeout = 60)
 		"broken: not a directory",
 		"broken: no such directory",
 		"broken: processes.json: No such file or directory",
+		"broken: processes.json: line 2 col 22: unterminated string",
 	};
-	const char *dirs[] = { half, garbage, good, empty, array, file, nosuch, noprocs };
-	for (size_t i = 0; i < 8; i++) {
+	const char *dirs[] = { half, garbage, good, empty, array, file, nosuch, noprocs, torn };
+	for (size_t i = 0; i < 9; i++) {
 		const struct jsonr_value *row = jsonr_at(rows, i);
 		cr_expect_str_eq(field(row, "dir"), dirs[i]);
 		if (status[i])
@@ -422,15 +433,17 @@ Test(report, broken_rows_never_stop_the_others, .timeout = 60)
 	peak = field_num(jsonr_at(rows, 7), "peak_tree_rss_mb");
 	cr_expect(peak >= 12 && peak <= 18, "%.3f", peak);
 	cr_expect_str_eq(field(jsonr_at(rows, 7), "largest_name"), "");
+	cr_expect_str_eq(field(jsonr_at(rows, 8), "largest_name"), "");
+	cr_expect_str_eq(field(jsonr_at(rows, 8), "largest_mb"), "");
 	jsonr_free(rows);
 
 	/* The table says the same, one line per directory. */
-	const char *targs[] = { half, garbage, good, empty, array, file, nosuch, noprocs, NULL };
+	const char *targs[] = { half, garbage, good, empty, array, file, nosuch, noprocs, torn, NULL };
 	cr_assert_eq(report_capture(targs, out, sizeof out, err, sizeof err), 1);
 	size_t lines = 0;
 	for (const char *p = out; (p = strchr(p, '\n')); p++)
 		lines++;
-	cr_expect_eq(lines, 9, "%s", out);
+	cr_expect_eq(lines, 10, "%s", out);
 	cr_expect(strstr(out, "broken: processes.json: No such file or directory\n") != NULL, "%s", out);
 }
 
