@@ -18,6 +18,12 @@ on instead of memsup's staging directory on /dev/shm (memsup(1),
 "Staging"), so the cost of making two files per image on the scratch
 directory's filesystem shows side by side.
 
+With --sampling-off, each workload's traced mode runs once more with
+MEMTRACE_SAMPLE_BYTES=0 in the command's environment ("memsup, sampling
+off"): the shim counts but samples no call stacks (no libgcc_s loaded, no
+stacks files), so the share of sampling in the traced cost shows side by
+side.  --no-unstaged leaves the unstaged mode out.
+
 With --tmpfs-dir DIR (a tmpfs such as /dev/shm), each workload's traced
 mode runs once more with its evidence directory there ("memsup,
 tmpfs"), everything else alike: the cost of making one record file per
@@ -35,7 +41,7 @@ It refuses to run outside scripts/pids-guard.sh (a pids-limited cgroup of
 its own), as bench/RESULTS.md's commands run it.
 
 Usage: scripts/pids-guard.sh -- python3 bench/scale.py --builddir BUILD [--work procs,build]
-       [--procs 100000] [--reps 3] [--tmpfs-dir /dev/shm]
+       [--procs 100000] [--reps 3] [--tmpfs-dir /dev/shm] [--sampling-off] [--no-unstaged]
 """
 import argparse
 import json
@@ -129,6 +135,8 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
                 env = dict(os.environ)
                 if mode == "memsup, unstaged":
                     env["MEMSUP_STAGING_DIR"] = "off"
+                if mode == "memsup, sampling off":
+                    env["MEMTRACE_SAMPLE_BYTES"] = "0"
                 wall = run_one(under_memsup(memsup, out, cmd, trace=trace), cwd=cwd, env=env)
                 fig = evidence_figures(out, wall)
                 fig["wall"] = wall
@@ -139,15 +147,17 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
     return res
 
 
-def tmpfs_mode(args):
-    return ["memsup, tmpfs"] if args.tmpfs_dir else []
+def traced_modes(args):
+    """The traced modes beside plain "memsup" that the options ask for."""
+    return ([] if args.no_unstaged else ["memsup, unstaged"]) + \
+        (["memsup, sampling off"] if args.sampling_off else []) + \
+        (["memsup, tmpfs"] if args.tmpfs_dir else [])
 
 
 def bench_procs(args, memsup, tmp):
     script = (f"i=0; while [ $i -lt {args.procs} ]; do /bin/true; i=$((i+1)); done")
     return round_robin(args, memsup, tmp, "procs",
-                       ["bare", "memsup --no-trace", "memsup", "memsup, unstaged"]
-                       + tmpfs_mode(args),
+                       ["bare", "memsup --no-trace", "memsup"] + traced_modes(args),
                        ["/bin/sh", "-c", script])
 
 
@@ -169,7 +179,7 @@ def bench_build(args, memsup, tmp):
         subprocess.run(["make", "clean"], cwd=src, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return round_robin(args, memsup, tmp, "build",
-                       ["bare", "memsup", "memsup, unstaged"] + tmpfs_mode(args),
+                       ["bare", "memsup"] + traced_modes(args),
                        ["make", f"-j{jobs}"], cwd=src, before=clean)
 
 
@@ -211,6 +221,10 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--tmpfs-dir", help="also run the traced mode with its evidence here "
                     "(a tmpfs such as /dev/shm)")
+    ap.add_argument("--sampling-off", action="store_true",
+                    help="also run the traced mode with MEMTRACE_SAMPLE_BYTES=0")
+    ap.add_argument("--no-unstaged", action="store_true",
+                    help="leave out the traced mode with MEMSUP_STAGING_DIR=off")
     args = ap.parse_args()
     if args.tmpfs_dir and not Path(args.tmpfs_dir).is_dir():
         raise SystemExit(f"--tmpfs-dir {args.tmpfs_dir!r}: not a directory")
