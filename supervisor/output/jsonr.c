@@ -481,6 +481,30 @@ static size_t jsonr_find_duplicate(struct jsonr_parser *p, const struct jsonr_li
 	return dup;
 }
 
+/* After an item of a container that `close` ends: 1 when a ',' leads to
+ * another item (consumed, and the whitespace after it), 0 when `close` ends
+ * the container (consumed), -1 on an error (p->rc set). */
+static int jsonr_after_item(struct jsonr_parser *p, char close)
+{
+	char what[16];
+	jsonr_skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == ',') {
+		p->pos++;
+		jsonr_skip_ws(p);
+		if (p->pos < p->len && p->s[p->pos] == close) {
+			jsonr_fail(p, "trailing comma before '%c'", close);
+			return -1;
+		}
+		return 1;
+	}
+	if (p->pos < p->len && p->s[p->pos] == close) {
+		p->pos++;
+		return 0;
+	}
+	jsonr_fail(p, "expected ',' or '%c', got %s", close, jsonr_what(p, what));
+	return -1;
+}
+
 static void jsonr_container(struct jsonr_parser *p, struct jsonr_value *v, int is_object)
 {
 	struct jsonr_list l = { 0 };
@@ -542,22 +566,11 @@ static void jsonr_container(struct jsonr_parser *p, struct jsonr_value *v, int i
 		}
 		if (p->rc)
 			goto fail;
-		jsonr_skip_ws(p);
-		if (p->pos < p->len && p->s[p->pos] == ',') {
-			p->pos++;
-			jsonr_skip_ws(p);
-			if (p->pos < p->len && p->s[p->pos] == close) {
-				jsonr_fail(p, "trailing comma before '%c'", close);
-				goto fail;
-			}
-			continue;
-		}
-		if (p->pos < p->len && p->s[p->pos] == close) {
-			p->pos++;
+		int more = jsonr_after_item(p, close);
+		if (more < 0)
+			goto fail;
+		if (!more)
 			break;
-		}
-		jsonr_fail(p, "expected ',' or '%c', got %s", close, jsonr_what(p, what));
-		goto fail;
 	}
 	if (is_object) {
 		/* Once per object, after its last key: sorting each time a key
@@ -712,19 +725,11 @@ int jsonr_each_item(const char *text, size_t len, jsonr_item_fn *fn, void *ctx, 
 			jsonr_value_clear(&item);
 			if (p.rc)
 				return p.rc;
-			jsonr_skip_ws(&p);
-			if (p.pos < p.len && p.s[p.pos] == ',') {
-				p.pos++;
-				jsonr_skip_ws(&p);
-				continue;
-			}
-			if (p.pos < p.len && p.s[p.pos] == ']') {
-				p.pos++;
+			int more = jsonr_after_item(&p, ']');
+			if (more < 0)
+				return p.rc;
+			if (!more)
 				break;
-			}
-			jsonr_fail(&p, "expected ',' or ']' in an array, got %s",
-				   jsonr_what(&p, what));
-			return p.rc;
 		}
 	}
 	jsonr_skip_ws(&p);
