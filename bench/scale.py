@@ -20,9 +20,9 @@ directory's filesystem shows side by side.
 
 With --sampling-off, each workload's traced mode runs once more with
 MEMTRACE_SAMPLE_BYTES=0 in the command's environment ("memsup, sampling
-off"): the shim counts but samples no call stacks (no libgcc_s loaded, no
-stacks files), so the share of sampling in the traced cost shows side by
-side.  --no-unstaged leaves the unstaged mode out.
+off"): the shim counts but samples no call stacks (no unwinding, no stacks
+files, no libgcc_s loaded where the unwinder is not linked into the shim),
+so the share of sampling in the traced cost shows side by side.  --no-unstaged leaves the unstaged mode out.
 
 With --tmpfs-dir DIR (a tmpfs such as /dev/shm), each workload's traced
 mode runs once more with its evidence directory there ("memsup,

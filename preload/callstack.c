@@ -116,10 +116,24 @@ unsigned callstack_fp(uint64_t *pcs, unsigned max, uintptr_t ra, int *complete, 
 #endif
 }
 
-#if defined(HAVE_UNWIND_H)
+#if defined(HAVE_UNWIND_H) && defined(MT_STATIC_UNWINDER)
+/* libgcc's unwinder is linked into the shim (configure.ac: libgcc_eh.a,
+ * its symbols local to libmemtrace.so): nothing to find or load.  It is a
+ * copy of its own, so frames that a JIT registered with the program's
+ * libgcc_s (__register_frame) end a stack here, as code without unwind
+ * tables does. */
+#define unwind_backtrace _Unwind_Backtrace
+#define unwind_get_ip _Unwind_GetIP
+#define unwind_found() 1
+
+void callstack_init(void)
+{
+}
+#elif defined(HAVE_UNWIND_H)
 /* libgcc's unwinder, found at start by callstack_init; NULL without it. */
 static _Unwind_Reason_Code (*unwind_backtrace)(_Unwind_Trace_Fn, void *);
 static _Unwind_Ptr (*unwind_get_ip)(struct _Unwind_Context *);
+#define unwind_found() (unwind_backtrace != NULL)
 
 void callstack_init(void)
 {
@@ -187,7 +201,7 @@ unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncat
 {
 	*truncated = 0;
 #if defined(HAVE_UNWIND_H)
-	if (unwind_backtrace) {
+	if (unwind_found()) {
 		struct callstack_walk w;
 		memset(&w, 0, sizeof w);
 		w.pcs = pcs;

@@ -14,14 +14,18 @@
  *    few dozen loads.
  *  - libgcc's DWARF unwinder (_Unwind_Backtrace, what glibc's backtrace()
  *    calls, from .eh_frame): right for code built without frame pointers
- *    (most distribution packages), a few microseconds.  The shim links only
- *    libc and libdl: callstack_init, from the constructor when sampling is
- *    on, dlopens libgcc_s.so.1 (its allocations from the bootstrap arena),
- *    before any hook samples: glibc's backtrace() would dlopen it at its
- *    first call instead, and that first call would allocate (in the
- *    program's figures) and take the loader's lock inside an allocation.  With glibc >= 2.35 libgcc
- *    finds a pc's unwind tables through _dl_find_object, which takes no
- *    lock and does not allocate.
+ *    (most distribution packages), a few microseconds.  Where the compiler
+ *    has libgcc_eh.a (configure: MT_STATIC_UNWINDER) a copy of it is linked
+ *    into libmemtrace.so with its symbols kept local, so that nothing is
+ *    loaded in each traced image (loading libgcc_s.so.1 cost an image about
+ *    0.2 ms, half of it its constructor's cpuid probe).  Else the shim,
+ *    which links only libc and libdl, has callstack_init, from the
+ *    constructor when sampling is on, dlopen libgcc_s.so.1 (its allocations
+ *    from the bootstrap arena) before any hook samples: glibc's backtrace()
+ *    would dlopen it at its first call instead, and that first call would
+ *    allocate (in the program's figures) and take the loader's lock inside
+ *    an allocation.  With glibc >= 2.35 libgcc finds a pc's unwind tables
+ *    through _dl_find_object, which takes no lock and does not allocate.
  * Frame pointers are trusted per module, the module of the allocator's
  * caller: the first samples from a module take both stacks and compare;
  * the module is trusted if the walk's frames are a prefix of the DWARF
@@ -43,9 +47,10 @@
  * frame pointed into no known module (time to refresh the table). */
 unsigned callstack_capture(uint64_t *pcs, unsigned max, uintptr_t ra, uint32_t *flags, int *miss);
 
-/* Finds libgcc's unwinder (dlopen of libgcc_s.so.1, shared if the program
- * has it already); without it, stacks come from frame pointers alone.
- * Constructor only (sites_start, when sampling is on). */
+/* Finds libgcc's unwinder when it is not linked in (dlopen of
+ * libgcc_s.so.1, shared if the program has it already); without one,
+ * stacks come from frame pointers alone.  Constructor only (sites_start,
+ * when sampling is on). */
 void callstack_init(void);
 
 /* The pieces, for the unit tests.  callstack_fp's *complete: 0 the walk

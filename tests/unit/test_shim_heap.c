@@ -61,9 +61,10 @@ Test(shim_heap, scripted_sequence_is_exact, .timeout = 20)
 }
 
 /* Sampling (on by default) brings its own machinery up in the constructor
- * (libgcc's unwinder, dlopen'ed): none of its allocations may show as the
- * program's.  The same program, sampling off and on: the same calls and
- * the same bytes (a failed dlopen look once added a malloc and a free). */
+ * (libgcc's unwinder, dlopen'ed where it is not linked into the shim):
+ * none of its allocations may show as the program's.  The same program,
+ * sampling off and on: the same calls and the same bytes (a failed dlopen
+ * look once added a malloc and a free). */
 Test(shim_heap, sampling_adds_no_call_of_its_own, .timeout = 20)
 {
 	const char *argv[] = { "alloc_script", NULL };
