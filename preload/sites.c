@@ -98,13 +98,24 @@ static void sites_drain(void)
 	}
 }
 
+/* Set while a fork holds the lock (sites_fork_prepare to the parent's or
+ * the child's handler).  The fork then waits for glibc's malloc arenas, and
+ * a thread inside glibc's malloc holds one: if a signal handler interrupts
+ * it there and allocates (glibc's per-thread cache makes that work bare),
+ * its sampled malloc or free must not wait for this lock, or neither
+ * thread ever goes on (x_stress with MEMTRACE_SAMPLE_BYTES=4096 hung so). */
+static int sites_forking;
+
 /* Held for microseconds (a table update, at worst a /proc/self/maps read);
- * waiters yield the CPU after a short spin. */
-static void sites_lock(void)
+ * waiters yield the CPU after a short spin.  With `yield_to_fork`, gives up
+ * and returns 0 when a fork holds the lock (see sites_forking); else 1. */
+static int sites_lock_unless_fork(int yield_to_fork)
 {
 	unsigned spins = 0;
 	while (__atomic_exchange_n(&sites_lock_word, 1, __ATOMIC_ACQUIRE)) {
 		while (__atomic_load_n(&sites_lock_word, __ATOMIC_RELAXED)) {
+			if (yield_to_fork && __atomic_load_n(&sites_forking, __ATOMIC_ACQUIRE))
+				return 0;
 			if (++spins < 64) {
 #if defined(__x86_64__) || defined(__i386__)
 				__asm__ volatile("pause");
@@ -116,6 +127,12 @@ static void sites_lock(void)
 		}
 	}
 	sites_drain();
+	return 1;
+}
+
+static void sites_lock(void)
+{
+	sites_lock_unless_fork(0);
 }
 
 /* The record's stacks_changes (record.h): raised at the unlock after the
@@ -620,14 +637,16 @@ void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra)
 	}
 	t0 = sys_mono_ns();
 	if (!__atomic_load_n(&sites_hdr, __ATOMIC_ACQUIRE)) {
-		sites_lock();
+		if (!sites_lock_unless_fork(1))
+			goto skip;
 		sites_make();
 		sites_unlock();
 	}
 	if (__atomic_load_n(&sites_hdr, __ATOMIC_ACQUIRE)) {
 		/* The expensive part, outside the lock. */
 		n = callstack_capture(pcs, MT_STACKS_FRAMES, ra, &flags, &miss);
-		sites_lock();
+		if (!sites_lock_unless_fork(1))
+			goto skip;
 		if (sites_want_file)
 			sites_materialize();
 		h = sites_hdr;
@@ -646,6 +665,10 @@ void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra)
 		sites_unlock();
 	}
 	shim_guard_leave();
+	return;
+skip: /* a fork holds the lock: this block is not sampled */
+	__atomic_fetch_add(&sites_skips, 1, __ATOMIC_RELAXED);
+	shim_guard_leave();
 }
 
 void sites_forget(void *p)
@@ -654,7 +677,11 @@ void sites_forget(void *p)
 		sites_queue((uintptr_t)p);
 		return;
 	}
-	sites_lock();
+	if (!sites_lock_unless_fork(1)) {
+		sites_queue((uintptr_t)p); /* for the fork's unlock to drain */
+		shim_guard_leave();
+		return;
+	}
 	if (sites_remove((uintptr_t)p, NULL))
 		sites_own_events = 1;
 	sites_unlock();
@@ -668,7 +695,11 @@ void sites_hold(void *p, struct sites_held *held)
 		sites_queue((uintptr_t)p);
 		return;
 	}
-	sites_lock();
+	if (!sites_lock_unless_fork(1)) {
+		sites_queue((uintptr_t)p);
+		shim_guard_leave();
+		return;
+	}
 	if (sites_remove((uintptr_t)p, held))
 		sites_own_events = 1;
 	sites_unlock();
@@ -679,7 +710,11 @@ void sites_unhold(void *p, const struct sites_held *held)
 {
 	if (!held->held || !shim_guard_enter())
 		return;
-	sites_lock();
+	if (!sites_lock_unless_fork(1)) {
+		shim_guard_leave(); /* the block goes unsampled, as a skip */
+		__atomic_fetch_add(&sites_skips, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	if (sites_hdr && held->stack < sites_hdr->stack_count) {
 		sites_event(sites_hdr);
 		sites_add(sites_hdr, (uintptr_t)p, held->stack, held->weight, held->var);
@@ -734,12 +769,14 @@ void sites_unfinish(void)
 
 void sites_fork_prepare(void)
 {
+	__atomic_store_n(&sites_forking, 1, __ATOMIC_RELEASE);
 	sites_lock();
 }
 
 void sites_fork_parent(void)
 {
 	sites_unlock();
+	__atomic_store_n(&sites_forking, 0, __ATOMIC_RELEASE);
 }
 
 /* Async-signal-safe: raw system calls and copies. */
@@ -748,6 +785,7 @@ void sites_fork_child(void)
 	struct mt_stacks_header *old = sites_hdr, *h;
 	uint32_t nstk;
 	__atomic_store_n(&sites_lock_word, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sites_forking, 0, __ATOMIC_RELAXED);
 	sample_fork_child();
 	sites_changed = 0; /* the record's stacks_changes is 0 (store.c) */
 	if (!old)

@@ -167,12 +167,14 @@ struct mt_stacks_header {
 	uint64_t untracked_bytes;  /* their estimated bytes */
 	uint64_t catchall_samples; /* samples given to stack 0 */
 	/* A sample fell due while its thread was already inside the shim (a
-	 * signal handler that allocates): not taken, counted. */
+	 * signal handler that allocates), or while a fork() of another thread
+	 * held the table's lock (sites.c, sites_forking): not taken, counted. */
 	uint64_t skipped_samples;
 	/* Frees of sampled blocks that could not be recognised at once (a
-	 * signal handler freeing while its thread was inside the shim) and
-	 * were queued; lost_frees could not even be queued: their blocks stay
-	 * in the live columns until their address is allocated again. */
+	 * signal handler freeing while its thread was inside the shim, or
+	 * while a fork held the lock) and were queued; lost_frees could not
+	 * even be queued: their blocks stay in the live columns until their
+	 * address is allocated again. */
 	uint64_t lost_frees;
 	uint64_t fp_samples;       /* stacks taken by the frame-pointer walk */
 	uint64_t backtrace_samples;/* stacks taken by the DWARF unwinder */

@@ -5,6 +5,7 @@
  * test's own memory (no MEMTRACE_DIR); block addresses are never
  * dereferenced, so any distinct values do. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -163,6 +164,41 @@ Test(sites, frees_inside_the_shim_are_queued)
 	shim_guard_leave();
 	sites_finish(MT_STATE_EXITED);
 	cr_expect_geq(h->lost_frees, 80 - 64);
+}
+
+/* What another thread does while a fork holds the lock: in the program,
+ * a signal handler that interrupted glibc's malloc there, holding the
+ * arena lock the fork waits for. */
+static void *during_fork(void *arg)
+{
+	(void)arg;
+	sample(0x50000, 100, 0xc3);     /* skipped, not waited for */
+	sites_forget((void *)0x10000); /* queued for the fork's unlock */
+	return NULL;
+}
+
+/* A fork holds the lock from its prepare handler until glibc's fork has
+ * taken every malloc arena's lock; waiting for it from inside glibc's
+ * malloc (a handler that allocates) never ends: x_stress hung so, with
+ * MEMTRACE_SAMPLE_BYTES=4096.  Without the fix this test times out. */
+Test(sites, a_fork_holding_the_lock_is_not_waited_for, .timeout = 20)
+{
+	pthread_t t;
+	start(1);
+	sample(0x10000, 100, 0xa1);
+	struct mt_stacks_header *h = sites_table();
+	sites_fork_prepare();
+	cr_assert_eq(pthread_create(&t, NULL, during_fork, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_expect_eq(stack_of(0xa1)->live_count, 1, "the free waits for the unlock");
+	sites_fork_parent();
+	cr_expect_eq(stack_of(0xa1)->live_count, 0);
+	cr_expect(!sites_maybe((void *)0x50000));
+	sample(0x60000, 100, 0xb2); /* publishes the count of skips */
+	cr_expect_eq(h->skipped_samples, 1);
+	cr_expect_eq(h->sampled_frees, 1);
+	/* and after the fork a sample waits for the lock as usual */
+	cr_expect(sites_maybe((void *)0x60000));
 }
 
 Test(sites, full_live_table_counts_untracked, .timeout = 60)
