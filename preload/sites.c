@@ -98,12 +98,14 @@ static void sites_drain(void)
 	}
 }
 
-/* Set while a fork holds the lock (sites_fork_prepare to the parent's or
- * the child's handler).  The fork then waits for glibc's malloc arenas, and
- * a thread inside glibc's malloc holds one: if a signal handler interrupts
- * it there and allocates (glibc's per-thread cache makes that work bare),
- * its sampled malloc or free must not wait for this lock, or neither
- * thread ever goes on (x_stress with MEMTRACE_SAMPLE_BYTES=4096 hung so). */
+/* Forks under way (sites_fork_prepare to the parent's or the child's
+ * handler): a count, since two threads may fork at once, the second waiting
+ * for the lock the first holds.  A fork holds the lock while glibc's fork
+ * waits for the malloc arenas, and a thread inside glibc's malloc holds
+ * one: if a signal handler interrupts it there and allocates (glibc's
+ * per-thread cache makes that work bare), its sampled malloc or free must
+ * not wait for this lock, or neither thread ever goes on (x_stress with
+ * MEMTRACE_SAMPLE_BYTES=4096 hung so). */
 static int sites_forking;
 
 /* Held for microseconds (a table update, at worst a /proc/self/maps read);
@@ -769,14 +771,14 @@ void sites_unfinish(void)
 
 void sites_fork_prepare(void)
 {
-	__atomic_store_n(&sites_forking, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&sites_forking, 1, __ATOMIC_RELEASE);
 	sites_lock();
 }
 
 void sites_fork_parent(void)
 {
 	sites_unlock();
-	__atomic_store_n(&sites_forking, 0, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&sites_forking, 1, __ATOMIC_RELEASE);
 }
 
 /* Async-signal-safe: raw system calls and copies. */
@@ -785,7 +787,7 @@ void sites_fork_child(void)
 	struct mt_stacks_header *old = sites_hdr, *h;
 	uint32_t nstk;
 	__atomic_store_n(&sites_lock_word, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&sites_forking, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sites_forking, 0, __ATOMIC_RELAXED); /* the forker alone is here */
 	sample_fork_child();
 	sites_changed = 0; /* the record's stacks_changes is 0 (store.c) */
 	if (!old)
