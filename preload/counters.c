@@ -209,9 +209,28 @@ static struct shard *counters_request_mt(struct mt_record *r, unsigned kind, siz
 	return NULL;
 }
 
+/* The room of a shard whose delta is d (counters.h, counters_live_shard):
+ * how far d may grow before heap_current + d could pass either peak, from
+ * the shared figures as they are now; never negative (a delta at or below
+ * zero makes no peak), always below COUNTERS_DELTA_MAX. */
+static int64_t counters_room(const struct mt_record *r)
+{
+	int64_t cur = (int64_t)__atomic_load_n(&r->heap_current, __ATOMIC_RELAXED);
+	int64_t heap = (int64_t)__atomic_load_n(&r->heap_peak, __ATOMIC_RELAXED) - cur;
+	int64_t total = (int64_t)__atomic_load_n(&r->total_peak, __ATOMIC_RELAXED) -
+			(int64_t)__atomic_load_n(&counters_maps_now, __ATOMIC_RELAXED) - cur;
+	int64_t room = heap < total ? heap : total;
+	if (room < 0)
+		return 0;
+	return room < COUNTERS_DELTA_MAX ? room : COUNTERS_DELTA_MAX - 1;
+}
+
+/* The owner's periodic flush: its delta is now in the shared figure, so
+ * its room is computed afresh too. */
 void counters_flush_shard(struct shard *sh)
 {
 	counters_drain_shard(sh);
+	sh->heap_room = counters_room(counters_rec);
 }
 
 static void counters_add_shard(struct shard *sh, void *ctx)
@@ -278,7 +297,7 @@ static inline int counters_raise_signed(uint64_t *field, int64_t v)
  * only when total_peak rises (and by mapping calls and at the end), so its
  * cache line is read, not written, by an ordinary allocation; heap_current
  * + map_*_current is the current total (record.h). */
-void counters_peaks_mt(struct mt_record *r, int64_t heap)
+static void counters_peaks_mt(struct mt_record *r, int64_t heap)
 {
 	int64_t tot;
 	if (heap > (int64_t)__atomic_load_n(&r->heap_peak, __ATOMIC_RELAXED) &&
@@ -307,19 +326,33 @@ static void counters_publish(struct mt_record *r, int64_t bytes)
 		counters_peaks_mt(r, cur);
 }
 
-/* The delta plus `bytes`, taken with an atomic exchange (so neither a
+/* A call whose live bytes would take the delta past its room or below
+ * -COUNTERS_DELTA_MAX.  A delta that passes +-COUNTERS_DELTA_MAX goes to
+ * the shared figure whole, taken with an atomic exchange (so neither a
  * signal handler of this thread nor the image's end, which drains every
- * shard, can count it twice), to the shared figure. */
-void counters_publish_delta(struct shard *sh, int64_t bytes)
+ * shard, can count it twice); a smaller one stays, and is tested against
+ * the peaks as they are now.  Either way the room is computed afresh. */
+void counters_live_shard_slow(struct shard *sh, int64_t bytes)
 {
-	counters_publish(counters_rec,
-			 bytes + __atomic_exchange_n(&sh->heap_delta, 0, __ATOMIC_RELAXED));
+	struct mt_record *r = counters_rec;
+	int64_t d = sh->heap_delta + bytes;
+	if (d >= COUNTERS_DELTA_MAX || d <= -COUNTERS_DELTA_MAX) {
+		counters_publish(r, bytes + __atomic_exchange_n(&sh->heap_delta, 0,
+								 __ATOMIC_RELAXED));
+	} else {
+		counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)bytes);
+		if (bytes > 0)
+			counters_peaks_mt(r, (int64_t)__atomic_load_n(&r->heap_current,
+								      __ATOMIC_RELAXED) +
+						     d);
+	}
+	sh->heap_room = counters_room(r);
 }
 
 static void counters_live_mt(struct mt_record *r, struct shard *sh, int64_t bytes)
 {
 	if (sh)
-		counters_live_shard(r, sh, bytes);
+		counters_live_shard(sh, bytes);
 	else
 		counters_publish(r, bytes);
 }

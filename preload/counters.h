@@ -250,9 +250,10 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
  * heap_current therefore lags the truth by less than COUNTERS_DELTA_MAX
  * per thread, and may even read below zero (as a signed number) while one
  * thread holds bytes not yet added that another thread freed; heap_peak is
- * raised from the shared figure plus the calling thread's own delta, so it
- * is exact to within COUNTERS_DELTA_MAX per other thread.  A thread
- * without a shard updates the record directly. */
+ * raised from the shared figure plus the calling thread's own delta, tested
+ * against a room the thread last computed (below), so it is exact to within
+ * COUNTERS_DELTA_MAX per running thread.  A thread without a shard updates
+ * the record directly. */
 #define COUNTERS_FLUSH 1024u
 #define COUNTERS_DELTA_MAX (64 * 1024)
 
@@ -269,12 +270,10 @@ static inline void counters_bump(uint64_t *x, uint64_t d)
 #endif
 }
 
-/* Out of line: the shard's counts to the record; the delta plus `bytes` to
- * the shared figure; a possible new peak (heap = the caller's estimate of
- * the live heap). */
+/* Out of line: the shard's counts to the record; the call's live bytes
+ * when they leave the shard's room (counters_live_shard). */
 void counters_flush_shard(struct shard *sh);
-void counters_publish_delta(struct shard *sh, int64_t bytes);
-void counters_peaks_mt(struct mt_record *r, int64_t heap);
+void counters_live_shard_slow(struct shard *sh, int64_t bytes);
 
 static inline void counters_request_shard(struct shard *sh, unsigned kind, size_t req)
 {
@@ -287,26 +286,29 @@ static inline void counters_request_shard(struct shard *sh, unsigned kind, size_
 		counters_flush_shard(sh);
 }
 
-/* Live bytes of one call into the thread's delta (see above). */
-static inline void counters_live_shard(struct mt_record *r, struct shard *sh, int64_t bytes)
+/* Live bytes of one call into the thread's delta (see above).  The shard
+ * keeps its room: how far its delta may grow before the shared figure
+ * plus the delta could pass heap_peak (or, with the mappings, total_peak),
+ * as of the last time this thread looked at the shared figures.  So an
+ * ordinary call reads no shared cache line at all: with two threads, the
+ * four shared loads of a peak test on every allocation cost 10% of a
+ * malloc/free loop, because the other thread's publishes and flushes
+ * keep taking those lines away.  The room goes stale when another thread
+ * adds to heap_current; the peak then misses at most this thread's delta,
+ * under COUNTERS_DELTA_MAX (record.h's bound counts every running thread
+ * for that reason). */
+static inline void counters_live_shard(struct shard *sh, int64_t bytes)
 {
-	int64_t d = sh->heap_delta + bytes, heap;
-	if (MT_UNLIKELY(d >= COUNTERS_DELTA_MAX || d <= -COUNTERS_DELTA_MAX)) {
-		counters_publish_delta(sh, bytes);
+	int64_t d = sh->heap_delta + bytes;
+	if (MT_UNLIKELY(d > sh->heap_room) || MT_UNLIKELY(d <= -COUNTERS_DELTA_MAX)) {
+		counters_live_shard_slow(sh, bytes);
 		return;
 	}
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)bytes);
-	if (bytes <= 0)
-		return;
-	heap = (int64_t)__atomic_load_n(&r->heap_current, __ATOMIC_RELAXED) + d;
-	if (MT_UNLIKELY(heap > (int64_t)__atomic_load_n(&r->heap_peak, __ATOMIC_RELAXED) ||
-			heap + (int64_t)__atomic_load_n(&counters_maps_now, __ATOMIC_RELAXED) >
-				(int64_t)__atomic_load_n(&r->total_peak, __ATOMIC_RELAXED)))
-		counters_peaks_mt(r, heap);
 }
 
 /* The multithreaded shortest path (counters_fast_mt): a thread with a shard
- * touches only its shard and reads three shared figures. */
+ * touches only its shard. */
 static inline void counters_alloc_mt_fast(unsigned kind, size_t req, size_t usable)
 {
 	struct shard *sh = shards_tls_mine;
@@ -316,7 +318,7 @@ static inline void counters_alloc_mt_fast(unsigned kind, size_t req, size_t usab
 	}
 	counters_request_shard(sh, kind, req);
 	if (usable)
-		counters_live_shard(counters_rec, sh, (int64_t)usable);
+		counters_live_shard(sh, (int64_t)usable);
 }
 
 static inline void counters_free_mt_fast(size_t usable)
@@ -329,7 +331,7 @@ static inline void counters_free_mt_fast(size_t usable)
 	counters_bump(&sh->calls[MT_CALL_FREE], 1);
 	if (MT_UNLIKELY(++sh->pending >= COUNTERS_FLUSH))
 		counters_flush_shard(sh);
-	counters_live_shard(counters_rec, sh, -(int64_t)usable);
+	counters_live_shard(sh, -(int64_t)usable);
 }
 
 #endif /* MEMTRACE_COUNTERS_H */

@@ -196,8 +196,10 @@ struct mt_record {
 	 * running thread (the bound memsup's live figures carry); heap_current may
 	 * then even read below zero as an int64_t (one thread freed blocks whose
 	 * allocation another thread has not added yet): readers clamp it at 0.
-	 * heap_peak is exact to within 64 KiB per thread other than the one that
-	 * reached it.  At the end of the image (state != RUNNING) every figure is
+	 * heap_peak is exact to within 64 KiB per running thread (a thread tests
+	 * the peaks only when its own bytes leave a room it last computed from
+	 * the shared figures, and other threads' additions make that room
+	 * stale).  At the end of the image (state != RUNNING) every figure is
 	 * exact. */
 	uint64_t heap_current;
 	uint64_t heap_peak;

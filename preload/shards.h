@@ -49,6 +49,9 @@ struct shard {
 	/* Heap bytes this thread allocated less those it freed since it last
 	 * added them to the record's heap_current (counters.c). */
 	int64_t heap_delta;
+	/* The largest heap_delta that cannot make a new peak, as last seen
+	 * (counters.h, counters_live_shard); below COUNTERS_DELTA_MAX. */
+	int64_t heap_room;
 	uint64_t calls[MT_CALL_SLOTS];
 	uint64_t hist[MT_HIST_BUCKETS];
 	uint64_t requested, largest;

@@ -247,6 +247,96 @@ Test(counters, shared_figure_below_zero_never_wraps, .timeout = 30)
 	counters_go_single();
 }
 
+/* A thread's own growth is a peak at once, although its bytes stay in its
+ * shard: an allocation past the shard's room tests the peaks, one inside
+ * it does not need to (counters.h, counters_live_shard). */
+static void *grow_shrink_grow(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 50; i++)
+		counters_note_alloc(MT_CALL_MALLOC, 1000, 1008);
+	pthread_barrier_wait(&parked); /* 1: 50 blocks, under 64 KiB */
+	pthread_barrier_wait(&parked); /* 2: main has looked */
+	for (int i = 0; i < 20; i++)
+		counters_note_free(1008);
+	for (int i = 0; i < 10; i++) /* back to 40 blocks: inside the room */
+		counters_note_alloc(MT_CALL_MALLOC, 1000, 1008);
+	pthread_barrier_wait(&parked); /* 3 */
+	pthread_barrier_wait(&parked); /* 4 */
+	for (int i = 0; i < 20; i++) /* 60 blocks: past the room */
+		counters_note_alloc(MT_CALL_MALLOC, 1000, 1008);
+	pthread_barrier_wait(&parked); /* 5 */
+	pthread_barrier_wait(&parked); /* 6 */
+	return NULL;
+}
+
+Test(counters, a_threads_own_growth_is_a_peak_at_once, .timeout = 30)
+{
+	pthread_t t;
+	bind_fresh();
+	counters_go_multithreaded();
+	pthread_barrier_init(&parked, NULL, 2);
+	pthread_create(&t, NULL, grow_shrink_grow, NULL);
+	pthread_barrier_wait(&parked); /* 1 */
+	cr_expect_eq(rec.heap_current, 0, "the bytes are still in the shard");
+	cr_expect_eq(rec.heap_peak, 50 * 1008);
+	cr_expect_eq(rec.total_peak, 50 * 1008);
+	pthread_barrier_wait(&parked); /* 2 */
+	pthread_barrier_wait(&parked); /* 3 */
+	cr_expect_eq(rec.heap_peak, 50 * 1008, "no new peak at 40 blocks");
+	pthread_barrier_wait(&parked); /* 4 */
+	pthread_barrier_wait(&parked); /* 5 */
+	cr_expect_eq(rec.heap_peak, 60 * 1008);
+	cr_expect_eq(rec.heap_current, 0);
+	pthread_barrier_wait(&parked); /* 6 */
+	pthread_join(t, NULL);
+	cr_expect_eq(rec.heap_current, 60 * 1008, "the thread's end adds its bytes");
+	counters_go_single();
+}
+
+/* The room goes stale when another thread publishes: the live peak may
+ * then miss what the first thread holds in its shard, never more than
+ * 64 KiB per running thread (record.h), and the end is exact. */
+static void *hold_release_regrow(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 32; i++)
+		counters_note_alloc(MT_CALL_MALLOC, 1000, 1008);
+	for (int i = 0; i < 32; i++)
+		counters_note_free(1008);
+	pthread_barrier_wait(&parked); /* 1: delta 0, room 32 blocks */
+	pthread_barrier_wait(&parked); /* 2: main published a large block */
+	for (int i = 0; i < 30; i++)
+		counters_note_alloc(MT_CALL_MALLOC, 1000, 1008);
+	pthread_barrier_wait(&parked); /* 3 */
+	pthread_barrier_wait(&parked); /* 4 */
+	return NULL;
+}
+
+Test(counters, a_stale_room_misses_less_than_the_bound, .timeout = 30)
+{
+	pthread_t t;
+	uint64_t truth = 100016 + 30 * 1008;
+	bind_fresh();
+	counters_go_multithreaded();
+	pthread_barrier_init(&parked, NULL, 2);
+	pthread_create(&t, NULL, hold_release_regrow, NULL);
+	pthread_barrier_wait(&parked); /* 1 */
+	counters_note_alloc(MT_CALL_MALLOC, 100000, 100016); /* published at once */
+	cr_expect_eq(rec.heap_peak, 100016);
+	pthread_barrier_wait(&parked); /* 2 */
+	pthread_barrier_wait(&parked); /* 3 */
+	cr_expect_leq(rec.heap_peak, truth);
+	cr_expect_geq(rec.heap_peak + 2 * 65536, truth, "peak %llu, truth %llu",
+		      (unsigned long long)rec.heap_peak, (unsigned long long)truth);
+	counters_settle();
+	cr_expect_eq(rec.heap_current, truth);
+	cr_expect_eq(rec.heap_peak, truth, "exact once settled");
+	pthread_barrier_wait(&parked); /* 4 */
+	pthread_join(t, NULL);
+	counters_go_single();
+}
+
 /* ---- the map table ------------------------------------------------------ */
 
 #define PG 4096u
