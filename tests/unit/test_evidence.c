@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,29 @@
 #include "output/resources.h"
 #include "output/timeline.h"
 
+/* The test's temporary directory, removed when its process exits
+ * (Criterion runs each test in a process of its own), passed or failed. */
+static char tmp_dir[PATH_MAX];
+
+static int tmp_remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st, (void)flag, (void)f;
+	remove(path);
+	return 0;
+}
+
+static void tmp_remove(void)
+{
+	nftw(tmp_dir, tmp_remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void mktmp(char *dir, size_t cap)
 {
 	snprintf(dir, cap, "/tmp/memsup-evidence-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(tmp_dir[0], '\0', "one temporary directory per test");
+	snprintf(tmp_dir, sizeof tmp_dir, "%s", dir);
+	atexit(tmp_remove);
 }
 
 Test(evidence, create_makes_parents_and_refuses_existing)

@@ -55,7 +55,8 @@ static inline const char *prog(const char *name)
  * (Criterion runs each test in a process of its own), failed or not:
  * thousands of runs of the suite must not fill /tmp.  MT_KEEP_TMP=1 keeps
  * them for a look at a failure. */
-static char tmp_made[8][256];
+#define TMP_MADE_MAX 256 /* a table-driven test makes dozens of runs */
+static char tmp_made[TMP_MADE_MAX][256];
 static int tmp_n_made;
 
 static int tmp_remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
@@ -88,11 +89,10 @@ static void tmp_remove_all(void)
 /* Remove `path` (a directory or a file of the test's own) at exit too. */
 static inline void tmp_adopt(const char *path)
 {
-	if (tmp_n_made < 8) {
-		if (tmp_n_made == 0)
-			atexit(tmp_remove_all);
-		snprintf(tmp_made[tmp_n_made++], sizeof tmp_made[0], "%s", path);
-	}
+	cr_assert_lt(tmp_n_made, TMP_MADE_MAX, "more temporary directories than tmp_adopt keeps");
+	if (tmp_n_made == 0)
+		atexit(tmp_remove_all);
+	snprintf(tmp_made[tmp_n_made++], sizeof tmp_made[0], "%s", path);
 }
 
 static inline void tmp_make(struct sup_run *r)
