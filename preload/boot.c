@@ -243,18 +243,17 @@ int boot_init(void)
 }
 
 static unsigned boot_saved_fast;
-static int boot_saved_fast_mt, boot_arena_held;
+static int boot_arena_held;
 
 void boot_arena_begin(void)
 {
 	boot_arena_held = shim_guard_enter();
 	if (!boot_arena_held)
 		return; /* inside a hook already: its allocations are ours anyway */
-	/* Only the fast-path bit: COUNTERS_FAST_SITES belongs to sites.c. */
-	boot_saved_fast = __atomic_fetch_and(&counters_fast, ~COUNTERS_FAST, __ATOMIC_RELAXED) &
-			  COUNTERS_FAST;
-	boot_saved_fast_mt = counters_fast_mt;
-	__atomic_store_n(&counters_fast_mt, 0, __ATOMIC_RELAXED);
+	/* Only the fast-path bits: COUNTERS_FAST_SITES belongs to sites.c. */
+	boot_saved_fast = __atomic_fetch_and(&counters_fast, ~(COUNTERS_FAST | COUNTERS_FAST_MT),
+					     __ATOMIC_RELAXED) &
+			  (COUNTERS_FAST | COUNTERS_FAST_MT);
 	/* boot_init() then answers 0 to this thread (its guard is held): the
 	 * hooks serve it from the arena. */
 	__atomic_store_n(&boot_ready, 0, __ATOMIC_RELEASE);
@@ -265,7 +264,6 @@ void boot_arena_end(void)
 	if (!boot_arena_held)
 		return;
 	__atomic_store_n(&boot_ready, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&counters_fast_mt, boot_saved_fast_mt, __ATOMIC_RELAXED);
 	__atomic_fetch_or(&counters_fast, boot_saved_fast, __ATOMIC_RELAXED);
 	boot_arena_held = 0;
 	shim_guard_leave();

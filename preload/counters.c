@@ -15,7 +15,6 @@ int counters_mt;
 uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
 uint64_t counters_maps_now;
 unsigned counters_fast;
-int counters_fast_mt;
 static int counters_glibc_sizes;
 
 static void counters_refresh_total(struct mt_record *r);
@@ -53,7 +52,8 @@ void counters_go_multithreaded(void)
 	 * thread sees it at once. */
 	__atomic_store_n(&counters_mt, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST, __ATOMIC_RELAXED);
-	__atomic_store_n(&counters_fast_mt, counters_glibc_sizes, __ATOMIC_RELAXED);
+	if (counters_glibc_sizes)
+		__atomic_fetch_or(&counters_fast, COUNTERS_FAST_MT, __ATOMIC_RELAXED);
 }
 
 static void counters_add_delta(struct shard *sh, void *ctx)
@@ -79,19 +79,18 @@ void counters_go_single(void)
 	}
 	shards_reset_in_child();
 	counters_mt = 0;
+	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST_MT, __ATOMIC_RELAXED);
 	if (counters_glibc_sizes)
 		__atomic_fetch_or(&counters_fast, COUNTERS_FAST, __ATOMIC_RELAXED);
-	counters_fast_mt = 0;
 }
 
 void counters_set_glibc_sizes(int yes)
 {
+	unsigned mode = counters_mt ? COUNTERS_FAST_MT : COUNTERS_FAST;
 	counters_glibc_sizes = yes;
-	if (yes && !counters_mt)
-		__atomic_fetch_or(&counters_fast, COUNTERS_FAST, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST, __ATOMIC_RELAXED);
-	counters_fast_mt = yes && counters_mt;
+	__atomic_fetch_and(&counters_fast, ~(COUNTERS_FAST | COUNTERS_FAST_MT), __ATOMIC_RELAXED);
+	if (yes)
+		__atomic_fetch_or(&counters_fast, mode, __ATOMIC_RELAXED);
 }
 
 void counters_watch_frees(void)

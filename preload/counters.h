@@ -34,20 +34,19 @@ extern MT_HIDDEN uint64_t counters_heap_stamp_next, counters_total_stamp_next;
  * stores total_current = heap_current + this instead of a second
  * read-modify-write chain. */
 extern MT_HIDDEN uint64_t counters_maps_now;
-/* counters_fast: COUNTERS_FAST while single-threaded *and* block sizes
- * come from glibc chunk headers (boot.h): the hooks then take their
- * shortest path.  counters_fast_mt: 1 in the same case once multithreaded
- * (the per-thread shard path below).
- * COUNTERS_FAST_SITES in counters_fast: a sampled block may be live, so a
- * free must ask sites.h about its block.  Set by sites.c before the first
- * block enters its filter, never cleared (a fork child keeps the parent's
- * sampled blocks); kept in this word so that free() reads one variable
- * and compares it once whether sampling is on or off.  Every write to the
- * word is an atomic RMW of its own bits. */
+/* counters_fast: which shortest path the hooks may take, so that malloc
+ * and free read one variable and compare it once:
+ * COUNTERS_FAST while single-threaded *and* block sizes come from glibc
+ * chunk headers (boot.h); COUNTERS_FAST_MT in the same case once
+ * multithreaded (the per-thread shard path below).
+ * COUNTERS_FAST_SITES: a sampled block may be live, so a free must ask
+ * sites.h about its block.  Set by sites.c before the first block enters
+ * its filter, never cleared (a fork child keeps the parent's sampled
+ * blocks).  Every write to the word is an atomic RMW of its own bits. */
 #define COUNTERS_FAST 1u
 #define COUNTERS_FAST_SITES 2u
+#define COUNTERS_FAST_MT 4u
 extern MT_HIDDEN unsigned counters_fast;
-extern MT_HIDDEN int counters_fast_mt;
 
 /* The static record counting starts in (before the constructor, and when
  * there is no record file). */
@@ -307,27 +306,10 @@ static inline void counters_live_shard(struct shard *sh, int64_t bytes)
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)bytes);
 }
 
-/* The multithreaded shortest path (counters_fast_mt): a thread with a shard
- * touches only its shard. */
-static inline void counters_alloc_mt_fast(unsigned kind, size_t req, size_t usable)
+/* The multithreaded shortest path (COUNTERS_FAST_MT), for a thread with a
+ * shard: it touches only its shard. */
+static inline void counters_free_shard(struct shard *sh, size_t usable)
 {
-	struct shard *sh = shards_tls_mine;
-	if (MT_UNLIKELY(sh == NULL)) {
-		counters_note_alloc_mt(kind, req, usable);
-		return;
-	}
-	counters_request_shard(sh, kind, req);
-	if (usable)
-		counters_live_shard(sh, (int64_t)usable);
-}
-
-static inline void counters_free_mt_fast(size_t usable)
-{
-	struct shard *sh = shards_tls_mine;
-	if (MT_UNLIKELY(sh == NULL)) {
-		counters_note_free_mt(usable);
-		return;
-	}
 	counters_bump(&sh->calls[MT_CALL_FREE], 1);
 	if (MT_UNLIKELY(++sh->pending >= COUNTERS_FLUSH))
 		counters_flush_shard(sh);

@@ -50,28 +50,19 @@ extern char **environ;
 /* The program's call site of the hook that expands this. */
 #define HOOKS_RA ((uintptr_t)__builtin_return_address(0))
 
-/* malloc and free have a shortest path (counters_fast: resolved, one
- * thread, sizes from glibc chunk headers) that a malloc/free loop stays on:
- * one flag test, then plain counter updates; and one for many threads
- * (counters_fast_mt: the thread's own shard), out of line below each. */
+/* malloc and free have two shortest paths that a malloc/free loop stays
+ * on, chosen by one read of counters_fast: one thread (COUNTERS_FAST:
+ * plain counter updates in the record), and many (COUNTERS_FAST_MT: the
+ * calling thread's shard, when it has one).  Both need the real functions
+ * resolved and block sizes from glibc chunk headers.  Everything else
+ * goes out of line. */
 
-/* malloc off the single-threaded fast path: the multithreaded fast path
- * (counters_fast_mt), then the general one.  Out of line, so that malloc()
- * keeps one register across its one call; ra is malloc's call site. */
+/* malloc off the shortest paths.  Out of line, so that malloc() keeps one
+ * register across its one call; ra is malloc's call site. */
 static __attribute__((noinline)) void *hooks_malloc_other(size_t n, uintptr_t ra)
 {
 	void *p;
 	size_t u;
-	if (MT_LIKELY(counters_fast_mt)) {
-		p = real.malloc(n);
-		u = 0;
-		if (MT_LIKELY(p != NULL)) {
-			u = boot_chunk_usable(p);
-			sample_note_alloc(p, u, ra);
-		}
-		counters_alloc_mt_fast(MT_CALL_MALLOC, n, u);
-		return p;
-	}
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(n, 16);
 	p = real.malloc(n);
@@ -91,11 +82,40 @@ static __attribute__((noinline, cold)) void *hooks_malloc_sampled(void *p, size_
 	return p;
 }
 
-MT_EXPORT void *malloc(size_t n)
+static __attribute__((noinline, cold)) void *hooks_malloc_sampled_mt(void *p, size_t u,
+								      uintptr_t ra)
+{
+	sample_take(p, u, ra);
+	counters_live_shard(shards_tls_mine, (int64_t)u);
+	return p;
+}
+
+/* malloc on the multithreaded shortest path: as on the single-threaded
+ * one below, on the thread's shard (its pointer, not n, lives across the
+ * call).  Out of line, so that malloc() keeps the frame of one path. */
+static __attribute__((noinline)) void *hooks_malloc_shard(size_t n, struct shard *sh,
+							   uintptr_t ra)
 {
 	void *p;
 	size_t u;
-	if (MT_LIKELY(__atomic_load_n(&counters_fast, __ATOMIC_RELAXED) & COUNTERS_FAST)) {
+	counters_request_shard(sh, MT_CALL_MALLOC, n);
+	p = real.malloc(n);
+	if (MT_LIKELY(p != NULL)) {
+		u = boot_chunk_usable(p);
+		if (MT_UNLIKELY(sample_count(u)))
+			return hooks_malloc_sampled_mt(p, u, ra);
+		counters_live_shard(sh, (int64_t)u);
+	}
+	return p;
+}
+
+MT_EXPORT void *malloc(size_t n)
+{
+	unsigned fast = __atomic_load_n(&counters_fast, __ATOMIC_RELAXED);
+	struct shard *sh;
+	void *p;
+	size_t u;
+	if (MT_LIKELY(fast & COUNTERS_FAST)) {
 		/* The request is counted before the real call (nothing reads the
 		 * request counts between the two), so that n need not live
 		 * across it. */
@@ -109,6 +129,8 @@ MT_EXPORT void *malloc(size_t n)
 		}
 		return p;
 	}
+	if (MT_LIKELY(fast & COUNTERS_FAST_MT) && MT_LIKELY((sh = shards_tls_mine) != NULL))
+		return hooks_malloc_shard(n, sh, HOOKS_RA);
 	return hooks_malloc_other(n, HOOKS_RA);
 }
 
@@ -121,22 +143,11 @@ static __attribute__((noinline, cold)) void hooks_free_maybe_sampled(void *p)
 	real.free(p);
 }
 
-/* free off the single-threaded fast path: the multithreaded fast path
- * (counters_fast_mt), then the general one.  A function of its own so that
- * free() itself makes no call it returns from, and needs no stack frame. */
+/* free off the shortest paths.  A function of its own so that free()
+ * itself makes no call it returns from, and needs no stack frame. */
 static __attribute__((noinline)) void hooks_free_other(void *p)
 {
 	size_t u;
-	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p)) && MT_LIKELY(counters_fast_mt)) {
-		counters_free_mt_fast(boot_chunk_usable(p));
-		if ((__atomic_load_n(&counters_fast, __ATOMIC_RELAXED) & COUNTERS_FAST_SITES) &&
-		    MT_UNLIKELY(sites_maybe(p))) {
-			hooks_free_maybe_sampled(p);
-			return;
-		}
-		real.free(p);
-		return;
-	}
 	if (MT_UNLIKELY(!boot_ensure()) || MT_UNLIKELY(boot_owns(p)))
 		return; /* arena blocks are never reused */
 	if (!p) {
@@ -149,13 +160,27 @@ static __attribute__((noinline)) void hooks_free_other(void *p)
 	counters_note_free(u);
 }
 
+/* free on the multithreaded shortest path.  Out of line: its calls (a
+ * flush, a room recomputed) need a stack frame, which free() itself,
+ * whose other paths end in tail calls, should not build. */
+static __attribute__((noinline)) void hooks_free_shard(void *p, unsigned fast, struct shard *sh)
+{
+	counters_free_shard(sh, boot_chunk_usable(p));
+	if ((fast & COUNTERS_FAST_SITES) && MT_UNLIKELY(sites_maybe(p))) {
+		hooks_free_maybe_sampled(p);
+		return;
+	}
+	real.free(p);
+}
+
 MT_EXPORT void free(void *p)
 {
 	unsigned fast = __atomic_load_n(&counters_fast, __ATOMIC_RELAXED);
-	/* Counted first, so the call to the real free is a tail call.  Two
-	 * exact compares: with sampling on (the default) the first one is
-	 * taken; with it off, or before any block was sampled, the second
-	 * skips the filter. */
+	struct shard *sh;
+	/* Counted first, so the call to the real free is a tail call.  Exact
+	 * compares: with sampling on (the default) the first one is taken;
+	 * with it off, or before any block was sampled, the second skips the
+	 * filter. */
 	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p))) {
 		if (MT_LIKELY(fast == (COUNTERS_FAST | COUNTERS_FAST_SITES))) {
 			counters_free_st(counters_rec, boot_chunk_usable(p));
@@ -169,6 +194,10 @@ MT_EXPORT void free(void *p)
 		if (MT_LIKELY(fast == COUNTERS_FAST)) {
 			counters_free_st(counters_rec, boot_chunk_usable(p));
 			real.free(p);
+			return;
+		}
+		if (MT_LIKELY(fast & COUNTERS_FAST_MT) && MT_LIKELY((sh = shards_tls_mine) != NULL)) {
+			hooks_free_shard(p, fast, sh);
 			return;
 		}
 	}
