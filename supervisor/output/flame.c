@@ -108,17 +108,63 @@ static char *flame_frame_name(const struct jsonr_value *frame, const struct json
 	return strdup(buf);
 }
 
-/* "pid 123 command" of the image (pid, gen), from stacks.json's images. */
-static void flame_process_name(const struct jsonr_value *images, double pid, double gen,
+/* stacks.json's images, as the flame needs them: read an image at a time
+ * (jsonr_read_file_streaming) and looked up by (pid, gen), so that a run
+ * of 100,000 images costs neither their tree nor a scan per call site. */
+struct flame_image {
+	double pid, gen;
+	char *command; /* NULL: none recorded */
+};
+
+struct flame_images {
+	struct flame_image *v;
+	size_t n, cap;
+};
+
+static int flame_keep_image(const struct jsonr_value *im, void *ctx)
+{
+	struct flame_images *all = ctx;
+	const char *cmd = jsonr_str(jsonr_get(im, "command"), NULL);
+	if (all->n == all->cap) {
+		size_t cap = all->cap ? all->cap * 2 : 256;
+		struct flame_image *v = realloc(all->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		all->v = v;
+		all->cap = cap;
+	}
+	all->v[all->n] = (struct flame_image){ jsonr_num(jsonr_get(im, "pid"), -1),
+					       jsonr_num(jsonr_get(im, "gen"), -1), NULL };
+	if (cmd && !(all->v[all->n].command = strdup(cmd)))
+		return -ENOMEM;
+	all->n++;
+	return 0;
+}
+
+static int flame_image_cmp(const void *a, const void *b)
+{
+	const struct flame_image *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->gen > y->gen) - (x->gen < y->gen);
+}
+
+static void flame_images_free(struct flame_images *all)
+{
+	for (size_t i = 0; i < all->n; i++)
+		free(all->v[i].command);
+	free(all->v);
+	memset(all, 0, sizeof *all);
+}
+
+/* "pid 123 command" of the image (pid, gen); `all` is sorted. */
+static void flame_process_name(const struct flame_images *all, double pid, double gen,
 			       char *buf, size_t cap)
 {
-	const char *cmd = NULL;
-	for (size_t i = 0; images && i < images->n; i++) {
-		const struct jsonr_value *im = &images->items[i];
-		if (jsonr_num(jsonr_get(im, "pid"), -1) == pid &&
-		    jsonr_num(jsonr_get(im, "gen"), -1) == gen)
-			cmd = jsonr_str(jsonr_get(im, "command"), NULL);
-	}
+	struct flame_image key = { pid, gen, NULL };
+	const struct flame_image *im =
+		all->n ? bsearch(&key, all->v, all->n, sizeof *all->v, flame_image_cmp) : NULL;
+	const char *cmd = im ? im->command : NULL;
 	snprintf(buf, cap, "pid %" PRId64 " %s", (int64_t)pid, cmd ? cmd : "?");
 }
 
@@ -148,13 +194,13 @@ static void flame_sort(struct flame *f)
 	}
 }
 
-static int flame_build(struct flame *f, const struct jsonr_value *doc)
+static int flame_build(struct flame *f, const struct jsonr_value *doc,
+		       const struct flame_images *images)
 {
 	const struct jsonr_value *moment =
 		jsonr_get(jsonr_get(doc, "tree"), f->at_rss ? "rss_peak" : "heap_peak");
 	const struct jsonr_value *frames = jsonr_get(doc, "frames");
 	const struct jsonr_value *modules = jsonr_get(doc, "modules");
-	const struct jsonr_value *images = jsonr_get(doc, "images");
 	const struct jsonr_value *sites = jsonr_get(moment, "sites");
 	const char **names;
 	size_t nframes = frames && frames->type == JSONR_ARRAY ? frames->n : 0;
@@ -231,11 +277,18 @@ int flame_load(int dirfd, int at_rss, struct flame *f, char *err, size_t errlen)
 	memset(f, 0, sizeof *f);
 	f->at_rss = at_rss;
 	f->at_s = -1;
-	rc = jsonr_read_file(dirfd, "stacks.json", FLAME_MAX_JSON, &doc, err, errlen);
-	if (rc < 0)
+	struct flame_images images = { 0 };
+	rc = jsonr_read_file_streaming(dirfd, "stacks.json", FLAME_MAX_JSON, "images",
+				       flame_keep_image, &images, &doc, err, errlen);
+	if (rc < 0) {
+		flame_images_free(&images);
 		return rc;
-	rc = flame_build(f, doc);
+	}
+	if (images.n)
+		qsort(images.v, images.n, sizeof *images.v, flame_image_cmp);
+	rc = flame_build(f, doc, &images);
 	jsonr_free(doc);
+	flame_images_free(&images);
 	if (rc < 0) {
 		set_err(err, errlen, "stacks.json: %s", strerror(-rc));
 		flame_free(f);

@@ -25,6 +25,11 @@ struct jsonr_parser {
 	int rc;            /* first error: -EINVAL or -ENOMEM */
 	char *err;
 	size_t errlen;
+	/* jsonr_parse_streaming: the top-level object's member named
+	 * stream_key, when an array, goes to stream_fn an item at a time. */
+	const char *stream_key;
+	jsonr_item_fn *stream_fn;
+	void *stream_ctx;
 };
 
 static void jsonr_fail_at(struct jsonr_parser *p, size_t at, int rc, const char *fmt, ...)
@@ -392,6 +397,7 @@ static int jsonr_literal(struct jsonr_parser *p, const char *word)
 }
 
 static void jsonr_value(struct jsonr_parser *p, struct jsonr_value *v);
+static void jsonr_stream_items(struct jsonr_parser *p, struct jsonr_value *v);
 
 /* Items collected while a container is parsed. */
 struct jsonr_list {
@@ -559,7 +565,11 @@ static void jsonr_container(struct jsonr_parser *p, struct jsonr_value *v, int i
 			}
 			p->pos++;
 			jsonr_skip_ws(p);
-			jsonr_value(p, item);
+			if (p->stream_fn && p->depth == 1 && strcmp(l.keys[l.n - 1], p->stream_key) == 0 &&
+			    p->pos < p->len && p->s[p->pos] == '[')
+				jsonr_stream_items(p, item);
+			else
+				jsonr_value(p, item);
 		} else {
 			jsonr_value(p, item);
 			l.n++;
@@ -606,6 +616,39 @@ fail:
 	free(l.keys);
 	free(l.key_lens);
 	free(l.key_pos);
+}
+
+/* The array at p (its '[') handed to p->stream_fn an item at a time, each
+ * item's tree freed when the function returns; v becomes an empty array.
+ * The items nest as deep as they would in the tree. */
+static void jsonr_stream_items(struct jsonr_parser *p, struct jsonr_value *v)
+{
+	struct jsonr_value item;
+	memset(v, 0, sizeof *v);
+	v->type = JSONR_ARRAY;
+	if (p->depth >= JSONR_MAX_DEPTH) {
+		jsonr_fail(p, "nested deeper than %d", JSONR_MAX_DEPTH);
+		return;
+	}
+	p->depth++;
+	p->pos++; /* the '[' */
+	jsonr_skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == ']') {
+		p->pos++;
+	} else {
+		for (;;) {
+			jsonr_value(p, &item);
+			if (!p->rc) {
+				int rc = p->stream_fn(&item, p->stream_ctx);
+				if (rc < 0)
+					p->rc = rc; /* the caller's reason: no message of ours */
+			}
+			jsonr_value_clear(&item);
+			if (p->rc || jsonr_after_item(p, ']') <= 0)
+				break;
+		}
+	}
+	p->depth--;
 }
 
 static void jsonr_value(struct jsonr_parser *p, struct jsonr_value *v)
@@ -660,11 +703,13 @@ static void jsonr_value(struct jsonr_parser *p, struct jsonr_value *v)
 	jsonr_fail(p, "expected a value, got %s", jsonr_what(p, what));
 }
 
-int jsonr_parse(const char *text, size_t len, struct jsonr_value **out, char *err, size_t errlen)
+int jsonr_parse_streaming(const char *text, size_t len, const char *key, jsonr_item_fn *fn,
+			  void *ctx, struct jsonr_value **out, char *err, size_t errlen)
 {
 	struct jsonr_parser p = {
 		.s = (const unsigned char *)text, .len = len,
 		.err = err, .errlen = errlen,
+		.stream_key = key, .stream_fn = key ? fn : NULL, .stream_ctx = ctx,
 	};
 	char what[16];
 
@@ -691,14 +736,20 @@ int jsonr_parse(const char *text, size_t len, struct jsonr_value **out, char *er
 	return 0;
 }
 
+int jsonr_parse(const char *text, size_t len, struct jsonr_value **out, char *err, size_t errlen)
+{
+	return jsonr_parse_streaming(text, len, NULL, NULL, NULL, out, err, errlen);
+}
+
 int jsonr_each_item(const char *text, size_t len, jsonr_item_fn *fn, void *ctx, char *err,
 		    size_t errlen)
 {
 	struct jsonr_parser p = {
 		.s = (const unsigned char *)text, .len = len,
 		.err = err, .errlen = errlen,
+		.stream_fn = fn, .stream_ctx = ctx,
 	};
-	struct jsonr_value item;
+	struct jsonr_value empty;
 	char what[16];
 
 	if (err && errlen)
@@ -708,30 +759,9 @@ int jsonr_each_item(const char *text, size_t len, jsonr_item_fn *fn, void *ctx, 
 		jsonr_fail(&p, "expected an array, got %s", jsonr_what(&p, what));
 		return p.rc;
 	}
-	p.pos++;
-	p.depth = 1; /* the items nest as deep as in jsonr_parse's tree */
-	jsonr_skip_ws(&p);
-	if (p.pos < p.len && p.s[p.pos] == ']') {
-		p.pos++;
-	} else {
-		for (;;) {
-			memset(&item, 0, sizeof item);
-			jsonr_value(&p, &item);
-			if (!p.rc) {
-				int rc = fn(&item, ctx);
-				if (rc < 0)
-					p.rc = rc; /* the caller's reason: no message of ours */
-			}
-			jsonr_value_clear(&item);
-			if (p.rc)
-				return p.rc;
-			int more = jsonr_after_item(&p, ']');
-			if (more < 0)
-				return p.rc;
-			if (!more)
-				break;
-		}
-	}
+	jsonr_stream_items(&p, &empty);
+	if (p.rc)
+		return p.rc;
 	jsonr_skip_ws(&p);
 	if (p.pos < p.len)
 		jsonr_fail(&p, "trailing garbage after the value: %s", jsonr_what(&p, what));
@@ -848,7 +878,9 @@ out:
 	return rc;
 }
 
-int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_value **out, char *err, size_t errlen)
+int jsonr_read_file_streaming(int dirfd, const char *name, size_t max_bytes, const char *key,
+			      jsonr_item_fn *fn, void *ctx, struct jsonr_value **out, char *err,
+			      size_t errlen)
 {
 	char *buf, perr[200];
 	size_t len;
@@ -856,11 +888,16 @@ int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_
 	int rc = jsonr_slurp(dirfd, name, max_bytes, &buf, &len, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = jsonr_parse(buf ? buf : "", len, out, perr, sizeof perr);
+	rc = jsonr_parse_streaming(buf ? buf : "", len, key, fn, ctx, out, perr, sizeof perr);
 	if (rc < 0 && err && errlen)
-		snprintf(err, errlen, "%s: %s", name, perr);
+		snprintf(err, errlen, "%s: %s", name, perr[0] ? perr : strerror(-rc));
 	free(buf);
 	return rc;
+}
+
+int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_value **out, char *err, size_t errlen)
+{
+	return jsonr_read_file_streaming(dirfd, name, max_bytes, NULL, NULL, NULL, out, err, errlen);
 }
 
 int jsonr_read_file_each(int dirfd, const char *name, size_t max_bytes, jsonr_item_fn *fn,

@@ -77,4 +77,16 @@ int jsonr_each_item(const char *text, size_t len, jsonr_item_fn *fn, void *ctx, 
 int jsonr_read_file_each(int dirfd, const char *name, size_t max_bytes, jsonr_item_fn *fn,
 			 void *ctx, char *err, size_t errlen);
 
+/* A document read whole as jsonr_parse reads it, but for one member of its
+ * top-level object: when the member named `key` is an array, fn gets its
+ * items one at a time as jsonr_each_item gives them, and the tree holds an
+ * empty array in its place (stacks.json's images: one image's memory, not
+ * 100,000's).  key NULL is jsonr_parse.  fn's -errno stops the parse and
+ * is returned, with err left empty (the file form: "name: strerror"). */
+int jsonr_parse_streaming(const char *text, size_t len, const char *key, jsonr_item_fn *fn,
+			  void *ctx, struct jsonr_value **out, char *err, size_t errlen);
+int jsonr_read_file_streaming(int dirfd, const char *name, size_t max_bytes, const char *key,
+			      jsonr_item_fn *fn, void *ctx, struct jsonr_value **out, char *err,
+			      size_t errlen);
+
 #endif /* MEMTRACE_JSONR_H */

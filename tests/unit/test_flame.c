@@ -15,7 +15,9 @@ static int dfd = -1;
 
 /* Two processes; pid 10 has two sites under main (one through f, one
  * through g) and one with no stack; pid 20 has one site whose innermost
- * frame has a name to escape and one frame without a name. */
+ * frame has a name to escape and one frame without a name.  The images
+ * are listed out of order, with a second image of pid 10 that has no
+ * site: each site's process is named from its own (pid, gen). */
 static const char doc[] =
 	"{\"version\": 1, \"sample_bytes\": 1,\n"
 	" \"tree\": {\"heap_peak\": {\"at_s\": 1.5, \"traced_heap\": 1000, \"rss\": 5000,\n"
@@ -25,8 +27,9 @@ static const char doc[] =
 	"    {\"pid\": 10, \"gen\": 0, \"frames\": [], \"bytes\": 50, \"samples\": 1, \"catchall\": true},\n"
 	"    {\"pid\": 20, \"gen\": 1, \"frames\": [3, 4, 2], \"bytes\": 250, \"samples\": 1}]},\n"
 	"  \"rss_peak\": null},\n"
-	" \"images\": [{\"pid\": 10, \"gen\": 0, \"command\": \"make -j2\"},\n"
-	"              {\"pid\": 20, \"gen\": 1, \"command\": \"cc1 x.c\"}],\n"
+	" \"images\": [{\"pid\": 20, \"gen\": 1, \"command\": \"cc1 x.c\"},\n"
+	"              {\"pid\": 10, \"gen\": 1, \"command\": \"sh -c x\"},\n"
+	"              {\"pid\": 10, \"gen\": 0, \"command\": \"make -j2\"}],\n"
 	" \"frames\": [\n"
 	"  {\"module\": 0, \"offset\": 16, \"file_offset\": 16, \"function\": \"f\"},\n"
 	"  {\"module\": 0, \"offset\": 32, \"file_offset\": 32, \"function\": \"g\"},\n"

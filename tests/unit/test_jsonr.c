@@ -546,3 +546,59 @@ Test(jsonr, each_item_walks_an_array)
 	cr_assert_eq(s.n, 1);
 	cr_assert_str_eq(err, "");
 }
+
+/* jsonr_parse_streaming: the top-level object whole but for one array
+ * member, whose items go to fn; the same member name deeper down, or a
+ * member that is not an array, stays in the tree. */
+Test(jsonr, streaming_hands_over_one_member)
+{
+	char err[200];
+	struct each_seen s = { 0 };
+	struct jsonr_value *doc;
+	const char *text = "{\"tree\": {\"images\": [7]}, \"images\": [{\"i\": 1}, {\"i\": 2}],"
+			   " \"frames\": [1, 2, 3]}";
+	cr_assert_eq(jsonr_parse_streaming(text, strlen(text), "images", each_note, &s, &doc, err,
+					   sizeof err),
+		     0, "%s", err);
+	cr_assert_eq(s.n, 2);
+	cr_assert_eq(s.got[1], 2.0);
+	const struct jsonr_value *images = jsonr_get(doc, "images");
+	cr_assert_not_null(images);
+	cr_assert_eq(images->type, JSONR_ARRAY);
+	cr_assert_eq(images->n, 0, "the streamed member is left empty");
+	cr_assert_eq(jsonr_get(jsonr_get(doc, "tree"), "images")->n, 1, "only the top level streams");
+	cr_assert_eq(jsonr_get(doc, "frames")->n, 3);
+	jsonr_free(doc);
+
+	/* not an array: parsed into the tree, fn never called */
+	s = (struct each_seen){ 0 };
+	const char *scalar = "{\"images\": 5}";
+	cr_assert_eq(jsonr_parse_streaming(scalar, strlen(scalar), "images", each_note, &s, &doc,
+					   err, sizeof err),
+		     0, "%s", err);
+	cr_assert_eq(s.n, 0);
+	cr_assert_eq(jsonr_num(jsonr_get(doc, "images"), 0), 5.0);
+	jsonr_free(doc);
+
+	/* fn's stop, and a syntax error inside the streamed items: no tree */
+	s = (struct each_seen){ .stop_at = 2 };
+	cr_assert_eq(jsonr_parse_streaming(text, strlen(text), "images", each_note, &s, &doc, err,
+					   sizeof err),
+		     -ECANCELED);
+	cr_assert_null(doc);
+	cr_assert_str_eq(err, "");
+	s = (struct each_seen){ 0 };
+	const char *torn = "{\"images\": [{\"i\": 1}, {\"i\" 2}]}";
+	cr_assert_eq(jsonr_parse_streaming(torn, strlen(torn), "images", each_note, &s, &doc, err,
+					   sizeof err),
+		     -EINVAL);
+	cr_assert_null(doc);
+	cr_assert_eq(s.n, 1);
+	cr_assert_str_eq(err, "line 1 col 28: expected ':' after a key, got '2'");
+
+	/* a duplicate key is refused as jsonr_parse refuses it */
+	const char *dup = "{\"images\": [], \"images\": []}";
+	cr_assert_eq(jsonr_parse_streaming(dup, strlen(dup), "images", each_note, &s, &doc, err,
+					   sizeof err),
+		     -EINVAL);
+}
