@@ -10,6 +10,11 @@ start-up and exit cancelled out.  The overhead of a tool is its marginal cost
 minus bare's.  callgrind does not replace malloc (unlike memcheck), so the
 program runs on glibc's allocator as it does natively.
 
+With --threads N, malloc_bench runs N threads (ops per thread as above) and
+the per-op figure divides by N times the difference: callgrind runs one thread
+at a time, so this counts the multithreaded path's instructions without the
+cache-line traffic between cores, which only wall time shows.
+
 With --annotate, the top functions of the libmemtrace run are printed
 (callgrind_annotate, inclusive), which is where the shim's time goes.
 """
@@ -84,10 +89,14 @@ def main(argv=None):
     ap.add_argument("--builddir")
     ap.add_argument("--shim")
     ap.add_argument("--ops", type=int, default=100000)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="malloc_bench threads (default 1)")
     ap.add_argument("--annotate", action="store_true")
     ap.add_argument("--real", action="store_true",
                     help="also count python3 (one dict round) and gcc -O2 on one file")
     args = ap.parse_args(argv)
+    if args.threads < 1 or args.threads > 64:
+        ap.error(f"--threads {args.threads}: between 1 and 64")
     if not benchlib.which("valgrind"):
         print("instr_count: valgrind not installed: not measured")
         return 0
@@ -108,20 +117,20 @@ def main(argv=None):
         variants.append(("memusage", {"LD_PRELOAD": memusage}))
     # heaptrack is left out: its preload removes itself from the environment
     # of children, so behind `env` it would trace `env`, not malloc_bench.
-    n1, n2 = args.ops, 3 * args.ops
+    n1, n2, t = args.ops, 3 * args.ops, str(args.threads)
     rows, per_op = [], {}
     for name, env in variants:
-        a = callgrind([mb, "1", str(n1)], env, tmp / f"{name}.1.out")
-        b = callgrind([mb, "1", str(n2)], env, tmp / f"{name}.2.out")
-        per_op[name] = (b - a) / (n2 - n1)
+        a = callgrind([mb, t, str(n1)], env, tmp / f"{name}.1.out")
+        b = callgrind([mb, t, str(n2)], env, tmp / f"{name}.2.out")
+        per_op[name] = (b - a) / ((n2 - n1) * args.threads)
         rows.append([name, f"{a:,}", f"{b:,}", f"{per_op[name]:.1f}"])
     base = per_op["bare"]
     for r in rows:
         extra = per_op[r[0]] - base
         r += [f"{extra:+.1f}", f"{per_op[r[0]] / base:.3f}x"]
     print(f"Command: `{benchlib.shell_quote(['python3', 'bench/instr_count.py'] + (argv if argv is not None else sys.argv[1:]))}`  ")
-    print(f"`valgrind --tool=callgrind` on `malloc_bench 1 {n1}` and `malloc_bench 1 {n2}`; "
-          "per op = difference / difference.\n")
+    print(f"`valgrind --tool=callgrind` on `malloc_bench {t} {n1}` and `malloc_bench {t} {n2}`; "
+          "per op = difference / difference (of all threads' operations).\n")
     print(benchlib.md_table(["variant", f"Ir, {n1} ops", f"Ir, {n2} ops", "Ir per op",
                              "extra Ir per op", "per op / bare"], rows))
     if args.real:
@@ -132,7 +141,7 @@ def main(argv=None):
                              capture_output=True, text=True).stdout
         keep = [ln for ln in out.splitlines() if re.match(r"\s*[\d,]+ \(", ln)][:25]
         print("\nTop functions (self cost), libmemtrace run, "
-              f"malloc_bench 1 {n2}:\n\n```")
+              f"malloc_bench {t} {n2}:\n\n```")
         print("\n".join(keep))
         print("```")
     subprocess.run(["rm", "-rf", str(tmp)])
