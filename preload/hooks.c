@@ -160,16 +160,37 @@ static __attribute__((noinline)) void hooks_free_other(void *p)
 	counters_note_free(u);
 }
 
-/* free on the multithreaded shortest path.  Out of line: its calls (a
- * flush, a room recomputed) need a stack frame, which free() itself,
- * whose other paths end in tail calls, should not build. */
-static __attribute__((noinline)) void hooks_free_shard(void *p, unsigned fast, struct shard *sh)
+/* The rest of hooks_free_shard when the block may be sampled, the shard is
+ * due a flush, or the bytes leave the shard's room: the counting with its
+ * calls, then the real free. */
+static __attribute__((noinline, cold)) void hooks_free_shard_slow(void *p, unsigned fast,
+								   struct shard *sh, size_t u)
 {
-	counters_free_shard(sh, boot_chunk_usable(p));
-	if ((fast & COUNTERS_FAST_SITES) && MT_UNLIKELY(sites_maybe(p))) {
+	counters_free_shard(sh, u);
+	if ((fast & COUNTERS_FAST_SITES) && sites_maybe(p)) {
 		hooks_free_maybe_sampled(p);
 		return;
 	}
+	real.free(p);
+}
+
+/* free on the multithreaded shortest path.  Out of line, and arranged so
+ * that each of its calls is a tail call: neither it nor free() builds a
+ * stack frame.  The common case does what counters_free_shard does, with
+ * the tests for its slow parts made first. */
+static __attribute__((noinline)) void hooks_free_shard(void *p, unsigned fast, struct shard *sh)
+{
+	size_t u = boot_chunk_usable(p);
+	int64_t d = sh->heap_delta - (int64_t)u;
+	if (MT_UNLIKELY(sh->pending + 1 >= COUNTERS_FLUSH) || MT_UNLIKELY(d > sh->heap_room) ||
+	    MT_UNLIKELY(d <= -COUNTERS_DELTA_MAX) ||
+	    ((fast & COUNTERS_FAST_SITES) && MT_UNLIKELY(sites_maybe(p)))) {
+		hooks_free_shard_slow(p, fast, sh, u);
+		return;
+	}
+	counters_bump(&sh->calls[MT_CALL_FREE], 1);
+	sh->pending++;
+	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)u);
 	real.free(p);
 }
 
