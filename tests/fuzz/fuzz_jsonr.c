@@ -11,7 +11,11 @@
  *     back with preload/jsonw (strings byte for byte, numbers with %.17g)
  *     and reading that again gives an equal tree: number bits, string bytes
  *     (every byte value, via \udcXX) and order.  Trees deeper than jsonw's
- *     limit (32) skip the write-back.
+ *     limit (32) skip the write-back;
+ *   - jsonr_parse_streaming with the key "images" agrees: the same result
+ *     and message, its callback gets the items of the top-level member
+ *     "images" (when an array) in order, equal to the parsed ones, and its
+ *     tree is the parsed one with that member emptied.
  */
 #include <errno.h>
 #include <math.h>
@@ -166,6 +170,53 @@ static void check_error(const uint8_t *data, size_t size, const char *err)
 	CHECK(col >= 1 && col <= size + 1);
 }
 
+/* The streamed items against the parsed tree's (NULL: the parse failed,
+ * only count them). */
+struct stream_check {
+	const struct jsonr_value *want;
+	size_t n;
+};
+
+static int stream_item(const struct jsonr_value *item, void *ctx)
+{
+	struct stream_check *c = ctx;
+	if (c->want) {
+		CHECK(c->n < c->want->n);
+		check_equal(item, &c->want->items[c->n]);
+	}
+	c->n++;
+	return 0;
+}
+
+static void check_streaming(const uint8_t *data, size_t size, int rc, const char *err,
+			    const struct jsonr_value *v)
+{
+	const struct jsonr_value *want = v ? jsonr_get(v, "images") : NULL;
+	struct stream_check c = { want && want->type == JSONR_ARRAY ? want : NULL, 0 };
+	struct jsonr_value *s = (struct jsonr_value *)&memfd; /* must be reset */
+	char serr[256];
+	int src = jsonr_parse_streaming((const char *)data, size, "images", stream_item, &c, &s,
+					serr, sizeof serr);
+	CHECK(src == rc);
+	if (rc != 0) {
+		CHECK(s == NULL);
+		CHECK(strcmp(serr, err) == 0);
+		return;
+	}
+	CHECK(c.n == (c.want ? c.want->n : 0));
+	CHECK(s->type == v->type && s->n == v->n);
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->type == JSONR_OBJECT && c.want && &v->items[i] == c.want) {
+			CHECK(s->items[i].type == JSONR_ARRAY && s->items[i].n == 0);
+			continue;
+		}
+		if (v->type == JSONR_OBJECT)
+			CHECK(strcmp(s->keys[i], v->keys[i]) == 0);
+		check_equal(&s->items[i], &v->items[i]);
+	}
+	jsonr_free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jsonr_value *v = (struct jsonr_value *)&memfd; /* must be reset */
@@ -180,10 +231,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(rc == -EINVAL);
 		CHECK(v == NULL);
 		check_error(data, size, err);
+		check_streaming(data, size, rc, err, NULL);
 		return 0;
 	}
 	CHECK(v != NULL);
 	check_sound(v);
+	check_streaming(data, size, rc, err, v);
 	if (tree_depth(v) <= JSONW_MAX_DEPTH) {
 		struct jsonw *w = malloc(sizeof *w);
 		CHECK(w != NULL);
