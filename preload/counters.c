@@ -14,6 +14,7 @@ struct mt_record *counters_rec = &counters_scratch;
 int counters_mt;
 uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
 uint64_t counters_maps_now;
+uint64_t counters_peak_limit;
 unsigned counters_fast;
 static int counters_glibc_sizes;
 
@@ -32,10 +33,26 @@ static uint64_t counters_next_stamp(uint64_t stamp)
 	return stamp + (step > STAMP_MIN_STEP ? step : STAMP_MIN_STEP);
 }
 
+/* counters_peak_limit from the record's peaks and the mappings, read
+ * after whatever moved them.  A signal handler of this thread may move them
+ * again between the reads and the store and leave a limit a little too
+ * low (a needless trip to counters_peaks_st, which compares the real
+ * figures) or, if it mapped memory, too high by what it mapped until the
+ * next peak or mapping call. */
+static void counters_set_limit(const struct mt_record *r)
+{
+	uint64_t heap = __atomic_load_n(&r->heap_peak, __ATOMIC_RELAXED);
+	uint64_t total = __atomic_load_n(&r->total_peak, __ATOMIC_RELAXED);
+	uint64_t maps = __atomic_load_n(&counters_maps_now, __ATOMIC_RELAXED);
+	uint64_t rest = total > maps ? total - maps : 0;
+	__atomic_store_n(&counters_peak_limit, heap < rest ? heap : rest, __ATOMIC_RELAXED);
+}
+
 void counters_bind(struct mt_record *r)
 {
 	counters_rec = r;
 	counters_maps_now = r->map_anon_current + r->map_file_current;
+	counters_set_limit(r);
 	counters_heap_stamp_next = r->heap_peak_stamp ? counters_next_stamp(r->heap_peak_stamp) : 1;
 	counters_total_stamp_next =
 		r->total_peak_stamp ? counters_next_stamp(r->total_peak_stamp) : 1;
@@ -73,10 +90,9 @@ void counters_go_single(void)
 		counters_rec->heap_current += (uint64_t)held;
 		if ((int64_t)counters_rec->heap_current < 0)
 			counters_rec->heap_current = 0;
-		counters_rec->total_current =
-			counters_rec->heap_current + counters_rec->map_anon_current +
-			counters_rec->map_file_current;
 	}
+	counters_refresh_total(counters_rec);
+	counters_set_limit(counters_rec);
 	shards_reset_in_child();
 	counters_mt = 0;
 	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST_MT, __ATOMIC_RELAXED);
@@ -129,14 +145,18 @@ void counters_stamp_total(uint64_t cur)
 	__atomic_store_n(&counters_total_stamp_next, counters_next_stamp(cur), __ATOMIC_RELAXED);
 }
 
-void counters_peaks_st(struct mt_record *r, uint64_t cur, uint64_t tot)
+void counters_peaks_st(struct mt_record *r, uint64_t cur)
 {
+	uint64_t tot = cur + counters_maps_now;
 	if (cur > r->heap_peak && counters_raise_st(&r->heap_peak, cur) &&
 	    cur >= counters_heap_stamp_next)
 		counters_stamp_heap(cur);
-	if (tot > r->total_peak && counters_raise_st(&r->total_peak, tot) &&
-	    tot >= counters_total_stamp_next)
-		counters_stamp_total(tot);
+	if (tot > r->total_peak) {
+		r->total_current = tot;
+		if (counters_raise_st(&r->total_peak, tot) && tot >= counters_total_stamp_next)
+			counters_stamp_total(tot);
+	}
+	counters_set_limit(r);
 }
 
 static inline void counters_max(uint64_t *field, uint64_t v)
@@ -265,9 +285,8 @@ static void counters_settle_shard(struct shard *sh, void *ctx)
  * stack: those threads may be gone (shards.h). */
 void counters_settle(void)
 {
-	if (!__atomic_load_n(&counters_mt, __ATOMIC_RELAXED))
-		return;
-	shards_for_each(counters_settle_shard, NULL);
+	if (__atomic_load_n(&counters_mt, __ATOMIC_RELAXED))
+		shards_for_each(counters_settle_shard, NULL);
 	counters_refresh_total(counters_rec);
 }
 
@@ -427,6 +446,7 @@ void counters_note_map(int64_t anon, int64_t file, uint64_t largest)
 	if (anon + file > 0 && counters_max_raised(&r->total_peak, tot) &&
 	    tot >= __atomic_load_n(&counters_total_stamp_next, __ATOMIC_RELAXED))
 		counters_stamp_total(tot);
+	counters_set_limit(r);
 }
 
 void counters_note_map_untracked(uint64_t bytes)

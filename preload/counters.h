@@ -30,10 +30,13 @@ extern MT_HIDDEN struct mt_record *counters_rec;
 extern MT_HIDDEN int counters_mt;
 /* Next heap/total peak value at which to read the clock. */
 extern MT_HIDDEN uint64_t counters_heap_stamp_next, counters_total_stamp_next;
-/* map_anon_current + map_file_current, so that the single-threaded heap path
- * stores total_current = heap_current + this instead of a second
- * read-modify-write chain. */
+/* map_anon_current + map_file_current. */
 extern MT_HIDDEN uint64_t counters_maps_now;
+/* Single-threaded: the largest heap_current that makes no new peak,
+ * min(heap_peak, total_peak - counters_maps_now), so that an allocation
+ * compares one figure instead of computing the total and comparing two.
+ * Recomputed whenever a peak or the mappings move (counters.c). */
+extern MT_HIDDEN uint64_t counters_peak_limit;
 /* counters_fast: which shortest path the hooks may take, so that malloc
  * and free read one variable and compare it once:
  * COUNTERS_FAST while single-threaded *and* block sizes come from glibc
@@ -90,10 +93,11 @@ void counters_drain_shard(struct shard *sh);
 int counters_is_own_process(void);
 
 /* Cold paths (counters.c). */
-/* Single-threaded: heap_peak to at least cur, total_peak to at least tot,
- * each raised as safely against this thread's signal handlers as
- * counters_add_st, and stamped when it crossed its threshold. */
-void counters_peaks_st(struct mt_record *r, uint64_t cur, uint64_t tot);
+/* Single-threaded, the heap at cur: heap_peak to at least cur, total_peak
+ * to at least cur + the mappings (total_current stored then), each raised
+ * as safely against this thread's signal handlers as counters_add_st,
+ * stamped when it crossed its threshold; counters_peak_limit follows. */
+void counters_peaks_st(struct mt_record *r, uint64_t cur);
 void counters_stamp_heap(uint64_t cur);
 void counters_stamp_total(uint64_t cur);
 void counters_note_alloc_mt(unsigned kind, size_t req, size_t usable);
@@ -168,18 +172,29 @@ static inline int counters_raise_st(uint64_t *field, uint64_t v)
 	return 0;
 }
 
-/* total_current is a plain store: a handler that runs between its
- * computation and the store may leave it one handler's update behind until
- * the next call; the end of the image recomputes it (counters_settle). */
+/* x += d as one instruction on x86-64 (not locked: used where one thread
+ * owns x, a shard or a single-threaded image's record), so that a signal
+ * handler of that thread that counts too cannot split it and lose an
+ * update; the drains take shard counts with atomic exchanges. */
+static inline void counters_bump(uint64_t *x, uint64_t d)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("addq %1, %0" : "+m"(*x) : "er"(d) : "cc");
+#else
+	__atomic_add_fetch(x, d, __ATOMIC_RELAXED);
+#endif
+}
+
+/* The heap grew by `bytes`.  total_current is not stored here: it is
+ * stored when total_peak rises, on mapping calls and at the end (record.h),
+ * so that an ordinary call writes one live figure, not two.  Raising a
+ * peak is out of line (counters_peaks_st), so that the common case, no new
+ * peak, keeps no value across a call. */
 static inline void counters_grow_st(struct mt_record *r, size_t bytes)
 {
 	uint64_t cur = counters_add_st(&r->heap_current, bytes);
-	uint64_t tot = cur + counters_maps_now;
-	r->total_current = tot;
-	/* Raising a peak is out of line (counters_peaks_st), so that the
-	 * common case, no new peak, keeps no value across a call. */
-	if (MT_UNLIKELY(cur > r->heap_peak) || MT_UNLIKELY(tot > r->total_peak))
-		counters_peaks_st(r, cur, tot);
+	if (MT_UNLIKELY(cur > counters_peak_limit))
+		counters_peaks_st(r, cur);
 }
 
 /* An allocation call of `kind` asking for `req` bytes that returned a block
@@ -200,7 +215,7 @@ static inline void counters_note_alloc(unsigned kind, size_t req, size_t usable)
 static inline void counters_free_st(struct mt_record *r, size_t usable)
 {
 	r->calls[MT_CALL_FREE]++;
-	r->total_current = counters_add_st(&r->heap_current, -(uint64_t)usable) + counters_maps_now;
+	counters_bump(&r->heap_current, -(uint64_t)usable);
 }
 
 /* free() of a block of `usable` bytes (0 for free(NULL)). */
@@ -225,13 +240,10 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
 		return;
 	}
 	counters_request_st(r, kind, req);
-	if (new_usable >= old_usable) {
+	if (new_usable >= old_usable)
 		counters_grow_st(r, new_usable - old_usable);
-	} else {
-		r->total_current = counters_add_st(&r->heap_current,
-						   -(uint64_t)(old_usable - new_usable)) +
-				   counters_maps_now;
-	}
+	else
+		counters_bump(&r->heap_current, -(uint64_t)(old_usable - new_usable));
 }
 
 /* Multithreaded, every count first goes to the calling thread's shard
@@ -256,18 +268,6 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
 #define COUNTERS_FLUSH 1024u
 #define COUNTERS_DELTA_MAX (64 * 1024)
 
-/* x += d as one instruction on x86-64 (not locked: only the owner thread
- * adds to its shard), so that a signal handler of the owner that counts
- * too cannot split it and lose an update; the drains take counts with
- * atomic exchanges. */
-static inline void counters_bump(uint64_t *x, uint64_t d)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("addq %1, %0" : "+m"(*x) : "er"(d) : "cc");
-#else
-	__atomic_add_fetch(x, d, __ATOMIC_RELAXED);
-#endif
-}
 
 /* Out of line: the shard's counts to the record; the call's live bytes
  * when they leave the shard's room (counters_live_shard). */

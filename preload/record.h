@@ -25,7 +25,7 @@
  *    `record_size`, is not a record ("corrupt record" for memsup).
  *  - Every counter is a naturally aligned 64-bit field written with a single
  *    store or atomic RMW, so each one read alone is a value the counter really
- *    had (in a multithreaded image the activity counters and total_current
+ *    had (total_current, and in a multithreaded image the activity counters,
  *    may lag, as their comments below say; all are exact at the end).  Counters are *not* a snapshot across fields: `heap_peak >=
  *    heap_current` holds in the writer, but a reader may see a fresh current
  *    with a stale peak.  Readers that need a coherent pair take max().
@@ -217,11 +217,11 @@ struct mt_record {
 	uint64_t map_largest;        /* largest single mapping, bytes */
 
 	/* -- heap + mappings together: its own peak, not a sum of peaks ------- */
-	/* total_current is exact while the image has one thread.  Once it is
-	 * multithreaded it is stored only when total_peak rises, on mapping
-	 * calls and at the end (so that an ordinary malloc does not write its
-	 * cache line): live, heap_current + map_anon_current + map_file_current
-	 * is the current total; at the end (state != RUNNING) it is exact. */
+	/* total_current is stored only when total_peak rises, on mapping calls
+	 * and at the end (so that an ordinary malloc or free writes one live
+	 * figure, not two): live, heap_current + map_anon_current +
+	 * map_file_current is the current total; at the end (state !=
+	 * RUNNING) it is exact. */
 	uint64_t total_current;
 	uint64_t total_peak;
 	uint64_t total_peak_mono_ns; /* see total_peak_stamp */

@@ -166,7 +166,9 @@ int merge_keep_record(struct image_view *iv, const struct mt_record *r)
 	k->map_file_current = r->map_file_current;
 	k->map_file_peak = r->map_file_peak;
 	k->map_largest = r->map_largest;
-	k->total_current = r->total_current;
+	/* not r->total_current: the shim stores that one at peaks, mapping
+	 * calls and the end only, and an image cut off while running has none */
+	k->total_current = r->heap_current + r->map_anon_current + r->map_file_current;
 	k->total_peak = r->total_peak;
 	k->total_peak_mono_ns = r->total_peak_mono_ns;
 	k->exit_code = r->exit_code;

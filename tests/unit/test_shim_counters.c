@@ -46,8 +46,10 @@ Test(counters, single_thread_sequence)
 	counters_note_alloc(MT_CALL_MALLOC, 7, 0); /* failed */
 	cr_expect_eq(rec.heap_current, 5016);
 	cr_expect_eq(rec.heap_peak, 104 + 1008 - 104 + 5016);
-	cr_expect_eq(rec.total_current, 5016);
 	cr_expect_eq(rec.total_peak, rec.heap_peak);
+	cr_expect_eq(rec.total_current, rec.total_peak, "stored when the total peaked");
+	counters_settle(); /* the end stores it */
+	cr_expect_eq(rec.total_current, 5016);
 	cr_expect_eq(rec.heap_requested_total, 100 + 1000 + 5000 + 7);
 	cr_expect_eq(rec.heap_largest_request, 5000);
 	cr_expect_eq(rec.calls[MT_CALL_MALLOC], 2);
@@ -76,6 +78,28 @@ Test(counters, peak_stamp_is_within_step)
 	cr_expect_leq(rec.heap_peak_stamp, rec.heap_peak);
 	cr_expect_lt(rec.heap_peak - rec.heap_peak_stamp, step);
 	cr_expect_leq(rec.total_peak_stamp, rec.total_peak);
+}
+
+/* Heap under its own peak, heap + mappings over theirs: a total peak all
+ * the same (the one limit an allocation compares covers both). */
+Test(counters, total_peak_with_the_heap_under_its_peak)
+{
+	bind_fresh();
+	counters_note_alloc(MT_CALL_MALLOC, 4000, 4000);
+	counters_note_free(4000);
+	counters_note_map(8192, 0, 8192);
+	cr_expect_eq(rec.total_peak, 8192);
+	counters_note_alloc(MT_CALL_MALLOC, 1000, 1000);
+	cr_expect_eq(rec.heap_peak, 4000);
+	cr_expect_eq(rec.total_peak, 9192);
+	cr_expect_eq(rec.total_current, 9192);
+	counters_note_map(-8192, 0, 0);
+	counters_note_alloc(MT_CALL_MALLOC, 3000, 3000); /* 4000: no new peak */
+	cr_expect_eq(rec.heap_peak, 4000);
+	cr_expect_eq(rec.total_peak, 9192);
+	counters_note_alloc(MT_CALL_MALLOC, 1, 24); /* 4024: the heap's */
+	cr_expect_eq(rec.heap_peak, 4024);
+	cr_expect_eq(rec.total_peak, 9192);
 }
 
 Test(counters, maps_and_total_peak)
