@@ -2,11 +2,13 @@
  *
  * The hot path (counters_note_alloc/free/realloc) is inline: no system call,
  * lock, allocation or stdio.  While the process has one thread the updates
- * are plain loads and stores (the live figures one instruction each, so that
- * a signal handler that allocates cannot split them); hooks.c calls counters_go_multithreaded()
- * before the first pthread_create/thrd_create, i.e. before a second thread
- * can exist, and from then on every update is an atomic RMW and peaks move
- * by compare-and-swap max, so no update is lost.
+ * are plain loads and stores (the live figure one instruction, so that a
+ * signal handler that allocates cannot split it), and an allocation tests
+ * one limit for both peaks (counters_peak_limit).  hooks.c calls
+ * counters_go_multithreaded() before the first pthread_create/thrd_create,
+ * i.e. before a second thread can exist; from then on each thread counts
+ * into a shard of its own (below), which reaches the record by atomic RMWs,
+ * and peaks move by compare-and-swap max, so no update is lost.
  *
  * Heap bytes are the real allocator's malloc_usable_size(), taken by the
  * caller at allocation and again at free, so the two always cancel out.
