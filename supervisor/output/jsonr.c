@@ -26,7 +26,8 @@ struct jsonr_parser {
 	char *err;
 	size_t errlen;
 	/* jsonr_parse_streaming: the top-level object's member named
-	 * stream_key, when an array, goes to stream_fn an item at a time. */
+	 * stream_key, when an array, goes to stream_fn an item at a time
+	 * (jsonr_each_item: stream_fn alone, for the top-level array). */
 	const char *stream_key;
 	jsonr_item_fn *stream_fn;
 	void *stream_ctx;
@@ -565,7 +566,7 @@ static void jsonr_container(struct jsonr_parser *p, struct jsonr_value *v, int i
 			}
 			p->pos++;
 			jsonr_skip_ws(p);
-			if (p->stream_fn && p->depth == 1 && strcmp(l.keys[l.n - 1], p->stream_key) == 0 &&
+			if (p->stream_key && p->depth == 1 && strcmp(l.keys[l.n - 1], p->stream_key) == 0 &&
 			    p->pos < p->len && p->s[p->pos] == '[')
 				jsonr_stream_items(p, item);
 			else
