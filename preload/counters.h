@@ -270,7 +270,6 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
 #define COUNTERS_FLUSH 1024u
 #define COUNTERS_DELTA_MAX (64 * 1024)
 
-
 /* Out of line: the shard's counts to the record; the call's live bytes
  * when they leave the shard's room (counters_live_shard). */
 void counters_flush_shard(struct shard *sh);
@@ -292,30 +291,50 @@ static inline void counters_request_shard(struct shard *sh, unsigned kind, size_
  * plus the delta could pass heap_peak (or, with the mappings, total_peak),
  * as of the last time this thread looked at the shared figures.  So an
  * ordinary call reads no shared cache line at all: with two threads, the
- * four shared loads of a peak test on every allocation cost 10% of a
- * malloc/free loop, because the other thread's publishes and flushes
- * keep taking those lines away.  The room goes stale when another thread
- * adds to heap_current; the peak then misses at most this thread's delta,
- * under COUNTERS_DELTA_MAX (record.h's bound counts every running thread
- * for that reason). */
+ * four shared loads of a peak test on every allocation cost 4-9% of a
+ * malloc/free loop (bench/RESULTS.md, run W), because the other thread's
+ * publishes and flushes keep taking those lines away.  The room goes stale
+ * when another thread adds to heap_current; the peak then misses at most
+ * this thread's delta, under COUNTERS_DELTA_MAX (record.h's bound counts
+ * every running thread for that reason). */
+static inline int counters_in_room(const struct shard *sh, int64_t d)
+{
+	return MT_LIKELY(d <= sh->heap_room) && MT_LIKELY(d > -COUNTERS_DELTA_MAX);
+}
+
 static inline void counters_live_shard(struct shard *sh, int64_t bytes)
 {
 	int64_t d = sh->heap_delta + bytes;
-	if (MT_UNLIKELY(d > sh->heap_room) || MT_UNLIKELY(d <= -COUNTERS_DELTA_MAX)) {
+	if (MT_UNLIKELY(!counters_in_room(sh, d))) {
 		counters_live_shard_slow(sh, bytes);
 		return;
 	}
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)bytes);
 }
 
-/* The multithreaded shortest path (COUNTERS_FAST_MT), for a thread with a
- * shard: it touches only its shard. */
+/* A free on the multithreaded shortest path (COUNTERS_FAST_MT), for a
+ * thread with a shard: it touches only its shard. */
 static inline void counters_free_shard(struct shard *sh, size_t usable)
 {
 	counters_bump(&sh->calls[MT_CALL_FREE], 1);
 	if (MT_UNLIKELY(++sh->pending >= COUNTERS_FLUSH))
 		counters_flush_shard(sh);
 	counters_live_shard(sh, -(int64_t)usable);
+}
+
+/* counters_free_shard when it would make no call (no flush due, the bytes
+ * stay in the room): then it is done and 1 returned; else nothing is done
+ * and 0 returned, for the caller to call counters_free_shard out of line.
+ * So the threaded free can end in tail calls only, with no stack frame. */
+static inline int counters_free_shard_quick(struct shard *sh, size_t usable)
+{
+	int64_t d = sh->heap_delta - (int64_t)usable;
+	if (MT_UNLIKELY(sh->pending + 1 >= COUNTERS_FLUSH) || MT_UNLIKELY(!counters_in_room(sh, d)))
+		return 0;
+	counters_bump(&sh->calls[MT_CALL_FREE], 1);
+	sh->pending++;
+	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)usable);
+	return 1;
 }
 
 #endif /* MEMTRACE_COUNTERS_H */

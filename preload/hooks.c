@@ -160,9 +160,9 @@ static __attribute__((noinline)) void hooks_free_other(void *p)
 	counters_note_free(u);
 }
 
-/* The rest of hooks_free_shard when the block may be sampled, the shard is
- * due a flush, or the bytes leave the shard's room: the counting with its
- * calls, then the real free. */
+/* The rest of hooks_free_shard when the block may be sampled, or the
+ * count needs a call (counters_free_shard_quick said no): the counting
+ * with its calls, then the real free. */
 static __attribute__((noinline, cold)) void hooks_free_shard_slow(void *p, unsigned fast,
 								   struct shard *sh, size_t u)
 {
@@ -176,21 +176,15 @@ static __attribute__((noinline, cold)) void hooks_free_shard_slow(void *p, unsig
 
 /* free on the multithreaded shortest path.  Out of line, and arranged so
  * that each of its calls is a tail call: neither it nor free() builds a
- * stack frame.  The common case does what counters_free_shard does, with
- * the tests for its slow parts made first. */
+ * stack frame. */
 static __attribute__((noinline)) void hooks_free_shard(void *p, unsigned fast, struct shard *sh)
 {
 	size_t u = boot_chunk_usable(p);
-	int64_t d = sh->heap_delta - (int64_t)u;
-	if (MT_UNLIKELY(sh->pending + 1 >= COUNTERS_FLUSH) || MT_UNLIKELY(d > sh->heap_room) ||
-	    MT_UNLIKELY(d <= -COUNTERS_DELTA_MAX) ||
-	    ((fast & COUNTERS_FAST_SITES) && MT_UNLIKELY(sites_maybe(p)))) {
+	if (((fast & COUNTERS_FAST_SITES) && MT_UNLIKELY(sites_maybe(p))) ||
+	    MT_UNLIKELY(!counters_free_shard_quick(sh, u))) {
 		hooks_free_shard_slow(p, fast, sh, u);
 		return;
 	}
-	counters_bump(&sh->calls[MT_CALL_FREE], 1);
-	sh->pending++;
-	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)u);
 	real.free(p);
 }
 

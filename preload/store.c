@@ -283,7 +283,6 @@ void store_fork_child(void)
 	loc->map_anon_peak = loc->map_anon_current;
 	loc->map_file_peak = loc->map_file_current;
 	loc->map_largest = 0;
-	loc->total_current = loc->heap_current + loc->map_anon_current + loc->map_file_current;
 	loc->total_peak = loc->total_current;
 	loc->total_peak_mono_ns = loc->start_mono_ns;
 	loc->total_peak_stamp = loc->total_current;
