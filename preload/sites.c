@@ -673,26 +673,12 @@ skip: /* a fork holds the lock: this block is not sampled */
 	shim_guard_leave();
 }
 
-void sites_forget(void *p)
+/* p's entry out of the table, its sample kept in *held when held is not
+ * NULL.  Queued instead, for the next lock holder to drain, when this
+ * thread cannot take the lock now: inside a hook already, or a fork holds
+ * it (sites_forking). */
+static void sites_take_out(void *p, struct sites_held *held)
 {
-	if (!shim_guard_enter()) {
-		sites_queue((uintptr_t)p);
-		return;
-	}
-	if (!sites_lock_unless_fork(1)) {
-		sites_queue((uintptr_t)p); /* for the fork's unlock to drain */
-		shim_guard_leave();
-		return;
-	}
-	if (sites_remove((uintptr_t)p, NULL))
-		sites_own_events = 1;
-	sites_unlock();
-	shim_guard_leave();
-}
-
-void sites_hold(void *p, struct sites_held *held)
-{
-	held->held = 0;
 	if (!shim_guard_enter()) {
 		sites_queue((uintptr_t)p);
 		return;
@@ -706,6 +692,17 @@ void sites_hold(void *p, struct sites_held *held)
 		sites_own_events = 1;
 	sites_unlock();
 	shim_guard_leave();
+}
+
+void sites_forget(void *p)
+{
+	sites_take_out(p, NULL);
+}
+
+void sites_hold(void *p, struct sites_held *held)
+{
+	held->held = 0;
+	sites_take_out(p, held);
 }
 
 void sites_unhold(void *p, const struct sites_held *held)
