@@ -7,6 +7,7 @@
  * records, and allocates only when a table grows. */
 #include "collect/pview.h"
 #include "collect/procfs.h"
+#include "grow.h"
 #include "pidmap.h"
 
 #include <errno.h>
@@ -277,19 +278,6 @@ static void inspect(const struct pview *pv, const struct live *live, pid_t pid,
 	}
 }
 
-static int grow(void **v, size_t *cap, size_t want, size_t size)
-{
-	if (*cap >= want)
-		return 0;
-	size_t nc = want * 2;
-	void *nv = realloc(*v, nc * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = nc;
-	return 0;
-}
-
 /* Do two RSS readings of one process describe the same moment? */
 static int rss_agree(uint64_t a, uint64_t b)
 {
@@ -380,8 +368,8 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 {
 	struct pview_peak *pk = &pv->peak;
 	size_t oldn = pk->n;
-	if (grow((void **)&pv->prev, &pv->prev_cap, oldn, sizeof *pv->prev) < 0 ||
-	    grow((void **)&pk->m, &pv->peak_cap, pv->ncur, sizeof *pk->m) < 0)
+	if (grow_array((void **)&pv->prev, &pv->prev_cap, oldn, sizeof *pv->prev) < 0 ||
+	    grow_array((void **)&pk->m, &pv->peak_cap, pv->ncur, sizeof *pk->m) < 0)
 		return;
 	if (oldn)
 		memcpy(pv->prev, pk->m, oldn * sizeof *pk->m);
@@ -437,7 +425,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 		  struct pview_sums *out)
 {
 	memset(out, 0, sizeof *out);
-	if (grow((void **)&pv->cur, &pv->cur_cap, n, sizeof *pv->cur) < 0)
+	if (grow_array((void **)&pv->cur, &pv->cur_cap, n, sizeof *pv->cur) < 0)
 		n = pv->cur_cap < n ? pv->cur_cap : n;
 	pv->ncur = 0;
 	uint64_t look_until = now_ns() + PVIEW_LOOK_BUDGET_MS * NS_PER_MS;

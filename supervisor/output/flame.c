@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "grow.h"
 #include "number.h"
 #include "output/flame.h"
 #include "output/jsonr.h"
@@ -125,14 +126,8 @@ static int flame_keep_image(const struct jsonr_value *im, void *ctx)
 {
 	struct flame_images *all = ctx;
 	const char *cmd = jsonr_str(jsonr_get(im, "command"), NULL);
-	if (all->n == all->cap) {
-		size_t cap = all->cap ? all->cap * 2 : 256;
-		struct flame_image *v = realloc(all->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		all->v = v;
-		all->cap = cap;
-	}
+	if (grow_array((void **)&all->v, &all->cap, all->n + 1, sizeof *all->v) < 0)
+		return -ENOMEM;
 	all->v[all->n] = (struct flame_image){ jsonr_num(jsonr_get(im, "pid"), -1),
 					       jsonr_num(jsonr_get(im, "gen"), -1), NULL };
 	if (cmd && !(all->v[all->n].command = strdup(cmd)))

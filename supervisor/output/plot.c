@@ -6,6 +6,7 @@
  */
 #include "output/plot.h"
 #include "cli.h"
+#include "grow.h"
 #include "number.h"
 #include "output/jsonr.h"
 #include "output/timeline.h"
@@ -68,21 +69,6 @@ void plot_set_free(struct plot_set *s)
 	memset(s, 0, sizeof *s);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 256;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* Append (t, v), keeping every `stride`-th pair: at PLOT_MAX_POINTS the
  * series is halved (each pair keeps its larger value, an unknown value
  * counting as smallest) and the stride doubles, so memory stays bounded and
@@ -111,7 +97,7 @@ static int push_point(struct plot_point **arr, size_t *n, size_t *cap, size_t *s
 		*n /= 2;
 		*stride *= 2;
 	}
-	if (grow((void **)arr, cap, *n + 1, sizeof **arr) < 0)
+	if (grow_array((void **)arr, cap, *n + 1, sizeof **arr) < 0)
 		return -ENOMEM;
 	(*arr)[(*n)++] = (struct plot_point){ t, v };
 	if (*stride > 1)
@@ -429,9 +415,9 @@ static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 static int grow_lanes(struct plot_set *s, size_t need)
 {
 	size_t cap_procs = s->cap_procs, cap_pid = s->cap_procs, cap_argv0 = s->cap_procs;
-	if (grow((void **)&s->procs, &cap_procs, need, sizeof *s->procs) < 0 ||
-	    grow((void **)&s->proc_pid, &cap_pid, need, sizeof *s->proc_pid) < 0 ||
-	    grow((void **)&s->proc_argv0, &cap_argv0, need, sizeof *s->proc_argv0) < 0)
+	if (grow_array((void **)&s->procs, &cap_procs, need, sizeof *s->procs) < 0 ||
+	    grow_array((void **)&s->proc_pid, &cap_pid, need, sizeof *s->proc_pid) < 0 ||
+	    grow_array((void **)&s->proc_argv0, &cap_argv0, need, sizeof *s->proc_argv0) < 0)
 		return -ENOMEM;
 	s->cap_procs = cap_procs;
 	return 0;
@@ -444,8 +430,8 @@ static int load_process(const struct jsonr_value *p, void *ctx)
 {
 	struct plot_set *s = ctx;
 	size_t n = s->d.n_procs;
-	if (grow((void **)&s->starts, &s->cap_starts, s->d.n_starts + 1, sizeof *s->starts) < 0 ||
-	    grow((void **)&s->exits, &s->cap_exits, s->d.n_exits + 1, sizeof *s->exits) < 0)
+	if (grow_array((void **)&s->starts, &s->cap_starts, s->d.n_starts + 1, sizeof *s->starts) < 0 ||
+	    grow_array((void **)&s->exits, &s->cap_exits, s->d.n_exits + 1, sizeof *s->exits) < 0)
 		return -ENOMEM;
 	const struct jsonr_value *rec = jsonr_get(p, "record");
 	double first = jsonr_num(jsonr_get(p, "first_seen_s"), NAN);
