@@ -3,7 +3,6 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,30 +15,15 @@
 #include "output/evidence.h"
 #include "output/resources.h"
 #include "output/timeline.h"
+#include "test_memsup_util.h"
 
-/* The test's temporary directory, removed when its process exits
- * (Criterion runs each test in a process of its own), passed or failed. */
-static char tmp_dir[PATH_MAX];
-
-static int tmp_remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st, (void)flag, (void)f;
-	remove(path);
-	return 0;
-}
-
-static void tmp_remove(void)
-{
-	nftw(tmp_dir, tmp_remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
+/* A temporary directory of the test's own, removed when its process
+ * exits, passed or failed (tmp_adopt). */
 static void mktmp(char *dir, size_t cap)
 {
 	snprintf(dir, cap, "/tmp/memsup-evidence-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	cr_assert_eq(tmp_dir[0], '\0', "one temporary directory per test");
-	snprintf(tmp_dir, sizeof tmp_dir, "%s", dir);
-	atexit(tmp_remove);
+	tmp_adopt(dir);
 }
 
 Test(evidence, create_makes_parents_and_refuses_existing)
@@ -128,10 +112,10 @@ Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
  * line written whole before the failing write. */
 Test(evidence, failed_write_after_exact_buffers_keeps_whole_lines, .timeout = 20)
 {
-	char dir[] = "/tmp/mt-ev-fsize-XXXXXX", path[PATH_MAX], line[TIMELINE_RSS_LINE_MAX];
+	char dir[PATH_MAX], path[PATH_MAX + 16], line[TIMELINE_RSS_LINE_MAX];
 	const uint64_t bytes = 10000000u; /* "[0.5, 10000000]\n": 16 bytes */
 	const off_t limit = 3 * 4096 + 100;
-	cr_assert_not_null(mkdtemp(dir));
+	mktmp(dir, sizeof dir);
 	cr_assert_eq(timeline_format_rss(0.5, bytes, line, sizeof line), 16);
 	snprintf(path, sizeof path, "%s/ev", dir);
 	pid_t pid = fork();
@@ -158,7 +142,4 @@ Test(evidence, failed_write_after_exact_buffers_keeps_whole_lines, .timeout = 20
 	cr_expect_eq(sb.st_size % 16, 0, "%lld bytes: a torn line", (long long)sb.st_size);
 	cr_expect_gt(sb.st_size, limit - 4096, "%lld bytes: whole lines were cut away",
 		     (long long)sb.st_size);
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	(void)!system(cmd);
 }
