@@ -233,7 +233,7 @@ Test(memsup_merge, missing_shim_is_a_note, .timeout = 30)
 	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", env_or_skip("MEMSUP"), copy);
 	cr_assert_eq(system(cmd), 0);
 	setenv("MEMSUP", copy, 1);
-	const char *args[] = { "--", prog("merge_tree"), "hold", "1", "50", NULL };
+	const char *args[] = { "--", prog("merge_tree"), "hold", "1", "400", NULL };
 	memsup_start(&r, 1, args);
 	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
 	cr_expect_not_null(strstr(r.err, "libmemtrace.so"), "stderr: %s", r.err);
