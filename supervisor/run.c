@@ -471,10 +471,13 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		top_members(&tl, m, nm);
 		/* the images' sampled call sites at a new peak of the traced
 		 * heap or of the RSS, with the figures of this very sample: the
-		 * images of read_ns, the ones pview counted in s.heap (none when
-		 * the records were not read: a fork bomb at --max-procs) */
-		if (r->sites && viewed)
-			peaksites_sample(r->sites, r->live, m, nm, read_ns, elapsed, s.heap, rss);
+		 * images pview counted in s.heap (none when the records were
+		 * not read: a fork bomb at --max-procs) */
+		if (r->sites && viewed) {
+			const struct pview_peak_member *pm;
+			size_t npm = pview_current(r->pv, &pm);
+			peaksites_sample(r->sites, r->live, pm, npm, elapsed, s.heap, rss);
+		}
 		if (evidence_append_timeline(r->ev, &tl) < 0)
 			*reason = SUP_REASON_EVIDENCE_FAILED;
 		struct phases_sample ps = {

@@ -7,7 +7,7 @@
 
 #include "collect/live.h"
 #include "collect/peaksites.h"
-#include "contain/contain.h"
+#include "collect/pview.h"
 
 struct peaksites {
 	int dirfd;
@@ -99,8 +99,9 @@ static void peaksites_refresh(struct peaksites *p, struct peaksites_image *im,
 	close(fd);
 }
 
-void peaksites_sample(struct peaksites *p, const struct live *l, const struct tree_member *m,
-		      size_t n, uint64_t t_ns, double at_s, uint64_t heap, uint64_t rss)
+void peaksites_sample(struct peaksites *p, const struct live *l,
+		      const struct pview_peak_member *m, size_t n, double at_s, uint64_t heap,
+		      uint64_t rss)
 {
 	const uint64_t v[PEAKSITES_KINDS] = { heap, rss };
 	unsigned due = 0;
@@ -116,15 +117,17 @@ void peaksites_sample(struct peaksites *p, const struct live *l, const struct tr
 	}
 	if (!due || !l)
 		return;
-	/* The images pview counts in the traced heap: a member's image at this
-	 * sample, with a running record. */
+	/* The images pview counted in the traced heap, chosen there (an exec
+	 * in flight, a reading that straddled one): choosing again here could
+	 * name another image than the one whose heap is in the sum. */
 	for (size_t i = 0; i < n; i++) {
-		uint32_t gen = 0;
-		const struct live_rec *rec = live_image_at(l, m[i].pid, t_ns, &gen);
-		struct peaksites_image *im;
-		if (!rec || !rec->map || live_state(rec->map) != MT_STATE_RUNNING)
+		if (!m[i].heap_counted)
 			continue;
-		if (!(im = peaksites_image_of(p, m[i].pid, gen)))
+		const struct live_rec *rec = live_find(l, m[i].pid, m[i].gen);
+		struct peaksites_image *im;
+		if (!rec || !rec->map)
+			continue;
+		if (!(im = peaksites_image_of(p, m[i].pid, m[i].gen)))
 			continue;
 		peaksites_refresh(p, im, rec->map);
 		for (int k = 0; k < PEAKSITES_KINDS; k++) {
@@ -132,7 +135,6 @@ void peaksites_sample(struct peaksites *p, const struct live *l, const struct tr
 				continue;
 			if (stackfile_set_copy(&im->at[k], &im->cur) < 0)
 				continue;
-			im->heap_at[k] = live_heap_current(rec->map);
 			im->serial[k] = p->serial[k];
 		}
 	}

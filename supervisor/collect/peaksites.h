@@ -34,7 +34,6 @@ struct peaksites_image {
 	uint32_t gen;
 	struct stackfile_set cur;                    /* the last read */
 	struct stackfile_set at[PEAKSITES_KINDS];    /* at each kind of peak */
-	uint64_t heap_at[PEAKSITES_KINDS];           /* its heap_current then */
 	unsigned long serial[PEAKSITES_KINDS];       /* the peak it was copied at */
 	uint64_t changes;                            /* stacks_changes at the read */
 	int error;                                   /* last read's, 0 if fine */
@@ -42,16 +41,18 @@ struct peaksites_image {
 
 struct peaksites;
 struct live;
-struct tree_member;
+struct pview_peak_member;
 
 int peaksites_open(struct peaksites **out, const char *records_dir);
 void peaksites_close(struct peaksites *p);
 
-/* One sample of the tree (run.c): its members, at CLOCK_MONOTONIC t_ns,
- * `at_s` into the run, with the traced heap and the RSS it summed.  Peaks
- * are kept here (a first sample is a peak of both). */
-void peaksites_sample(struct peaksites *p, const struct live *l, const struct tree_member *m,
-		      size_t n, uint64_t t_ns, double at_s, uint64_t heap, uint64_t rss);
+/* One sample of the tree (run.c), `at_s` into the run, with the traced
+ * heap and the RSS it summed: `m` are the members as pview attributed them
+ * (pview_current()), so the images here are the very ones whose heap is
+ * in `heap`.  Peaks are kept here (a first sample is a peak of both). */
+void peaksites_sample(struct peaksites *p, const struct live *l,
+		      const struct pview_peak_member *m, size_t n, double at_s, uint64_t heap,
+		      uint64_t rss);
 
 /* After the run: the images that took part in a peak, and that peak. */
 size_t peaksites_count(const struct peaksites *p);

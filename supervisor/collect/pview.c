@@ -481,6 +481,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 				out->map_file += f;
 				c->heap = h;
 				c->map = a + f;
+				c->heap_counted = 1;
 			}
 		} else if (!img->inspected) {
 			if (!pv->tracing) {
@@ -505,6 +506,12 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 		note_peak(pv, t_ns, tree_rss, out);
 	else
 		complete_peak(pv, t_ns, tree_rss);
+}
+
+size_t pview_current(const struct pview *pv, const struct pview_peak_member **m)
+{
+	*m = pv->cur;
+	return pv->ncur;
 }
 
 size_t pview_count(const struct pview *pv)

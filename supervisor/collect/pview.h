@@ -93,6 +93,7 @@ struct pview_peak_member {
 	pid_t pid;
 	uint32_t gen;              /* image then */
 	uint64_t rss, heap, map;
+	int heap_counted;          /* a RUNNING record: heap and map are its */
 	int have_smaps;
 	uint64_t pss, anon, file, shmem, swap; /* bytes */
 };
@@ -131,6 +132,12 @@ void pview_close(struct pview *pv);
 void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint64_t read_end_ns,
 		  const struct tree_member *m, size_t n, int new_peak, uint64_t tree_rss,
 		  struct pview_sums *out);
+
+/* The members of the last pview_sample() that it could attribute, each
+ * with the image it chose (gen) and what it counted of it: the images
+ * behind the sample's pview_sums, for whoever needs exactly those
+ * (peaksites.h).  Valid until the next pview_sample(). */
+size_t pview_current(const struct pview *pv, const struct pview_peak_member **m);
 
 size_t pview_count(const struct pview *pv);
 const struct pview_proc *pview_get(const struct pview *pv, size_t i);

@@ -91,7 +91,15 @@ Test(memsup_stacks, shares_at_the_tree_heap_peak, .timeout = 120)
 	      "assert set(imgs) == set(truth), imgs.keys()\n"
 	      "for p, i in imgs.items():\n"
 	      "    assert i['samples'] > 20 and i['error'] is None and i['finished'], i\n"
-	      "    assert i['fp_stacks'] > 0, i\n");
+	      "    assert i['fp_stacks'] > 0, i\n"
+	      /* the sites at the RSS peak are of the images whose heap
+	       * processes.json counts at that peak, and the heaps agree */
+	      "P = json.load(open(os.path.join(d, 'processes.json')))\n"
+	      "at = {(p['pid'], p['gen']): p['at_peak'] for p in P if p['at_peak']}\n"
+	      "rp = st['tree']['rss_peak']\n"
+	      "assert sum(a['heap'] or 0 for a in at.values()) == rp['traced_heap'], (at, rp)\n"
+	      "counted = {k for k, a in at.items() if a['heap']}\n"
+	      "assert {(s['pid'], s['gen']) for s in rp['sites']} <= counted, (rp['sites'], at)\n");
 	done(&r);
 }
 
