@@ -151,35 +151,45 @@ int stackfold_pack(int records_dirfd, int evdirfd, size_t *packed, size_t *left)
 	return rc < 0 ? rc : 0;
 }
 
-int stackfold_read_at(int fd, off_t off, struct stackfold_image *out, off_t *next)
+/* The entry at off decoded into raw (MT_STACKS_SIZE bytes), checked to be
+ * exactly the published part its header describes.  As stackfold_read_at. */
+static int decode_at(int fd, off_t off, unsigned char *raw, struct stackfold_image *out,
+		     off_t *next)
 {
-	unsigned char *raw = malloc(MT_STACKS_SIZE);
 	struct mt_stacks_header h;
 	int32_t pid;
 	uint32_t gen;
 	size_t len = 0;
-	if (!raw)
-		return -ENOMEM;
 	int rc = fold_read_entry(fd, off, STACKFOLD_MAGIC, MT_STACKS_SIZE, raw, &len, &pid, &gen,
 				 next);
-	if (rc == 1) {
-		/* exactly the published part its header describes */
-		memcpy(&h, raw, len < sizeof h ? len : sizeof h);
-		if (len < sizeof h || h.magic != MT_STACKS_MAGIC || h.version != MT_STACKS_VERSION ||
-		    !mt_stacks_layout_ok(&h) || h.module_count > MT_STACKS_MODULE_SLOTS ||
-		    h.stack_count > MT_STACKS_SLOTS || published_bytes(&h) != len ||
-		    h.pid != pid || h.gen != gen)
-			rc = -EBADMSG;
-	}
+	if (rc != 1)
+		return rc;
+	memcpy(&h, raw, len < sizeof h ? len : sizeof h);
+	if (len < sizeof h || h.magic != MT_STACKS_MAGIC || h.version != MT_STACKS_VERSION ||
+	    !mt_stacks_layout_ok(&h) || h.module_count > MT_STACKS_MODULE_SLOTS ||
+	    h.stack_count > MT_STACKS_SLOTS || published_bytes(&h) != len || h.pid != pid ||
+	    h.gen != gen)
+		return -EBADMSG;
+	out->pid = pid;
+	out->gen = gen;
+	out->bytes = raw;
+	out->len = len;
+	return 1;
+}
+
+int stackfold_read_at(int fd, off_t off, struct stackfold_image *out, off_t *next)
+{
+	unsigned char *raw = malloc(MT_STACKS_SIZE);
+	if (!raw)
+		return -ENOMEM;
+	int rc = decode_at(fd, off, raw, out, next);
 	if (rc != 1) {
 		free(raw);
 		return rc;
 	}
-	unsigned char *fit = realloc(raw, len);
-	out->pid = pid;
-	out->gen = gen;
-	out->bytes = fit ? fit : raw;
-	out->len = len;
+	unsigned char *fit = realloc(raw, out->len);
+	if (fit)
+		out->bytes = fit;
 	return 1;
 }
 
@@ -224,8 +234,16 @@ int stackfold_index_open(struct stackfold_index *ix, int evdirfd)
 		ix->e[ix->n++] = (struct stackfold_slot){ pid, gen, off };
 		off = next;
 	}
-	if (ix->n)
+	if (ix->n) {
 		qsort(ix->e, ix->n, sizeof *ix->e, slot_order);
+		/* one buffer for every image's read: a fresh 3 MB one each time
+		 * was the most page faults of memsup's end of run, each a
+		 * first touch, slow on a VM */
+		if (!(ix->scratch = malloc(MT_STACKS_SIZE))) {
+			stackfold_index_close(ix);
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
@@ -248,15 +266,11 @@ int stackfold_index_read(const struct stackfold_index *ix, int32_t pid, uint32_t
 	}
 	if (lo == 0 || ix->e[lo - 1].pid != pid || ix->e[lo - 1].gen != gen)
 		return -ENOENT;
-	int rc = stackfold_read_at(ix->fd, ix->e[lo - 1].off, &im, &next);
+	int rc = decode_at(ix->fd, ix->e[lo - 1].off, ix->scratch, &im, &next);
 	if (rc < 0)
 		return rc;
-	if (rc == 0)
+	if (rc == 0 || im.pid != pid || im.gen != gen)
 		return -EBADMSG;
-	if (im.pid != pid || im.gen != gen) {
-		free(im.bytes);
-		return -EBADMSG;
-	}
 	/* stackfold_read_at checked that the bytes are exactly the header
 	 * and the entries its counts say */
 	memcpy(&out->h, im.bytes, sizeof out->h);
@@ -265,13 +279,11 @@ int stackfold_index_read(const struct stackfold_index *ix, int32_t pid, uint32_t
 	out->modules = malloc(mods ? mods : 1);
 	out->stacks = malloc(stacks ? stacks : 1);
 	if (!out->modules || !out->stacks) {
-		free(im.bytes);
 		stackfile_free(out);
 		return -ENOMEM;
 	}
 	memcpy(out->modules, im.bytes + MT_STACKS_HEADER_BYTES, mods);
 	memcpy(out->stacks, im.bytes + MT_STACKS_HEADER_BYTES + mods, stacks);
-	free(im.bytes);
 	/* packed once its writer had ended: consistent unless it died inside
 	 * an update of the peak columns */
 	out->peak_consistent = !(out->h.peak_seq & 1);
@@ -284,6 +296,7 @@ void stackfold_index_close(struct stackfold_index *ix)
 	if (ix->fd >= 0)
 		close(ix->fd);
 	free(ix->e);
+	free(ix->scratch);
 	memset(ix, 0, sizeof *ix);
 	ix->fd = -1;
 }

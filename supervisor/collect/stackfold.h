@@ -77,6 +77,8 @@ struct stackfold_index {
 	int fd;                    /* stacks.fold, or -1: none */
 	struct stackfold_slot *e;  /* sorted by pid, gen */
 	size_t n;
+	unsigned char *scratch;    /* MT_STACKS_SIZE bytes when n > 0: each
+				      read decodes here */
 };
 struct stackfile;
 
@@ -85,7 +87,8 @@ struct stackfile;
  * -errno. */
 int stackfold_index_open(struct stackfold_index *ix, int evdirfd);
 /* Image (pid, gen)'s packed stacks as a stacks file: 0, -ENOENT when the
- * fold has none, -EBADMSG when its entry is damaged, or -errno. */
+ * fold has none, -EBADMSG when its entry is damaged, or -errno.  Reads
+ * decode into the index's one buffer: one at a time. */
 int stackfold_index_read(const struct stackfold_index *ix, int32_t pid, uint32_t gen,
 			 struct stackfile *out);
 void stackfold_index_close(struct stackfold_index *ix);
