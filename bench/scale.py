@@ -24,6 +24,13 @@ off"): the shim counts but samples no call stacks (no unwinding, no stacks
 files, no libgcc_s loaded where the unwinder is not linked into the shim),
 so the share of sampling in the traced cost shows side by side.  --no-unstaged leaves the unstaged mode out.
 
+With --split, the traced cost is taken apart: each workload also runs
+under memsup without tracing ("memsup --no-trace": memsup's polling and
+evidence alone) and with the shim alone, no memsup ("shim alone":
+LD_PRELOAD=libmemtrace.so with MEMTRACE_DIR on --tmpfs-dir, or /dev/shm,
+removed after each run; the shim's per-image start, hooks, sampling and
+record files without anyone reading them).
+
 With --tmpfs-dir DIR (a tmpfs such as /dev/shm), each workload's traced
 mode runs once more with its evidence directory there ("memsup,
 tmpfs"), everything else alike: the cost of making one record file per
@@ -41,7 +48,7 @@ It refuses to run outside scripts/pids-guard.sh (a pids-limited cgroup of
 its own), as bench/RESULTS.md's commands run it.
 
 Usage: scripts/pids-guard.sh -- python3 bench/scale.py --builddir BUILD [--work procs,build]
-       [--procs 100000] [--reps 3] [--tmpfs-dir /dev/shm] [--sampling-off] [--no-unstaged]
+       [--procs 100000] [--reps 3] [--tmpfs-dir /dev/shm] [--sampling-off] [--no-unstaged] [--split]
 """
 import argparse
 import json
@@ -130,6 +137,8 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
             out = out_dir(args, tmp, mode, f"{name}-{rep}")
             if mode == "bare":
                 res[mode].append({"wall": run_one(cmd, cwd=cwd)})
+            elif mode == "shim alone":
+                res[mode].append(shim_alone(args, out, cmd, cwd))
             else:
                 trace = mode != "memsup --no-trace"
                 env = dict(os.environ)
@@ -147,6 +156,27 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
     return res
 
 
+def shim_alone(args, out, cmd, cwd):
+    """cmd with the shim preloaded and no memsup: its records go to out
+    (made on --tmpfs-dir or /dev/shm), counted, then removed."""
+    out = Path(args.tmpfs_dir or "/dev/shm") / out.name
+    out.mkdir()
+    env = dict(os.environ, LD_PRELOAD=str(args.shim), MEMTRACE_DIR=str(out))
+    try:
+        wall = run_one(cmd, cwd=cwd, env=env)
+        images = sum(1 for f in out.iterdir() if f.name.endswith(".mtr"))
+        size, disk = tree_bytes(out)
+    finally:
+        shutil.rmtree(out)
+    return {"wall": wall, "images": images, "evidence": size, "disk": disk,
+            "per_image": size / images if images else None}
+
+
+def split_modes(args):
+    """--split: the traced cost's two halves, beside it."""
+    return ["memsup --no-trace", "shim alone"] if args.split else []
+
+
 def traced_modes(args):
     """The traced modes beside plain "memsup" that the options ask for."""
     return ([] if args.no_unstaged else ["memsup, unstaged"]) + \
@@ -157,7 +187,8 @@ def traced_modes(args):
 def bench_procs(args, memsup, tmp):
     script = (f"i=0; while [ $i -lt {args.procs} ]; do /bin/true; i=$((i+1)); done")
     return round_robin(args, memsup, tmp, "procs",
-                       ["bare", "memsup --no-trace", "memsup"] + traced_modes(args),
+                       ["bare", "memsup --no-trace", "memsup"] + traced_modes(args) +
+                       [m for m in split_modes(args) if m != "memsup --no-trace"],
                        ["/bin/sh", "-c", script])
 
 
@@ -179,7 +210,7 @@ def bench_build(args, memsup, tmp):
         subprocess.run(["make", "clean"], cwd=src, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return round_robin(args, memsup, tmp, "build",
-                       ["bare", "memsup"] + traced_modes(args),
+                       ["bare", "memsup"] + traced_modes(args) + split_modes(args),
                        ["make", f"-j{jobs}"], cwd=src, before=clean)
 
 
@@ -225,6 +256,8 @@ def main():
                     help="also run the traced mode with MEMTRACE_SAMPLE_BYTES=0")
     ap.add_argument("--no-unstaged", action="store_true",
                     help="leave out the traced mode with MEMSUP_STAGING_DIR=off")
+    ap.add_argument("--split", action="store_true",
+                    help="also run under memsup --no-trace and with the shim alone")
     args = ap.parse_args()
     if args.tmpfs_dir and not Path(args.tmpfs_dir).is_dir():
         raise SystemExit(f"--tmpfs-dir {args.tmpfs_dir!r}: not a directory")
@@ -239,6 +272,9 @@ def main():
     memsup = benchlib.memsup_path(build)
     if memsup is None:
         raise SystemExit(f"no memsup in {build} (--builddir: a configured, built tree)")
+    args.shim = benchlib.shim_path(build)
+    if args.split and args.shim is None:
+        raise SystemExit(f"--split: no libmemtrace.so in {build}")
     print(benchlib.facts_line(benchlib.machine_facts()))
     print("command: python3 bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:]))
     with tempfile.TemporaryDirectory(prefix="memtrace-scale-") as d:
