@@ -460,6 +460,25 @@ Test(jsonr, read_file)
 	cr_assert_eq(jsonr_read_file_each(dfd, "big.json", 1000, each_count, &c, err, sizeof err),
 		     -EFBIG);
 	cr_assert_str_eq(err, "big.json: larger than 1000 bytes");
+	/* Past 2 MiB the file goes into huge-page-sized memory: read whole,
+	 * exactly at its limit, and one byte over it refused. */
+	fd = openat(dfd, "huge.json", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert(fd >= 0);
+	dprintf(fd, "[");
+	for (int i = 0; i < 700000; i++)
+		dprintf(fd, "%s%d", i ? "," : "", i);
+	dprintf(fd, "]");
+	off_t huge = lseek(fd, 0, SEEK_END);
+	close(fd);
+	cr_assert_gt(huge, 4 << 20);
+	c = (struct each_count){ 0 };
+	cr_assert_eq(jsonr_read_file_each(dfd, "huge.json", (size_t)huge, each_count, &c, err,
+					  sizeof err), 0, "%s", err);
+	cr_assert_eq(c.n, 700000);
+	cr_assert_eq(c.last, 699999.0);
+	cr_assert_eq(jsonr_read_file_each(dfd, "huge.json", (size_t)huge - 1, each_count, &c, err,
+					  sizeof err), -EFBIG);
+	unlinkat(dfd, "huge.json", 0);
 	cr_assert_eq(jsonr_read_file_each(dfd, "ok.json", 1 << 20, each_count, &c, err, sizeof err),
 		     -EINVAL);
 	cr_assert_str_eq(err, "ok.json: line 1 col 1: expected an array, got '{'");
