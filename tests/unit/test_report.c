@@ -447,12 +447,16 @@ Test(report, broken_rows_never_stop_the_others, .timeout = 60)
 	cr_expect(strstr(out, "broken: processes.json: No such file or directory\n") != NULL, "%s", out);
 }
 
-/* memsup SIGKILLed mid-run leaves resources.json with reason "running" and
- * no processes.json: the row is "running", not broken, and the status 0. */
+/* memsup SIGKILLed mid-run: its sentinel closes the record
+ * ("supervisor_killed", no processes.json), and the row is whole, not
+ * broken.  Had the sentinel died too (the machine went down), the record
+ * would still say "running": that row is "running", not broken.  The
+ * sentinel is waited for, so nothing writes into the directory after the
+ * test has looked (or removed it). */
 Test(report, killed_memsup_is_running, .timeout = 60)
 {
 	struct sup_run r;
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], copy[PATH_MAX + 32], cmd[3 * PATH_MAX + 200];
 	tmp_make(&r);
 	const char *args[] = { "--no-trace", "--meta", "phase=1", "--", prog("steady"), "20", "20000", NULL };
 	memsup_start(&r, 1, args);
@@ -461,16 +465,35 @@ Test(report, killed_memsup_is_running, .timeout = 60)
 	usleep(1500 * 1000); /* past a rewrite with samples in it */
 	kill(r.pid, SIGKILL);
 	cr_assert_eq(memsup_wait(&r), 1000 + SIGKILL);
+	rec_load_after_sentinel(&r, 15);
+	cr_assert_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"");
 
 	const char *rargs[] = { "--json", r.dir, NULL };
 	cr_assert_eq(report_capture(rargs, out, sizeof out, err, sizeof err), 0, "%s", err);
 	struct jsonr_value *v;
 	cr_assert_eq(jsonr_parse(out, strlen(out), &v, err, sizeof err), 0, "%s", err);
 	const struct jsonr_value *row = jsonr_at(v, 0);
+	cr_assert_str_eq(jsonr_str(jsonr_get(row, "status"), NULL), "ok");
+	cr_assert_str_eq(jsonr_str(jsonr_get(row, "reason"), NULL), "supervisor_killed");
+	cr_expect_geq(jsonr_num(jsonr_get(row, "peak_tree_rss_mb"), -1), 20);
+	cr_expect_eq(jsonr_get(row, "largest_name")->type, JSONR_NULL);
+	jsonr_free(v);
+
+	/* the same record as memsup left it, sentinel or not: "running" */
+	snprintf(copy, sizeof copy, "%s/left", r.tmp);
+	cr_assert_eq(mkdir(copy, 0755), 0);
+	snprintf(cmd, sizeof cmd,
+		 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+		 "d[\"reason\"]=\"running\"; json.dump(d, open(sys.argv[2], \"w\"))' "
+		 "'%s' '%s/resources.json'", path, copy);
+	cr_assert_eq(system(cmd), 0);
+	const char *largs[] = { "--json", copy, NULL };
+	cr_assert_eq(report_capture(largs, out, sizeof out, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(jsonr_parse(out, strlen(out), &v, err, sizeof err), 0, "%s", err);
+	row = jsonr_at(v, 0);
 	cr_assert_str_eq(jsonr_str(jsonr_get(row, "status"), NULL), "running");
 	cr_assert_str_eq(jsonr_str(jsonr_get(row, "reason"), NULL), "running");
 	cr_expect_geq(jsonr_num(jsonr_get(row, "peak_tree_rss_mb"), -1), 20);
-	cr_expect_eq(jsonr_get(row, "largest_name")->type, JSONR_NULL);
 	jsonr_free(v);
 }
 
