@@ -394,6 +394,20 @@ static int each_count(const struct jsonr_value *item, void *ctx)
 	return 0;
 }
 
+/* dfd/name := [0,1,...,n-1]; returns its size. */
+static off_t write_counting_array(int dfd, const char *name, int n)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert(fd >= 0);
+	dprintf(fd, "[");
+	for (int i = 0; i < n; i++)
+		dprintf(fd, "%s%d", i ? "," : "", i);
+	dprintf(fd, "]");
+	off_t size = lseek(fd, 0, SEEK_END);
+	close(fd);
+	return size;
+}
+
 Test(jsonr, read_file)
 {
 	char dir[] = "/tmp/test_jsonr.XXXXXX";
@@ -434,13 +448,7 @@ Test(jsonr, read_file)
 	cr_assert_eq(jsonr_read_file(AT_FDCWD, abs, 1 << 20, &v, err, sizeof err), 0, "%s", err);
 	jsonr_free(v);
 	/* A large file crosses the reader's growth steps. */
-	fd = openat(dfd, "big.json", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	cr_assert(fd >= 0);
-	dprintf(fd, "[");
-	for (int i = 0; i < 100000; i++)
-		dprintf(fd, "%s%d", i ? "," : "", i);
-	dprintf(fd, "]");
-	close(fd);
+	write_counting_array(dfd, "big.json", 100000);
 	cr_assert_eq(jsonr_read_file(dfd, "big.json", 1 << 20, &v, err, sizeof err), 0, "%s", err);
 	cr_assert_eq(v->n, 100000);
 	cr_assert_eq(jsonr_at(v, 99999)->number, 99999.0);
@@ -462,14 +470,7 @@ Test(jsonr, read_file)
 	cr_assert_str_eq(err, "big.json: larger than 1000 bytes");
 	/* Past 2 MiB the file goes into huge-page-sized memory: read whole,
 	 * exactly at its limit, and one byte over it refused. */
-	fd = openat(dfd, "huge.json", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	cr_assert(fd >= 0);
-	dprintf(fd, "[");
-	for (int i = 0; i < 700000; i++)
-		dprintf(fd, "%s%d", i ? "," : "", i);
-	dprintf(fd, "]");
-	off_t huge = lseek(fd, 0, SEEK_END);
-	close(fd);
+	off_t huge = write_counting_array(dfd, "huge.json", 700000);
 	cr_assert_gt(huge, 4 << 20);
 	c = (struct each_count){ 0 };
 	cr_assert_eq(jsonr_read_file_each(dfd, "huge.json", (size_t)huge, each_count, &c, err,
