@@ -194,6 +194,16 @@ Test(counters, shards_read_and_settle, .timeout = 30)
 	counters_go_single();
 }
 
+/* A fresh record in threaded mode, and one thread running fn that meets
+ * the test at `parked` (two parties) between its steps. */
+static void start_parked(pthread_t *t, void *(*fn)(void *))
+{
+	bind_fresh();
+	counters_go_multithreaded();
+	pthread_barrier_init(&parked, NULL, 2);
+	cr_assert_eq(pthread_create(t, NULL, fn, NULL), 0);
+}
+
 /* A block of 64 KiB or more reaches the shared figure at once. */
 static void *alloc_big_then_park(void *arg)
 {
@@ -207,10 +217,7 @@ static void *alloc_big_then_park(void *arg)
 Test(counters, large_block_is_published_at_once, .timeout = 30)
 {
 	pthread_t t;
-	bind_fresh();
-	counters_go_multithreaded();
-	pthread_barrier_init(&parked, NULL, 2);
-	pthread_create(&t, NULL, alloc_big_then_park, NULL);
+	start_parked(&t, alloc_big_then_park);
 	pthread_barrier_wait(&parked);
 	cr_expect_eq(rec.heap_current, 100016);
 	cr_expect_eq(rec.heap_peak, 100016);
@@ -297,10 +304,7 @@ static void *grow_shrink_grow(void *arg)
 Test(counters, a_threads_own_growth_is_a_peak_at_once, .timeout = 30)
 {
 	pthread_t t;
-	bind_fresh();
-	counters_go_multithreaded();
-	pthread_barrier_init(&parked, NULL, 2);
-	pthread_create(&t, NULL, grow_shrink_grow, NULL);
+	start_parked(&t, grow_shrink_grow);
 	pthread_barrier_wait(&parked); /* 1 */
 	cr_expect_eq(rec.heap_current, 0, "the bytes are still in the shard");
 	cr_expect_eq(rec.heap_peak, 50 * 1008);
@@ -341,10 +345,7 @@ Test(counters, a_stale_room_misses_less_than_the_bound, .timeout = 30)
 {
 	pthread_t t;
 	uint64_t truth = 100016 + 30 * 1008;
-	bind_fresh();
-	counters_go_multithreaded();
-	pthread_barrier_init(&parked, NULL, 2);
-	pthread_create(&t, NULL, hold_release_regrow, NULL);
+	start_parked(&t, hold_release_regrow);
 	pthread_barrier_wait(&parked); /* 1 */
 	counters_note_alloc(MT_CALL_MALLOC, 100000, 100016); /* published at once */
 	cr_expect_eq(rec.heap_peak, 100016);
