@@ -242,16 +242,19 @@ int procfs_parse_stat(const char *buf, size_t len, struct procfs_stat *out)
 	return 0;
 }
 
-int procfs_parse_statm(const char *buf, size_t len, uint64_t *resident_pages)
+int procfs_parse_statm(const char *buf, size_t len, struct procfs_statm *out)
 {
+	/* size resident shared text lib data dt: the first four, each ended by
+	 * a space (the kernel prints all seven at once; a text cut short is a
+	 * read gone wrong, not trusted) */
 	const char *end = buf + len;
 	const char *p = buf;
-	uint64_t size, resident;
-	if (parse_u64(&p, end, &size) < 0 || !at_field_end(p, end))
-		return -EINVAL;
-	if (parse_u64(&p, end, &resident) < 0 || p >= end || *p != ' ')
-		return -EINVAL; /* cut after the second field: not trusted */
-	*resident_pages = resident;
+	uint64_t field[4];
+	for (int i = 0; i < 4; i++)
+		if (parse_u64(&p, end, &field[i]) < 0 || p >= end || *p != ' ')
+			return -EINVAL;
+	out->resident_pages = field[1];
+	out->text_pages = field[3];
 	return 0;
 }
 
@@ -452,31 +455,34 @@ uint64_t procfs_page_size(void)
 	return page;
 }
 
-int procfs_pread_rss(int fd, uint64_t *bytes)
+int procfs_pread_statm(int fd, uint64_t *rss_bytes, uint64_t *text_pages)
 {
 	char buf[256];
 	size_t len;
-	uint64_t pages;
+	struct procfs_statm sm;
 	int rc = procfs_pread_fd(fd, buf, sizeof buf, &len);
 	if (rc == 0 && len == 0)
 		rc = PROCFS_GONE; /* a dead process's statm reads empty */
 	if (rc == 0)
-		rc = procfs_parse_statm(buf, len, &pages);
-	if (rc == 0)
-		*bytes = pages * procfs_page_size();
+		rc = procfs_parse_statm(buf, len, &sm);
+	if (rc == 0) {
+		*rss_bytes = sm.resident_pages * procfs_page_size();
+		*text_pages = sm.text_pages;
+	}
 	return rc;
 }
 
 int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes)
 {
 	char path[PATH_MAX];
+	uint64_t text;
 	int rc = pid_path(path, sizeof path, root, pid, "statm");
 	if (rc < 0)
 		return rc;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gone_or(errno);
-	rc = procfs_pread_rss(fd, bytes);
+	rc = procfs_pread_statm(fd, bytes, &text);
 	close(fd);
 	return rc;
 }

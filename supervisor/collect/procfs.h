@@ -63,8 +63,15 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out);
 /* comm may hold spaces and ')': the fields after it are found from the LAST
  * ')' in the text. */
 int procfs_parse_stat(const char *buf, size_t len, struct procfs_stat *out);
-/* statm's second field: resident pages. */
-int procfs_parse_statm(const char *buf, size_t len, uint64_t *resident_pages);
+/* statm's second and fourth fields, from one memory map (read at once):
+ * resident pages, and the executable's code in pages -- fixed for an
+ * image's life and, between the images of different programs, different:
+ * it tells which side of an exec a reading saw (pview.c). */
+struct procfs_statm {
+	uint64_t resident_pages;
+	uint64_t text_pages;
+};
+int procfs_parse_statm(const char *buf, size_t len, struct procfs_statm *out);
 /* A children file: space-separated pids.  Stores at most `cap` in `out`, sets
  * *n to how many the text held (may exceed cap: then -ENOSPC is returned and
  * the first cap are stored). */
@@ -105,9 +112,9 @@ int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out);
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *out);
 /* Resident set size in bytes (statm resident pages x page size). */
 int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes);
-/* The same through an fd held open on PID/statm (PROCFS_GONE once that
- * process is dead, whatever now has its number). */
-int procfs_pread_rss(int fd, uint64_t *bytes);
+/* RSS and statm's text pages through an fd held open on PID/statm
+ * (PROCFS_GONE once that process is dead, whatever now has its number). */
+int procfs_pread_statm(int fd, uint64_t *rss_bytes, uint64_t *text_pages);
 int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
 			 size_t cap, size_t *n);
 

@@ -203,14 +203,37 @@ static int still_previous(const struct pview *pv, pid_t pid, const struct mt_rec
  * memory: the exec itself, on a loaded machine. */
 #define EXEC_PENDING_NS (2000 * NS_PER_MS)
 
+/* statm's text of image gen of pid, from a reading surely of that image;
+ * 0 when there was none. */
+static uint64_t known_text(const struct pview *pv, pid_t pid, uint32_t gen)
+{
+	const struct pview_proc *p = proc_of(pv, pid);
+	for (size_t i = 0; p && i < p->nimgs; i++)
+		if (p->imgs[i].gen == gen)
+			return p->imgs[i].text_pages;
+	return 0;
+}
+
+/* Was a reading between t_ns and read_end_ns surely of the image of record
+ * r: started before it, and no exec marked before it ended? */
+static int surely_of(const struct mt_record *r, uint64_t t_ns, uint64_t read_end_ns)
+{
+	if (live_load(&r->start_mono_ns) > t_ns)
+		return 0;
+	uint64_t end = live_load(&r->end_mono_ns);
+	return live_state(r) != MT_STATE_EXECED || (end && end > read_end_ns);
+}
+
 /* live_image_at() names image gen when gen-1 marked its exec before the
  * sample began; but the shim marks it just before execve(2), and until the
  * kernel replaces the memory (long, when the process is descheduled) the
- * reading was of gen-1's.  While gen has not started, ask /proc: the old
- * image still there after the reading was there during it.  Returns the
- * record of the image the reading saw, *gen updated. */
+ * reading was of gen-1's.  While gen has not started, the reading's own
+ * text pages say which memory it was: the old image's (known from an
+ * earlier reading surely its own) or not.  Without them, ask /proc: the
+ * old image still there after the reading was there during it.  Returns
+ * the record of the image the reading saw, *gen updated. */
 static const struct live_rec *exec_not_done(const struct pview *pv, const struct live *live,
-					    pid_t pid, uint64_t t_ns,
+					    pid_t pid, uint64_t t_ns, uint64_t text_pages,
 					    const struct live_rec *rec, uint32_t *gen)
 {
 	if (rec && rec->map && live_load(&rec->map->start_mono_ns) <= t_ns)
@@ -221,10 +244,35 @@ static const struct live_rec *exec_not_done(const struct pview *pv, const struct
 	uint64_t end = live_load(&prev->map->end_mono_ns);
 	if (!end || end > t_ns || t_ns - end > EXEC_PENDING_NS)
 		return rec;
-	if (!still_previous(pv, pid, prev->map))
+	/* /proc after the reading cannot tell a reading of the old memory
+	 * from one of the new when the exec finished in between (it did, in
+	 * a sanitizer build under load: the new `sleep` got its parent's
+	 * 60 MB); the text pages, read with the RSS, can */
+	uint64_t old_text = known_text(pv, pid, *gen - 1);
+	if (old_text ? text_pages != old_text : !still_previous(pv, pid, prev->map))
 		return rec;
 	*gen -= 1;
 	return prev;
+}
+
+/* The other way round: live_image_at() names the image current when the
+ * sample began, but one that marked its exec during the sample may have
+ * been replaced before memsup read its pid.  The reading's text pages,
+ * when they are not that image's, say so: the reading was of the next. */
+static const struct live_rec *exec_done_early(const struct pview *pv, const struct live *live,
+					      pid_t pid, uint64_t t_ns, uint64_t read_end_ns,
+					      uint64_t text_pages, const struct live_rec *rec,
+					      uint32_t *gen)
+{
+	if (!rec || !rec->map || live_state(rec->map) != MT_STATE_EXECED)
+		return rec;
+	uint64_t end = live_load(&rec->map->end_mono_ns);
+	uint64_t old_text = known_text(pv, pid, *gen);
+	if (!end || end <= t_ns || end > read_end_ns || !old_text || text_pages == old_text)
+		return rec;
+	*gen += 1;
+	const struct live_rec *next = live_find(live, pid, *gen);
+	return next && next->map && !next->error ? next : NULL;
 }
 
 /* Why has this live image no record?  Looked at while it runs, once when
@@ -441,7 +489,10 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 		if (!rec && live && !gen)
 			rec = live_image_at(live, pid, read_end_ns, &gen);
 		if (live && gen > 0)
-			rec = exec_not_done(pv, live, pid, t_ns, rec, &gen);
+			rec = exec_not_done(pv, live, pid, t_ns, mem[i].text_pages, rec, &gen);
+		if (live)
+			rec = exec_done_early(pv, live, pid, t_ns, read_end_ns, mem[i].text_pages,
+					      rec, &gen);
 		struct pview_proc *p = proc_of(pv, pid);
 		/* a newcomer past the budget waits for the next sample */
 		if (!p && (now_ns() > look_until || !(p = first_sight(pv, pid, rec != NULL))))
@@ -460,6 +511,8 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 		if (!img->samples++)
 			img->first_ns = t_ns;
 		img->last_ns = t_ns;
+		if (rec && rec->map && mem[i].text_pages && surely_of(rec->map, t_ns, read_end_ns))
+			img->text_pages = mem[i].text_pages;
 		if (mem[i].rss > img->peak_rss || img->samples == 1) {
 			img->peak_rss = mem[i].rss;
 			img->peak_ns = t_ns;

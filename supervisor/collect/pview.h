@@ -64,6 +64,9 @@ struct pview_img {
 	unsigned samples;
 	uint64_t first_ns, last_ns;
 	uint64_t peak_rss, peak_ns;
+	uint64_t text_pages;       /* statm's, from a reading surely of this
+				      image: tells its readings from the next
+				      image's around an exec; 0 unknown */
 	int inspected;             /* looked at while alive: no record by its
 				      2nd sample */
 	enum untraced_why why;

@@ -640,8 +640,9 @@ int cgroup_run_members(struct contain *c, const pid_t **pids, size_t *n)
 	return 0;
 }
 
-/* The RSS of a member, through its statm fd (opened at first sight). */
-static int member_rss(struct cgrun *r, struct cg_member *m, uint64_t *bytes)
+/* A member's RSS and text pages, through its statm fd (opened at first
+ * sight). */
+static int member_read(struct cgrun *r, struct cg_member *m, struct tree_member *out)
 {
 	char name[32];
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -651,7 +652,7 @@ static int member_rss(struct cgrun *r, struct cg_member *m, uint64_t *bytes)
 			if (m->fd < 0)
 				return PROCFS_GONE;
 		}
-		int rc = procfs_pread_rss(m->fd, bytes);
+		int rc = procfs_pread_statm(m->fd, &out->rss, &out->text_pages);
 		if (rc != PROCFS_GONE || attempt)
 			return rc;
 		/* the fd named a process that died; cgroup.procs names a live
@@ -717,12 +718,11 @@ int cgroup_run_sample(struct contain *c, uint64_t *rss, unsigned *nprocs)
 			continue; /* listed twice (cgroup v1 may) */
 		m->round = r->round;
 		seen++;
-		uint64_t b;
 		/* one that exited since the listing is skipped, not a zero */
-		if (member_rss(r, m, &b) == 0) {
-			sum += b;
-			r->smp[r->nsmp].pid = m->pid;
-			r->smp[r->nsmp].rss = b;
+		struct tree_member *t = &r->smp[r->nsmp];
+		if (member_read(r, m, t) == 0) {
+			t->pid = m->pid;
+			sum += t->rss;
 			r->nsmp++;
 		}
 	}

@@ -54,6 +54,8 @@ enum contain_request {
 struct tree_member {
 	pid_t pid;
 	uint64_t rss;              /* bytes */
+	uint64_t text_pages;       /* statm's text, of the memory the rss is
+				      of: which image it was (pview.c) */
 };
 
 struct contain_config {

@@ -613,16 +613,16 @@ static int tree_refresh(struct tree *t)
 	return tree_update(t);
 }
 
-static int member_rss(struct tree *t, struct entry *e, uint64_t *bytes)
+static int member_read(struct tree *t, struct entry *e, uint64_t *rss, uint64_t *text_pages)
 {
 	if (e->fd >= 0)
-		return procfs_pread_rss(e->fd, bytes);
+		return procfs_pread_statm(e->fd, rss, text_pages);
 	char name[32];
 	snprintf(name, sizeof name, "%d/statm", (int)e->pid);
 	int fd = openat(t->rootfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return (errno == ENOENT || errno == ESRCH) ? PROCFS_GONE : -errno;
-	int rc = procfs_pread_rss(fd, bytes);
+	int rc = procfs_pread_statm(fd, rss, text_pages);
 	close(fd);
 	return rc;
 }
@@ -646,11 +646,11 @@ int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs)
 	t->nsmp = 0;
 	for (size_t i = 0; i < t->nmembers;) {
 		struct entry *e = table_find(&t->cur, t->members[i]);
-		uint64_t b;
+		uint64_t b, text;
 		/* Gone (exited and reaped since the listing) or unreadable: skip
 		 * it; a vanished process holds no memory, and a zero would only
 		 * look like a crash in the series. */
-		rc = e ? member_rss(t, e, &b) : PROCFS_GONE;
+		rc = e ? member_read(t, e, &b, &text) : PROCFS_GONE;
 		if (rc == PROCFS_GONE) {
 			drop_member(t, i); /* swaps the last one in: same i again */
 			continue;
@@ -661,6 +661,7 @@ int tree_sample(struct tree *t, uint64_t *rss_bytes, unsigned *nprocs)
 			if (t->nsmp < t->smp_cap) {
 				t->smp[t->nsmp].pid = t->members[i];
 				t->smp[t->nsmp].rss = b;
+				t->smp[t->nsmp].text_pages = text;
 				t->nsmp++;
 			}
 		}

@@ -136,17 +136,21 @@ Test(procfs, stat_truncated_is_einval)
 Test(procfs, statm)
 {
 	char buf[256];
-	uint64_t pages;
+	struct procfs_statm sm;
 	size_t n = load("statm_live.txt", buf, sizeof buf);
-	cr_assert_eq(procfs_parse_statm(buf, n, &pages), 0);
-	cr_expect_eq(pages, 428);
+	cr_assert_eq(procfs_parse_statm(buf, n, &sm), 0);
+	cr_expect_eq(sm.resident_pages, 428);
+	cr_expect_eq(sm.text_pages, 5);
 	n = load("statm_zombie.txt", buf, sizeof buf);
-	cr_assert_eq(procfs_parse_statm(buf, n, &pages), 0);
-	cr_expect_eq(pages, 0);
+	cr_assert_eq(procfs_parse_statm(buf, n, &sm), 0);
+	cr_expect_eq(sm.resident_pages, 0);
+	cr_expect_eq(sm.text_pages, 0);
 	n = load("statm_truncated.txt", buf, sizeof buf);
-	cr_expect_eq(procfs_parse_statm(buf, n, &pages), -EINVAL, "took \"765 42\" as 42 pages");
-	cr_expect_eq(procfs_parse_statm("", 0, &pages), -EINVAL);
-	cr_expect_eq(procfs_parse_statm("1 x 3", 5, &pages), -EINVAL);
+	cr_expect_eq(procfs_parse_statm(buf, n, &sm), -EINVAL, "took \"765 42\" as 42 pages");
+	cr_expect_eq(procfs_parse_statm("765 428 399 5", 13, &sm), -EINVAL,
+		     "took a text field cut short");
+	cr_expect_eq(procfs_parse_statm("", 0, &sm), -EINVAL);
+	cr_expect_eq(procfs_parse_statm("1 x 3", 5, &sm), -EINVAL);
 }
 
 Test(procfs, children)

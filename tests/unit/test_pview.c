@@ -61,6 +61,36 @@ static void fake_pid_700(const char *comm, const char *status)
 	put_file("proc/700/status", text, (size_t)n);
 }
 
+/* TOP/rec/700.GEN.mtr: pid 700's image GEN, started at `start`, in
+ * `state` since `end` (0: running), running `exe` with argv (argv_len
+ * bytes, each argument NUL-terminated). */
+static void put_record(uint32_t gen, uint64_t start, uint64_t end, uint32_t state,
+		       const char *argv, size_t argv_len, const char *exe)
+{
+	struct mt_record r;
+	memset(&r, 0, sizeof r);
+	r.magic = MT_RECORD_MAGIC;
+	r.version = MT_RECORD_VERSION;
+	r.record_size = MT_RECORD_SIZE;
+	r.pid = 700;
+	r.gen = gen;
+	r.ppid = 1;
+	r.start_mono_ns = start;
+	r.end_mono_ns = end;
+	r.state = state;
+	r.heap_current = 4096;
+	memcpy(r.argv, argv, argv_len);
+	r.argv_bytes = (uint32_t)argv_len;
+	strcpy(r.exe, exe);
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/rec/700.%u.mtr", top, (unsigned)gen);
+	int fd = open(path, O_RDWR | O_CREAT, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, MT_RECORD_SIZE), 0);
+	cr_assert_eq(pwrite(fd, &r, sizeof r, 0), (ssize_t)sizeof r);
+	close(fd);
+}
+
 /* The records of TOP/rec (listed once) and the view of TOP/proc. */
 static void open_views(struct live **l, struct pview **pv)
 {
@@ -94,31 +124,11 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 	put_exe("/bin/true");
 
 	/* its record, gen 0: started at 1000, EXECED at 3000 */
-	struct mt_record r;
-	memset(&r, 0, sizeof r);
-	r.magic = MT_RECORD_MAGIC;
-	r.version = MT_RECORD_VERSION;
-	r.record_size = MT_RECORD_SIZE;
-	r.pid = 700;
-	r.ppid = 1;
-	r.start_mono_ns = 1000;
-	r.end_mono_ns = 3000;
-	r.state = MT_STATE_EXECED;
-	r.heap_current = 4096;
-	memcpy(r.argv, "env\0-i\0prog\0", 12);
-	r.argv_bytes = 12;
-	strcpy(r.exe, "/bin/true");
-	char path[PATH_MAX + 64];
-	snprintf(path, sizeof path, "%s/rec/700.0.mtr", top);
-	int fd = open(path, O_RDWR | O_CREAT, 0644);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(ftruncate(fd, MT_RECORD_SIZE), 0);
-	cr_assert_eq(pwrite(fd, &r, sizeof r, 0), (ssize_t)sizeof r);
-	close(fd);
+	put_record(0, 1000, 3000, MT_STATE_EXECED, "env\0-i\0prog\0", 12, "/bin/true");
 	struct live *l;
 	struct pview *pv;
 	open_views(&l, &pv);
-	struct tree_member m = { 700, 1000000 };
+	struct tree_member m = { 700, 1000000, 0 };
 	struct pview_sums s;
 
 	/* before the exec: gen 0, traced, running? no: EXECED, so no heap */
@@ -181,7 +191,7 @@ Test(pview, spawned_child_caught_mid_exec_keeps_no_parent_argv, .timeout = 10)
 	struct live *l;
 	struct pview *pv;
 	open_views(&l, &pv);
-	struct tree_member m = { 700, 1000000 };
+	struct tree_member m = { 700, 1000000, 0 };
 	struct pview_sums s;
 
 	/* in the parent's image: inconclusive, looked at again */
@@ -206,5 +216,72 @@ Test(pview, spawned_child_caught_mid_exec_keeps_no_parent_argv, .timeout = 10)
 	put_file("proc/700/cmdline", "bs_static\0", 10);
 	pview_sample(pv, l, 3000, 3000, &m, 1, 0, 0, &s);
 	cr_expect(img->argv && img->argv_len == 10 && memcmp(img->argv, "bs_static", 10) == 0);
+	close_views(l, pv);
+}
+
+/* An exec that finishes between memsup's reading of a pid and its look at
+ * /proc: the reading was of the old memory, though /proc shows the new
+ * image by then (a sanitizer build under load gave a forked child's 60 MB
+ * to the `sleep` it exec'd).  The text pages read with the RSS decide, and
+ * the other way round too: an image that marked its exec during a sample
+ * and was replaced before its pid was read. */
+Test(pview, reading_across_an_exec_goes_by_its_text_pages, .timeout = 10)
+{
+	fake_pid_700("fat", "VmHWM:\t    2000 kB\n");
+	put_file("proc/700/cmdline", "fat\0", 4);
+	put_exe("/bin/true");
+	/* gen 0 "fat": 1000 to its exec mark at 3000; gen 1 "thin": its
+	 * constructor at 6000, its own exec marked at 8500; gen 2 none yet */
+	put_record(0, 1000, 3000, MT_STATE_EXECED, "fat\0", 4, "/bin/true");
+	put_record(1, 6000, 8500, MT_STATE_EXECED, "thin\0", 5, "/bin/sleep");
+	struct live *l;
+	struct pview *pv;
+	open_views(&l, &pv);
+	struct pview_sums s;
+	const uint64_t fat = 60u << 20, thin = 2u << 20;
+
+	/* before the mark: surely fat's, and its text (5 pages) learnt */
+	struct tree_member m = { 700, fat, 5 };
+	pview_sample(pv, l, 2000, 2000, &m, 1, 1, fat, &s);
+	const struct pview_proc *p = pview_find(pv, 700);
+	cr_assert_not_null(p);
+	cr_assert_eq(p->nimgs, 1);
+	cr_expect_eq(p->imgs[0].text_pages, 5);
+
+	/* after the mark, /proc already shows thin, but the reading's text
+	 * is fat's: fat's memory, read before the exec finished */
+	put_file("proc/700/cmdline", "thin\0", 5);
+	put_exe("/bin/sleep");
+	pview_sample(pv, l, 4000, 4000, &m, 1, 0, fat, &s);
+	cr_expect_eq(p->nimgs, 1, "a reading of fat's memory was given to the image after it");
+	cr_expect_eq(p->imgs[0].samples, 2);
+
+	/* the new memory, not set up yet (no text) and then thin's (9) */
+	m = (struct tree_member){ 700, 100u << 10, 0 };
+	pview_sample(pv, l, 4500, 4500, &m, 1, 0, 0, &s);
+	m = (struct tree_member){ 700, thin, 9 };
+	pview_sample(pv, l, 5000, 5000, &m, 1, 0, 0, &s);
+	pview_sample(pv, l, 7000, 7000, &m, 1, 0, 0, &s);
+	cr_assert_eq(p->nimgs, 2);
+	const struct pview_img *g0 = &p->imgs[0], *g1 = &p->imgs[1];
+	cr_expect_eq(g0->samples, 2);
+	cr_expect_eq(g0->peak_rss, fat);
+	cr_expect_eq(g1->gen, 1);
+	cr_expect_eq(g1->samples, 3);
+	cr_expect_eq(g1->peak_rss, thin, "thin's peak %llu: not its own memory",
+		     (unsigned long long)g1->peak_rss);
+	cr_expect_eq(g1->text_pages, 9, "learnt only once it surely ran (7000)");
+
+	/* thin marks its exec at 8500, inside a sample read from 8000 to
+	 * 9000: a reading with its text is its own, one with other text is
+	 * of the image after it */
+	pview_sample(pv, l, 8000, 9000, &m, 1, 0, 0, &s);
+	cr_expect_eq(p->nimgs, 2);
+	cr_expect_eq(g1->samples, 4);
+	m = (struct tree_member){ 700, 1u << 20, 3 };
+	pview_sample(pv, l, 8200, 9000, &m, 1, 0, 0, &s);
+	cr_assert_eq(p->nimgs, 3, "a reading of the next image's memory was given to thin");
+	cr_expect_eq(p->imgs[2].gen, 2);
+	cr_expect_eq(p->imgs[1].samples, 4);
 	close_views(l, pv);
 }
