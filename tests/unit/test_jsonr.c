@@ -15,6 +15,7 @@
 
 #include "output/jsonr.h"
 #include "jsonw.h"
+#include "test_tmp.h"
 
 /* Whatever was written to fd, as a malloc'd NUL-terminated buffer. */
 static char *slurp_fd(int fd, size_t *len)
@@ -412,6 +413,7 @@ Test(jsonr, read_file)
 {
 	char dir[] = "/tmp/test_jsonr.XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
+	tmp_adopt(dir);
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	cr_assert(dfd >= 0);
 	int fd = openat(dfd, "ok.json", O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_tmp.h"
+
 struct sup_run {
 	char tmp[256];        /* fresh directory, cwd of memsup */
 	char dir[PATH_MAX];   /* evidence directory */
@@ -49,50 +51,6 @@ static inline const char *prog(const char *name)
 	char *p = path[slot++ % 8];
 	snprintf(p, PATH_MAX, "%s/%s", env_or_skip("MT_PROGS"), name);
 	return p;
-}
-
-/* The temporary directories of this test process, removed when it exits
- * (Criterion runs each test in a process of its own), failed or not:
- * thousands of runs of the suite must not fill /tmp.  MT_KEEP_TMP=1 keeps
- * them for a look at a failure. */
-#define TMP_MADE_MAX 256 /* a table-driven test makes dozens of runs */
-static char tmp_made[TMP_MADE_MAX][256];
-static int tmp_n_made;
-
-static int tmp_remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st, (void)flag, (void)f;
-	remove(path);
-	return 0;
-}
-
-static int tmp_open_up(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)f;
-	if (flag == FTW_D || flag == FTW_DNR)
-		chmod(path, (st->st_mode & 07777) | S_IRWXU);
-	return 0;
-}
-
-static void tmp_remove_all(void)
-{
-	if (getenv("MT_KEEP_TMP"))
-		return;
-	for (int i = 0; i < tmp_n_made; i++) {
-		/* a test may leave read-only or unsearchable directories: open
-		 * them up first (pre-order: before each is read) */
-		nftw(tmp_made[i], tmp_open_up, 16, FTW_PHYS);
-		nftw(tmp_made[i], tmp_remove_one, 16, FTW_DEPTH | FTW_PHYS);
-	}
-}
-
-/* Remove `path` (a directory or a file of the test's own) at exit too. */
-static inline void tmp_adopt(const char *path)
-{
-	cr_assert_lt(tmp_n_made, TMP_MADE_MAX, "more temporary directories than tmp_adopt keeps");
-	if (tmp_n_made == 0)
-		atexit(tmp_remove_all);
-	snprintf(tmp_made[tmp_n_made++], sizeof tmp_made[0], "%s", path);
 }
 
 static inline void tmp_make(struct sup_run *r)

@@ -16,6 +16,7 @@
 
 #include "collect/live.h"
 #include "collect/pview.h"
+#include "test_tmp.h"
 
 static char top[PATH_MAX];
 
@@ -45,6 +46,7 @@ static void fake_pid_700(const char *comm, const char *status)
 	char path[PATH_MAX + 64], text[512];
 	snprintf(top, sizeof top, "/tmp/test-pview-XXXXXX");
 	cr_assert_not_null(mkdtemp(top));
+	tmp_adopt(top);
 	snprintf(path, sizeof path, "%s/proc", top);
 	cr_assert_eq(mkdir(path, 0755), 0);
 	strcat(path, "/700");
@@ -108,19 +110,7 @@ static void close_views(struct live *l, struct pview *pv)
 	live_close(l);
 }
 
-/* Every test's .fini: the fake root goes, whether the test passed or an
- * assertion ended it early. */
-static void remove_top(void)
-{
-	char cmd[PATH_MAX + 16];
-	if (!top[0])
-		return;
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
-	cr_expect_eq(system(cmd), 0);
-	top[0] = '\0';
-}
-
-Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10, .fini = remove_top)
+Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 {
 	/* pid 700, session 700, still running "env -i prog" (/bin/true is a
 	 * dynamic ELF the inspection can read) */
@@ -184,7 +174,7 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10, .fini = re
  * (the new exe, the cmdline not set up yet: empty).  The parent's argv must
  * not stay with the static image (it was reported as 'bs_untraced' running
  * bs_static); its own is read while it runs. */
-Test(pview, spawned_child_caught_mid_exec_keeps_no_parent_argv, .timeout = 10, .fini = remove_top)
+Test(pview, spawned_child_caught_mid_exec_keeps_no_parent_argv, .timeout = 10)
 {
 	const char *progs = getenv("MT_PROGS");
 	if (!progs)
@@ -234,7 +224,7 @@ Test(pview, spawned_child_caught_mid_exec_keeps_no_parent_argv, .timeout = 10, .
  * to the `sleep` it exec'd).  The text pages read with the RSS decide, and
  * the other way round too: an image that marked its exec during a sample
  * and was replaced before its pid was read. */
-Test(pview, reading_across_an_exec_goes_by_its_text_pages, .timeout = 10, .fini = remove_top)
+Test(pview, reading_across_an_exec_goes_by_its_text_pages, .timeout = 10)
 {
 	fake_pid_700("fat", "VmHWM:\t    2000 kB\n");
 	put_file("proc/700/cmdline", "fat\0", 4);

@@ -15,6 +15,7 @@
 #include "output/evidence.h"
 #include "output/jsonr.h"
 #include "output/resources.h"
+#include "test_tmp.h"
 
 Test(resources, every_outcome_has_one_name_that_reads_back)
 {
@@ -161,6 +162,7 @@ Test(resources, sentinel_patch_of_a_running_record)
 	r.samples = 42;
 	char dir[] = "/tmp/memsup-patch-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
+	tmp_adopt(dir);
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int fd = openat(dfd, "resources.json", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	cr_assert_eq(resources_write_json(fd, &r), 0);

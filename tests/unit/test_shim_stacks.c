@@ -23,6 +23,7 @@
 #include "stacks.h"
 #include "test_guard.h"
 #include "test_shim_harness.h"
+#include "test_tmp.h"
 
 enum { HALF, THREE_TENTHS, FIFTH, OTHER, NSITES };
 static const char *const site_names[] = { "hold_half", "hold_three_tenths", "hold_fifth" };
@@ -396,6 +397,7 @@ Test(shim_stacks, standalone_tree_table_has_the_sites, .timeout = 60)
 	char dir[] = "/tmp/mtsites.XXXXXX", tmpdir[64];
 	struct shim_run r;
 	cr_assert_not_null(mkdtemp(dir));
+	tmp_adopt(dir);
 	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", dir);
 	const char *env[] = { "MEMTRACE_SAMPLE_BYTES=1", tmpdir, NULL };
 	shim_run(&r, argv, env, SHIM_NO_DIR);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "output/timeline.h"
+#include "test_tmp.h"
 
 /* The line without its '\n' (as a reader is given it). */
 static size_t body(const char *line, size_t n)
@@ -181,6 +182,7 @@ Test(timeline, read_file_gives_each_line_and_the_torn_end)
 {
 	char dir[] = "/tmp/timeline-test-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
+	tmp_adopt(dir);
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	cr_assert_geq(dfd, 0);
 	struct lines l = { .n = 0 };
