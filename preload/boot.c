@@ -17,7 +17,7 @@ struct boot_real real;
 int boot_ready;
 __thread int shim_guard __attribute__((tls_model("initial-exec")));
 
-_Alignas(64) char boot_arena[BOOT_ARENA_BYTES];
+_Alignas(64) char boot_arena[BOOT_ARENA_BYTES] MT_TABLE;
 int boot_glibc_chunks;
 static size_t boot_used;
 static int boot_state; /* 0 idle, 1 resolving, 2 done */

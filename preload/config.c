@@ -13,7 +13,30 @@
 #include "stacks.h"
 #include "sys.h"
 
-struct config config;
+struct config config = { .dir = "", .out = "", .self_path = "" };
+
+/* config's strings, one after the other (config.h says why).  Room for
+ * four paths (MEMTRACE_DIR, MEMTRACE_OUT, this .so, a standalone tree's
+ * private directory) and each kept variable twice (an export that sets a
+ * variable again appends it again). */
+#define CONFIG_STRINGS_BYTES ((4 + 2 * CONFIG_KEEP_COUNT) * CONFIG_VAR_BYTES)
+static char config_strings[CONFIG_STRINGS_BYTES] MT_TABLE;
+static size_t config_strings_used;
+
+/* Where the next string goes, and how many bytes it may take (at most
+ * cap); the string is kept by config_strings_take. */
+static char *config_strings_end(size_t cap, size_t *room)
+{
+	size_t left = sizeof config_strings - config_strings_used;
+	*room = left < cap ? left : cap;
+	return config_strings + config_strings_used;
+}
+
+static const char *config_strings_take(const char *s)
+{
+	config_strings_used += strlen(s) + 1;
+	return s;
+}
 
 int config_flag(const char *value)
 {
@@ -45,25 +68,48 @@ static const char *const config_keep_names[CONFIG_KEEP_COUNT] = {
 
 static char config_unset[1];
 
-/* config.keep[which] = "NAME=value", appended to keep_buf (an export that
- * sets a variable again appends again: keep_buf holds each variable
- * twice); "" when value is NULL or too long. */
+/* config.keep[which] = "NAME=value", appended to config_strings; "" when
+ * value is NULL or too long. */
 static void config_keep(enum config_keep which, const char *value)
 {
 	struct sys_str s;
-	char *out = config.keep_buf + config.keep_used;
-	size_t room = sizeof config.keep_buf - config.keep_used;
+	size_t room;
+	char *out = config_strings_end(CONFIG_VAR_BYTES, &room);
 	config.keep[which] = config_unset;
 	if (!value || room < CONFIG_VAR_BYTES)
 		return;
-	sys_str_init(&s, out, CONFIG_VAR_BYTES);
+	sys_str_init(&s, out, room);
 	sys_str_add(&s, config_keep_names[which]);
 	sys_str_add(&s, "=");
 	sys_str_add(&s, value);
 	if (s.truncated)
 		return;
 	config.keep[which] = out;
-	config.keep_used += strlen(out) + 1;
+	config_strings_take(out);
+}
+
+/* The absolute form of path, kept in config_strings; NULL when it does
+ * not fit in PATH_MAX or getcwd fails. */
+static const char *config_path(const char *path)
+{
+	size_t room;
+	char *out = config_strings_end(PATH_MAX, &room);
+	if (room < PATH_MAX || config_absolute(path, out, room) != 0)
+		return NULL;
+	return config_strings_take(out);
+}
+
+int config_set_dir(const char *dir)
+{
+	size_t room;
+	char *out = config_strings_end(PATH_MAX, &room);
+	struct sys_str s;
+	sys_str_init(&s, out, room);
+	sys_str_add(&s, dir);
+	if (s.truncated)
+		return -ENOSPC;
+	config.dir = config_strings_take(out);
+	return 0;
 }
 
 uint64_t config_sample_bytes(const char *value, uint64_t dflt)
@@ -98,6 +144,7 @@ void config_load(void)
 {
 	const char *dir = getenv(MT_ENV_DIR), *out = getenv(MT_ENV_OUT);
 	const char *summary = getenv(MT_ENV_SUMMARY), *tree = getenv(MT_ENV_TREE);
+	const char *abs;
 	Dl_info info;
 	uint64_t v;
 
@@ -111,31 +158,30 @@ void config_load(void)
 		config_sample_bytes(getenv(MT_ENV_SAMPLE), MT_STACKS_DEFAULT_SAMPLE_BYTES);
 	/* Anything but "each" is the default: a table from the tree's root. */
 	config.summary_each = summary && strcmp(summary, "each") == 0;
-	if (dir && dir[0] && config_absolute(dir, config.dir, sizeof config.dir) == 0) {
+	if (dir && dir[0] && (abs = config_path(dir)) != NULL) {
+		config.dir = abs;
 		if (dir[0] != '/')
 			config_setenv(MT_ENV_DIR, config.dir);
 		/* MEMTRACE_TREE only means something beside its directory. */
 		if (tree && sys_parse_u64(tree, &v) == strlen(tree) && v > 0 && v <= INT32_MAX)
 			config.tree_pid = (int32_t)v;
-	} else {
-		config.dir[0] = '\0';
 	}
 	/* In secure mode a user-chosen output path would let anyone truncate
 	 * files as the privileged user: refuse it. */
-	if (out && out[0] && !config.secure &&
-	    config_absolute(out, config.out, sizeof config.out) == 0) {
+	if (out && out[0] && !config.secure && (abs = config_path(out)) != NULL) {
+		config.out = abs;
 		if (out[0] != '/')
 			config_setenv(MT_ENV_OUT, config.out);
 		config.out_per_image = strstr(config.out, "%p") != NULL;
-	} else {
-		config.out[0] = '\0';
 	}
 	if (dladdr((void *)config_load, &info) && info.dli_fname) {
 		struct sys_str s;
-		sys_str_init(&s, config.self_path, sizeof config.self_path);
+		size_t room;
+		char *self = config_strings_end(PATH_MAX, &room);
+		sys_str_init(&s, self, room);
 		sys_str_add(&s, info.dli_fname);
-		if (s.truncated)
-			config.self_path[0] = '\0';
+		if (!s.truncated)
+			config.self_path = config_strings_take(self);
 	}
 	config_keep(CONFIG_KEEP_PRELOAD, getenv("LD_PRELOAD"));
 	config_keep(CONFIG_KEEP_DIR, config.dir[0] ? config.dir : NULL);

@@ -42,16 +42,15 @@ struct config {
 	 * 0 = no sampling, 1 = every block.  Unset or not a decimal number:
 	 * MT_STACKS_DEFAULT_SAMPLE_BYTES. */
 	uint64_t sample_bytes;
-	char dir[PATH_MAX]; /* absolute MEMTRACE_DIR, "" if unset */
-	char out[PATH_MAX]; /* absolute MEMTRACE_OUT pattern, "" if unset/secure */
-	char self_path[PATH_MAX]; /* this .so, from dladdr */
-	/* "NAME=value" of each kept variable, "" when unset: pointers into
-	 * keep_buf, packed one after the other, so that a start touches one
-	 * page of it instead of one page per variable (each first touch of a
-	 * page is a fault, ~11 us on the machines we measure) */
+	/* Strings, packed one after the other in one buffer of config.c's
+	 * (each first write to a page is a fault, 10-20 us, in every
+	 * process: three PATH_MAX arrays and the kept variables were four
+	 * pages written at every start); "" when unset. */
+	const char *dir;       /* absolute MEMTRACE_DIR */
+	const char *out;       /* absolute MEMTRACE_OUT pattern ("" in secure mode) */
+	const char *self_path; /* this .so, from dladdr */
+	/* "NAME=value" of each kept variable, "" when unset */
 	char *keep[CONFIG_KEEP_COUNT];
-	size_t keep_used;
-	char keep_buf[2 * CONFIG_KEEP_COUNT * CONFIG_VAR_BYTES];
 };
 
 extern MT_HIDDEN struct config config;
@@ -81,5 +80,9 @@ uint64_t config_sample_bytes(const char *value, uint64_t dflt);
 /* Sets NAME=value in the environment (the standalone tree's MEMTRACE_DIR
  * and MEMTRACE_TREE) and in config.keep; 0 or -errno.  Constructor only. */
 int config_export(enum config_keep which, const char *value);
+
+/* config.dir = a copy of dir (the standalone tree's private directory);
+ * 0, or -ENOSPC with config.dir unchanged.  Constructor only. */
+int config_set_dir(const char *dir);
 
 #endif /* MEMTRACE_CONFIG_H */

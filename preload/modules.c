@@ -8,6 +8,7 @@
 #include "elfsym.h"
 #include "modules.h"
 #include "selfmaps.h"
+#include "shim.h"
 #include "sys.h"
 
 struct modules_span {
@@ -15,11 +16,11 @@ struct modules_span {
 	uint32_t entry;
 };
 
-static struct modules_span modules_index[2][MT_STACKS_MODULE_SLOTS];
+static struct modules_span modules_index[2][MT_STACKS_MODULE_SLOTS] MT_TABLE;
 static uint32_t modules_index_n[2];
 static unsigned modules_cur; /* the published copy */
-static uint8_t modules_trusts[MT_STACKS_MODULE_SLOTS];
-static uint8_t modules_ticks[MT_STACKS_MODULE_SLOTS];
+static uint8_t modules_trusts[MT_STACKS_MODULE_SLOTS] MT_TABLE;
+static uint8_t modules_ticks[MT_STACKS_MODULE_SLOTS] MT_TABLE;
 
 int modules_find(uintptr_t pc)
 {
@@ -65,7 +66,7 @@ unsigned modules_tick(int i)
 /* The first page of the module being read: its ELF header, program
  * headers and (usually) build-id note, in one system call instead of one
  * per header.  Static: modules_refresh's callers serialise it. */
-static uint8_t modules_page[4096];
+static uint8_t modules_page[4096] MT_TABLE;
 
 struct modules_mem {
 	pid_t pid;

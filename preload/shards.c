@@ -7,7 +7,7 @@
 #include "shards.h"
 #include "sys.h"
 
-static struct shard shards_pool[SHARDS_MAX];
+static struct shard shards_pool[SHARDS_MAX] MT_TABLE;
 /* One past the highest shard ever claimed: loops stop there, so a process
  * with few threads never touches (nor faults in) the rest of the pool. */
 static unsigned shards_top;

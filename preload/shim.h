@@ -13,6 +13,12 @@
  * GCC reaches it through the GOT (a load of its address, then the load of
  * the value) in every hook; declared hidden it is one %rip-relative access. */
 #define MT_HIDDEN __attribute__((visibility("hidden")))
+/* On the shim's large zero-filled tables: placed in .lbss, after .bss, so
+ * that the small variables every process writes at its start share a few
+ * pages instead of each sitting on its own page between two tables.  The
+ * first write to a page is a page fault, 10-20 us on the machines we
+ * measure, paid by every image of a traced tree (bench/RESULTS.md). */
+#define MT_TABLE __attribute__((section(".lbss")))
 #define MT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -19,10 +19,10 @@
 #include "store.h"
 #include "sys.h"
 
-uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64];
+uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64] MT_TABLE;
 /* Sampled blocks behind each bit of sites_filter (255: too many to count,
  * the bit stays set for good). */
-static uint8_t sites_filter_count[1u << SITES_FILTER_BITS];
+static uint8_t sites_filter_count[1u << SITES_FILTER_BITS] MT_TABLE;
 
 /* Sampled blocks live now: open addressing on the address, backward-shift
  * deletion, at most 3/4 full (24576 blocks: 12 GiB of heap at the default
@@ -38,22 +38,22 @@ struct sites_live {
 	uint64_t var_stack; /* variance (KiB^2, 48 bits) << 16 | stack id */
 };
 
-static struct sites_live sites_live[SITES_LIVE_SLOTS];
+static struct sites_live sites_live[SITES_LIVE_SLOTS] MT_TABLE;
 static uint32_t sites_live_n;
 
 /* Stack ids by hash of their frames (id + 1; 0 empty), never deleted. */
 #define SITES_INDEX_SLOTS (2u * MT_STACKS_SLOTS)
-static uint32_t sites_index[SITES_INDEX_SLOTS];
-static uint64_t sites_hashes[MT_STACKS_SLOTS];
+static uint32_t sites_index[SITES_INDEX_SLOTS] MT_TABLE;
+static uint64_t sites_hashes[MT_STACKS_SLOTS] MT_TABLE;
 
 /* Stacks whose live columns changed since the last peak snapshot. */
-static uint16_t sites_dirty[MT_STACKS_SLOTS];
-static uint8_t sites_dirty_flag[MT_STACKS_SLOTS];
+static uint16_t sites_dirty[MT_STACKS_SLOTS] MT_TABLE;
+static uint8_t sites_dirty_flag[MT_STACKS_SLOTS] MT_TABLE;
 static uint32_t sites_dirty_n;
 
 /* Frees queued by signal handlers (see sites.h). */
 #define SITES_PENDING 64u
-static uintptr_t sites_pending[SITES_PENDING];
+static uintptr_t sites_pending[SITES_PENDING] MT_TABLE;
 static uint32_t sites_pending_n;
 static uint64_t sites_skips, sites_lost;
 
@@ -67,7 +67,7 @@ static int sites_own_events;  /* this image sampled or freed a sample itself */
 static int sites_missed;      /* a pc in no module since the last refresh */
 static uint32_t sites_refresh_at; /* stack_count at the last module refresh */
 static uint64_t sites_module_room, sites_stack_room; /* bytes the file holds */
-static char sites_path[PATH_MAX + 64];
+static char sites_path[PATH_MAX + 64] MT_TABLE;
 
 #define SITES_GROW_BYTES (16u << 10)
 #define SITES_MODULES_BYTES ((uint64_t)MT_STACKS_MODULE_SLOTS * MT_STACKS_MODULE_BYTES)

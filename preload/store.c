@@ -219,7 +219,7 @@ void store_start(int argc, char **argv)
  * before the child's handler runs, so the child must start from a copy
  * taken in the prepare handler (process-private memory: the child inherits
  * it as it was).  Valid only between prepare and the parent/child handler. */
-static struct mt_record store_fork_snapshot;
+static struct mt_record store_fork_snapshot MT_TABLE;
 static int store_fork_snapshot_taken;
 
 void store_fork_prepare(void)

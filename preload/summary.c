@@ -281,14 +281,14 @@ void summary_start(int32_t pid)
 		return; /* no tree: this image reports alone, as with "each" */
 	sys_str_init(&s, num, sizeof num);
 	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
-	if (config_export(CONFIG_KEEP_DIR, dir) != 0 || config_export(CONFIG_KEEP_TREE, num) != 0) {
+	if (config_export(CONFIG_KEEP_DIR, dir) != 0 || config_export(CONFIG_KEEP_TREE, num) != 0 ||
+	    config_set_dir(dir) != 0) {
 		summary_remove_dir(dir);
 		unsetenv(MT_ENV_DIR); /* no allocation */
 		unsetenv(MT_ENV_TREE);
 		config.keep[CONFIG_KEEP_DIR][0] = config.keep[CONFIG_KEEP_TREE][0] = '\0';
 		return;
 	}
-	memcpy(config.dir, dir, sizeof dir);
 	config.tree_pid = pid;
 }
 

@@ -44,14 +44,14 @@ struct topsites_acc {
  * space can be static rather than on a thread's stack, which may be small;
  * the buffer holds one other image's table, read with pread (a file
  * someone truncates under a mapping would kill the program with SIGBUS). */
-static struct topsites_acc topsites_acc;
-static struct topsites_frame topsites_fr[TOPSITES_SLOTS];
-static char topsites_text[TOPSITES_CANDIDATES][TOPSITES_TEXT_BYTES];
-static uint32_t topsites_id[TOPSITES_CANDIDATES];
-static uint64_t topsites_bytes[TOPSITES_CANDIDATES];
-static struct elfsym_query topsites_q[TOPSITES_SLOTS];
-static unsigned topsites_qi[TOPSITES_SLOTS];
-static _Alignas(64) unsigned char topsites_buf[MT_STACKS_SIZE];
+static struct topsites_acc topsites_acc MT_TABLE;
+static struct topsites_frame topsites_fr[TOPSITES_SLOTS] MT_TABLE;
+static char topsites_text[TOPSITES_CANDIDATES][TOPSITES_TEXT_BYTES] MT_TABLE;
+static uint32_t topsites_id[TOPSITES_CANDIDATES] MT_TABLE;
+static uint64_t topsites_bytes[TOPSITES_CANDIDATES] MT_TABLE;
+static struct elfsym_query topsites_q[TOPSITES_SLOTS] MT_TABLE;
+static unsigned topsites_qi[TOPSITES_SLOTS] MT_TABLE;
+static _Alignas(64) unsigned char topsites_buf[MT_STACKS_SIZE] MT_TABLE;
 
 static ssize_t topsites_pread(void *ctx, void *buf, size_t n, uint64_t off)
 {

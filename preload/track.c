@@ -13,7 +13,7 @@
 #define MREMAP_DONTUNMAP 4
 #endif
 
-static struct maps_region track_slots[MT_MAP_SLOTS];
+static struct maps_region track_slots[MT_MAP_SLOTS] MT_TABLE;
 struct maps_table track_maps = { track_slots, MT_MAP_SLOTS, 0, 0 };
 static size_t track_page = 4096;
 

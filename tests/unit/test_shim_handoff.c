@@ -38,7 +38,8 @@ static void config_fake(int follow)
 	memset(&config, 0, sizeof config);
 	config.loaded = 1;
 	config.follow = follow;
-	strcpy(config.self_path, "/opt/mt/libmemtrace.so");
+	config.dir = config.out = "";
+	config.self_path = "/opt/mt/libmemtrace.so";
 	static char preload[] = "LD_PRELOAD=/opt/mt/libmemtrace.so",
 		    dir[] = "MEMTRACE_DIR=/abs/rec", quiet[] = "MEMTRACE_QUIET=1",
 		    follow_var[] = "MEMTRACE_FOLLOW=1", unset[] = "";

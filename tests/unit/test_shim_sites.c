@@ -23,7 +23,7 @@ static void start(uint64_t rate)
 	rec = counters_local();
 	rec->pid = getpid();
 	config.sample_bytes = rate;
-	config.dir[0] = '\0';
+	config.dir = "";
 	sites_start();
 }
 
