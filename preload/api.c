@@ -74,7 +74,7 @@ MT_EXPORT int memtrace_mark(const char *label)
 		size_t n = strnlen(label, MT_LABEL_BYTES - 1);
 		struct counters_live live;
 		counters_read_live(&live);
-		m->mono_ns = sys_mono_ns();
+		m->mono_ns = sys_mono_ns_cold();
 		m->heap_current = live.heap_current;
 		m->map_current = api_load(&r->map_anon_current) + api_load(&r->map_file_current);
 		memcpy(m->label, label, n);

@@ -130,7 +130,7 @@ void counters_set_flag(uint32_t flag)
 void counters_stamp_heap(uint64_t cur)
 {
 	struct mt_record *r = counters_rec;
-	uint64_t now = sys_mono_ns();
+	uint64_t now = sys_mono_ns_cold();
 	__atomic_store_n(&r->heap_peak_mono_ns, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->heap_peak_stamp, cur, __ATOMIC_RELAXED);
 	__atomic_store_n(&counters_heap_stamp_next, counters_next_stamp(cur), __ATOMIC_RELAXED);
@@ -139,7 +139,7 @@ void counters_stamp_heap(uint64_t cur)
 void counters_stamp_total(uint64_t cur)
 {
 	struct mt_record *r = counters_rec;
-	uint64_t now = sys_mono_ns();
+	uint64_t now = sys_mono_ns_cold();
 	__atomic_store_n(&r->total_peak_mono_ns, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->total_peak_stamp, cur, __ATOMIC_RELAXED);
 	__atomic_store_n(&counters_total_stamp_next, counters_next_stamp(cur), __ATOMIC_RELAXED);

@@ -119,7 +119,7 @@ uint64_t sample_var_kib2(uint64_t weight, uint64_t size)
  * processes; never 0. */
 static uint64_t sample_seed(void)
 {
-	uint64_t z = sys_mono_ns() ^ ((uint64_t)(uint32_t)sys_gettid() << 32) ^
+	uint64_t z = sys_mono_ns_cold() ^ ((uint64_t)(uint32_t)sys_gettid() << 32) ^
 		     (uint64_t)(uintptr_t)&z;
 	z += UINT64_C(0x9E3779B97F4A7C15);
 	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);

@@ -309,7 +309,7 @@ static int sites_fill(struct mt_stacks_header *h)
 	h->pid = counters_rec->pid;
 	h->gen = counters_rec->gen;
 	h->sample_bytes = sample_rate();
-	h->start_mono_ns = sys_mono_ns();
+	h->start_mono_ns = sys_mono_ns_cold();
 	if (!sites_reserve_stacks(1))
 		return -ENOSPC;
 	st = mt_stacks_stack(h, 0);
@@ -751,7 +751,7 @@ void sites_finish(unsigned record_state)
 	}
 	sites_put(&h->skipped_samples, __atomic_load_n(&sites_skips, __ATOMIC_RELAXED));
 	sites_put(&h->lost_frees, __atomic_load_n(&sites_lost, __ATOMIC_RELAXED));
-	sites_put(&h->end_mono_ns, sys_mono_ns());
+	sites_put(&h->end_mono_ns, sys_mono_ns_cold());
 	__atomic_store_n(&h->state, MT_STACKS_FINISHED, __ATOMIC_RELEASE);
 	sites_unlock();
 	shim_guard_leave();
@@ -821,7 +821,7 @@ void sites_fork_child(void)
 	h->pid = counters_rec->pid;
 	h->gen = counters_rec->gen;
 	h->flags = (h->flags & MT_STACKS_FLAG_MODULES_FULL) | MT_STACKS_FLAG_INHERITED;
-	h->start_mono_ns = sys_mono_ns();
+	h->start_mono_ns = sys_mono_ns_cold();
 	h->samples = h->sampled_frees = h->untracked_samples = h->untracked_bytes = 0;
 	h->catchall_samples = h->skipped_samples = h->lost_frees = 0;
 	h->fp_samples = h->backtrace_samples = h->sample_ns = h->module_refreshes = 0;

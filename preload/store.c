@@ -200,7 +200,7 @@ void store_start(int argc, char **argv)
 	r->record_size = MT_RECORD_SIZE;
 	r->pid = sys_getpid();
 	r->ppid = sys_getppid();
-	r->start_mono_ns = sys_mono_ns();
+	r->start_mono_ns = sys_mono_ns_cold();
 	r->start_real_ns = sys_real_ns();
 	if (config.secure)
 		r->flags |= MT_FLAG_SECURE;
@@ -271,7 +271,7 @@ void store_fork_child(void)
 	loc->parent_pid = parent_pid;
 	loc->parent_gen = parent_gen;
 	loc->flags = keep;
-	loc->start_mono_ns = sys_mono_ns();
+	loc->start_mono_ns = sys_mono_ns_cold();
 	loc->start_real_ns = sys_real_ns();
 	loc->heap_peak = loc->heap_current;
 	loc->heap_peak_mono_ns = loc->start_mono_ns;
@@ -327,7 +327,7 @@ int store_finish(unsigned state, int exit_code, int exit_signal)
 	counters_settle();
 	/* The stacks table's last peak needs the settled heap_peak. */
 	sites_finish(state);
-	r->end_mono_ns = sys_mono_ns();
+	r->end_mono_ns = sys_mono_ns_cold();
 	r->exit_code = exit_code;
 	r->exit_signal = exit_signal;
 	if (sys_read_file("/proc/self/status", status, sizeof status) > 0) {

@@ -275,7 +275,7 @@ void summary_start(int32_t pid)
 	sys_str_add(&s, "/" SUMMARY_PREFIX);
 	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
 	sys_str_add(&s, ".");
-	sys_str_add_u64(&s, sys_mono_ns() % 1000000007u);
+	sys_str_add_u64(&s, sys_mono_ns_cold() % 1000000007u);
 	if (s.truncated ||
 	    sys_call6(SYS_mkdirat, AT_FDCWD, (long)dir, 0700, 0, 0, 0) != 0)
 		return; /* no tree: this image reports alone, as with "each" */

@@ -180,11 +180,22 @@ uint64_t sys_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t sys_real_ns(void)
+static uint64_t sys_clock_syscall_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	if (sys_call6(SYS_clock_gettime, clock, (long)&ts, 0, 0, 0, 0) != 0)
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t sys_mono_ns_cold(void)
+{
+	return sys_clock_syscall_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t sys_real_ns(void)
+{
+	return sys_clock_syscall_ns(CLOCK_REALTIME);
 }
 
 size_t sys_fmt_u64(char *buf, uint64_t v)

@@ -1,5 +1,6 @@
 /* track.c: mapping hooks' bodies (see track.h). */
 #include <errno.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -19,8 +20,10 @@ static size_t track_page = 4096;
 
 void track_init(void)
 {
-	long p = sysconf(_SC_PAGESIZE); /* from the auxv: no system call */
-	if (p > 0)
+	/* from the auxv, as sysconf would, with no call into a page of libc
+	 * the program may never touch (config_load reads the auxv too) */
+	unsigned long p = getauxval(AT_PAGESZ);
+	if (p)
 		track_page = (size_t)p;
 }
 
