@@ -4,7 +4,7 @@
     python3 bench/run_all.py --builddir BUILD [--quick] [--out FILE]
 
 BUILD is a configured and built tree (`make` and `make bench-programs` done;
-`make bench` does all of that and then runs this).  The three parts run one
+`make bench` does all of that and then runs this).  The parts run one
 after the other, never at the same time, since they time each other's
 neighbours on a 2-core machine:
   1. shim_overhead.py  wall-time ratios: bare / libmemtrace / memusage / heaptrack
@@ -14,6 +14,7 @@ neighbours on a 2-core machine:
   4. memsup_cpu.py     memsup's own CPU per second vs the seed's measure_command
   5. output_cpu.py     the CPU of 1 GB of a command's output in each --output mode
   6. sample_cost.py    ns per sampled allocation (frame-pointer walk, DWARF)
+  7. start_cost.py     what each process image's start and end cost (/bin/true)
 --quick runs fewer repetitions and shorter trees (a smoke run: do not quote it).
 The hand-written reading of the numbers lives in bench/RESULTS.md; this only
 produces the tables.
@@ -34,6 +35,7 @@ import memsup_cpu  # noqa: E402
 import output_cpu  # noqa: E402
 import sample_cost  # noqa: E402
 import shim_overhead  # noqa: E402
+import start_cost  # noqa: E402
 
 
 def part(title, fn, args):
@@ -53,12 +55,13 @@ def main():
     ap.add_argument("--builddir", help="configured build tree (default: $MEMTRACE_BUILDDIR or .)")
     ap.add_argument("--quick", action="store_true", help="smoke run, numbers not quotable")
     ap.add_argument("--only", choices=["overhead", "instr", "correctness", "memsup", "output",
-                                       "sample"],
+                                       "sample", "start"],
                     action="append")
     ap.add_argument("--out", help="also write the report to this file")
     args = ap.parse_args()
     bd = ["--builddir", args.builddir] if args.builddir else []
-    only = args.only or ["overhead", "instr", "correctness", "memsup", "output", "sample"]
+    only = args.only or ["overhead", "instr", "correctness", "memsup", "output", "sample",
+                         "start"]
     report = io.StringIO()
 
     class Tee:
@@ -89,6 +92,9 @@ def main():
     if "sample" in only:
         part("Cost of a sampled allocation (sample_cost.py)", sample_cost.main,
              bd + (["--reps", "3", "--ops", "100000"] if args.quick else []))
+    if "start" in only:
+        part("What an image's start and end cost (start_cost.py)", start_cost.main,
+             bd + (["--reps", "3", "--count", "200"] if args.quick else []))
     sys.stdout = sys.__stdout__
     if args.out:
         Path(args.out).write_text(report.getvalue())

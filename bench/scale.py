@@ -31,6 +31,12 @@ LD_PRELOAD=libmemtrace.so with MEMTRACE_DIR on --tmpfs-dir, or /dev/shm,
 removed after each run; the shim's per-image start, hooks, sampling and
 record files without anyone reading them).
 
+With --baseline-shim PATH, each workload also runs with that
+libmemtrace.so alone ("shim alone, baseline"), as "shim alone" runs this
+build's: two shims side by side in one run, on a machine whose speed
+drifts between runs.  --mode NAME (repeated) keeps only the named modes
+(with "bare").
+
 With --tmpfs-dir DIR (a tmpfs such as /dev/shm), each workload's traced
 mode runs once more with its evidence directory there ("memsup,
 tmpfs"), everything else alike: the cost of making one record file per
@@ -138,7 +144,9 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
             if mode == "bare":
                 res[mode].append({"wall": run_one(cmd, cwd=cwd)})
             elif mode == "shim alone":
-                res[mode].append(shim_alone(args, out, cmd, cwd))
+                res[mode].append(shim_alone(args, out, cmd, cwd, args.shim))
+            elif mode == "shim alone, baseline":
+                res[mode].append(shim_alone(args, out, cmd, cwd, args.baseline_shim))
             else:
                 trace = mode != "memsup --no-trace"
                 env = dict(os.environ)
@@ -156,12 +164,12 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
     return res
 
 
-def shim_alone(args, out, cmd, cwd):
-    """cmd with the shim preloaded and no memsup: its records go to out
+def shim_alone(args, out, cmd, cwd, shim):
+    """cmd with `shim` preloaded and no memsup: its records go to out
     (made on --tmpfs-dir or /dev/shm), counted, then removed."""
     out = Path(args.tmpfs_dir or "/dev/shm") / out.name
     out.mkdir()
-    env = dict(os.environ, LD_PRELOAD=str(args.shim), MEMTRACE_DIR=str(out))
+    env = dict(os.environ, LD_PRELOAD=str(shim), MEMTRACE_DIR=str(out))
     try:
         wall = run_one(cmd, cwd=cwd, env=env)
         images = sum(1 for f in out.iterdir() if f.name.endswith(".mtr"))
@@ -173,8 +181,15 @@ def shim_alone(args, out, cmd, cwd):
 
 
 def split_modes(args):
-    """--split: the traced cost's two halves, beside it."""
-    return ["memsup --no-trace", "shim alone"] if args.split else []
+    """--split: the traced cost's two halves, beside it; --baseline-shim:
+    another libmemtrace.so alone, beside this build's."""
+    return (["memsup --no-trace", "shim alone"] if args.split else []) + \
+        (["shim alone, baseline"] if args.baseline_shim else [])
+
+
+def chosen(args, modes):
+    """The modes --mode keeps (all by default), in their order."""
+    return [m for m in modes if m in args.mode] if args.mode else modes
 
 
 def traced_modes(args):
@@ -187,8 +202,8 @@ def traced_modes(args):
 def bench_procs(args, memsup, tmp):
     script = (f"i=0; while [ $i -lt {args.procs} ]; do /bin/true; i=$((i+1)); done")
     return round_robin(args, memsup, tmp, "procs",
-                       ["bare", "memsup --no-trace", "memsup"] + traced_modes(args) +
-                       [m for m in split_modes(args) if m != "memsup --no-trace"],
+                       chosen(args, ["bare", "memsup --no-trace", "memsup"] + traced_modes(args) +
+                              [m for m in split_modes(args) if m != "memsup --no-trace"]),
                        ["/bin/sh", "-c", script])
 
 
@@ -210,7 +225,7 @@ def bench_build(args, memsup, tmp):
         subprocess.run(["make", "clean"], cwd=src, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return round_robin(args, memsup, tmp, "build",
-                       ["bare", "memsup"] + traced_modes(args) + split_modes(args),
+                       chosen(args, ["bare", "memsup"] + traced_modes(args) + split_modes(args)),
                        ["make", f"-j{jobs}"], cwd=src, before=clean)
 
 
@@ -258,11 +273,21 @@ def main():
                     help="leave out the traced mode with MEMSUP_STAGING_DIR=off")
     ap.add_argument("--split", action="store_true",
                     help="also run under memsup --no-trace and with the shim alone")
+    ap.add_argument("--baseline-shim", metavar="PATH",
+                    help="also run with this libmemtrace.so alone (an older build, say): "
+                         "mode 'shim alone, baseline'")
+    ap.add_argument("--mode", metavar="NAME", action="append",
+                    help="run only this mode, as named in the tables (repeatable; 'bare' is "
+                         "needed for the ratios)")
     args = ap.parse_args()
     if args.tmpfs_dir and not Path(args.tmpfs_dir).is_dir():
         raise SystemExit(f"--tmpfs-dir {args.tmpfs_dir!r}: not a directory")
     if args.procs < 1 or args.reps < 1:
         raise SystemExit("--procs and --reps must be at least 1")
+    if args.baseline_shim and not Path(args.baseline_shim).is_file():
+        raise SystemExit(f"--baseline-shim {args.baseline_shim!r}: no such file")
+    if args.mode and "bare" not in args.mode:
+        raise SystemExit(f"--mode {' --mode '.join(args.mode)}: 'bare' is needed for the ratios")
     if not os.environ.get("MEMTRACE_PIDS_GUARD"):
         # 100,000 processes and a parallel build: only inside a
         # pids-limited cgroup of their own, as containment.py
