@@ -38,6 +38,18 @@ static const char *config_strings_take(const char *s)
 	return s;
 }
 
+/* A copy of s (shorter than PATH_MAX) kept in config_strings; NULL when
+ * it does not fit. */
+static const char *config_strings_copy(const char *s)
+{
+	struct sys_str str;
+	size_t room;
+	char *out = config_strings_end(PATH_MAX, &room);
+	sys_str_init(&str, out, room);
+	sys_str_add(&str, s);
+	return str.truncated ? NULL : config_strings_take(out);
+}
+
 int config_flag(const char *value)
 {
 	return value && value[0] == '1' && value[1] == '\0';
@@ -101,14 +113,10 @@ static const char *config_path(const char *path)
 
 int config_set_dir(const char *dir)
 {
-	size_t room;
-	char *out = config_strings_end(PATH_MAX, &room);
-	struct sys_str s;
-	sys_str_init(&s, out, room);
-	sys_str_add(&s, dir);
-	if (s.truncated)
+	const char *copy = config_strings_copy(dir);
+	if (!copy)
 		return -ENOSPC;
-	config.dir = config_strings_take(out);
+	config.dir = copy;
 	return 0;
 }
 
@@ -174,15 +182,9 @@ void config_load(void)
 			config_setenv(MT_ENV_OUT, config.out);
 		config.out_per_image = strstr(config.out, "%p") != NULL;
 	}
-	if (dladdr((void *)config_load, &info) && info.dli_fname) {
-		struct sys_str s;
-		size_t room;
-		char *self = config_strings_end(PATH_MAX, &room);
-		sys_str_init(&s, self, room);
-		sys_str_add(&s, info.dli_fname);
-		if (!s.truncated)
-			config.self_path = config_strings_take(self);
-	}
+	if (dladdr((void *)config_load, &info) && info.dli_fname &&
+	    (abs = config_strings_copy(info.dli_fname)) != NULL)
+		config.self_path = abs;
 	config_keep(CONFIG_KEEP_PRELOAD, getenv("LD_PRELOAD"));
 	config_keep(CONFIG_KEEP_DIR, config.dir[0] ? config.dir : NULL);
 	config_keep(CONFIG_KEEP_OUT, config.out[0] ? config.out : NULL);
