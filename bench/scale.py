@@ -300,8 +300,13 @@ def main():
     args.shim = benchlib.shim_path(build)
     if args.split and args.shim is None:
         raise SystemExit(f"--split: no libmemtrace.so in {build}")
+    offered = ["bare", "memsup --no-trace", "memsup"] + traced_modes(args) + split_modes(args)
+    for m in args.mode or []:
+        if m not in offered:
+            raise SystemExit(f"--mode {m!r}: not a mode of this run (its modes: "
+                             f"{', '.join(repr(o) for o in offered)})")
     print(benchlib.facts_line(benchlib.machine_facts()))
-    print("command: python3 bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:]))
+    print("command: python3 bench/" + benchlib.shell_quote([Path(sys.argv[0]).name] + sys.argv[1:]))
     with tempfile.TemporaryDirectory(prefix="memtrace-scale-") as d:
         tmp = Path(d)
         for work in args.work.split(","):
