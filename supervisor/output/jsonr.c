@@ -797,9 +797,6 @@ const char *jsonr_str(const struct jsonr_value *v, const char *dflt)
 	return v && v->type == JSONR_STRING ? v->string : dflt;
 }
 
-/* The whole of file `name` in a buffer of its own (*buf, *len; the caller
- * frees it), bounded by max_bytes as it is read.  0, or -errno with err
- * filled ("name: why"). */
 /* A buffer of at least n bytes for a file's text, to free().  From 2 MiB up,
  * 2 MiB-aligned and advised for huge pages: a multi-megabyte stacks.json
  * or processes.json read into fresh memory was a page fault every 4 KiB
@@ -820,6 +817,9 @@ static char *slurp_buffer(size_t n)
 	return p;
 }
 
+/* The whole of file `name` in a buffer of its own (*buf, *len; the caller
+ * frees it), bounded by max_bytes as it is read.  0, or -errno with err
+ * filled ("name: why"). */
 static int jsonr_slurp(int dirfd, const char *name, size_t max_bytes, char **bufp, size_t *lenp,
 		       char *err, size_t errlen)
 {
