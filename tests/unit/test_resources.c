@@ -192,8 +192,6 @@ Test(resources, sentinel_patch_of_a_running_record)
 	char *out;
 	size_t outlen;
 	cr_expect_eq(resources_patch_killed("{}", 2, "x", &out, &outlen), -ENOENT);
-	unlinkat(dfd, "resources.json", 0);
-	close(dfd);
-	rmdir(dir);
+	close(dfd); /* tmp_adopt removes the directory */
 	resources_free(&r);
 }
