@@ -267,8 +267,10 @@ static const struct live_rec *exec_done_early(const struct pview *pv, const stru
 	if (!rec || !rec->map || live_state(rec->map) != MT_STATE_EXECED)
 		return rec;
 	uint64_t end = live_load(&rec->map->end_mono_ns);
+	if (!end || end <= t_ns || end > read_end_ns)
+		return rec; /* no exec marked during the sample */
 	uint64_t old_text = known_text(pv, pid, *gen);
-	if (!end || end <= t_ns || end > read_end_ns || !old_text || text_pages == old_text)
+	if (!old_text || text_pages == old_text)
 		return rec;
 	*gen += 1;
 	const struct live_rec *next = live_find(live, pid, *gen);
@@ -511,7 +513,9 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 		if (!img->samples++)
 			img->first_ns = t_ns;
 		img->last_ns = t_ns;
-		if (rec && rec->map && mem[i].text_pages && surely_of(rec->map, t_ns, read_end_ns))
+		/* learnt once: an image's text does not change */
+		if (!img->text_pages && rec && rec->map && mem[i].text_pages &&
+		    surely_of(rec->map, t_ns, read_end_ns))
 			img->text_pages = mem[i].text_pages;
 		if (mem[i].rss > img->peak_rss || img->samples == 1) {
 			img->peak_rss = mem[i].rss;

@@ -9,7 +9,9 @@
  * and status said of each at a peak.
  *
  * Cost bound: per member and sample, two hash lookups and three atomic
- * loads; /proc is read only at a pid's first sight (stat, cmdline, exe;
+ * loads (one more for the exec mark; until an image's text pages are
+ * learnt, three more; within an exec window, a look at the old image's
+ * text); /proc is read only at a pid's first sight (stat, cmdline, exe;
  * at most PVIEW_LOOK_BUDGET_MS of such looks per sample, and four times
  * that for a peak's smaps),
  * once more at its third sample (stat: did it setsid?), once to explain a
