@@ -107,8 +107,8 @@ static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out)
 			return NULL;
 		}
 		/* Directly, not through our mmap hook: not the program's mapping.
-		 * Populated: store_publish writes both pages at once, and one
-		 * call maps them cheaper than two faults. */
+		 * Populated: store_publish writes both pages at once, and the
+		 * one call maps them instead of two page faults. */
 		m = sys_mmap(NULL, MT_RECORD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 			     fd, 0);
 		/* Keep no descriptor: programs close all fds, and the mapping
