@@ -8,7 +8,7 @@
 #endif
 
 #include "boot.h"
-
+#include "cfi.h"
 #include "modules.h"
 #include "selfmaps.h"
 #include "stacks.h"
@@ -162,7 +162,9 @@ void callstack_init(void)
 }
 #endif
 
-#if defined(HAVE_UNWIND_H)
+/* A stack being collected by either unwinder: our own frames come first
+ * (at most CALLSTACK_SKIP_MAX), then the allocator's caller (ra), from
+ * which on every frame is kept. */
 struct callstack_walk {
 	uint64_t *pcs;
 	unsigned max, n, skipped;
@@ -170,18 +172,21 @@ struct callstack_walk {
 	int found, more;
 };
 
-/* One frame of libgcc's walk: our own frames come first (at most
- * CALLSTACK_SKIP_MAX), then the allocator's caller (ra), from which on
- * every frame is kept. */
-static _Unwind_Reason_Code callstack_step(struct _Unwind_Context *ctx, void *arg)
+static void callstack_walk_init(struct callstack_walk *w, uint64_t *pcs, unsigned max,
+				uintptr_t ra)
 {
-	struct callstack_walk *w = arg;
-	uintptr_t ip = (uintptr_t)unwind_get_ip(ctx);
-	if (!ip)
-		return _URC_END_OF_STACK;
+	memset(w, 0, sizeof *w);
+	w->pcs = pcs;
+	w->max = max > MT_STACKS_FRAMES ? MT_STACKS_FRAMES : max;
+	w->ra = ra;
+}
+
+/* Takes the frame returning to ip; 0 once the stack is full. */
+static int callstack_take(struct callstack_walk *w, uintptr_t ip)
+{
 	if (!w->found) {
 		if (ip != w->ra && ++w->skipped <= CALLSTACK_SKIP_MAX)
-			return _URC_NO_REASON;
+			return 1;
 		/* ra never came (the unwinder lost a frame on the way): it
 		 * is the one frame known for sure, and the rest follows. */
 		if (ip != w->ra)
@@ -190,23 +195,29 @@ static _Unwind_Reason_Code callstack_step(struct _Unwind_Context *ctx, void *arg
 	}
 	if (w->n == w->max) {
 		w->more = 1;
-		return _URC_END_OF_STACK;
+		return 0;
 	}
 	w->pcs[w->n++] = ip;
+	return 1;
+}
+
+#if defined(HAVE_UNWIND_H)
+static _Unwind_Reason_Code callstack_step(struct _Unwind_Context *ctx, void *arg)
+{
+	uintptr_t ip = (uintptr_t)unwind_get_ip(ctx);
+	if (!ip || !callstack_take(arg, ip))
+		return _URC_END_OF_STACK;
 	return _URC_NO_REASON;
 }
 #endif
 
-unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
+unsigned callstack_libgcc(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
 {
 	*truncated = 0;
 #if defined(HAVE_UNWIND_H)
 	if (unwind_found()) {
 		struct callstack_walk w;
-		memset(&w, 0, sizeof w);
-		w.pcs = pcs;
-		w.max = max > MT_STACKS_FRAMES ? MT_STACKS_FRAMES : max;
-		w.ra = ra;
+		callstack_walk_init(&w, pcs, max, ra);
 		if (!w.max)
 			return 0;
 		unwind_backtrace(callstack_step, &w);
@@ -218,6 +229,90 @@ unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncat
 	(void)max;
 	(void)ra;
 	return 0; /* no unwinder: the frame-pointer walk alone */
+}
+
+#if defined(__x86_64__)
+/* The walk with cfi.h's rules, from the frame of its caller: 1 when it
+ * ended (outermost frame, a pc without unwind information, the stack full,
+ * or a frame outside the thread's stack), 0 when a frame needs libgcc.
+ * Every read lies inside [sp, top of the thread's stack).  %rbp is the
+ * program's own all through the shim (-ffixed-rbp), or else recovered by
+ * the shim's own rules like any other frame's. */
+static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w)
+{
+	uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa(), rbp, hi;
+	__asm__ volatile("mov %%rbp, %0" : "=r"(rbp));
+	if (!callstack_bounds(sp, &hi))
+		return 0;
+	for (;;) {
+		struct cfi_rule r;
+		uintptr_t cfa;
+		if (!pc || !callstack_take(w, pc))
+			return 1;
+		cfi_rule_at(pc - 1, &r);
+		if (r.kind == CFI_FOREIGN)
+			return 0;
+		if (r.kind != CFI_STEP)
+			return 1;
+		cfa = (r.cfa_from_rbp ? rbp : sp) + r.cfa_offset;
+		if (cfa <= sp || cfa > hi || (cfa & 7) || cfa - sp < r.rbp_slot)
+			return 1;
+		if (r.rbp_slot)
+			rbp = *(const uintptr_t *)(cfa - r.rbp_slot);
+		pc = *(const uintptr_t *)(cfa - 8);
+		sp = cfa;
+	}
+}
+#endif
+
+unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
+{
+	*truncated = 0;
+#if defined(__x86_64__) && defined(HAVE__DL_FIND_OBJECT)
+	struct callstack_walk w;
+	callstack_walk_init(&w, pcs, max, ra);
+	if (w.max && callstack_cfi_walk(&w)) {
+		*truncated = w.more;
+		return w.n;
+	}
+#else
+	(void)pcs;
+	(void)max;
+	(void)ra;
+#endif
+	return 0;
+}
+
+/* The CFI walk is checked against libgcc on its first samples and every
+ * 256th after; at the first difference it is switched off for the image. */
+#define CALLSTACK_CFI_CHECK_FIRST 16u
+#define CALLSTACK_CFI_CHECK_EVERY 256u
+static unsigned callstack_cfi_walks;
+static int callstack_cfi_off;
+
+unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
+{
+	uint64_t check[MT_STACKS_FRAMES];
+	unsigned n, nc, k;
+	int tc;
+	if (!__atomic_load_n(&callstack_cfi_off, __ATOMIC_RELAXED)) {
+		n = callstack_cfi(pcs, max, ra, truncated);
+		if (n == 0)
+			return callstack_libgcc(pcs, max, ra, truncated);
+		k = __atomic_fetch_add(&callstack_cfi_walks, 1, __ATOMIC_RELAXED);
+		if (k >= CALLSTACK_CFI_CHECK_FIRST && k % CALLSTACK_CFI_CHECK_EVERY != 0)
+			return n;
+		nc = callstack_libgcc(check, max, ra, &tc);
+		if (nc == 0 || (nc == n && tc == *truncated &&
+				 memcmp(check, pcs, n * sizeof pcs[0]) == 0))
+			return n;
+		__atomic_store_n(&callstack_cfi_off, 1, __ATOMIC_RELAXED);
+		memcpy(pcs, check, nc * sizeof pcs[0]);
+		*truncated = tc;
+		return nc;
+	}
+	return callstack_libgcc(pcs, max, ra, truncated);
 }
 
 unsigned callstack_capture(uint64_t *pcs, unsigned max, uintptr_t ra, uint32_t *flags, int *miss)

@@ -12,9 +12,13 @@
  *    (modules.h).  The first frame that fails ends the walk: it never
  *    dereferences anything else, so a wild %rbp cannot crash it.  Cost: a
  *    few dozen loads.
- *  - libgcc's DWARF unwinder (_Unwind_Backtrace, what glibc's backtrace()
- *    calls, from .eh_frame): right for code built without frame pointers
- *    (most distribution packages), a few microseconds.  Where the compiler
+ *  - The unwind tables (.eh_frame), right for code built without frame
+ *    pointers (most distribution packages).  First the shim's own walk with
+ *    the rules of cfi.h, worked out once per pc and cached: a few dozen
+ *    loads a frame once the program's hot pcs are known.  A frame it
+ *    cannot step (a signal frame, a DWARF expression) hands the whole
+ *    stack to libgcc's unwinder (_Unwind_Backtrace, what glibc's backtrace()
+ *    calls), a few microseconds a stack.  Where the compiler
  *    has libgcc_eh.a (configure: MT_STATIC_UNWINDER) a copy of it is linked
  *    into libmemtrace.so with its symbols kept local, so that nothing is
  *    loaded in each traced image (loading libgcc_s.so.1 cost an image about
@@ -60,6 +64,14 @@ unsigned callstack_fp(uint64_t *pcs, unsigned max, uintptr_t ra, int *complete, 
  * is about sp (callstack_fp passes %rbp and its own frame). */
 unsigned callstack_walk(uintptr_t fp, uintptr_t sp, uint64_t *pcs, unsigned max, uintptr_t ra,
 			int *complete, int *miss);
+/* The stack from unwind tables: callstack_cfi if it can, checked against
+ * libgcc on its first samples and every 256th after (at the first
+ * difference libgcc alone from then on), else callstack_libgcc. */
 unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
+/* The walk with cfi.h's cached rules; 0 when a frame needs libgcc (or
+ * there is no cfi.h here). */
+unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
+/* libgcc's _Unwind_Backtrace; 0 without it. */
+unsigned callstack_libgcc(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
 
 #endif /* MEMTRACE_CALLSTACK_H */

@@ -128,7 +128,7 @@ enum mt_stacks_state {
 
 /* Stack flags. */
 #define MT_STACK_FP        (1u << 0) /* frames from the frame-pointer walk */
-#define MT_STACK_BACKTRACE (1u << 1) /* frames from the DWARF unwinder (libgcc) */
+#define MT_STACK_BACKTRACE (1u << 1) /* frames from the unwind tables (.eh_frame) */
 #define MT_STACK_TRUNCATED (1u << 2) /* deeper than MT_STACKS_FRAMES */
 #define MT_STACK_CATCHALL  (1u << 3) /* stack 0 (see above) */
 

@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -174,4 +176,122 @@ Test(callstack, wild_frame_pointers_end_the_walk)
 				    0x1234, &complete, &miss),
 		     1);
 	cr_expect_eq(miss, 1);
+}
+
+/* ---- the shim's own walk of the unwind tables (cfi.h) against libgcc ----- */
+
+static uint64_t cfi_pcs[MT_STACKS_FRAMES], gcc_pcs[MT_STACKS_FRAMES];
+static unsigned cfi_n, gcc_n;
+static int cfi_trunc, gcc_trunc;
+
+/* Takes the stack both ways, as an allocator hook would (no frame of its
+ * own). */
+__attribute__((noinline, optimize("omit-frame-pointer"))) static void capture_both(void)
+{
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+	cfi_n = callstack_cfi(cfi_pcs, MT_STACKS_FRAMES, ra, &cfi_trunc);
+	gcc_n = callstack_libgcc(gcc_pcs, MT_STACKS_FRAMES, ra, &gcc_trunc);
+}
+
+static void expect_same_stacks(void)
+{
+	cr_assert_gt(gcc_n, 0, "libgcc found no stack");
+	cr_expect_eq(cfi_n, gcc_n, "frames: cfi %u, libgcc %u", cfi_n, gcc_n);
+	cr_expect_eq(cfi_trunc, gcc_trunc);
+	for (unsigned i = 0; i < cfi_n && i < gcc_n; i++)
+		cr_expect_eq(cfi_pcs[i], gcc_pcs[i], "frame %u: cfi %#lx, libgcc %#lx", i,
+			     (unsigned long)cfi_pcs[i], (unsigned long)gcc_pcs[i]);
+}
+
+static volatile int sink;
+
+/* qsort's comparator: the stack runs through the C library's own frames
+ * (built without frame pointers) on the way up. */
+static int capture_armed;
+static int compare_and_capture(const void *a, const void *b)
+{
+	if (capture_armed) {
+		capture_armed = 0;
+		capture_both();
+		__asm__ volatile("" ::: "memory");
+	}
+	return *(const int *)a - *(const int *)b;
+}
+
+/* %rbp-based: a variable-length array makes the compiler keep a frame
+ * pointer and take the CFA from it. */
+__attribute__((noinline)) static void frame_with_vla(int n)
+{
+	int v[n];
+	for (int i = 0; i < n; i++)
+		v[i] = n - i;
+	qsort(v, (size_t)n, sizeof v[0], compare_and_capture);
+	sink = v[0];
+}
+
+/* %rsp-based, with a frame of its own. */
+__attribute__((noinline, optimize("omit-frame-pointer"))) static void frame_without_fp(int n)
+{
+	volatile char pad[200];
+	pad[n % 200] = 1;
+	frame_with_vla(n);
+	sink = pad[0];
+}
+
+Test(callstack, cfi_walk_agrees_with_libgcc_through_mixed_frames)
+{
+	modules_ready();
+	callstack_init();
+	capture_armed = 1;
+	frame_without_fp(37);
+	cr_assert_geq(cfi_n, 5, "frames: %u", cfi_n);
+	expect_same_stacks();
+	/* again: now every rule comes from the cache */
+	cfi_n = gcc_n = 0;
+	capture_armed = 1;
+	frame_without_fp(41);
+	expect_same_stacks();
+}
+
+__attribute__((noinline, optimize("omit-frame-pointer"))) static void recurse(int depth)
+{
+	volatile char pad[24 + (depth % 3) * 16];
+	pad[0] = (char)depth;
+	if (depth == 0)
+		capture_both();
+	else
+		recurse(depth - 1);
+	sink = pad[0];
+}
+
+Test(callstack, cfi_walk_agrees_with_libgcc_when_the_stack_is_deeper_than_kept)
+{
+	callstack_init();
+	recurse(50);
+	cr_expect_eq(cfi_n, MT_STACKS_FRAMES);
+	cr_expect_eq(cfi_trunc, 1);
+	expect_same_stacks();
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	capture_both();
+	__asm__ volatile("" ::: "memory");
+}
+
+Test(callstack, signal_frames_go_to_libgcc)
+{
+	uint64_t pcs[MT_STACKS_FRAMES];
+	int truncated;
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+	callstack_init();
+	signal(SIGUSR1, on_signal);
+	raise(SIGUSR1);
+	signal(SIGUSR1, SIG_DFL);
+	/* the signal frame is beyond the shim's rules: no stack from them */
+	cr_expect_eq(cfi_n, 0, "frames: %u", cfi_n);
+	cr_expect_gt(gcc_n, 2);
+	/* and the combined path gives libgcc's */
+	cr_expect_eq(callstack_dwarf(pcs, MT_STACKS_FRAMES, ra, &truncated) > 0, 1);
 }
