@@ -20,16 +20,20 @@
 #include "sys.h"
 
 uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64] MT_TABLE;
-/* Sampled blocks behind each bit of sites_filter (255: too many to count,
- * the bit stays set for good). */
-static uint8_t sites_filter_count[1u << SITES_FILTER_BITS] MT_TABLE;
+/* Bits of blocks that left the table since the filter was last recomputed
+ * (sites_filter_drop), and where it is recomputed. */
+static uint32_t sites_filter_stale;
+static uint64_t sites_filter_next[(1u << SITES_FILTER_BITS) / 64] MT_TABLE;
 
 /* Sampled blocks live now: open addressing on the address, backward-shift
- * deletion, at most 3/4 full (24576 blocks: 12 GiB of heap at the default
- * interval); a sample beyond that is counted as untracked. */
-#define SITES_LIVE_BITS 15u
-#define SITES_LIVE_SLOTS (1u << SITES_LIVE_BITS)
-#define SITES_LIVE_MAX (SITES_LIVE_SLOTS / 4u * 3u)
+ * deletion, at most 3/4 full.  The table starts with 512 slots and doubles
+ * as it fills, up to 32768 (24576 blocks: 12 GiB of heap at the default
+ * interval; a sample beyond that is counted as untracked), so that its
+ * pages are touched as it grows and not one at random per sample: a short
+ * image samples a few hundred times, and a first touch costs a page fault
+ * (~10 us here). */
+#define SITES_LIVE_FIRST_BITS 9u
+#define SITES_LIVE_MAX_BITS 15u
 #define SITES_VAR_MAX ((UINT64_C(1) << 48) - 1)
 
 struct sites_live {
@@ -38,8 +42,10 @@ struct sites_live {
 	uint64_t var_stack; /* variance (KiB^2, 48 bits) << 16 | stack id */
 };
 
-static struct sites_live sites_live[SITES_LIVE_SLOTS] MT_TABLE;
-static uint32_t sites_live_n;
+static struct sites_live sites_live[1u << SITES_LIVE_MAX_BITS] MT_TABLE;
+static uint32_t sites_live_n, sites_live_bits = SITES_LIVE_FIRST_BITS;
+/* The entries of the table being doubled, while it is refilled. */
+static struct sites_live sites_live_moving[(1u << (SITES_LIVE_MAX_BITS - 1)) / 4u * 3u] MT_TABLE;
 
 /* Stack ids by hash of their frames (id + 1; 0 empty), never deleted. */
 #define SITES_INDEX_SLOTS (2u * MT_STACKS_SLOTS)
@@ -499,13 +505,18 @@ catchall:
 
 static uint32_t sites_home(uintptr_t p)
 {
-	return (uint32_t)(((uint64_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - SITES_LIVE_BITS));
+	return (uint32_t)(((uint64_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - sites_live_bits));
+}
+
+static uint32_t sites_live_mask(void)
+{
+	return (1u << sites_live_bits) - 1;
 }
 
 static int sites_find(uintptr_t p)
 {
-	for (uint32_t i = sites_home(p), k = 0; k < SITES_LIVE_SLOTS;
-	     i = (i + 1) & (SITES_LIVE_SLOTS - 1), k++) {
+	const uint32_t mask = sites_live_mask();
+	for (uint32_t i = sites_home(p), k = 0; k <= mask; i = (i + 1) & mask, k++) {
 		if (sites_live[i].addr == p)
 			return (int)i;
 		if (!sites_live[i].addr)
@@ -514,10 +525,37 @@ static int sites_find(uintptr_t p)
 	return -1;
 }
 
+static void sites_place(const struct sites_live *e)
+{
+	const uint32_t mask = sites_live_mask();
+	uint32_t i = sites_home(e->addr);
+	while (sites_live[i].addr)
+		i = (i + 1) & mask;
+	sites_live[i] = *e;
+}
+
+/* Doubles the table when it is 3/4 full; 0 if it is full for good. */
+static int sites_room(void)
+{
+	uint32_t slots = 1u << sites_live_bits, n = 0;
+	if (sites_live_n < slots / 4u * 3u)
+		return 1;
+	if (sites_live_bits == SITES_LIVE_MAX_BITS)
+		return 0;
+	for (uint32_t i = 0; i < slots; i++)
+		if (sites_live[i].addr)
+			sites_live_moving[n++] = sites_live[i];
+	memset(sites_live, 0, slots * sizeof sites_live[0]);
+	sites_live_bits++;
+	for (uint32_t i = 0; i < n; i++)
+		sites_place(&sites_live_moving[i]);
+	return 1;
+}
+
 /* Empties slot i, moving later entries of the same run back (no tombstones). */
 static void sites_delete(uint32_t i)
 {
-	const uint32_t mask = SITES_LIVE_SLOTS - 1;
+	const uint32_t mask = sites_live_mask();
 	uint32_t j = i;
 	for (;;) {
 		uint32_t k;
@@ -535,22 +573,37 @@ static void sites_delete(uint32_t i)
 	sites_live_n--;
 }
 
-/* Under the lock; the bit is set before the block's allocation returns
- * and cleared after its entry left the table. */
-static void sites_filter_add(uintptr_t p, int delta)
+/* Under the lock, before the block's allocation returns. */
+static void sites_filter_set(uintptr_t p)
 {
 	unsigned k = sites_slot((const void *)p);
-	uint8_t v = sites_filter_count[k];
-	uint64_t bit = UINT64_C(1) << (k % 64);
-	if (v == 255)
-		return; /* saturated: stays "maybe" for good */
-	if (delta > 0 && !(__atomic_load_n(&counters_fast, __ATOMIC_RELAXED) & COUNTERS_FAST_SITES))
+	if (!(__atomic_load_n(&counters_fast, __ATOMIC_RELAXED) & COUNTERS_FAST_SITES))
 		counters_watch_frees(); /* before the bit: free() skips the filter until then */
-	sites_filter_count[k] = (uint8_t)(v + delta);
-	if (delta > 0 && v == 0)
-		__atomic_fetch_or(&sites_filter[k / 64], bit, __ATOMIC_RELAXED);
-	else if (delta < 0 && v == 1)
-		__atomic_fetch_and(&sites_filter[k / 64], ~bit, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&sites_filter[k / 64], UINT64_C(1) << (k % 64), __ATOMIC_RELAXED);
+}
+
+/* Under the lock, after a block's entry left the table.  Its bit may be
+ * another live block's too, so it is not cleared here: once the bits of
+ * blocks gone outnumber the live blocks (and 64), the filter is computed
+ * again from the table, and each word only loses bits, so a live block's
+ * bit is never clear, not even for a moment, to a free() that reads the
+ * filter without the lock. */
+static void sites_filter_drop(void)
+{
+	const uint32_t slots = 1u << sites_live_bits;
+	if (++sites_filter_stale < 64u || sites_filter_stale < sites_live_n)
+		return;
+	memset(sites_filter_next, 0, sizeof sites_filter_next);
+	for (uint32_t i = 0; i < slots; i++) {
+		if (sites_live[i].addr) {
+			unsigned k = sites_slot((const void *)sites_live[i].addr);
+			sites_filter_next[k / 64] |= UINT64_C(1) << (k % 64);
+		}
+	}
+	for (uint32_t w = 0; w < sizeof sites_filter / sizeof sites_filter[0]; w++)
+		if (__atomic_load_n(&sites_filter[w], __ATOMIC_RELAXED) & ~sites_filter_next[w])
+			__atomic_fetch_and(&sites_filter[w], sites_filter_next[w], __ATOMIC_RELAXED);
+	sites_filter_stale = 0;
 }
 
 static void sites_column_add(struct mt_stacks_header *h, uint32_t id, int sign, uint64_t w,
@@ -589,7 +642,7 @@ static int sites_remove(uintptr_t p, struct sites_held *held)
 		__atomic_fetch_add(&h->sampled_frees, 1, __ATOMIC_RELAXED);
 	}
 	sites_delete((uint32_t)i);
-	sites_filter_add(p, -1);
+	sites_filter_drop();
 	if (held) {
 		held->weight = w;
 		held->var = var;
@@ -602,22 +655,21 @@ static int sites_remove(uintptr_t p, struct sites_held *held)
 static void sites_add(struct mt_stacks_header *h, uintptr_t p, uint32_t id, uint64_t w,
 		      uint64_t var)
 {
-	uint32_t i;
+	struct sites_live e;
 	sites_remove(p, NULL); /* a stale entry: that block is gone */
-	if (sites_live_n >= SITES_LIVE_MAX) {
+	if (!sites_room()) {
 		__atomic_fetch_add(&h->untracked_samples, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&h->untracked_bytes, w, __ATOMIC_RELAXED);
 		return;
 	}
 	if (var > SITES_VAR_MAX)
 		var = SITES_VAR_MAX;
-	for (i = sites_home(p); sites_live[i].addr; i = (i + 1) & (SITES_LIVE_SLOTS - 1)) {
-	}
-	sites_live[i].weight = w;
-	sites_live[i].var_stack = var << 16 | id;
-	sites_live[i].addr = p;
+	e.addr = p;
+	e.weight = w;
+	e.var_stack = var << 16 | id;
+	sites_place(&e);
 	sites_live_n++;
-	sites_filter_add(p, 1);
+	sites_filter_set(p);
 	sites_column_add(h, id, 1, w, var);
 }
 
@@ -810,7 +862,6 @@ void sites_fork_child(void)
 			sites_hdr = NULL;
 			sites_broken = 1;
 			memset(sites_filter, 0, sizeof sites_filter);
-			memset(sites_filter_count, 0, sizeof sites_filter_count);
 			return;
 		}
 	} else {

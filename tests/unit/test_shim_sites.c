@@ -72,7 +72,6 @@ Test(sites, samples_in_and_out)
 	cr_expect_eq(stack_of(0xb2)->live_bytes, 300);
 	cr_expect(sites_maybe((void *)0x20000));
 	sites_note_free((void *)0x20000);
-	cr_expect(!sites_maybe((void *)0x20000));
 	cr_expect_eq(stack_of(0xa1)->live_bytes, 100);
 	cr_expect_eq(stack_of(0xa1)->total_bytes, 300);
 	cr_expect_eq(stack_of(0xa1)->total_count, 2);
@@ -85,6 +84,62 @@ Test(sites, samples_in_and_out)
 	sample(0x10000, 50, 0xb2);
 	cr_expect_eq(stack_of(0xa1)->live_bytes, 0);
 	cr_expect_eq(stack_of(0xb2)->live_bytes, 350);
+}
+
+/* A freed block's filter bit goes when the filter is computed again (once
+ * 64 blocks have left), and a live block's bit never goes: its free is
+ * still recognised after thousands of others came and went. */
+Test(sites, filter_forgets_freed_blocks_and_keeps_live_ones)
+{
+	struct mt_stacks_header *h;
+	start(1);
+	sample(0x10000, 100, 0xa1); /* lives throughout */
+	sample(0x20000, 200, 0xa1);
+	h = sites_table();
+	cr_assert_not_null(h);
+	sites_note_free((void *)0x20000);
+	cr_expect(sites_maybe((void *)0x10000));
+	for (uintptr_t i = 0; i < 5000; i++) {
+		uintptr_t p = 0x100000 + i * 48;
+		sample(p, 10, 0xb2);
+		cr_assert(sites_maybe((void *)p));
+		sites_note_free((void *)p);
+		cr_assert(sites_maybe((void *)0x10000), "live block's bit lost after %lu frees",
+			  (unsigned long)i);
+	}
+	cr_expect(!sites_maybe((void *)0x20000));
+	cr_expect_eq(h->sampled_frees, 5001);
+	cr_expect_eq(stack_of(0xb2)->live_count, 0);
+	sites_note_free((void *)0x10000);
+	cr_expect_eq(h->sampled_frees, 5002);
+	cr_expect_eq(stack_of(0xa1)->live_count, 0);
+	/* the filter is nearly empty again: most of the churn's bits are gone */
+	{
+		unsigned set = 0;
+		for (uintptr_t i = 0; i < 5000; i++)
+			set += (unsigned)sites_maybe((void *)(0x100000 + i * 48));
+		cr_expect_lt(set, 100, "%u of 5000 freed blocks still in the filter", set);
+	}
+}
+
+/* The live table doubles as it fills, every entry still found after each
+ * doubling. */
+Test(sites, live_table_grows_and_keeps_every_block)
+{
+	struct mt_stacks_header *h;
+	start(1);
+	for (uintptr_t i = 0; i < 3000; i++)
+		sample(0x1000000 + i * 64, 1, 0xc3);
+	h = sites_table();
+	cr_assert_not_null(h);
+	cr_expect_eq(h->untracked_samples, 0);
+	cr_expect_eq(stack_of(0xc3)->live_count, 3000);
+	for (uintptr_t i = 0; i < 3000; i += 2)
+		sites_note_free((void *)(0x1000000 + i * 64));
+	cr_expect_eq(h->sampled_frees, 1500);
+	cr_expect_eq(stack_of(0xc3)->live_count, 1500);
+	for (uintptr_t i = 1; i < 3000; i += 2)
+		cr_expect(sites_maybe((void *)(0x1000000 + i * 64)));
 }
 
 /* The peak columns hold the set as it stood when the heap peaked. */
