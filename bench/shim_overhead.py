@@ -11,6 +11,8 @@ Variants (each one a whole command, timed from fork to reaping):
   memtrace       LD_PRELOAD=libmemtrace.so MEMTRACE_QUIET=1 (counters, and
                  call sites sampled at the default 512 KiB)
   memtrace-nosample  the same with MEMTRACE_SAMPLE_BYTES=0 (counters only)
+  memtrace-baseline  another libmemtrace.so (--baseline-shim, an earlier
+                 build) as memtrace runs this one: before and after in one run
   memtrace-dir   the same plus MEMTRACE_DIR=<fresh dir>: one mapped record file
                  per process, the mode memsup uses
   memusage       LD_PRELOAD=libmemusage.so (what the `memusage` script does when
@@ -137,7 +139,9 @@ class Runner:
     def variants(self):
         avail = []
         for v in self.args.variants:
-            if v.startswith("memtrace") and not self.shim:
+            if v == "memtrace-baseline" and not self.args.baseline_shim:
+                print("shim_overhead: no --baseline-shim: skipping memtrace-baseline", file=sys.stderr)
+            elif v.startswith("memtrace") and not self.shim:
                 print(f"shim_overhead: no libmemtrace.so: skipping {v}", file=sys.stderr)
             elif v == "forward" and not self.forward_shim():
                 print("shim_overhead: skipping forward", file=sys.stderr)
@@ -185,6 +189,9 @@ class Runner:
             return argv, env
         if variant == "memtrace-dir":
             env.update(LD_PRELOAD=str(self.shim), MEMTRACE_QUIET="1", MEMTRACE_DIR=str(scratch))
+            return argv, env
+        if variant == "memtrace-baseline":
+            env.update(LD_PRELOAD=str(self.args.baseline_shim), MEMTRACE_QUIET="1")
             return argv, env
         if variant == "memusage":
             env.update(LD_PRELOAD=self.memusage)
@@ -304,6 +311,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--builddir", help="configured build directory (default: $MEMTRACE_BUILDDIR or .)")
     ap.add_argument("--shim", help="libmemtrace.so to use (default: BUILDDIR/preload/.libs/)")
+    ap.add_argument("--baseline-shim", metavar="PATH",
+                    help="another libmemtrace.so (an earlier build), run as variant "
+                         "memtrace-baseline, defaults as shipped")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--ops", type=int, default=10000000, help="malloc_bench ops per thread")
     ap.add_argument("--variants", type=lambda s: s.split(","), default=ALL_VARIANTS)
@@ -312,6 +322,12 @@ def main(argv=None):
     ap.add_argument("--json", help="write the raw per-run data here")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
+    if args.baseline_shim and not Path(args.baseline_shim).is_file():
+        raise SystemExit(f"--baseline-shim {args.baseline_shim!r}: no such file")
+    unknown = [v for v in args.variants if v not in ALL_VARIANTS + ["memtrace-baseline"]]
+    if unknown:
+        raise SystemExit(f"--variants: unknown {', '.join(map(repr, unknown))} "
+                         f"(known: {', '.join(ALL_VARIANTS + ['memtrace-baseline'])})")
     runner = Runner(args)
     facts = benchlib.machine_facts()
     variants, results = runner.run()
