@@ -47,8 +47,10 @@ the evidence directory's size (files plus directories, apparent bytes) and
 that size per process image of processes.json; its disk usage (allocated
 blocks); processes.json, records.fold and stacks.fold alone; `finish`, the seconds memsup ran after the run it
 measured ended (its wall minus the record's wall_s: folding the last
-records, the merge, processes.json, timeline.svg).  Medians, and the wall
-ratio of medians to bare.
+records, the merge, processes.json, timeline.svg).  Medians, the wall
+ratio of medians to bare, and the paired ratio (the median over
+repetitions of a run's wall over bare's in the same repetition).  The
+modes run in an order that rotates by one each repetition.
 
 It refuses to run outside scripts/pids-guard.sh (a pids-limited cgroup of
 its own), as bench/RESULTS.md's commands run it.
@@ -137,7 +139,9 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
     {mode: [figures of each run]}."""
     res = {m: [] for m in modes}
     for rep in range(args.reps):
-        for mode in modes:
+        # The order rotates by one each repetition, so that a machine that
+        # drifts during the run slows every mode alike.
+        for mode in modes[rep % len(modes):] + modes[:rep % len(modes)]:
             if before:
                 before()
             out = out_dir(args, tmp, mode, f"{name}-{rep}")
@@ -244,13 +248,16 @@ def fmt(v, unit=""):
 
 def table(name, res):
     bare = med(res["bare"], "wall")
-    rows = [["mode", "wall s", "ratio", "memsup CPU s", "finish s", "images",
+    rows = [["mode", "wall s", "ratio", "paired", "memsup CPU s", "finish s", "images",
              "evidence MB", "bytes/image", "disk MB", "processes.json MB",
              "records.fold MB", "stacks.fold MB"]]
     for mode, runs in res.items():
         w = med(runs, "wall")
         mb = lambda k: None if med(runs, k) is None else med(runs, k) / 1e6  # noqa: E731
+        # each repetition's wall over bare's in the same repetition
+        pairs = [r["wall"] / b["wall"] for r, b in zip(runs, res["bare"]) if b["wall"]]
         rows.append([mode, fmt(w), fmt(w / bare if bare else None, "x"),
+                     fmt(statistics.median(pairs) if pairs else None, "x"),
                      fmt(med(runs, "memsup_cpu")), fmt(med(runs, "finish")),
                      fmt(med(runs, "images")), fmt(mb("evidence")),
                      fmt(med(runs, "per_image")), fmt(mb("disk")), fmt(mb("processes_json")),
