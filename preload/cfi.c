@@ -442,7 +442,7 @@ void cfi_rule_uncached(uintptr_t pc, struct cfi_rule *r)
 	m.loc = begin;
 	m.target = pc;
 	m.now.cfa_reg = CFI_REG_RSP;
-	m.now.ra_how = HOW_UNDEFINED;
+	m.now.ra_how = HOW_SAME; /* unsaid: not a rule this file follows */
 	init = cie.init;
 	(void)machine_run(&m, &init); /* the CIE's program has no advances */
 	if (init.bad || m.foreign)
