@@ -231,7 +231,8 @@ unsigned callstack_libgcc(uint64_t *pcs, unsigned max, uintptr_t ra, int *trunca
 	return 0; /* no unwinder: the frame-pointer walk alone */
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(HAVE__DL_FIND_OBJECT)
+#define CALLSTACK_CFI 1
 /* The walk with cfi.h's rules, from the frame of its caller: 1 when it
  * ended (outermost frame, a pc without unwind information, the stack full,
  * or a frame outside the thread's stack), 0 when a frame needs libgcc.
@@ -269,7 +270,7 @@ static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w
 unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
 {
 	*truncated = 0;
-#if defined(__x86_64__) && defined(HAVE__DL_FIND_OBJECT)
+#if defined(CALLSTACK_CFI)
 	struct callstack_walk w;
 	callstack_walk_init(&w, pcs, max, ra);
 	if (w.max && callstack_cfi_walk(&w)) {

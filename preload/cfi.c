@@ -184,11 +184,19 @@ static int cie_parse(const uint8_t *cie, struct cfi_cie *c)
 /* How a register is recovered in the caller. */
 enum { HOW_SAME = 0, HOW_SAVED, HOW_UNDEFINED, HOW_OTHER };
 
+/* The rule of one register: HOW_SAVED means at CFA + off. */
+struct cfi_reg_rule {
+	unsigned how;
+	int64_t off;
+};
+
+/* The registers a step needs: %rbp and the return address. */
+enum { TRACK_RBP = 0, TRACK_RA, TRACK_N };
+
 struct cfi_regs {
 	int64_t cfa_offset;
 	unsigned cfa_reg, cfa_expr;
-	unsigned rbp_how, ra_how;
-	int64_t rbp_off, ra_off; /* HOW_SAVED: at CFA + off */
+	struct cfi_reg_rule reg[TRACK_N];
 };
 
 #define CFI_STATE_DEPTH 8
@@ -202,26 +210,26 @@ struct cfi_machine {
 	int foreign;
 };
 
+/* Which tracked register DWARF register `reg` is, or -1 (one not needed). */
+static int machine_track(uint64_t reg)
+{
+	return reg == CFI_REG_RBP ? TRACK_RBP : reg == CFI_REG_RA ? TRACK_RA : -1;
+}
+
 static void machine_set(struct cfi_machine *m, uint64_t reg, unsigned how, int64_t off)
 {
-	if (reg == CFI_REG_RBP) {
-		m->now.rbp_how = how;
-		m->now.rbp_off = off;
-	} else if (reg == CFI_REG_RA) {
-		m->now.ra_how = how;
-		m->now.ra_off = off;
+	int t = machine_track(reg);
+	if (t >= 0) {
+		m->now.reg[t].how = how;
+		m->now.reg[t].off = off;
 	}
 }
 
 static void machine_restore(struct cfi_machine *m, uint64_t reg)
 {
-	if (reg == CFI_REG_RBP) {
-		m->now.rbp_how = m->initial.rbp_how;
-		m->now.rbp_off = m->initial.rbp_off;
-	} else if (reg == CFI_REG_RA) {
-		m->now.ra_how = m->initial.ra_how;
-		m->now.ra_off = m->initial.ra_off;
-	}
+	int t = machine_track(reg);
+	if (t >= 0)
+		m->now.reg[t] = m->initial.reg[t];
 }
 
 /* Runs the instructions of s until the location passes the target (or
@@ -269,8 +277,10 @@ static int machine_run(struct cfi_machine *m, struct cfi_span *s)
 			machine_set(m, span_uleb(s), HOW_SAME, 0);
 			continue;
 		case 0x09: /* register */
+		case 0x14: /* val_offset */
+		case 0x15: /* val_offset_sf */
 			reg = span_uleb(s);
-			span_uleb(s);
+			span_uleb(s); /* skips a signed LEB128 as well */
 			machine_set(m, reg, HOW_OTHER, 0);
 			continue;
 		case 0x0a: /* remember_state: the CFA rule too, as libgcc keeps it */
@@ -320,16 +330,6 @@ static int machine_run(struct cfi_machine *m, struct cfi_span *s)
 			continue;
 		case 0x13: /* def_cfa_offset_sf */
 			m->now.cfa_offset = span_sleb(s) * da;
-			continue;
-		case 0x14: /* val_offset */
-			reg = span_uleb(s);
-			span_uleb(s);
-			machine_set(m, reg, HOW_OTHER, 0);
-			continue;
-		case 0x15: /* val_offset_sf */
-			reg = span_uleb(s);
-			span_sleb(s);
-			machine_set(m, reg, HOW_OTHER, 0);
 			continue;
 		case 0x2e: /* GNU_args_size */
 			span_uleb(s);
@@ -395,6 +395,7 @@ void cfi_rule_uncached(uintptr_t pc, struct cfi_rule *r)
 	struct dl_find_object obj;
 	struct cfi_cie cie;
 	struct cfi_machine m;
+	struct cfi_reg_rule ra, rbp;
 	struct cfi_span s, init;
 	const uint8_t *fde;
 	uint64_t begin, range;
@@ -442,7 +443,7 @@ void cfi_rule_uncached(uintptr_t pc, struct cfi_rule *r)
 	m.loc = begin;
 	m.target = pc;
 	m.now.cfa_reg = CFI_REG_RSP;
-	m.now.ra_how = HOW_SAME; /* unsaid: not a rule this file follows */
+	m.now.reg[TRACK_RA].how = HOW_SAME; /* unsaid: not a rule this file follows */
 	init = cie.init;
 	(void)machine_run(&m, &init); /* the CIE's program has no advances */
 	if (init.bad || m.foreign)
@@ -454,19 +455,21 @@ void cfi_rule_uncached(uintptr_t pc, struct cfi_rule *r)
 	if (s.bad || m.foreign)
 		return;
 
-	if (m.now.ra_how == HOW_UNDEFINED) {
+	ra = m.now.reg[TRACK_RA];
+	rbp = m.now.reg[TRACK_RBP];
+	if (ra.how == HOW_UNDEFINED) {
 		r->kind = CFI_OUTERMOST;
 		return;
 	}
-	if (m.now.ra_how != HOW_SAVED || m.now.ra_off != -8 || m.now.cfa_expr ||
+	if (ra.how != HOW_SAVED || ra.off != -8 || m.now.cfa_expr ||
 	    (m.now.cfa_reg != CFI_REG_RSP && m.now.cfa_reg != CFI_REG_RBP) ||
 	    m.now.cfa_offset < 8 || m.now.cfa_offset > UINT32_MAX)
 		return;
-	if (m.now.rbp_how == HOW_SAVED) {
-		if (m.now.rbp_off >= 0 || -m.now.rbp_off > UINT32_MAX)
+	if (rbp.how == HOW_SAVED) {
+		if (rbp.off >= 0 || -rbp.off > UINT32_MAX)
 			return;
-		r->rbp_slot = (uint32_t)-m.now.rbp_off;
-	} else if (m.now.rbp_how != HOW_SAME) {
+		r->rbp_slot = (uint32_t)-rbp.off;
+	} else if (rbp.how != HOW_SAME) {
 		return;
 	}
 	r->kind = CFI_STEP;
