@@ -14,8 +14,8 @@
  *    few dozen loads.
  *  - The unwind tables (.eh_frame), right for code built without frame
  *    pointers (most distribution packages).  First the shim's own walk with
- *    the rules of cfi.h, worked out once per pc and cached: a few dozen
- *    loads a frame once the program's hot pcs are known.  A frame it
+ *    the rules of cfi.h, worked out once per pc and cached: a few loads
+ *    a frame once the program's hot pcs are known.  A frame it
  *    cannot step (a signal frame, a DWARF expression) hands the whole
  *    stack to libgcc's unwinder (_Unwind_Backtrace, what glibc's backtrace()
  *    calls), a few microseconds a stack.  Where the compiler
