@@ -2,7 +2,7 @@
  * read from its stacks file (preload/stacks.h) while the run goes on.
  *
  * Two moments count: the sample where the tree's traced heap (the sum of
- * heap_current over the members with a running record, as pview.h sums
+ * heap_current over the members with a record, as pview.h sums
  * it) was largest, and the sample where the tree's RSS was (the run's
  * peak_tree_rss).  At a sample that is a new peak of either, every image
  * counted in that sum gets its live sampled set copied as "at that peak";

@@ -98,7 +98,7 @@ struct pview_peak_member {
 	pid_t pid;
 	uint32_t gen;              /* image then */
 	uint64_t rss, heap, map;
-	int heap_counted;          /* a RUNNING record: heap and map are its */
+	int heap_counted;          /* a record: heap and map are its */
 	int have_smaps;
 	uint64_t pss, anon, file, shmem, swap; /* bytes */
 };
@@ -117,7 +117,7 @@ struct pview_peak {
 
 /* What one sample adds up to. */
 struct pview_sums {
-	uint64_t heap, map_anon, map_file; /* over members with a RUNNING record */
+	uint64_t heap, map_anon, map_file; /* over members with a record, in any state */
 	unsigned traced;           /* members attributed to a record */
 	int have_pss;              /* smaps were read at this sample */
 	uint64_t pss;

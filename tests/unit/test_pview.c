@@ -130,9 +130,11 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 	struct tree_member m = { 700, 1000000, 0 };
 	struct pview_sums s;
 
-	/* before the exec: gen 0, traced, running? no: EXECED, so no heap */
+	/* before the exec: gen 0, traced, its exec marked but its memory
+	 * still there: its heap counts with its RSS */
 	pview_sample(pv, l, 2000, 2000, &m, 1, 1, 1000000, &s);
 	cr_expect_eq(s.traced, 1);
+	cr_expect_eq(s.heap, 4096);
 	const struct pview_proc *p = pview_find(pv, 700);
 	cr_assert_not_null(p);
 	cr_expect_eq(p->sid, 700);
@@ -165,6 +167,30 @@ Test(pview, exec_attribution_and_postponed_inspection, .timeout = 10)
 		  "argv kept with its NUL, as a record keeps it");
 	cr_expect_eq(s.traced, 0);
 	cr_expect_eq(p->imgs[0].samples, 5);
+	close_views(l, pv);
+}
+
+/* A child that ran its exit hook is still in /proc with its memory until
+ * the kernel takes the memory away: a sample that reads its RSS counts its
+ * heap too, or the tree's RSS peak would come with too little heap. */
+Test(pview, exited_image_still_resident_keeps_its_heap, .timeout = 10)
+{
+	fake_pid_700("prog", "VmHWM:\t    2000 kB\n");
+	put_file("proc/700/cmdline", "prog\0", 5);
+	put_exe("/bin/true");
+	put_record(0, 1000, 3000, MT_STATE_EXITED, "prog\0", 5, "/bin/true");
+	struct live *l;
+	struct pview *pv;
+	open_views(&l, &pv);
+	struct tree_member m = { 700, 1000000, 0 };
+	struct pview_sums s;
+	pview_sample(pv, l, 3500, 3500, &m, 1, 1, 1000000, &s);
+	cr_expect_eq(s.traced, 1);
+	cr_expect_eq(s.heap, 4096);
+	const struct pview_peak *pk = pview_peak(pv);
+	cr_assert_eq(pk->n, 1);
+	cr_expect(pk->m[0].heap_counted);
+	cr_expect_eq(pk->heap, 4096);
 	close_views(l, pv);
 }
 
