@@ -486,7 +486,9 @@ void cfi_rule_uncached(uintptr_t pc, struct cfi_rule *r)
 #define CFI_CACHE_BITS 9u
 #define CFI_RULE_BITS 26u
 #define CFI_PC_LIMIT (UINT64_C(1) << (CFI_CACHE_BITS + 64 - CFI_RULE_BITS))
-static uint64_t cfi_cache[1u << CFI_CACHE_BITS] MT_TABLE;
+/* One page exactly, on a page of its own: it is touched at the first sample. */
+_Static_assert(sizeof(uint64_t) << CFI_CACHE_BITS == 4096, "the cache is one page");
+static _Alignas(4096) uint64_t cfi_cache[1u << CFI_CACHE_BITS] MT_TABLE;
 
 static uint64_t cfi_pack(const struct cfi_rule *r)
 {

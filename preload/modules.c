@@ -65,8 +65,9 @@ unsigned modules_tick(int i)
 
 /* The first page of the module being read: its ELF header, program
  * headers and (usually) build-id note, in one system call instead of one
- * per header.  Static: modules_refresh's callers serialise it. */
-static uint8_t modules_page[4096] MT_TABLE;
+ * per header.  Static: modules_refresh's callers serialise it.  Aligned,
+ * so that it is one page to fault in, not two. */
+static _Alignas(4096) uint8_t modules_page[4096] MT_TABLE;
 
 struct modules_mem {
 	pid_t pid;

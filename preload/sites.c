@@ -26,13 +26,13 @@ static uint32_t sites_filter_stale;
 static uint64_t sites_filter_next[(1u << SITES_FILTER_BITS) / 64] MT_TABLE;
 
 /* Sampled blocks live now: open addressing on the address, backward-shift
- * deletion, at most 3/4 full.  The table starts with 512 slots and doubles
- * as it fills, up to 32768 (24576 blocks: 12 GiB of heap at the default
- * interval; a sample beyond that is counted as untracked), so that its
- * pages are touched as it grows and not one at random per sample: a short
- * image samples a few hundred times, and a first touch costs a page fault
- * (~10 us here). */
-#define SITES_LIVE_FIRST_BITS 9u
+ * deletion, at most 3/4 full.  The table starts with 128 slots (one page)
+ * and doubles as it fills, up to 32768 (24576 blocks: 12 GiB of heap at the
+ * default interval; a sample beyond that is counted as untracked), so that
+ * its pages are touched as it grows and not one at random per sample: a
+ * short image samples a few times to a few hundred times, and a first touch
+ * costs a page fault (~10 us here). */
+#define SITES_LIVE_FIRST_BITS 7u
 #define SITES_LIVE_MAX_BITS 15u
 #define SITES_VAR_MAX ((UINT64_C(1) << 48) - 1)
 
@@ -42,14 +42,23 @@ struct sites_live {
 	uint64_t var_stack; /* variance (KiB^2, 48 bits) << 16 | stack id */
 };
 
-static struct sites_live sites_live[1u << SITES_LIVE_MAX_BITS] MT_TABLE;
+static _Alignas(4096) struct sites_live sites_live[1u << SITES_LIVE_MAX_BITS] MT_TABLE;
 static uint32_t sites_live_n, sites_live_bits = SITES_LIVE_FIRST_BITS;
 /* The entries of the table being doubled, while it is refilled. */
 static struct sites_live sites_live_moving[(1u << (SITES_LIVE_MAX_BITS - 1)) / 4u * 3u] MT_TABLE;
 
-/* Stack ids by hash of their frames (id + 1; 0 empty), never deleted. */
-#define SITES_INDEX_SLOTS (2u * MT_STACKS_SLOTS)
-static uint32_t sites_index[SITES_INDEX_SLOTS] MT_TABLE;
+/* Stack ids by hash of their frames (id + 1; 0 empty), never deleted, at
+ * most half full.  Like the live table it starts at one page and doubles
+ * as stacks come, refilled from sites_hashes: a lookup lands on a random
+ * slot, and at its full 64 KiB a short image's first sixteen stacks each
+ * touched a page of their own (a fault of ~10 us each here, twice over:
+ * the read of the miss, then the write). */
+#define SITES_INDEX_FIRST_BITS 10u
+#define SITES_INDEX_MAX_BITS 14u
+_Static_assert((1u << SITES_INDEX_MAX_BITS) == 2u * MT_STACKS_SLOTS,
+	       "the full index is twice the stack slots");
+static _Alignas(4096) uint32_t sites_index[1u << SITES_INDEX_MAX_BITS] MT_TABLE;
+static uint32_t sites_index_bits = SITES_INDEX_FIRST_BITS;
 static uint64_t sites_hashes[MT_STACKS_SLOTS] MT_TABLE;
 
 /* Stacks whose live columns changed since the last peak snapshot. */
@@ -459,14 +468,44 @@ static int sites_may_refresh(const struct mt_stacks_header *h)
 	return h->module_refreshes < 8 || h->stack_count >= sites_refresh_at + 16;
 }
 
+static uint32_t sites_index_mask(void)
+{
+	return (1u << sites_index_bits) - 1;
+}
+
+/* The first empty slot of hash's run. */
+static uint32_t sites_index_free(uint64_t hash)
+{
+	const uint32_t mask = sites_index_mask();
+	uint32_t slot = (uint32_t)(hash >> 32) & mask;
+	while (sites_index[slot])
+		slot = (slot + 1) & mask;
+	return slot;
+}
+
+/* Room in the index for stack `count` (stacks 1..count-1 are in it):
+ * doubles it, and refills it from their hashes, when it would pass half
+ * full.  Returns 1 if it moved. */
+static int sites_index_room(uint32_t count)
+{
+	if (count < (1u << sites_index_bits) / 2u || sites_index_bits == SITES_INDEX_MAX_BITS)
+		return 0;
+	memset(sites_index, 0, sizeof sites_index[0] << sites_index_bits);
+	sites_index_bits++;
+	for (uint32_t id = 1; id < count; id++)
+		sites_index[sites_index_free(sites_hashes[id])] = id + 1;
+	return 1;
+}
+
 static uint32_t sites_stack_for(struct mt_stacks_header *h, const uint64_t *pcs, unsigned n,
 				uint32_t flags, int miss)
 {
 	uint64_t hash = sites_hash(pcs, n);
-	uint32_t slot = (uint32_t)(hash >> 32) & (SITES_INDEX_SLOTS - 1), id, count;
+	const uint32_t mask = sites_index_mask();
+	uint32_t slot = (uint32_t)(hash >> 32) & mask, id, count;
 	struct mt_stack *st;
 
-	for (uint32_t probes = 0; probes < SITES_INDEX_SLOTS; probes++) {
+	for (uint32_t probes = 0; probes <= mask; probes++) {
 		uint32_t v = sites_index[slot];
 		if (!v)
 			break;
@@ -474,11 +513,13 @@ static uint32_t sites_stack_for(struct mt_stacks_header *h, const uint64_t *pcs,
 		if (sites_hashes[v - 1] == hash && st->nframes == n &&
 		    memcmp(st->pc, pcs, n * sizeof pcs[0]) == 0)
 			return v - 1;
-		slot = (slot + 1) & (SITES_INDEX_SLOTS - 1);
+		slot = (slot + 1) & mask;
 	}
 	count = h->stack_count;
 	if (n == 0 || count >= MT_STACKS_SLOTS || !sites_reserve_stacks(count + 1))
 		goto catchall;
+	if (sites_index_room(count))
+		slot = sites_index_free(hash);
 	if (miss)
 		sites_missed = 1;
 	if (sites_missed && sites_may_refresh(h)) {

@@ -142,6 +142,28 @@ Test(sites, live_table_grows_and_keeps_every_block)
 		cr_expect(sites_maybe((void *)(0x1000000 + i * 64)));
 }
 
+/* The stack index doubles as stacks come (from one page to 16384 slots),
+ * and every stack is found again after each doubling: sampling each call
+ * site a second time makes no new stack. */
+Test(sites, stack_index_grows_and_finds_every_stack, .timeout = 60)
+{
+	struct mt_stacks_header *h;
+	const uintptr_t sites = 3000;
+	start(1);
+	for (uintptr_t i = 0; i < sites; i++)
+		sample(0x1000000 + 64 * i, 10, 0x400000 + 16 * i);
+	h = sites_table();
+	cr_assert_not_null(h);
+	cr_assert_eq(h->stack_count, sites + 1, "stack 0 is the catch-all");
+	for (uintptr_t i = 0; i < sites; i++)
+		sample(0x2000000 + 64 * i, 10, 0x400000 + 16 * i);
+	cr_expect_eq(h->stack_count, sites + 1, "a second sample made a new stack");
+	cr_expect_eq(h->catchall_samples, 0);
+	for (uint32_t id = 1; id < h->stack_count; id++)
+		cr_expect_eq(mt_stacks_stack(h, id)->total_count, 2, "stack %u sampled %lu times",
+			     id, (unsigned long)mt_stacks_stack(h, id)->total_count);
+}
+
 /* The peak columns hold the set as it stood when the heap peaked. */
 Test(sites, peak_snapshot_is_exact)
 {
