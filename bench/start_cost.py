@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """start_cost.py: what libmemtrace.so costs each process image that starts
-and ends under it, measured on /bin/true (an image that does nothing else).
+and ends under it, measured on /bin/true (an image that does nothing else)
+or on a command of your own (--command, e.g. one compile: gcc, cc1, as).
 
 A traced build or test suite is thousands of short images: there the shim's
 start and end (loading the library, resolving the real functions, its
@@ -8,20 +9,24 @@ record, its first writes to its own pages) are most of what it costs, not
 its malloc path.  Each first write to a page is a page fault, and faults
 are slow on the machines we measure (10-20 us; 20-40 us for a code page).
 
-The parent (this script, not preloaded) starts `/bin/true` with
-os.posix_spawn --count times per repetition, and reads, from
+The parent (this script, not preloaded) starts `/bin/true` (or --command,
+in --cwd) with os.posix_spawn --count times per repetition, one at a time,
+and reads, from
 getrusage(RUSAGE_CHILDREN), the children's minor page faults and CPU time.
 Variants, interleaved round-robin over --reps repetitions (the order
 rotates each repetition): bare, an empty preload library (the cost of any
 preload at all), and each shim given (--shim, repeated; default the
 build's) with MEMTRACE_QUIET=1 (counters, no file) and with MEMTRACE_DIR on
-/dev/shm (its record file, as under memsup).  Reported: medians of wall
-and child CPU per image, and faults per image (the same in every
-repetition), with the difference to bare.
+/dev/shm (its record file, as under memsup); --sampling-off adds each
+shim with MEMTRACE_QUIET=1 and MEMTRACE_SAMPLE_BYTES=0 (the call-site
+sampler's share).  Reported: medians of wall and child CPU per run, and
+faults per run (nearly the same in every repetition, so the steadiest
+figure on a noisy machine), with the difference to bare.
 """
 import argparse
 import os
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -53,13 +58,17 @@ def clean_env():
     return env
 
 
-def spawn_many(env, count):
-    """(wall s, child CPU s, minor faults) of `count` runs of TRUE."""
+def spawn_many(cmd, env, count):
+    """(wall s, child CPU s, minor faults) of `count` runs of cmd."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     for _ in range(count):
-        pid = os.posix_spawn(TRUE, [TRUE], env)
-        os.waitpid(pid, 0)
+        pid = os.posix_spawn(cmd[0], cmd, env)
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"start_cost: {shlex.join(cmd)} failed "
+                             f"(exit {os.waitstatus_to_exitcode(status)}) with "
+                             f"LD_PRELOAD={env.get('LD_PRELOAD', '')!r}")
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
@@ -74,13 +83,28 @@ def main(argv=None):
                          "default: the build's)")
     ap.add_argument("--count", type=int, default=1000, help="images per repetition")
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--command", default=TRUE,
+                    help=f"the command to run, split as the shell would (default {TRUE}); "
+                         "its program is looked up in PATH")
+    ap.add_argument("--cwd", default=None, help="where --command runs (default: here)")
+    ap.add_argument("--sampling-off", action="store_true",
+                    help="also each shim with MEMTRACE_SAMPLE_BYTES=0")
     args = ap.parse_args(argv)
     if args.count < 1 or args.reps < 1:
         ap.error(f"--count {args.count} and --reps {args.reps} must be at least 1")
+    cmd = shlex.split(args.command)
+    if not cmd:
+        ap.error("--command '': nothing to run")
+    prog = shutil.which(cmd[0])
+    if prog is None:
+        ap.error(f"--command {args.command!r}: {cmd[0]!r} not found")
+    cmd[0] = prog
+    if args.cwd is not None and not Path(args.cwd).is_dir():
+        ap.error(f"--cwd {args.cwd!r}: not a directory")
     shims = []
     for s in args.shim:
         label, _, path = s.rpartition("=")
-        shims.append((label or "shim", Path(path)))
+        shims.append((label or "shim", Path(path).resolve()))  # --cwd moves us
     if not shims:
         built = benchlib.shim_path(benchlib.find_builddir(args.builddir))
         if not built:
@@ -100,23 +124,31 @@ def main(argv=None):
         variants.append((f"{label}, MEMTRACE_QUIET=1",
                          dict(base, LD_PRELOAD=str(path), MEMTRACE_QUIET="1"), False))
         variants.append((f"{label}, MEMTRACE_DIR", dict(base, LD_PRELOAD=str(path)), True))
+        if args.sampling_off:
+            variants.append((f"{label}, MEMTRACE_QUIET=1, sampling off",
+                             dict(base, LD_PRELOAD=str(path), MEMTRACE_QUIET="1",
+                                  MEMTRACE_SAMPLE_BYTES="0"), False))
     walls = {v[0]: [] for v in variants}
     cpus = {v[0]: [] for v in variants}
     faults = {v[0]: [] for v in variants}
+    here = os.getcwd()
     try:
+        if args.cwd is not None:
+            os.chdir(args.cwd)
         for rep in range(args.reps):
             k = rep % len(variants)
             for name, env, with_dir in variants[k:] + variants[:k]:
                 if with_dir:
                     recdir = Path(tempfile.mkdtemp(dir=shm))
                     env = dict(env, MEMTRACE_DIR=str(recdir))
-                wall, cpu, flt = spawn_many(env, args.count)
+                wall, cpu, flt = spawn_many(cmd, env, args.count)
                 if with_dir:
                     shutil.rmtree(recdir)
                 walls[name].append(wall / args.count * 1e6)
                 cpus[name].append(cpu / args.count * 1e6)
                 faults[name].append(flt / args.count)
     finally:
+        os.chdir(here)
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(shm, ignore_errors=True)
     bare_wall = benchlib.summary(walls["bare"])[0]
@@ -132,8 +164,9 @@ def main(argv=None):
     argv_shown = ["python3", "bench/start_cost.py"] + (argv if argv is not None else sys.argv[1:])
     print(f"Run: {benchlib.facts_line(facts)}\n")
     print(f"Command: `{benchlib.shell_quote(argv_shown)}`  ")
-    print(f"{args.count} runs of `{TRUE}` per repetition, {args.reps} repetitions "
-          "interleaved; medians (min-max) per image.\n")
+    where = f" in `{args.cwd}`" if args.cwd is not None else ""
+    print(f"{args.count} runs of `{shlex.join(cmd)}`{where} per repetition, {args.reps} "
+          "repetitions interleaved; medians (min-max) per run.\n")
     print(benchlib.md_table(
         ["variant", "wall us", "vs bare", "child CPU us", "vs bare", "minor faults",
          "vs bare"], rows))
