@@ -472,19 +472,12 @@ int procfs_pread_statm(int fd, uint64_t *rss_bytes, uint64_t *text_pages)
 	return rc;
 }
 
-int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes)
+int procfs_open_statm(int proc_fd, pid_t pid)
 {
-	char path[PATH_MAX];
-	uint64_t text;
-	int rc = pid_path(path, sizeof path, root, pid, "statm");
-	if (rc < 0)
-		return rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gone_or(errno);
-	rc = procfs_pread_statm(fd, bytes, &text);
-	close(fd);
-	return rc;
+	char name[32];
+	snprintf(name, sizeof name, "%d/statm", (int)pid);
+	int fd = openat(proc_fd, name, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : gone_or(errno);
 }
 
 int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,

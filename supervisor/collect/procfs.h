@@ -110,10 +110,13 @@ int procfs_parse_meminfo(const char *buf, size_t len, uint64_t *ram_swap_kb);
 int procfs_read_meminfo(const char *root, uint64_t *ram_swap_kb);
 int procfs_read_status(const char *root, pid_t pid, struct procfs_status *out);
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *out);
-/* Resident set size in bytes (statm resident pages x page size). */
-int procfs_read_rss(const char *root, pid_t pid, uint64_t *bytes);
-/* RSS and statm's text pages through an fd held open on PID/statm
- * (PROCFS_GONE once that process is dead, whatever now has its number). */
+/* PID/statm opened below an open proc root (`proc_fd`, a directory fd), for
+ * procfs_pread_statm: the fd, PROCFS_GONE when there is no such process, or
+ * -errno (EMFILE, say). */
+int procfs_open_statm(int proc_fd, pid_t pid);
+/* RSS (statm resident pages x page size) and statm's text pages through an
+ * fd held open on PID/statm (PROCFS_GONE once that process is dead,
+ * whatever now has its number). */
 int procfs_pread_statm(int fd, uint64_t *rss_bytes, uint64_t *text_pages);
 int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
 			 size_t cap, size_t *n);

@@ -644,13 +644,12 @@ int cgroup_run_members(struct contain *c, const pid_t **pids, size_t *n)
  * sight). */
 static int member_read(struct cgrun *r, struct cg_member *m, struct tree_member *out)
 {
-	char name[32];
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (m->fd < 0) {
-			snprintf(name, sizeof name, "%d/statm", (int)m->pid);
-			m->fd = openat(r->proc_fd, name, O_RDONLY | O_CLOEXEC);
-			if (m->fd < 0)
+			int fd = procfs_open_statm(r->proc_fd, m->pid);
+			if (fd < 0)
 				return PROCFS_GONE;
+			m->fd = fd;
 		}
 		int rc = procfs_pread_statm(m->fd, &out->rss, &out->text_pages);
 		if (rc != PROCFS_GONE || attempt)

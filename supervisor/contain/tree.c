@@ -185,12 +185,12 @@ static int prepare_next(struct tree *t)
 
 static void open_statm(struct tree *t, struct entry *e)
 {
-	char name[32];
 	if (e->fd >= 0)
 		return;
-	snprintf(name, sizeof name, "%d/statm", (int)e->pid);
 	/* EMFILE is not fatal: the member is read by path each sample. */
-	e->fd = openat(t->rootfd, name, O_RDONLY | O_CLOEXEC);
+	e->fd = procfs_open_statm(t->rootfd, e->pid);
+	if (e->fd < 0)
+		e->fd = -1;
 }
 
 /* ---- scan ------------------------------------------------------------------ */
@@ -617,11 +617,9 @@ static int member_read(struct tree *t, struct entry *e, uint64_t *rss, uint64_t 
 {
 	if (e->fd >= 0)
 		return procfs_pread_statm(e->fd, rss, text_pages);
-	char name[32];
-	snprintf(name, sizeof name, "%d/statm", (int)e->pid);
-	int fd = openat(t->rootfd, name, O_RDONLY | O_CLOEXEC);
+	int fd = procfs_open_statm(t->rootfd, e->pid);
 	if (fd < 0)
-		return (errno == ENOENT || errno == ESRCH) ? PROCFS_GONE : -errno;
+		return fd;
 	int rc = procfs_pread_statm(fd, rss, text_pages);
 	close(fd);
 	return rc;

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +174,22 @@ Test(procfs, children)
 	cr_expect_eq(procfs_parse_children(buf, n, kids, 8, &k), -EINVAL);
 }
 
+/* A process's RSS through procfs_open_statm and procfs_pread_statm, as
+ * memsup's samplers read it, below proc root `root` (NULL: /proc). */
+static int read_rss(const char *root, pid_t pid, uint64_t *bytes)
+{
+	uint64_t text;
+	int dir = open(root ? root : "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(dir, 0, "open %s: %s", root ? root : "/proc", strerror(errno));
+	int fd = procfs_open_statm(dir, pid);
+	close(dir);
+	if (fd < 0)
+		return fd;
+	int rc = procfs_pread_statm(fd, bytes, &text);
+	close(fd);
+	return rc;
+}
+
 Test(procfs, readers_on_fake_root)
 {
 	const char *r = proc_fixture("tree1");
@@ -181,7 +198,7 @@ Test(procfs, readers_on_fake_root)
 	cr_assert_eq(procfs_read_stat(r, 102, &st), 0);
 	cr_expect_str_eq(st.comm, "worker (1)");
 	cr_expect_eq(st.ppid, 101);
-	cr_assert_eq(procfs_read_rss(r, 103, &bytes), 0);
+	cr_assert_eq(read_rss(r, 103, &bytes), 0);
 	cr_expect_eq(bytes, 3000 * procfs_page_size());
 	pid_t kids[8];
 	size_t k;
@@ -200,8 +217,8 @@ Test(procfs, gone_process_is_distinct)
 	struct procfs_stat st;
 	uint64_t bytes;
 	cr_expect_eq(procfs_read_stat(proc_fixture("tree1"), 424242, &st), PROCFS_GONE);
-	cr_expect_eq(procfs_read_rss(proc_fixture("tree1"), 424242, &bytes), PROCFS_GONE);
-	cr_expect_eq(procfs_read_rss(NULL, 0x7ffffff0, &bytes), PROCFS_GONE);
+	cr_expect_eq(read_rss(proc_fixture("tree1"), 424242, &bytes), PROCFS_GONE);
+	cr_expect_eq(read_rss(NULL, 0x7ffffff0, &bytes), PROCFS_GONE);
 }
 
 Test(procfs, live_self)
@@ -211,7 +228,7 @@ Test(procfs, live_self)
 	uint64_t bytes;
 	cr_assert_eq(procfs_read_status(NULL, getpid(), &st), 0);
 	cr_assert_eq(procfs_read_stat(NULL, getpid(), &s), 0);
-	cr_assert_eq(procfs_read_rss(NULL, getpid(), &bytes), 0);
+	cr_assert_eq(read_rss(NULL, getpid(), &bytes), 0);
 	cr_expect_eq(s.ppid, getppid());
 	cr_expect_eq(st.ppid, getppid());
 	/* statm and VmRSS are the same figure (read moments apart) */
