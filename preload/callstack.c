@@ -292,12 +292,22 @@ unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated
 static unsigned callstack_cfi_walks;
 static int callstack_cfi_off;
 
+int callstack_cfi_is_off(void)
+{
+	return __atomic_load_n(&callstack_cfi_off, __ATOMIC_RELAXED);
+}
+
+void callstack_cfi_switch_off(void)
+{
+	__atomic_store_n(&callstack_cfi_off, 1, __ATOMIC_RELAXED);
+}
+
 unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
 {
 	uint64_t check[MT_STACKS_FRAMES];
 	unsigned n, nc, k;
 	int tc;
-	if (!__atomic_load_n(&callstack_cfi_off, __ATOMIC_RELAXED)) {
+	if (!callstack_cfi_is_off()) {
 		n = callstack_cfi(pcs, max, ra, truncated);
 		if (n == 0)
 			return callstack_libgcc(pcs, max, ra, truncated);
@@ -308,7 +318,7 @@ unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncat
 		if (nc == 0 || (nc == n && tc == *truncated &&
 				 memcmp(check, pcs, n * sizeof pcs[0]) == 0))
 			return n;
-		__atomic_store_n(&callstack_cfi_off, 1, __ATOMIC_RELAXED);
+		callstack_cfi_switch_off();
 		memcpy(pcs, check, nc * sizeof pcs[0]);
 		*truncated = tc;
 		return nc;

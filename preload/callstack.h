@@ -68,6 +68,10 @@ unsigned callstack_walk(uintptr_t fp, uintptr_t sp, uint64_t *pcs, unsigned max,
  * libgcc on its first samples and every 256th after (at the first
  * difference libgcc alone from then on), else callstack_libgcc. */
 unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
+/* Whether callstack_dwarf has switched the cached-rule walk off for this
+ * image (it disagreed with libgcc once), and switching it off. */
+int callstack_cfi_is_off(void);
+void callstack_cfi_switch_off(void);
 /* The walk with cfi.h's cached rules; 0 when a frame needs libgcc (or
  * there is no cfi.h here). */
 unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);

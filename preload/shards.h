@@ -34,6 +34,7 @@
 #ifndef MEMTRACE_SHARDS_H
 #define MEMTRACE_SHARDS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "record.h"

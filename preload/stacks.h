@@ -125,6 +125,10 @@ enum mt_stacks_state {
 #define MT_STACKS_FLAG_MODULES_FULL (1u << 1) /* module table full */
 #define MT_STACKS_FLAG_FILE_FULL    (1u << 2) /* the file could not grow: later
                                                  stacks went to stack 0 */
+#define MT_STACKS_FLAG_CFI_OFF      (1u << 3) /* the shim's cached unwind rules
+                                                 gave a stack libgcc's unwinder
+                                                 did not: libgcc walked the
+                                                 image's later DWARF stacks */
 
 /* Stack flags. */
 #define MT_STACK_FP        (1u << 0) /* frames from the frame-pointer walk */

@@ -96,6 +96,8 @@ static void put_image(struct jsonw *w, const struct callsite_image *ci)
 		jsonw_bool(w, h->state == MT_STACKS_FINISHED);
 		jsonw_key(w, "inherited");
 		jsonw_bool(w, (h->flags & MT_STACKS_FLAG_INHERITED) != 0);
+		jsonw_key(w, "cfi_fallback");
+		jsonw_bool(w, (h->flags & MT_STACKS_FLAG_CFI_OFF) != 0);
 		put_u(w, "samples", h->samples);
 		put_u(w, "sampled_frees", h->sampled_frees);
 		put_u(w, "fp_stacks", h->fp_samples);

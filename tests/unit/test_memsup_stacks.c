@@ -92,6 +92,7 @@ Test(memsup_stacks, shares_at_the_tree_heap_peak, .timeout = 120)
 	      "for p, i in imgs.items():\n"
 	      "    assert i['samples'] > 20 and i['error'] is None and i['finished'], i\n"
 	      "    assert i['fp_stacks'] > 0, i\n"
+	      "    assert i['cfi_fallback'] is False, i\n"
 	      /* the sites at the RSS peak are of the images whose heap
 	       * processes.json counts at that peak, and the heaps agree */
 	      "P = json.load(open(os.path.join(d, 'processes.json')))\n"

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "callstack.h"
 #include "config.h"
 #include "counters.h"
 #include "shim.h"
@@ -304,6 +305,22 @@ Test(sites, full_stack_table_goes_to_the_catch_all, .timeout = 120)
 	cr_expect_eq(h->catchall_samples, 101);
 	cr_expect_eq(mt_stacks_stack(h, 0)->live_count, 101);
 	cr_expect_eq(mt_stacks_stack(h, 0)->live_bytes, 1010);
+}
+
+/* The table says when the shim's own unwinder was switched off for the
+ * image (callstack.h): from the next sample on, not before. */
+Test(sites, the_table_says_when_the_cached_unwinder_is_off)
+{
+	struct mt_stacks_header *h;
+	start(1);
+	sample(0x10000, 100, 0xa1);
+	h = sites_table();
+	cr_assert_not_null(h);
+	cr_expect_eq(h->flags & MT_STACKS_FLAG_CFI_OFF, 0);
+	callstack_cfi_switch_off();
+	cr_expect(callstack_cfi_is_off());
+	sample(0x20000, 100, 0xb2);
+	cr_expect_neq(h->flags & MT_STACKS_FLAG_CFI_OFF, 0, "flags %#x", h->flags);
 }
 
 Test(sites, sampling_off_makes_nothing)
