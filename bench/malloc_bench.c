@@ -46,7 +46,12 @@ struct bench_thread {
 	uint64_t usable_live, usable_peak;  /* malloc_usable_size bytes (-u) */
 	uint64_t checksum;
 	int failed;
-};
+	/* Each thread writes its counters on every operation: a line of its
+	 * own, and no neighbour in the pair of lines the L2 prefetcher fetches
+	 * together.  Without this, th[] on the stack (128 bytes an entry,
+	 * placed by ASLR at any 16-byte boundary) put both threads on one
+	 * line in some runs and not in others. */
+} __attribute__((aligned(128)));
 
 static uint64_t bench_rng_next(uint64_t *s)
 {
