@@ -754,7 +754,8 @@ void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra)
 		__atomic_fetch_add(&h->samples, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add((flags & MT_STACK_FP) ? &h->fp_samples : &h->backtrace_samples, 1,
 				   __ATOMIC_RELAXED);
-		if (MT_UNLIKELY(callstack_cfi_is_off()) && !(h->flags & MT_STACKS_FLAG_CFI_OFF))
+		if (MT_UNLIKELY(callstack_cfi_is_off()) &&
+		    !(__atomic_load_n(&h->flags, __ATOMIC_RELAXED) & MT_STACKS_FLAG_CFI_OFF))
 			__atomic_fetch_or(&h->flags, MT_STACKS_FLAG_CFI_OFF, __ATOMIC_RELAXED);
 		sites_put(&h->skipped_samples, __atomic_load_n(&sites_skips, __ATOMIC_RELAXED));
 		sites_put(&h->lost_frees, __atomic_load_n(&sites_lost, __ATOMIC_RELAXED));
