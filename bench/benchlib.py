@@ -139,6 +139,15 @@ def which(name):
     return shutil.which(name)
 
 
+def require_pids_guard(who, why):
+    """Stop unless this runs inside scripts/pids-guard.sh (a pids-limited
+    cgroup of its own): what can make many processes never runs without
+    one.  `why` says what needs it."""
+    if not os.environ.get("MEMTRACE_PIDS_GUARD"):
+        raise SystemExit(f"{who}: {why}: only inside a pids-limited cgroup; run it "
+                         "through scripts/pids-guard.sh")
+
+
 def shell_quote(argv):
     import shlex
     return " ".join(shlex.quote(str(a)) for a in argv)

@@ -19,7 +19,6 @@ scripts/pids-guard.sh (it refuses otherwise).  Nothing here is a test.
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -60,9 +59,7 @@ def main(argv=None):
     ap.add_argument("--spike-ms", type=int, default=40)
     ap.add_argument("--mem-mb", type=int, default=100)
     args = ap.parse_args(argv)
-    if not os.environ.get("MEMTRACE_PIDS_GUARD"):
-        sys.exit("containment.py: the fork bombs need a pids-limited cgroup: run it through "
-                 "scripts/pids-guard.sh")
+    benchlib.require_pids_guard("containment.py", "the fork bombs")
     build = benchlib.find_builddir(args.builddir)
     memsup = benchlib.memsup_path(build)
     progs = Path(build) / "tests" / "progs"

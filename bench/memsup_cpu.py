@@ -142,9 +142,7 @@ class Bench:
         n = self.args.unrelated
         if not n:
             return
-        if not os.environ.get("MEMTRACE_PIDS_GUARD"):
-            sys.exit("memsup_cpu: --unrelated needs a pids-limited cgroup: run it through "
-                     "scripts/pids-guard.sh")
+        benchlib.require_pids_guard("memsup_cpu", "--unrelated")
         self.unrelated = subprocess.Popen([self.tree, str(n), "86000"],
                                           stdin=subprocess.DEVNULL, start_new_session=True)
         # wait until they are all there (the tree forks breadth first)

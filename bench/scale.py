@@ -295,11 +295,7 @@ def main():
         raise SystemExit(f"--baseline-shim {args.baseline_shim!r}: no such file")
     if args.mode and "bare" not in args.mode:
         raise SystemExit(f"--mode {' --mode '.join(args.mode)}: 'bare' is needed for the ratios")
-    if not os.environ.get("MEMTRACE_PIDS_GUARD"):
-        # 100,000 processes and a parallel build: only inside a
-        # pids-limited cgroup of their own, as containment.py
-        raise SystemExit("scale.py: run it through scripts/pids-guard.sh (a pids-limited "
-                         "cgroup of its own)")
+    benchlib.require_pids_guard("scale.py", "100,000 processes and a parallel build")
     build = benchlib.find_builddir(args.builddir)
     memsup = benchlib.memsup_path(build)
     if memsup is None:

@@ -10,8 +10,9 @@ its malloc path.  Each first write to a page is a page fault, and faults
 are slow on the machines we measure (10-20 us; 20-40 us for a code page).
 
 The parent (this script, not preloaded) starts `/bin/true` (or --command,
-in --cwd) with os.posix_spawn --count times per repetition, one at a time,
-and reads, from
+in --cwd, and then only inside scripts/pids-guard.sh, since a command may
+fork as it likes) with os.posix_spawn --count times per repetition, one at
+a time, and reads, from
 getrusage(RUSAGE_CHILDREN), the children's minor page faults and CPU time.
 Variants, interleaved round-robin over --reps repetitions (the order
 rotates each repetition): bare, an empty preload library (the cost of any
@@ -66,7 +67,7 @@ def spawn_many(cmd, env, count):
         pid = os.posix_spawn(cmd[0], cmd, env)
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"start_cost: {shlex.join(cmd)} failed "
+            raise SystemExit(f"start_cost: {benchlib.shell_quote(cmd)} failed "
                              f"(exit {os.waitstatus_to_exitcode(status)}) with "
                              f"LD_PRELOAD={env.get('LD_PRELOAD', '')!r}")
     wall = time.monotonic() - t0
@@ -99,6 +100,9 @@ def main(argv=None):
     if prog is None:
         ap.error(f"--command {args.command!r}: {cmd[0]!r} not found")
     cmd[0] = prog
+    if args.command != TRUE:
+        # a command of the user's may fork as it likes (make -j, say)
+        benchlib.require_pids_guard("start_cost", "--command")
     if args.cwd is not None and not Path(args.cwd).is_dir():
         ap.error(f"--cwd {args.cwd!r}: not a directory")
     shims = []
@@ -165,7 +169,7 @@ def main(argv=None):
     print(f"Run: {benchlib.facts_line(facts)}\n")
     print(f"Command: `{benchlib.shell_quote(argv_shown)}`  ")
     where = f" in `{args.cwd}`" if args.cwd is not None else ""
-    print(f"{args.count} runs of `{shlex.join(cmd)}`{where} per repetition, {args.reps} "
+    print(f"{args.count} runs of `{benchlib.shell_quote(cmd)}`{where} per repetition, {args.reps} "
           "repetitions interleaved; medians (min-max) per run.\n")
     print(benchlib.md_table(
         ["variant", "wall us", "vs bare", "child CPU us", "vs bare", "minor faults",
