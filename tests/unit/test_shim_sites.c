@@ -143,7 +143,7 @@ Test(sites, live_table_grows_and_keeps_every_block)
 		cr_expect(sites_maybe((void *)(0x1000000 + i * 64)));
 }
 
-/* The stack index doubles as stacks come (from one page to 16384 slots),
+/* The stack index doubles as stacks come (3,000 stacks: 1024 slots to 8192),
  * and every stack is found again after each doubling: sampling each call
  * site a second time makes no new stack. */
 Test(sites, stack_index_grows_and_finds_every_stack, .timeout = 60)
