@@ -42,7 +42,7 @@ int evidence_create(struct evidence *ev, const char *path, int with_log,
 	ev->dirfd = ev->log_fd = ev->rss_fd = ev->tl_fd = ev->fold_fd = -1;
 	ev->rss_whole = ev->tl_whole = 0;
 	ev->fail_op = ev->fail_name = NULL;
-	ev->fail_err = 0;
+	ev->fail_err = ev->left_err = ev->left_whole = 0;
 	size_t n = strlen(path);
 	if (n == 0 || n >= sizeof tmp) {
 		*failed_at = "evidence directory name";
@@ -109,6 +109,17 @@ int evidence_fold_fd(struct evidence *ev)
 	return ev->fold_fd;
 }
 
+/* After the failure just noted at `name`: remove its temporary file, and
+ * when that fails too (the directory is read-only now), say so, for the
+ * file stays where readers look. */
+static void remove_failed_tmp(struct evidence *ev, const char *name, int whole)
+{
+	if (unlinkat(ev->dirfd, name, 0) == 0 || errno == ENOENT || ev->fail_name != name)
+		return;
+	ev->left_err = -errno;
+	ev->left_whole = whole;
+}
+
 int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap)
 {
 	if (!ev->fail_op) {
@@ -116,8 +127,12 @@ int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap)
 			buf[0] = '\0';
 		return -1;
 	}
-	snprintf(buf, cap, "%s %s/%s: %s", ev->fail_op, ev->path, ev->fail_name,
-		 strerror(-ev->fail_err));
+	int n = snprintf(buf, cap, "%s %s/%s: %s", ev->fail_op, ev->path, ev->fail_name,
+			 strerror(-ev->fail_err));
+	if (ev->left_err && n >= 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, "; %s is left behind (%s) and cannot be "
+			 "removed: %s", ev->fail_name, ev->left_whole ? "whole" : "not whole",
+			 strerror(-ev->left_err));
 	return 0;
 }
 
@@ -214,6 +229,7 @@ int evidence_write_record(struct evidence *ev, const struct sup_record *r, int d
 		return rc;
 	}
 	const char *op = "write";
+	int whole = 0;             /* the rename failed: the file is a whole record */
 	int rc = resources_write_json(fd, r);
 	/* fsync only when asked: the once-a-second rewrites while running must
 	 * not stall sampling on the disk; rename alone already makes every
@@ -230,14 +246,16 @@ int evidence_write_record(struct evidence *ev, const struct sup_record *r, int d
 		evidence_note_failure(ev, op, tmp, rc);
 	} else if (renameat(ev->dirfd, tmp, ev->dirfd, "resources.json") < 0) {
 		rc = -errno;
+		whole = 1;
 		evidence_note_failure(ev, "rename", tmp, rc);
 	} else if (durable && fsync(ev->dirfd) < 0) {
 		rc = -errno;
 		evidence_note_failure(ev, "fsync", ".", rc);
 	}
-	/* a half-written temporary file is never left for a reader to find */
+	/* a half-written temporary file is never left for a reader to find,
+	 * unless the directory itself refuses: then the failure says so */
 	if (rc < 0)
-		unlinkat(ev->dirfd, tmp, 0);
+		remove_failed_tmp(ev, tmp, whole);
 	return rc;
 }
 

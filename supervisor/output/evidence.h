@@ -41,6 +41,12 @@ struct evidence {
 	 * the step and the file name inside the directory; NULL: none. */
 	const char *fail_op, *fail_name;
 	int fail_err;              /* its -errno */
+	/* The failed write's temporary file, when it could not be removed
+	 * either (the directory made read-only between the create and the
+	 * rename): its -errno, 0: nothing left; left_whole: it was written
+	 * and closed whole before the step that failed. */
+	int left_err;
+	int left_whole;
 };
 
 /* Create `path` (parents as needed; the last component must be new: -EEXIST

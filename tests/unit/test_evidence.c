@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 #include "output/evidence.h"
 #include "output/resources.h"
@@ -142,4 +143,101 @@ Test(evidence, failed_write_after_exact_buffers_keeps_whole_lines, .timeout = 20
 	cr_expect_eq(sb.st_size % 16, 0, "%lld bytes: a torn line", (long long)sb.st_size);
 	cr_expect_gt(sb.st_size, limit - 4096, "%lld bytes: whole lines were cut away",
 		     (long long)sb.st_size);
+}
+
+/* A record rewrite whose rename fails (resources.json is a directory, so
+ * EISDIR) removes its temporary file: a reader never finds one. */
+Test(evidence, failed_rename_removes_temporary_record, .timeout = 20)
+{
+	char tmp[PATH_MAX], path[PATH_MAX + 64], want[PATH_MAX + 128], said[PATH_MAX + 256];
+	mktmp(tmp, sizeof tmp);
+	snprintf(path, sizeof path, "%s/ev", tmp);
+	struct evidence ev;
+	const char *at;
+	cr_assert_eq(evidence_create(&ev, path, 0, &at), 0);
+	/* a directory with an entry: rename(2) cannot replace it */
+	snprintf(want, sizeof want, "%s/resources.json", path);
+	cr_assert_eq(mkdir(want, 0755), 0);
+	snprintf(want, sizeof want, "%s/resources.json/x", path);
+	cr_assert_eq(mkdir(want, 0755), 0);
+	struct sup_record r;
+	char *cmd[] = { "prog", NULL };
+	resources_init(&r);
+	r.command = cmd;
+	r.command_argc = 1;
+	r.started_at = "2026-12-04T10:00:00.000Z";
+	cr_expect_eq(evidence_write_record(&ev, &r, 0), -EISDIR);
+	snprintf(want, sizeof want, "%s/resources.json.tmp", path);
+	cr_expect(access(want, F_OK) < 0 && errno == ENOENT, "%s was left behind", want);
+	cr_assert_eq(evidence_fail_describe(&ev, said, sizeof said), 0);
+	snprintf(want, sizeof want, "rename %s/resources.json.tmp: %s", ev.path,
+		 strerror(EISDIR));
+	cr_expect_str_eq(said, want);
+	resources_free(&r);
+	evidence_close(&ev);
+}
+
+/* The directory made read-only between the record's create and its rename
+ * (memsup's evidence directory chmod'ed mid-run): neither the rename nor
+ * the removal can happen, so the failure names the whole record left in
+ * resources.json.tmp.  The temporary file exists beforehand, writable, so
+ * that its create succeeds in the read-only directory; as root the write
+ * runs as nobody, for root ignores permission bits. */
+Test(evidence, unremovable_temporary_record_is_named, .timeout = 20)
+{
+	char tmp[PATH_MAX], path[PATH_MAX + 64], tmpfile[PATH_MAX + 96];
+	mktmp(tmp, sizeof tmp);
+	snprintf(path, sizeof path, "%s/ev", tmp);
+	struct evidence ev;
+	const char *at;
+	cr_assert_eq(evidence_create(&ev, path, 0, &at), 0);
+	snprintf(tmpfile, sizeof tmpfile, "%s/resources.json.tmp", path);
+	int fd = open(tmpfile, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(chmod(tmpfile, 0666), 0);
+	cr_assert_eq(chmod(tmp, 0755), 0);
+	cr_assert_eq(chmod(path, 0555), 0);
+	int pipefd[2];
+	cr_assert_eq(pipe(pipefd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct sup_record r;
+		char *cmd[] = { "prog", NULL };
+		char said[PATH_MAX + 256];
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 ||
+				       setuid(65534) < 0))
+			_exit(90);
+		resources_init(&r);
+		r.command = cmd;
+		r.command_argc = 1;
+		r.started_at = "2026-12-04T10:00:00.000Z";
+		if (evidence_write_record(&ev, &r, 0) != -EACCES)
+			_exit(91);
+		evidence_fail_describe(&ev, said, sizeof said);
+		if (write(pipefd[1], said, strlen(said)) < 0)
+			_exit(92);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	char said[PATH_MAX + 256] = "";
+	ssize_t n = read(pipefd[0], said, sizeof said - 1);
+	said[n > 0 ? n : 0] = '\0';
+	close(pipefd[0]);
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	chmod(path, 0755);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %#x (said '%s')", st, said);
+	char want[2 * PATH_MAX + 256];
+	snprintf(want, sizeof want, "rename %s/resources.json.tmp: %s; resources.json.tmp is left "
+		 "behind (whole) and cannot be removed: %s", ev.path, strerror(EACCES),
+		 strerror(EACCES));
+	cr_expect_str_eq(said, want);
+	/* and it is the whole record, as it says */
+	char cmdline[PATH_MAX + 200];
+	snprintf(cmdline, sizeof cmdline, "python3 -c 'import json,sys; "
+		 "assert json.load(open(sys.argv[1]))[\"command\"]==[\"prog\"]' '%s'", tmpfile);
+	cr_expect_eq(system(cmdline), 0, "the record left behind is not whole");
+	evidence_close(&ev);
 }
