@@ -209,7 +209,6 @@ void counters_drain_shard(struct shard *sh)
 		__atomic_fetch_add(&r->heap_requested_total, v, __ATOMIC_RELAXED);
 	if ((v = counters_take(&sh->largest)) != 0)
 		counters_max(&r->heap_largest_request, v);
-	__atomic_store_n(&sh->pending, 0, __ATOMIC_RELAXED);
 }
 
 /* The request's counts; returns the thread's shard (NULL: none, counted
@@ -399,7 +398,7 @@ void counters_note_free_mt(size_t usable)
 	struct shard *sh = usable ? shards_mine() : shards_tls_mine;
 	if (MT_LIKELY(sh != NULL)) {
 		counters_bump(&sh->calls[MT_CALL_FREE], 1);
-		if (++sh->pending >= COUNTERS_FLUSH)
+		if (counters_flush_due(sh, MT_CALL_FREE))
 			counters_flush_shard(sh);
 	} else {
 		__atomic_fetch_add(&r->calls[MT_CALL_FREE], 1, __ATOMIC_RELAXED);

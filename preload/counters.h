@@ -253,7 +253,8 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
  * record's cache lines (five shared read-modify-writes per malloc made it
  * 2.5-10x bare on two cores, and even one shared live-bytes counter 1.9x):
  *  - calls[], hist[], heap_requested_total and heap_largest_request reach
- *    the record every COUNTERS_FLUSH calls of the thread;
+ *    the record whenever the thread has made COUNTERS_FLUSH calls of one
+ *    kind (malloc, free, ...) since they last did;
  *  - the thread's live heap bytes (allocated less freed) reach the shared
  *    heap_current whenever they pass +-COUNTERS_DELTA_MAX (and at those
  *    flushes), so an ordinary malloc or free writes no shared cache line;
@@ -275,6 +276,16 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
 void counters_flush_shard(struct shard *sh);
 void counters_live_shard_slow(struct shard *sh, int64_t bytes);
 
+/* A shard is flushed when one kind of call has been counted
+ * COUNTERS_FLUSH times since its last drain: the call count itself is the
+ * clock (a drain takes it back to zero), so no second counter is kept.  A
+ * signal handler counting between the bump and the test only makes the
+ * flush come one call later. */
+static inline int counters_flush_due(const struct shard *sh, unsigned kind)
+{
+	return MT_UNLIKELY(sh->calls[kind] >= COUNTERS_FLUSH);
+}
+
 static inline void counters_request_shard(struct shard *sh, unsigned kind, size_t req)
 {
 	counters_bump(&sh->calls[kind], 1);
@@ -282,7 +293,7 @@ static inline void counters_request_shard(struct shard *sh, unsigned kind, size_
 	counters_bump(&sh->hist[counters_bucket(req)], 1);
 	if (req > sh->largest)
 		sh->largest = req; /* a handler's larger request may be lost */
-	if (MT_UNLIKELY(++sh->pending >= COUNTERS_FLUSH))
+	if (counters_flush_due(sh, kind))
 		counters_flush_shard(sh);
 }
 
@@ -312,27 +323,40 @@ static inline void counters_live_shard(struct shard *sh, int64_t bytes)
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)bytes);
 }
 
+/* counters_live_shard for a block that arrived: a delta that grows can
+ * only leave its room upwards (the room is below COUNTERS_DELTA_MAX), so
+ * one compare does. */
+static inline void counters_grow_shard(struct shard *sh, size_t bytes)
+{
+	if (MT_UNLIKELY(sh->heap_delta + (int64_t)bytes > sh->heap_room)) {
+		counters_live_shard_slow(sh, (int64_t)bytes);
+		return;
+	}
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)bytes);
+}
+
 /* A free on the multithreaded shortest path (COUNTERS_FAST_MT), for a
  * thread with a shard: it touches only its shard. */
 static inline void counters_free_shard(struct shard *sh, size_t usable)
 {
 	counters_bump(&sh->calls[MT_CALL_FREE], 1);
-	if (MT_UNLIKELY(++sh->pending >= COUNTERS_FLUSH))
+	if (counters_flush_due(sh, MT_CALL_FREE))
 		counters_flush_shard(sh);
 	counters_live_shard(sh, -(int64_t)usable);
 }
 
-/* counters_free_shard when it would make no call (no flush due, the bytes
- * stay in the room): then it is done and 1 returned; else nothing is done
- * and 0 returned, for the caller to call counters_free_shard out of line.
- * So the threaded free can end in tail calls only, with no stack frame. */
+/* counters_free_shard when it would make no call (no flush due, the delta
+ * stays above -COUNTERS_DELTA_MAX): then it is done and 1 returned; else
+ * nothing is done and 0 returned, for the caller to call
+ * counters_free_shard out of line.  So the threaded free can end in tail
+ * calls only, with no stack frame.  A shrinking delta makes no peak, so
+ * the room above is not tested. */
 static inline int counters_free_shard_quick(struct shard *sh, size_t usable)
 {
-	int64_t d = sh->heap_delta - (int64_t)usable;
-	if (MT_UNLIKELY(sh->pending + 1 >= COUNTERS_FLUSH) || MT_UNLIKELY(!counters_in_room(sh, d)))
+	if (MT_UNLIKELY(sh->calls[MT_CALL_FREE] >= COUNTERS_FLUSH - 1) ||
+	    MT_UNLIKELY(sh->heap_delta - (int64_t)usable <= -COUNTERS_DELTA_MAX))
 		return 0;
 	counters_bump(&sh->calls[MT_CALL_FREE], 1);
-	sh->pending++;
 	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)usable);
 	return 1;
 }

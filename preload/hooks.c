@@ -86,7 +86,7 @@ static __attribute__((noinline, cold)) void *hooks_malloc_sampled_mt(void *p, si
 								      uintptr_t ra)
 {
 	sample_take(p, u, ra);
-	counters_live_shard(shards_tls_mine, (int64_t)u);
+	counters_grow_shard(shards_tls_mine, u);
 	return p;
 }
 
@@ -104,11 +104,15 @@ static __attribute__((noinline)) void *hooks_malloc_shard(size_t n, struct shard
 		u = boot_chunk_usable(p);
 		if (MT_UNLIKELY(sample_count(u)))
 			return hooks_malloc_sampled_mt(p, u, ra);
-		counters_live_shard(sh, (int64_t)u);
+		counters_grow_shard(sh, u);
 	}
 	return p;
 }
 
+/* malloc()'s frame is built on entry even on the paths that only jump on:
+ * __builtin_return_address, which they pass on, keeps GCC 12 from
+ * building it later (shrink-wrapping), and a tail call that would let the
+ * callee read the call site itself is not something C can demand. */
 MT_EXPORT void *malloc(size_t n)
 {
 	unsigned fast = __atomic_load_n(&counters_fast, __ATOMIC_RELAXED);

@@ -188,11 +188,12 @@ struct mt_record {
 
 	/* -- heap (malloc family), counted in malloc_usable_size() bytes ------ */
 	/* Once multithreaded, every heap figure first gathers in per-thread
-	 * shards and reaches the record every 1024 calls of a thread, whenever
-	 * the thread's not yet added live bytes pass +-64 KiB, when it exits,
-	 * and at the end of the image.  Live, calls[], hist[],
-	 * heap_requested_total and heap_largest_request may lag by up to 1024
-	 * calls per running thread, and heap_current by less than 64 KiB per
+	 * shards and reaches the record whenever a thread has made 1024 calls
+	 * of one kind since it last did, whenever the thread's not yet added
+	 * live bytes pass +-64 KiB, when it exits, and at the end of the
+	 * image.  Live, calls[], hist[], heap_requested_total and
+	 * heap_largest_request may lag by up to 1023 calls of each kind per
+	 * running thread, and heap_current by less than 64 KiB per
 	 * running thread (the bound memsup's live figures carry); heap_current may
 	 * then even read below zero as an int64_t (one thread freed blocks whose
 	 * allocation another thread has not added yet): readers clamp it at 0.

@@ -46,7 +46,6 @@
 struct shard {
 	/* Owner's kernel tid; 0 free; -1 being drained by a reclaim pass. */
 	int32_t tid;
-	uint32_t pending; /* counted since the last drain */
 	/* Heap bytes this thread allocated less those it freed since it last
 	 * added them to the record's heap_current (counters.c). */
 	int64_t heap_delta;

@@ -226,6 +226,61 @@ Test(counters, large_block_is_published_at_once, .timeout = 30)
 	counters_go_single();
 }
 
+/* A shard reaches the record when one kind of call has been counted 1024
+ * times since it last did (counters.h, counters_flush_due): 1023 mallocs
+ * and 1023 frees stay in the shard, the 1024th malloc moves the lot, the
+ * frees' count included; then 1024 frees move themselves.  16-byte blocks
+ * keep the live bytes well inside +-64 KiB, so no other rule moves them. */
+static void *count_to_each_flush(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1023; i++) {
+		counters_note_alloc(MT_CALL_MALLOC, 8, 16);
+		counters_note_free(16);
+	}
+	pthread_barrier_wait(&parked); /* 1: 1023 of each, in the shard */
+	pthread_barrier_wait(&parked);
+	counters_note_alloc(MT_CALL_MALLOC, 8, 16);
+	pthread_barrier_wait(&parked); /* 2: the 1024th malloc */
+	pthread_barrier_wait(&parked);
+	for (int i = 0; i < 1023; i++)
+		counters_note_free(16);
+	pthread_barrier_wait(&parked); /* 3: 1023 frees since */
+	pthread_barrier_wait(&parked);
+	counters_note_free(16);
+	pthread_barrier_wait(&parked); /* 4: the 1024th */
+	pthread_barrier_wait(&parked);
+	return NULL;
+}
+
+Test(counters, shard_flushes_at_1024_calls_of_one_kind, .timeout = 30)
+{
+	pthread_t t;
+	start_parked(&t, count_to_each_flush);
+	pthread_barrier_wait(&parked); /* 1 */
+	cr_expect_eq(rec.calls[MT_CALL_MALLOC], 0, "1023 mallocs are still in the shard");
+	cr_expect_eq(rec.calls[MT_CALL_FREE], 0, "1023 frees are still in the shard");
+	pthread_barrier_wait(&parked);
+	pthread_barrier_wait(&parked); /* 2 */
+	cr_expect_eq(rec.calls[MT_CALL_MALLOC], 1024);
+	cr_expect_eq(rec.calls[MT_CALL_FREE], 1023, "a flush moves every kind");
+	cr_expect_eq(rec.hist[3], 1024);
+	cr_expect_eq(rec.heap_requested_total, 1024 * 8);
+	cr_expect_eq(rec.heap_current, 0, "the flush moves the live bytes so far, "
+		     "before this call's own");
+	pthread_barrier_wait(&parked);
+	pthread_barrier_wait(&parked); /* 3 */
+	cr_expect_eq(rec.calls[MT_CALL_FREE], 1023, "the frees since are in the shard");
+	pthread_barrier_wait(&parked);
+	pthread_barrier_wait(&parked); /* 4 */
+	cr_expect_eq(rec.calls[MT_CALL_FREE], 2047);
+	cr_expect_eq(rec.calls[MT_CALL_MALLOC], 1024);
+	cr_expect_eq((int64_t)rec.heap_current, 16 - 1023 * 16, "the frees before the 1024th");
+	pthread_barrier_wait(&parked);
+	pthread_join(t, NULL);
+	counters_go_single();
+}
+
 /* One thread allocates blocks it keeps in its shard; another frees them
  * (and the main thread's) and goes past -64 KiB first: the shared figure reads below zero for a
  * while.  No figure may wrap into a huge peak, a live read is never below
