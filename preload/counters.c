@@ -218,6 +218,8 @@ static struct shard *counters_request_mt(struct mt_record *r, unsigned kind, siz
 	struct shard *sh = shards_mine();
 	if (MT_LIKELY(sh != NULL)) {
 		counters_request_shard(sh, kind, req);
+		if (counters_flush_due(sh, kind))
+			counters_flush_shard(sh);
 		return sh;
 	}
 	__atomic_fetch_add(&r->calls[kind], 1, __ATOMIC_RELAXED);

@@ -286,6 +286,9 @@ static inline int counters_flush_due(const struct shard *sh, unsigned kind)
 	return MT_UNLIKELY(sh->calls[kind] >= COUNTERS_FLUSH);
 }
 
+/* The request's counts, in the shard; the caller tests counters_flush_due
+ * when it suits it (the threaded malloc does after the real call, so that
+ * nothing but its call site lives across that). */
 static inline void counters_request_shard(struct shard *sh, unsigned kind, size_t req)
 {
 	counters_bump(&sh->calls[kind], 1);
@@ -293,8 +296,6 @@ static inline void counters_request_shard(struct shard *sh, unsigned kind, size_
 	counters_bump(&sh->hist[counters_bucket(req)], 1);
 	if (req > sh->largest)
 		sh->largest = req; /* a handler's larger request may be lost */
-	if (counters_flush_due(sh, kind))
-		counters_flush_shard(sh);
 }
 
 /* Live bytes of one call into the thread's delta (see above).  The shard

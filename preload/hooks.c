@@ -90,9 +90,25 @@ static __attribute__((noinline, cold)) void *hooks_malloc_sampled_mt(void *p, si
 	return p;
 }
 
+/* The end of a threaded malloc whose bytes leave the shard's room or
+ * whose shard is due a flush: out of line and reached by a tail call, so
+ * that hooks_malloc_shard keeps nothing but the call site across its one
+ * call. */
+static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, size_t u,
+								      struct shard *sh)
+{
+	counters_grow_shard(sh, u);
+	if (counters_flush_due(sh, MT_CALL_MALLOC))
+		counters_flush_shard(sh);
+	return p;
+}
+
 /* malloc on the multithreaded shortest path: as on the single-threaded
- * one below, on the thread's shard (its pointer, not n, lives across the
- * call).  Out of line, so that malloc() keeps the frame of one path. */
+ * one below, on the thread's shard.  Only ra lives across the real call:
+ * the shard's pointer is read again from TLS (two instructions, where
+ * keeping it would cost a saved register's three), and everything that
+ * needs a call after it is a tail call.  Out of line, so that malloc()
+ * keeps the frame of one path. */
 static __attribute__((noinline)) void *hooks_malloc_shard(size_t n, struct shard *sh,
 							   uintptr_t ra)
 {
@@ -100,12 +116,16 @@ static __attribute__((noinline)) void *hooks_malloc_shard(size_t n, struct shard
 	size_t u;
 	counters_request_shard(sh, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
-	if (MT_LIKELY(p != NULL)) {
-		u = boot_chunk_usable(p);
-		if (MT_UNLIKELY(sample_count(u)))
-			return hooks_malloc_sampled_mt(p, u, ra);
-		counters_grow_shard(sh, u);
-	}
+	if (MT_UNLIKELY(p == NULL))
+		return p; /* a flush due waits for the next call */
+	u = boot_chunk_usable(p);
+	if (MT_UNLIKELY(sample_count(u)))
+		return hooks_malloc_sampled_mt(p, u, ra);
+	sh = shards_tls_mine; /* the same shard: only this thread changes it */
+	if (MT_UNLIKELY(sh->heap_delta + (int64_t)u > sh->heap_room) ||
+	    counters_flush_due(sh, MT_CALL_MALLOC))
+		return hooks_malloc_shard_slow(p, u, sh);
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
 	return p;
 }
 
