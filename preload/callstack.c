@@ -256,6 +256,20 @@ static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w
 			return 0;
 		if (r.kind != CFI_STEP)
 			return 1;
+		if (r.cfa_deref) {
+			/* a realigned frame: the CFA and the caller's %rbp
+			 * were saved below and at %rbp */
+			uintptr_t at = rbp - r.cfa_offset;
+			if (at < sp || rbp < at || rbp > hi - 8 || ((rbp | at) & 7))
+				return 1;
+			cfa = *(const uintptr_t *)at;
+			if (cfa <= sp || cfa > hi || (cfa & 7))
+				return 1;
+			rbp = *(const uintptr_t *)rbp;
+			pc = *(const uintptr_t *)(cfa - 8);
+			sp = cfa;
+			continue;
+		}
 		cfa = (r.cfa_from_rbp ? rbp : sp) + r.cfa_offset;
 		if (cfa <= sp || cfa > hi || (cfa & 7) || cfa - sp < r.rbp_slot)
 			return 1;

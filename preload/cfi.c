@@ -182,7 +182,8 @@ static int cie_parse(const uint8_t *cie, struct cfi_cie *c)
 }
 
 /* How a register is recovered in the caller. */
-enum { HOW_SAME = 0, HOW_SAVED, HOW_UNDEFINED, HOW_OTHER };
+/* HOW_AT_RBP: saved at the address %rbp holds (a realigned frame's %rbp). */
+enum { HOW_SAME = 0, HOW_SAVED, HOW_UNDEFINED, HOW_AT_RBP, HOW_OTHER };
 
 /* The rule of one register: HOW_SAVED means at CFA + off. */
 struct cfi_reg_rule {
@@ -192,6 +193,10 @@ struct cfi_reg_rule {
 
 /* The registers a step needs: %rbp and the return address. */
 enum { TRACK_RBP = 0, TRACK_RA, TRACK_N };
+
+/* cfa_expr: the CFA is a DWARF expression, CFA_EXPR_AT_RBP the one of a
+ * realigned frame (the CFA is saved at %rbp + cfa_offset). */
+enum { CFA_EXPR_NONE = 0, CFA_EXPR_AT_RBP, CFA_EXPR_OTHER };
 
 struct cfi_regs {
 	int64_t cfa_offset;
@@ -230,6 +235,25 @@ static void machine_restore(struct cfi_machine *m, uint64_t reg)
 	int t = machine_track(reg);
 	if (t >= 0)
 		m->now.reg[t] = m->initial.reg[t];
+}
+
+/* A DWARF expression of `len` bytes at s, and the offset k when it is
+ * exactly DW_OP_breg6 k (the address %rbp + k), followed by DW_OP_deref
+ * when `deref`: the two GCC writes for a frame that realigns its stack.
+ * 1 when it is, 0 for any other expression (skipped either way). */
+static int expr_rbp_offset(struct cfi_span *s, uint64_t len, int deref, int64_t *k)
+{
+	struct cfi_span e = {s->p, s->p, 0};
+	span_skip(s, len);
+	if (s->bad)
+		return 0;
+	e.end = s->p;
+	if (span_bytes(&e, 1) != 0x76) /* DW_OP_breg6 */
+		return 0;
+	*k = span_sleb(&e);
+	if (deref && span_bytes(&e, 1) != 0x06) /* DW_OP_deref */
+		return 0;
+	return !e.bad && e.p == e.end;
 }
 
 /* Runs the instructions of s until the location passes the target (or
@@ -309,11 +333,22 @@ static int machine_run(struct cfi_machine *m, struct cfi_span *s)
 		case 0x0e: /* def_cfa_offset */
 			m->now.cfa_offset = (int64_t)span_uleb(s);
 			continue;
-		case 0x0f: /* def_cfa_expression */
-			span_skip(s, span_uleb(s));
-			m->now.cfa_expr = 1;
+		case 0x0f: { /* def_cfa_expression */
+			int64_t k = 0;
+			m->now.cfa_expr = expr_rbp_offset(s, span_uleb(s), 1, &k) ? CFA_EXPR_AT_RBP
+										  : CFA_EXPR_OTHER;
+			m->now.cfa_offset = k;
 			continue;
-		case 0x10: /* expression */
+		}
+		case 0x10: { /* expression */
+			int64_t k = -1;
+			reg = span_uleb(s);
+			machine_set(m, reg,
+				    expr_rbp_offset(s, span_uleb(s), 0, &k) && k == 0 ? HOW_AT_RBP
+										 : HOW_OTHER,
+				    0);
+			continue;
+		}
 		case 0x16: /* val_expression */
 			reg = span_uleb(s);
 			span_skip(s, span_uleb(s));
@@ -461,6 +496,16 @@ void cfi_rule_uncached(uintptr_t pc, struct cfi_rule *r)
 		r->kind = CFI_OUTERMOST;
 		return;
 	}
+	if (ra.how == HOW_SAVED && ra.off == -8 && m.now.cfa_expr == CFA_EXPR_AT_RBP) {
+		/* a realigned frame: GCC saves %rbp at %rbp as well */
+		if (rbp.how != HOW_AT_RBP || m.now.cfa_offset >= 0 ||
+		    -m.now.cfa_offset > UINT32_MAX)
+			return;
+		r->kind = CFI_STEP;
+		r->cfa_from_rbp = r->cfa_deref = 1;
+		r->cfa_offset = (uint32_t)-m.now.cfa_offset;
+		return;
+	}
 	if (ra.how != HOW_SAVED || ra.off != -8 || m.now.cfa_expr ||
 	    (m.now.cfa_reg != CFI_REG_RSP && m.now.cfa_reg != CFI_REG_RBP) ||
 	    m.now.cfa_offset < 8 || m.now.cfa_offset > UINT32_MAX)
@@ -480,9 +525,9 @@ void cfi_rule_uncached(uintptr_t pc, struct cfi_rule *r)
 /* ---- the cache ----------------------------------------------------------- */
 
 /* A word: pc >> CFI_CACHE_BITS in the top 38 bits (user pcs are below
- * 2^47), then the rule: kind (2 bits), CFA from %rbp (1), CFA offset in
- * 8-byte units (13), %rbp slot in 8-byte units (10).  Rules that do not
- * fit are not cached. */
+ * 2^47), then the rule: kind (2 bits), CFA from %rbp (1), CFA saved at
+ * %rbp - offset (1), CFA offset in 8-byte units (12), %rbp slot in 8-byte
+ * units (10).  Rules that do not fit are not cached. */
 #define CFI_CACHE_BITS 9u
 #define CFI_RULE_BITS 26u
 #define CFI_PC_LIMIT (UINT64_C(1) << (CFI_CACHE_BITS + 64 - CFI_RULE_BITS))
@@ -492,18 +537,19 @@ static _Alignas(4096) uint64_t cfi_cache[1u << CFI_CACHE_BITS] MT_TABLE;
 
 static uint64_t cfi_pack(const struct cfi_rule *r)
 {
-	if (r->cfa_offset % 8 || r->cfa_offset / 8 >= (1u << 13) || r->rbp_slot % 8 ||
+	if (r->cfa_offset % 8 || r->cfa_offset / 8 >= (1u << 12) || r->rbp_slot % 8 ||
 	    r->rbp_slot / 8 >= (1u << 10))
 		return 0;
-	return (uint64_t)r->kind | (uint64_t)r->cfa_from_rbp << 2 |
-	       (uint64_t)(r->cfa_offset / 8) << 3 | (uint64_t)(r->rbp_slot / 8) << 16;
+	return (uint64_t)r->kind | (uint64_t)r->cfa_from_rbp << 2 | (uint64_t)r->cfa_deref << 3 |
+	       (uint64_t)(r->cfa_offset / 8) << 4 | (uint64_t)(r->rbp_slot / 8) << 16;
 }
 
 static void cfi_unpack(uint64_t w, struct cfi_rule *r)
 {
 	r->kind = (unsigned)(w & 3);
 	r->cfa_from_rbp = (unsigned)(w >> 2) & 1;
-	r->cfa_offset = (uint32_t)((w >> 3) & 0x1fff) * 8;
+	r->cfa_deref = (unsigned)(w >> 3) & 1;
+	r->cfa_offset = (uint32_t)((w >> 4) & 0xfff) * 8;
 	r->rbp_slot = (uint32_t)((w >> 16) & 0x3ff) * 8;
 }
 

@@ -13,10 +13,13 @@
  * Only the rules that compiled C and C++ code uses are understood: the
  * canonical frame address (CFA, the caller's stack pointer) is %rsp or
  * %rbp plus a constant, the return address is saved at CFA - 8, and %rbp is
- * unchanged or saved at a constant distance below the CFA.  Anything else
- * (a DWARF expression, a signal frame, a realigned stack, an encoding not
- * seen in practice) makes the rule CFI_FOREIGN, and the caller hands that
- * stack to libgcc, which knows them all.
+ * unchanged or saved at a constant distance below the CFA.  One DWARF
+ * expression is understood too: GCC's for a frame that realigns its stack
+ * (a local declared with an alignment above 16, main() included), where
+ * the CFA was saved at a constant distance below %rbp and %rbp itself at
+ * %rbp.  Anything else (another DWARF expression, a signal frame, an
+ * encoding not seen in practice) makes the rule CFI_FOREIGN, and the
+ * caller hands that stack to libgcc, which knows them all.
  *
  * A look-up never allocates, takes no lock and makes no system call: the
  * object comes from glibc's _dl_find_object (lock-free, async-signal-safe,
@@ -47,6 +50,9 @@ enum cfi_kind {
 struct cfi_rule {
 	unsigned kind;
 	unsigned cfa_from_rbp; /* CFA = %rbp + cfa_offset, else %rsp + cfa_offset */
+	/* A realigned frame: CFA = *(%rbp - cfa_offset), and the caller's %rbp
+	 * is saved at %rbp (cfa_from_rbp is 1, rbp_slot 0). */
+	unsigned cfa_deref;
 	uint32_t cfa_offset;
 	uint32_t rbp_slot; /* 0: %rbp unchanged; else saved at CFA - rbp_slot */
 };

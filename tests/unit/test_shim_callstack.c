@@ -253,6 +253,35 @@ Test(callstack, cfi_walk_agrees_with_libgcc_through_mixed_frames)
 	expect_same_stacks();
 }
 
+/* Realigned through %r10 (an over-aligned local beside an alloca): the
+ * frame is described by DWARF expressions that the shim's rules read
+ * (cfi.h), so the walk goes through it rather than handing the stack to
+ * libgcc. */
+__attribute__((noinline)) static void frame_realigned(int n)
+{
+	_Alignas(128) volatile char pad[256];
+	volatile char *more = __builtin_alloca((size_t)n);
+	pad[n % 256] = 1;
+	more[0] = 1;
+	frame_without_fp(n);
+	sink = pad[0] + more[0];
+}
+
+Test(callstack, cfi_walk_agrees_with_libgcc_through_a_realigned_frame)
+{
+	modules_ready();
+	callstack_init();
+	capture_armed = 1;
+	frame_realigned(43);
+	cr_assert_geq(cfi_n, 6, "frames: %u (none: the walk gave up on the realigned frame)",
+		      cfi_n);
+	expect_same_stacks();
+	cfi_n = gcc_n = 0;
+	capture_armed = 1;
+	frame_realigned(47);
+	expect_same_stacks();
+}
+
 __attribute__((noinline, optimize("omit-frame-pointer"))) static void recurse(int depth)
 {
 	volatile char pad[24 + (depth % 3) * 16];
