@@ -111,8 +111,13 @@ static int boot_check_glibc(const struct boot_real *r)
 	 * aligned chunk.  They stay small, and the alignments below a page:
 	 * each heap page the probe is first to touch is a page fault in every
 	 * process, and the earlier 5000, 20000 and 4096-aligned probes cost
-	 * six of them in a `true`. */
-	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 1500, 3000 };
+	 * six of them in a `true`.  Largest first: a freed block past the
+	 * tcache goes back into the top chunk, so the next probe reuses its
+	 * pages (two heap pages in a `true`, against four smallest first). */
+	static const struct {
+		size_t size, align;
+	} probes[] = { { 3000, 64 },  { 1500, 512 }, { 1000, 64 }, { 100, 512 },
+		       { 25, 64 },    { 24, 512 },   { 1, 64 },    { 0, 512 } };
 	const char *name, *base;
 	void *start;
 	int ok = 1;
@@ -122,9 +127,9 @@ static int boot_check_glibc(const struct boot_real *r)
 	base = base ? base + 1 : name;
 	if (strncmp(base, "libc.so", 7) != 0 || !r->memalign)
 		return 0;
-	for (size_t i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++) {
-		void *p = r->malloc(sizes[i]);
-		void *q = r->memalign(i & 1 ? 64 : 512, sizes[i] + 1);
+	for (size_t i = 0; ok && i < sizeof probes / sizeof probes[0]; i++) {
+		void *p = r->malloc(probes[i].size);
+		void *q = r->memalign(probes[i].align, probes[i].size + 1);
 		size_t hp, hq;
 		if (!p || !q) {
 			ok = 0;

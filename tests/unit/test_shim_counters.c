@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "boot.h"
 #include "counters.h"
 #include "maps.h"
 #include "record.h"
@@ -21,6 +22,22 @@ static void bind_fresh(void)
 	rec.pid = getpid();
 	counters_go_single();
 	counters_bind(&rec);
+}
+
+/* The shortest paths take block sizes from glibc's chunk headers, which
+ * boot_init trusts only once its probe of real blocks agrees with
+ * malloc_usable_size (boot.c).  On the glibc the tests run on it must: a
+ * probe that failed would send every call down the slow paths, and
+ * nothing else would say so. */
+Test(counters, glibc_chunk_headers_are_trusted_after_boot)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	cr_skip_test("the next malloc is ASan's here, not glibc's");
+#endif
+	bind_fresh();
+	cr_assert_eq(boot_init(), 1);
+	cr_expect_eq(boot_glibc_chunks, 1);
+	cr_expect(counters_fast & COUNTERS_FAST, "counters_fast %#x", counters_fast);
 }
 
 Test(counters, bucket_edges)
