@@ -145,6 +145,16 @@ Test(evidence, failed_write_after_exact_buffers_keeps_whole_lines, .timeout = 20
 		     (long long)sb.st_size);
 }
 
+/* The least record memsup writes: the command is "prog", from a static array. */
+static void prog_record(struct sup_record *r)
+{
+	static char *cmd[] = { "prog", NULL };
+	resources_init(r);
+	r->command = cmd;
+	r->command_argc = 1;
+	r->started_at = "2026-12-04T10:00:00.000Z";
+}
+
 /* A record rewrite whose rename fails (resources.json is a directory, so
  * EISDIR) removes its temporary file: a reader never finds one. */
 Test(evidence, failed_rename_removes_temporary_record, .timeout = 20)
@@ -161,11 +171,7 @@ Test(evidence, failed_rename_removes_temporary_record, .timeout = 20)
 	snprintf(want, sizeof want, "%s/resources.json/x", path);
 	cr_assert_eq(mkdir(want, 0755), 0);
 	struct sup_record r;
-	char *cmd[] = { "prog", NULL };
-	resources_init(&r);
-	r.command = cmd;
-	r.command_argc = 1;
-	r.started_at = "2026-12-04T10:00:00.000Z";
+	prog_record(&r);
 	cr_expect_eq(evidence_write_record(&ev, &r, 0), -EISDIR);
 	snprintf(want, sizeof want, "%s/resources.json.tmp", path);
 	cr_expect(access(want, F_OK) < 0 && errno == ENOENT, "%s was left behind", want);
@@ -204,15 +210,11 @@ Test(evidence, unremovable_temporary_record_is_named, .timeout = 20)
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		struct sup_record r;
-		char *cmd[] = { "prog", NULL };
 		char said[PATH_MAX + 256];
 		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 ||
 				       setuid(65534) < 0))
 			_exit(90);
-		resources_init(&r);
-		r.command = cmd;
-		r.command_argc = 1;
-		r.started_at = "2026-12-04T10:00:00.000Z";
+		prog_record(&r);
 		if (evidence_write_record(&ev, &r, 0) != -EACCES)
 			_exit(91);
 		evidence_fail_describe(&ev, said, sizeof said);
