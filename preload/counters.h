@@ -324,12 +324,18 @@ static inline void counters_live_shard(struct shard *sh, int64_t bytes)
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)bytes);
 }
 
-/* counters_live_shard for a block that arrived: a delta that grows can
- * only leave its room upwards (the room is below COUNTERS_DELTA_MAX), so
- * one compare does. */
+/* Whether a block that arrived keeps the delta in its room: a delta that
+ * grows can only leave it upwards (the room is below COUNTERS_DELTA_MAX),
+ * so one compare does. */
+static inline int counters_grow_fits(const struct shard *sh, size_t bytes)
+{
+	return MT_LIKELY(sh->heap_delta + (int64_t)bytes <= sh->heap_room);
+}
+
+/* counters_live_shard for a block that arrived. */
 static inline void counters_grow_shard(struct shard *sh, size_t bytes)
 {
-	if (MT_UNLIKELY(sh->heap_delta + (int64_t)bytes > sh->heap_room)) {
+	if (!counters_grow_fits(sh, bytes)) {
 		counters_live_shard_slow(sh, (int64_t)bytes);
 		return;
 	}

@@ -122,8 +122,7 @@ static __attribute__((noinline)) void *hooks_malloc_shard(size_t n, struct shard
 	if (MT_UNLIKELY(sample_count(u)))
 		return hooks_malloc_sampled_mt(p, u, ra);
 	sh = shards_tls_mine; /* the same shard: only this thread changes it */
-	if (MT_UNLIKELY(sh->heap_delta + (int64_t)u > sh->heap_room) ||
-	    counters_flush_due(sh, MT_CALL_MALLOC))
+	if (!counters_grow_fits(sh, u) || counters_flush_due(sh, MT_CALL_MALLOC))
 		return hooks_malloc_shard_slow(p, u, sh);
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
 	return p;
