@@ -27,6 +27,16 @@ static void mktmp(char *dir, size_t cap)
 	tmp_adopt(dir);
 }
 
+/* A fresh evidence directory `path` = TMP/ev, in a new TMP. */
+static void fresh_evidence(struct evidence *ev, char *tmp, size_t tmp_cap, char *path,
+			   size_t path_cap, int with_log)
+{
+	const char *at = "?";
+	mktmp(tmp, tmp_cap);
+	snprintf(path, path_cap, "%s/ev", tmp);
+	cr_assert_eq(evidence_create(ev, path, with_log, &at), 0, "evidence_create: %s", at);
+}
+
 Test(evidence, create_makes_parents_and_refuses_existing)
 {
 	char tmp[PATH_MAX], path[PATH_MAX + 64];
@@ -49,11 +59,8 @@ Test(evidence, create_makes_parents_and_refuses_existing)
 Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
 {
 	char tmp[PATH_MAX], path[PATH_MAX + 64];
-	mktmp(tmp, sizeof tmp);
-	snprintf(path, sizeof path, "%s/ev", tmp);
 	struct evidence ev;
-	const char *at;
-	cr_assert_eq(evidence_create(&ev, path, 1, &at), 0);
+	fresh_evidence(&ev, tmp, sizeof tmp, path, sizeof path, 1);
 
 	struct sup_record r;
 	char *cmd[] = { "prog", "we\"ird\n", "\x01\xff", NULL };
@@ -160,11 +167,8 @@ static void prog_record(struct sup_record *r)
 Test(evidence, failed_rename_removes_temporary_record, .timeout = 20)
 {
 	char tmp[PATH_MAX], path[PATH_MAX + 64], want[PATH_MAX + 128], said[PATH_MAX + 256];
-	mktmp(tmp, sizeof tmp);
-	snprintf(path, sizeof path, "%s/ev", tmp);
 	struct evidence ev;
-	const char *at;
-	cr_assert_eq(evidence_create(&ev, path, 0, &at), 0);
+	fresh_evidence(&ev, tmp, sizeof tmp, path, sizeof path, 0);
 	/* a directory with an entry: rename(2) cannot replace it */
 	snprintf(want, sizeof want, "%s/resources.json", path);
 	cr_assert_eq(mkdir(want, 0755), 0);
@@ -192,11 +196,8 @@ Test(evidence, failed_rename_removes_temporary_record, .timeout = 20)
 Test(evidence, unremovable_temporary_record_is_named, .timeout = 20)
 {
 	char tmp[PATH_MAX], path[PATH_MAX + 64], tmpfile[PATH_MAX + 96];
-	mktmp(tmp, sizeof tmp);
-	snprintf(path, sizeof path, "%s/ev", tmp);
 	struct evidence ev;
-	const char *at;
-	cr_assert_eq(evidence_create(&ev, path, 0, &at), 0);
+	fresh_evidence(&ev, tmp, sizeof tmp, path, sizeof path, 0);
 	snprintf(tmpfile, sizeof tmpfile, "%s/resources.json.tmp", path);
 	int fd = open(tmpfile, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	cr_assert_geq(fd, 0);
