@@ -11,6 +11,14 @@ Two workloads, each run bare and under memsup, interleaved round-robin over
           configured once; `make clean` before each build).  Modes: bare,
           memsup (traced: every gcc, cc1, as and ld of the build carries
           the shim).
+  debian  the same for the upstream build of a Debian source package
+          (--package, diffutils by default): fetched with `apt-get source` from
+          the Debian archive this machine's apt already uses (a deb-src
+          list of the same address, private to the run: the machine's apt
+          setup is not touched), unpacked with dpkg-source, configured
+          once; or an unpacked, configured tree given with --package-dir.
+          A second real build beside this project's own, whose libtool
+          scripts make it unusually rich in short processes.
 
 "memsup, unstaged" is the traced mode with MEMSUP_STAGING_DIR=off: the
 shim's files made in the evidence directory's records/ while the run goes
@@ -42,25 +50,31 @@ mode runs once more with its evidence directory there ("memsup,
 tmpfs"), everything else alike: the cost of making one record file per
 image on the temporary directory's own filesystem, side by side.
 
-For each run: wall seconds; memsup's own CPU (the record's memsup_cpu_s);
+For each run: wall seconds; CPU seconds, user and system, of the whole
+tree (memsup and every process of the run, all waited for: the work the
+run made the machine do, which moves less with a busy neighbour than the
+clock does, though it still moves); memsup's own CPU (the record's memsup_cpu_s);
 the evidence directory's size (files plus directories, apparent bytes) and
 that size per process image of processes.json; its disk usage (allocated
 blocks); processes.json, records.fold and stacks.fold alone; `finish`, the seconds memsup ran after the run it
 measured ended (its wall minus the record's wall_s: folding the last
 records, the merge, processes.json, timeline.svg).  Medians, the wall
 ratio of medians to bare, and the paired ratio (the median over
-repetitions of a run's wall over bare's in the same repetition).  The
+repetitions of a run's wall over bare's in the same repetition); the same
+two ratios of the tree's CPU.  The
 modes run in an order that rotates by one each repetition.
 
 It refuses to run outside scripts/pids-guard.sh (a pids-limited cgroup of
 its own), as bench/RESULTS.md's commands run it.
 
-Usage: scripts/pids-guard.sh -- python3 bench/scale.py --builddir BUILD [--work procs,build]
+Usage: scripts/pids-guard.sh -- python3 bench/scale.py --builddir BUILD [--work procs,build,debian]
        [--procs 100000] [--reps 3] [--tmpfs-dir /dev/shm] [--sampling-off] [--no-unstaged] [--split]
+       [--package diffutils | --package-dir DIR]
 """
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -86,14 +100,23 @@ def tree_bytes(path):
     return total, disk
 
 
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def run_one(argv, cwd=None, env=None):
+    """Runs argv: {"wall": its seconds, "cpu": the CPU seconds of it and of
+    every process of its tree that was waited for (all of them: make waits
+    for its jobs, memsup reaps what is left), memsup's own included}."""
+    cpu0 = children_cpu()
     t0 = time.monotonic()
     done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
     wall = time.monotonic() - t0
     if done.returncode != 0:
         raise SystemExit(f"{argv[:6]}... exited {done.returncode}: {done.stderr[-2000:]}")
-    return wall
+    return {"wall": wall, "cpu": children_cpu() - cpu0}
 
 
 def under_memsup(memsup, out, cmd, trace=True):
@@ -146,7 +169,7 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
                 before()
             out = out_dir(args, tmp, mode, f"{name}-{rep}")
             if mode == "bare":
-                res[mode].append({"wall": run_one(cmd, cwd=cwd)})
+                res[mode].append(run_one(cmd, cwd=cwd))
             elif mode == "shim alone":
                 res[mode].append(shim_alone(args, out, cmd, cwd, args.shim))
             elif mode == "shim alone, baseline":
@@ -158,9 +181,9 @@ def round_robin(args, memsup, tmp, name, modes, cmd, cwd=None, before=None):
                     env["MEMSUP_STAGING_DIR"] = "off"
                 if mode == "memsup, sampling off":
                     env["MEMTRACE_SAMPLE_BYTES"] = "0"
-                wall = run_one(under_memsup(memsup, out, cmd, trace=trace), cwd=cwd, env=env)
-                fig = evidence_figures(out, wall)
-                fig["wall"] = wall
+                times = run_one(under_memsup(memsup, out, cmd, trace=trace), cwd=cwd, env=env)
+                fig = evidence_figures(out, times["wall"])
+                fig.update(times)
                 res[mode].append(fig)
                 shutil.rmtree(out)
             print(f"# {name} rep {rep + 1}/{args.reps} {mode}: {res[mode][-1]}",
@@ -175,12 +198,12 @@ def shim_alone(args, out, cmd, cwd, shim):
     out.mkdir()
     env = dict(os.environ, LD_PRELOAD=str(shim), MEMTRACE_DIR=str(out))
     try:
-        wall = run_one(cmd, cwd=cwd, env=env)
+        times = run_one(cmd, cwd=cwd, env=env)
         images = sum(1 for f in out.iterdir() if f.name.endswith(".mtr"))
         size, disk = tree_bytes(out)
     finally:
         shutil.rmtree(out)
-    return {"wall": wall, "images": images, "evidence": size, "disk": disk,
+    return {**times, "images": images, "evidence": size, "disk": disk,
             "per_image": size / images if images else None}
 
 
@@ -233,6 +256,83 @@ def bench_build(args, memsup, tmp):
                        ["make", f"-j{jobs}"], cwd=src, before=clean)
 
 
+WORKS = ("procs", "build", "debian")
+
+
+def debian_src_stanza():
+    """The deb-src stanza for the Debian archive that apt here already
+    uses for binary packages (its first deb822 stanza of Types deb, not a
+    security suite), or None."""
+    for f in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
+        for stanza in f.read_text().split("\n\n"):
+            fields = {}
+            for line in stanza.splitlines():
+                if ":" in line and not line.startswith(("#", " ")):
+                    k, v = line.split(":", 1)
+                    fields[k.strip()] = v.strip()
+            suites = fields.get("Suites", "").split()
+            if "deb" not in fields.get("Types", "").split() or not suites or \
+                    suites[0].endswith("-security") or "URIs" not in fields:
+                continue
+            out = ["Types: deb-src", f"URIs: {fields['URIs']}", f"Suites: {suites[0]}",
+                   f"Components: {fields.get('Components', 'main')}"]
+            if "Signed-By" in fields:
+                out.append(f"Signed-By: {fields['Signed-By']}")
+            return "\n".join(out) + "\n"
+    return None
+
+
+def fetch_debian_source(package, tmp):
+    """`apt-get source` of package into tmp/deb with a deb-src list and
+    package lists of its own; the unpacked tree's path."""
+    stanza = debian_src_stanza()
+    if stanza is None:
+        raise SystemExit("--work debian: no Debian archive in /etc/apt/sources.list.d/*.sources "
+                         "to take a deb-src list from; use --package-dir with an unpacked tree")
+    deb = tmp / "deb"
+    (deb / "sources").mkdir(parents=True)
+    (deb / "lists" / "partial").mkdir(parents=True)
+    (deb / "sources" / "src.sources").write_text(stanza)
+    apt = ["apt-get", "-q", "-o", "Dir::Etc::SourceList=/dev/null",
+           "-o", f"Dir::Etc::SourceParts={deb / 'sources'}",
+           "-o", f"Dir::State::Lists={deb / 'lists'}", "-o", "APT::Sandbox::User=root"]
+    for step in (["update"], ["source", "--download-only", package]):
+        done = subprocess.run(apt + step, cwd=deb, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"--work debian: apt-get {' '.join(step)} exited "
+                             f"{done.returncode}: {done.stderr.strip()[-1000:]}")
+    dsc = sorted(deb.glob("*.dsc"))
+    if len(dsc) != 1:
+        raise SystemExit(f"--work debian: apt-get source {package} left "
+                         f"{len(dsc)} .dsc files in {deb}, expected one")
+    src = deb / "src"
+    subprocess.run(["dpkg-source", "--no-check", "-x", dsc[0].name, str(src)], cwd=deb,
+                   check=True, stdout=subprocess.DEVNULL)
+    print(f"source: {dsc[0].name} (apt-get source {package})")
+    return src
+
+
+def bench_debian(args, memsup, tmp):
+    if args.package_dir:
+        src = Path(args.package_dir).resolve()
+        print(f"source: {src} (--package-dir, as it is)")
+    else:
+        src = fetch_debian_source(args.package, tmp)
+        # GNU packages refuse to configure as root without it (a benchmark
+        # machine often runs as root); the build is private and thrown away
+        env = dict(os.environ, FORCE_UNSAFE_CONFIGURE="1")
+        subprocess.run("./configure --quiet >/dev/null", shell=True, cwd=src, check=True,
+                       env=env)
+    jobs = str(os.cpu_count() or 2)
+
+    def clean():
+        subprocess.run(["make", "clean"], cwd=src, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return round_robin(args, memsup, tmp, "debian",
+                       chosen(args, ["bare", "memsup"] + traced_modes(args) + split_modes(args)),
+                       ["make", f"-j{jobs}"], cwd=src, before=clean)
+
+
 def med(runs, key):
     vals = [r[key] for r in runs if r.get(key) is not None]
     return statistics.median(vals) if vals else None
@@ -248,7 +348,9 @@ def fmt(v, unit=""):
 
 def table(name, res):
     bare = med(res["bare"], "wall")
-    rows = [["mode", "wall s", "ratio", "paired", "memsup CPU s", "finish s", "images",
+    bare_cpu = med(res["bare"], "cpu")
+    rows = [["mode", "wall s", "ratio", "paired", "CPU s", "CPU ratio", "CPU paired",
+             "memsup CPU s", "finish s", "images",
              "evidence MB", "bytes/image", "disk MB", "processes.json MB",
              "records.fold MB", "stacks.fold MB"]]
     for mode, runs in res.items():
@@ -256,8 +358,12 @@ def table(name, res):
         mb = lambda k: None if med(runs, k) is None else med(runs, k) / 1e6  # noqa: E731
         # each repetition's wall over bare's in the same repetition
         pairs = [r["wall"] / b["wall"] for r, b in zip(runs, res["bare"]) if b["wall"]]
+        cpu = med(runs, "cpu")
+        cpu_pairs = [r["cpu"] / b["cpu"] for r, b in zip(runs, res["bare"]) if b["cpu"]]
         rows.append([mode, fmt(w), fmt(w / bare if bare else None, "x"),
                      fmt(statistics.median(pairs) if pairs else None, "x"),
+                     fmt(cpu), fmt(cpu / bare_cpu if bare_cpu else None, "x"),
+                     fmt(statistics.median(cpu_pairs) if cpu_pairs else None, "x"),
                      fmt(med(runs, "memsup_cpu")), fmt(med(runs, "finish")),
                      fmt(med(runs, "images")), fmt(mb("evidence")),
                      fmt(med(runs, "per_image")), fmt(mb("disk")), fmt(mb("processes_json")),
@@ -283,6 +389,12 @@ def main():
     ap.add_argument("--baseline-shim", metavar="PATH",
                     help="also run with this libmemtrace.so alone (an older build, say): "
                          "mode 'shim alone, baseline'")
+    ap.add_argument("--package", default="diffutils",
+                    help="--work debian: the Debian source package to build (default "
+                         "diffutils; its upstream build, configured without options)")
+    ap.add_argument("--package-dir", metavar="DIR",
+                    help="--work debian: build this unpacked, configured tree instead "
+                         "(nothing is fetched)")
     ap.add_argument("--mode", metavar="NAME", action="append",
                     help="run only this mode, as named in the tables (repeatable; 'bare' is "
                          "needed for the ratios)")
@@ -293,6 +405,12 @@ def main():
         raise SystemExit("--procs and --reps must be at least 1")
     if args.baseline_shim and not Path(args.baseline_shim).is_file():
         raise SystemExit(f"--baseline-shim {args.baseline_shim!r}: no such file")
+    for work in args.work.split(","):
+        if work not in WORKS:
+            raise SystemExit(f"--work {work!r}: not a workload (they are: {', '.join(WORKS)})")
+    if args.package_dir and not (Path(args.package_dir) / "Makefile").is_file():
+        raise SystemExit(f"--package-dir {args.package_dir!r}: no Makefile there "
+                         "(an unpacked source tree, configured)")
     if args.mode and "bare" not in args.mode:
         raise SystemExit(f"--mode {' --mode '.join(args.mode)}: 'bare' is needed for the ratios")
     benchlib.require_pids_guard("scale.py", "100,000 processes and a parallel build")
@@ -318,7 +436,9 @@ def main():
             elif work == "build":
                 table("make -j of memtrace itself", bench_build(args, memsup, tmp))
             else:
-                raise SystemExit(f"unknown --work {work!r} (procs, build)")
+                name = Path(args.package_dir).name if args.package_dir else args.package
+                table(f"make -j of {name} (a Debian source package)",
+                      bench_debian(args, memsup, tmp))
     print(f"\nafter: loadavg {Path('/proc/loadavg').read_text().split()[:3]}")
 
 
