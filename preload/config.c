@@ -20,21 +20,27 @@ struct config config = { .dir = "", .out = "", .self_path = "" };
  * private directory) and each kept variable twice (an export that sets a
  * variable again appends it again). */
 #define CONFIG_STRINGS_BYTES ((4 + 2 * CONFIG_KEEP_COUNT) * CONFIG_VAR_BYTES)
-static char config_strings[CONFIG_STRINGS_BYTES] MT_TABLE;
-static size_t config_strings_used;
+/* The count sits beside the bytes, so that the first string and the count
+ * take one page between them: one page fault at start, not two on two
+ * pages (config_load writes the count before anything reads it, so that
+ * its page is not first mapped for reading and then faulted again). */
+static struct {
+	size_t used;
+	char bytes[CONFIG_STRINGS_BYTES];
+} config_strings MT_TABLE;
 
 /* Where the next string goes, and how many bytes it may take (at most
  * cap); the string is kept by config_strings_take. */
 static char *config_strings_end(size_t cap, size_t *room)
 {
-	size_t left = sizeof config_strings - config_strings_used;
+	size_t left = sizeof config_strings.bytes - config_strings.used;
 	*room = left < cap ? left : cap;
-	return config_strings + config_strings_used;
+	return config_strings.bytes + config_strings.used;
 }
 
 static const char *config_strings_take(const char *s)
 {
-	config_strings_used += strlen(s) + 1;
+	config_strings.used += strlen(s) + 1;
 	return s;
 }
 
@@ -159,6 +165,8 @@ void config_load(void)
 	if (config.loaded)
 		return;
 	config.loaded = 1;
+	/* a write first: see config_strings */
+	*(volatile size_t *)&config_strings.used = 0;
 	config.secure = getauxval(AT_SECURE) != 0;
 	config.quiet = config_flag(getenv(MT_ENV_QUIET));
 	config.follow = config_flag(getenv(MT_ENV_FOLLOW)) && !config.secure;
