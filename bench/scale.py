@@ -246,12 +246,18 @@ def bench_build(args, memsup, tmp):
         shutil.copy2(benchlib.SRC_DIR / f.decode(), dst)
     subprocess.run("autoreconf -fi >/dev/null 2>&1 && ./configure --quiet >/dev/null",
                    shell=True, cwd=src, check=True)
+    return parallel_make(args, memsup, tmp, "build", src)
+
+
+def parallel_make(args, memsup, tmp, name, src):
+    """`make -jNPROC` in the configured tree src, in each mode of a build,
+    with `make clean` before every run."""
     jobs = str(os.cpu_count() or 2)
 
     def clean():
         subprocess.run(["make", "clean"], cwd=src, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return round_robin(args, memsup, tmp, "build",
+    return round_robin(args, memsup, tmp, name,
                        chosen(args, ["bare", "memsup"] + traced_modes(args) + split_modes(args)),
                        ["make", f"-j{jobs}"], cwd=src, before=clean)
 
@@ -323,14 +329,7 @@ def bench_debian(args, memsup, tmp):
         env = dict(os.environ, FORCE_UNSAFE_CONFIGURE="1")
         subprocess.run("./configure --quiet >/dev/null", shell=True, cwd=src, check=True,
                        env=env)
-    jobs = str(os.cpu_count() or 2)
-
-    def clean():
-        subprocess.run(["make", "clean"], cwd=src, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return round_robin(args, memsup, tmp, "debian",
-                       chosen(args, ["bare", "memsup"] + traced_modes(args) + split_modes(args)),
-                       ["make", f"-j{jobs}"], cwd=src, before=clean)
+    return parallel_make(args, memsup, tmp, "debian", src)
 
 
 def med(runs, key):
