@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """scale.py: memsup on process-heavy runs (issue 12).
 
-Two workloads, each run bare and under memsup, interleaved round-robin over
---reps repetitions:
+Three workloads, each run bare and under memsup, interleaved round-robin
+over --reps repetitions:
 
   procs   a /bin/sh loop of --procs runs of /bin/true: a run of many short
           processes, the shape of a big make or test suite with the work
@@ -52,8 +52,8 @@ image on the temporary directory's own filesystem, side by side.
 
 For each run: wall seconds; CPU seconds, user and system, of the whole
 tree (memsup and every process of the run, all waited for: the work the
-run made the machine do, which moves less with a busy neighbour than the
-clock does, though it still moves); memsup's own CPU (the record's memsup_cpu_s);
+run made the machine do; on a VM that its host slows down, they stretch
+with the clock, bench/RESULTS.md runs AZ and BA); memsup's own CPU (the record's memsup_cpu_s);
 the evidence directory's size (files plus directories, apparent bytes) and
 that size per process image of processes.json; its disk usage (allocated
 blocks); processes.json, records.fold and stacks.fold alone; `finish`, the seconds memsup ran after the run it
@@ -388,7 +388,7 @@ def main():
     ap.add_argument("--baseline-shim", metavar="PATH",
                     help="also run with this libmemtrace.so alone (an older build, say): "
                          "mode 'shim alone, baseline'")
-    ap.add_argument("--package", default="diffutils",
+    ap.add_argument("--package",
                     help="--work debian: the Debian source package to build (default "
                          "diffutils; its upstream build, configured without options)")
     ap.add_argument("--package-dir", metavar="DIR",
@@ -407,6 +407,12 @@ def main():
     for work in args.work.split(","):
         if work not in WORKS:
             raise SystemExit(f"--work {work!r}: not a workload (they are: {', '.join(WORKS)})")
+    if (args.package or args.package_dir) and "debian" not in args.work.split(","):
+        raise SystemExit(f"--package{'-dir' if args.package_dir else ''}: only for --work "
+                         f"debian, not in --work {args.work!r}")
+    if args.package and args.package_dir:
+        raise SystemExit("--package and --package-dir: one or the other")
+    args.package = args.package or "diffutils"
     if args.package_dir and not (Path(args.package_dir) / "Makefile").is_file():
         raise SystemExit(f"--package-dir {args.package_dir!r}: no Makefile there "
                          "(an unpacked source tree, configured)")
