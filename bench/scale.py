@@ -53,7 +53,10 @@ image on the temporary directory's own filesystem, side by side.
 For each run: wall seconds; CPU seconds, user and system, of the whole
 tree (memsup and every process of the run, all waited for: the work the
 run made the machine do; on a VM that its host slows down, they stretch
-with the clock, bench/RESULTS.md runs AZ and BA); memsup's own CPU (the record's memsup_cpu_s);
+with the clock, bench/RESULTS.md runs AZ and BA); the minor page faults of
+the same tree, and their median over bare's (a count that the host's
+speed does not move: most of what each traced image's start costs is
+faults); memsup's own CPU (the record's memsup_cpu_s);
 the evidence directory's size (files plus directories, apparent bytes) and
 that size per process image of processes.json; its disk usage (allocated
 blocks); processes.json, records.fold and stacks.fold alone; `finish`, the seconds memsup ran after the run it
@@ -100,23 +103,26 @@ def tree_bytes(path):
     return total, disk
 
 
-def children_cpu():
+def children_usage():
+    """(CPU seconds, minor page faults) of the waited-for children so far."""
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
+    return ru.ru_utime + ru.ru_stime, ru.ru_minflt
 
 
 def run_one(argv, cwd=None, env=None):
     """Runs argv: {"wall": its seconds, "cpu": the CPU seconds of it and of
     every process of its tree that was waited for (all of them: make waits
-    for its jobs, memsup reaps what is left), memsup's own included}."""
-    cpu0 = children_cpu()
+    for its jobs, memsup reaps what is left), memsup's own included,
+    "faults": their minor page faults, counted alike}."""
+    cpu0, faults0 = children_usage()
     t0 = time.monotonic()
     done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
     wall = time.monotonic() - t0
     if done.returncode != 0:
         raise SystemExit(f"{argv[:6]}... exited {done.returncode}: {done.stderr[-2000:]}")
-    return {"wall": wall, "cpu": children_cpu() - cpu0}
+    cpu1, faults1 = children_usage()
+    return {"wall": wall, "cpu": cpu1 - cpu0, "faults": faults1 - faults0}
 
 
 def under_memsup(memsup, out, cmd, trace=True):
@@ -348,8 +354,9 @@ def fmt(v, unit=""):
 def table(name, res):
     bare = med(res["bare"], "wall")
     bare_cpu = med(res["bare"], "cpu")
+    bare_faults = med(res["bare"], "faults")
     rows = [["mode", "wall s", "ratio", "paired", "CPU s", "CPU ratio", "CPU paired",
-             "memsup CPU s", "finish s", "images",
+             "faults", "over bare", "over bare/image", "memsup CPU s", "finish s", "images",
              "evidence MB", "bytes/image", "disk MB", "processes.json MB",
              "records.fold MB", "stacks.fold MB"]]
     for mode, runs in res.items():
@@ -358,11 +365,15 @@ def table(name, res):
         # each repetition's wall over bare's in the same repetition
         pairs = [r["wall"] / b["wall"] for r, b in zip(runs, res["bare"]) if b["wall"]]
         cpu = med(runs, "cpu")
+        # the tree's minor faults past bare's: all of them, memsup's included
+        extra = med(runs, "faults") - bare_faults
         cpu_pairs = [r["cpu"] / b["cpu"] for r, b in zip(runs, res["bare"]) if b["cpu"]]
         rows.append([mode, fmt(w), fmt(w / bare if bare else None, "x"),
                      fmt(statistics.median(pairs) if pairs else None, "x"),
                      fmt(cpu), fmt(cpu / bare_cpu if bare_cpu else None, "x"),
                      fmt(statistics.median(cpu_pairs) if cpu_pairs else None, "x"),
+                     fmt(round(med(runs, "faults"))), fmt(round(extra)),
+                     fmt(extra / med(runs, "images") if med(runs, "images") else None),
                      fmt(med(runs, "memsup_cpu")), fmt(med(runs, "finish")),
                      fmt(med(runs, "images")), fmt(mb("evidence")),
                      fmt(med(runs, "per_image")), fmt(mb("disk")), fmt(mb("processes_json")),
