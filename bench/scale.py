@@ -54,9 +54,11 @@ For each run: wall seconds; CPU seconds, user and system, of the whole
 tree (memsup and every process of the run, all waited for: the work the
 run made the machine do; on a VM that its host slows down, they stretch
 with the clock, bench/RESULTS.md runs AZ and BA); the minor page faults of
-the same tree, and their median over bare's (a count that the host's
-speed does not move: most of what each traced image's start costs is
-faults); memsup's own CPU (the record's memsup_cpu_s);
+the same tree, their median over bare's, and that per image of
+processes.json (a count that the host's speed does not move: most of
+what each traced image's start costs is faults; under `memsup
+--no-trace`, whose processes.json lists only the images a poll saw, the
+per-image figure is memsup's own faults spread over those); memsup's own CPU (the record's memsup_cpu_s);
 the evidence directory's size (files plus directories, apparent bytes) and
 that size per process image of processes.json; its disk usage (allocated
 blocks); processes.json, records.fold and stacks.fold alone; `finish`, the seconds memsup ran after the run it
