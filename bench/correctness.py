@@ -12,7 +12,7 @@ have no ground truth: the tools are shown side by side.
 How each tool is read:
   libmemtrace      MEMTRACE_OUT=<dir>/%p.json (its JSON summary, one per
                    process), and a second run with MEMTRACE_DIR whose record
-                   files are read through preload/record.h (mtrecord.py)
+                   files are read through common/record.h (mtrecord.py)
   memusage         LD_PRELOAD=libmemusage.so, its stderr summary ("heap total",
                    "heap peak", the call table); "memusage --mmap" adds
                    MEMUSAGE_TRACE_MMAP=1 (what `memusage --mmap` sets)

@@ -1,7 +1,7 @@
 """mtrecord.py: read libmemtrace record files (*.mtr) and the headers of its
 stacks files (*.mts) from Python for bench/.
 
-The layouts are whatever preload/record.h and preload/stacks.h say at the time
+The layouts are whatever common/record.h and common/stacks.h say at the time
 of the run: a small C program is compiled against each header to print the
 offsets of the fields read here, so this reader cannot drift from the
 contracts.  Stdlib only.
@@ -36,7 +36,7 @@ def _print_offsets(header, lines):
         src = Path(d) / "off.c"
         src.write_text("\n".join(src_lines) + "\n")
         exe = Path(d) / "off"
-        subprocess.run([os.environ.get("CC", "cc"), "-I", str(benchlib.SRC_DIR / "preload"),
+        subprocess.run([os.environ.get("CC", "cc"), "-I", str(benchlib.SRC_DIR / "common"),
                         "-o", str(exe), str(src)], check=True)
         return json.loads(subprocess.run([str(exe)], capture_output=True, text=True,
                                          check=True).stdout)
@@ -100,7 +100,7 @@ _STACKS_LAYOUT = None
 
 
 def stacks_layout():
-    """{field: offset} of the stacks file header (preload/stacks.h)."""
+    """{field: offset} of the stacks file header (common/stacks.h)."""
     global _STACKS_LAYOUT
     if _STACKS_LAYOUT is not None:
         return _STACKS_LAYOUT

@@ -74,7 +74,8 @@ def gcc_flags(builddir):
     flags = ["-O2", "-c", "-w"]
     if builddir is not None and (builddir / "config.h").exists():
         flags += ["-include", str(builddir / "config.h")]
-    return flags + ["-I", str(benchlib.SRC_DIR / "preload"),
+    return flags + ["-I", str(benchlib.SRC_DIR / "common"),
+                   "-I", str(benchlib.SRC_DIR / "preload"),
                     "-I", str(benchlib.SRC_DIR / "supervisor")]
 
 
@@ -88,7 +89,7 @@ def default_gcc_sources(builddir=None, count=6):
     global _GCC_SOURCES
     if _GCC_SOURCES is not None:
         return _GCC_SOURCES
-    cands = sorted((p for d in ("preload", "supervisor") for p in (benchlib.SRC_DIR / d).rglob("*.c")),
+    cands = sorted((p for d in ("common", "preload", "supervisor") for p in (benchlib.SRC_DIR / d).rglob("*.c")),
                    key=lambda p: (-p.stat().st_size, p.name))
     chosen = []
     with tempfile.TemporaryDirectory() as d:

@@ -41,10 +41,10 @@ sources() {
 	case $1 in
 	fuzz_procfs) echo supervisor/collect/procfs.c ;;
 	fuzz_recordfile) echo supervisor/collect/recordfile.c ;;
-	fuzz_jsonw) echo preload/jsonw.c ;;
-	fuzz_jsonr) echo supervisor/output/jsonr.c preload/jsonw.c ;;
+	fuzz_jsonw) echo common/jsonw.c ;;
+	fuzz_jsonr) echo supervisor/output/jsonr.c common/jsonw.c ;;
 	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/output/relay.c ;;
-	fuzz_elfsym) echo preload/elfsym.c ;;
+	fuzz_elfsym) echo common/elfsym.c ;;
 	fuzz_selfmaps) echo preload/selfmaps.c preload/sys.c ;;
 	fuzz_stackfile) echo supervisor/collect/stackfile.c supervisor/collect/recordfile.c ;;
 	*) return 1 ;;
@@ -88,7 +88,7 @@ cflags=(-g -O1 -std=gnu11 "-fsanitize=fuzzer,address,undefined"
 	-Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes
 	-Wmissing-prototypes -Wformat=2 -Wno-unused-parameter
 	-Werror=missing-prototypes -Werror=format=2 -Werror=implicit-function-declaration
-	-include "$build/config.h" -I"$top/supervisor" -I"$top/preload")
+	-include "$build/config.h" -I"$top/supervisor" -I"$top/preload" -I"$top/common")
 
 for h in "${harnesses[@]}"; do
 	srcs=$(sources "$h") || { echo "fuzz.sh: no harness '$h'" >&2; exit 2; }

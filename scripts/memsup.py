@@ -79,7 +79,7 @@ take_snapshot(label) -> MemorySnapshot
 
 read_records(directory) -> dict
     The shim's records of an evidence directory, {(pid, gen): bytes}, each
-    the record's bytes as preload/record.h lays them out (8192, zero
+    the record's bytes as common/record.h lays them out (8192, zero
     padded): from records/<pid>.<gen>.mtr while that file is whole, else
     from records.fold, where memsup folds the records of ended images (the
     newest copy of an image wins).  A torn last fold entry is skipped.
@@ -87,7 +87,7 @@ read_records(directory) -> dict
 read_stacks(directory) -> dict
     The shim's stacks files (sampled call sites) of an evidence directory,
     {(pid, gen): bytes}, each the published part of the file as
-    preload/stacks.h lays it out: its header (header_bytes), then its
+    common/stacks.h lays it out: its header (header_bytes), then its
     module_count module entries, then its stack_count stack entries, by the
     header's own sizes: from records/<pid>.<gen>.mts while the run goes on
     (or when memsup could not pack it), else from stacks.fold, where memsup
@@ -564,12 +564,12 @@ def _fold_entries(path: Path, magic: int, limit: int):
         off = end
 
 
-_STACKS_MAGIC = 0x3130304B5453544D  # "MTSTK001", preload/stacks.h
+_STACKS_MAGIC = 0x3130304B5453544D  # "MTSTK001", common/stacks.h
 _STACKFOLD_MAGIC = 0x3246534D  # "MSF2", supervisor/collect/stackfold.h ("MSF1" read too)
 
 
 def _stacks_published(raw: bytes) -> bytes | None:
-    """The published part of a stacks file laid out as preload/stacks.h
+    """The published part of a stacks file laid out as common/stacks.h
     says: its header, its
     module_count modules, its stack_count stacks, by the header's own
     sizes.  None when raw is not a stacks file."""

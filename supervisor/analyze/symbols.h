@@ -1,5 +1,5 @@
 /* symbols.h: names for the frames of sampled call stacks, read after the
- * run from the ELF files the stacks files name (preload/elfsym.h), never
+ * run from the ELF files the stacks files name (common/elfsym.h), never
  * in the traced program.
  *
  * Modules are interned by what identifies a mapped file (path, device,

@@ -9,7 +9,7 @@
  * without magic yet is retried at every live_update(); one that is wrong in
  * any other way is kept with its error and never trusted.  Mapped records
  * are only read: each counter with a single atomic 64-bit load, as
- * preload/record.h allows.
+ * common/record.h allows.
  *
  * Mappings are kept while an image can still change its record; then the
  * record is folded into the evidence's fold file (fold.h, live_fold_ended)
@@ -126,7 +126,7 @@ static inline uint64_t live_load(const uint64_t *p)
 }
 /* heap_current as a figure: in a multithreaded image it may read below
  * zero (as an int64_t) for a moment, while one thread freed blocks another
- * has not added yet (preload/record.h); such a reading is 0. */
+ * has not added yet (common/record.h); such a reading is 0. */
 static inline uint64_t live_heap_current(const struct mt_record *r)
 {
 	int64_t v = (int64_t)__atomic_load_n(&r->heap_current, __ATOMIC_RELAXED);

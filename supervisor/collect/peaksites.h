@@ -1,5 +1,5 @@
 /* peaksites.h: each traced image's sampled call sites at the tree's peaks,
- * read from its stacks file (preload/stacks.h) while the run goes on.
+ * read from its stacks file (common/stacks.h) while the run goes on.
  *
  * Two moments count: the sample where the tree's traced heap (the sum of
  * heap_current over the members with a record, as pview.h sums

@@ -1,5 +1,5 @@
 /* recordfile.h: reading the shim's per-process record files (the reader
- * half of preload/record.h).
+ * half of common/record.h).
  *
  * A record file may be read while its writer runs, may still be being
  * created (short or without magic), and may be anything at all if someone

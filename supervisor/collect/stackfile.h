@@ -1,5 +1,5 @@
 /* stackfile.h: reading the shim's stacks files, "<pid>.<gen>.mts" (the
- * reader half of preload/stacks.h).
+ * reader half of common/stacks.h).
  *
  * A stacks file may be read while its image runs, may still be being made
  * (no magic yet), may be cut short (a full disk, ulimit -f: the shim never

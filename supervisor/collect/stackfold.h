@@ -1,6 +1,6 @@
 /* stackfold.h: the stacks files of ended images, packed into one file.
  *
- * A stacks file ("<pid>.<gen>.mts", preload/stacks.h) keeps fixed offsets
+ * A stacks file ("<pid>.<gen>.mts", common/stacks.h) keeps fixed offsets
  * so that the shim can update it in place: 512 KiB of module slots sit
  * between the header and the stack table, so even a file with three
  * modules and ten stacks is 544 KiB long (sparse, about 36 KiB on disk).

@@ -2,7 +2,7 @@
  *
  * memsup traces by default: the command runs with the shim appended to any
  * LD_PRELOAD it already has, MEMTRACE_DIR pointing at the records directory
- * (where every traced image keeps its record, see preload/record.h; a
+ * (where every traced image keeps its record, see common/record.h; a
  * staging directory or <evidence>/records, staging.h) and
  * MEMTRACE_QUIET=1 (the shim's own stderr summary would mix with the
  * command's output).  Nothing here starts or reads anything but the

@@ -1,5 +1,5 @@
 /* jsonr.h: a small, strict JSON reader for evidence files (resources.json,
- * processes.json, ...), the reading twin of preload/jsonw.h.
+ * processes.json, ...), the reading twin of common/jsonw.h.
  *
  * Supervisor only: it allocates (malloc) and is not async-signal-safe.  The
  * whole document is parsed into a tree that the caller owns and frees with
@@ -30,7 +30,7 @@ struct jsonr_value {
 	enum jsonr_type type;
 	int boolean;                 /* JSONR_BOOL */
 	double number;               /* JSONR_NUMBER */
-	char *string;                /* JSONR_STRING: NUL-terminated, UTF-8 (\udcXX lone surrogates as written by preload/jsonw.c decode back to the raw byte XX) */
+	char *string;                /* JSONR_STRING: NUL-terminated, UTF-8 (\udcXX lone surrogates as written by common/jsonw.c decode back to the raw byte XX) */
 	size_t len;                  /* string length in bytes (may contain NUL from \u0000) */
 	struct jsonr_value *items;   /* array elements or object values */
 	char **keys;                 /* object keys, parallel to items; NULL for arrays */

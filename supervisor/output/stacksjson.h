@@ -29,7 +29,7 @@
  * its table).
  *
  * Bytes are estimates (each sampled block of S bytes counts for
- * S / (1 - exp(-S/R)), preload/stacks.h); se_bytes is one standard error.
+ * S / (1 - exp(-S/R)), common/stacks.h); se_bytes is one standard error.
  * Written to a temporary file and renamed over, like processes.json.
  *
  * Return convention: 0 or -errno.

@@ -1,4 +1,4 @@
-/* fuzz_elfsym.c: libFuzzer harness for preload/elfsym.h, the ELF reader the
+/* fuzz_elfsym.c: libFuzzer harness for common/elfsym.h, the ELF reader the
  * shim (its top call sites) and memsup (every sampled frame) run on files
  * they did not write: a module replaced on disk after it was mapped, or
  * anything at all under a module's path.

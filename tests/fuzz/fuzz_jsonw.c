@@ -1,5 +1,5 @@
 /* fuzz_jsonw.c: libFuzzer harness for the JSON string escaping of
- * preload/jsonw.h: every byte value in argv and env must reach the evidence
+ * common/jsonw.h: every byte value in argv and env must reach the evidence
  * escaped so that it comes back exactly.
  *
  * The input bytes go through jsonw_string_n into a memfd (compact mode, so

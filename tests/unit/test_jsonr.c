@@ -1,4 +1,4 @@
-/* test_jsonr.c: the strict JSON reader -- what preload/jsonw.c writes comes
+/* test_jsonr.c: the strict JSON reader -- what common/jsonw.c writes comes
  * back exactly (every byte value, \udcXX, extreme numbers), and everything
  * RFC 8259 forbids is refused with an error that names line and column. */
 #include <criterion/criterion.h>

@@ -5,7 +5,7 @@
  * What must hold: memsup ends on the program's own exit (no wall budget: a
  * deadlock in the shim would hit it), the program's self-checks pass, every
  * record file is valid and final, each record's counters are consistent by
- * the rules of preload/record.h, and the root record's markers agree to the
+ * the rules of common/record.h, and the root record's markers agree to the
  * byte with what the program says it holds.  No wall time is asserted.
  */
 #include "test_memsup_util.h"

@@ -1,5 +1,5 @@
 /* test_stackfile.c: the stacks file reader (collect/stackfile.h) on files
- * made here from preload/stacks.h's structs: a whole table, the live sets
+ * made here from common/stacks.h's structs: a whole table, the live sets
  * and their re-reads, and every way a file can be short, foreign or lie. */
 #include <criterion/criterion.h>
 #include <errno.h>
