@@ -109,6 +109,7 @@ enum mt_relation {
 	MT_REL_POPEN = 6,   /* popen() child                                      */
 	MT_REL_UNKNOWN = 7, /* a traced parent exists, route unknown (raw clone)  */
 };
+#define MT_REL_COUNT 8u /* relations: every valid value is below it */
 /* A child image that starts without a valid MEMTRACE_PARENT (glibc's system()
  * and popen() spawn through an internal clone, past every hook) looks for the
  * newest record of getppid() in MEMTRACE_DIR; if there is one, parent_* names
@@ -123,6 +124,7 @@ enum mt_state {
 	MT_STATE_EXECED = 3,  /* replaced by exec; see the <pid>.<gen+1> record   */
 	MT_STATE_SIGNALED = 4,/* a fatal signal was on its way (exit_signal)      */
 };
+#define MT_STATE_COUNT 5u /* states: every valid value is below it */
 
 /* Indices into `calls`. */
 enum mt_call {
@@ -286,5 +288,7 @@ struct mt_record {
 _Static_assert(sizeof(struct mt_record) <= MT_RECORD_SIZE,
 	       "struct mt_record must fit its fixed file size");
 _Static_assert(MT_CALL_COUNT <= MT_CALL_SLOTS, "calls[] too small");
+_Static_assert(MT_REL_COUNT == MT_REL_UNKNOWN + 1, "MT_REL_COUNT follows the last relation");
+_Static_assert(MT_STATE_COUNT == MT_STATE_SIGNALED + 1, "MT_STATE_COUNT follows the last state");
 
 #endif /* MEMTRACE_RECORD_H */

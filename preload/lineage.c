@@ -10,6 +10,8 @@
 
 #include "config.h"
 #include "counters.h"
+#include "filecheck.h"
+#include "imagename.h"
 #include "lineage.h"
 #include "store.h"
 #include "sys.h"
@@ -53,7 +55,7 @@ static int lineage_newest_entry(const char *name, void *ctx)
 	struct lineage_newest *ln = ctx;
 	int32_t p;
 	uint32_t g;
-	if (store_parse_name(name, &p, &g) && p == ln->pid && (!ln->found || g > ln->gen)) {
+	if (imagename_parse(name, MT_RECORD_SUFFIX, &p, &g) == 0 && p == ln->pid && (!ln->found || g > ln->gen)) {
 		ln->gen = g;
 		ln->found = 1;
 	}
@@ -78,15 +80,21 @@ int lineage_newest(const char *dir, pid_t pid, uint32_t *gen)
 static uint32_t lineage_spawn_relation(pid_t pid, uint32_t gen)
 {
 	char path[PATH_MAX + 64];
-	uint64_t magic = 0;
+	struct {
+		uint64_t magic;
+		uint32_t version, record_size;
+	} head;
 	uint32_t rel = 0;
 	int fd;
-	if (store_path(path, sizeof path, config.dir, pid, gen) != 0)
+	_Static_assert(offsetof(struct mt_record, record_size) + sizeof(uint32_t) == sizeof head,
+		       "a record's head is magic, version, record_size");
+	if (imagename_path(path, sizeof path, config.dir, pid, gen, MT_RECORD_SUFFIX) < 0)
 		return 0;
 	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
-	if (sys_pread(fd, &magic, sizeof magic, 0) != sizeof magic || magic != MT_RECORD_MAGIC ||
+	if (sys_pread(fd, &head, sizeof head, 0) != sizeof head ||
+	    filecheck_record_head(head.magic, head.version, head.record_size) != 0 ||
 	    sys_pread(fd, &rel, sizeof rel, offsetof(struct mt_record, spawn_relation)) !=
 		    sizeof rel)
 		rel = 0;

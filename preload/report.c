@@ -6,23 +6,11 @@
 #include "config.h"
 #include "errfd.h"
 #include "jsonw.h"
+#include "names.h"
 #include "report.h"
 #include "summary.h"
 #include "sys.h"
 #include "topsites.h"
-
-static const char *const report_call_names[MT_CALL_COUNT] = {
-	"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
-	"aligned_alloc", "memalign", "valloc", "pvalloc", "mmap", "munmap", "mremap",
-};
-
-static const char *const report_relation_names[] = {
-	"root", "fork", "vfork", "exec", "spawn", "system", "popen", "unknown",
-};
-
-static const char *const report_state_names[] = {
-	"running", "exited", "_exit", "execed", "signaled",
-};
 
 /* Bytes as "12345 B" below 10 KiB, else with one decimal (truncated) in the
  * largest of KiB/MiB/GiB/TiB that keeps the whole part at or above 1. */
@@ -76,7 +64,7 @@ size_t report_format_summary(const struct mt_record *r, char *buf, size_t cap)
 		if (!r->calls[i])
 			continue;
 		sys_str_add(&s, " ");
-		sys_str_add(&s, report_call_names[i]);
+		sys_str_add(&s, names_call(i));
 		sys_str_add(&s, "=");
 		sys_str_add_u64(&s, r->calls[i]);
 	}
@@ -111,13 +99,13 @@ void report_json_record(struct jsonw *w, const struct mt_record *r)
 	jsonw_int(w, r->ppid);
 	report_json_u(w, "gen", r->gen);
 	jsonw_key(w, "relation");
-	jsonw_string(w, r->relation < 8 ? report_relation_names[r->relation] : "?");
+	jsonw_string(w, names_relation(r->relation) ? names_relation(r->relation) : "?");
 	jsonw_key(w, "parent_pid");
 	jsonw_int(w, r->parent_pid);
 	report_json_u(w, "parent_gen", r->parent_gen);
 	report_json_u(w, "flags", r->flags);
 	jsonw_key(w, "state");
-	jsonw_string(w, r->state < 5 ? report_state_names[r->state] : "?");
+	jsonw_string(w, names_state(r->state) ? names_state(r->state) : "?");
 	jsonw_key(w, "exit_code");
 	jsonw_int(w, r->exit_code);
 	jsonw_key(w, "exe");
@@ -150,7 +138,7 @@ void report_json_record(struct jsonw *w, const struct mt_record *r)
 	jsonw_key(w, "calls");
 	jsonw_object_begin(w);
 	for (unsigned i = 0; i < MT_CALL_COUNT; i++)
-		report_json_u(w, report_call_names[i], r->calls[i]);
+		report_json_u(w, names_call(i), r->calls[i]);
 	jsonw_object_end(w);
 	jsonw_key(w, "maps");
 	jsonw_object_begin(w);

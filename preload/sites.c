@@ -13,10 +13,10 @@
 #include "callstack.h"
 #include "config.h"
 #include "counters.h"
+#include "imagename.h"
 #include "modules.h"
 #include "sample.h"
 #include "sites.h"
-#include "store.h"
 #include "sys.h"
 
 uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64] MT_TABLE;
@@ -288,8 +288,8 @@ static struct mt_stacks_header *sites_map_file(void)
 	void *m;
 	int fd, rc;
 
-	if (store_path_of(sites_path, sizeof sites_path, config.dir, r->pid, r->gen,
-			  MT_STACKS_SUFFIX) != 0)
+	if (imagename_path(sites_path, sizeof sites_path, config.dir, r->pid, r->gen,
+			  MT_STACKS_SUFFIX) < 0)
 		return NULL;
 	if (sites_fsize_limit() < MT_STACKS_HEADER_BYTES)
 		return NULL;

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "counters.h"
+#include "imagename.h"
 #include "lineage.h"
 #include "record.h"
 #include "sites.h"
@@ -18,45 +19,6 @@
 #include "sys.h"
 
 #define STORE_MAX_GEN 100000u
-
-int store_path_of(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen,
-		  const char *suffix)
-{
-	struct sys_str s;
-	sys_str_init(&s, buf, cap);
-	sys_str_add(&s, dir);
-	sys_str_add(&s, "/");
-	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
-	sys_str_add(&s, ".");
-	sys_str_add_u64(&s, gen);
-	sys_str_add(&s, suffix);
-	return s.truncated ? -ENAMETOOLONG : 0;
-}
-
-int store_path(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen)
-{
-	return store_path_of(buf, cap, dir, pid, gen, MT_RECORD_SUFFIX);
-}
-
-int store_parse_name(const char *name, int32_t *pid, uint32_t *gen)
-{
-	return store_parse_name_of(name, MT_RECORD_SUFFIX, pid, gen);
-}
-
-int store_parse_name_of(const char *name, const char *suffix, int32_t *pid, uint32_t *gen)
-{
-	uint64_t p, g;
-	size_t k = sys_parse_u64(name, &p);
-	if (k == 0 || name[k] != '.' || p == 0 || p > INT32_MAX)
-		return 0;
-	name += k + 1;
-	k = sys_parse_u64(name, &g);
-	if (k == 0 || strcmp(name + k, suffix) != 0 || g > UINT32_MAX)
-		return 0;
-	*pid = (int32_t)p;
-	*gen = (uint32_t)g;
-	return 1;
-}
 
 /* Writes the record file's MT_RECORD_SIZE bytes of zeros.  Not ftruncate:
  * that reserves no blocks, so on a full file system the first store into
@@ -92,7 +54,7 @@ static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out)
 	for (uint32_t gen = 0; gen < STORE_MAX_GEN; gen++) {
 		void *m;
 		int fd;
-		if (store_path(path, sizeof path, config.dir, pid, gen) != 0)
+		if (imagename_path(path, sizeof path, config.dir, pid, gen, MT_RECORD_SUFFIX) < 0)
 			return NULL;
 		fd = sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 		if (fd == -EEXIST)

@@ -32,15 +32,4 @@ int store_finish(unsigned state, int exit_code, int exit_signal);
 /* An exec marked the record EXECED and then failed: RUNNING again. */
 void store_unfinish(void);
 
-/* The path "<dir>/<pid>.<gen>.mtr" of a record into buf; 0, or
- * -ENAMETOOLONG when it does not fit. */
-int store_path(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen);
-/* A record file name "<pid>.<gen>.mtr" into pid and gen: 1 if it is one. */
-int store_parse_name(const char *name, int32_t *pid, uint32_t *gen);
-/* The same for the image's other files, "<pid>.<gen><suffix>" (the stacks
- * file, stacks.h: MT_STACKS_SUFFIX). */
-int store_path_of(char *buf, size_t cap, const char *dir, int32_t pid, uint32_t gen,
-		  const char *suffix);
-int store_parse_name_of(const char *name, const char *suffix, int32_t *pid, uint32_t *gen);
-
 #endif /* MEMTRACE_STORE_H */

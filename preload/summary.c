@@ -10,10 +10,12 @@
 
 #include "config.h"
 #include "errfd.h"
+#include "filecheck.h"
+#include "imagename.h"
 #include "jsonw.h"
+#include "names.h"
 #include "report.h"
 #include "stacks.h"
-#include "store.h"
 #include "summary.h"
 #include "sys.h"
 #include "topsites.h"
@@ -108,9 +110,6 @@ static void summary_bytes_cell(struct sys_str *s, uint64_t v, size_t width)
 
 static void summary_lineage(char *buf, size_t cap, const struct summary_row *row)
 {
-	static const char *const names[] = {
-		"root", "fork", "vfork", "exec", "spawn", "system", "popen", "child",
-	};
 	struct sys_str s;
 	sys_str_init(&s, buf, cap);
 	if (row->relation == MT_REL_ROOT) {
@@ -119,7 +118,9 @@ static void summary_lineage(char *buf, size_t cap, const struct summary_row *row
 		sys_str_add(&s, "exec #");
 		sys_str_add_u64(&s, row->gen);
 	} else {
-		sys_str_add(&s, row->relation < 8 ? names[row->relation] : "child");
+		/* a person reads "child of 12" better than "unknown of 12" */
+		const char *name = names_relation(row->relation);
+		sys_str_add(&s, name && row->relation != MT_REL_UNKNOWN ? name : "child");
 		sys_str_add(&s, " of ");
 		sys_str_add_u64(&s, (uint64_t)(uint32_t)row->parent_pid);
 	}
@@ -199,8 +200,8 @@ static int summary_remove_entry(const char *name, void *ctx)
 {
 	int32_t pid;
 	uint32_t gen;
-	if (store_parse_name(name, &pid, &gen) ||
-	    store_parse_name_of(name, MT_STACKS_SUFFIX, &pid, &gen))
+	if (imagename_parse(name, MT_RECORD_SUFFIX, &pid, &gen) == 0 ||
+	    imagename_parse(name, MT_STACKS_SUFFIX, &pid, &gen) == 0)
 		sys_call6(SYS_unlinkat, *(int *)ctx, (long)name, 0, 0, 0, 0);
 	return 0;
 }
@@ -305,25 +306,37 @@ struct summary_walk {
 	void *ctx;
 };
 
+int summary_read_record(int dirfd, const char *name, struct mt_record *r)
+{
+	struct stat st;
+	int32_t pid;
+	uint32_t gen;
+	int fd, rc;
+	if (imagename_parse(name, MT_RECORD_SUFFIX, &pid, &gen) != 0)
+		return -FILECHECK_ENAME;
+	fd = (int)sys_call6(SYS_openat, dirfd, (long)name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
+			    0, 0);
+	if (fd < 0)
+		return fd;
+	rc = (int)sys_call6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0);
+	if (rc == 0 && !S_ISREG(st.st_mode))
+		rc = -FILECHECK_ECORRUPT; /* as memsup's recordfile_read_fd() */
+	if (rc == 0)
+		rc = filecheck_record_bytes((uint64_t)st.st_size);
+	if (rc == 0 && sys_pread(fd, r, sizeof *r, 0) != (ssize_t)sizeof *r)
+		rc = -FILECHECK_ESHORT;
+	sys_close(fd);
+	return rc ? rc : filecheck_record_of(r, pid, gen);
+}
+
 static int summary_walk_entry(const char *name, void *ctx)
 {
 	struct summary_walk *w = ctx;
 	struct mt_record r;
-	int32_t pid;
-	uint32_t gen;
-	int fd;
-	if (!store_parse_name(name, &pid, &gen))
-		return 0;
-	fd = (int)sys_call6(SYS_openat, w->dirfd, (long)name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
-			    0, 0);
-	if (fd < 0)
-		return 0;
-	/* A record still being created (magic 0) or not ours is skipped. */
-	if (sys_pread(fd, &r, sizeof r, 0) == (ssize_t)sizeof r && r.magic == MT_RECORD_MAGIC &&
-	    r.version == MT_RECORD_VERSION && r.record_size == MT_RECORD_SIZE && r.pid == pid &&
-	    r.gen == gen)
+	/* A record still being created (magic 0), damaged, or not of the image
+	 * its name says is skipped, as memsup skips it (filecheck.h). */
+	if (summary_read_record(w->dirfd, name, &r) == 0)
 		w->fn(&r, w->ctx);
-	sys_close(fd);
 	return 0;
 }
 

@@ -63,6 +63,12 @@ struct summary_tree {
 	struct summary_row top[SUMMARY_ROWS]; /* largest total_peak first */
 };
 
+/* The record file `name` of the records directory open at dirfd into *r,
+ * as every reader takes one (common/filecheck.h): a "<pid>.<gen>.mtr" name,
+ * MT_RECORD_SIZE bytes, filecheck_record_of() its name's image.  0, or
+ * -FILECHECK_E*, or -errno.  Async-signal-safe, no allocation. */
+int summary_read_record(int dirfd, const char *name, struct mt_record *r);
+
 void summary_tree_init(struct summary_tree *t, int32_t root_pid);
 /* Counts r and keeps it in top[] if it is among the largest. */
 void summary_tree_add(struct summary_tree *t, const struct mt_record *r);

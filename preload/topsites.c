@@ -6,10 +6,11 @@
 
 #include "elfsym.h"
 #include "errfd.h"
+#include "filecheck.h"
+#include "imagename.h"
 #include "report.h"
 #include "sites.h"
 #include "stacks.h"
-#include "store.h"
 #include "sys.h"
 #include "topsites.h"
 
@@ -362,27 +363,17 @@ static uint32_t topsites_read(const char *dir, int32_t pid, uint32_t gen)
 	ssize_t len;
 	uint32_t count;
 	int fd;
-	if (store_path_of(path, sizeof path, dir, pid, gen, MT_STACKS_SUFFIX) != 0 ||
+	if (imagename_path(path, sizeof path, dir, pid, gen, MT_STACKS_SUFFIX) < 0 ||
 	    (fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0)) < 0)
 		return 0;
 	len = sys_pread(fd, topsites_buf, sizeof topsites_buf, 0);
 	sys_close(fd);
-	if (len < (ssize_t)MT_STACKS_HEADER_BYTES || h->magic != MT_STACKS_MAGIC ||
-	    h->version != MT_STACKS_VERSION || h->stack_bytes != MT_STACKS_STACK_BYTES ||
-	    h->module_bytes != MT_STACKS_MODULE_BYTES || h->pid != pid || h->gen != gen)
+	/* the shared check, counts cut to what was read */
+	if (len < 0 || filecheck_stacks_header(h, (uint64_t)len, pid, gen) != 0)
 		return 0;
-	/* what the file holds, and no more */
-	count = h->stack_count < MT_STACKS_SLOTS ? h->stack_count : MT_STACKS_SLOTS;
-	if ((uint64_t)len < MT_STACKS_STACKS_OFFSET)
-		return 0;
-	if ((uint64_t)count > ((uint64_t)len - MT_STACKS_STACKS_OFFSET) / MT_STACKS_STACK_BYTES)
-		count = (uint32_t)(((uint64_t)len - MT_STACKS_STACKS_OFFSET) / MT_STACKS_STACK_BYTES);
-	if ((uint64_t)h->module_count * MT_STACKS_MODULE_BYTES >
-	    (uint64_t)len - MT_STACKS_MODULES_OFFSET)
-		h->module_count =
-			(uint32_t)(((uint64_t)len - MT_STACKS_MODULES_OFFSET) / MT_STACKS_MODULE_BYTES);
-	if (h->module_count > MT_STACKS_MODULE_SLOTS)
-		h->module_count = MT_STACKS_MODULE_SLOTS;
+	count = h->stack_count;
+	filecheck_stacks_entries(mt_stacks_module(topsites_buf, 0), h->module_count,
+				 mt_stacks_stack(topsites_buf, 0), count);
 	return count;
 }
 

@@ -15,14 +15,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-const char *merge_relation_name(uint32_t rel)
-{
-	static const char *const names[] = {
-		"root", "fork", "vfork", "exec", "spawn", "system", "popen", "unknown",
-	};
-	return rel < sizeof names / sizeof names[0] ? names[rel] : NULL;
-}
-
 const char *merge_untraced_name(enum untraced_why why)
 {
 	switch (why) {

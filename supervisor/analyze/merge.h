@@ -168,10 +168,8 @@ int merge_keep_record(struct image_view *iv, const struct mt_record *r);
 double merge_mono_s(const struct merged_run *m, uint64_t mono_ns);
 
 /* The merged view's words, shared by every writer (processes.json, the
- * findings, the summary): "root", "fork", ... for enum mt_relation (NULL
- * when out of range); "static", "secure", ... for enum untraced_why
- * ("unknown" for 0). */
-const char *merge_relation_name(uint32_t rel);
+ * findings, the summary): "static", "secure", ... for enum untraced_why
+ * ("unknown" for 0).  A relation's word is names_relation()'s. */
 const char *merge_untraced_name(enum untraced_why why);
 
 /* The image's VmHWM in KiB, one rule for every writer: the shim's reading

@@ -273,6 +273,8 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 		return -ENOMEM;
 	snprintf(name, sizeof name, "records/%d.%u.mtr", (int)pid, (unsigned)gen);
 	rc = recordfile_read_at(evdirfd, name, out);
+	if (rc == 0 && (out->pid != pid || out->gen != gen))
+		rc = -RECORDFILE_EIDENTITY; /* as filecheck_record_of() */
 	/* no file (the run's records were staged: staging.h) or an empty
 	 * one: the fold has it */
 	int named = rc != -ENOENT;
@@ -343,7 +345,7 @@ int fold_list_images(int evdirfd, struct recordfile_entry **out, size_t *count)
 	for (struct dirent *e; !rc && d && (e = readdir(d));) {
 		int32_t pid;
 		uint32_t gen;
-		if (recordfile_parse_image_name(e->d_name, MT_RECORD_SUFFIX, &pid, &gen) == 0)
+		if (recordfile_parse_name(e->d_name, &pid, &gen) == 0)
 			rc = add_image(&v, &n, &cap, pid, gen);
 	}
 	if (d)

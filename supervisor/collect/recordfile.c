@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "collect/recordfile.h"
+#include "imagename.h"
 
 ssize_t recordfile_pread_full(int fd, void *buf, size_t n, off_t off)
 {
@@ -54,10 +55,8 @@ int recordfile_read_fd(int fd, struct mt_record *out)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -RECORDFILE_ECORRUPT;
-	if (st.st_size < (off_t)MT_RECORD_SIZE)
-		return -RECORDFILE_ESHORT;
-	if (st.st_size > (off_t)MT_RECORD_SIZE)
-		return -RECORDFILE_ELONG;
+	if ((rc = filecheck_record_bytes((uint64_t)st.st_size)) != 0)
+		return rc;
 	/* 1. magic: the identity block is complete once it is set. */
 	rc = recordfile_pread_all(fd, &magic, sizeof magic, 0);
 	if (rc)
@@ -77,28 +76,6 @@ int recordfile_read_fd(int fd, struct mt_record *out)
 	out->state = state_count[0];
 	out->marker_count = state_count[1];
 	return recordfile_validate(out);
-}
-
-int recordfile_validate(struct mt_record *out)
-{
-	if (out->magic != MT_RECORD_MAGIC)
-		return -RECORDFILE_EMAGIC;
-	if (out->version != MT_RECORD_VERSION)
-		return -RECORDFILE_EVERSION;
-	if (out->record_size != MT_RECORD_SIZE)
-		return -RECORDFILE_ESIZE;
-	if (out->pid <= 0 || out->state > MT_STATE_SIGNALED || out->relation > MT_REL_UNKNOWN ||
-	    out->parent_pid < 0)
-		return -RECORDFILE_ECORRUPT;
-	/* Strings: terminated, lengths clamped, whatever the file said. */
-	out->exe[MT_EXE_BYTES - 1] = '\0';
-	if (out->argv_bytes > MT_ARGV_BYTES)
-		out->argv_bytes = MT_ARGV_BYTES;
-	if (out->argv_bytes > 0)
-		out->argv[out->argv_bytes - 1] = '\0';
-	for (unsigned i = 0; i < MT_MARKERS; i++)
-		out->markers[i].label[MT_LABEL_BYTES - 1] = '\0';
-	return 0;
 }
 
 /* The largest address space a process can have (57-bit virtual addresses,
@@ -196,41 +173,9 @@ int recordfile_read(const char *path, struct mt_record *out)
 	return recordfile_read_at(AT_FDCWD, path, out);
 }
 
-static size_t recordfile_digits(const char *s, uint64_t max, uint64_t *v)
-{
-	size_t i = 0;
-	*v = 0;
-	while (s[i] >= '0' && s[i] <= '9') {
-		*v = *v * 10 + (uint64_t)(s[i] - '0');
-		if (*v > max || i > 12)
-			return 0;
-		i++;
-	}
-	return i;
-}
-
-int recordfile_parse_image_name(const char *name, const char *suffix, int32_t *pid,
-				uint32_t *gen)
-{
-	uint64_t p, g;
-	size_t n = recordfile_digits(name, INT32_MAX, &p);
-	/* the shim writes no leading zero: "012.0" would be a second name
-	 * for the image "12.0" */
-	if (n == 0 || name[0] == '0' || name[n] != '.')
-		return -1;
-	name += n + 1;
-	n = recordfile_digits(name, UINT32_MAX, &g);
-	if (n == 0 || strcmp(name + n, suffix) != 0)
-		return -1;
-	*pid = (int32_t)p;
-	*gen = (uint32_t)g;
-	return 0;
-}
-
 int recordfile_parse_name(const char *name, int32_t *pid, uint32_t *gen)
 {
-	return recordfile_parse_image_name(name, MT_RECORD_SUFFIX, pid, gen) == 0
-		? 0 : -RECORDFILE_ENAME;
+	return imagename_parse(name, MT_RECORD_SUFFIX, pid, gen) == 0 ? 0 : -RECORDFILE_ENAME;
 }
 
 int recordfile_entry_cmp(const void *a, const void *b)
@@ -293,6 +238,8 @@ const char *recordfile_strerror(int err)
 		return "record_size does not match this build";
 	case RECORDFILE_ECORRUPT:
 		return "corrupt record";
+	case RECORDFILE_EIDENTITY:
+		return "record of another image than its file name says";
 	case RECORDFILE_ENAME:
 		return "not a record file name";
 	case RECORDFILE_EIMPLAUSIBLE:

@@ -15,16 +15,20 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "filecheck.h"
 #include "record.h"
 
+/* The shared check's answers (common/filecheck.h), under this reader's
+ * names, then the reader's own. */
 enum {
-	RECORDFILE_ESHORT = 4096, /* shorter than MT_RECORD_SIZE: truncated or being created */
-	RECORDFILE_ELONG,         /* longer than MT_RECORD_SIZE */
-	RECORDFILE_EMAGIC,        /* magic not set (being created) or foreign */
-	RECORDFILE_EVERSION,      /* version is not MT_RECORD_VERSION */
-	RECORDFILE_ESIZE,         /* record_size field is not MT_RECORD_SIZE */
-	RECORDFILE_ECORRUPT,      /* fields out of range (pid, state, relation, ...) */
-	RECORDFILE_ENAME,         /* not a "<pid>.<gen>.mtr" name */
+	RECORDFILE_ESHORT = FILECHECK_ESHORT,     /* shorter than MT_RECORD_SIZE: truncated or being created */
+	RECORDFILE_ELONG = FILECHECK_ELONG,       /* longer than MT_RECORD_SIZE */
+	RECORDFILE_EMAGIC = FILECHECK_EMAGIC,     /* magic not set (being created) or foreign */
+	RECORDFILE_EVERSION = FILECHECK_EVERSION, /* version is not MT_RECORD_VERSION */
+	RECORDFILE_ESIZE = FILECHECK_ELAYOUT,     /* record_size field is not MT_RECORD_SIZE */
+	RECORDFILE_ECORRUPT = FILECHECK_ECORRUPT, /* fields out of range (pid, state, relation, ...) */
+	RECORDFILE_EIDENTITY = FILECHECK_EIDENTITY, /* of another image than its name says */
+	RECORDFILE_ENAME = FILECHECK_ENAME,       /* not a "<pid>.<gen>.mtr" name */
 	RECORDFILE_EIMPLAUSIBLE,  /* a valid layout whose figures cannot be true */
 };
 
@@ -36,9 +40,12 @@ enum {
  * NUL-terminated and argv_bytes is clamped whatever the file says. */
 int recordfile_read_fd(int fd, struct mt_record *out);
 /* The checks recordfile_read_fd() makes on a record already copied out of
- * its file (e.g. from a mapping): magic, version, size, fields in range; then
- * strings terminated and argv_bytes clamped in place.  0 or -RECORDFILE_E*. */
-int recordfile_validate(struct mt_record *out);
+ * its file (e.g. from a mapping): filecheck_record(), the one check every
+ * reader of records makes.  0 or -RECORDFILE_E*. */
+static inline int recordfile_validate(struct mt_record *out)
+{
+	return filecheck_record(out);
+}
 /* A record file is the traced command's word, not a fact: a program can
  * write one with a valid header.  What a record may claim and still be
  * believed, for one run: */
@@ -59,14 +66,9 @@ int recordfile_plausible(const struct mt_record *r, const struct recordfile_boun
 int recordfile_read(const char *path, struct mt_record *out);
 int recordfile_read_at(int dirfd, const char *name, struct mt_record *out);
 
-/* "<pid>.<gen>.mtr" -> pid, gen (decimal, no sign, no leading junk);
- * 0 or -RECORDFILE_ENAME. */
+/* "<pid>.<gen>.mtr" -> pid, gen, by the one name rule of
+ * common/imagename.h; 0 or -RECORDFILE_ENAME. */
 int recordfile_parse_name(const char *name, int32_t *pid, uint32_t *gen);
-/* The name rule every per-image file of a records directory shares
- * (records, stacks files): "<pid>.<gen><suffix>", pid 1..INT32_MAX written
- * without a leading zero, gen within uint32.  0 or -1. */
-int recordfile_parse_image_name(const char *name, const char *suffix, int32_t *pid,
-				uint32_t *gen);
 /* pread until n bytes or the end of the file, EINTR retried: the bytes
  * read (fewer only at the end of the file), or -errno.  For every reader
  * of the evidence directory's files (records, records.fold, stacks). */

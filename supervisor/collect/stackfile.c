@@ -11,47 +11,23 @@
 
 #include "collect/recordfile.h"
 #include "collect/stackfile.h"
+#include "imagename.h"
 
 /* A read of the stack table in pieces of this many entries (~86 KiB). */
 #define STACKFILE_CHUNK 256u
 /* Tries to read the peak columns inside one sequence. */
 #define STACKFILE_SEQ_TRIES 8
 
-/* The header, checked; its counts clamped to the slots and to `size`. */
+/* The header, checked by the shared check against the file's `size`. */
 static int stackfile_header(int fd, off_t size, int32_t pid, uint32_t gen,
 			    struct mt_stacks_header *h)
 {
 	ssize_t r = recordfile_pread_full(fd, h, sizeof *h, 0);
-	uint64_t room;
 	if (r < 0)
 		return (int)r;
-	if ((size_t)r < sizeof *h || size < (off_t)MT_STACKS_HEADER_BYTES)
+	if ((size_t)r < sizeof *h)
 		return -STACKFILE_ESHORT;
-	if (h->magic != MT_STACKS_MAGIC)
-		return -STACKFILE_EMAGIC;
-	if (h->version != MT_STACKS_VERSION)
-		return -STACKFILE_EVERSION;
-	if (!mt_stacks_layout_ok(h))
-		return -STACKFILE_ELAYOUT;
-	if (pid > 0 && (h->pid != pid || h->gen != gen))
-		return -STACKFILE_EIDENTITY;
-	/* Published entries lie inside the file (stacks.h); a count that says
-	 * otherwise is cut to what the file holds. */
-	room = (uint64_t)size > MT_STACKS_MODULES_OFFSET
-		       ? ((uint64_t)size - MT_STACKS_MODULES_OFFSET) / MT_STACKS_MODULE_BYTES
-		       : 0;
-	if (h->module_count > MT_STACKS_MODULE_SLOTS)
-		h->module_count = MT_STACKS_MODULE_SLOTS;
-	if (h->module_count > room)
-		h->module_count = (uint32_t)room;
-	room = (uint64_t)size > MT_STACKS_STACKS_OFFSET
-		       ? ((uint64_t)size - MT_STACKS_STACKS_OFFSET) / MT_STACKS_STACK_BYTES
-		       : 0;
-	if (h->stack_count > MT_STACKS_SLOTS)
-		h->stack_count = MT_STACKS_SLOTS;
-	if (h->stack_count > room)
-		h->stack_count = (uint32_t)room;
-	return 0;
+	return filecheck_stacks_header(h, (uint64_t)size, pid, gen);
 }
 
 static int stackfile_size(int fd, off_t *size)
@@ -128,24 +104,12 @@ int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out)
 
 void stackfile_clamp_entries(struct stackfile *out)
 {
-	for (uint32_t i = 0; i < out->h.module_count; i++) {
-		struct mt_stacks_module *m = &out->modules[i];
-		m->path[MT_STACKS_PATH_BYTES - 1] = '\0';
-		if (m->build_id_len > MT_STACKS_BUILD_ID_BYTES)
-			m->build_id_len = 0;
-	}
-	for (uint32_t i = 0; i < out->h.stack_count; i++) {
-		struct mt_stack *st = &out->stacks[i];
-		if (st->nframes > MT_STACKS_FRAMES)
-			st->nframes = MT_STACKS_FRAMES;
-		if (st->modules_seen > out->h.module_count)
-			st->modules_seen = out->h.module_count;
-	}
+	filecheck_stacks_entries(out->modules, out->h.module_count, out->stacks, out->h.stack_count);
 }
 
 void stackfile_name(char *buf, size_t cap, int32_t pid, uint32_t gen)
 {
-	snprintf(buf, cap, "%" PRId32 ".%" PRIu32 "%s", pid, gen, MT_STACKS_SUFFIX);
+	imagename_format(buf, cap, pid, gen, MT_STACKS_SUFFIX);
 }
 
 int stackfile_read_at(int dirfd, int32_t pid, uint32_t gen, struct stackfile *out)
@@ -164,8 +128,7 @@ int stackfile_read_at(int dirfd, int32_t pid, uint32_t gen, struct stackfile *ou
 
 int stackfile_parse_name(const char *name, int32_t *pid, uint32_t *gen)
 {
-	return recordfile_parse_image_name(name, MT_STACKS_SUFFIX, pid, gen) == 0
-		? 0 : -STACKFILE_ENAME;
+	return imagename_parse(name, MT_STACKS_SUFFIX, pid, gen) == 0 ? 0 : -STACKFILE_ENAME;
 }
 
 static int stackfile_set_room(struct stackfile_set *s, size_t n)

@@ -19,15 +19,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "filecheck.h"
 #include "stacks.h"
 
+/* The shared check's answers (common/filecheck.h), under this reader's
+ * names, then the reader's own.  Every one is at least STACKFILE_ESHORT. */
 enum {
-	STACKFILE_ESHORT = 4200, /* shorter than a header: being made, or cut */
-	STACKFILE_EMAGIC,        /* no magic (being made) or foreign */
-	STACKFILE_EVERSION,      /* version is not MT_STACKS_VERSION */
-	STACKFILE_ELAYOUT,       /* entry sizes or slots are not this build's */
-	STACKFILE_EIDENTITY,     /* pid/gen in the file are not those of its name */
-	STACKFILE_ENAME,         /* not a "<pid>.<gen>.mts" name */
+	STACKFILE_ESHORT = FILECHECK_ESHORT,       /* shorter than a header: being made, or cut */
+	STACKFILE_EMAGIC = FILECHECK_EMAGIC,       /* no magic (being made) or foreign */
+	STACKFILE_EVERSION = FILECHECK_EVERSION,   /* version is not MT_STACKS_VERSION */
+	STACKFILE_ELAYOUT = FILECHECK_ELAYOUT,     /* entry sizes or slots are not this build's */
+	STACKFILE_EIDENTITY = FILECHECK_EIDENTITY, /* pid/gen in the file are not those of its name */
+	STACKFILE_ENAME = FILECHECK_ENAME,         /* not a "<pid>.<gen>.mts" name */
 };
 
 struct stackfile {
@@ -50,11 +53,12 @@ int stackfile_read_header(int fd, int32_t pid, uint32_t gen, struct mt_stacks_he
 int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out);
 int stackfile_read_at(int dirfd, int32_t pid, uint32_t gen, struct stackfile *out);
 /* Entries made safe to follow once read (by any path): module paths
- * terminated, counts and frame counts clamped to their arrays. */
+ * terminated, counts and frame counts clamped to their arrays
+ * (filecheck_stacks_entries). */
 void stackfile_clamp_entries(struct stackfile *f);
 void stackfile_free(struct stackfile *f);
 
-/* "<pid>.<gen>.mts" of (pid, gen) into buf (>= 48 bytes). */
+/* "<pid>.<gen>.mts" of (pid, gen) into buf (>= IMAGENAME_MAX_BYTES). */
 void stackfile_name(char *buf, size_t cap, int32_t pid, uint32_t gen);
 /* "<pid>.<gen>.mts" -> pid, gen; 0 or -STACKFILE_ENAME. */
 int stackfile_parse_name(const char *name, int32_t *pid, uint32_t *gen);

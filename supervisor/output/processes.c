@@ -5,6 +5,7 @@
 #include "collect/procfs.h"
 #include "collect/recordfile.h"
 #include "jsonw.h"
+#include "names.h"
 #include "output/evidence.h"
 
 #include <errno.h>
@@ -17,14 +18,8 @@
 
 static const char *state_name(uint32_t st)
 {
-	static const char *const names[] = { "running", "exited", "_exit", "execed", "signaled" };
-	return st < sizeof names / sizeof names[0] ? names[st] : "?";
+	return names_state(st) ? names_state(st) : "?";
 }
-
-static const char *const call_names[MT_CALL_COUNT] = {
-	"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
-	"aligned_alloc", "memalign", "valloc", "pvalloc", "mmap", "munmap", "mremap",
-};
 
 static void put_s(struct jsonw *w, double s)
 {
@@ -74,7 +69,7 @@ static void put_lineage(struct jsonw *w, const struct image_view *iv)
 	jsonw_object_begin(w);
 	jsonw_key(w, "relation");
 	if (iv->traced) {
-		jsonw_string(w, merge_relation_name(r->relation));
+		jsonw_string(w, names_relation(r->relation));
 		jsonw_key(w, "parent_pid");
 		if (r->relation == MT_REL_ROOT)
 			jsonw_null(w);
@@ -245,7 +240,7 @@ static void put_record(struct jsonw *w, const struct merged_run *m, const struct
 	for (unsigned c = 0; c < MT_CALL_COUNT; c++) {
 		if (!r->calls[c])
 			continue;
-		jsonw_key(w, call_names[c]);
+		jsonw_key(w, names_call(c));
 		jsonw_uint(w, r->calls[c]);
 	}
 	jsonw_object_end(w);
