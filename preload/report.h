@@ -12,22 +12,9 @@
 
 #include "record.h"
 
-struct jsonw;
-struct sys_str;
-
 void report_end(const struct mt_record *r);
 /* 1 if report_end(r) will write to stderr (so stderr must be kept). */
 int report_will_speak(const struct mt_record *r);
-
-/* Summary text into buf (NUL-terminated); returns its length. */
-size_t report_format_summary(const struct mt_record *r, char *buf, size_t cap);
-/* The record as one JSON document on fd; 0 or -errno. */
-int report_write_json(const struct mt_record *r, int fd);
-/* The record as one JSON object (a value inside another document). */
-void report_json_record(struct jsonw *w, const struct mt_record *r);
-/* Bytes for people: "12345 B" below 10 KiB, else one decimal (truncated)
- * in KiB/MiB/GiB/TiB. */
-void report_add_bytes(struct sys_str *s, uint64_t v);
 /* MEMTRACE_OUT pattern with %p replaced by pid (%% -> %); 0 or -ENAMETOOLONG. */
 int report_expand_path(const char *pattern, int pid, char *out, size_t cap);
 

@@ -14,7 +14,7 @@
 #include "imagename.h"
 #include "jsonw.h"
 #include "names.h"
-#include "report.h"
+#include "render.h"
 #include "stacks.h"
 #include "summary.h"
 #include "sys.h"
@@ -104,7 +104,7 @@ static void summary_bytes_cell(struct sys_str *s, uint64_t v, size_t width)
 	char buf[32];
 	struct sys_str c;
 	sys_str_init(&c, buf, sizeof buf);
-	report_add_bytes(&c, v);
+	render_bytes(&c, v);
 	summary_cell(s, buf, width);
 }
 
@@ -176,11 +176,11 @@ size_t summary_format(const struct summary_tree *t, char *buf, size_t cap)
 		sys_str_add_u64(&s, t->images - t->ntop);
 		sys_str_add(&s, t->images - t->ntop == 1 ? " more image, " : " more images, each ");
 		sys_str_add(&s, "at most ");
-		report_add_bytes(&s, t->rest_max_total);
+		render_bytes(&s, t->rest_max_total);
 		sys_str_add(&s, " heap+mmap\n");
 	}
 	sys_str_add(&s, "memtrace: the images' heap+mmap peaks add up to ");
-	report_add_bytes(&s, t->sum_total_peaks);
+	render_bytes(&s, t->sum_total_peaks);
 	sys_str_add(&s, ", each at its own time (memsup -- CMD measures what the tree held at once)\n");
 	if (s.truncated && cap > 1)
 		buf[cap - 2] = '\n';
@@ -357,7 +357,7 @@ static void summary_collect(const struct mt_record *r, void *ctx)
 
 static void summary_json_record(const struct mt_record *r, void *ctx)
 {
-	report_json_record(ctx, r);
+	render_json_record(ctx, r);
 }
 
 static void summary_write_json(const struct summary_tree *t)
@@ -396,7 +396,7 @@ void summary_end(const struct mt_record *root)
 		char buf[4096];
 		size_t n;
 		if (t.images <= 1)
-			n = report_format_summary(root, buf, sizeof buf);
+			n = render_summary(root, buf, sizeof buf);
 		else
 			n = summary_format(&t, buf, sizeof buf);
 		errfd_write(buf, n);

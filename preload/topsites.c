@@ -8,7 +8,7 @@
 #include "errfd.h"
 #include "filecheck.h"
 #include "imagename.h"
-#include "report.h"
+#include "render.h"
 #include "sites.h"
 #include "stacks.h"
 #include "sys.h"
@@ -293,19 +293,19 @@ static void topsites_print(const struct topsites_acc *a, const char *of_what)
 		sys_str_add(&s, " (every block sampled)");
 	} else if (a->rate) {
 		sys_str_add(&s, " (sampled every ");
-		report_add_bytes(&s, a->rate);
+		render_bytes(&s, a->rate);
 		sys_str_add(&s, " on average)");
 	}
 	sys_str_add(&s, ": ");
 	sys_str_add_u64(&s, a->samples);
 	sys_str_add(&s, " samples, est. ");
-	report_add_bytes(&s, a->total);
+	render_bytes(&s, a->total);
 	if (a->var) {
 		sys_str_add(&s, " +- ");
-		report_add_bytes(&s, topsites_sqrt(a->var) * 1024);
+		render_bytes(&s, topsites_sqrt(a->var) * 1024);
 	}
 	sys_str_add(&s, " of ");
-	report_add_bytes(&s, a->heap_peaks);
+	render_bytes(&s, a->heap_peaks);
 	sys_str_add(&s, "\n");
 	errfd_write(line, s.len);
 	/* the largest lines, largest first */
@@ -324,7 +324,7 @@ static void topsites_print(const struct topsites_acc *a, const char *of_what)
 		sys_str_add(&s, "memtrace:   ");
 		topsites_percent(&s, a->line[order[k]].bytes, a->total);
 		sys_str_add(&s, "  ");
-		report_add_bytes(&s, a->line[order[k]].bytes);
+		render_bytes(&s, a->line[order[k]].bytes);
 		sys_str_add(&s, "  ");
 		sys_str_add(&s, a->line[order[k]].text);
 		sys_str_add(&s, "\n");
@@ -338,7 +338,7 @@ static void topsites_print(const struct topsites_acc *a, const char *of_what)
 		sys_str_add(&s, "memtrace:   ");
 		topsites_percent(&s, a->total - listed, a->total);
 		sys_str_add(&s, "  ");
-		report_add_bytes(&s, a->total - listed);
+		render_bytes(&s, a->total - listed);
 		sys_str_add(&s, "  (other sites)\n");
 		errfd_write(line, s.len);
 	}

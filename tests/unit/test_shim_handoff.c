@@ -15,6 +15,7 @@
 #include "lineage.h"
 #include "record.h"
 #include "summary.h"
+#include "render.h"
 #include "report.h"
 
 Test(handoff, parse_parent)
@@ -182,7 +183,7 @@ Test(report, summary_text)
 {
 	struct mt_record r = sample();
 	char buf[1024];
-	size_t n = report_format_summary(&r, buf, sizeof buf);
+	size_t n = render_summary(&r, buf, sizeof buf);
 	cr_expect_eq(n, strlen(buf));
 	cr_expect_not_null(strstr(buf, "memtrace: pid 77 prog\n"), "%s", buf);
 	cr_expect_not_null(strstr(buf, "heap peak 3.5 MiB, at exit 100 B"), "%s", buf);
@@ -196,7 +197,7 @@ Test(report, json_is_valid_and_complete, .timeout = 20)
 	int fd = mkstemp(path);
 	FILE *p;
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(report_write_json(&r, fd), 0);
+	cr_assert_eq(render_json(&r, fd), 0);
 	close(fd);
 	snprintf(cmd, sizeof cmd,
 		 "python3 -c 'import json,os,sys; d=json.load(open(sys.argv[1])); "
