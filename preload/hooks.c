@@ -33,13 +33,13 @@
 #include "boot.h"
 #include "counters.h"
 #include "errfd.h"
+#include "image.h"
 #include "life.h"
 #include "lineage.h"
 #include "record.h"
 #include "report.h"
 #include "sample.h"
 #include "sites.h"
-#include "store.h"
 #include "sys.h"
 #include "track.h"
 
@@ -561,12 +561,12 @@ MT_EXPORT int getaddrinfo_a(int mode, struct gaicb *list[], int n, struct sigeve
 		int marked_, rc_;                                                       \
 		char *const *use_ = (envp);                                             \
 		boot_ensure();                                                          \
-		marked_ = lineage_exec_begin(&rel_);                                    \
+		marked_ = image_exec_begin(&rel_);                                      \
 		if (slots_)                                                             \
 			use_ = lineage_env_build(envp, env_, slots_, &le_, counters_rec->pid, \
 						 counters_rec->gen, rel_);               \
 		rc_ = call;                                                             \
-		lineage_exec_end(marked_);                                              \
+		image_exec_end(marked_);                                                \
 		return rc_;                                                             \
 	} while (0)
 
@@ -761,8 +761,7 @@ static _Noreturn void hooks_exit_now(int upper, int status)
 	void (*fn)(int);
 	boot_ensure();
 	fn = upper ? real.exit_upper : real.exit_;
-	if (store_finish(MT_STATE_UNDERSCORE_EXIT, status, 0))
-		report_end(counters_rec);
+	image_end(MT_STATE_UNDERSCORE_EXIT, status);
 	if (fn)
 		fn(status);
 	for (;;)

@@ -17,10 +17,10 @@
 #include "config.h"
 #include "counters.h"
 #include "errfd.h"
+#include "image.h"
 #include "life.h"
 #include "record.h"
 #include "shim.h"
-#include "report.h"
 #include "sites.h"
 #include "store.h"
 #include "track.h"
@@ -34,8 +34,7 @@ static int life_exit_hooked;
 static void life_on_exit(int status, void *arg)
 {
 	(void)arg;
-	if (store_finish(MT_STATE_EXITED, status, 0))
-		report_end(counters_rec);
+	image_end(MT_STATE_EXITED, status);
 }
 
 int life_quick_status;
@@ -44,8 +43,7 @@ int life_quick_status;
  * the constructor, runs after the program's.  hooks.c kept the status. */
 static void life_on_quick_exit(void)
 {
-	if (store_finish(MT_STATE_EXITED, life_quick_status, 0))
-		report_end(counters_rec);
+	image_end(MT_STATE_EXITED, life_quick_status);
 }
 
 static int life_fork_locked;
@@ -95,8 +93,7 @@ __attribute__((constructor)) static void life_start(int argc, char **argv, char 
 	boot_ensure();
 	track_init();
 	errfd_note_start();
-	store_start(argc, argv);
-	sites_start(); /* sampling, once the record (and its file) exists */
+	image_start(argc, argv);
 	pthread_atfork(life_prepare, life_parent, life_child);
 	/* on_exit sees main's return value as well as exit()'s argument. */
 	life_exit_hooked = on_exit(life_on_exit, NULL) == 0;
@@ -106,6 +103,6 @@ __attribute__((constructor)) static void life_start(int argc, char **argv, char 
 /* Only if on_exit could not be registered (exit status then unknown: 0). */
 __attribute__((destructor)) static void life_end(void)
 {
-	if (!life_exit_hooked && store_finish(MT_STATE_EXITED, 0, 0))
-		report_end(counters_rec);
+	if (!life_exit_hooked)
+		image_end(MT_STATE_EXITED, 0);
 }

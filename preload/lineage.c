@@ -13,7 +13,6 @@
 #include "filecheck.h"
 #include "imagename.h"
 #include "lineage.h"
-#include "store.h"
 #include "sys.h"
 
 #define LINEAGE_MAX_ENV 65536u
@@ -219,22 +218,4 @@ char **lineage_env_build(char *const envp[], char **out, size_t slots, struct li
 	}
 	out[n] = NULL;
 	return out;
-}
-
-int lineage_exec_begin(unsigned *relation)
-{
-	if (!counters_is_own_process()) {
-		*relation = MT_REL_VFORK;
-		return 0;
-	}
-	*relation = MT_REL_EXEC;
-	return store_finish(MT_STATE_EXECED, 0, 0);
-}
-
-void lineage_exec_end(int marked)
-{
-	int saved = errno;
-	if (marked)
-		store_unfinish();
-	errno = saved;
 }

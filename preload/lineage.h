@@ -46,11 +46,4 @@ size_t lineage_env_slots(char *const envp[]);
 char **lineage_env_build(char *const envp[], char **out, size_t slots, struct lineage_env *le,
 			 int32_t pid, uint32_t gen, unsigned relation);
 
-/* Exec hooks: the relation to hand on (EXEC for the owner of the record,
- * VFORK for a child sharing its memory) and, for the owner, the record
- * marked EXECED with its end block filled.  Returns 1 if it marked. */
-int lineage_exec_begin(unsigned *relation);
-/* The exec returned (failed): undo lineage_exec_begin.  Keeps errno. */
-void lineage_exec_end(int marked);
-
 #endif /* MEMTRACE_LINEAGE_H */

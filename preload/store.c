@@ -11,11 +11,9 @@
 #include "config.h"
 #include "counters.h"
 #include "imagename.h"
-#include "lineage.h"
 #include "record.h"
 #include "sites.h"
 #include "store.h"
-#include "summary.h"
 #include "sys.h"
 
 #define STORE_MAX_GEN 100000u
@@ -84,11 +82,9 @@ static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out)
 	return NULL;
 }
 
-/* Moves the counting from the local record `loc` (identity filled, magic 0)
- * into a record file when MEMTRACE_DIR is set, then publishes magic. */
-static void store_publish(struct mt_record *loc)
+void store_publish(void)
 {
-	struct mt_record *r = loc;
+	struct mt_record *loc = counters_rec, *r = loc;
 	uint32_t gen = 0;
 	if (config.dir[0]) {
 		struct mt_record *m = store_map_file(loc->pid, &gen);
@@ -157,10 +153,9 @@ static void store_fill_cmdline(struct mt_record *r)
 	r->argc = argc;
 }
 
-void store_start(int argc, char **argv)
+void store_identify(int argc, char **argv)
 {
 	struct mt_record *r = counters_rec; /* the local record, counting already */
-	config_load();
 	r->version = MT_RECORD_VERSION;
 	r->record_size = MT_RECORD_SIZE;
 	r->pid = sys_getpid();
@@ -174,9 +169,6 @@ void store_start(int argc, char **argv)
 		store_fill_argv(r, argc, argv);
 	else
 		store_fill_cmdline(r);
-	summary_start(r->pid); /* may give config.dir a private directory */
-	lineage_start(r);
-	store_publish(r);
 }
 
 /* The parent's record as it stood when fork() began.  A shared file
@@ -206,64 +198,53 @@ void store_fork_parent(void)
 void store_fork_child(void)
 {
 	struct mt_record *old = counters_rec, *loc = counters_local();
-	int32_t parent_pid;
-	uint32_t parent_gen, keep;
+	const struct mt_record *from = &store_fork_snapshot;
 
-	/* The file mapping is shared with the parent: stop writing to it at
-	 * once, and drop it from the child's address space.  Start from the
-	 * prepare-time snapshot when there is one (not when fork() came from
-	 * a signal handler inside the shim: then the live copy is all we
-	 * have). */
-	if (old != loc) {
-		memcpy(loc, store_fork_snapshot_taken ? &store_fork_snapshot : old, sizeof *loc);
-		store_fork_snapshot_taken = 0;
-		counters_bind(loc);
+	/* The parent's record as the fork found it, in process-private memory:
+	 * the prepare-time snapshot when there is one (not when fork() came
+	 * from a signal handler inside the shim: then the live copy is all we
+	 * have).  The file mapping is shared with the parent: stop writing to
+	 * it at once, and drop it from the child's address space. */
+	if (!store_fork_snapshot_taken)
+		memcpy(&store_fork_snapshot, old, sizeof store_fork_snapshot);
+	store_fork_snapshot_taken = 0;
+	/* The child's record starts at zero but for what it inherits: the
+	 * command line, and the memory held at the fork (current figures;
+	 * activity counts, markers and the end block start afresh).  A field
+	 * added to the record starts at zero here without a line of its own. */
+	memset(loc, 0, sizeof *loc);
+	loc->version = from->version;
+	loc->record_size = from->record_size;
+	loc->flags = from->flags & (MT_FLAG_ARGV_TRUNCATED | MT_FLAG_EXE_TRUNCATED |
+				    MT_FLAG_SECURE | MT_FLAG_HEAP_UNSIZED);
+	loc->argc = from->argc;
+	memcpy(loc->exe, from->exe, sizeof loc->exe);
+	memcpy(loc->argv, from->argv, sizeof loc->argv);
+	loc->argv_bytes = from->argv_bytes;
+	loc->heap_current = from->heap_current;
+	loc->map_anon_current = from->map_anon_current;
+	loc->map_file_current = from->map_file_current;
+	loc->total_current = from->total_current;
+	counters_bind(loc);
+	if (old != loc)
 		sys_munmap(old, MT_RECORD_SIZE);
-	}
+	/* other threads' shards into heap_current, before the peaks copy it */
 	counters_go_single();
-	parent_pid = loc->pid;
-	parent_gen = loc->gen;
-	keep = loc->flags & (MT_FLAG_ARGV_TRUNCATED | MT_FLAG_EXE_TRUNCATED | MT_FLAG_SECURE |
-			     MT_FLAG_HEAP_UNSIZED);
 
-	/* The child starts with the memory it inherits: current figures are
-	 * the parent's, peaks equal them, activity counts start at zero. */
-	loc->magic = 0;
 	loc->pid = sys_getpid();
 	loc->ppid = sys_getppid();
-	loc->gen = 0;
 	loc->relation = MT_REL_FORK;
-	loc->parent_pid = parent_pid;
-	loc->parent_gen = parent_gen;
-	loc->flags = keep;
+	loc->parent_pid = from->pid;
+	loc->parent_gen = from->gen;
 	loc->start_mono_ns = sys_mono_ns_cold();
 	loc->start_real_ns = sys_real_ns();
-	loc->heap_peak = loc->heap_current;
+	loc->heap_peak = loc->heap_peak_stamp = loc->heap_current;
 	loc->heap_peak_mono_ns = loc->start_mono_ns;
-	loc->heap_peak_stamp = loc->heap_current;
-	loc->heap_requested_total = 0;
-	loc->heap_largest_request = 0;
-	memset(loc->calls, 0, sizeof loc->calls);
-	memset(loc->hist, 0, sizeof loc->hist);
 	loc->map_anon_peak = loc->map_anon_current;
 	loc->map_file_peak = loc->map_file_current;
-	loc->map_largest = 0;
-	loc->total_peak = loc->total_current;
+	loc->total_peak = loc->total_peak_stamp = loc->total_current;
 	loc->total_peak_mono_ns = loc->start_mono_ns;
-	loc->total_peak_stamp = loc->total_current;
-	loc->end_mono_ns = 0;
-	loc->exit_code = 0;
-	loc->exit_signal = 0;
-	loc->vm_hwm_kb = loc->vm_rss_kb = loc->vm_peak_kb = 0;
-	loc->ru_maxrss_self_kb = loc->ru_maxrss_children_kb = 0;
-	loc->state = MT_STATE_RUNNING;
-	loc->marker_count = 0;
-	memset(loc->markers, 0, sizeof loc->markers);
-	loc->map_untracked_calls = loc->map_untracked_bytes = 0;
-	loc->spawn_relation = 0;
-	loc->stacks_changes = 0; /* no stacks file of its own yet (sites.c) */
-	counters_bind(loc);
-	store_publish(loc);
+	store_publish();
 }
 
 /* "VmHWM:   1234 kB" -> 1234 */

@@ -17,8 +17,13 @@
 
 #include "record.h"
 
-/* Constructor: identity, lineage, the record file, magic (release). */
-void store_start(int argc, char **argv);
+/* Constructor, first: this image's identity (pid, times, exe, argv) into
+ * the local record the counters already use; config_load() has run. */
+void store_identify(int argc, char **argv);
+/* Constructor, once the lineage is known: the counting moves from the
+ * local record into the record file when MEMTRACE_DIR is set (the local
+ * record stays otherwise), then magic is published (release). */
+void store_publish(void);
 /* pthread_atfork prepare and parent handlers: snapshot the record the
  * child will start from, and drop the snapshot. */
 void store_fork_prepare(void);

@@ -1,0 +1,45 @@
+/* image.c: one image's life (see image.h). */
+#include <errno.h>
+
+#include "config.h"
+#include "counters.h"
+#include "image.h"
+#include "lineage.h"
+#include "report.h"
+#include "sites.h"
+#include "store.h"
+#include "summary.h"
+
+void image_start(int argc, char **argv)
+{
+	config_load();
+	store_identify(argc, argv);
+	summary_start(counters_rec->pid); /* may give config.dir a private directory */
+	lineage_start(counters_rec);
+	store_publish();
+	sites_start(); /* sampling, once the record (and its file) exists */
+}
+
+void image_end(unsigned state, int exit_code)
+{
+	if (store_finish(state, exit_code, 0))
+		report_end(counters_rec);
+}
+
+int image_exec_begin(unsigned *relation)
+{
+	if (!counters_is_own_process()) {
+		*relation = MT_REL_VFORK;
+		return 0;
+	}
+	*relation = MT_REL_EXEC;
+	return store_finish(MT_STATE_EXECED, 0, 0);
+}
+
+void image_exec_end(int marked)
+{
+	int saved = errno;
+	if (marked)
+		store_unfinish();
+	errno = saved;
+}
