@@ -2,7 +2,9 @@
 # docs_guarantees.sh: every test that docs/guarantees.md names exists in the
 # tree, so that a promise never points at a test that was renamed or removed.
 # What it recognises, in backquotes unless said otherwise:
-#   `suite::name`              a Criterion Test(suite, name ...) in tests/unit/*.c
+#   `suite::name`              a Criterion Test(suite, name ...) in the C file
+#                              named last before it (test_x.c), else in any
+#                              of tests/unit/*.c
 #   `TestClass.test_method`    a unittest method of that class in tests/python/*.py
 #   `fuzz_name`                a libFuzzer harness, tests/fuzz/fuzz_name.c
 #   `tests/...`, `scripts/...` a file or directory of the source tree
@@ -21,7 +23,20 @@ fi
 
 refs=$(
 	{
-		grep -o '`[a-z_][a-z_0-9]*::[a-z_][a-z_0-9]*`' "$doc"
+		# each Criterion test with the file named last before it: file|suite::name
+		awk '{
+			line = $0
+			while (match(line, /test_[a-z_0-9]+\.c|`[a-z_][a-z_0-9]*::[a-z_][a-z_0-9]*`/)) {
+				tok = substr(line, RSTART, RLENGTH)
+				line = substr(line, RSTART + RLENGTH)
+				if (tok ~ /^test_/)
+					file = tok
+				else {
+					gsub(/`/, "", tok)
+					print file "|" tok
+				}
+			}
+		}' "$doc"
 		grep -o '`Test[A-Za-z0-9_]*\.test_[a-z_0-9]*`' "$doc"
 		grep -o '`fuzz_[a-z_0-9]*`' "$doc"
 		grep -o '`\(tests\|scripts\)/[^` ]*`' "$doc"
@@ -34,10 +49,13 @@ if [ -z "$refs" ]; then
 	exit 1
 fi
 
-# A Criterion test: "Test(suite, name" at the start of a line, then "," or ")".
+# A Criterion test: "Test(suite, name" at the start of a line, then "," or ")",
+# in tests/unit/$3 when a file is given, else in any of tests/unit/*.c.
 criterion_has() {
-	grep -Eq "^Test\([[:space:]]*$1[[:space:]]*,[[:space:]]*$2[[:space:]]*[,)]" \
-		"$MT_SRCDIR"/tests/unit/*.c
+	local files=("$MT_SRCDIR"/tests/unit/*.c)
+	[ -n "$3" ] && files=("$MT_SRCDIR/tests/unit/$3")
+	[ -f "${files[0]}" ] &&
+		grep -Eq "^Test\([[:space:]]*$1[[:space:]]*,[[:space:]]*$2[[:space:]]*[,)]" "${files[@]}"
 }
 
 # A unittest method: "def name(" after "class Class(" and before the next class.
@@ -59,8 +77,11 @@ while IFS= read -r ref; do
 	n=$((n + 1))
 	case $ref in
 	*::*)
-		what="Criterion test"
-		criterion_has "${ref%%::*}" "${ref##*::}"
+		file=${ref%%|*}
+		test=${ref#*|}
+		what="Criterion test${file:+ in $file}"
+		ref=$test
+		criterion_has "${test%%::*}" "${test##*::}" "$file"
 		;;
 	Test*.test_*)
 		what="Python test"
