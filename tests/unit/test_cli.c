@@ -256,8 +256,9 @@ Test(cli, help_lists_every_option)
 		cr_expect_not_null(strstr(cli_help_text, longs[i]), "%s", longs[i]);
 }
 
-/* --help, man/memsup.1 and README's memsup section name the same options:
- * every "--word" in the help text appears in both documents. */
+/* The options --help, man/memsup.1 and README.md name.  The man page is the
+ * reference: it and --help name the same options.  The README shows only
+ * some of them, and must not name one that --help does not list. */
 static char *slurp_doc(const char *rel)
 {
 	const char *src = getenv("MT_SRCDIR");
@@ -284,29 +285,102 @@ static char *slurp_doc(const char *rel)
 	return b;
 }
 
+static int is_word_char(char c)
+{
+	return c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The next "--word" option of TEXT from *P on, into OPT: "--" at the start
+ * or after a character that is not part of a word, then a lowercase letter,
+ * then lowercase letters, digits and dashes.  0 when there is none. */
+static int next_option(const char *text, const char **p, char *opt, size_t size)
+{
+	for (const char *q = *p; (q = strstr(q, "--")) != NULL; q++) {
+		if (q > text && is_word_char(q[-1]))
+			continue;
+		if (q[2] < 'a' || q[2] > 'z')
+			continue; /* the bare "--", a table rule, a dash in prose */
+		size_t n = 2;
+		while (n < size - 1 && (q[n] == '-' || (q[n] >= 'a' && q[n] <= 'z') ||
+					(q[n] >= '0' && q[n] <= '9')))
+			n++;
+		*p = q + n;
+		while (q[n - 1] == '-')
+			n--;
+		memcpy(opt, q, n);
+		opt[n] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether TEXT names option OPT as a whole word ("--out" is not in "--output"). */
+static int names_option(const char *text, const char *opt)
+{
+	size_t n = strlen(opt);
+	for (const char *q = text; (q = strstr(q, opt)) != NULL; q++) {
+		if ((q == text || !is_word_char(q[-1])) && !is_word_char(q[n]))
+			return 1;
+	}
+	return 0;
+}
+
+/* The options man/memsup.1 documents: every "--word" in the tag line of a
+ * .TP paragraph in its OPTIONS section.  Written into NAMES (NUL-separated),
+ * returns how many. */
+static int man_options(char *man, char *names, size_t size)
+{
+	char *sec = strstr(man, "\n.SH OPTIONS");
+	cr_assert_not_null(sec, "man/memsup.1 has no OPTIONS section");
+	char *end = strstr(sec + 1, "\n.SH ");
+	if (end)
+		*end = '\0';
+	int count = 0;
+	size_t used = 0;
+	for (char *line = strstr(sec, "\n.TP\n"); line; line = strstr(line + 1, "\n.TP\n")) {
+		const char *tag = line + 5;
+		const char *nl = strchr(tag, '\n');
+		char buf[256];
+		size_t len = nl ? (size_t)(nl - tag) : strlen(tag);
+		if (len >= sizeof buf)
+			len = sizeof buf - 1;
+		memcpy(buf, tag, len);
+		buf[len] = '\0';
+		const char *p = buf;
+		char opt[32];
+		while (next_option(buf, &p, opt, sizeof opt)) {
+			size_t n = strlen(opt) + 1;
+			cr_assert_lt(used + n, size);
+			memcpy(names + used, opt, n);
+			used += n;
+			count++;
+		}
+	}
+	return count;
+}
+
 Test(cli, help_man_and_readme_agree)
 {
 	char *man = slurp_doc("man/memsup.1");
 	char *readme = slurp_doc("README.md");
-	char *sec = strstr(readme, "## memsup");
-	cr_assert_not_null(sec, "README has no '## memsup' section");
-	char *end = strstr(sec + 3, "\n## ");
-	if (end)
-		*end = '\0';
+	char opt[32];
+
+	/* --help -> man page */
 	int seen = 0;
-	for (const char *p = cli_help_text; (p = strstr(p, "--")) != NULL;) {
-		char opt[32];
-		size_t n = 2;
-		while (n < sizeof opt - 1 && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z')))
-			n++;
-		memcpy(opt, p, n);
-		opt[n] = '\0';
-		p += n;
-		if (n <= 2)
-			continue; /* the bare "--" separator */
-		cr_expect_not_null(strstr(man, opt), "man/memsup.1 lacks %s", opt);
-		cr_expect_not_null(strstr(sec, opt), "README's memsup section lacks %s", opt);
-		seen++;
-	}
+	for (const char *p = cli_help_text; next_option(cli_help_text, &p, opt, sizeof opt); seen++)
+		cr_expect(names_option(man, opt), "man/memsup.1 lacks %s, which --help lists", opt);
 	cr_expect_geq(seen, 12);
+
+	/* man page OPTIONS -> --help */
+	static char names[4096];
+	int documented = man_options(man, names, sizeof names);
+	cr_expect_geq(documented, 12);
+	for (const char *o = names; *o; o += strlen(o) + 1)
+		cr_expect(names_option(cli_help_text, o),
+			  "man/memsup.1 documents %s, which --help does not list", o);
+
+	/* README -> --help: the README may name any option, but only a live one. */
+	for (const char *p = readme; next_option(readme, &p, opt, sizeof opt);)
+		cr_expect(names_option(cli_help_text, opt),
+			  "README.md names %s, which memsup --help does not list", opt);
 }
