@@ -6,28 +6,15 @@
 #include "names.h"
 #include "render.h"
 #include "sys.h"
+#include "units.h"
 
 /* Bytes as "12345 B" below 10 KiB, else with one decimal (truncated) in the
  * largest of KiB/MiB/GiB/TiB that keeps the whole part at or above 1. */
 void render_bytes(struct sys_str *s, uint64_t v)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	uint64_t div = 1024;
-	unsigned u = 0;
-	if (v < 10240) {
-		sys_str_add_u64(s, v);
-		sys_str_add(s, " B");
-		return;
-	}
-	while (u < 3 && v / div >= 1024) {
-		div *= 1024;
-		u++;
-	}
-	sys_str_add_u64(s, v / div);
-	sys_str_add(s, ".");
-	sys_str_add_u64(s, (v % div) * 10 / div);
-	sys_str_add(s, " ");
-	sys_str_add(s, units[u]);
+	char buf[UNITS_BYTES_MAX];
+	units_format_bytes(buf, sizeof buf, v);
+	sys_str_add(s, buf);
 }
 
 size_t render_summary(const struct mt_record *r, char *buf, size_t cap)
@@ -53,8 +40,8 @@ size_t render_summary(const struct mt_record *r, char *buf, size_t cap)
 	sys_str_add(&s, "; heap+mmap peak ");
 	render_bytes(&s, r->total_peak);
 	sys_str_add(&s, "; VmHWM ");
-	sys_str_add_u64(&s, r->vm_hwm_kb);
-	sys_str_add(&s, " kB\nmemtrace:   calls");
+	render_bytes(&s, r->vm_hwm_kb * 1024); /* the kernel's kB are KiB */
+	sys_str_add(&s, "\nmemtrace:   calls");
 	for (unsigned i = 0; i < MT_CALL_COUNT; i++) {
 		if (!r->calls[i])
 			continue;

@@ -21,8 +21,8 @@ size_t render_summary(const struct mt_record *r, char *buf, size_t cap);
 int render_json(const struct mt_record *r, int fd);
 /* The record as one JSON object (a value inside another document). */
 void render_json_record(struct jsonw *w, const struct mt_record *r);
-/* Bytes for people: "12345 B" below 10 KiB, else one decimal (truncated)
- * in KiB/MiB/GiB/TiB. */
+/* Bytes for people, by the one unit rule of common/units.h: "12345 B"
+ * below 10 kB, else one decimal (truncated) in kB/MB/GB/TB. */
 void render_bytes(struct sys_str *s, uint64_t v);
 
 #endif /* MEMTRACE_RENDER_H */

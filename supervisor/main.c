@@ -21,6 +21,7 @@
 #include "output/stacksjson.h"
 #include "run.h"
 #include "version.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,14 +94,14 @@ static void print_fallback(const struct contain_info *c)
 static void print_summary(const struct sup_record *rec, const struct evidence *ev,
 			  const struct merged_run *m, const struct callsite_view *cv)
 {
-	fprintf(stderr, "memsup: peak tree RSS %.1f MB", (double)rec->peak_bytes / 1e6);
+	fprintf(stderr, "memsup: peak tree RSS %.1f MB", (double)rec->peak_bytes / UNITS_MB);
 	if (rec->peak_at_s >= 0)
 		fprintf(stderr, " at %.3f s", rec->peak_at_s);
 	fprintf(stderr, " (%u processes at most, %llu samples); wall %.3f s\n",
 		rec->max_processes, (unsigned long long)rec->samples, rec->wall_s);
 	if (rec->cgroup.have_peak)
 		fprintf(stderr, "memsup: cgroup peak (kernel, exact; page cache included): %.1f MB\n",
-			(double)rec->cgroup.peak / 1e6);
+			(double)rec->cgroup.peak / UNITS_MB);
 	if (rec->rusage_children_maxrss_mb >= 0 && rec->have_exit)
 		fprintf(stderr, "memsup: largest single process (getrusage, time -v): %.1f MB\n",
 			rec->rusage_children_maxrss_mb);
@@ -434,7 +435,7 @@ int main(int argc, char **argv)
 	struct contain_config cc = {
 		.proc_root = "/proc", .self = getpid(), .discovery = s->opt.discovery,
 		.cgroup = s->opt.cgroup, .max_procs = s->opt.max_procs,
-		.mem_max = (uint64_t)(s->opt.mem_max_mb * 1e6),
+		.mem_max = (uint64_t)(s->opt.mem_max_mb * UNITS_MB),
 	};
 	if (contain_check(&cc, err, sizeof err) < 0)
 		sup_die("%s", err);

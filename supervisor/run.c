@@ -18,6 +18,7 @@
 #include "output/relay.h"
 #include "output/timeline.h"
 #include "sentinel.h"
+#include "units.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -397,7 +398,7 @@ static enum sup_reason breach(struct run *r, double elapsed, uint64_t rss, unsig
 		return SUP_REASON_MEM_LIMIT;
 	if (o->wall_s > 0 && elapsed >= o->wall_s && still_running(r))
 		return SUP_REASON_WALL_BUDGET;
-	if (o->rss_mb > 0 && (double)rss >= o->rss_mb * 1e6)
+	if (o->rss_mb > 0 && (double)rss >= o->rss_mb * UNITS_MB)
 		return SUP_REASON_RSS_BUDGET;
 	if (o->max_procs > 0 &&
 	    (n > o->max_procs || (pids_limit && (n >= o->max_procs || r->kernel.forks_refused))))
@@ -500,7 +501,7 @@ static void finish_times(struct run *r)
 	 * long only if memsup could not look (stopped) while the tree ended */
 	note_gap(r, r->last_sample_ns, end);
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
-		rec->rusage_children_maxrss_mb = (double)ru.ru_maxrss * 1024.0 / 1e6;
+		rec->rusage_children_maxrss_mb = (double)ru.ru_maxrss * UNITS_KIB / UNITS_MB;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		rec->memsup_cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 				    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
@@ -676,7 +677,7 @@ static int open_run(struct run *r, sigset_t *orig)
 	struct contain_config cc = {
 		.proc_root = cfg->proc_root, .self = getpid(), .discovery = o->discovery,
 		.cgroup = o->cgroup, .cgroup_root = cfg->cgroup_root, .max_procs = o->max_procs,
-		.mem_max = (uint64_t)(o->mem_max_mb * 1e6),
+		.mem_max = (uint64_t)(o->mem_max_mb * UNITS_MB),
 	};
 	if ((rc = contain_open(&r->contain, &cc)) < 0)
 		return start_failed(r, 125, o->mem_max_mb > 0 && rc == -ENOTSUP

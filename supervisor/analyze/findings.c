@@ -14,13 +14,11 @@
  */
 #include "analyze/findings.h"
 #include "collect/recordfile.h"
+#include "units.h"
 
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
-
-#define BYTES_PER_MB 1e6
-#define KIB 1024.0
 
 /* ---- thresholds ---------------------------------------------------------
  * rusage_children: the tree's peak exceeds getrusage(RUSAGE_CHILDREN)
@@ -118,7 +116,7 @@ static void fig_add(struct finding *f, const char *key, double v, unsigned decim
 
 static void fig_mb(struct finding *f, const char *key, double bytes)
 {
-	fig_add(f, key, bytes / BYTES_PER_MB, 2);
+	fig_add(f, key, bytes / UNITS_MB, 2);
 }
 
 /* Keeps the FINDING_MAX_PROCS largest keys, largest first; ties keep the
@@ -160,7 +158,7 @@ static int rec_ended(const struct image_view *im)
 /* The image's kernel high-water mark in bytes (merge.h's rule). */
 static double img_hwm(const struct image_view *im)
 {
-	return (double)merge_image_hwm_kb(im, NULL) * KIB;
+	return (double)merge_image_hwm_kb(im, NULL) * UNITS_KIB;
 }
 
 static int heap_known(const struct image_view *im)
@@ -266,7 +264,7 @@ static void rule_rusage_children(struct ctx *c, const struct merged_run *m)
 	const struct sup_record *r = m->rec;
 	if (!r || r->rusage_children_maxrss_mb < 0 || r->peak_at_s < 0)
 		return;
-	double ru = r->rusage_children_maxrss_mb, tree = (double)r->peak_bytes / BYTES_PER_MB;
+	double ru = r->rusage_children_maxrss_mb, tree = (double)r->peak_bytes / UNITS_MB;
 	if (tree - ru < RUSAGE_MIN_MB || tree < ru * RUSAGE_MIN_RATIO)
 		return;
 	struct finding *f = finding_begin(c, "rusage_children");
@@ -279,8 +277,8 @@ static void rule_rusage_children(struct ctx *c, const struct merged_run *m)
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];
 		double v = img_hwm(im);
-		if (rec_ended(im) && (double)im->rec.ru_maxrss_self_kb * KIB > v)
-			v = (double)im->rec.ru_maxrss_self_kb * KIB;
+		if (rec_ended(im) && (double)im->rec.ru_maxrss_self_kb * UNITS_KIB > v)
+			v = (double)im->rec.ru_maxrss_self_kb * UNITS_KIB;
 		if (v > 0)
 			proc_add(c, f, im, v);
 	}
@@ -307,9 +305,9 @@ static void rule_exec_floor(struct ctx *c, const struct merged_run *m)
 		const struct image_view *im = &m->images[i];
 		if (!rec_ended(im) || !im->rec.ru_maxrss_self_kb || !im->rec.vm_hwm_kb)
 			continue;
-		double ru = (double)im->rec.ru_maxrss_self_kb * KIB;
-		double own = (double)im->rec.vm_hwm_kb * KIB;
-		if (ru - own < EXEC_FLOOR_MIN_MB * BYTES_PER_MB || ru < own * EXEC_FLOOR_MIN_RATIO)
+		double ru = (double)im->rec.ru_maxrss_self_kb * UNITS_KIB;
+		double own = (double)im->rec.vm_hwm_kb * UNITS_KIB;
+		if (ru - own < EXEC_FLOOR_MIN_MB * UNITS_MB || ru < own * EXEC_FLOOR_MIN_RATIO)
 			continue;
 		if (!f)
 			f = finding_begin(c, "rusage_exec_floor");
@@ -318,7 +316,7 @@ static void rule_exec_floor(struct ctx *c, const struct merged_run *m)
 	if (!f)
 		return;
 	const struct image_view *im = f->procs[0];
-	double ru = (double)im->rec.ru_maxrss_self_kb * KIB, own = (double)im->rec.vm_hwm_kb * KIB;
+	double ru = (double)im->rec.ru_maxrss_self_kb * UNITS_KIB, own = (double)im->rec.vm_hwm_kb * UNITS_KIB;
 	fig_mb(f, "ru_maxrss_mb", ru);
 	fig_mb(f, "vm_hwm_mb", own);
 	fig_mb(f, "inherited_mb", ru - own);
@@ -338,14 +336,14 @@ static void rule_exec_floor(struct ctx *c, const struct merged_run *m)
 		say(f, "pid %d %s reports ru_maxrss %.1f MB (what getrusage and time -v give for it) "
 		    "but its own VmHWM is %.1f MB: the kernel kept the high-water mark of the image "
 		    "its exec replaced (pid %d %s)%s.",
-		    (int)im->pid, img_name(im, name, sizeof name), ru / BYTES_PER_MB,
-		    own / BYTES_PER_MB, (int)before->pid, img_name(before, bname, sizeof bname), more);
+		    (int)im->pid, img_name(im, name, sizeof name), ru / UNITS_MB,
+		    own / UNITS_MB, (int)before->pid, img_name(before, bname, sizeof bname), more);
 	else
 		say(f, "pid %d %s reports ru_maxrss %.1f MB (what getrusage and time -v give for it) "
 		    "but its own VmHWM is %.1f MB: the kernel kept the high-water mark of the image "
 		    "its exec replaced%s.",
-		    (int)im->pid, img_name(im, name, sizeof name), ru / BYTES_PER_MB,
-		    own / BYTES_PER_MB, more);
+		    (int)im->pid, img_name(im, name, sizeof name), ru / UNITS_MB,
+		    own / UNITS_MB, more);
 	finding_commit(c);
 }
 
@@ -376,7 +374,7 @@ static void rule_unsampled(struct ctx *c, const struct merged_run *m)
 	fig_mb(f, "largest_mapped_peak_mb", maps);
 	char name[64], hwmtext[48];
 	if (hwm > 0)
-		snprintf(hwmtext, sizeof hwmtext, "VmHWM %.1f MB", hwm / BYTES_PER_MB);
+		snprintf(hwmtext, sizeof hwmtext, "VmHWM %.1f MB", hwm / UNITS_MB);
 	else
 		snprintf(hwmtext, sizeof hwmtext, "no VmHWM (killed)");
 	say(f, "%zu traced process %s lived entirely between two polls, so no sample of the "
@@ -384,7 +382,7 @@ static void rule_unsampled(struct ctx *c, const struct merged_run *m)
 	    "mappings peak %.1f MB).",
 	    f->procs_total, plural(f->procs_total, "image", "images"),
 	    plural(f->procs_total, "it", "them"), (int)im->pid, img_name(im, name, sizeof name),
-	    hwmtext, heap / BYTES_PER_MB, maps / BYTES_PER_MB);
+	    hwmtext, heap / UNITS_MB, maps / UNITS_MB);
 	finding_commit(c);
 }
 
@@ -413,7 +411,7 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 			continue;
 		double hwm = img_hwm(im), polled = (double)im->polled_peak_rss;
 		double missed = hwm - polled;
-		if (missed < TRANSIENT_MIN_MB * BYTES_PER_MB || missed < hwm * TRANSIENT_MIN_FRACTION)
+		if (missed < TRANSIENT_MIN_MB * UNITS_MB || missed < hwm * TRANSIENT_MIN_FRACTION)
 			continue;
 		if (!f)
 			f = finding_begin(c, "transient_peak");
@@ -426,9 +424,9 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 	if (kernel)
 		snprintf(ktext, sizeof ktext, "; the kernel counted the run's cgroup at %.1f MB at "
 			 "its peak (exact), against %.1f MB in the largest sample of the tree",
-			 kpeak / BYTES_PER_MB, tree / BYTES_PER_MB);
+			 kpeak / UNITS_MB, tree / UNITS_MB);
 	if (!f) {
-		if (!kernel || unexplained < TRANSIENT_MIN_MB * BYTES_PER_MB ||
+		if (!kernel || unexplained < TRANSIENT_MIN_MB * UNITS_MB ||
 		    unexplained < kpeak * TRANSIENT_MIN_FRACTION)
 			return;
 		f = finding_begin(c, "transient_peak");
@@ -440,7 +438,7 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 		say(f, "The kernel counted the run's cgroup at %.1f MB at its peak (exact), but no "
 		    "poll saw the tree above %.1f MB: about %.1f MB came and went between two polls "
 		    "(beyond the page cache and kernel memory charged to the run).",
-		    kpeak / BYTES_PER_MB, tree / BYTES_PER_MB, unexplained / BYTES_PER_MB);
+		    kpeak / UNITS_MB, tree / UNITS_MB, unexplained / UNITS_MB);
 		finding_commit(c);
 		return;
 	}
@@ -459,8 +457,8 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 			 plural(f->procs_total - 1, "process", "processes"));
 	say(f, "pid %d %s reached VmHWM %.1f MB but no poll saw more than %.1f MB of it: "
 	    "%.1f MB came and went between two polls%s%s.",
-	    (int)im->pid, img_name(im, name, sizeof name), hwm / BYTES_PER_MB,
-	    polled / BYTES_PER_MB, (hwm - polled) / BYTES_PER_MB, more, ktext);
+	    (int)im->pid, img_name(im, name, sizeof name), hwm / UNITS_MB,
+	    polled / UNITS_MB, (hwm - polled) / UNITS_MB, more, ktext);
 	finding_commit(c);
 }
 
@@ -475,7 +473,7 @@ static void rule_page_cache(struct ctx *c, const struct merged_run *m)
 	double kpeak = (double)r->cgroup.peak, tree = (double)r->peak_bytes;
 	double file = (double)r->cgroup.file, kern = (double)r->cgroup.kernel;
 	double above = kpeak - tree, cached = above < file + kern ? above : file + kern;
-	if (cached < CACHE_MIN_MB * BYTES_PER_MB || cached < kpeak * CACHE_MIN_FRACTION)
+	if (cached < CACHE_MIN_MB * UNITS_MB || cached < kpeak * CACHE_MIN_FRACTION)
 		return;
 	struct finding *f = finding_begin(c, "page_cache");
 	fig_mb(f, "cgroup_peak_mb", kpeak);
@@ -488,8 +486,8 @@ static void rule_page_cache(struct ctx *c, const struct merged_run *m)
 	    "files the run read or wrote (%.1f MB still charged to it at the end) and kernel "
 	    "memory (%.1f MB), which RSS never shows -- and which a memory limit (--mem-max, "
 	    "a container's) counts too.",
-	    kpeak / BYTES_PER_MB, above / BYTES_PER_MB, tree / BYTES_PER_MB,
-	    file / BYTES_PER_MB, kern / BYTES_PER_MB);
+	    kpeak / UNITS_MB, above / UNITS_MB, tree / UNITS_MB,
+	    file / UNITS_MB, kern / UNITS_MB);
 	finding_commit(c);
 }
 
@@ -521,7 +519,7 @@ static void rule_non_heap(struct ctx *c, const struct merged_run *m)
 	map_anon = (double)m->peak.map_anon;
 	map_file = (double)m->peak.map_file;
 	double non_heap = rss > heap ? rss - heap : 0;
-	if (non_heap < NON_HEAP_MIN_MB * BYTES_PER_MB || non_heap < rss * NON_HEAP_MIN_FRACTION)
+	if (non_heap < NON_HEAP_MIN_MB * UNITS_MB || non_heap < rss * NON_HEAP_MIN_FRACTION)
 		return;
 	double mapped = map_anon + map_file;
 	double other = non_heap > mapped ? non_heap - mapped : 0;
@@ -550,8 +548,8 @@ static void rule_non_heap(struct ctx *c, const struct merged_run *m)
 			snprintf(when, sizeof when, " (read %.2f s %s the peak sample)",
 				 age < 0 ? -age : age, age < 0 ? "before" : "after");
 		snprintf(smaps, sizeof smaps, "; smaps%s: %.1f MB anonymous, %.1f MB file-backed, "
-			 "%.1f MB shmem", when, anon / BYTES_PER_MB, file / BYTES_PER_MB,
-			 shmem / BYTES_PER_MB);
+			 "%.1f MB shmem", when, anon / UNITS_MB, file / UNITS_MB,
+			 shmem / UNITS_MB);
 	}
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];
@@ -559,20 +557,20 @@ static void rule_non_heap(struct ctx *c, const struct merged_run *m)
 			proc_add(c, f, im, (double)(im->peak_rss - im->peak_heap));
 	}
 	char what[200];
-	if (mapped >= BYTES_PER_MB && other >= BYTES_PER_MB)
+	if (mapped >= UNITS_MB && other >= UNITS_MB)
 		snprintf(what, sizeof what, "up to %.1f MB mapped directly with mmap (%.1f MB "
 			 "anonymous, %.1f MB file), %.1f MB code, libraries, stacks, JIT code and "
-			 "allocator overhead", mapped / BYTES_PER_MB, map_anon / BYTES_PER_MB,
-			 map_file / BYTES_PER_MB, other / BYTES_PER_MB);
-	else if (mapped >= BYTES_PER_MB)
+			 "allocator overhead", mapped / UNITS_MB, map_anon / UNITS_MB,
+			 map_file / UNITS_MB, other / UNITS_MB);
+	else if (mapped >= UNITS_MB)
 		snprintf(what, sizeof what, "mapped directly with mmap (%.1f MB anonymous, "
-			 "%.1f MB file)", map_anon / BYTES_PER_MB, map_file / BYTES_PER_MB);
+			 "%.1f MB file)", map_anon / UNITS_MB, map_file / UNITS_MB);
 	else
 		snprintf(what, sizeof what, "code, libraries, stacks, JIT code and allocator "
 			 "overhead (no direct mmap)");
 	say(f, "At the tree's peak (%.2f s) the traced processes held %.1f MB resident but only "
 	    "%.1f MB of live heap: %.1f MB is other memory -- %s%s.",
-	    m->peak.at_s, rss / BYTES_PER_MB, heap / BYTES_PER_MB, non_heap / BYTES_PER_MB,
+	    m->peak.at_s, rss / UNITS_MB, heap / UNITS_MB, non_heap / UNITS_MB,
 	    what, smaps);
 	finding_commit(c);
 }
@@ -585,7 +583,7 @@ static void rule_shared(struct ctx *c, const struct merged_run *m)
 		return;
 	double rss = (double)p->rss, pss = (double)p->pss;
 	double shared = rss > pss ? rss - pss : 0;
-	if (shared < SHARED_MIN_MB * BYTES_PER_MB || shared < rss * SHARED_MIN_FRACTION)
+	if (shared < SHARED_MIN_MB * UNITS_MB || shared < rss * SHARED_MIN_FRACTION)
 		return;
 	struct finding *f = finding_begin(c, "shared_pages");
 	fig_mb(f, "rss_sum_mb", rss);
@@ -603,7 +601,7 @@ static void rule_shared(struct ctx *c, const struct merged_run *m)
 	say(f, "At the tree's peak (%.2f s) the processes' RSS summed to %.1f MB but their "
 	    "proportional share (Pss) to %.1f MB: %.1f MB are pages shared between processes "
 	    "(copy-on-write after fork, shared files), counted once per process in the tree's "
-	    "peak.", p->at_s, rss / BYTES_PER_MB, pss / BYTES_PER_MB, shared / BYTES_PER_MB);
+	    "peak.", p->at_s, rss / UNITS_MB, pss / UNITS_MB, shared / UNITS_MB);
 	finding_commit(c);
 }
 
@@ -620,7 +618,7 @@ static void rule_fork_before_exec(struct ctx *c, const struct merged_run *m)
 		const struct image_view *im = &m->images[i];
 		const struct image_view *next = i + 1 < m->n_images ? &m->images[i + 1] : NULL;
 		if (!im->at_peak || !im->traced || im->rec.relation != MT_REL_FORK ||
-		    im->peak_rss < FORK_EXEC_MIN_MB * BYTES_PER_MB || !next || next->pid != im->pid)
+		    im->peak_rss < FORK_EXEC_MIN_MB * UNITS_MB || !next || next->pid != im->pid)
 			continue; /* not a pre-exec fork child of size at the peak */
 		if (!f)
 			f = finding_begin(c, "fork_before_exec");
@@ -636,16 +634,16 @@ static void rule_fork_before_exec(struct ctx *c, const struct merged_run *m)
 	fig_mb(f, "tree_peak_mb", (double)m->peak.rss);
 	fig_add(f, "peak_at_s", m->peak.at_s, 3);
 	if (after->traced && after->rec.state != MT_STATE_RUNNING && after->rec.vm_hwm_kb) {
-		fig_mb(f, "largest_after_exec_hwm_mb", (double)after->rec.vm_hwm_kb * KIB);
+		fig_mb(f, "largest_after_exec_hwm_mb", (double)after->rec.vm_hwm_kb * UNITS_KIB);
 		snprintf(own, sizeof own, "; after its exec it reached %.1f MB of its own",
-			 (double)after->rec.vm_hwm_kb * KIB / BYTES_PER_MB);
+			 (double)after->rec.vm_hwm_kb * UNITS_KIB / UNITS_MB);
 	}
 	say(f, "At the tree's peak (%.2f s) %zu fork %s had not exec'd yet and %s counted at "
 	    "%.1f MB (the largest, pid %d '%s', child of %d%s): a fork child shares its "
 	    "parent's pages until it writes to them or execs, so the tree's peak counts up to "
 	    "that much twice.",
 	    m->peak.at_s, f->procs_total, plural(f->procs_total, "child", "children"),
-	    plural(f->procs_total, "was", "were"), counted / BYTES_PER_MB, (int)im->pid,
+	    plural(f->procs_total, "was", "were"), counted / UNITS_MB, (int)im->pid,
 	    img_name(im, name, sizeof name), (int)im->rec.parent_pid, own);
 	finding_commit(c);
 }
@@ -725,7 +723,7 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 	    "memsup has only their polled RSS -- no heap figures, no exact VmHWM at exit, "
 	    "nothing between polls%s.",
 	    f->procs_total, plural(f->procs_total, "process", "processes"), why, (int)im->pid,
-	    img_name(im, name, sizeof name), largest / BYTES_PER_MB,
+	    img_name(im, name, sizeof name), largest / UNITS_MB,
 	    at_peak > 0 ? "; they held part of the tree's peak" : "");
 	finding_commit(c);
 }
@@ -762,7 +760,7 @@ static void rule_escaped(struct ctx *c, const struct merged_run *m)
 	say(f, "%zu %s left the command's session (setsid), out of reach of a process-group "
 	    "kill, e.g. pid %d %s (%.1f MB polled); memsup still measured %s as descendants%s.",
 	    f->procs_total, plural(f->procs_total, "process", "processes"), (int)im->pid,
-	    img_name(im, name, sizeof name), largest / BYTES_PER_MB,
+	    img_name(im, name, sizeof name), largest / UNITS_MB,
 	    plural(f->procs_total, "it", "them"), end);
 	finding_commit(c);
 }
@@ -774,7 +772,7 @@ static void rule_budget(struct ctx *c, const struct merged_run *m)
 	if (!r || r->reason != SUP_REASON_RSS_BUDGET ||
 	    r->rss_budget_mb <= 0 || r->peak_at_s < 0)
 		return;
-	double tree = (double)r->peak_bytes / BYTES_PER_MB, over = tree - r->rss_budget_mb;
+	double tree = (double)r->peak_bytes / UNITS_MB, over = tree - r->rss_budget_mb;
 	if (over < 0)
 		over = 0;
 	struct finding *f = finding_begin(c, "budget_overshoot");
@@ -864,7 +862,7 @@ static double main_end_s(const struct merged_run *m)
 static void gap_rss_budget(struct finding *f, const struct merged_run *m)
 {
 	const struct sup_record *r = m->rec;
-	double budget = r->rss_budget_mb * BYTES_PER_MB;
+	double budget = r->rss_budget_mb * UNITS_MB;
 	if (budget <= 0 || r->reason == SUP_REASON_RSS_BUDGET || (double)r->peak_bytes >= budget)
 		return;
 	const struct image_view *top = NULL;
@@ -878,15 +876,15 @@ static void gap_rss_budget(struct finding *f, const struct merged_run *m)
 		fig_add(f, "vm_hwm_pid", top->pid, 0);
 		snprintf(tail, sizeof tail, " The RSS budget of %.1f MB was crossed unseen: pid %d "
 			 "alone reached VmHWM %.1f MB, and no sample saw the tree above %.1f MB.",
-			 budget / BYTES_PER_MB, (int)top->pid, img_hwm(top) / BYTES_PER_MB,
-			 (double)r->peak_bytes / BYTES_PER_MB);
+			 budget / UNITS_MB, (int)top->pid, img_hwm(top) / UNITS_MB,
+			 (double)r->peak_bytes / UNITS_MB);
 	} else if (r->cgroup.have_peak && (double)r->cgroup.peak >= budget) {
 		fig_mb(f, "rss_budget_mb", budget);
 		fig_mb(f, "kernel_peak_mb", (double)r->cgroup.peak);
 		snprintf(tail, sizeof tail, " The kernel's peak for the run's cgroup, %.1f MB "
 			 "(page cache and kernel memory included), passed the RSS budget of %.1f MB "
 			 "that no sample saw crossed: the tree may have crossed it inside the gap.",
-			 (double)r->cgroup.peak / BYTES_PER_MB, budget / BYTES_PER_MB);
+			 (double)r->cgroup.peak / UNITS_MB, budget / UNITS_MB);
 	} else {
 		return;
 	}
@@ -967,7 +965,7 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 static void put_mb(struct jsonw *w, const char *key, double bytes)
 {
 	jsonw_key(w, key);
-	jsonw_double(w, bytes / BYTES_PER_MB, 2);
+	jsonw_double(w, bytes / UNITS_MB, 2);
 }
 
 static void put_argv(struct jsonw *w, const char *argv, size_t len)
@@ -1009,7 +1007,7 @@ static void put_process(struct jsonw *w, const struct image_view *im)
 	if (im->traced)
 		put_mb(w, "mapped_peak_mb", (double)(im->rec.map_anon_peak + im->rec.map_file_peak));
 	if (rec_ended(im) && im->rec.ru_maxrss_self_kb)
-		put_mb(w, "ru_maxrss_mb", (double)im->rec.ru_maxrss_self_kb * KIB);
+		put_mb(w, "ru_maxrss_mb", (double)im->rec.ru_maxrss_self_kb * UNITS_KIB);
 	if (im->at_peak) {
 		put_mb(w, "rss_at_peak_mb", (double)im->peak_rss);
 		if (heap_known(im))

@@ -5,6 +5,7 @@
 #include "collect/procfs.h"
 #include "contain/contain.h"
 #include "pidmap.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -522,7 +523,7 @@ static void put_phase(struct jsonw *w, const char *label, double start, double e
 		jsonw_null(w);
 	jsonw_key(w, "peak_tree_rss_mb");
 	if (known)
-		put_double(w, (double)p->rss / 1e6);
+		put_double(w, (double)p->rss / UNITS_MB);
 	else
 		jsonw_null(w);
 	jsonw_key(w, "peak_at_s");
@@ -643,11 +644,11 @@ static void print_row(FILE *f, const char *label, double start, double end,
 {
 	fprintf(f, "memsup:   %-24.24s %9.3f %9.3f", label, start, end);
 	if (p->samples || p->seeded)
-		fprintf(f, " %10.1f %9.3f", (double)p->rss / 1e6, p->rss_at_s);
+		fprintf(f, " %10.1f %9.3f", (double)p->rss / UNITS_MB, p->rss_at_s);
 	else
 		fprintf(f, " %10s %9s", "-", "-");
 	if (p->have_heap)
-		fprintf(f, " %10.1f\n", (double)p->heap / 1e6);
+		fprintf(f, " %10.1f\n", (double)p->heap / UNITS_MB);
 	else
 		fprintf(f, " %10s\n", "-");
 }

@@ -10,6 +10,7 @@
 #include "number.h"
 #include "output/jsonr.h"
 #include "output/timeline.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -376,12 +377,12 @@ static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 	free(cmd);
 	s->subtitle = ended(r);
 	double b = jsonr_num(jsonr_get(r, "rss_budget_mb"), 0);
-	s->d.budget_bytes = b > 0 ? b * 1e6 : 0;
+	s->d.budget_bytes = b > 0 ? b * UNITS_MB : 0;
 	double pk = jsonr_num(jsonr_get(r, "peak_tree_rss_mb"), -1);
 	double at = jsonr_num(jsonr_get(r, "peak_tree_rss_at_s"), -1);
 	if (pk >= 0 && at >= 0 && jsonr_num(jsonr_get(r, "samples"), 1) > 0) {
 		s->d.have_peak = 1;
-		s->d.peak_bytes = pk * 1e6;
+		s->d.peak_bytes = pk * UNITS_MB;
 		s->d.peak_t = at;
 	}
 	s->d.t_end = jsonr_num(jsonr_get(r, "wall_s"), 0);

@@ -7,6 +7,7 @@
 #include "jsonw.h"
 #include "names.h"
 #include "output/evidence.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -349,7 +350,7 @@ static uint64_t peak_of(const struct image_view *iv)
 static void print_mb(FILE *out, int known, uint64_t bytes)
 {
 	if (known)
-		fprintf(out, " %9.1f", (double)bytes / 1e6);
+		fprintf(out, " %9.1f", (double)bytes / UNITS_MB);
 	else
 		fprintf(out, " %9s", "-");
 }

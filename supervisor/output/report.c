@@ -22,6 +22,7 @@
 #include "jsonw.h"
 #include "output/jsonr.h"
 #include "output/resources.h"
+#include "units.h"
 
 /* Evidence files larger than this are refused (a broken row), so that a
  * stray huge file cannot exhaust memory.  A fork bomb's processes.json with
@@ -179,7 +180,7 @@ static int row_process(const struct jsonr_value *p, void *ctx)
 	r->largest_name_len = len;
 	r->largest_bytes = bytes;
 	r->largest_pid = (long long)jsonr_num(jsonr_get(p, "pid"), -1);
-	r->largest_mb = bytes / 1e6;
+	r->largest_mb = bytes / UNITS_MB;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "jsonw.h"
 #include "output/pyfloat.h"
 #include "version.h"
+#include "units.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -112,11 +113,11 @@ void resources_apply_merge(struct sup_record *r, const struct merged_run *m,
 	/* No traced image at the peak (a static binary, env -i): the heap was
 	 * not measured, which is null, not 0. */
 	if (m->peak.at_s >= 0 && m->tracing && traced_at_peak) {
-		r->peak_heap_mb = (double)m->peak.heap / 1e6;
-		r->peak_mapped_mb = (double)(m->peak.map_anon + m->peak.map_file) / 1e6;
+		r->peak_heap_mb = (double)m->peak.heap / UNITS_MB;
+		r->peak_mapped_mb = (double)(m->peak.map_anon + m->peak.map_file) / UNITS_MB;
 	}
 	if (m->peak.at_s >= 0 && m->peak.have_smaps)
-		r->peak_pss_mb = (double)m->peak.pss / 1e6;
+		r->peak_pss_mb = (double)m->peak.pss / UNITS_MB;
 	size_t n = findings_compute(m, buf, cap);
 	r->findings = buf;
 	r->n_findings = n < cap ? n : cap;
@@ -211,7 +212,7 @@ static void put_output(struct jsonw *w, const struct relay_report *o)
 static void put_mb_or_null(struct jsonw *w, const char *key, uint64_t bytes, int present)
 {
 	jsonw_key(w, key);
-	put_float_or_null(w, (double)bytes / 1e6, present);
+	put_float_or_null(w, (double)bytes / UNITS_MB, present);
 }
 
 static void put_count_or_null(struct jsonw *w, const char *key, uint64_t n, int present)
@@ -297,7 +298,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	jsonw_key(&w, "wall_s");
 	put_float(&w, r->wall_s);
 	jsonw_key(&w, "peak_tree_rss_mb");
-	put_float(&w, (double)r->peak_bytes / 1e6);
+	put_float(&w, (double)r->peak_bytes / UNITS_MB);
 	jsonw_key(&w, "poll_s");
 	put_float(&w, r->poll_s);
 	jsonw_key(&w, "rss_budget_mb");

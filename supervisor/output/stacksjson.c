@@ -8,6 +8,7 @@
 #include "jsonw.h"
 #include "output/evidence.h"
 #include "output/stacksjson.h"
+#include "units.h"
 
 static void put_u(struct jsonw *w, const char *key, uint64_t v)
 {
@@ -278,11 +279,11 @@ void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows)
 	}
 	fprintf(out, "memsup: heap at the tree's heap peak (%.3f s) by call site: est. %.1f MB +- "
 		"%.1f MB of %.1f MB traced:\n",
-		t->at_s, (double)t->set.bytes / 1e6, callsites_se(&t->set) / 1e6,
-		(double)t->heap / 1e6);
+		t->at_s, (double)t->set.bytes / UNITS_MB, callsites_se(&t->set) / UNITS_MB,
+		(double)t->heap / UNITS_MB);
 	for (size_t k = 0; k < n && k < rows; k++)
 		fprintf(out, "memsup: %6.1f%% %9.1f  %s\n",
 			100.0 * (double)lines[k].bytes / (double)t->set.bytes,
-			(double)lines[k].bytes / 1e6, lines[k].text);
+			(double)lines[k].bytes / UNITS_MB, lines[k].text);
 	free(lines);
 }

@@ -376,7 +376,7 @@ Test(shim_stacks, standalone_summary_names_the_sites, .timeout = 60)
 	shim_run(&r, argv, NULL, SHIM_NO_DIR);
 	cr_assert_eq(r.status, 0);
 	cr_expect_not_null(strstr(r.err, "memtrace:   heap by call site, at the heap peak (sampled "
-					 "every 512.0 KiB on average): "),
+					 "every 524.2 kB on average): "),
 			   "%s", r.err);
 	cr_expect_not_null(strstr(r.err, "  hold_half < shares_take < main"), "%s", r.err);
 	cr_expect_not_null(strstr(r.err, "  hold_three_tenths < shares_take < main"), "%s", r.err);

@@ -1,0 +1,97 @@
+/* test_common.c: common/'s pure pieces on their edges: the image file
+ * name rule (imagename.h) and the byte figures for people (units.h).  The
+ * file checks are held to the three readers' agreement by
+ * tests/python/test_readers_agree.py. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "imagename.h"
+#include "record.h"
+#include "stacks.h"
+#include "units.h"
+
+Test(imagename, format_then_parse_is_the_identity)
+{
+	static const struct {
+		int32_t pid;
+		uint32_t gen;
+		const char *name;
+	} cases[] = {
+		{ 1, 0, "1.0.mtr" },
+		{ 12, 3, "12.3.mtr" },
+		{ INT32_MAX, UINT32_MAX, "2147483647.4294967295.mtr" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char buf[IMAGENAME_MAX_BYTES];
+		int32_t pid = 0;
+		uint32_t gen = 0;
+		cr_expect_eq(imagename_format(buf, sizeof buf, cases[i].pid, cases[i].gen,
+					      MT_RECORD_SUFFIX),
+			     (int)strlen(cases[i].name));
+		cr_expect_str_eq(buf, cases[i].name);
+		cr_expect_eq(imagename_parse(buf, MT_RECORD_SUFFIX, &pid, &gen), 0, "%s", buf);
+		cr_expect_eq(pid, cases[i].pid);
+		cr_expect_eq(gen, cases[i].gen);
+	}
+}
+
+Test(imagename, one_image_one_name)
+{
+	static const char *const bad[] = {
+		"012.0.mtr", "12.00.mtr", "12.01.mtr", "0.0.mtr", "-1.0.mtr", "+1.0.mtr",
+		"2147483648.0.mtr", "1.4294967296.mtr", "1.0.mts", "1.0.mtr.tmp", "1..mtr",
+		".0.mtr", "1.0", "", "1.0.MTR", "1 .0.mtr", "99999999999999999999.0.mtr",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int32_t pid = -7;
+		uint32_t gen = 7;
+		cr_expect_eq(imagename_parse(bad[i], MT_RECORD_SUFFIX, &pid, &gen), -1, "%s", bad[i]);
+		cr_expect(pid == -7 && gen == 7, "%s: out parameters untouched", bad[i]);
+	}
+	int32_t pid;
+	uint32_t gen;
+	cr_expect_eq(imagename_parse("5.0.mts", MT_STACKS_SUFFIX, &pid, &gen), 0);
+}
+
+Test(imagename, refuses_what_does_not_fit)
+{
+	char buf[8] = "xxxxxxx", path[64];
+	cr_expect_eq(imagename_format(buf, sizeof buf, 123456, 7, MT_RECORD_SUFFIX), -1);
+	cr_expect_str_eq(buf, "", "nothing half written");
+	cr_expect_eq(imagename_format(buf, sizeof buf, 0, 0, MT_RECORD_SUFFIX), -1);
+	cr_expect_eq(imagename_format(buf, sizeof buf, 1, 0, MT_RECORD_SUFFIX), 7);
+	cr_expect_str_eq(buf, "1.0.mtr");
+	cr_expect_eq(imagename_path(path, sizeof path, "/d", 42, 1, MT_STACKS_SUFFIX), 11);
+	cr_expect_str_eq(path, "/d/42.1.mts");
+	cr_expect_eq(imagename_path(path, 10, "/d", 42, 1, MT_STACKS_SUFFIX), -1);
+	cr_expect_str_eq(path, "");
+}
+
+Test(units, decimal_and_never_more_than_is_there)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *text;
+	} cases[] = {
+		{ 0, "0 B" },
+		{ 9999, "9999 B" },
+		{ 10000, "10.0 kB" },
+		{ 999999, "999.9 kB" },
+		{ 1000000, "1.0 MB" },
+		{ 52428800, "52.4 MB" },          /* 50 MiB */
+		{ 1999999999, "1.9 GB" },        /* cut, not rounded up */
+		{ 1000000000000, "1.0 TB" },
+		{ 999999999999999, "999.9 TB" },
+		{ UINT64_MAX, "18446744.0 TB" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char buf[UNITS_BYTES_MAX];
+		size_t n = units_format_bytes(buf, sizeof buf, cases[i].bytes);
+		cr_expect_str_eq(buf, cases[i].text, "%llu", (unsigned long long)cases[i].bytes);
+		cr_expect_eq(n, strlen(buf));
+	}
+	char small[5];
+	cr_expect_eq(units_format_bytes(small, sizeof small, 123456789), 4);
+	cr_expect_str_eq(small, "123.", "cut to the buffer, terminated");
+}
