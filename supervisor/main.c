@@ -105,7 +105,7 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 	if (rec->rusage_children_maxrss_mb >= 0 && rec->have_exit)
 		fprintf(stderr, "memsup: largest single process (getrusage, time -v): %.1f MB\n",
 			rec->rusage_children_maxrss_mb);
-	const char *reason = resources_reason_name(rec->reason);
+	const char *reason = runrecord_reason_name(rec->reason);
 	fprintf(stderr, "memsup: reason: %s; ", reason ? reason : "none");
 	if (rec->error && rec->reason == SUP_REASON_START_FAILED)
 		fprintf(stderr, "could not start: %s; ", rec->error);
@@ -198,7 +198,7 @@ static void start_record(struct sup_run *s)
 {
 	const struct sup_options *o = &s->opt;
 	struct sup_record *rec = &s->rec;
-	resources_init(rec);
+	runrecord_init(rec);
 	rec->command = o->command;
 	rec->command_argc = o->command_argc;
 	rec->poll_s = o->poll_ms / 1000.0;
@@ -234,7 +234,7 @@ static void set_up_tracing(struct sup_run *s)
 		snprintf(note, sizeof note, "libmemtrace.so was found neither next to memsup "
 			 "nor in %s: the run was not traced (/proc polling alone)",
 			 trace_pkglibdir());
-		resources_note(&s->rec, note);
+		runrecord_note(&s->rec, note);
 		fprintf(stderr, "memsup: note: %s\n", note);
 		return;
 	}
@@ -247,7 +247,7 @@ static void set_up_tracing(struct sup_run *s)
 		snprintf(note, sizeof note, "%s=%s: no staging directory could be made there (%s): "
 			 "the shim writes into %s", STAGING_ENV, s->records.root,
 			 strerror(-s->records.refused), s->records.dir);
-		resources_note(&s->rec, note);
+		runrecord_note(&s->rec, note);
 		fprintf(stderr, "memsup: note: %s\n", note);
 	}
 	s->traced_env = trace_build_env(s->envp, shim, s->records.dir, s->opt.follow_env,
@@ -302,7 +302,7 @@ static void pack_stacks(struct sup_run *s, int records_dirfd)
 			 STACKFOLD_NAME);
 	else
 		return;
-	resources_note(&s->rec, note);
+	runrecord_note(&s->rec, note);
 }
 
 /* The sampled call sites (tracing only): named and gathered from the
@@ -315,10 +315,10 @@ static int write_call_sites(struct sup_run *s, int status)
 	struct stackfold_index packed;
 	int rc, dfd = openat(s->ev.dirfd, "records", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if ((rc = stackfold_index_open(&packed, s->ev.dirfd)) < 0)
-		resources_note(&s->rec, "stacks.fold could not be read back: stacks.json lacks "
+		runrecord_note(&s->rec, "stacks.fold could not be read back: stacks.json lacks "
 			       "the images that ended during the run");
 	if (callsites_build(&s->sites, &s->merged, s->views.sites, dfd, &packed) < 0)
-		resources_note(&s->rec, "out of memory gathering the sampled call sites: "
+		runrecord_note(&s->rec, "out of memory gathering the sampled call sites: "
 			       "stacks.json is incomplete");
 	stackfold_index_close(&packed);
 	if ((rc = stacksjson_write(s->ev.dirfd, &s->sites)) < 0) {
@@ -357,9 +357,9 @@ static int write_results(struct sup_run *s, int status)
 	if (procfs_read_meminfo("/proc", &in.memory_kb) < 0)
 		in.memory_kb = 0; /* unknown: the kernel figures go unchecked */
 	if (merge_build(&s->merged, &in) < 0)
-		resources_note(rec, "out of memory building the per-process view: "
+		runrecord_note(rec, "out of memory building the per-process view: "
 			       "processes.json and blind_spots are incomplete");
-	resources_apply_merge(rec, &s->merged, run_findings, FINDINGS_MAX);
+	findings_apply(rec, &s->merged, run_findings, FINDINGS_MAX);
 	if ((rc = processes_write(s->ev.dirfd, &s->merged)) < 0) {
 		snprintf(what, sizeof what, "write %s/processes.json", dir);
 		status = write_failed(s, what, rc);
@@ -395,7 +395,7 @@ static void release(struct sup_run *s)
 	relay_close(s->relay);
 	merge_free(&s->merged);
 	run_views_free(&s->views);
-	resources_free(&s->rec);
+	runrecord_free(&s->rec);
 	free(s->traced_env);
 	free(s->env_owned);
 	free(s->envp);

@@ -109,7 +109,7 @@ static void reap(struct run *r)
 			if (p == r->sentinel.pid) {
 				/* it should live until sentinel_stop(): say so */
 				r->sentinel.pid = 0;
-				resources_note(r->rec, "memsup's sentinel ended early: a memsup "
+				runrecord_note(r->rec, "memsup's sentinel ended early: a memsup "
 					       "killed now would leave the tree to itself");
 			} else if (p == r->main_pid && !r->main_done) {
 				r->main_done = 1;
@@ -117,7 +117,7 @@ static void reap(struct run *r)
 			} else {
 				/* a re-parented orphan: its status is evidence too */
 				struct sup_record *rec = r->rec;
-				if (rec->n_reaped < RESOURCES_MAX_REAPED) {
+				if (rec->n_reaped < RUNRECORD_MAX_REAPED) {
 					struct sup_reaped *x = &rec->reaped[rec->n_reaped];
 					x->pid = p;
 					x->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
@@ -234,7 +234,7 @@ static void kill_tree(struct run *r, int leftovers)
 		snprintf(run_stuck, sizeof run_stuck, "still alive after SIGKILL, in "
 			 "uninterruptible sleep (D state) for %d s, where no signal reaches: "
 			 "%s; they die when they wake", KILL_STUCK_S, stuck);
-		resources_note(r->rec, run_stuck);
+		runrecord_note(r->rec, run_stuck);
 	}
 }
 
@@ -282,7 +282,7 @@ static void note_prior_children(struct run *r)
 			 "(left to it by an exec): not part of the run%s", r->nprior,
 			 rc ? " or more" : "", r->nprior == 1 && !rc ? "" : "es",
 			 rc ? "; past the first 64, /proc discovery may count them" : "");
-		resources_note(r->rec, note);
+		runrecord_note(r->rec, note);
 	}
 }
 
@@ -314,7 +314,7 @@ static void reap_rest(struct run *r)
 		snprintf(note, sizeof note, "%zu process%s of the tree still not reaped %d ms "
 			 "after the kill; init inherits them", others, others == 1 ? "" : "es",
 			 REAP_REST_MS);
-		resources_note(r->rec, note);
+		runrecord_note(r->rec, note);
 	}
 }
 
@@ -535,7 +535,7 @@ static void drain_staging(struct run *r)
 	snprintf(note, sizeof note, "the records left in %s could not all be moved into "
 		 "%s/records (%s): what was not moved stays there", r->cfg->staging->dir,
 		 r->ev->path, strerror(-rc));
-	resources_note(r->rec, note);
+	runrecord_note(r->rec, note);
 }
 
 /* The supervision loop proper; returns the reason (SUP_REASON_NONE: the
@@ -642,7 +642,7 @@ static int start_failed(struct run *r, int status, const char *what, int err)
 	snprintf(run_error, sizeof run_error, "%s: %s", what, strerror(err));
 	r->rec->reason = SUP_REASON_START_FAILED;
 	r->rec->error = run_error;
-	r->rec->exit_status = resources_exit_status(SUP_REASON_START_FAILED, status);
+	r->rec->exit_status = runrecord_exit_status(SUP_REASON_START_FAILED, status);
 	return r->rec->exit_status;
 }
 
@@ -671,7 +671,7 @@ static int open_run(struct run *r, sigset_t *orig)
 	if (r->sfd < 0)
 		return start_failed(r, 125, "signalfd", errno);
 	if (spawn_become_subreaper() < 0)
-		resources_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
+		runrecord_note(rec, "PR_SET_CHILD_SUBREAPER failed: orphaned descendants "
 			       "re-parent to init, leave the measured tree and are not killed");
 	const struct sup_options *o = cfg->opt;
 	struct contain_config cc = {
@@ -690,7 +690,7 @@ static int open_run(struct run *r, sigset_t *orig)
 	/* before the command: the sentinel stays outside the run's cgroup */
 	if ((rc = sentinel_start(&r->sentinel, r->contain, r->ev->dirfd, cfg->staging,
 				   cfg->relay)) < 0)
-		resources_note(rec, "no sentinel could be started: a memsup killed by SIGKILL "
+		runrecord_note(rec, "no sentinel could be started: a memsup killed by SIGKILL "
 			       "would leave the tree to itself");
 	if (cfg->records_dir && (rc = live_open(&r->live, cfg->records_dir)) < 0)
 		return start_failed(r, 125, "open the records directory", -rc);
@@ -706,7 +706,7 @@ static int open_run(struct run *r, sigset_t *orig)
 		return start_failed(r, 125, "open the records directory", -rc);
 	const char *const *notes;
 	for (size_t i = 0, n = contain_notes(r->contain, &notes); i < n; i++)
-		resources_note(rec, notes[i]);
+		runrecord_note(rec, notes[i]);
 	return 0;
 }
 
@@ -743,7 +743,7 @@ static int launch(struct run *r, const sigset_t *orig)
 	 * already exited still has a pid to open. */
 	r->pidfd = open_pidfd(r->main_pid);
 	if (r->pidfd < 0)
-		resources_note(rec, "pidfd_open unavailable: the end of the main process "
+		runrecord_note(rec, "pidfd_open unavailable: the end of the main process "
 			       "is seen through SIGCHLD");
 	return 0;
 }
@@ -787,7 +787,7 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	if (rf < 0) {
 		snprintf(run_note_finish, sizeof run_note_finish, "the run's cgroups could not all "
 			 "be removed: %s", strerror(-rf));
-		resources_note(rec, run_note_finish);
+		runrecord_note(rec, run_note_finish);
 	}
 	if (!r->main_done) {
 		/* Not listed by discovery (should not happen): make sure. */
@@ -812,7 +812,7 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	views->main_status = r->main_status;
 	if (interrupt)
 		status = 128 + interrupt;
-	return rec->exit_status = resources_exit_status(reason, status);
+	return rec->exit_status = runrecord_exit_status(reason, status);
 }
 
 /* Whatever way the run ended (`status` so far): the last lines written,
@@ -842,7 +842,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	if (rec->reason == SUP_REASON_EVIDENCE_FAILED &&
 	    evidence_fail_describe(r->ev, run_error, sizeof run_error) == 0) {
 		rec->error = run_error;
-		status = rec->exit_status = resources_exit_status(rec->reason, status);
+		status = rec->exit_status = runrecord_exit_status(rec->reason, status);
 	}
 	/* every record that will ever exist is there now: list them all (a
 	 * process killed while creating its file leaves one without magic) */
@@ -862,7 +862,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 		rec->reason = SUP_REASON_EVIDENCE_FAILED;
 		if (evidence_fail_describe(r->ev, run_error, sizeof run_error) == 0)
 			rec->error = run_error;
-		status = rec->exit_status = resources_exit_status(rec->reason, status);
+		status = rec->exit_status = runrecord_exit_status(rec->reason, status);
 	}
 	/* the images are gone and folded: what is left of the staging
 	 * directory comes into the evidence before the sentinel stands down */

@@ -21,7 +21,7 @@
  * once a second while running.
  *
  * Returns memsup's exit status (see memsup(1); the outcomes' table is in
- * resources.c): the command's status, 128+N for signal N, 122/123/124
+ * runrecord.c): the command's status, 128+N for signal N, 122/123/124
  * budgets (123 also the memory limit), 125 memsup error, 126/127 cannot
  * start, 128+N when memsup got signal N.  Never exits.
  */
@@ -30,7 +30,7 @@
 
 #include "cli.h"
 #include "output/evidence.h"
-#include "output/resources.h"
+#include "runrecord.h"
 
 struct staging;
 

@@ -1071,3 +1071,25 @@ void findings_print(FILE *out, const struct finding *f, size_t n)
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "memsup: %s: %s\n", f[i].kind, f[i].sentence);
 }
+
+void findings_apply(struct sup_record *r, const struct merged_run *m, struct finding *buf,
+		    size_t cap)
+{
+	int traced_at_peak = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		r->processes_traced += m->images[i].traced != 0;
+		r->processes_sampled += m->images[i].sampled != 0;
+		traced_at_peak |= m->images[i].traced && m->images[i].at_peak;
+	}
+	/* No traced image at the peak (a static binary, env -i): the heap was
+	 * not measured, which is null, not 0. */
+	if (m->peak.at_s >= 0 && m->tracing && traced_at_peak) {
+		r->peak_heap_mb = (double)m->peak.heap / UNITS_MB;
+		r->peak_mapped_mb = (double)(m->peak.map_anon + m->peak.map_file) / UNITS_MB;
+	}
+	if (m->peak.at_s >= 0 && m->peak.have_smaps)
+		r->peak_pss_mb = (double)m->peak.pss / UNITS_MB;
+	size_t n = findings_compute(m, buf, cap);
+	r->findings = buf;
+	r->n_findings = n < cap ? n : cap;
+}

@@ -53,4 +53,12 @@ void findings_write_json(struct jsonw *w, const struct finding *f, size_t n);
 /* For the human summary: "memsup: <kind>: <sentence>" lines. */
 void findings_print(FILE *out, const struct finding *f, size_t n);
 
+/* The merged view's figures into the record: processes_traced and
+ * processes_sampled, peak_heap_mb and peak_mapped_mb (a traced run with a
+ * sample), peak_pss_mb (smaps read at the peak), and blind_spots: the
+ * findings, computed into buf[0..cap) (kept by pointer: buf must outlive
+ * the record's last write; more than cap are dropped). */
+void findings_apply(struct sup_record *r, const struct merged_run *m, struct finding *buf,
+		    size_t cap);
+
 #endif /* MEMSUP_FINDINGS_H */

@@ -305,7 +305,7 @@ static void end_of_pid(struct image_view *iv, const struct merge_input *in)
 		iv->have_status = 1;
 		iv->wait_status = in->main_status;
 	}
-	for (size_t k = 0; k < rec->n_reaped && k < RESOURCES_MAX_REAPED; k++) {
+	for (size_t k = 0; k < rec->n_reaped && k < RUNRECORD_MAX_REAPED; k++) {
 		if (rec->reaped[k].pid == iv->pid) {
 			iv->have_status = 1;
 			iv->wait_status = wait_status_of(rec->reaped[k].exit_code);

@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #include "collect/pview.h" /* enum untraced_why */
-#include "output/resources.h"
+#include "runrecord.h"
 #include "record.h"
 
 /* What the merged view keeps of an image's record: its figures, under the

@@ -230,7 +230,7 @@ static void row_read(struct report_row *r)
 	 * record still "running" is a run in progress, or one whose memsup was
 	 * killed: not broken, and without processes.json. */
 	enum sup_reason why = SUP_REASON_NONE;
-	if (resources_reason_parse(r->reason, &why) < 0)
+	if (runrecord_reason_parse(r->reason, &why) < 0)
 		why = SUP_REASON_NONE;
 	if (why == SUP_REASON_RUNNING) {
 		r->state = REPORT_RUNNING;

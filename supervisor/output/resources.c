@@ -1,7 +1,6 @@
-/* resources.c: the run record and its JSON (see resources.h). */
+/* resources.c: the run record as JSON (see resources.h). */
 #include "output/resources.h"
 #include "analyze/findings.h"
-#include "analyze/merge.h"
 #include "analyze/phases.h"
 #include "jsonw.h"
 #include "output/pyfloat.h"
@@ -13,115 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- outcomes ---------------------------------------------------------------- */
-
-#define STATUS_NONE (-1)           /* no exit status yet: null */
-#define STATUS_OF_RUN (-2)         /* the run decides (resources_exit_status) */
-
-/* Each outcome's name in the record and memsup's exit status (memsup(1)). */
-static const struct {
-	const char *name;
-	int exit_status;
-} reasons[SUP_REASON_COUNT] = {
-	[SUP_REASON_NONE] = { NULL, STATUS_OF_RUN },
-	[SUP_REASON_RUNNING] = { "running", STATUS_NONE },
-	[SUP_REASON_WALL_BUDGET] = { "wall_budget_exceeded", 124 },
-	[SUP_REASON_RSS_BUDGET] = { "rss_budget_exceeded", 123 },
-	[SUP_REASON_PROCS_BUDGET] = { "procs_budget_exceeded", 122 },
-	[SUP_REASON_INTERRUPTED] = { "interrupted", STATUS_OF_RUN },
-	[SUP_REASON_START_FAILED] = { "start_failed", STATUS_OF_RUN },
-	[SUP_REASON_EVIDENCE_FAILED] = { "evidence_failed", SUP_EXIT_ERROR },
-	/* 123 as the RSS budget: the memory limit is the same promise, kept
-	 * by the kernel instead of a poll */
-	[SUP_REASON_MEM_LIMIT] = { "mem_limit_exceeded", 123 },
-	/* 128 + SIGKILL: what the shell that ran memsup saw */
-	[SUP_REASON_SUPERVISOR_KILLED] = { "supervisor_killed", 128 + 9 },
-};
-
-const char *resources_reason_name(enum sup_reason reason)
-{
-	return (unsigned)reason < SUP_REASON_COUNT ? reasons[reason].name : NULL;
-}
-
-int resources_reason_parse(const char *name, enum sup_reason *out)
-{
-	if (!name) {
-		*out = SUP_REASON_NONE;
-		return 0;
-	}
-	for (unsigned i = 0; i < SUP_REASON_COUNT; i++) {
-		if (reasons[i].name && strcmp(reasons[i].name, name) == 0) {
-			*out = (enum sup_reason)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-int resources_exit_status(enum sup_reason reason, int run_status)
-{
-	int st = (unsigned)reason < SUP_REASON_COUNT ? reasons[reason].exit_status : STATUS_OF_RUN;
-	return st == STATUS_OF_RUN ? run_status : st;
-}
-
-/* ---- the record -------------------------------------------------------------- */
-
 /* The record's "scope" and "limitation": what its figures cover. */
 static const char resources_scope[] =
 	"command launch through exit; simultaneous descendants; observer excluded";
 static const char resources_limitation[] =
 	"polled observations do not bound arbitrary transient allocations";
-
-void resources_init(struct sup_record *r)
-{
-	memset(r, 0, sizeof *r);
-	r->reason = SUP_REASON_RUNNING;
-	r->exit_status = -1;
-	r->peak_at_s = -1;
-	r->rusage_children_maxrss_mb = -1;
-	r->memsup_cpu_s = -1;
-	r->poll_interval_p99_s = -1;
-	r->longest_gap_s = -1;
-	r->longest_gap_at_s = -1;
-	r->peak_heap_mb = r->peak_mapped_mb = r->peak_pss_mb = -1;
-}
-
-void resources_note(struct sup_record *r, const char *note)
-{
-	if (r->n_notes < RESOURCES_MAX_NOTES)
-		r->notes[r->n_notes++] = note;
-}
-
-void resources_free(struct sup_record *r)
-{
-	for (size_t i = 0; i < r->n_leftovers; i++)
-		free(r->leftovers[i].argv);
-	free(r->leftovers);
-	r->leftovers = NULL;
-	r->n_leftovers = 0;
-}
-
-void resources_apply_merge(struct sup_record *r, const struct merged_run *m,
-			   struct finding *buf, size_t cap)
-{
-	int traced_at_peak = 0;
-	for (size_t i = 0; i < m->n_images; i++) {
-		r->processes_traced += m->images[i].traced != 0;
-		r->processes_sampled += m->images[i].sampled != 0;
-		traced_at_peak |= m->images[i].traced && m->images[i].at_peak;
-	}
-	/* No traced image at the peak (a static binary, env -i): the heap was
-	 * not measured, which is null, not 0. */
-	if (m->peak.at_s >= 0 && m->tracing && traced_at_peak) {
-		r->peak_heap_mb = (double)m->peak.heap / UNITS_MB;
-		r->peak_mapped_mb = (double)(m->peak.map_anon + m->peak.map_file) / UNITS_MB;
-	}
-	if (m->peak.at_s >= 0 && m->peak.have_smaps)
-		r->peak_pss_mb = (double)m->peak.pss / UNITS_MB;
-	size_t n = findings_compute(m, buf, cap);
-	r->findings = buf;
-	r->n_findings = n < cap ? n : cap;
-}
 
 /* ---- the JSON ---------------------------------------------------------------- */
 
@@ -294,7 +189,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	else
 		jsonw_null(&w);
 	jsonw_key(&w, "reason");
-	jsonw_string(&w, resources_reason_name(r->reason));
+	jsonw_string(&w, runrecord_reason_name(r->reason));
 	jsonw_key(&w, "wall_s");
 	put_float(&w, r->wall_s);
 	jsonw_key(&w, "peak_tree_rss_mb");
@@ -359,7 +254,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	jsonw_array_end(&w);
 	jsonw_key(&w, "orphans_reaped");
 	jsonw_array_begin(&w);
-	for (size_t i = 0; i < r->n_reaped && i < RESOURCES_MAX_REAPED; i++) {
+	for (size_t i = 0; i < r->n_reaped && i < RUNRECORD_MAX_REAPED; i++) {
 		jsonw_object_begin(&w);
 		jsonw_key(&w, "pid");
 		jsonw_int(&w, r->reaped[i].pid);
@@ -468,7 +363,7 @@ int resources_patch_killed(const char *in, size_t len, const char *error, char *
 	quoted[q] = '\0';
 	char status[16];
 	snprintf(status, sizeof status, "%d",
-		 resources_exit_status(SUP_REASON_SUPERVISOR_KILLED, -1));
+		 runrecord_exit_status(SUP_REASON_SUPERVISOR_KILLED, -1));
 	int fl[3], tl[3];
 	fl[0] = needle(from[0], sizeof from[0], "reason", "\"running\"");
 	tl[0] = needle(to[0], sizeof to[0], "reason", "\"supervisor_killed\"");

@@ -65,7 +65,7 @@ Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
 	struct sup_record r;
 	char *cmd[] = { "prog", "we\"ird\n", "\x01\xff", NULL };
 	char *env[] = { "A=1", "B=two words", "A=3" };
-	resources_init(&r);
+	runrecord_init(&r);
 	r.command = cmd;
 	r.command_argc = 3;
 	r.poll_s = 0.01;
@@ -88,9 +88,9 @@ Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
 	memcpy(r.leftovers[0].argv, "ab\0cd", 5);
 	r.leftovers[0].argv_len = 5;
 	r.n_leftovers = 1;
-	resources_note(&r, "a note");
+	runrecord_note(&r, "a note");
 	cr_assert_eq(evidence_write_record(&ev, &r, 1), 0);
-	resources_free(&r);
+	runrecord_free(&r);
 	evidence_close(&ev);
 
 	char cmdline[PATH_MAX + 1024];
@@ -156,7 +156,7 @@ Test(evidence, failed_write_after_exact_buffers_keeps_whole_lines, .timeout = 20
 static void prog_record(struct sup_record *r)
 {
 	static char *cmd[] = { "prog", NULL };
-	resources_init(r);
+	runrecord_init(r);
 	r->command = cmd;
 	r->command_argc = 1;
 	r->started_at = "2026-12-04T10:00:00.000Z";
@@ -183,7 +183,7 @@ Test(evidence, failed_rename_removes_temporary_record, .timeout = 20)
 	snprintf(want, sizeof want, "rename %s/resources.json.tmp: %s", ev.path,
 		 strerror(EISDIR));
 	cr_expect_str_eq(said, want);
-	resources_free(&r);
+	runrecord_free(&r);
 	evidence_close(&ev);
 }
 

@@ -76,7 +76,7 @@ static void clean_run(void)
 	memset(&run, 0, sizeof run);
 	memset(out, 0, sizeof out);
 	nout = 0;
-	resources_init(&rec);
+	runrecord_init(&rec);
 	rec.reason = SUP_REASON_NONE;
 	rec.peak_bytes = mb_b(40);
 	rec.peak_at_s = 0.5;

@@ -20,19 +20,19 @@
 Test(resources, every_outcome_has_one_name_that_reads_back)
 {
 	enum sup_reason r;
-	cr_expect_null(resources_reason_name(SUP_REASON_NONE), "no reason is JSON null");
-	cr_expect_eq(resources_reason_parse(NULL, &r), 0);
+	cr_expect_null(runrecord_reason_name(SUP_REASON_NONE), "no reason is JSON null");
+	cr_expect_eq(runrecord_reason_parse(NULL, &r), 0);
 	cr_expect_eq(r, SUP_REASON_NONE);
 	for (int i = SUP_REASON_NONE + 1; i < SUP_REASON_COUNT; i++) {
-		const char *name = resources_reason_name((enum sup_reason)i);
+		const char *name = runrecord_reason_name((enum sup_reason)i);
 		cr_assert_not_null(name, "outcome %d has no name", i);
-		cr_expect_eq(resources_reason_parse(name, &r), 0, "%s", name);
+		cr_expect_eq(runrecord_reason_parse(name, &r), 0, "%s", name);
 		cr_expect_eq(r, (enum sup_reason)i, "%s reads back as another outcome", name);
 	}
-	cr_expect_null(resources_reason_name(SUP_REASON_COUNT));
-	cr_expect_eq(resources_reason_parse("mem_limit_exceeded_twice", &r), -EINVAL,
+	cr_expect_null(runrecord_reason_name(SUP_REASON_COUNT));
+	cr_expect_eq(runrecord_reason_parse("mem_limit_exceeded_twice", &r), -EINVAL,
 		     "a name of another memsup is not guessed at");
-	cr_expect_eq(resources_reason_parse("", &r), -EINVAL);
+	cr_expect_eq(runrecord_reason_parse("", &r), -EINVAL);
 }
 
 /* The names and statuses memsup(1), the README and the Python seed use. */
@@ -56,12 +56,12 @@ Test(resources, names_and_exit_statuses_as_documented)
 	};
 	cr_assert_eq(sizeof want / sizeof want[0], SUP_REASON_COUNT, "an outcome is untested");
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-		const char *name = resources_reason_name(want[i].r);
+		const char *name = runrecord_reason_name(want[i].r);
 		if (want[i].name)
 			cr_expect_str_eq(name, want[i].name);
 		else
 			cr_expect_null(name);
-		cr_expect_eq(resources_exit_status(want[i].r, 77), want[i].status, "%s",
+		cr_expect_eq(runrecord_exit_status(want[i].r, 77), want[i].status, "%s",
 			     name ? name : "null");
 	}
 }
@@ -71,7 +71,7 @@ Test(resources, reason_in_the_json)
 {
 	char *cmd[] = { "prog", NULL };
 	struct sup_record r;
-	resources_init(&r);
+	runrecord_init(&r);
 	r.command = cmd;
 	r.command_argc = 1;
 	static const struct {
@@ -93,7 +93,7 @@ Test(resources, reason_in_the_json)
 		cr_expect_not_null(strstr(buf, cases[i].json), "%s not in:\n%s", cases[i].json, buf);
 		fclose(f);
 	}
-	resources_free(&r);
+	runrecord_free(&r);
 }
 
 /* The merge's figures land in the record's keys, in MB, and only when the
@@ -107,7 +107,7 @@ Test(resources, apply_merge)
 	im[1].sampled = 1;
 	im[2].traced = 1;
 	struct sup_record r;
-	resources_init(&r);
+	runrecord_init(&r);
 	struct merged_run m = { .rec = &r, .tracing = 1, .images = im, .n_images = 3 };
 	m.peak.at_s = 0.5;
 	m.peak.heap = 2500000;
@@ -116,7 +116,7 @@ Test(resources, apply_merge)
 	m.peak.have_smaps = 1;
 	m.peak.pss = 7000000;
 	struct finding f[FINDINGS_MAX];
-	resources_apply_merge(&r, &m, f, FINDINGS_MAX);
+	findings_apply(&r, &m, f, FINDINGS_MAX);
 	cr_expect_eq(r.processes_traced, 2);
 	cr_expect_eq(r.processes_sampled, 2);
 	cr_expect_eq(r.peak_heap_mb, 2.5);
@@ -127,19 +127,19 @@ Test(resources, apply_merge)
 
 	/* tracing on, but no traced image at the peak (a static binary, a
 	 * scrubbed environment): the heap was not measured -- null, not 0 */
-	resources_init(&r);
+	runrecord_init(&r);
 	im[0].at_peak = 0;
 	im[1].at_peak = 1;
 	m.peak.heap = 0;
-	resources_apply_merge(&r, &m, f, FINDINGS_MAX);
+	findings_apply(&r, &m, f, FINDINGS_MAX);
 	cr_expect_lt(r.peak_heap_mb, 0, "null when nothing at the peak was traced");
 	cr_expect_lt(r.peak_mapped_mb, 0);
 
 	/* untraced, no sample: nothing but the counts */
-	resources_init(&r);
+	runrecord_init(&r);
 	m.tracing = 0;
 	m.peak.at_s = -1;
-	resources_apply_merge(&r, &m, f, FINDINGS_MAX);
+	findings_apply(&r, &m, f, FINDINGS_MAX);
 	cr_expect_eq(r.processes_sampled, 2);
 	cr_expect_lt(r.peak_heap_mb, 0, "null without tracing");
 	cr_expect_lt(r.peak_mapped_mb, 0);
@@ -154,7 +154,7 @@ Test(resources, sentinel_patch_of_a_running_record)
 	char *cmd[] = { "prog", "a\"b", NULL };
 	char *env[] = { "K=\"running\"," };
 	struct sup_record r;
-	resources_init(&r);
+	runrecord_init(&r);
 	r.command = cmd;
 	r.command_argc = 2;
 	r.env = env;
@@ -193,5 +193,5 @@ Test(resources, sentinel_patch_of_a_running_record)
 	size_t outlen;
 	cr_expect_eq(resources_patch_killed("{}", 2, "x", &out, &outlen), -ENOENT);
 	close(dfd); /* tmp_adopt removes the directory */
-	resources_free(&r);
+	runrecord_free(&r);
 }

@@ -1,0 +1,153 @@
+/* runrecord.h: the run record -- what was asked, what happened, what the
+ * merged view found.  Every stage shares it: run.c fills what was asked
+ * and what happened, analyze/ adds what the merged view found
+ * (findings_apply), output/resources.c writes it as resources.json, and
+ * memsup report reads one back.  It keeps every key of measure_command's
+ * record (the Python function memsup stays compatible with) with the same
+ * meaning and units.
+ *
+ * Return convention: 0 or -errno.
+ */
+#ifndef MEMSUP_RUNRECORD_H
+#define MEMSUP_RUNRECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "contain/contain.h" /* struct contain_info, contain_figures */
+#include "output/relay.h"    /* struct relay_report */
+
+/* How the run ended: the record's "reason".  One table in runrecord.c gives
+ * each outcome its name in resources.json and memsup's exit status; only
+ * the record's JSON writer and runrecord_reason_parse() see the names, so
+ * the rest of memsup compares values.  A new outcome is a value here and a
+ * line in that table. */
+enum sup_reason {
+	SUP_REASON_NONE = 0,        /* null: the command ended on its own */
+	SUP_REASON_RUNNING,         /* the run is not over (or memsup was killed) */
+	SUP_REASON_WALL_BUDGET,     /* --wall-s reached: the tree was killed */
+	SUP_REASON_RSS_BUDGET,      /* --rss-mb reached */
+	SUP_REASON_PROCS_BUDGET,    /* --max-procs exceeded */
+	SUP_REASON_INTERRUPTED,     /* memsup got SIGINT/TERM/HUP/QUIT */
+	SUP_REASON_START_FAILED,    /* the command never ran (error says why) */
+	SUP_REASON_EVIDENCE_FAILED, /* a write to the evidence directory failed */
+	SUP_REASON_MEM_LIMIT,       /* --mem-max: the kernel's OOM killer acted */
+	SUP_REASON_SUPERVISOR_KILLED, /* memsup itself was killed; its sentinel
+				       ended the tree (written by the sentinel) */
+	SUP_REASON_COUNT            /* (how many there are) */
+};
+
+/* memsup's exit status for its own errors (memsup(1)). */
+#define SUP_EXIT_ERROR 125
+
+/* The record's name of an outcome: "rss_budget_exceeded", ...; NULL (JSON
+ * null) for SUP_REASON_NONE and for a value out of range. */
+const char *runrecord_reason_name(enum sup_reason reason);
+
+/* The outcome a record's "reason" names; a NULL name (null, or no reason)
+ * is SUP_REASON_NONE.  0, or -EINVAL for a name the table does not know
+ * (an evidence directory of another memsup). */
+int runrecord_reason_parse(const char *name, enum sup_reason *out);
+
+/* memsup's exit status for a run that ended for `reason`: the table's own
+ * (122 process, 123 RSS budget or memory limit, 124 wall budget, 125
+ * evidence failed, 137 supervisor killed: what a shell reports for a
+ * SIGKILLed memsup, which cannot say anything itself), or, for
+ * the outcomes whose status the run decides, `run_status`: the command's
+ * status or 128+N for its signal N (none), 128+N for memsup's own signal N
+ * (interrupted), 125 or exec's 126/127 (start failed).  -1 for running
+ * (null in the record). */
+int runrecord_exit_status(enum sup_reason reason, int run_status);
+
+#define RUNRECORD_MAX_NOTES 8u
+
+struct finding; /* analyze/findings.h */
+struct merged_run; /* analyze/merge.h */
+struct phase_log; /* analyze/phases.h */
+
+struct sup_leftover {
+	pid_t pid;
+	pid_t session;   /* when it was killed; 0: unknown */
+	char *argv;      /* NUL-separated, malloc'd; argv_len bytes */
+	size_t argv_len;
+};
+
+/* A re-parented orphan memsup reaped: its status, Python convention. */
+struct sup_reaped {
+	pid_t pid;
+	int exit_code;             /* status, or -signal */
+};
+
+#define RUNRECORD_MAX_REAPED 256u
+
+struct sup_record {
+	/* what was asked */
+	char *const *command;
+	int command_argc;
+	double poll_s;
+	double rss_budget_mb;      /* 0: none (null) */
+	double wall_budget_s;      /* 0: none (null) */
+	unsigned max_procs_budget; /* --max-procs; 0: none (null) */
+	double grace_s;            /* 0: SIGKILL at once (null) */
+	const char *cwd;           /* where the command runs */
+	char *const *env;          /* the -e overrides, "KEY=VALUE" */
+	size_t n_env;
+	char *const *meta;         /* --meta labels, "KEY=VALUE", keys unique */
+	size_t n_meta;
+	const struct phase_log *phases; /* markers and phases (phases.h); NULL: none */
+	const char *discovery;     /* "cgroup", "children" or "scan"; NULL before known */
+	double mem_max_mb;         /* --mem-max; 0: none (null) */
+	const struct contain_info *containment; /* NULL before known */
+	const char *started_at;    /* ISO 8601 UTC */
+	struct relay_report output; /* --output and what the relay did ("output") */
+	/* what happened */
+	enum sup_reason reason;
+	const char *error;         /* why it could not start, or which evidence
+				      write failed; NULL */
+	pid_t pid;                 /* the command's pid; 0 when never forked */
+	int have_exit;             /* exit_code / signal known */
+	int exit_code;             /* status, or -signal (Python convention) */
+	int signal;                /* signal that ended the command, 0: none */
+	int exit_status;           /* memsup's own; -1 while running */
+	double wall_s;
+	uint64_t peak_bytes;
+	double peak_at_s;          /* < 0: no sample yet */
+	uint64_t samples;
+	unsigned max_processes;
+	struct sup_leftover *leftovers;
+	size_t n_leftovers;
+	struct sup_reaped reaped[RUNRECORD_MAX_REAPED]; /* first ones only */
+	size_t n_reaped;           /* how many there were (may exceed the array) */
+	double rusage_children_maxrss_mb; /* < 0: not known yet */
+	double memsup_cpu_s;              /* memsup's own user+system CPU; < 0: unknown */
+	double poll_interval_p99_s;       /* < 0: fewer than 2 samples */
+	double longest_gap_s;             /* longest stretch without a sample, up
+					     to the end memsup saw; < 0: none */
+	double longest_gap_at_s;          /* when it began */
+	const char *notes[RUNRECORD_MAX_NOTES];
+	size_t n_notes;
+	/* the kernel's figures of the run's cgroup: the peak, oom kills and
+	 * refused forks after the tree was killed; memory.stat's split as the
+	 * run ended, before the kill */
+	struct contain_figures cgroup;
+	/* the merged view (shim + poller) */
+	int traced;                       /* the shim was injected */
+	unsigned processes_traced;        /* images with a valid record */
+	unsigned processes_sampled;       /* images the poller saw */
+	double peak_heap_mb;              /* at the peak sample; < 0: null */
+	double peak_mapped_mb;
+	double peak_pss_mb;               /* < 0: not measured */
+	const struct finding *findings;   /* blind_spots (findings.h) */
+	size_t n_findings;
+};
+
+/* A new record: SUP_REASON_RUNNING, every figure unknown (null). */
+void runrecord_init(struct sup_record *r);
+/* Add one of the record's "notes" (the string must outlive the record);
+ * past RUNRECORD_MAX_NOTES they are dropped. */
+void runrecord_note(struct sup_record *r, const char *note);
+/* Free what the record owns: the leftovers' argv. */
+void runrecord_free(struct sup_record *r);
+
+#endif /* MEMSUP_RUNRECORD_H */
