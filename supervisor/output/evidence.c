@@ -109,17 +109,6 @@ int evidence_fold_fd(struct evidence *ev)
 	return ev->fold_fd;
 }
 
-/* After the failure just noted at `name`: remove its temporary file, and
- * when that fails too (the directory is read-only now), say so, for the
- * file stays where readers look. */
-static void remove_failed_tmp(struct evidence *ev, const char *name, int whole)
-{
-	if (unlinkat(ev->dirfd, name, 0) == 0 || errno == ENOENT || ev->fail_name != name)
-		return;
-	ev->left_err = -errno;
-	ev->left_whole = whole;
-}
-
 int evidence_fail_describe(const struct evidence *ev, char *buf, size_t cap)
 {
 	if (!ev->fail_op) {
@@ -218,48 +207,80 @@ int evidence_append_timeline(struct evidence *ev, const struct timeline_sample *
 
 static const char record_tmp[] = "resources.json.tmp";
 
+int evidence_replace(int dirfd, const char *name, const char *tmp, int durable,
+		     int (*fill)(int fd, const void *ctx), const void *ctx,
+		     const char **failed_op, int *tmp_left)
+{
+	const char *op = "create";
+	int rc = 0, fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (tmp_left)
+		*tmp_left = 0;
+	if (fd < 0) {
+		rc = -errno;
+	} else {
+		op = "write";
+		rc = fill(fd, ctx);
+		if (rc == 0 && durable && fsync(fd) < 0) {
+			rc = -errno;
+			op = "fsync";
+		}
+		if (close(fd) < 0 && rc == 0) {
+			rc = -errno;
+			op = "close";
+		}
+		if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0) {
+			rc = -errno;
+			op = "rename";
+		}
+		/* a half-written temporary file is never left for a reader */
+		if (rc < 0 && unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT && tmp_left)
+			*tmp_left = -errno;
+	}
+	if (failed_op)
+		*failed_op = rc < 0 ? op : NULL;
+	return rc;
+}
+
+int evidence_replace_simple(int dirfd, const char *name,
+			    int (*fill)(int fd, const void *ctx), const void *ctx)
+{
+	char tmp[PATH_MAX];
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", name) >= sizeof tmp)
+		return -ENAMETOOLONG;
+	return evidence_replace(dirfd, name, tmp, 0, fill, ctx, NULL, NULL);
+}
+
+static int fill_record(int fd, const void *ctx)
+{
+	return resources_write_json(fd, ctx);
+}
+
 int evidence_write_record(struct evidence *ev, const struct sup_record *r, int durable)
 {
-	static const char *const tmp = record_tmp;
-	int fd = openat(ev->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		/* ENOENT: the directory was removed under us */
-		int rc = -errno;
-		evidence_note_failure(ev, "create", tmp, rc);
-		return rc;
-	}
-	const char *op = "write";
-	int whole = 0;             /* the rename failed: the file is a whole record */
-	int rc = resources_write_json(fd, r);
+	const char *op;
+	int left;
 	/* fsync only when asked: the once-a-second rewrites while running must
 	 * not stall sampling on the disk; rename alone already makes every
 	 * reader see a whole old or a whole new file. */
-	if (rc == 0 && durable && fsync(fd) < 0) {
-		rc = -errno;
-		op = "fsync";
-	}
-	if (close(fd) < 0 && rc == 0) {
-		rc = -errno;
-		op = "close";
-	}
+	int rc = evidence_replace(ev->dirfd, "resources.json", record_tmp, durable, fill_record, r,
+				  &op, &left);
 	if (rc < 0) {
-		evidence_note_failure(ev, op, tmp, rc);
-	} else if (renameat(ev->dirfd, tmp, ev->dirfd, "resources.json") < 0) {
-		rc = -errno;
-		whole = 1;
-		evidence_note_failure(ev, "rename", tmp, rc);
+		/* ENOENT at "create": the directory was removed under us */
+		evidence_note_failure(ev, op, record_tmp, rc);
+		/* the temporary file could not be removed either (the directory
+		 * is read-only now): say so, for it stays where readers look; it
+		 * is a whole record when only the rename failed */
+		if (left && ev->fail_name == record_tmp) {
+			ev->left_err = left;
+			ev->left_whole = strcmp(op, "rename") == 0;
+		}
 	} else if (durable && fsync(ev->dirfd) < 0) {
 		rc = -errno;
 		evidence_note_failure(ev, "fsync", ".", rc);
 	}
-	/* a half-written temporary file is never left for a reader to find,
-	 * unless the directory itself refuses: then the failure says so */
-	if (rc < 0)
-		remove_failed_tmp(ev, tmp, whole);
 	return rc;
 }
 
-/* The whole of a regular file, malloc'd. */
 static int read_all(int dirfd, const char *name, char **out, size_t *len)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
@@ -288,6 +309,23 @@ static int read_all(int dirfd, const char *name, char **out, size_t *len)
 	return 0;
 }
 
+struct chunk {
+	const char *p;
+	size_t len;
+};
+
+static int fill_chunk(int fd, const void *ctx)
+{
+	const struct chunk *c = ctx;
+	for (size_t off = 0; off < c->len;) {
+		ssize_t n = write(fd, c->p + off, c->len - off);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		off += n > 0 ? (size_t)n : 0;
+	}
+	return 0;
+}
+
 int evidence_mark_killed(int dirfd, const char *error)
 {
 	char *text = NULL, *patched;
@@ -300,57 +338,40 @@ int evidence_mark_killed(int dirfd, const char *error)
 	if (rc < 0)
 		return rc;
 	/* memsup may have died half way through its own temporary file:
-	 * O_TRUNC starts it again */
-	int fd = openat(dirfd, record_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		rc = -errno;
-	for (size_t off = 0; rc == 0 && off < plen;) {
-		ssize_t n = write(fd, patched + off, plen - off);
-		if (n < 0 && errno != EINTR)
-			rc = -errno;
-		off += n > 0 ? (size_t)n : 0;
-	}
+	 * evidence_replace truncates it */
+	struct chunk c = { patched, plen };
+	rc = evidence_replace(dirfd, "resources.json", record_tmp, 1, fill_chunk, &c, NULL, NULL);
 	free(patched);
-	if (fd >= 0 && rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	if (fd >= 0 && close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && renameat(dirfd, record_tmp, dirfd, "resources.json") < 0)
-		rc = -errno;
 	if (rc == 0)
 		fsync(dirfd);
-	else
-		unlinkat(dirfd, record_tmp, 0);
+	return rc;
+}
+
+struct json_doc {
+	unsigned indent, lines;
+	void (*put)(struct jsonw *w, const void *ctx);
+	const void *ctx;
+};
+
+static int fill_json(int fd, const void *ctx)
+{
+	const struct json_doc *d = ctx;
+	/* on the heap: a jsonw holds a 4 KiB buffer */
+	struct jsonw *w = malloc(sizeof *w);
+	if (!w)
+		return -ENOMEM;
+	jsonw_init(w, fd, d->indent);
+	if (d->lines)
+		jsonw_lines(w, d->lines);
+	d->put(w, d->ctx);
+	int rc = jsonw_finish_line(w);
+	free(w);
 	return rc;
 }
 
 int evidence_write_json(int dirfd, const char *name, unsigned indent, unsigned lines,
 			void (*put)(struct jsonw *w, const void *ctx), const void *ctx)
 {
-	char tmp[PATH_MAX];
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", name) >= sizeof tmp)
-		return -ENAMETOOLONG;
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -errno;
-	/* on the heap: a jsonw holds a 4 KiB buffer */
-	struct jsonw *w = malloc(sizeof *w);
-	if (!w) {
-		close(fd);
-		unlinkat(dirfd, tmp, 0);
-		return -ENOMEM;
-	}
-	jsonw_init(w, fd, indent);
-	if (lines)
-		jsonw_lines(w, lines);
-	put(w, ctx);
-	int rc = jsonw_finish_line(w);
-	free(w);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlinkat(dirfd, tmp, 0);
-	return rc;
+	struct json_doc d = { indent, lines, put, ctx };
+	return evidence_replace_simple(dirfd, name, fill_json, &d);
 }

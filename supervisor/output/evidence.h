@@ -23,7 +23,7 @@
 
 #include "jsonw.h"
 
-struct sup_record; /* resources.h */
+struct sup_record; /* runrecord.h */
 struct timeline_sample; /* timeline.h */
 
 struct evidence {
@@ -80,6 +80,22 @@ int evidence_fold_fd(struct evidence *ev);
  * failed with -errno `err`.  Only the first failure is kept: it is the
  * cause. */
 void evidence_note_failure(struct evidence *ev, const char *op, const char *name, int err);
+
+/* The one way a file of the evidence (or a picture) is replaced whole or
+ * not at all: `tmp` in dirfd created (or truncated), fill(fd, ctx) writes
+ * it, fsync'd when `durable`, closed, then renamed over `name`, so a
+ * reader sees the whole old file or the whole new one.  On failure `tmp`
+ * is removed; *failed_op (when not NULL) names the step that failed
+ * ("create", "write", "fsync", "close", "rename") and *tmp_left (when not
+ * NULL) is -errno when `tmp` could not be removed, else 0.  The directory
+ * itself is not fsync'd: the caller does that when it needs to.  0 or
+ * -errno. */
+int evidence_replace(int dirfd, const char *name, const char *tmp, int durable,
+		     int (*fill)(int fd, const void *ctx), const void *ctx,
+		     const char **failed_op, int *tmp_left);
+/* The same with tmp = NAME.tmp, not durable; 0, -ENAMETOOLONG or -errno. */
+int evidence_replace_simple(int dirfd, const char *name,
+			    int (*fill)(int fd, const void *ctx), const void *ctx);
 
 /* One JSON document written whole or not at all: NAME.tmp in dirfd, then
  * renamed to NAME.  put() writes the document into w, set up with

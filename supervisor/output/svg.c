@@ -5,6 +5,7 @@
  * by index, and nothing reads the clock or the environment.
  */
 #include "output/svg.h"
+#include "output/evidence.h"
 #include "jsonw.h"
 
 #include <errno.h>
@@ -108,22 +109,14 @@ int svg_write_fd(int fd, const struct svg_buf *b)
 	return 0;
 }
 
+static int svg_fill(int fd, const void *b)
+{
+	return svg_write_fd(fd, b);
+}
+
 int svg_write_atomic(int dirfd, const char *name, const struct svg_buf *b)
 {
-	char tmp[PATH_MAX];
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", name) >= sizeof tmp)
-		return -ENAMETOOLONG;
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -errno;
-	int rc = svg_write_fd(fd, b);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlinkat(dirfd, tmp, 0);
-	return rc;
+	return evidence_replace_simple(dirfd, name, svg_fill, b);
 }
 
 int svg_write_path(const char *out, const struct svg_buf *b)

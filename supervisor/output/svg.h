@@ -113,7 +113,7 @@ int svg_render(const struct plot_data *d, struct svg_buf *b);
 
 /* Write the whole of b to fd (retrying short writes).  0 or -errno. */
 int svg_write_fd(int fd, const struct svg_buf *b);
-/* b as dirfd/name, whole or not at all: name.tmp, then renamed over. */
+/* b as dirfd/name, whole or not at all (evidence_replace_simple). */
 int svg_write_atomic(int dirfd, const char *name, const struct svg_buf *b);
 /* b to an -o argument: "-" is stdout; a path that is not a regular file
  * (/dev/stdout, a FIFO, a symlink to one) is written through, never
