@@ -6,23 +6,12 @@
 #include "analyze/callsites.h"
 #include "collect/stackfile.h"
 #include "collect/stackfold.h"
+#include "grow.h"
 
-static int callsites_grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? 2 * *cap : 16;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
 
 static int callsites_add(struct callsite_set *s, const struct callsite *c)
 {
-	if (callsites_grow((void **)&s->v, &s->cap, s->n, sizeof *s->v) < 0)
+	if (grow_array((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v) < 0)
 		return -ENOMEM;
 	s->v[s->n++] = *c;
 	s->bytes += c->bytes;
@@ -149,7 +138,7 @@ static const uint32_t *callsites_frames(struct callsites_file *cf, uint32_t i)
 	if (cf->lists[i])
 		return cf->lists[i];
 	list = malloc((st->nframes ? st->nframes : 1) * sizeof *list);
-	if (!list || callsites_grow((void **)&v->frame_lists, &v->cap_lists, v->n_lists,
+	if (!list || grow_array((void **)&v->frame_lists, &v->cap_lists, v->n_lists + 1,
 				    sizeof *v->frame_lists) < 0) {
 		free(list);
 		return NULL;
@@ -200,12 +189,11 @@ static int callsites_image(struct callsite_view *v, const struct image_view *iv,
 		rc = stackfold_index_read(packed, iv->pid, iv->gen, &f);
 	if (rc == -ENOENT)
 		return 0; /* it never took a sample */
-	ci = realloc(v->images, (v->n_images + 1) * sizeof *ci);
-	if (!ci) {
+	/* doubling, not a realloc per image (a build traces thousands) */
+	if (grow_array((void **)&v->images, &v->cap_images, v->n_images + 1, sizeof *v->images) < 0) {
 		stackfile_free(&f);
 		return -ENOMEM;
 	}
-	v->images = ci;
 	ci = &v->images[v->n_images++];
 	memset(ci, 0, sizeof *ci);
 	ci->iv = iv;

@@ -58,7 +58,7 @@ struct callsite_tree {
 struct callsite_view {
 	struct symbols sym;
 	struct callsite_image *images; /* traced images that sampled */
-	size_t n_images;
+	size_t n_images, cap_images;
 	struct callsite_tree tree[PEAKSITES_KINDS];
 	uint64_t sample_bytes;     /* the images' interval; 0 if they differ */
 	uint32_t **frame_lists;    /* owned arrays the sites point into */

@@ -8,6 +8,7 @@
 #include "collect/live.h"
 #include "collect/pview.h"
 #include "collect/recordfile.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -88,14 +89,8 @@ static struct image_view *find_image(struct merged_run *m, size_t sorted, pid_t 
 
 static struct image_view *add_image(struct merged_run *m, size_t *cap, pid_t pid, uint32_t gen)
 {
-	if (m->n_images == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		struct image_view *ni = realloc(m->images, nc * sizeof *ni);
-		if (!ni)
-			return NULL;
-		m->images = ni;
-		*cap = nc;
-	}
+	if (grow_array((void **)&m->images, cap, m->n_images + 1, sizeof *m->images) < 0)
+		return NULL;
 	struct image_view *iv = &m->images[m->n_images++];
 	memset(iv, 0, sizeof *iv);
 	iv->pid = pid;
@@ -112,14 +107,8 @@ static int wait_status_of(int exit_code)
 static struct merge_aside *add_aside(struct merged_run *m, size_t *cap, pid_t pid,
 				      uint32_t gen, int in_tree)
 {
-	if (m->n_aside == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		struct merge_aside *na = realloc(m->aside, nc * sizeof *na);
-		if (!na)
-			return NULL;
-		m->aside = na;
-		*cap = nc;
-	}
+	if (grow_array((void **)&m->aside, cap, m->n_aside + 1, sizeof *m->aside) < 0)
+		return NULL;
 	struct merge_aside *a = &m->aside[m->n_aside++];
 	memset(a, 0, sizeof *a);
 	a->pid = pid;

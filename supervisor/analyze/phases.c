@@ -6,6 +6,7 @@
 #include "contain/contain.h"
 #include "pidmap.h"
 #include "units.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -254,15 +255,9 @@ static struct marker *marker_new(struct phase_log *pl, double t, enum marker_sou
 		pl->dropped++;
 		return NULL;
 	}
-	if (pl->n == pl->cap) {
-		size_t cap = pl->cap ? pl->cap * 2 : 16;
-		struct marker *m = realloc(pl->m, cap * sizeof *m);
-		if (!m) {
-			pl->dropped++;
-			return NULL;
-		}
-		pl->m = m;
-		pl->cap = cap;
+	if (grow_array((void **)&pl->m, &pl->cap, pl->n + 1, sizeof *pl->m) < 0) {
+		pl->dropped++;
+		return NULL;
 	}
 	/* kept in time order: a shim marker may name a moment before a line
 	 * read from the marks file since */
@@ -342,15 +337,11 @@ void phases_scan_shim(struct phase_log *pl, const struct live *live, uint64_t st
 		return;
 	size_t nl = live ? live_count(live) : 0;
 	if (nl > pl->shim_seen_cap) {
-		size_t cap = pl->shim_seen_cap ? pl->shim_seen_cap : 64;
-		while (cap < nl)
-			cap *= 2;
-		uint32_t *seen = realloc(pl->shim_seen, cap * sizeof *seen);
-		if (!seen)
+		size_t old = pl->shim_seen_cap;
+		if (grow_array((void **)&pl->shim_seen, &pl->shim_seen_cap, nl,
+			       sizeof *pl->shim_seen) < 0)
 			return; /* picked up at a later sample */
-		memset(seen + pl->shim_seen_cap, 0, (cap - pl->shim_seen_cap) * sizeof *seen);
-		pl->shim_seen = seen;
-		pl->shim_seen_cap = cap;
+		memset(pl->shim_seen + old, 0, (pl->shim_seen_cap - old) * sizeof *pl->shim_seen);
 	}
 	/* the mapped records only: a folded one had its markers read when it
 	 * was folded (live_fold_ended runs after this) */

@@ -7,6 +7,7 @@
 
 #include "analyze/symbols.h"
 #include "elfsym.h"
+#include "grow.h"
 
 void symbols_init(struct symbols *s)
 {
@@ -26,18 +27,6 @@ void symbols_free(struct symbols *s)
 	memset(s, 0, sizeof *s);
 }
 
-static int symbols_grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? 2 * *cap : 64;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
 
 int64_t symbols_module(struct symbols *s, const struct mt_stacks_module *m)
 {
@@ -50,7 +39,7 @@ int64_t symbols_module(struct symbols *s, const struct mt_stacks_module *m)
 		    strlen(x->path) == len && memcmp(x->path, m->path, len) == 0)
 			return (int64_t)i;
 	}
-	if (symbols_grow((void **)&s->modules, &s->cap_modules, s->n_modules, sizeof *s->modules) < 0)
+	if (grow_array((void **)&s->modules, &s->cap_modules, s->n_modules + 1, sizeof *s->modules) < 0)
 		return -ENOMEM;
 	struct symbols_module *x = &s->modules[s->n_modules];
 	memset(x, 0, sizeof *x);
@@ -104,7 +93,7 @@ int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64
 			return s->index[k] - 1;
 	}
 	if (s->n_frames >= UINT32_MAX - 1 ||
-	    symbols_grow((void **)&s->frames, &s->cap_frames, s->n_frames, sizeof *s->frames) < 0)
+	    grow_array((void **)&s->frames, &s->cap_frames, s->n_frames + 1, sizeof *s->frames) < 0)
 		return -ENOMEM;
 	s->frames[s->n_frames] = (struct symbols_frame){ module, off, 0, NULL };
 	s->index[k] = (uint32_t)s->n_frames + 1;
@@ -132,7 +121,7 @@ static const char *symbols_name(struct symbols *s, const char *name)
 	for (size_t i = s->n_names; i-- > 0 && i + 64 >= s->n_names;)
 		if (strcmp(s->names[i], name) == 0)
 			return s->names[i]; /* neighbours often share a function */
-	if (symbols_grow((void **)&s->names, &s->cap_names, s->n_names, sizeof *s->names) < 0)
+	if (grow_array((void **)&s->names, &s->cap_names, s->n_names + 1, sizeof *s->names) < 0)
 		return NULL;
 	char *d = strdup(name);
 	if (!d)

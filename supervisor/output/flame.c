@@ -45,15 +45,10 @@ static const char *flame_keep(struct flame *f, char *s)
 {
 	if (!s)
 		return NULL;
-	if (f->n_strings == f->cap_strings) {
-		size_t cap = f->cap_strings ? 2 * f->cap_strings : 64;
-		char **p = realloc(f->strings, cap * sizeof *p);
-		if (!p) {
-			free(s);
-			return NULL;
-		}
-		f->strings = p;
-		f->cap_strings = cap;
+	if (grow_array((void **)&f->strings, &f->cap_strings, f->n_strings + 1,
+		       sizeof *f->strings) < 0) {
+		free(s);
+		return NULL;
 	}
 	return f->strings[f->n_strings++] = s;
 }
