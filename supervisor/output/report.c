@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "jsonw.h"
 #include "output/jsonr.h"
 #include "output/resources.h"
@@ -896,7 +897,7 @@ int report_main(int argc, char **argv)
 {
 	struct report_opts o = { .format = REPORT_TABLE, .key = KEY_NONE };
 	int n_dirs = 0, csv = 0, json = 0, rc = 0;
-	char **dirs = calloc((size_t)(argc > 0 ? argc : 1), sizeof *dirs);
+	char **dirs CLEANUP_FREE = calloc((size_t)(argc > 0 ? argc : 1), sizeof *dirs);
 
 	if (!dirs) {
 		fputs("memsup report: out of memory\n", stderr);
@@ -911,7 +912,6 @@ int report_main(int argc, char **argv)
 			only_dirs = 1;
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			report_usage(stdout);
-			free(dirs);
 			return fflush(stdout) == 0 ? 0 : 125;
 		} else if (strcmp(a, "--csv") == 0) {
 			csv = 1;
@@ -921,33 +921,24 @@ int report_main(int argc, char **argv)
 			o.reverse = 1;
 		} else if (strcmp(a, "--sort") == 0 || strncmp(a, "--sort=", 7) == 0) {
 			const char *key = a[6] == '=' ? a + 7 : argv[++i];
-			if (!key) {
-				free(dirs);
+			if (!key)
 				return report_bad_usage("--sort needs a KEY (dir, peak, heap, wall, exit, reason "
 							"or meta:NAME)");
-			}
-			if (report_parse_sort(&o, key) < 0) {
-				free(dirs);
+			if (report_parse_sort(&o, key) < 0)
 				return report_bad_usage("--sort: unknown key '%s' (one of dir, peak, heap, wall, exit, "
 							"reason, meta:NAME)", key);
-			}
 		} else {
-			free(dirs);
 			return report_bad_usage("unknown option '%s'", a);
 		}
 	}
-	if (csv && json) {
-		free(dirs);
+	if (csv && json)
 		return report_bad_usage("--csv and --json exclude each other: choose one");
-	}
-	if (!n_dirs) {
-		free(dirs);
+	if (!n_dirs)
 		return report_bad_usage("no evidence directory given");
-	}
 	o.format = csv ? REPORT_CSV : json ? REPORT_JSON : REPORT_TABLE;
 
-	struct report_row *rows = calloc((size_t)n_dirs, sizeof *rows);
-	struct report_row **order = calloc((size_t)n_dirs, sizeof *order);
+	struct report_row *rows CLEANUP_FREE = calloc((size_t)n_dirs, sizeof *rows);
+	struct report_row **order CLEANUP_FREE = calloc((size_t)n_dirs, sizeof *order);
 	if (!rows || !order) {
 		fputs("memsup report: out of memory\n", stderr);
 		rc = 125;
@@ -989,8 +980,5 @@ out:
 		jsonr_free(rows[i].res);
 		free(rows[i].largest_owned);
 	}
-	free(rows);
-	free(order);
-	free(dirs);
 	return rc;
 }
