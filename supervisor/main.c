@@ -22,6 +22,7 @@
 #include "run.h"
 #include "version.h"
 #include "units.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -346,13 +347,11 @@ static int write_results(struct sup_run *s, int status)
 	const char *dir = s->ev.path;
 	char what[PATH_MAX + 32];
 	int rc;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	struct merge_input in = {
 		.rec = rec, .tracing = s->records_dir != NULL, .command_pid = rec->pid,
 		.main_status = s->views.main_status, .have_main = s->views.have_main,
 		.start_mono_ns = s->views.start_ns, .live = s->views.live, .pview = s->views.pview,
-		.end_mono_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+		.end_mono_ns = clock_mono_ns(),
 	};
 	if (procfs_read_meminfo("/proc", &in.memory_kb) < 0)
 		in.memory_kb = 0; /* unknown: the kernel figures go unchecked */

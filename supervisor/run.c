@@ -19,6 +19,7 @@
 #include "output/timeline.h"
 #include "sentinel.h"
 #include "units.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -71,13 +72,6 @@ static char run_started_at[40];
 static char run_stuck[1024];
 static char run_note_finish[PATH_MAX + 128];
 static struct contain_info run_containment;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 static double since_start_s(const struct run *r, uint64_t now)
 {
@@ -422,13 +416,13 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 	 * are retried every sample. */
 	if (r->live)
 		live_update(r->live, 0);
-	uint64_t read_ns = mono_ns();
+	uint64_t read_ns = clock_mono_ns();
 	if (r->last_sample_ns)
 		jitter_add(&r->jit, now - r->last_sample_ns);
 	note_gap(r, r->last_sample_ns, now);
 	r->last_sample_ns = now;
 	/* elapsed is taken after reading, as the seed does */
-	double elapsed = since_start_s(r, mono_ns());
+	double elapsed = since_start_s(r, clock_mono_ns());
 	rec->samples++;
 	int new_peak = rss > rec->peak_bytes || rec->peak_at_s < 0;
 	if (new_peak) {
@@ -495,7 +489,7 @@ static void finish_times(struct run *r)
 {
 	struct sup_record *rec = r->rec;
 	struct rusage ru;
-	uint64_t end = mono_ns();
+	uint64_t end = clock_mono_ns();
 	rec->wall_s = since_start_s(r, end);
 	/* the stretch from the last sample to the moment memsup saw the end:
 	 * long only if memsup could not look (stopped) while the tree ended */
@@ -551,7 +545,7 @@ static enum sup_reason supervise(struct run *r)
 	enum sup_reason reason = SUP_REASON_NONE;
 
 	while (!r->main_done && !r->interrupt) {
-		uint64_t now = mono_ns();
+		uint64_t now = clock_mono_ns();
 		if (wall_end && now >= wall_end) {
 			if (still_running(r))
 				reason = SUP_REASON_WALL_BUDGET;
@@ -597,7 +591,7 @@ static enum sup_reason supervise(struct run *r)
 		uint64_t relay_wake = relay_wake_ns(r->cfg->relay);
 		if (relay_wake && relay_wake < wake)
 			wake = relay_wake;
-		now = mono_ns();
+		now = clock_mono_ns();
 		uint64_t wait = wake > now ? wake - now : 0;
 		struct timespec ts = { (time_t)(wait / NS_PER_S), (long)(wait % NS_PER_S) };
 		/* slot 2, the records' inotify fd: new files are mapped at
@@ -623,11 +617,11 @@ static enum sup_reason supervise(struct run *r)
 			live_update(r->live, 0);
 		/* slot 3: a line in the marks file, stamped now */
 		if (np > 0 && mfd >= 0 && pfd[3].revents)
-			phases_read_file(r->cfg->phases, since_start_s(r, mono_ns()), 0,
+			phases_read_file(r->cfg->phases, since_start_s(r, clock_mono_ns()), 0,
 					 r->cfg->proc_root, r->live);
 		/* slot 4: the kernel has news (an OOM kill): sample now */
 		if (np > 0 && kfd >= 0 && pfd[4].revents)
-			next = mono_ns();
+			next = clock_mono_ns();
 		int rc = np > 0 ? relay_pump(r->cfg->relay, pfd + 5) : 0;
 		if (rc < 0) {
 			relay_failed(r, rc, &reason);
@@ -726,7 +720,7 @@ static int launch(struct run *r, const sigset_t *orig)
 	struct spawn_result res;
 	int rc;
 	relay_child_fds(r->cfg->relay, &req.out_fd, &req.err_fd);
-	r->start_ns = mono_ns(); /* wall time counts from the launch, as the seed's */
+	r->start_ns = clock_mono_ns(); /* wall time counts from the launch, as the seed's */
 	phases_start(r->cfg->phases, r->start_ns, o->poll_ms / 1000.0);
 	rc = contain_start(r->contain, &req, &res);
 	/* memsup's copies of the command's ends go, so that its pipes end
@@ -830,7 +824,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	struct relay_stop stop = { r->sfd, finish_stop, r };
 	if (r->sfd >= 0)
 		drain_signals(r);
-	int rc = relay_finish(cfg->relay, &stop, r->interrupt ? mono_ns() : wall_end);
+	int rc = relay_finish(cfg->relay, &stop, r->interrupt ? clock_mono_ns() : wall_end);
 	if (rc < 0)
 		evidence_note_failure(r->ev, "write", "stdout.log", rc);
 	relay_report(cfg->relay, &rec->output);
@@ -853,7 +847,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	}
 	/* the last markers: lines written just before the end (a last one
 	 * without its newline too) and shim slots filled since the last sample */
-	phases_read_file(cfg->phases, since_start_s(r, mono_ns()), 1, cfg->proc_root, r->live);
+	phases_read_file(cfg->phases, since_start_s(r, clock_mono_ns()), 1, cfg->proc_root, r->live);
 	phases_scan_shim(cfg->phases, r->live, r->start_ns, cfg->proc_root);
 	phases_finish(cfg->phases);
 	/* every process is gone: the records dir keeps only empty names */
@@ -899,7 +893,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	jitter_init(&r.jit);
 	format_started_at();
 	rec->started_at = run_started_at;
-	r.start_ns = mono_ns();
+	r.start_ns = clock_mono_ns();
 
 	int status = open_run(&r, &orig);
 	if (status == 0)

@@ -9,6 +9,7 @@
 #include "collect/procfs.h"
 #include "grow.h"
 #include "pidmap.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -335,13 +336,6 @@ static int rss_agree(uint64_t a, uint64_t b)
 	return d <= PVIEW_SMAPS_AGREE_BYTES || d * 100 <= big * PVIEW_SMAPS_AGREE_PCT;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* smaps_rollup and status of the members of the peak (only those still
  * without figures when `only_missing`), accepted only while a member's RSS
  * agrees with its RSS at the peak, until `until` (smaps_rollup waits for
@@ -357,7 +351,7 @@ static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
 		if (only_missing && m->have_smaps)
 			continue;
 		m->have_smaps = 0;
-		if (now_ns() > until || procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
+		if (clock_mono_ns() > until || procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
 		    procfs_read_status(pv->root, m->pid, &st) < 0 ||
 		    !(st.have & PROCFS_HAVE_RSS_PARTS) || !rss_agree(ru.rss_kb * 1024, m->rss)) {
 			all = 0;
@@ -438,7 +432,7 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 	if (due) {
 		/* a peak's reads get a budget of their own, larger: every
 		 * member, where a sample looks only at the newcomers */
-		int all = read_smaps(pv, 0, now_ns() + 4 * PVIEW_LOOK_BUDGET_MS * NS_PER_MS);
+		int all = read_smaps(pv, 0, clock_mono_ns() + 4 * PVIEW_LOOK_BUDGET_MS * NS_PER_MS);
 		pk->smaps_ns = t_ns;
 		pk->smaps_rss = tree_rss;
 		if (all) {
@@ -467,7 +461,7 @@ static void complete_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss)
 		return;
 	pk->smaps_ns = t_ns;
 	/* the same budget as a new peak's reads */
-	pk->have_smaps = read_smaps(pv, 1, now_ns() + 4 * PVIEW_LOOK_BUDGET_MS * NS_PER_MS);
+	pk->have_smaps = read_smaps(pv, 1, clock_mono_ns() + 4 * PVIEW_LOOK_BUDGET_MS * NS_PER_MS);
 }
 
 void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint64_t read_end_ns,
@@ -478,7 +472,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 	if (grow_array((void **)&pv->cur, &pv->cur_cap, n, sizeof *pv->cur) < 0)
 		n = pv->cur_cap < n ? pv->cur_cap : n;
 	pv->ncur = 0;
-	uint64_t look_until = now_ns() + PVIEW_LOOK_BUDGET_MS * NS_PER_MS;
+	uint64_t look_until = clock_mono_ns() + PVIEW_LOOK_BUDGET_MS * NS_PER_MS;
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = mem[i].pid;
 		uint32_t gen = 0;
@@ -497,7 +491,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 					      rec, &gen);
 		struct pview_proc *p = proc_of(pv, pid);
 		/* a newcomer past the budget waits for the next sample */
-		if (!p && (now_ns() > look_until || !(p = first_sight(pv, pid, rec != NULL))))
+		if (!p && (clock_mono_ns() > look_until || !(p = first_sight(pv, pid, rec != NULL))))
 			continue;
 		p->samples++;
 		if (p->samples == 3) {
@@ -551,7 +545,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 			if (!pv->tracing) {
 				img->inspected = 1;
 				img->why = UNTRACED_NOT_REQUESTED;
-			} else if ((!live || !live_find(live, pid, gen)) && now_ns() <= look_until) {
+			} else if ((!live || !live_find(live, pid, gen)) && clock_mono_ns() <= look_until) {
 				/* from its first sample: a short image may have no
 				 * second one, and would stay nameless ("?") with no
 				 * reason; an inconclusive look is retried (and one

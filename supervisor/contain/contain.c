@@ -14,6 +14,7 @@
 #include "collect/procfs.h"
 #include "contain/cgroup.h"
 #include "pidmap.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -29,13 +30,6 @@
  * pass stops everything it lists, so only processes born during the pass
  * can be new) */
 #define STOP_PASSES 64
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 void contain_missing(struct contain_info *info, const char *fmt, ...)
 {
@@ -378,8 +372,8 @@ int contain_kill(struct contain *c, double grace_s, const struct contain_waiter 
 		n = list(c, &pids);
 		for (size_t i = 0; i < n; i++)
 			kill(pids[i], SIGTERM);
-		uint64_t end = mono_ns() + (uint64_t)(grace_s * 1e9);
-		while (n > 0 && mono_ns() < end) {
+		uint64_t end = clock_mono_ns() + (uint64_t)(grace_s * 1e9);
+		while (n > 0 && clock_mono_ns() < end) {
 			w->wait(w->ctx, 10);
 			n = list(c, &pids);
 		}
@@ -403,7 +397,7 @@ int contain_kill(struct contain *c, double grace_s, const struct contain_waiter 
 			stuck_since = 0;
 			continue;
 		}
-		uint64_t now = mono_ns();
+		uint64_t now = clock_mono_ns();
 		if (!stuck_since)
 			stuck_since = now;
 		else if (now - stuck_since > KILL_STUCK_S * NS_PER_S) {

@@ -13,6 +13,7 @@
  * is in the log.  No byte crosses into memsup's memory except on the copy
  * path (a socket, a file opened O_APPEND, a target splice refuses). */
 #include "output/relay.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,13 +99,6 @@ struct relay {
 	uint64_t nap_until;  /* CLOCK_MONOTONIC ns before which no src is looked at */
 	struct relay_stream s[RELAY_STREAMS];
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void close_fd(int *fd)
 {
@@ -456,7 +450,7 @@ static int stream_pump(struct relay *r, struct relay_stream *s, size_t *took)
 
 void relay_poll_set(struct relay *r, struct pollfd pfd[RELAY_POLL_SLOTS])
 {
-	uint64_t now = mono_ns();
+	uint64_t now = clock_mono_ns();
 	for (int i = 0; i < RELAY_STREAMS; i++) {
 		const struct relay_stream *s = &r->s[i];
 		struct pollfd *in = &pfd[2 * i], *out = &pfd[2 * i + 1];
@@ -494,13 +488,13 @@ int relay_pump(struct relay *r, const struct pollfd pfd[RELAY_POLL_SLOTS])
 		took_all += took;
 	}
 	if (took_all > 0 && took_all < RELAY_NAP_BELOW)
-		r->nap_until = mono_ns() + RELAY_NAP_NS;
+		r->nap_until = clock_mono_ns() + RELAY_NAP_NS;
 	return 0;
 }
 
 uint64_t relay_wake_ns(const struct relay *r)
 {
-	return r->nap_until > mono_ns() ? r->nap_until : 0;
+	return r->nap_until > clock_mono_ns() ? r->nap_until : 0;
 }
 
 /* ---- the end ---------------------------------------------------------------- */
@@ -553,7 +547,7 @@ int relay_finish(struct relay *r, const struct relay_stop *stop, uint64_t deadli
 		pfd[RELAY_POLL_SLOTS] = (struct pollfd){ stop_fd, POLLIN, 0 };
 		int timeout = -1;
 		if (deadline_ns) {
-			uint64_t now = mono_ns();
+			uint64_t now = clock_mono_ns();
 			if (now >= deadline_ns) {
 				cut = 1;
 				break;
