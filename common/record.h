@@ -79,6 +79,9 @@
                                            directory, the others stay silent    */
 #define MT_ENV_SAMPLE "MEMTRACE_SAMPLE_BYTES" /* mean bytes between sampled
                                            allocations (stacks.h); 0 = off  */
+#define MT_ENV_DEBUG  "MEMTRACE_DEBUG"  /* "1": each image says on stderr the
+                                           decisions it made (lineage, record
+                                           file, standalone tree)           */
 
 #define MT_RECORD_SUFFIX ".mtr"
 

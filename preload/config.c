@@ -169,6 +169,7 @@ void config_load(void)
 	*(volatile size_t *)&config_strings.used = 0;
 	config.secure = getauxval(AT_SECURE) != 0;
 	config.quiet = config_flag(getenv(MT_ENV_QUIET));
+	config.debug = config_flag(getenv(MT_ENV_DEBUG));
 	config.follow = config_flag(getenv(MT_ENV_FOLLOW)) && !config.secure;
 	config.sample_bytes =
 		config_sample_bytes(getenv(MT_ENV_SAMPLE), MT_STACKS_DEFAULT_SAMPLE_BYTES);

@@ -31,6 +31,7 @@ enum config_keep {
 struct config {
 	int loaded;
 	int quiet;  /* MEMTRACE_QUIET=1 */
+	int debug;  /* MEMTRACE_DEBUG=1: decisions on stderr (errfd_debug) */
 	int follow; /* MEMTRACE_FOLLOW=1 (ignored in secure mode) */
 	int secure; /* AT_SECURE */
 	int summary_each; /* MEMTRACE_SUMMARY=each: every image prints its block */

@@ -2,10 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "config.h"
 #include "errfd.h"
 #include "sys.h"
 
@@ -102,6 +104,27 @@ void errfd_in_child(void)
 	if (errfd.dup_fd >= 0)
 		sys_close(errfd.dup_fd);
 	errfd.dup_fd = -1;
+}
+
+void errfd_debug(const char *first, ...)
+{
+	char line[1024];
+	struct sys_str s;
+	va_list ap;
+	if (!config.debug)
+		return;
+	sys_str_init(&s, line, sizeof line);
+	sys_str_add(&s, "memtrace[");
+	sys_str_add_u64(&s, (uint64_t)sys_getpid());
+	sys_str_add(&s, "]: debug: ");
+	va_start(ap, first);
+	for (const char *part = first; part; part = va_arg(ap, const char *))
+		sys_str_add(&s, part);
+	va_end(ap);
+	if (s.truncated)
+		s.len = sizeof line - 1;
+	line[s.len] = '\n';
+	errfd_write(line, s.len + 1);
 }
 
 int errfd_write(const char *buf, size_t n)

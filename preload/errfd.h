@@ -43,5 +43,10 @@ void errfd_in_child(void);
 /* Writes all of buf to the original stderr; 0, or -errno (-ENOENT when
  * there is no way to it). */
 int errfd_write(const char *buf, size_t n);
+/* With MEMTRACE_DEBUG=1, one line on the original stderr:
+ * "memtrace[PID]: debug: " and the strings given, up to a NULL; nothing
+ * otherwise.  For the decisions a run does not show (which lineage was
+ * taken or guessed, where the record went, the standalone tree). */
+void errfd_debug(const char *first, ...) __attribute__((sentinel));
 
 #endif /* MEMTRACE_ERRFD_H */

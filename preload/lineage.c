@@ -10,9 +10,11 @@
 
 #include "config.h"
 #include "counters.h"
+#include "errfd.h"
 #include "filecheck.h"
 #include "imagename.h"
 #include "lineage.h"
+#include "names.h"
 #include "sys.h"
 
 #define LINEAGE_MAX_ENV 65536u
@@ -101,12 +103,25 @@ static uint32_t lineage_spawn_relation(pid_t pid, uint32_t gen)
 	return rel == MT_REL_SYSTEM || rel == MT_REL_POPEN ? rel : 0;
 }
 
+/* MEMTRACE_DEBUG: the lineage taken and how. */
+static void lineage_debug(const struct mt_record *r, const char *how)
+{
+	char parent[IMAGENAME_MAX_BYTES] = "";
+	if (!config.debug)
+		return;
+	if (r->relation != MT_REL_ROOT)
+		imagename_format(parent, sizeof parent, r->parent_pid, r->parent_gen, "");
+	errfd_debug("lineage: ", names_relation(r->relation), parent[0] ? " of " : "", parent,
+		    ", ", how, NULL);
+}
+
 void lineage_start(struct mt_record *r)
 {
 	const char *v = getenv(MT_ENV_PARENT);
 	int32_t pid;
 	uint32_t gen, rel;
 
+	const char *how = "no traced parent";
 	r->relation = MT_REL_ROOT;
 	r->parent_pid = 0;
 	r->parent_gen = 0;
@@ -115,13 +130,20 @@ void lineage_start(struct mt_record *r)
 		r->relation = rel;
 		r->parent_pid = pid;
 		r->parent_gen = gen;
+		how = "from " MT_ENV_PARENT;
 	} else if (config.dir[0] && lineage_newest(config.dir, r->ppid, &gen) == 0) {
 		uint32_t tag = lineage_spawn_relation(r->ppid, gen);
 		r->relation = tag ? tag : MT_REL_UNKNOWN;
 		r->parent_pid = r->ppid;
 		r->parent_gen = gen;
 		r->flags |= MT_FLAG_LINEAGE_GUESSED;
+		how = v ? "guessed from the parent's newest record (" MT_ENV_PARENT
+			  " named another process)"
+			: "guessed from the parent's newest record (no " MT_ENV_PARENT ")";
+	} else if (v) {
+		how = "no traced parent (" MT_ENV_PARENT " named another process)";
 	}
+	lineage_debug(r, how);
 	/* Ours only: the program never sees it, and nothing it starts past
 	 * our hooks inherits a stale one. */
 	if (v)

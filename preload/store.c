@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "counters.h"
+#include "errfd.h"
 #include "imagename.h"
 #include "record.h"
 #include "sites.h"
@@ -88,11 +89,17 @@ void store_publish(void)
 	uint32_t gen = 0;
 	if (config.dir[0]) {
 		struct mt_record *m = store_map_file(loc->pid, &gen);
+		char name[IMAGENAME_MAX_BYTES];
 		if (m) {
 			loc->gen = gen;
 			memcpy(m, loc, sizeof *m);
 			counters_bind(m);
 			r = m;
+			imagename_format(name, sizeof name, loc->pid, gen, MT_RECORD_SUFFIX);
+			errfd_debug("record: ", config.dir, "/", name, NULL);
+		} else {
+			errfd_debug("record: none could be made in ", config.dir,
+				    ": this image counts in its own memory only", NULL);
 		}
 	}
 	__atomic_store_n(&r->magic, MT_RECORD_MAGIC, __ATOMIC_RELEASE);

@@ -288,9 +288,12 @@ void summary_start(int32_t pid)
 		unsetenv(MT_ENV_DIR); /* no allocation */
 		unsetenv(MT_ENV_TREE);
 		config.keep[CONFIG_KEEP_DIR][0] = config.keep[CONFIG_KEEP_TREE][0] = '\0';
+		errfd_debug("standalone tree: no private directory could be made in ", tmp,
+			    ": no summary table", NULL);
 		return;
 	}
 	config.tree_pid = pid;
+	errfd_debug("standalone tree: records in ", dir, ", the table from this image", NULL);
 }
 
 int summary_is_root(const struct mt_record *r)

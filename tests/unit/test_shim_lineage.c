@@ -1,6 +1,8 @@
 /* test_shim_lineage.c: the process-tree tags across fork, every exec
  * variant, posix_spawn, system, popen, vfork, and scrubbed environments. */
 #include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -176,6 +178,30 @@ Test(shim_lineage, system_child_is_tagged, .timeout = 20)
 Test(shim_lineage, popen_child_is_tagged, .timeout = 20)
 {
 	check_shell_child("popen", MT_REL_POPEN);
+}
+
+/* MEMTRACE_DEBUG=1: each image says how it got its lineage and where its
+ * record went (system()'s shell: guessed, glibc spawns it past the hooks);
+ * without it, not a word. */
+Test(shim_lineage, debug_says_each_decision, .timeout = 20)
+{
+	const char *env[] = { "MEMTRACE_DEBUG=1", NULL };
+	char want[PATH_MAX + 128];
+	struct tree t;
+	tree_run(&t, "system", env, 0);
+	snprintf(want, sizeof want, "memtrace[%d]: debug: lineage: root, no traced parent\n",
+		 (int)t.run.pid);
+	cr_expect_not_null(strstr(t.run.err, want), "%s", t.run.err);
+	snprintf(want, sizeof want, "memtrace[%d]: debug: record: %s/%d.0.mtr\n", (int)t.run.pid,
+		 t.run.dir, (int)t.run.pid);
+	cr_expect_not_null(strstr(t.run.err, want), "want %s in:\n%s", want, t.run.err);
+	snprintf(want, sizeof want, "debug: lineage: system of %d.0, guessed from the parent's "
+		 "newest record (no MEMTRACE_PARENT)\n", (int)t.run.pid);
+	cr_expect_not_null(strstr(t.run.err, want), "want %s in:\n%s", want, t.run.err);
+	tree_done(&t);
+	tree_run(&t, "system", NULL, 0);
+	cr_expect_null(strstr(t.run.err, "debug:"), "%s", t.run.err);
+	tree_done(&t);
 }
 
 Test(shim_lineage, vfork_exec, .timeout = 20)
