@@ -13,6 +13,7 @@
 #include "contain/contain.h"
 #include "collect/procfs.h"
 #include "contain/cgroup.h"
+#include "invariant.h"
 #include "pidmap.h"
 
 #include <errno.h>
@@ -39,6 +40,7 @@ static uint64_t mono_ns(void)
 
 void contain_missing(struct contain_info *info, const char *fmt, ...)
 {
+	MT_ASSERT(info->n_missing <= CONTAIN_MAX_MISSING);
 	if (info->n_missing >= CONTAIN_MAX_MISSING)
 		return;
 	va_list ap;
@@ -156,6 +158,18 @@ int contain_check(const struct contain_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* contain.h: an open containment has every operation without a generic
+ * stand-in, says what it is for the record, and kept its lists in bounds. */
+static void check_opened(const struct contain *c)
+{
+	MT_ASSERT(c->ops && c->ops->close && c->ops->name && c->ops->start && c->ops->members &&
+		  c->ops->sample && c->ops->sampled);
+	MT_ASSERT(c->info.mode && c->info.kill && c->info.requested);
+	MT_ASSERT(c->info.n_missing <= CONTAIN_MAX_MISSING && c->info.n_paths <= CONTAIN_MAX_PATHS);
+	MT_ASSERT(c->n_notes <= CONTAIN_MAX_NOTES && !c->finished);
+	(void)c;
+}
+
 int contain_open(struct contain **out, const struct contain_config *cfg)
 {
 	struct contain_info info;
@@ -177,6 +191,7 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 			if (try[i]->open(out, cfg, &attempt) == 0) {
 				(*out)->info = attempt;
 				(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
+				check_opened(*out);
 				return 0;
 			}
 			/* keep the reasons it failed, for the next or the fallback */
@@ -195,6 +210,7 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 	info.kill = "stop-and-kill";
 	(*out)->info = info;
 	(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
+	check_opened(*out);
 	return 0;
 }
 
@@ -214,6 +230,7 @@ const char *contain_name(const struct contain *c)
 
 void contain_note(struct contain *c, const char *note)
 {
+	MT_ASSERT(c->n_notes <= CONTAIN_MAX_NOTES);
 	if (c->n_notes < CONTAIN_MAX_NOTES)
 		c->notes[c->n_notes++] = note;
 }
