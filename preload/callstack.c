@@ -9,6 +9,7 @@
 
 #include "boot.h"
 #include "cfi.h"
+#include "invariant.h"
 #include "modules.h"
 #include "selfmaps.h"
 #include "stacks.h"
@@ -189,14 +190,18 @@ static int callstack_take(struct callstack_walk *w, uintptr_t ip)
 			return 1;
 		/* ra never came (the unwinder lost a frame on the way): it
 		 * is the one frame known for sure, and the rest follows. */
-		if (ip != w->ra)
+		if (ip != w->ra) {
+			MT_ASSERT(w->n == 0 && w->max > 0);
 			w->pcs[w->n++] = w->ra;
+		}
 		w->found = 1;
 	}
 	if (w->n == w->max) {
 		w->more = 1;
 		return 0;
 	}
+	/* callstack.h: never more than max (<= MT_STACKS_FRAMES) frames */
+	MT_ASSERT(w->n < w->max && w->max <= MT_STACKS_FRAMES);
 	w->pcs[w->n++] = ip;
 	return 1;
 }
@@ -370,6 +375,7 @@ unsigned callstack_capture(uint64_t *pcs, unsigned max, uintptr_t ra, uint32_t *
 			return nfp;
 		}
 	}
+	MT_ASSERT(nfp <= max && nbt <= max);
 	if (nbt >= nfp && nbt > 0) {
 		*flags = MT_STACK_BACKTRACE | (truncated ? MT_STACK_TRUNCATED : 0);
 		return nbt;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "invariant.h"
 #include "shards.h"
 #include "sys.h"
 
@@ -94,6 +95,7 @@ void counters_go_single(void)
 	counters_refresh_total(counters_rec);
 	counters_set_limit(counters_rec);
 	shards_reset_in_child();
+	MT_ASSERT(shards_owned() == 0);
 	counters_mt = 0;
 	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST_MT, __ATOMIC_RELAXED);
 	if (counters_glibc_sizes)
@@ -156,7 +158,15 @@ void counters_peaks_st(struct mt_record *r, uint64_t cur)
 		if (counters_raise_st(&r->total_peak, tot) && tot >= counters_total_stamp_next)
 			counters_stamp_total(tot);
 	}
+	/* counters.h: after an update neither peak is below the figure it
+	 * bounds (peaks only rise, so a handler of this thread that counted
+	 * meanwhile cannot undo it).  Local values only: a handler may store
+	 * total_current between a mapping call's store and its raise. */
+	MT_ASSERT(r->heap_peak >= cur);
+	MT_ASSERT(r->total_peak >= tot);
 	counters_set_limit(r);
+	/* the single-threaded allocation's one compare stands for both peaks */
+	MT_ASSERT(counters_peak_limit <= r->heap_peak);
 }
 
 static inline void counters_max(uint64_t *field, uint64_t v)
@@ -245,12 +255,23 @@ static int64_t counters_room(const struct mt_record *r)
 	return room < COUNTERS_DELTA_MAX ? room : COUNTERS_DELTA_MAX - 1;
 }
 
+/* shards.h: a shard's room is never negative and stays below
+ * COUNTERS_DELTA_MAX, which lets counters_grow_fits test a growing delta
+ * with one compare. */
+static void counters_check_room(const struct shard *sh)
+{
+	MT_ASSERT(sh->heap_room >= 0);
+	MT_ASSERT(sh->heap_room < COUNTERS_DELTA_MAX);
+	(void)sh;
+}
+
 /* The owner's periodic flush: its delta is now in the shared figure, so
  * its room is computed afresh too. */
 void counters_flush_shard(struct shard *sh)
 {
 	counters_drain_shard(sh);
 	sh->heap_room = counters_room(counters_rec);
+	counters_check_room(sh);
 }
 
 static void counters_add_shard(struct shard *sh, void *ctx)
@@ -359,6 +380,8 @@ void counters_live_shard_slow(struct shard *sh, int64_t bytes)
 		counters_publish(r, bytes + __atomic_exchange_n(&sh->heap_delta, 0,
 								 __ATOMIC_RELAXED));
 	} else {
+		/* a delta that stays is within +-COUNTERS_DELTA_MAX */
+		MT_ASSERT(d > -COUNTERS_DELTA_MAX && d < COUNTERS_DELTA_MAX);
 		counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)bytes);
 		if (bytes > 0)
 			counters_peaks_mt(r, (int64_t)__atomic_load_n(&r->heap_current,
@@ -366,6 +389,7 @@ void counters_live_shard_slow(struct shard *sh, int64_t bytes)
 						     d);
 	}
 	sh->heap_room = counters_room(r);
+	counters_check_room(sh);
 }
 
 static void counters_live_mt(struct mt_record *r, struct shard *sh, int64_t bytes)

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "invariant.h"
 #include "maps.h"
 
 void maps_init(struct maps_table *t, struct maps_region *slots, size_t cap)
@@ -41,19 +42,38 @@ static size_t maps_find_end_above(const struct maps_table *t, uintptr_t addr)
 	return lo;
 }
 
+/* maps.h: the regions are sorted, disjoint and not empty.  Checked where
+ * a region is made or moved, against its neighbours (O(1)); any table
+ * operation goes through here or shrinks a region in place. */
+static void maps_check_at(const struct maps_table *t, size_t i)
+{
+	MT_ASSERT(t->n <= t->cap);
+	MT_ASSERT(i < t->n);
+	MT_ASSERT(t->slots[i].start < t->slots[i].end);
+	MT_ASSERT(t->slots[i].kind == MAPS_ANON || t->slots[i].kind == MAPS_FILE);
+	MT_ASSERT(i == 0 || t->slots[i - 1].end <= t->slots[i].start);
+	MT_ASSERT(i + 1 == t->n || t->slots[i].end <= t->slots[i + 1].start);
+	(void)t;
+	(void)i;
+}
+
 static void maps_delete_at(struct maps_table *t, size_t i)
 {
+	MT_ASSERT(i < t->n);
 	memmove(&t->slots[i], &t->slots[i + 1], (t->n - i - 1) * sizeof t->slots[0]);
 	t->n--;
 }
 
 static void maps_insert_at(struct maps_table *t, size_t i, uintptr_t s, uintptr_t e, unsigned k)
 {
+	MT_ASSERT_MSG(t->n < t->cap, "callers test for a free slot");
+	MT_ASSERT(i <= t->n);
 	memmove(&t->slots[i + 1], &t->slots[i], (t->n - i) * sizeof t->slots[0]);
 	t->slots[i].start = s;
 	t->slots[i].end = e;
 	t->slots[i].kind = k;
 	t->n++;
+	maps_check_at(t, i);
 }
 
 void maps_remove_locked(struct maps_table *t, uintptr_t s, uintptr_t e,
@@ -107,8 +127,10 @@ static int maps_add_locked(struct maps_table *t, uintptr_t s, uintptr_t e, unsig
 			t->slots[i - 1].end = t->slots[i].end;
 			maps_delete_at(t, i);
 		}
+		maps_check_at(t, i - 1);
 	} else if (i < t->n && t->slots[i].start == e && t->slots[i].kind == k) {
 		t->slots[i].start = s;
+		maps_check_at(t, i);
 	} else if (t->n == t->cap) {
 		d->untracked_bytes += e - s;
 		d->untracked_calls++;

@@ -2,6 +2,7 @@
  * sample.h).  Async-signal-safe; never allocates or locks. */
 #include <string.h>
 
+#include "invariant.h"
 #include "sample.h"
 #include "sites.h"
 #include "sys.h"
@@ -76,6 +77,8 @@ double sample_log(double x)
 uint64_t sample_next(uint64_t *state)
 {
 	uint64_t x = *state;
+	/* sample.h: xorshift's one fixed point; seeds are never 0 */
+	MT_ASSERT(x != 0);
 	x ^= x >> 12;
 	x ^= x << 25;
 	x ^= x >> 27;
@@ -152,7 +155,11 @@ void sample_take(void *p, size_t usable, uintptr_t ra)
 			return;
 	}
 	sample_tls_left = (int64_t)sample_draw(&sample_tls_rng, rate);
-	sites_note_sample(p, usable, sample_weight(usable, rate), ra);
+	MT_ASSERT(sample_tls_left >= 0);
+	uint64_t weight = sample_weight(usable, rate);
+	/* stacks.h: a sampled block counts for at least its own bytes */
+	MT_ASSERT(weight >= usable);
+	sites_note_sample(p, usable, weight, ra);
 }
 
 void sample_start(uint64_t rate)

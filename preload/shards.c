@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "invariant.h"
 #include "shards.h"
 #include "sys.h"
 
@@ -111,6 +112,10 @@ struct shard *shards_claim(void)
 	}
 	if (!sh)
 		return NULL;
+	/* a claimed shard is in the pool, below the top, and this thread's */
+	MT_ASSERT(sh >= shards_pool && sh < shards_pool + SHARDS_MAX);
+	MT_ASSERT((unsigned)(sh - shards_pool) < __atomic_load_n(&shards_top, __ATOMIC_ACQUIRE));
+	MT_ASSERT(__atomic_load_n(&sh->tid, __ATOMIC_RELAXED) == tid);
 	/* Keys below PTHREAD_KEY_2NDLEVEL_SIZE (32) are stored in the thread
 	 * descriptor without allocating; a later key may calloc, which comes
 	 * back here, finds the claim under way and counts directly. */
@@ -126,6 +131,7 @@ struct shard *shards_claim(void)
 void shards_for_each(void (*fn)(struct shard *, void *), void *ctx)
 {
 	unsigned top = __atomic_load_n(&shards_top, __ATOMIC_ACQUIRE);
+	MT_ASSERT(top <= SHARDS_MAX);
 	for (unsigned i = 0; i < top; i++)
 		if (__atomic_load_n(&shards_pool[i].tid, __ATOMIC_ACQUIRE) > 0)
 			fn(&shards_pool[i], ctx);

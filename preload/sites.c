@@ -14,6 +14,7 @@
 #include "config.h"
 #include "counters.h"
 #include "imagename.h"
+#include "invariant.h"
 #include "modules.h"
 #include "sample.h"
 #include "sites.h"
@@ -409,7 +410,10 @@ static void sites_materialize(void)
 
 static void sites_mark(uint32_t id)
 {
+	MT_ASSERT(id < MT_STACKS_SLOTS);
 	if (!sites_dirty_flag[id]) {
+		/* each stack at most once in the list */
+		MT_ASSERT(sites_dirty_n < MT_STACKS_SLOTS);
 		sites_dirty_flag[id] = 1;
 		sites_dirty[sites_dirty_n++] = (uint16_t)id;
 	}
@@ -420,6 +424,10 @@ static void sites_mark(uint32_t id)
 static void sites_snapshot(struct mt_stacks_header *h, uint64_t peak)
 {
 	uint64_t seq = h->peak_seq;
+	/* stacks.h: even when stable.  Only the lock holder writes it, so an
+	 * odd value here is a snapshot left half done. */
+	MT_ASSERT_MSG((seq & 1) == 0, "peak_seq even outside a snapshot");
+	MT_ASSERT(sites_dirty_n <= MT_STACKS_SLOTS);
 	__atomic_store_n(&h->peak_seq, seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	for (uint32_t i = 0; i < sites_dirty_n; i++) {
@@ -433,6 +441,7 @@ static void sites_snapshot(struct mt_stacks_header *h, uint64_t peak)
 	sites_dirty_n = 0;
 	sites_put(&h->peak_heap, peak);
 	sites_put(&h->peak_mono_ns, sys_mono_ns());
+	MT_ASSERT(h->peak_seq == seq + 1);
 	__atomic_store_n(&h->peak_seq, seq + 2, __ATOMIC_RELEASE);
 }
 
@@ -443,6 +452,8 @@ static void sites_event(struct mt_stacks_header *h)
 	uint64_t peak = __atomic_load_n(&counters_rec->heap_peak, __ATOMIC_RELAXED);
 	if (peak <= h->seen_heap_peak)
 		return;
+	/* stacks.h: the peak columns are the set at the highest peak seen */
+	MT_ASSERT(h->peak_heap <= h->seen_heap_peak);
 	sites_snapshot(h, peak);
 	sites_put(&h->seen_heap_peak, peak);
 }
@@ -520,6 +531,9 @@ static uint32_t sites_stack_for(struct mt_stacks_header *h, const uint64_t *pcs,
 		goto catchall;
 	if (sites_index_room(count))
 		slot = sites_index_free(hash);
+	/* the index is at most half full: a probe always ends */
+	MT_ASSERT(count < (1u << sites_index_bits) / 2u);
+	MT_ASSERT(count < MT_STACKS_SLOTS && sites_index[slot] == 0);
 	if (miss)
 		sites_missed = 1;
 	if (sites_missed && sites_may_refresh(h)) {
@@ -535,6 +549,8 @@ static uint32_t sites_stack_for(struct mt_stacks_header *h, const uint64_t *pcs,
 	memcpy(st->pc, pcs, n * sizeof pcs[0]);
 	sites_hashes[id] = hash;
 	sites_index[slot] = id + 1;
+	/* stacks.h: append-only, entry i published as count i+1 */
+	MT_ASSERT(h->stack_count == count);
 	__atomic_store_n(&h->stack_count, count + 1, __ATOMIC_RELEASE);
 	return id;
 catchall:
@@ -611,6 +627,7 @@ static void sites_delete(uint32_t i)
 		}
 	}
 	sites_live[i].addr = 0;
+	MT_ASSERT(sites_live_n > 0);
 	sites_live_n--;
 }
 
@@ -710,6 +727,9 @@ static void sites_add(struct mt_stacks_header *h, uintptr_t p, uint32_t id, uint
 	e.var_stack = var << 16 | id;
 	sites_place(&e);
 	sites_live_n++;
+	/* the live table is at most 3/4 full (sites_room) */
+	MT_ASSERT(sites_live_n <= (1u << sites_live_bits) / 4u * 3u);
+	MT_ASSERT(id < h->stack_count);
 	sites_filter_set(p);
 	sites_column_add(h, id, 1, w, var);
 }
@@ -833,6 +853,8 @@ void sites_start(void)
 void sites_finish(unsigned record_state)
 {
 	struct mt_stacks_header *h;
+	/* record.h: an image ends in one of the end states, never RUNNING */
+	MT_ASSERT(record_state != MT_STATE_RUNNING && record_state <= MT_STATE_SIGNALED);
 	if (!__atomic_load_n(&sites_hdr, __ATOMIC_ACQUIRE) || !shim_guard_enter())
 		return;
 	sites_lock();

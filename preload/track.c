@@ -6,6 +6,7 @@
 
 #include "boot.h"
 #include "counters.h"
+#include "invariant.h"
 #include "record.h"
 #include "sys.h"
 #include "track.h"
@@ -34,6 +35,10 @@ static size_t track_round(size_t len)
 
 static void track_apply(const struct maps_delta *d, uint64_t largest)
 {
+	/* track.h: the shim's table is its static MT_MAP_SLOTS regions.  Read
+	 * without the lock: n only moves between 0 and cap. */
+	MT_ASSERT(track_maps.slots == track_slots && track_maps.cap == MT_MAP_SLOTS);
+	MT_ASSERT(__atomic_load_n(&track_maps.n, __ATOMIC_RELAXED) <= MT_MAP_SLOTS);
 	counters_note_map(d->bytes[MAPS_ANON], d->bytes[MAPS_FILE], largest);
 	if (d->untracked_calls)
 		counters_note_map_untracked(d->untracked_bytes);

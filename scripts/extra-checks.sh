@@ -4,8 +4,10 @@
 # (it installs the packages and builds in the tree).
 #
 #   sanitizers  a second build, in a copy of the sources, with
-#               ./configure --enable-sanitizers (ASan + UBSan on memsup and
-#               the unit tests), whose `make check` must pass whole
+#               ./configure --enable-sanitizers --enable-debug (ASan +
+#               UBSan on memsup and the unit tests, and every MT_ASSERT of
+#               common/invariant.h checked, the shim's too), whose
+#               `make check` must pass whole
 #   valgrind    memsup under memcheck on runs that end in each way (normal
 #               exit, RSS budget kill, escaper clean-up, start failure) and
 #               with each --output mode:
@@ -50,7 +52,7 @@ check_sanitizers() {
 	(
 		cd "$dir/src" &&
 		autoreconf -fi &&
-		./configure --quiet --enable-sanitizers &&
+		./configure --quiet --enable-sanitizers --enable-debug &&
 		make -j"$(nproc)" check
 	) >"$dir/check.log" 2>&1 || rc=1
 	echo "# sanitizers: $(scripts/summarize-tests.sh "$dir/src/test-suite.log")"

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "invariant.h"
+
 static inline int grow_array(void **p, size_t *cap, size_t need, size_t size)
 {
 	size_t c = *cap ? *cap : 16;
@@ -30,6 +32,7 @@ static inline int grow_array(void **p, size_t *cap, size_t need, size_t size)
 		return -ENOMEM;
 	*p = q;
 	*cap = c;
+	MT_ASSERT_MSG(*cap >= need, "room for what was asked");
 	return 0;
 }
 

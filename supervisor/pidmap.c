@@ -1,5 +1,6 @@
 /* pidmap.c: the pid-keyed open-addressing table (see pidmap.h). */
 #include "pidmap.h"
+#include "invariant.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -27,6 +28,8 @@ static size_t home_of(pid_t pid, size_t cap)
 /* The slot holding pid in slots[0..cap), or the empty one where it goes. */
 static size_t probe(const unsigned char *slots, size_t cap, size_t esize, pid_t pid)
 {
+	/* the mask and the end of the probe rely on both */
+	MT_ASSERT_MSG(cap > 0 && (cap & (cap - 1)) == 0, "a power of two");
 	size_t i = home_of(pid, cap);
 	for (pid_t k; (k = key_of(slots + i * esize)) != 0 && k != pid; i = (i + 1) & (cap - 1))
 		;
@@ -35,6 +38,7 @@ static size_t probe(const unsigned char *slots, size_t cap, size_t esize, pid_t 
 
 void pidmap_init(struct pidmap *m, size_t esize)
 {
+	MT_ASSERT_MSG(esize >= sizeof(pid_t), "an entry starts with its pid");
 	m->slots = NULL;
 	m->esize = esize;
 	m->cap = m->used = 0;
@@ -66,6 +70,7 @@ int pidmap_reserve(struct pidmap *m, size_t n)
 	free(m->slots);
 	m->slots = slots;
 	m->cap = cap;
+	MT_ASSERT_MSG(m->used * 2 <= m->cap, "at most half full");
 	return 0;
 }
 
@@ -73,6 +78,7 @@ void *pidmap_find(const struct pidmap *m, pid_t pid)
 {
 	if (!m->cap || !pid)
 		return NULL;
+	MT_ASSERT_MSG(m->used < m->cap, "an empty slot ends every probe");
 	unsigned char *e = m->slots + probe(m->slots, m->cap, m->esize, pid) * m->esize;
 	return key_of(e) ? e : NULL;
 }
@@ -92,6 +98,7 @@ void *pidmap_add(struct pidmap *m, pid_t pid, int *added)
 	memset(e, 0, m->esize);
 	memcpy(e, &pid, sizeof pid);
 	m->used++;
+	MT_ASSERT_MSG(m->used * 2 <= m->cap, "at most half full");
 	if (added)
 		*added = 1;
 	return e;

@@ -1,6 +1,7 @@
 /* fold.c: the fold file's format, both ways (see fold.h). */
 #include "collect/fold.h"
 #include "collect/recordfile.h"
+#include "invariant.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -113,11 +114,15 @@ size_t fold_encode_bytes(const void *src, size_t n, unsigned char *out)
 			continue;
 		}
 		size_t lit = literal_len(in + i, left < 128 ? left : 128, left);
+		MT_ASSERT(lit >= 1 && lit <= 128);
 		out[o++] = (unsigned char)(lit - 1);
 		memcpy(out + o, in + i, lit);
 		o += lit;
 		i += lit;
 	}
+	/* fold.h: the caller's buffer holds FOLD_ENCODED_MAX(n) bytes, and
+	 * fold_read_entry refuses an entry any longer */
+	MT_ASSERT_MSG(o <= FOLD_ENCODED_MAX(n), "an encoding within its bound");
 	return o;
 }
 
@@ -149,6 +154,7 @@ static int decode_version(unsigned version, const unsigned char *in, size_t n, v
 		}
 		o += run;
 	}
+	MT_ASSERT(o <= cap);
 	*len = o;
 	return 0;
 }
@@ -193,7 +199,9 @@ size_t fold_entry_bytes(uint32_t magic, int32_t pid, uint32_t gen, const void *s
 
 size_t fold_entry(const struct mt_record *r, unsigned char *buf)
 {
-	return fold_entry_bytes(FOLD_MAGIC, r->pid, r->gen, r, FOLD_RECORD_BYTES, buf);
+	size_t len = fold_entry_bytes(FOLD_MAGIC, r->pid, r->gen, r, FOLD_RECORD_BYTES, buf);
+	MT_ASSERT_MSG(len <= FOLD_MAX_ENTRY, "a record's entry within FOLD_MAX_ENTRY");
+	return len;
 }
 
 int fold_read_entry(int fd, off_t off, uint32_t magic, size_t cap, void *dst, size_t *len,

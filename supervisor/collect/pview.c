@@ -8,6 +8,7 @@
 #include "collect/pview.h"
 #include "collect/procfs.h"
 #include "grow.h"
+#include "invariant.h"
 #include "pidmap.h"
 #include "clock.h"
 
@@ -155,6 +156,8 @@ static struct pview_proc *first_sight(struct pview *pv, pid_t pid, int named)
 	}
 	e->idx = pv->n;
 	pv->procs[pv->n++] = p;
+	/* one index entry per process, and room in procs[] for it */
+	MT_ASSERT(pv->index.used == pv->n && pv->n <= pv->cap);
 	p->pid = pid;
 	struct procfs_stat st;
 	if (procfs_read_stat(pv->root, pid, &st) == 0) {
@@ -515,6 +518,8 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 			img->peak_rss = mem[i].rss;
 			img->peak_ns = t_ns;
 		}
+		/* at most one entry per member, in the room grown for n */
+		MT_ASSERT(pv->ncur < n && n <= pv->cur_cap);
 		struct pview_peak_member *c = &pv->cur[pv->ncur++];
 		memset(c, 0, sizeof *c);
 		c->pid = pid;
@@ -560,6 +565,8 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 			read_identity(pv, pid, &img->argv, &img->argv_len, &img->exe);
 		}
 	}
+	/* pview_sums: the traced members are among those attributed */
+	MT_ASSERT(out->traced <= pv->ncur);
 	if (new_peak)
 		note_peak(pv, t_ns, tree_rss, out);
 	else

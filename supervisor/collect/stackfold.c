@@ -4,6 +4,7 @@
 #include "collect/fold.h"
 #include "collect/recordfile.h"
 #include "collect/stackfile.h"
+#include "invariant.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,7 +40,12 @@ static int read_published(int fd, int32_t pid, uint32_t gen, unsigned char **raw
 		return -EBADMSG; /* not a stacks file (of this build) */
 	if (rc < 0)
 		return rc;
+	/* stackfile_read_header clamps the counts to the slots (and to what
+	 * the file holds): the published part fits a stacks file, which is
+	 * what the fold's reader decodes into (MT_STACKS_SIZE bytes) */
+	MT_ASSERT(h.module_count <= MT_STACKS_MODULE_SLOTS && h.stack_count <= MT_STACKS_SLOTS);
 	size_t n = published_bytes(&h);
+	MT_ASSERT(n <= MT_STACKS_SIZE);
 	size_t mods = (size_t)h.module_count * MT_STACKS_MODULE_BYTES;
 	size_t stacks = (size_t)h.stack_count * MT_STACKS_STACK_BYTES;
 	unsigned char *p = malloc(n);

@@ -13,6 +13,7 @@
 #include "contain/contain.h"
 #include "collect/procfs.h"
 #include "contain/cgroup.h"
+#include "invariant.h"
 #include "pidmap.h"
 #include "clock.h"
 
@@ -33,6 +34,7 @@
 
 void contain_missing(struct contain_info *info, const char *fmt, ...)
 {
+	MT_ASSERT(info->n_missing <= CONTAIN_MAX_MISSING);
 	if (info->n_missing >= CONTAIN_MAX_MISSING)
 		return;
 	va_list ap;
@@ -150,11 +152,97 @@ int contain_check(const struct contain_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---- MEMSUP_DEBUG: the decision said ------------------------------------------ */
+
+/* MEMSUP_DEBUG=1 (or any higher level): contain_open says on stderr, one
+ * "memsup: debug: containment: ..." line each, which backend it tried,
+ * why one was refused, and which it chose (memsup(1), ENVIRONMENT).  The
+ * record's "containment" keeps only the outcome; these lines are for
+ * supporting a run whose choice surprises.  Read once per process. */
+static int debug_on(void)
+{
+	static int level = -1;
+	if (level < 0) {
+		const char *v = getenv(CONTAIN_DEBUG_ENV);
+		char *end = NULL;
+		long n = v && *v ? strtol(v, &end, 10) : 0;
+		level = end && *end == '\0' && n > 0;
+	}
+	return level;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char line[CONTAIN_MISSING_BYTES + PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	/* one write: lines of a debug run stay whole beside the command's */
+	dprintf(2, "memsup: debug: containment: %s\n", line);
+}
+
+/* The lines an attempt added to info->missing, from index `from`. */
+static void say_missing(const struct contain_info *info, size_t from, const char *who)
+{
+	for (size_t i = from; i < info->n_missing; i++)
+		say("%s: %s", who, info->missing[i]);
+}
+
+static const char *backend_name(const struct contain_ops *ops)
+{
+	return ops == &contain_cgroup2_ops ? "cgroup2"
+	       : ops == &contain_hybrid_ops ? "hybrid"
+	       : ops == &contain_cgroup1_ops ? "cgroup1" : "procscan";
+}
+
+static void say_layout(const struct cg_layout *l)
+{
+	static const char *const hier[CG_NHIER] = { "v2", "memory", "pids", "freezer" };
+	say("layout %s", cgroup_layout_name(l->kind));
+	if (l->kind == CG_LAYOUT_NONE)
+		say("no cgroup backend for it: %s", l->why);
+	for (int h = 0; h < CG_NHIER; h++)
+		if (l->own[h][0])
+			say("memsup's own %s cgroup: %s%s", hier[h], l->own[h],
+			    l->own_is_root[h] ? " (the hierarchy's root)" : "");
+}
+
+static void say_chosen(const struct contain *c)
+{
+	const struct contain_info *in = &c->info;
+	say("chose %s (discovery %s): kill by %s, memory cgroup %s, pids cgroup %s", in->mode,
+	    contain_name(c), in->kill, in->memory ? "yes" : "no", in->pids ? "yes" : "no");
+	for (size_t i = 0; i < in->n_paths; i++)
+		say("the run's cgroup: %s", in->paths[i]);
+	for (size_t i = 0; i < in->n_missing; i++)
+		say("without: %s", in->missing[i]);
+	if (in->hint)
+		say("hint: %s", in->hint);
+}
+
+/* contain.h: an open containment has every operation without a generic
+ * stand-in, says what it is for the record, and kept its lists in bounds. */
+static void check_opened(const struct contain *c)
+{
+	MT_ASSERT(c->ops && c->ops->close && c->ops->name && c->ops->start && c->ops->members &&
+		  c->ops->sample && c->ops->sampled);
+	MT_ASSERT(c->info.mode && c->info.kill && c->info.requested);
+	MT_ASSERT(c->info.n_missing <= CONTAIN_MAX_MISSING && c->info.n_paths <= CONTAIN_MAX_PATHS);
+	MT_ASSERT(c->n_notes <= CONTAIN_MAX_NOTES && !c->finished);
+	(void)c;
+}
+
 int contain_open(struct contain **out, const struct contain_config *cfg)
 {
 	struct contain_info info;
 	memset(&info, 0, sizeof info);
 	info.requested = cfg->cgroup == CONTAIN_OFF ? "off" : "auto";
+	int debug = debug_on();
+	if (debug)
+		say("--cgroup %s%s", info.requested,
+		    cfg->cgroup == CONTAIN_OFF ? ": the /proc scan, no cgroup tried" : "");
 	if (cfg->cgroup == CONTAIN_AUTO) {
 		struct cg_layout l;
 		const struct contain_ops *try[2];
@@ -165,13 +253,25 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 					strerror(-rc));
 		else if (l.kind == CG_LAYOUT_NONE)
 			contain_missing(&info, "%s", l.why);
+		if (debug && rc == 0)
+			say_layout(&l);
+		else if (debug)
+			say_missing(&info, 0, "cannot tell the layout");
 		size_t n = rc < 0 ? 0 : backends_for(l.kind, try);
 		for (size_t i = 0; i < n; i++) {
 			struct contain_info attempt = info;
+			size_t before = attempt.n_missing;
 			if (try[i]->open(out, cfg, &attempt) == 0) {
 				(*out)->info = attempt;
 				(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
+				check_opened(*out);
+				if (debug)
+					say_chosen(*out);
 				return 0;
+			}
+			if (debug) {
+				say("%s: refused", backend_name(try[i]));
+				say_missing(&attempt, before, backend_name(try[i]));
 			}
 			/* keep the reasons it failed, for the next or the fallback */
 			info.n_missing = attempt.n_missing;
@@ -179,16 +279,27 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 		}
 		info.hint = hint_for(rc < 0 ? CG_LAYOUT_NONE : l.kind);
 		/* the kernel limit was asked for: no polled stand-in */
-		if (cfg->mem_max)
+		if (cfg->mem_max) {
+			if (debug)
+				say("no cgroup could be made, and --mem-max needs one: no fallback");
 			return -ENOTSUP;
+		}
+		if (debug)
+			say("no cgroup of the run's own: falling back to the /proc scan");
 	}
 	int rc = contain_procscan_ops.open(out, cfg, &info);
-	if (rc < 0)
+	if (rc < 0) {
+		if (debug)
+			say("the /proc scan could not start: %s", strerror(-rc));
 		return rc;
+	}
 	info.mode = "procscan";
 	info.kill = "stop-and-kill";
 	(*out)->info = info;
 	(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
+	check_opened(*out);
+	if (debug)
+		say_chosen(*out);
 	return 0;
 }
 
@@ -208,6 +319,7 @@ const char *contain_name(const struct contain *c)
 
 void contain_note(struct contain *c, const char *note)
 {
+	MT_ASSERT(c->n_notes <= CONTAIN_MAX_NOTES);
 	if (c->n_notes < CONTAIN_MAX_NOTES)
 		c->notes[c->n_notes++] = note;
 }

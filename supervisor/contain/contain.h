@@ -95,6 +95,8 @@ struct contain_waiter {
 #define CONTAIN_MAX_PATHS 4u
 #define CONTAIN_MAX_MISSING 6u
 #define CONTAIN_MISSING_BYTES 320u
+/* MEMSUP_DEBUG=1: contain_open says its choice on stderr (contain.c). */
+#define CONTAIN_DEBUG_ENV "MEMSUP_DEBUG"
 /* Give up killing when only processes in D state were left this long. */
 #define KILL_STUCK_S 5
 

@@ -4,7 +4,8 @@
  * small tree it starts, for killing: every member found and killed (the
  * SIGSTOP sweeps), SIGTERM first under a grace -- and, last, the cgroup
  * backend live where this machine lets a cgroup be made (the backends on
- * fake cgroup trees: test_cgroup.c). */
+ * fake cgroup trees: test_cgroup.c) -- and what MEMSUP_DEBUG=1 says of the
+ * choice. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +84,62 @@ Test(contain, procscan_on_a_fixture)
 	cr_assert_eq(contain_open(&c, &cc), 0);
 	cr_expect_str_eq(contain_name(c), "children");
 	contain_close(c);
+}
+
+/* ---- MEMSUP_DEBUG: the decision said on stderr ------------------------------ */
+
+/* contain_open(cfg) with stderr caught; the text into buf. */
+static void open_saying(const struct contain_config *cc, char *buf, size_t cap)
+{
+	struct contain *c;
+	FILE *f = tmpfile();
+	cr_assert_not_null(f);
+	int saved = dup(2);
+	cr_assert_geq(saved, 0);
+	dup2(fileno(f), 2);
+	int rc = contain_open(&c, cc);
+	dup2(saved, 2);
+	close(saved);
+	cr_assert_eq(rc, 0);
+	contain_close(c);
+	rewind(f);
+	size_t n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+Test(contain, debug_says_the_choice_and_the_fallback)
+{
+	char err[4096];
+	setenv("MEMSUP_DEBUG", "1", 1);
+	struct contain_config cc = { proc_fixture("tree1"), 100, TREE_AUTO, CONTAIN_OFF, NULL, 0,
+				     0, 0 };
+	open_saying(&cc, err, sizeof err);
+	cr_expect_not_null(strstr(err, "memsup: debug: containment: --cgroup off: the /proc scan, "
+				       "no cgroup tried\n"), "%s", err);
+	cr_expect_not_null(strstr(err, "memsup: debug: containment: chose procscan (discovery "
+				       "scan): kill by stop-and-kill"), "%s", err);
+	/* no cgroup file in the fixture: the reason, then the fallback */
+	cc.cgroup = CONTAIN_AUTO;
+	open_saying(&cc, err, sizeof err);
+	cr_expect_not_null(strstr(err, "containment: --cgroup auto\n"), "%s", err);
+	cr_expect_not_null(strstr(err, "containment: cannot tell the layout: cannot read "), "%s",
+			   err);
+	cr_expect_not_null(strstr(err, "containment: no cgroup of the run's own: falling back "
+				       "to the /proc scan\n"), "%s", err);
+	cr_expect_not_null(strstr(err, "containment: chose procscan"), "%s", err);
+	for (const char *l = err; *l; l = strchr(l, '\n') + 1)
+		cr_expect_eq(strncmp(l, "memsup: debug: ", 15), 0, "a line of another kind: %s", l);
+}
+
+Test(contain, no_debug_says_nothing)
+{
+	char err[4096];
+	setenv("MEMSUP_DEBUG", "0", 1);
+	struct contain_config cc = { proc_fixture("tree1"), 100, TREE_AUTO, CONTAIN_AUTO, NULL, 0,
+				     0, 0 };
+	open_saying(&cc, err, sizeof err);
+	cr_expect_str_empty(err);
 }
 
 /* ---- live: a shell and two sleeps, started inside, then killed ---------- */
