@@ -191,8 +191,8 @@ Test(memsup_cgroup, mem_max_stops_a_grower_with_zero_overshoot, .timeout = 60)
 }
 
 /* Without a memory cgroup --mem-max is an error before anything is made,
- * never a polled budget: with --cgroup off, and for a user who may not
- * make cgroups. */
+ * never a polled budget: with --cgroup off (here), and for a user who may
+ * not make cgroups (the next test). */
 Test(memsup_cgroup, mem_max_without_memory_cgroup_is_an_error, .timeout = 30)
 {
 	struct sup_run r;
@@ -200,8 +200,15 @@ Test(memsup_cgroup, mem_max_without_memory_cgroup_is_an_error, .timeout = 30)
 	cr_assert_eq(memsup_run(&r, args), 125, "stderr: %s", r.err);
 	cr_expect_not_null(strstr(r.err, "--mem-max"), "%s", r.err);
 	cr_expect(!path_exists(r.dir), "a directory was made");
+}
+
+/* The same for user nobody, who may make no cgroup.  It needs root to
+ * become nobody: it used to end silently, passed, without it. */
+Test(memsup_cgroup, mem_max_as_nobody_is_an_error, .timeout = 30)
+{
+	struct sup_run r;
 	if (geteuid() != 0)
-		return;
+		cr_skip_test("not root: this test runs memsup as nobody");
 	if (!nobody_can_run())
 		cr_skip_test("user nobody cannot run memsup from this build tree");
 	char shared[512];
