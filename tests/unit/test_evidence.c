@@ -17,6 +17,7 @@
 #include "output/resources.h"
 #include "output/timeline.h"
 #include "test_memsup_util.h"
+#include "test_py.h"
 
 /* A temporary directory of the test's own, removed when its process
  * exits, passed or failed (tmp_adopt). */
@@ -93,21 +94,9 @@ Test(evidence, record_is_valid_json_and_atomic, .timeout = 20)
 	runrecord_free(&r);
 	evidence_close(&ev);
 
-	char cmdline[PATH_MAX + 1024];
-	snprintf(cmdline, sizeof cmdline,
-		 "python3 -c 'import json,sys,os\n"
-		 "d=json.load(open(sys.argv[1]))\n"
-		 "assert d[\"command\"][1]==\"we\\\"ird\\n\", d[\"command\"]\n"
-		 "assert os.fsencode(d[\"command\"][2])==b\"\\x01\\xff\"\n"
-		 "assert d[\"exit_code\"]==-9 and d[\"signal\"]==9 and d[\"exit_status\"]==123\n"
-		 "assert d[\"reason\"] is None and d[\"wall_budget_s\"] is None\n"
-		 "assert d[\"rss_budget_mb\"]==100.0 and d[\"peak_tree_rss_mb\"]==123.456789\n"
-		 "assert d[\"env\"]=={\"B\":\"two words\",\"A\":\"3\"}, d[\"env\"]\n"
-		 "assert d[\"leftover_processes_killed\"]==[{\"pid\":42,\"argv\":[\"ab\",\"cd\"]}]\n"
-		 "assert d[\"notes\"]==[\"a note\"]\n"
-		 "assert not os.path.exists(sys.argv[1]+\".tmp\")\n"
-		 "' %s/resources.json",
-		 path);
+	char cmdline[2 * PATH_MAX + 1024];
+	snprintf(cmdline, sizeof cmdline, "python3 '%s' '%s/resources.json'",
+		 py_script("evidence_record.py"), path);
 	cr_expect_eq(system(cmdline), 0, "python3 rejected the record");
 }
 

@@ -5,8 +5,9 @@
  * test then bends the run one way and checks that exactly the expected kind
  * appears with the right figures, and that the thresholds stated in
  * findings.c sit where they say (one case on each side).  The JSON is
- * parsed by python3 (not by us), with hostile argv bytes that must come
- * back exactly and never reach a sentence as control characters. */
+ * parsed by python3 (tests/py/findings_json.py, not by us), with hostile
+ * argv bytes that must come back exactly and never reach a sentence as
+ * control characters. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include "analyze/findings.h"
 #include "collect/recordfile.h"
 #include "output/resources.h"
+#include "test_py.h"
 
 #define MB 1000000.0
 #define MAX_IMG 64
@@ -760,39 +762,9 @@ Test(findings, json_parses_with_exact_argv_and_safe_sentences)
 
 	char want[2 * sizeof hostile + 1];
 	hex(hostile, strlen(hostile), want);
-	char cmd[4096];
-	snprintf(cmd, sizeof cmd,
-		 "python3 -c '\n"
-		 "import json, os, sys\n"
-		 "d = json.load(open(sys.argv[1]))\n"
-		 "b = d[\"blind_spots\"]\n"
-		 "assert isinstance(b, list) and len(b) == %zu, b\n"
-		 "std = {\"kind\", \"sentence\", \"processes\", \"processes_total\", \"untraced_why\"}\n"
-		 "units = (\"_mb\", \"_s\", \"_pct\", \"_count\")\n"
-		 "for f in b:\n"
-		 "    assert isinstance(f[\"sentence\"], str) and f[\"sentence\"].endswith(\".\")\n"
-		 "    assert all(ord(c) >= 0x20 and not 0x7f <= ord(c) <= 0x9f for c in f[\"sentence\"]), f\n"
-		 "    for k, v in f.items():\n"
-		 "        if k not in std:\n"
-		 "            assert k.endswith(units), k\n"
-		 "            assert isinstance(v, (int, float)), (k, v)\n"
-		 "    assert f[\"processes_total\"] >= len(f[\"processes\"])\n"
-		 "u = [f for f in b if f[\"kind\"] == \"unsampled_processes\"][0]\n"
-		 "p = u[\"processes\"][0]\n"
-		 "want = [bytes.fromhex(sys.argv[2]), \"caf\\u00e9\".encode()]\n"
-		 "got = [os.fsencode(a) for a in p[\"argv\"]]\n"
-		 "assert got == want, (got, want)\n"
-		 "assert p[\"traced\"] is True and p[\"sampled\"] is False\n"
-		 "assert abs(p[\"heap_peak_mb\"] - 400) < 1e-9, p\n"
-		 "t = [f for f in b if f[\"kind\"] == \"untraced\"][0]\n"
-		 "assert t[\"processes\"][0][\"untraced_why\"] == \"static\", t\n"
-		 "assert t[\"static_count\"] == 1\n"
-		 "e = [f for f in b if f[\"kind\"] == \"escaped\"][0]\n"
-		 "assert e[\"processes\"][0][\"killed_by_memsup\"] is True\n"
-		 "r = [f for f in b if f[\"kind\"] == \"rusage_children\"][0]\n"
-		 "assert r[\"tree_peak_mb\"] == 127.5 and r[\"processes_at_peak_count\"] == 5, r\n"
-		 "' '%s' %s",
-		 nout, path, want);
+	char cmd[PATH_MAX + 4096];
+	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' %s %zu", py_script("findings_json.py"), path,
+		 want, nout);
 	int st = system(cmd);
 	if (st != 0) {
 		char text[16384];

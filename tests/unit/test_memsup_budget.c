@@ -1,5 +1,6 @@
 /* test_memsup_budget.c: budgets and interrupts kill the whole tree, and the
  * record still comes out complete. */
+#include "test_cgprobe.h"
 #include "test_guard.h"
 #include "test_memsup_util.h"
 
@@ -88,7 +89,8 @@ Test(memsup_budget, refused_fork_between_samples_is_the_budget, .timeout = 60)
 	int st = memsup_wait(&r);
 	rec_load(&r);
 	if (!strstr(rec_str(&r, "containment"), "\"pids\": true"))
-		cr_skip_test("no pids cgroup here: the budget is only what samples see");
+		cgprobe_skip_or_fail("pids", "the run had no pids cgroup, so the budget is only "
+				     "what samples see");
 	cr_assert_eq(st, 122, "stderr: %s", r.err);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"procs_budget_exceeded\"");
 	/* refused, or (a sample at the start that found N already) reached */

@@ -5,20 +5,25 @@
  * with zero overshoot, fork bombs stop at --max-procs, a SIGKILLed memsup
  * leaves nothing alive, and where no cgroup can be had (--cgroup off, a
  * user without rights) the record says so.  A test that needs a cgroup
- * skips, saying why, where memsup fell back to the /proc scan.  The fork
- * bombs run only inside the suite's pids-limited cgroup (guard_require). */
+ * and finds that memsup fell back to the /proc scan skips, saying why,
+ * where the test itself can make no such cgroup either, and fails where it
+ * can (test_cgprobe.h): a fallback on a machine that has cgroups is a bug,
+ * not a missing precondition.  The fork bombs run only inside the suite's
+ * pids-limited cgroup (guard_require). */
+#include "test_cgprobe.h"
 #include "test_guard.h"
 #include "test_memsup_harden.h"
 
 #include <dirent.h>
 
-/* The record's containment says the run had a cgroup; else skip. */
+/* The record's containment says the run had a cgroup; else skip, or fail
+ * where the test can make memory and pids cgroups itself. */
 static void require_cgroup(struct sup_run *r)
 {
 	const char *c = rec_str(r, "containment");
 	cr_assert_not_null(c, "no containment in the record");
 	if (strstr(c, "\"mode\": \"procscan\""))
-		cr_skip_test("memsup could make no cgroup here: %s", c);
+		cgprobe_skip_or_fail("memory+pids", "memsup made no cgroup: %s", c);
 }
 
 /* The record's containment.paths, one by one: the i-th into buf, or 0. */
@@ -161,7 +166,8 @@ Test(memsup_cgroup, page_cache_explained, .timeout = 60)
 	rec_load(&r);
 	require_cgroup(&r);
 	if (!strstr(rec_str(&r, "containment"), "\"memory\": true"))
-		cr_skip_test("the run had no memory cgroup: %s", rec_str(&r, "containment"));
+		cgprobe_skip_or_fail("memory", "the run had no memory cgroup: %s",
+				     rec_str(&r, "containment"));
 	cr_expect_geq(rec_num(&r, "peak_cgroup_mb"), 75);
 	cr_expect_lt(rec_num(&r, "peak_tree_rss_mb"), 40);
 	const char *bs = rec_str(&r, "blind_spots");
@@ -178,7 +184,7 @@ Test(memsup_cgroup, mem_max_stops_a_grower_with_zero_overshoot, .timeout = 60)
 			       "2000", NULL };
 	int st = memsup_run(&r, args);
 	if (st == 125 && strstr(r.err, "--mem-max"))
-		cr_skip_test("no memory cgroup here: %s", r.err);
+		cgprobe_skip_or_fail("memory", "memsup refused --mem-max: %s", r.err);
 	cr_assert_eq(st, 123, "stderr: %s", r.err);
 	rec_load(&r);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"mem_limit_exceeded\"");
@@ -191,8 +197,8 @@ Test(memsup_cgroup, mem_max_stops_a_grower_with_zero_overshoot, .timeout = 60)
 }
 
 /* Without a memory cgroup --mem-max is an error before anything is made,
- * never a polled budget: with --cgroup off, and for a user who may not
- * make cgroups. */
+ * never a polled budget: with --cgroup off (here), and for a user who may
+ * not make cgroups (the next test). */
 Test(memsup_cgroup, mem_max_without_memory_cgroup_is_an_error, .timeout = 30)
 {
 	struct sup_run r;
@@ -200,8 +206,15 @@ Test(memsup_cgroup, mem_max_without_memory_cgroup_is_an_error, .timeout = 30)
 	cr_assert_eq(memsup_run(&r, args), 125, "stderr: %s", r.err);
 	cr_expect_not_null(strstr(r.err, "--mem-max"), "%s", r.err);
 	cr_expect(!path_exists(r.dir), "a directory was made");
+}
+
+/* The same for user nobody, who may make no cgroup.  It needs root to
+ * become nobody: it used to end silently, passed, without it. */
+Test(memsup_cgroup, mem_max_as_nobody_is_an_error, .timeout = 30)
+{
+	struct sup_run r;
 	if (geteuid() != 0)
-		return;
+		cr_skip_test("not root: this test runs memsup as nobody");
 	if (!nobody_can_run())
 		cr_skip_test("user nobody cannot run memsup from this build tree");
 	char shared[512];
@@ -227,6 +240,10 @@ static void expect_paths_gone(struct sup_run *r)
 static void bomb_run(const char *const *cmd, const char *what)
 {
 	struct sup_run r;
+	char why[2 * PATH_MAX + 128];
+	/* asked first: without a pids cgroup nothing would hold the bomb */
+	if (!cgprobe_can_make("pids", why, sizeof why))
+		cr_skip_test("no pids cgroup here (%s): the bomb would run unheld", why);
 	const char *args[16] = { "--no-trace", "--max-procs", "50", "--" };
 	size_t n = 4;
 	for (size_t i = 0; cmd[i] && n < 15; i++)
@@ -236,7 +253,8 @@ static void bomb_run(const char *const *cmd, const char *what)
 	rec_load(&r);
 	require_cgroup(&r);
 	if (!strstr(rec_str(&r, "containment"), "\"pids\": true"))
-		cr_skip_test("no pids cgroup here: %s", rec_str(&r, "containment"));
+		cgprobe_skip_or_fail("pids", "the run had no pids cgroup: %s",
+				     rec_str(&r, "containment"));
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"procs_budget_exceeded\"", "%s", what);
 	cr_expect_leq(rec_num(&r, "max_processes"), 50, "%s: more than N alive", what);
 	cr_expect_geq(rec_num(&r, "samples"), 1, "%s", what);
@@ -270,6 +288,10 @@ Test(memsup_cgroup, sigkilled_during_fork_bomb_leaves_nothing, .timeout = 120)
 {
 	guard_require();
 	struct sup_run r;
+	char why[2 * PATH_MAX + 128];
+	/* asked first: without a pids cgroup nothing would hold the bomb */
+	if (!cgprobe_can_make("pids", why, sizeof why))
+		cr_skip_test("no pids cgroup here (%s): the bomb would run unheld", why);
 	char pidfile[PATH_MAX + 16], shpid[PATH_MAX + 16], script[4 * PATH_MAX], guard[PATH_MAX];
 	char text[64], inner[PATH_MAX], run_pids[2 * PATH_MAX + 64], current[2 * PATH_MAX + 80];
 	tmp_make(&r);
@@ -321,7 +343,7 @@ Test(memsup_cgroup, sigkilled_during_fork_bomb_leaves_nothing, .timeout = 120)
 	kill(sleeper, SIGTERM);
 	memsup_wait(&r);
 	if (!have_dir || n < 0)
-		cr_skip_test("memsup made no pids cgroup here (%s)", run_pids);
+		cgprobe_skip_or_fail("pids", "memsup made no pids cgroup (%s)", run_pids);
 	cr_expect_geq(n, 150, "the bomb never got going");
 	cr_expect_eq(left, 0, "%d processes of the bomb outlived memsup by 1 s", left);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"");

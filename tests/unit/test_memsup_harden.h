@@ -60,21 +60,13 @@ static inline int all_pids_gone(const char *pidfile)
 	return n;
 }
 
-/* python3 checks a .jsonl file: every line one JSON value, the file ends
- * with a newline (or is empty).  Returns the number of lines; fails the
- * test on a torn or invalid line. */
+/* python3 checks a .jsonl file (tests/py/jsonl_lines.py): every line one
+ * JSON value, the file ends with a newline (or is empty).  Returns the
+ * number of lines; fails the test on a torn or invalid line. */
 static inline long jsonl_whole_lines(const char *path)
 {
-	static const char script[] =
-		"import json,sys\n"
-		"b=open(sys.argv[1],'rb').read()\n"
-		"assert b==b'' or b.endswith(b'\\n'), 'ends mid-line: %r' % b[-60:]\n"
-		"ls=b.split(b'\\n')[:-1]\n"
-		"for l in ls: json.loads(l)\n"
-		"print(len(ls))\n";
-	char cmd[PATH_MAX + 64], out[64];
-	setenv("MT_JSONL_SCRIPT", script, 1);
-	snprintf(cmd, sizeof cmd, "python3 -c \"$MT_JSONL_SCRIPT\" '%s'", path);
+	char cmd[2 * PATH_MAX + 64], out[64];
+	snprintf(cmd, sizeof cmd, "python3 '%s' '%s'", py_script("jsonl_lines.py"), path);
 	FILE *f = popen(cmd, "r");
 	cr_assert_not_null(f);
 	size_t got = fread(out, 1, sizeof out - 1, f);

@@ -7,9 +7,11 @@
  * writes its argv to a file) and what the test passed.  resources.json and
  * processes.json are parsed with python3's json module, their strings turned
  * back into bytes with "surrogateescape" (jsonw writes a byte that is not
- * UTF-8 as \udcXX), and compared byte for byte.
+ * UTF-8 as \udcXX), and compared byte for byte, by the checks in
+ * tests/py/hostile_*.py.
  */
 #include "test_memsup_util.h"
+#include "test_py.h"
 
 /* Writes n strings, each followed by a NUL, to path. */
 static void write_list(const char *path, char *const *v, size_t n)
@@ -21,13 +23,13 @@ static void write_list(const char *path, char *const *v, size_t n)
 	cr_assert_eq(fclose(f), 0);
 }
 
-/* Runs a python3 check: the script gets argv[1..] = args.  Fails the test
- * with the script's output when it exits non-zero. */
-static void py_check(const struct sup_run *r, const char *script, const char *args)
+/* Runs the python3 check tests/py/NAME: it gets argv[1..] = args (quoted
+ * by the caller).  Fails the test with the script's output when it exits
+ * non-zero. */
+static void py_check(const struct sup_run *r, const char *name, const char *args)
 {
-	char cmd[PATH_MAX * 4], out[16384];
-	setenv("MT_HOSTILE_SCRIPT", script, 1);
-	snprintf(cmd, sizeof cmd, "python3 -c \"$MT_HOSTILE_SCRIPT\" %s 2>&1", args);
+	char cmd[PATH_MAX * 5], out[16384];
+	snprintf(cmd, sizeof cmd, "python3 '%s' %s 2>&1", py_script(name), args);
 	FILE *f = popen(cmd, "r");
 	cr_assert_not_null(f);
 	size_t got = fread(out, 1, sizeof out - 1, f);
@@ -35,7 +37,7 @@ static void py_check(const struct sup_run *r, const char *script, const char *ar
 	while (fread(cmd, 1, sizeof cmd, f) > 0) {
 	}
 	int st = pclose(f);
-	cr_assert_eq(st, 0, "check failed:\n%s\nmemsup stderr:\n%s", out, r->err);
+	cr_assert_eq(st, 0, "%s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
 }
 
 static void tmp_remove(const struct sup_run *r)
@@ -46,51 +48,14 @@ static void tmp_remove(const struct sup_run *r)
 		cr_log_warn("could not remove %s", r->tmp);
 }
 
-/* The argv check: EXPECTED (the command's argv, NUL-terminated strings)
- * must be what the command received (DUMP), resources.json "command", and
- * processes.json's argv of the traced root image, exactly, unless the
- * record's argv was cut (record.h: MT_ARGV_BYTES), which must then be said:
- * flag MT_FLAG_ARGV_TRUNCATED (1) set in "flags", a prefix kept, and the
- * record file's argc still the real count. */
-static const char argv_script[] =
-	"import json, os, struct, sys\n"
-	"ev, expected, dump, mode = sys.argv[1:5]\n"
-	"def b(s): return s.encode('utf-8', 'surrogateescape')\n"
-	"def first_diff(a, c):\n"
-	"    for i, (x, y) in enumerate(zip(a, c)):\n"
-	"        if x != y: return 'first difference at %d: %r != %r' % (i, x[:80], y[:80])\n"
-	"    return 'lengths %d != %d' % (len(a), len(c))\n"
-	"want = open(expected, 'rb').read().split(b'\\0')[:-1]\n"
-	"got = open(dump, 'rb').read().split(b'\\0')[:-1]\n"
-	"assert got == want, 'the command received another argv: ' + first_diff(got, want)\n"
-	"r = json.load(open(ev + '/resources.json'))\n"
-	"cmd = [b(s) for s in r['command']]\n"
-	"assert cmd == want, 'resources.json command: ' + first_diff(cmd, want)\n"
-	"procs = json.load(open(ev + '/processes.json'))\n"
-	"roots = [p for p in procs if p['traced'] and p['lineage']['relation'] == 'root']\n"
-	"assert len(roots) == 1, [p['pid'] for p in procs]\n"
-	"p = roots[0]\n"
-	"pa = [b(s) for s in p['argv']]\n"
-	"cut = p['record']['flags'] & 1\n"
-	"sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))\n"
-	"import memsup\n"
-	"rec = memsup.read_records(ev)[(p['pid'], p['gen'])]\n"
-	"argc = struct.unpack_from('<I', rec, 44)[0]\n"
-	"assert argc == len(want), 'record argc %d, command had %d' % (argc, len(want))\n"
-	"assert p['argv_truncated'] == bool(cut), (p['argv_truncated'], cut)\n"
-	"assert p['argc'] == len(want), 'processes.json argc %r' % p['argc']\n"
-	"if mode == 'exact':\n"
-	"    assert not cut, 'argv flagged as truncated'\n"
-	"    assert pa == want, 'processes.json argv: ' + first_diff(pa, want)\n"
-	"else:\n"
-	"    assert cut, 'argv cut to %d of %d arguments without the flag' % (len(pa), len(want))\n"
-	"    assert 0 < len(pa) < len(want), len(pa)\n"
-	"    assert pa[:-1] == want[:len(pa) - 1], 'kept part: ' + first_diff(pa[:-1], want)\n"
-	"    assert want[len(pa) - 1].startswith(pa[-1]), (pa[-1], want[len(pa) - 1])\n"
-	"print('ok', len(want), 'arguments', 'exact' if mode == 'exact' else 'record keeps %d' % len(pa))\n";
-
 /* Runs x_argdump ARGS under memsup and checks argv everywhere; extra
- * memsup options (before "--") in opts. */
+ * memsup options (before "--") in opts.  The check (tests/py/hostile_argv.py):
+ * EXPECTED (the command's argv, NUL-terminated strings) must be what the
+ * command received (DUMP), resources.json "command", and processes.json's
+ * argv of the traced root image, exactly, unless the record's argv was cut
+ * (record.h: MT_ARGV_BYTES), which must then be said: flag
+ * MT_FLAG_ARGV_TRUNCATED (1) set in "flags", a prefix kept, and the record
+ * file's argc still the real count. */
 static void run_argv_case(char *const *args, size_t nargs, const char *const *opts,
 			  const char *mode)
 {
@@ -125,7 +90,7 @@ static void run_argv_case(char *const *args, size_t nargs, const char *const *op
 	cr_assert_eq(memsup_wait(&r), 0, "memsup: %d, stderr: %s", r.status, r.err);
 	char a[4 * PATH_MAX];
 	snprintf(a, sizeof a, "'%s' '%s' '%s' %s", r.dir, expected, dump, mode);
-	py_check(&r, argv_script, a);
+	py_check(&r, "hostile_argv.py", a);
 	free(argv);
 	tmp_remove(&r);
 }
@@ -171,22 +136,11 @@ Test(memsup_hostile, untraced_long_cmdline_says_cut, .timeout = 60)
 	cr_assert_eq(memsup_run(&r, args), 0, "memsup: %s", r.err);
 	char a[PATH_MAX + 8];
 	snprintf(a, sizeof a, "'%s' cut", r.dir);
-	static const char script[] =
-		"import json, sys\n"
-		"ev, mode = sys.argv[1:3]\n"
-		"p = [p for p in json.load(open(ev + '/processes.json')) if not p['traced']][0]\n"
-		"if mode == 'cut':\n"
-		"    assert p['argv_truncated'] is True and p['argc'] is None, p\n"
-		"    assert 0 < len(''.join(p['argv'])) < 6000, len(''.join(p['argv']))\n"
-		"else:\n"
-		"    assert p['argv_truncated'] is False and p['argc'] == 4, p\n"
-		"    assert p['argv'][1:] == ['1', '300', ''], p['argv']\n"
-		"print('ok')\n";
-	py_check(&r, script, a);
+	py_check(&r, "hostile_cmdline_cut.py", a);
 	struct sup_run q;
 	cr_assert_eq(memsup_run(&q, small), 0, "memsup: %s", q.err);
 	snprintf(a, sizeof a, "'%s' whole", q.dir);
-	py_check(&q, script, a);
+	py_check(&q, "hostile_cmdline_cut.py", a);
 }
 
 /* Every byte value 1..255 alone and all together, empty arguments (also the
@@ -237,12 +191,7 @@ Test(memsup_hostile, every_byte_value_in_env, .timeout = 60)
 	cr_assert_eq(memsup_run(&r, a), 0, "%s", r.err);
 	char arg[PATH_MAX + 8];
 	snprintf(arg, sizeof arg, "'%s'", r.dir);
-	py_check(&r,
-		 "import json, sys\n"
-		 "r = json.load(open(sys.argv[1] + '/resources.json'))\n"
-		 "v = r['env']['X_HOSTILE'].encode('utf-8', 'surrogateescape')\n"
-		 "assert v == bytes(range(1, 256)), v\n",
-		 arg);
+	py_check(&r, "hostile_env_bytes.py", arg);
 	tmp_remove(&r);
 }
 
@@ -252,26 +201,7 @@ Test(memsup_hostile, every_byte_value_in_env, .timeout = 60)
  * fork child, one by exec) must have run both the user's library and the
  * shim: the user's log lists exactly the traced images that started a new
  * image (fork children run no constructor), with LD_PRELOAD = user's first,
- * then the shim. */
-static const char preload_script[] =
-	"import json, sys\n"
-	"ev, log, lib, memsup = sys.argv[1:5]\n"
-	"lines = [l.split(' ', 1) for l in open(log).read().splitlines()]\n"
-	"seen = sorted((int(pid), rest.split('\\t')[0]) for pid, rest in lines\n"
-	"              if rest.split('\\t')[0] != memsup)\n"
-	"pre = set(rest.split('\\t')[1] for pid, rest in lines if rest.split('\\t')[0] != memsup)\n"
-	"assert len(pre) == 1, pre\n"
-	"pre = pre.pop().split(':')\n"
-	"assert len(pre) == 2 and pre[0] == lib and pre[1].endswith('libmemtrace.so'), pre\n"
-	"procs = json.load(open(ev + '/processes.json'))\n"
-	"traced = sorted((p['pid'], p['exe']) for p in procs\n"
-	"                if p['traced'] and p['lineage']['relation'] != 'fork')\n"
-	"assert seen == traced, 'user preload ran in %s, the shim in %s' % (seen, traced)\n"
-	"assert len(traced) == 3, traced\n"
-	"assert all(p['traced'] for p in procs), procs\n"
-	"n = sum(1 for p in procs if p['exe'].endswith('/x_argdump'))\n"
-	"assert n == 2, n\n";
-
+ * then the shim (tests/py/hostile_user_preload.py). */
 static void user_preload_case(int via_env_option)
 {
 	/* libtool's build of the module, beside the workload programs */
@@ -311,7 +241,7 @@ static void user_preload_case(int via_env_option)
 	cr_assert_eq(memsup_wait(&r), 0, "memsup: %d, stderr: %s", r.status, r.err);
 	char a[4 * PATH_MAX];
 	snprintf(a, sizeof a, "'%s' '%s' '%s' '%s'", r.dir, log, lib, env_or_skip("MEMSUP"));
-	py_check(&r, preload_script, a);
+	py_check(&r, "hostile_user_preload.py", a);
 	tmp_remove(&r);
 }
 
@@ -356,21 +286,6 @@ Test(memsup_hostile, setuid_target_is_polled_and_classified_secure, .timeout = 6
 	cr_assert_not_null(strstr(out, "argc=1 ruid=0 euid=65534 sum="), "%s", out);
 	char a[3 * PATH_MAX];
 	snprintf(a, sizeof a, "'%s' '%s'", r.dir, copy);
-	py_check(&r,
-		 "import json, sys\n"
-		 "ev, copy = sys.argv[1:3]\n"
-		 "procs = json.load(open(ev + '/processes.json'))\n"
-		 "p = [p for p in procs if p['exe'] == copy]\n"
-		 "assert len(p) == 1, procs\n"
-		 "p = p[0]\n"
-		 "assert not p['traced'] and p['untraced_why'] == 'secure', p\n"
-		 "assert p['sampled'] and p['polled_peak_rss'] >= 1 << 20, p\n"
-		 "assert p['exit_code'] == 0, p\n"
-		 "r = json.load(open(ev + '/resources.json'))\n"
-		 "assert r['exit_code'] == 0 and r['peak_tree_rss_mb'] >= 1.0, r\n"
-		 "u = [b for b in r['blind_spots'] if b['kind'] == 'untraced']\n"
-		 "assert len(u) == 1, r['blind_spots']\n"
-		 "assert 'setuid' in json.dumps(u[0]), u\n",
-		 a);
+	py_check(&r, "hostile_setuid.py", a);
 	tmp_remove(&r);
 }

@@ -5,46 +5,27 @@
  * tests/progs/site_shares holds 50%, 30% and 20% of its heap in three
  * functions, in two processes at once, and prints the truth (usable bytes
  * per function per process) on stdout, which memsup keeps in stdout.log.
- * The checks are python3 (a real JSON parser, not ours).
+ * The checks are python3 (a real JSON parser, not ours):
+ * tests/py/memsup_stacks.py, one per test.
  */
 #include "test_memsup_util.h"
+#include "test_py.h"
 
-/* The checks' common part: the evidence, the truth, helpers. */
-static const char prelude[] =
-	"import json, os, re, sys\n"
-	"d = sys.argv[1]\n"
-	"st = json.load(open(os.path.join(d, 'stacks.json')))\n"
-	"frames = st['frames']\n"
-	"truth = {}\n"
-	"for m in re.finditer(r'pid=(\\d+) half=(\\d+) three_tenths=(\\d+) fifth=(\\d+)',\n"
-	"                     open(os.path.join(d, 'stdout.log')).read()):\n"
-	"    truth[int(m.group(1))] = {'hold_half': int(m.group(2)),\n"
-	"        'hold_three_tenths': int(m.group(3)), 'hold_fifth': int(m.group(4))}\n"
-	"assert len(truth) == 2, truth\n"
-	"def site_fn(s):\n"
-	"    return frames[s['frames'][0]]['function'] if s['frames'] else None\n"
-	"def by_fn(sites, pid=None):\n"
-	"    out = {}\n"
-	"    for s in sites:\n"
-	"        if pid is None or s.get('pid') == pid:\n"
-	"            out[site_fn(s)] = out.get(site_fn(s), 0) + s['bytes']\n"
-	"    return out\n"
-	"FNS = ['hold_half', 'hold_three_tenths', 'hold_fifth']\n";
-
-static void check(struct sup_run *r, const char *script)
+/* Run the check named `name` of tests/py/memsup_stacks.py (the test's own
+ * name) on r->dir; fail the test with python's output if it raises, else
+ * log what it printed. */
+static void check(struct sup_run *r, const char *name)
 {
-	static char text[16384];
-	snprintf(text, sizeof text, "%s%s", prelude, script);
-	setenv("MT_STACKS_CHECK", text, 1);
-	char cmd[PATH_MAX + 600];
-	snprintf(cmd, sizeof cmd, "python3 -c \"$MT_STACKS_CHECK\" '%s' 2>&1", r->dir);
+	char cmd[2 * PATH_MAX + 600];
+	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' 2>&1", py_script("memsup_stacks.py"),
+		 name, r->dir);
 	FILE *f = popen(cmd, "r");
 	cr_assert_not_null(f);
 	static char out[16384];
 	size_t got = fread(out, 1, sizeof out - 1, f);
 	out[got] = '\0';
 	int st = pclose(f);
-	cr_assert_eq(st, 0, "check failed:\n%s\nmemsup stderr:\n%s", out, r->err);
+	cr_assert_eq(st, 0, "check %s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
 	if (got)
 		cr_log_info("%s", out);
 }
@@ -66,41 +47,7 @@ Test(memsup_stacks, shares_at_the_tree_heap_peak, .timeout = 120)
 	struct sup_run r;
 	const char *args[] = { "-q", "--", prog("site_shares"), "300", "2", "0", "300", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r,
-	      "t = st['tree']['heap_peak']\n"
-	      "assert st['sample_bytes'] == 524288, st['sample_bytes']\n"
-	      "est, se, heap = t['estimated_bytes'], t['se_bytes'], t['traced_heap']\n"
-	      "got = by_fn(t['sites'])\n"
-	      "tot = {f: sum(truth[p][f] for p in truth) for f in FNS}\n"
-	      "all_true = sum(tot.values())\n"
-	      "for f in FNS:\n"
-	      "    share, want = got.get(f, 0) / est, tot[f] / all_true\n"
-	      "    print('%s: estimated %.1f%%, true %.1f%%' % (f, 100 * share, 100 * want))\n"
-	      "    assert abs(share - want) <= 0.05, (f, share, want)\n"
-	      "print('estimated %.1f MB +- %.1f MB of %.1f MB traced' % (est / 1e6, se / 1e6, heap / 1e6))\n"
-	      "assert abs(est - heap) <= 4 * se + 0.01 * heap, (est, se, heap)\n"
-	      "assert heap >= 0.99 * all_true, (heap, all_true)\n"
-	      "assert {s['pid'] for s in t['sites']} == set(truth), t['sites']\n"
-	      "folded = sum(int(l.rsplit(' ', 1)[1])\n"
-	      "             for l in open(os.path.join(d, 'flame.folded')))\n"
-	      "assert folded == est, (folded, est)\n"
-	      "svg = open(os.path.join(d, 'flame.svg')).read()\n"
-	      "assert 'Heap by call site at the tree' in svg and 'hold_three_tenths' in svg\n"
-	      "assert 'one standard error' in svg\n"
-	      "imgs = {i['pid']: i for i in st['images']}\n"
-	      "assert set(imgs) == set(truth), imgs.keys()\n"
-	      "for p, i in imgs.items():\n"
-	      "    assert i['samples'] > 20 and i['error'] is None and i['finished'], i\n"
-	      "    assert i['fp_stacks'] > 0, i\n"
-	      "    assert i['cfi_fallback'] is False, i\n"
-	      /* the sites at the RSS peak are of the images whose heap
-	       * processes.json counts at that peak, and the heaps agree */
-	      "P = json.load(open(os.path.join(d, 'processes.json')))\n"
-	      "at = {(p['pid'], p['gen']): p['at_peak'] for p in P if p['at_peak']}\n"
-	      "rp = st['tree']['rss_peak']\n"
-	      "assert sum(a['heap'] or 0 for a in at.values()) == rp['traced_heap'], (at, rp)\n"
-	      "counted = {k for k, a in at.items() if a['heap']}\n"
-	      "assert {(s['pid'], s['gen']) for s in rp['sites']} <= counted, (rp['sites'], at)\n");
+	check(&r, "shares_at_the_tree_heap_peak");
 	done(&r);
 }
 
@@ -112,23 +59,7 @@ Test(memsup_stacks, exact_with_every_block_sampled, .timeout = 120)
 	const char *args[] = { "-q", "-e", "MEMTRACE_SAMPLE_BYTES=1", "--", prog("site_shares"),
 			       "100", "2", "0", "300", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r,
-	      "t = st['tree']['heap_peak']\n"
-	      "assert st['sample_bytes'] == 1 and t['se_bytes'] == 0, t\n"
-	      "for p in truth:\n"
-	      "    got = by_fn(t['sites'], p)\n"
-	      "    for f in FNS:\n"
-	      "        assert got.get(f) == truth[p][f], (p, f, got.get(f), truth[p][f])\n"
-	      "assert t['estimated_bytes'] == t['traced_heap'], t\n"
-	      "for i in st['images']:\n"
-	      "    own = by_fn(i['at_peak']['sites'])\n"
-	      "    for f in FNS:\n"
-	      "        assert own.get(f) == truth[i['pid']][f], (i['pid'], f, own)\n"
-	      "    assert i['at_peak']['estimated_bytes'] == i['heap_peak'], i\n"
-	      "    assert not by_fn(i['at_exit']['sites']).get('hold_half'), 'freed at exit'\n"
-	      "mods = {m['path'].rsplit('/', 1)[-1]: m for m in st['modules']}\n"
-	      "assert mods['site_shares']['symbols'] == 'named', mods\n"
-	      "assert mods['site_shares']['build_id'], mods\n");
+	check(&r, "exact_with_every_block_sampled");
 	done(&r);
 }
 

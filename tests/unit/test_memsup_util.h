@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_py.h"
 #include "test_tmp.h"
 
 struct sup_run {
@@ -141,22 +142,14 @@ static inline int memsup_run(struct sup_run *r, const char *const *args)
 	return memsup_wait(r);
 }
 
-/* Parse DIR/resources.json (python3 json), insist on every seed key, and
- * keep its top-level keys.  Fails the test if the file is not valid JSON. */
+/* Parse DIR/resources.json (python3 json: tests/py/record_keys.py), insist
+ * on every seed key, and keep its top-level keys.  Fails the test if the
+ * file is not valid JSON. */
 static inline void rec_load(struct sup_run *r)
 {
-	static const char script[] =
-		"import json,sys\n"
-		"d=json.load(open(sys.argv[1]))\n"
-		"seed=['command','exit_code','reason','wall_s','peak_tree_rss_mb','poll_s',"
-		"'rss_budget_mb','wall_budget_s','scope','limitation']\n"
-		"miss=[k for k in seed if k not in d]\n"
-		"assert not miss, 'missing seed keys: %s' % miss\n"
-		"for k,v in d.items(): print(k+'\\t'+json.dumps(v))\n";
-	char cmd[PATH_MAX + 600], path[PATH_MAX + 32];
+	char cmd[2 * PATH_MAX + 64], path[PATH_MAX + 32];
 	snprintf(path, sizeof path, "%s/resources.json", r->dir);
-	snprintf(cmd, sizeof cmd, "python3 -c \"$MT_REC_SCRIPT\" '%s'", path);
-	setenv("MT_REC_SCRIPT", script, 1);
+	snprintf(cmd, sizeof cmd, "python3 '%s' '%s'", py_script("record_keys.py"), path);
 	FILE *f = popen(cmd, "r");
 	cr_assert_not_null(f);
 	size_t got = fread(r->rec, 1, sizeof r->rec - 1, f);

@@ -1,18 +1,19 @@
 /* test_plot.c: timeline.svg (svg.c) and its loader and subcommand (plot.c).
  *
  * Well-formedness is judged by python3's xml.etree (a real XML parser, not
- * ours); figures are checked against the data the test made or, end to
+ * ours; tests/py/plot_*.py); figures are checked against the data the test made or, end to
  * end, against the resources.json that memsup wrote for a workload of known
  * size. */
 #include "test_memsup_util.h"
+#include "test_py.h"
 
 #include "output/plot.h"
 #include "output/svg.h"
 
-/* python3 -c SCRIPT ARGS...; its exit status (or 1000+signal). */
-static int py(const char *script, const char *a1, const char *a2)
+/* python3 tests/py/NAME ARGS...; its exit status (or 1000+signal). */
+static int py(const char *name, const char *a1, const char *a2)
 {
-	char *argv[] = { "python3", "-c", (char *)script, (char *)a1, (char *)a2, NULL };
+	char *argv[] = { "python3", (char *)py_script(name), (char *)a1, (char *)a2, NULL };
 	int st;
 	fflush(NULL);
 	pid_t pid = fork();
@@ -26,10 +27,6 @@ static int py(const char *script, const char *a1, const char *a2)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
 }
 
-static const char xml_check[] =
-	"import sys,xml.etree.ElementTree as E\n"
-	"r=E.parse(sys.argv[1]).getroot()\n"
-	"assert r.tag=='{http://www.w3.org/2000/svg}svg', r.tag\n";
 
 static char tmpdir[64];
 
@@ -85,7 +82,7 @@ static char *render(const struct plot_data *d, const char *name, size_t *len)
 
 static int xml_ok(const char *name)
 {
-	return py(xml_check, tmp_path(name), NULL) == 0;
+	return py("plot_wellformed.py", tmp_path(name), NULL) == 0;
 }
 
 /* A small run: 2 s, RSS up to 123.4 MB at 1.5 s, heap with a gap. */
@@ -213,13 +210,7 @@ Test(plot, hostile_text_is_escaped)
 	cr_expect_null(strstr(s, "\xef\xbf\xbe"), "U+FFFE went through");
 	cr_expect_not_null(strstr(s, "\xe2\x82\xac ok "), "valid UTF-8 (the euro sign) was lost");
 	/* python reads the title back: every bad byte is one U+FFFD */
-	static const char title_check[] =
-		"import sys,xml.etree.ElementTree as E\n"
-		"t=E.parse(sys.argv[1]).getroot().find('{http://www.w3.org/2000/svg}title').text\n"
-		"want='a&b<c>d\"e\\'f]]>\\ufffd\\ufffd[31m \\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
-		"\\ufffd\\ufffd\\ufffd\\u20ac ok \\ufffd\\ufffd\\ufffd\\ufffd<!--x-->'\n"
-		"assert t==want, (t, want)\n";
-	cr_expect_eq(py(title_check, tmp_path("hostile.svg"), NULL), 0);
+	cr_expect_eq(py("plot_title.py", tmp_path("hostile.svg"), NULL), 0);
 	free(s);
 }
 
@@ -249,14 +240,7 @@ Test(plot, hour_at_100hz_is_small_and_keeps_spikes, .timeout = 60)
 	cr_expect_not_null(strstr(s, "time since start (min)"));
 	cr_expect_not_null(strstr(s, "memory (GB)"));
 	/* the topmost point of the RSS line is the peak dot's height */
-	static const char spike_check[] =
-		"import sys,re,xml.etree.ElementTree as E\n"
-		"r=E.parse(sys.argv[1]).getroot(); ns='{http://www.w3.org/2000/svg}'\n"
-		"line=[p for p in r.iter(ns+'path') if p.get('class')=='rss'][0]\n"
-		"ys=[float(y) for y in re.findall(r',([0-9.]+)',line.get('d'))]\n"
-		"dot=[g for g in r.iter(ns+'g') if g.get('class')=='peak'][0].find(ns+'circle')\n"
-		"assert abs(min(ys)-float(dot.get('cy')))<0.11, (min(ys), dot.get('cy'))\n";
-	cr_expect_eq(py(spike_check, tmp_path("hour.svg"), NULL), 0, "the spike did not survive");
+	cr_expect_eq(py("plot_spike.py", tmp_path("hour.svg"), NULL), 0, "the spike did not survive");
 	free(s);
 	free(rss);
 	free(heap);
@@ -603,7 +587,7 @@ Test(plot, end_to_end_peak_of_a_real_run, .timeout = 60)
 	cr_assert_eq(plot_write_dir(-1, r.dir, 0, 0, err, sizeof err), 0, "%s", err);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof path, "%s/timeline.svg", r.dir);
-	cr_assert_eq(py(xml_check, path, NULL), 0, "%s is not well-formed", path);
+	cr_assert_eq(py("plot_wellformed.py", path, NULL), 0, "%s is not well-formed", path);
 	static char svg[1 << 20];
 	slurp(path, svg, sizeof svg);
 	const char *p = strstr(svg, ">peak ");
@@ -622,34 +606,12 @@ Test(plot, end_to_end_peak_of_a_real_run, .timeout = 60)
 
 /* ---- the stacked bands --------------------------------------------------------- */
 
-/* Reads the SVG: per band path (class band-K / band-other) its points;
- * checks that the top level (band-other) peaks at the peak dot, that the
- * RSS line's top is there too, and, at the peak's column, that the level of
- * each band k is the data's cumulative share (argv[2]: "c0,c1,...,rss" in
- * bytes), within the 0.1 px the coordinates are rounded to. */
-static const char stack_check[] =
-	"import sys,re,xml.etree.ElementTree as E\n"
-	"r=E.parse(sys.argv[1]).getroot(); ns='{http://www.w3.org/2000/svg}'\n"
-	"def pts(p): return [tuple(map(float,xy.split(','))) for xy in re.findall(r'[0-9.]+,[0-9.]+',p.get('d'))]\n"
-	"bands={p.get('class').split()[1]:pts(p) for p in r.iter(ns+'path') if (p.get('class') or '').startswith('band ')}\n"
-	"assert 'band-other' in bands, bands.keys()\n"
-	"top=bands['band-other']; y1=top[0][1]\n"
-	"dot=[g for g in r.iter(ns+'g') if g.get('class')=='peak'][0].find(ns+'circle')\n"
-	"cx,cy=float(dot.get('cx')),float(dot.get('cy'))\n"
-	"ymin=min(y for x,y in top)\n"
-	"assert abs(ymin-cy)<0.11, ('stack top',ymin,'peak dot',cy)\n"
-	"line=[p for p in r.iter(ns+'path') if p.get('class')=='rss'][0]\n"
-	"assert abs(min(y for x,y in pts(line))-ymin)<0.11, 'RSS line top is not the stack top'\n"
-	"xp=[x for x,y in top if abs(y-ymin)<0.11][0]\n"
-	"def at(ps,x):\n"
-	"    ps=ps[1:-1]  # the two corners on the axis\n"
-	"    for (xa,ya),(xb,yb) in zip(ps,ps[1:]):\n"
-	"        if xa<=x<=xb: return ya if xb==xa else ya+(yb-ya)*(x-xa)/(xb-xa)\n"
-	"    return [y for x2,y in ps if x2==x][0]\n"
-	"want=[float(v) for v in sys.argv[2].split(',')]\n"
-	"for k in range(len(want)-1):\n"
-	"    got=(y1-at(bands['band-%d'%k],xp))/(y1-ymin)\n"
-	"    assert abs(got-want[k]/want[-1])<0.2/(y1-ymin)+1e-9, ('band',k,got,want[k]/want[-1])\n";
+/* tests/py/plot_stack.py reads the SVG: per band path (class band-K /
+ * band-other) its points; it checks that the top level (band-other) peaks
+ * at the peak dot, that the RSS line's top is there too, and, at the
+ * peak's column, that the level of each band k is the data's cumulative
+ * share (argv[2]: "c0,c1,...,rss" in bytes), within the 0.1 px the
+ * coordinates are rounded to. */
 
 /* Three processes of known shape and a rest: 0..2 s at 1 kHz (several
  * samples per pixel column, so the column's choice matters), A = 10 MB
@@ -693,7 +655,7 @@ Test(plot, bands_stack_to_the_tree_rss_at_the_peak)
 	cr_assert(xml_ok("bands.svg"));
 	char want[160];
 	snprintf(want, sizeof want, "%.0f,%.0f,%.0f,%.0f", cum[0], cum[1], cum[2], cum[3]);
-	cr_expect_eq(py(stack_check, tmp_path("bands.svg"), want), 0, "stack at the peak: %s", want);
+	cr_expect_eq(py("plot_stack.py", tmp_path("bands.svg"), want), 0, "stack at the peak: %s", want);
 	cr_expect_not_null(strstr(s, ">pid 11 alpha<"), "legend names band 0");
 	cr_expect_not_null(strstr(s, ">pid 13 gamma<"), "legend names band 2");
 	cr_expect_not_null(strstr(s, ">other processes<"), "a rest of 5 MB is a band");
@@ -704,7 +666,7 @@ Test(plot, bands_stack_to_the_tree_rss_at_the_peak)
 	d.width = 320;
 	s = render(&d, "bands320.svg", NULL);
 	cr_assert(xml_ok("bands320.svg"));
-	cr_expect_eq(py(stack_check, tmp_path("bands320.svg"), want), 0, "320 px: %s", want);
+	cr_expect_eq(py("plot_stack.py", tmp_path("bands320.svg"), want), 0, "320 px: %s", want);
 	free(s);
 
 	/* no rest: no "other processes" in the legend, and a breakdown that
@@ -718,7 +680,7 @@ Test(plot, bands_stack_to_the_tree_rss_at_the_peak)
 	s = render(&d, "bands-no-rest.svg", NULL);
 	cr_expect_null(strstr(s, ">other processes<"));
 	snprintf(want, sizeof want, "%.0f,%.0f,%.0f,%.0f", cum[0], cum[1], cum[2], cum[2]);
-	cr_expect_eq(py(stack_check, tmp_path("bands-no-rest.svg"), want), 0);
+	cr_expect_eq(py("plot_stack.py", tmp_path("bands-no-rest.svg"), want), 0);
 	free(s);
 }
 
@@ -853,38 +815,11 @@ Test(plot, end_to_end_bands_of_demo_tree, .timeout = 60)
 	struct sup_run r;
 	const char *args[] = { "--", prog("demo_tree"), NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	static const char tl_check[] =
-		"import sys,json\n"
-		"D=sys.argv[1]\n"
-		"P={p['pid'] for p in json.load(open(D+'/processes.json'))}\n"
-		"assert len(P)==4, P\n"
-		"n=0; most=0\n"
-		"for l in open(D+'/timeline.jsonl'):\n"
-		"    o=json.loads(l); top=o['top']; n+=1\n"
-		"    assert len(top)<=5, l\n"
-		"    b=[x[1] for x in top]\n"
-		"    assert b==sorted(b,reverse=True), l\n"
-		"    assert sum(b)<=o['rss'], l\n"
-		"    assert len(top)==o['processes'] and sum(b)==o['rss'], l\n"
-		"    assert all(x[0] in P for x in top), (l, P)\n"
-		"    most=max(most,len(top))\n"
-		"assert n>10 and most==4, (n, most)\n";
-	cr_expect_eq(py(tl_check, r.dir, NULL), 0, "timeline.jsonl's top");
+	cr_expect_eq(py("plot_top.py", r.dir, NULL), 0, "timeline.jsonl's top");
 	char err[512];
 	cr_assert_eq(plot_write_dir(-1, r.dir, 0, 0, err, sizeof err), 0, "%s", err);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof path, "%s/timeline.svg", r.dir);
-	static const char legend_check[] =
-		"import sys,json,re,xml.etree.ElementTree as E\n"
-		"D=sys.argv[1]; ns='{http://www.w3.org/2000/svg}'\n"
-		"r=E.parse(D+'/timeline.svg').getroot()\n"
-		"texts=[t.text for t in r.iter(ns+'text')]\n"
-		"for p in json.load(open(D+'/processes.json')):\n"
-		"    want='pid %d demo_tree' % p['pid']\n"
-		"    assert want in texts, (want, texts)\n"
-		"assert 'other processes' not in texts\n"
-		"bands=[p for p in r.iter(ns+'path') if (p.get('class') or '').startswith('band ')]\n"
-		"assert len(bands)==5, len(bands)\n";
-	cr_expect_eq(py(legend_check, r.dir, NULL), 0, "the legend of %s", path);
-	cr_expect_eq(py(stack_check, path, "0"), 0, "the stack's top is not the peak");
+	cr_expect_eq(py("plot_legend.py", r.dir, NULL), 0, "the legend of %s", path);
+	cr_expect_eq(py("plot_stack.py", path, "0"), 0, "the stack's top is not the peak");
 }
