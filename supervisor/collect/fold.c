@@ -2,6 +2,7 @@
 #include "collect/fold.h"
 #include "collect/recordfile.h"
 #include "invariant.h"
+#include "grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -315,14 +316,8 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 static int add_image(struct recordfile_entry **v, size_t *n, size_t *cap, int32_t pid,
 		     uint32_t gen)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 64;
-		struct recordfile_entry *nv = realloc(*v, ncap * sizeof *nv);
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
+	if (grow_array((void **)v, cap, *n + 1, sizeof **v) < 0)
+		return -ENOMEM;
 	(*v)[(*n)++] = (struct recordfile_entry){ pid, gen };
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include "collect/stackfold.h"
 #include "contain/contain.h"
 #include "pidmap.h"
+#include "grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -206,14 +207,8 @@ const struct live_rec *live_get(const struct live *l, size_t i)
  * is still mapped and read at the end, but no sample reads it. */
 static void activate(struct live *l, size_t i)
 {
-	if (l->nactive == l->active_cap) {
-		size_t nc = l->active_cap ? l->active_cap * 2 : 64;
-		size_t *na = realloc(l->active, nc * sizeof *na);
-		if (!na)
-			return;
-		l->active = na;
-		l->active_cap = nc;
-	}
+	if (grow_array((void **)&l->active, &l->active_cap, l->nactive + 1, sizeof *l->active) < 0)
+		return;
 	l->active[l->nactive++] = i;
 }
 
@@ -221,15 +216,10 @@ static void activate(struct live *l, size_t i)
  * it.  Out of memory: believed at once, as before records were doubted. */
 static void doubt(struct live *l, size_t i)
 {
-	if (l->ndoubted == l->doubted_cap) {
-		size_t nc = l->doubted_cap ? l->doubted_cap * 2 : 64;
-		size_t *nd = realloc(l->doubted, nc * sizeof *nd);
-		if (!nd) {
-			l->recs[i].believed = 1;
-			return;
-		}
-		l->doubted = nd;
-		l->doubted_cap = nc;
+	if (grow_array((void **)&l->doubted, &l->doubted_cap, l->ndoubted + 1,
+		       sizeof *l->doubted) < 0) {
+		l->recs[i].believed = 1;
+		return;
 	}
 	l->doubted[l->ndoubted++] = i;
 }
@@ -309,14 +299,8 @@ static int add_name(struct live *l, const char *name)
 		return 0;
 	if (live_find(l, pid, gen))
 		return 0;
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 64;
-		struct live_rec *nr = realloc(l->recs, nc * sizeof *nr);
-		if (!nr)
-			return -ENOMEM;
-		l->recs = nr;
-		l->cap = nc;
-	}
+	if (grow_array((void **)&l->recs, &l->cap, l->n + 1, sizeof *l->recs) < 0)
+		return -ENOMEM;
 	struct live_rec *r = &l->recs[l->n];
 	memset(r, 0, sizeof *r);
 	r->pid = pid;
@@ -335,14 +319,9 @@ static int add_name(struct live *l, const char *name)
 	try_map(l, r);
 	if (r->map || r->error)
 		return 0;
-	if (l->npending == l->pending_cap) {
-		size_t nc = l->pending_cap ? l->pending_cap * 2 : 16;
-		size_t *np = realloc(l->pending, nc * sizeof *np);
-		if (!np)
-			return -ENOMEM;
-		l->pending = np;
-		l->pending_cap = nc;
-	}
+	if (grow_array((void **)&l->pending, &l->pending_cap, l->npending + 1,
+		       sizeof *l->pending) < 0)
+		return -ENOMEM;
 	l->pending[l->npending++] = l->n - 1;
 	return 0;
 }

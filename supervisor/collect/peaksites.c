@@ -8,6 +8,7 @@
 #include "collect/live.h"
 #include "collect/peaksites.h"
 #include "collect/pview.h"
+#include "grow.h"
 
 struct peaksites {
 	int dirfd;
@@ -58,14 +59,8 @@ static struct peaksites_image *peaksites_image_of(struct peaksites *p, pid_t pid
 	for (size_t i = p->n; i-- > 0;)
 		if (p->images[i].pid == pid && p->images[i].gen == gen)
 			return &p->images[i];
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 64;
-		struct peaksites_image *im = realloc(p->images, cap * sizeof *im);
-		if (!im)
-			return NULL;
-		p->images = im;
-		p->cap = cap;
-	}
+	if (grow_array((void **)&p->images, &p->cap, p->n + 1, sizeof *p->images) < 0)
+		return NULL;
 	struct peaksites_image *im = &p->images[p->n++];
 	memset(im, 0, sizeof *im);
 	im->pid = pid;

@@ -15,6 +15,7 @@
 
 #include "collect/recordfile.h"
 #include "imagename.h"
+#include "grow.h"
 
 ssize_t recordfile_pread_full(int fd, void *buf, size_t n, off_t off)
 {
@@ -202,16 +203,10 @@ int recordfile_list(const char *dir, struct recordfile_entry **out, size_t *coun
 		struct recordfile_entry ent;
 		if (recordfile_parse_name(e->d_name, &ent.pid, &ent.gen) != 0)
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct recordfile_entry *nv = realloc(v, ncap * sizeof *nv);
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = ncap;
+		if (grow_array((void **)&v, &cap, n + 1, sizeof *v) < 0) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
 		}
 		v[n++] = ent;
 	}

@@ -12,6 +12,7 @@
 #include "collect/recordfile.h"
 #include "collect/stackfile.h"
 #include "imagename.h"
+#include "grow.h"
 
 /* A read of the stack table in pieces of this many entries (~86 KiB). */
 #define STACKFILE_CHUNK 256u
@@ -133,17 +134,7 @@ int stackfile_parse_name(const char *name, int32_t *pid, uint32_t *gen)
 
 static int stackfile_set_room(struct stackfile_set *s, size_t n)
 {
-	if (n <= s->cap)
-		return 0;
-	size_t cap = s->cap ? s->cap : 16;
-	while (cap < n)
-		cap *= 2;
-	struct stackfile_live *e = realloc(s->e, cap * sizeof *e);
-	if (!e)
-		return -ENOMEM;
-	s->e = e;
-	s->cap = cap;
-	return 0;
+	return grow_array((void **)&s->e, &s->cap, n, sizeof *s->e);
 }
 
 int stackfile_read_live(int fd, int32_t pid, uint32_t gen, struct stackfile_set *set,

@@ -9,6 +9,7 @@
 #include "contain/tree.h"
 #include "collect/procfs.h"
 #include "pidmap.h"
+#include "grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -111,14 +112,8 @@ static void table_clear(struct pidmap *tb)
 
 static int pids_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		pid_t *nv = realloc(*v, nc * sizeof *nv);
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = nc;
-	}
+	if (grow_array((void **)v, cap, *n + 1, sizeof **v) < 0)
+		return -ENOMEM;
 	(*v)[(*n)++] = pid;
 	return 0;
 }
