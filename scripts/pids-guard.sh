@@ -13,7 +13,8 @@
 # (the hybrid layout), the command also joins a v2 cgroup of the same name
 # so that cgroup.kill can end it at once.  When COMMAND ends (or this script
 # gets INT, TERM or HUP), whatever is still in the cgroups is stopped and
-# killed until none is left, and the cgroups are removed: pass or fail.
+# killed until none is left, and the cgroups are removed: pass or fail;
+# so are the staging directories of the memsups killed there.
 # Guards left by a guard that was itself SIGKILLed are emptied and removed
 # the next time one starts.
 #
@@ -166,11 +167,44 @@ if [ -n "$v2" ]; then
 fi
 [ -n "$v1$v2" ] || why="no cgroup file system mounted"
 
+# A memsup killed with its sentinel (both SIGKILLed above, when a test
+# timed out) leaves its staging directory, memsup-<pid>-XXXXXX under
+# /dev/shm or $MEMSUP_STAGING_DIR (supervisor/collect/staging.h).  Those
+# made since this guard started, whose memsup is gone, are removed.
+staging_root=${MEMSUP_STAGING_DIR:-/dev/shm}
+started=$(mktemp "${TMPDIR:-/tmp}/memtrace-guard-start.XXXXXX") || started=""
+
+# No such process, or only its zombie (killed above, its parent gone, not
+# reaped yet).
+gone() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	stat=${stat##*) }
+	case ${stat%% *} in Z | X) return 0 ;; esac
+	return 1
+}
+
+sweep_staging() {
+	local d pid
+	[ -n "$started" ] && [ -d "$staging_root" ] || return 0
+	# find -newer compares to the nanosecond, bash's -nt to the second
+	find "$staging_root" -mindepth 1 -maxdepth 1 -type d -name 'memsup-*-*' \
+		-newer "$started" 2>/dev/null | while IFS= read -r d; do
+		pid=${d#"$staging_root"/memsup-}
+		pid=${pid%%-*}
+		case $pid in '' | *[!0-9]*) continue ;; esac
+		gone "$pid" || continue # a live memsup's, whoever owns it
+		rm -rf -- "$d"
+	done
+}
+
 cleanup() {
 	local d rc=0
 	for d in "${dirs[@]}"; do
 		empty_and_remove "$d" || rc=1
 	done
+	sweep_staging
+	[ -n "$started" ] && rm -f -- "$started"
 	return $rc
 }
 
