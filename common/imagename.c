@@ -1,6 +1,7 @@
 /* imagename.c: the per-image file name rule (see imagename.h). */
 #include <string.h>
 
+#include "decimal.h"
 #include "imagename.h"
 
 /* Digits of a number without a leading zero, at most max: how many, or 0. */
@@ -37,16 +38,12 @@ int imagename_parse(const char *name, const char *suffix, int32_t *pid, uint32_t
 /* v in decimal at buf[at..]; the new length, or cap when it does not fit. */
 static size_t imagename_put_u64(char *buf, size_t cap, size_t at, uint64_t v)
 {
-	char tmp[20];
-	size_t n = 0;
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
+	char num[DECIMAL_U64_BYTES];
+	size_t n = decimal_format_u64(num, v);
 	if (at + n >= cap)
 		return cap;
-	while (n)
-		buf[at++] = tmp[--n];
-	return at;
+	memcpy(buf + at, num, n);
+	return at + n;
 }
 
 int imagename_format(char *buf, size_t cap, int32_t pid, uint32_t gen, const char *suffix)

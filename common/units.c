@@ -1,22 +1,19 @@
 /* units.c: byte figures for people (see units.h). */
+#include "decimal.h"
 #include "units.h"
 
-/* Appends the decimal digits of v at buf[*at], within cap - 1. */
-static void units_put_u64(char *buf, size_t cap, size_t *at, uint64_t v)
-{
-	char tmp[20];
-	size_t n = 0;
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n && *at + 1 < cap)
-		buf[(*at)++] = tmp[--n];
-}
-
+/* Appends s at buf[*at], within cap - 1. */
 static void units_put(char *buf, size_t cap, size_t *at, const char *s)
 {
 	while (*s && *at + 1 < cap)
 		buf[(*at)++] = *s++;
+}
+
+static void units_put_u64(char *buf, size_t cap, size_t *at, uint64_t v)
+{
+	char num[DECIMAL_U64_BYTES];
+	decimal_format_u64(num, v);
+	units_put(buf, cap, at, num);
 }
 
 size_t units_format_bytes(char *buf, size_t cap, uint64_t bytes)

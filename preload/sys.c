@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "decimal.h"
 #include "sys.h"
 
 /* syscall(2) sets errno; the inline asm below does not, which keeps every
@@ -198,20 +199,6 @@ uint64_t sys_real_ns(void)
 	return sys_clock_syscall_ns(CLOCK_REALTIME);
 }
 
-size_t sys_fmt_u64(char *buf, uint64_t v)
-{
-	char tmp[20];
-	size_t n = 0, i;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		buf[i] = tmp[n - 1 - i];
-	buf[n] = '\0';
-	return n;
-}
-
 size_t sys_parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -257,7 +244,7 @@ void sys_str_add(struct sys_str *s, const char *text)
 
 void sys_str_add_u64(struct sys_str *s, uint64_t v)
 {
-	char num[24];
-	size_t n = sys_fmt_u64(num, v);
+	char num[DECIMAL_U64_BYTES];
+	size_t n = decimal_format_u64(num, v);
 	sys_str_add_n(s, num, n);
 }

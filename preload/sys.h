@@ -52,8 +52,6 @@ uint64_t sys_mono_ns(void);
 uint64_t sys_mono_ns_cold(void);
 uint64_t sys_real_ns(void);
 
-/* Decimal text of v into buf (at least 21 bytes); returns the length. */
-size_t sys_fmt_u64(char *buf, uint64_t v);
 /* Parses a decimal prefix of s; returns chars used (0 = none, or overflow). */
 size_t sys_parse_u64(const char *s, uint64_t *out);
 

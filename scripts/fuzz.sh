@@ -40,14 +40,14 @@ fuzz_options "$@"
 sources() {
 	case $1 in
 	fuzz_procfs) echo supervisor/collect/procfs.c ;;
-	fuzz_recordfile) echo supervisor/collect/recordfile.c common/filecheck.c common/imagename.c ;;
+	fuzz_recordfile) echo supervisor/collect/recordfile.c common/filecheck.c common/imagename.c common/decimal.c ;;
 	fuzz_jsonw) echo common/jsonw.c ;;
 	fuzz_jsonr) echo supervisor/output/jsonr.c common/jsonw.c ;;
 	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/output/relay.c ;;
 	fuzz_elfsym) echo common/elfsym.c ;;
-	fuzz_selfmaps) echo preload/selfmaps.c preload/sys.c ;;
+	fuzz_selfmaps) echo preload/selfmaps.c preload/sys.c common/decimal.c ;;
 	fuzz_stackfile) echo supervisor/collect/stackfile.c supervisor/collect/recordfile.c \
-		common/filecheck.c common/imagename.c ;;
+		common/filecheck.c common/imagename.c common/decimal.c ;;
 	*) return 1 ;;
 	esac
 }
