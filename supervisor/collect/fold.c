@@ -282,8 +282,8 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 		return -ENOMEM;
 	snprintf(name, sizeof name, "records/%d.%u.mtr", (int)pid, (unsigned)gen);
 	rc = recordfile_read_at(evdirfd, name, out);
-	if (rc == 0 && (out->pid != pid || out->gen != gen))
-		rc = -RECORDFILE_EIDENTITY; /* as filecheck_record_of() */
+	if (rc == 0)
+		rc = filecheck_record_of(out, pid, gen); /* of the image its name says */
 	/* no file (the run's records were staged: staging.h) or an empty
 	 * one: the fold has it */
 	int named = rc != -ENOENT;
@@ -310,7 +310,7 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 	free(r);
 	if (!found)
 		return named ? -RECORDFILE_ESHORT : -ENOENT;
-	return recordfile_validate(out);
+	return filecheck_record(out);
 }
 
 static int add_image(struct recordfile_entry **v, size_t *n, size_t *cap, int32_t pid,

@@ -93,7 +93,7 @@ int fold_decode(const unsigned char *in, size_t n, struct mt_record *out);
  * its length. */
 size_t fold_entry(const struct mt_record *r, unsigned char *buf);
 /* The entry at `off` of an open fold file: the record into *out (not
- * validated: recordfile_validate is the caller's) and the offset of the
+ * validated: filecheck_record is the caller's) and the offset of the
  * next entry into *next.  1 when an entry was read, 0 at the end of the
  * file, -EBADMSG when the entry there is torn or damaged, or -errno. */
 int fold_read_at(int fd, off_t off, struct mt_record *out, off_t *next);

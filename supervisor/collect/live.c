@@ -477,7 +477,7 @@ int live_read_final(struct live *l, size_t i, struct mt_record *out)
 			rc = -EBADMSG; /* the file ended before its entry */
 		if (rc < 0)
 			return rc;
-		rc = recordfile_validate(out);
+		rc = filecheck_record(out);
 		if (rc == 0 && (out->pid != r->pid || out->gen != r->gen))
 			rc = -RECORDFILE_ECORRUPT;
 		return rc;
@@ -507,7 +507,7 @@ int live_read_final(struct live *l, size_t i, struct mt_record *out)
 	out->marker_count = markers;
 	/* The writer could have scribbled anything since it was first
 	 * validated: the same checks as a file read, plus the name's pid/gen. */
-	int rc = recordfile_validate(out);
+	int rc = filecheck_record(out);
 	if (rc == 0 && (out->pid != r->pid || out->gen != r->gen))
 		rc = -RECORDFILE_ECORRUPT;
 	return rc;

@@ -76,7 +76,7 @@ int recordfile_read_fd(int fd, struct mt_record *out)
 		return rc;
 	out->state = state_count[0];
 	out->marker_count = state_count[1];
-	return recordfile_validate(out);
+	return filecheck_record(out);
 }
 
 /* The largest address space a process can have (57-bit virtual addresses,

@@ -39,13 +39,9 @@ enum {
  * every marker below marker_count is complete.  Strings in *out are
  * NUL-terminated and argv_bytes is clamped whatever the file says. */
 int recordfile_read_fd(int fd, struct mt_record *out);
-/* The checks recordfile_read_fd() makes on a record already copied out of
- * its file (e.g. from a mapping): filecheck_record(), the one check every
- * reader of records makes.  0 or -RECORDFILE_E*. */
-static inline int recordfile_validate(struct mt_record *out)
-{
-	return filecheck_record(out);
-}
+/* A record already copied out of its file (a mapping, a fold entry) is
+ * checked as recordfile_read_fd() checks it: filecheck_record() (or
+ * filecheck_record_of() against its name), the one check of every reader. */
 /* A record file is the traced command's word, not a fact: a program can
  * write one with a valid header.  What a record may claim and still be
  * believed, for one run: */
