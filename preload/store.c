@@ -95,8 +95,10 @@ void store_publish(void)
 			memcpy(m, loc, sizeof *m);
 			counters_bind(m);
 			r = m;
-			imagename_format(name, sizeof name, loc->pid, gen, MT_RECORD_SUFFIX);
-			errfd_debug("record: ", config.dir, "/", name, NULL);
+			if (config.debug) {
+				imagename_format(name, sizeof name, loc->pid, gen, MT_RECORD_SUFFIX);
+				errfd_debug("record: ", config.dir, "/", name, NULL);
+			}
 		} else {
 			errfd_debug("record: none could be made in ", config.dir,
 				    ": this image counts in its own memory only", NULL);
