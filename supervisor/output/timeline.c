@@ -63,6 +63,13 @@ size_t timeline_format_sample(const struct timeline_sample *s, char *buf, size_t
 		put(buf, cap, &n, ", \"pss\": %" PRIu64, s->pss);
 	if (s->have_cgroup)
 		put(buf, cap, &n, ", \"cgroup\": %" PRIu64, s->cgroup);
+	if (s->have_split)
+		put(buf, cap, &n, ", \"cgroup_anon\": %" PRIu64 ", \"cgroup_page_cache\": %" PRIu64
+		    ", \"cgroup_shmem\": %" PRIu64 ", \"cgroup_kernel\": %" PRIu64, s->cgroup_anon,
+		    s->cgroup_page_cache, s->cgroup_shmem, s->cgroup_kernel);
+	if (s->have_events)
+		put(buf, cap, &n, ", \"cgroup_limit_hits\": %" PRIu64 ", \"cgroup_oom_kills\": %" PRIu64,
+		    s->cgroup_limit_hits, s->cgroup_oom_kills);
 	put(buf, cap, &n, ", \"top\": [");
 	for (size_t i = 0; i < s->n_top && i < TIMELINE_TOP; i++)
 		put(buf, cap, &n, "%s[%d, %" PRIu64 "]", i ? ", " : "", (int)s->top[i].pid,
@@ -192,6 +199,37 @@ static int scan_top(const char **pp, const char *end, struct timeline_point *x)
 	return 0;
 }
 
+/* Every figure absent. */
+static void point_init(struct timeline_point *x)
+{
+	memset(x, 0, sizeof *x);
+	x->rss = x->heap = x->cgroup = -1;
+	x->cgroup_anon = x->cgroup_page_cache = x->cgroup_shmem = x->cgroup_kernel = -1;
+	x->cgroup_limit_hits = x->cgroup_oom_kills = -1;
+}
+
+/* The field a reader keeps of the optional numeric key k[0..kl), or NULL
+ * for a key it does not keep. */
+static double *point_slot(struct timeline_point *x, const char *k, size_t kl)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} kept[] = {
+		{ "cgroup", offsetof(struct timeline_point, cgroup) },
+		{ "cgroup_anon", offsetof(struct timeline_point, cgroup_anon) },
+		{ "cgroup_page_cache", offsetof(struct timeline_point, cgroup_page_cache) },
+		{ "cgroup_shmem", offsetof(struct timeline_point, cgroup_shmem) },
+		{ "cgroup_kernel", offsetof(struct timeline_point, cgroup_kernel) },
+		{ "cgroup_limit_hits", offsetof(struct timeline_point, cgroup_limit_hits) },
+		{ "cgroup_oom_kills", offsetof(struct timeline_point, cgroup_oom_kills) },
+	};
+	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+		if (strlen(kept[i].key) == kl && memcmp(kept[i].key, k, kl) == 0)
+			return (double *)((char *)x + kept[i].off);
+	return NULL;
+}
+
 /* {"t": t, "rss": n, "processes": n, "heap": n|null, "key": n|null, ...,
  * "top": [...]}: keys are [a-z_]+ and values numbers or null but "top" */
 static int scan_sample(const char *p, const char *end, struct timeline_point *x)
@@ -199,8 +237,7 @@ static int scan_sample(const char *p, const char *end, struct timeline_point *x)
 	double procs;
 	if (end - p < 2 || end[-1] != '}')
 		return -1;
-	memset(x, 0, sizeof *x);
-	x->cgroup = -1;
+	point_init(x);
 	if (scan_lit(&p, end, "{\"t\": ") || scan_num(&p, end, &x->t) ||
 	    scan_lit(&p, end, ", \"rss\": ") || scan_num(&p, end, &x->rss) ||
 	    scan_lit(&p, end, ", \"processes\": ") || scan_num(&p, end, &procs) ||
@@ -229,8 +266,10 @@ static int scan_sample(const char *p, const char *end, struct timeline_point *x)
 			continue;
 		} else if (scan_num(&p, end, &v)) {
 			return -1;
-		} else if (kl == 6 && memcmp(k, "cgroup", 6) == 0) {
-			x->cgroup = v;
+		} else {
+			double *slot = point_slot(x, k, kl);
+			if (slot)
+				*slot = v;
 		}
 	}
 	return p == end - 1 ? 0 : -1;
@@ -257,13 +296,19 @@ static int rss_from_json(const struct jsonr_value *v, double *t, double *bytes)
 /* an object with a finite "t"; the rest as far as it is there */
 static int sample_from_json(const struct jsonr_value *v, struct timeline_point *x)
 {
-	memset(x, 0, sizeof *x);
+	point_init(x);
 	x->t = jsonr_num(jsonr_get(v, "t"), NAN);
 	if (!isfinite(x->t))
 		return -EINVAL;
 	x->rss = jsonr_num(jsonr_get(v, "rss"), -1);
 	x->heap = jsonr_num(jsonr_get(v, "heap"), -1);
-	x->cgroup = jsonr_num(jsonr_get(v, "cgroup"), -1);
+	for (size_t i = 0; i < v->n; i++) {
+		/* the optional figures, through the scanner's one table */
+		const char *k = v->keys ? v->keys[i] : NULL;
+		double *slot = k ? point_slot(x, k, strlen(k)) : NULL;
+		if (slot)
+			*slot = jsonr_num(&v->items[i], -1);
+	}
 	const struct jsonr_value *top = jsonr_get(v, "top");
 	if (top && top->type == JSONR_ARRAY) {
 		x->has_top = 1;

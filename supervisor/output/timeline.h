@@ -10,7 +10,15 @@
  *                   heap and mapping bytes of the same moment (null
  *                   untraced), "pss" at samples where it was measured,
  *                   "cgroup" the run's cgroup memory usage where there is a
- *                   memory cgroup (memory.current), and last "top", the (up
+ *                   memory cgroup (memory.current), then its memory.stat
+ *                   split into four parts that stack to about it,
+ *                   "cgroup_anon", "cgroup_page_cache" (file pages but
+ *                   shared memory), "cgroup_shmem" (tmpfs, shm_open, shared
+ *                   anonymous) and "cgroup_kernel", and its limit events
+ *                   so far, "cgroup_limit_hits" (v2 memory.events "max",
+ *                   v1 memory.failcnt) and "cgroup_oom_kills" (counts
+ *                   since the run began: a rise between two samples is an
+ *                   event), each where the kernel gave it, and last "top", the (up
  *                   to TIMELINE_TOP) members with the largest RSS, largest
  *                   first (ties: lower pid first), so rss = sum(top) + the
  *                   rest
@@ -53,6 +61,10 @@ struct timeline_sample {
 	uint64_t pss;
 	int have_cgroup;
 	uint64_t cgroup;           /* the cgroup's memory usage, bytes */
+	int have_split;            /* memory.stat read: the next four */
+	uint64_t cgroup_anon, cgroup_page_cache, cgroup_shmem, cgroup_kernel;
+	int have_events;           /* the limit's event counters: the next two */
+	uint64_t cgroup_limit_hits, cgroup_oom_kills;
 	size_t n_top;              /* <= TIMELINE_TOP */
 	struct timeline_top {
 		pid_t pid;
@@ -77,6 +89,9 @@ struct timeline_point {
 	double rss;                /* < 0: absent */
 	double heap;               /* < 0: null or absent (untraced) */
 	double cgroup;             /* < 0: absent (no memory cgroup) */
+	/* memory.stat's split and the limit's event counters: < 0 absent */
+	double cgroup_anon, cgroup_page_cache, cgroup_shmem, cgroup_kernel;
+	double cgroup_limit_hits, cgroup_oom_kills;
 	int has_top;               /* the line had "top" (older ones do not) */
 	size_t n_top;              /* the first TIMELINE_TOP entries that are a
 				      positive int pid and bytes >= 0 */

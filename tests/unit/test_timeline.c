@@ -65,6 +65,21 @@ static void expect_sample(const struct timeline_sample *w, const struct timeline
 		cr_expect_eq(r->cgroup, (double)w->cgroup, "cgroup: %s", line);
 	else
 		cr_expect_lt(r->cgroup, 0, "no cgroup: absent, not 0: %s", line);
+	if (w->have_split) {
+		cr_expect(r->cgroup_anon == (double)w->cgroup_anon &&
+			  r->cgroup_page_cache == (double)w->cgroup_page_cache &&
+			  r->cgroup_shmem == (double)w->cgroup_shmem &&
+			  r->cgroup_kernel == (double)w->cgroup_kernel, "split: %s", line);
+	} else {
+		cr_expect(r->cgroup_anon < 0 && r->cgroup_page_cache < 0 && r->cgroup_shmem < 0 &&
+			  r->cgroup_kernel < 0, "no split: absent, not 0: %s", line);
+	}
+	if (w->have_events)
+		cr_expect(r->cgroup_limit_hits == (double)w->cgroup_limit_hits &&
+			  r->cgroup_oom_kills == (double)w->cgroup_oom_kills, "events: %s", line);
+	else
+		cr_expect(r->cgroup_limit_hits < 0 && r->cgroup_oom_kills < 0,
+			  "no events: absent, not 0: %s", line);
 	cr_expect(r->has_top, "top: %s", line);
 	cr_assert_eq(r->n_top, w->n_top, "top entries: %s", line);
 	for (size_t k = 0; k < w->n_top; k++) {
@@ -85,7 +100,11 @@ Test(timeline, sample_line_written_then_read)
 	s[1] = (struct timeline_sample){ .t = 12345.678, .rss = UINT64_C(1) << 52, .processes = 40000,
 					 .traced = 1, .heap = 5, .mapped_anon = 0,
 					 .mapped_file = 7, .have_pss = 1, .pss = 99, .have_cgroup = 1,
-					 .cgroup = UINT64_C(1) << 51, .n_top = 5 };
+					 .cgroup = UINT64_C(1) << 51, .have_split = 1,
+					 .cgroup_anon = UINT64_MAX, .cgroup_page_cache = UINT64_MAX,
+					 .cgroup_shmem = UINT64_MAX, .cgroup_kernel = UINT64_MAX,
+					 .have_events = 1, .cgroup_limit_hits = UINT64_MAX,
+					 .cgroup_oom_kills = UINT64_MAX, .n_top = 5 };
 	for (size_t k = 0; k < 5; k++)
 		s[1].top[k] = (struct timeline_top){ (pid_t)(4194304 - k), (UINT64_C(1) << 50) >> k };
 	/* traced, no pss, one member */
@@ -94,7 +113,11 @@ Test(timeline, sample_line_written_then_read)
 	/* what a sample of memsup in a memory cgroup looks like */
 	s[3] = (struct timeline_sample){ .t = 0.30817894700000004, .rss = 40960000, .processes = 3,
 					 .traced = 1, .heap = 20000000, .mapped_anon = 8192,
-					 .mapped_file = 0, .have_cgroup = 1, .cgroup = 38000000, .n_top = 3,
+					 .mapped_file = 0, .have_cgroup = 1, .cgroup = 38000000,
+					 .have_split = 1, .cgroup_anon = 36000000,
+					 .cgroup_page_cache = 1200000, .cgroup_shmem = 4096,
+					 .cgroup_kernel = 795904, .have_events = 1, .cgroup_oom_kills = 1,
+					 .n_top = 3,
 					 .top = { { 900, 30000000 }, { 901, 6000000 }, { 902, 4960000 } } };
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
 		char buf[TIMELINE_LINE_MAX];
@@ -117,7 +140,10 @@ Test(timeline, sample_line_written_then_read)
 	timeline_format_sample(&s[3], buf, sizeof buf);
 	cr_expect_str_eq(buf, "{\"t\": 0.30817894700000004, \"rss\": 40960000, \"processes\": 3, "
 			 "\"heap\": 20000000, \"mapped_anon\": 8192, \"mapped_file\": 0, "
-			 "\"cgroup\": 38000000, "
+			 "\"cgroup\": 38000000, \"cgroup_anon\": 36000000, "
+			 "\"cgroup_page_cache\": 1200000, \"cgroup_shmem\": 4096, "
+			 "\"cgroup_kernel\": 795904, \"cgroup_limit_hits\": 0, "
+			 "\"cgroup_oom_kills\": 1, "
 			 "\"top\": [[900, 30000000], [901, 6000000], [902, 4960000]]}\n");
 	timeline_format_sample(&s[0], buf, sizeof buf);
 	cr_expect_str_eq(buf, "{\"t\": 0.01, \"rss\": 3514368, \"processes\": 1, \"heap\": null, "
