@@ -70,6 +70,7 @@ void runrecord_init(struct sup_record *r)
 	r->longest_gap_s = -1;
 	r->longest_gap_at_s = -1;
 	r->peak_heap_mb = r->peak_mapped_mb = r->peak_pss_mb = -1;
+	r->kernel_peak_at_s = -1;
 }
 
 void runrecord_note(struct sup_record *r, const char *note)

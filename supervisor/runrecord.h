@@ -131,6 +131,10 @@ struct sup_record {
 	 * refused forks after the tree was killed; memory.stat's split as the
 	 * run ended, before the kill */
 	struct contain_figures cgroup;
+	/* the cgroup's counters at the sample where its usage was largest:
+	 * what the answer (its peak) was made of ("peak_breakdown") */
+	struct contain_state kernel_at_peak;
+	double kernel_peak_at_s;          /* < 0: no such sample */
 	/* the merged view (shim + poller) */
 	int traced;                       /* the shim was injected */
 	unsigned processes_traced;        /* images with a valid record */
