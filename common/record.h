@@ -47,8 +47,9 @@
  *  - Mapping bytes are whole pages of regions mapped through the interposed
  *    mmap/mmap64/mremap (not the allocator's or the loader's own mappings).
  *  - A fork child gets its own record (relation FORK): current figures are
- *    the parent's at fork (the memory it inherited), peaks equal them, and
- *    calls, histogram, requested and largest start at zero.
+ *    the parent's at fork (the memory it inherited, kept in *_at_fork too),
+ *    peaks equal them, and calls, histogram, requested and largest start
+ *    at zero.
  *  - The shim writes these files with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0644,
  *    and keeps no descriptor open (the mapping is enough).
  *
@@ -286,6 +287,14 @@ struct mt_record {
 	 * nothing new to read in the live columns (memsup reads them at the
 	 * tree's peaks).  A fork child starts at 0 (no file of its own yet). */
 	uint64_t stacks_changes;
+	/* A fork child's heap_current and map_anon_current as the fork left
+	 * them: the parent's blocks and regions, which the child holds too
+	 * (the same addresses, pages shared until written) until it frees
+	 * them.  0 for an image that did not start by fork.  A tree's heap
+	 * summed over its images counts these bytes once per child; memsup
+	 * names that (heap_inherited). */
+	uint64_t heap_at_fork;
+	uint64_t map_anon_at_fork;
 };
 
 _Static_assert(sizeof(struct mt_record) <= MT_RECORD_SIZE,

@@ -248,6 +248,8 @@ void store_fork_child(void)
 	loc->start_mono_ns = sys_mono_ns_cold();
 	loc->start_real_ns = sys_real_ns();
 	loc->heap_peak = loc->heap_peak_stamp = loc->heap_current;
+	loc->heap_at_fork = loc->heap_current;
+	loc->map_anon_at_fork = loc->map_anon_current;
 	loc->heap_peak_mono_ns = loc->start_mono_ns;
 	loc->map_anon_peak = loc->map_anon_current;
 	loc->map_file_peak = loc->map_file_current;

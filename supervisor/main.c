@@ -6,6 +6,7 @@
  * process of its own that outlives a killed memsup (one line, then
  * _exit). */
 #include "analyze/callsites.h"
+#include "analyze/answer.h"
 #include "analyze/findings.h"
 #include "analyze/merge.h"
 #include "analyze/phases.h"
@@ -97,22 +98,51 @@ static void print_fallback(const struct contain_info *c)
 		c->n_missing ? c->missing[0] : "none could be made", c->hint);
 }
 
+/* The answer first, in plain words, then what it was made of. */
+static void print_answer(const struct sup_record *rec)
+{
+	if (rec->peak_mb < 0) {
+		fprintf(stderr, "memsup: peak unknown: no sample of the tree was taken\n");
+		return;
+	}
+	fprintf(stderr, "memsup: peak %.1f MB: %s\n", rec->peak_mb, answer_words(rec));
+	const struct contain_state *k = &rec->kernel_at_peak;
+	if (rec->peak_source == SUP_PEAK_CGROUP && k->have_split && rec->kernel_peak_at_s >= 0)
+		fprintf(stderr, "memsup:   made of, at its largest sample (%.3f s, %.1f MB): anon "
+			"%.1f MB, page cache %.1f MB, shmem %.1f MB, kernel %.1f MB\n",
+			rec->kernel_peak_at_s, (double)k->usage / UNITS_MB,
+			(double)k->anon / UNITS_MB, (double)k->page_cache / UNITS_MB,
+			(double)k->shmem / UNITS_MB, (double)k->kernel / UNITS_MB);
+}
+
+/* The figures other tools give, each named for what it is; the findings
+ * say why each differs from the answer. */
+static void print_other_figures(const struct sup_record *rec)
+{
+	fprintf(stderr, "memsup: other figures: summed RSS %.1f MB", (double)rec->peak_bytes / UNITS_MB);
+	if (rec->peak_at_s >= 0)
+		fprintf(stderr, " at %.3f s", rec->peak_at_s);
+	fprintf(stderr, " (polled; shared pages once per process)");
+	if (rec->peak_pss_mb >= 0 && rec->peak_source != SUP_PEAK_POLLED_PSS)
+		fprintf(stderr, ", Pss %.1f MB", rec->peak_pss_mb);
+	if (rec->peak_heap_mb >= 0)
+		fprintf(stderr, ", heap %.1f MB, mapped %.1f MB", rec->peak_heap_mb,
+			rec->peak_mapped_mb);
+	if (rec->rusage_children_maxrss_mb >= 0 && rec->have_exit)
+		fprintf(stderr, "; largest single process %.1f MB (getrusage, time -v)",
+			rec->rusage_children_maxrss_mb);
+	fprintf(stderr, "\n");
+}
+
 static void print_summary(const struct sup_record *rec, const struct evidence *ev,
 			  const struct merged_run *m, const struct callsite_view *cv)
 {
-	fprintf(stderr, "memsup: peak tree RSS %.1f MB", (double)rec->peak_bytes / UNITS_MB);
-	if (rec->peak_at_s >= 0)
-		fprintf(stderr, " at %.3f s", rec->peak_at_s);
-	fprintf(stderr, " (%u processes at most, %llu samples); wall %.3f s\n",
-		rec->max_processes, (unsigned long long)rec->samples, rec->wall_s);
-	if (rec->cgroup.have_peak)
-		fprintf(stderr, "memsup: cgroup peak (kernel, exact; page cache included): %.1f MB\n",
-			(double)rec->cgroup.peak / UNITS_MB);
-	if (rec->rusage_children_maxrss_mb >= 0 && rec->have_exit)
-		fprintf(stderr, "memsup: largest single process (getrusage, time -v): %.1f MB\n",
-			rec->rusage_children_maxrss_mb);
+	print_answer(rec);
+	print_other_figures(rec);
+	fprintf(stderr, "memsup: wall %.3f s, %u processes at most, %llu samples; ", rec->wall_s,
+		rec->max_processes, (unsigned long long)rec->samples);
 	const char *reason = runrecord_reason_name(rec->reason);
-	fprintf(stderr, "memsup: reason: %s; ", reason ? reason : "none");
+	fprintf(stderr, "reason: %s; ", reason ? reason : "none");
 	if (rec->error && rec->reason == SUP_REASON_START_FAILED)
 		fprintf(stderr, "could not start: %s; ", rec->error);
 	else if (rec->error)
@@ -127,12 +157,6 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 		fprintf(stderr, "memsup: killed %zu leftover process%s (see resources.json)\n",
 			rec->n_leftovers, rec->n_leftovers == 1 ? "" : "es");
 	print_fallback(rec->containment);
-	if (rec->peak_heap_mb >= 0)
-		fprintf(stderr, "memsup: at the peak: heap %.1f MB, mapped %.1f MB%s",
-			rec->peak_heap_mb, rec->peak_mapped_mb,
-			rec->peak_pss_mb >= 0 ? "" : "\n");
-	if (rec->peak_heap_mb >= 0 && rec->peak_pss_mb >= 0)
-		fprintf(stderr, ", Pss %.1f MB\n", rec->peak_pss_mb);
 	processes_print_table(stderr, m, SUMMARY_ROWS);
 	stacksjson_print(stderr, cv, SITE_ROWS);
 	phases_print(stderr, rec->phases, rec->wall_s);

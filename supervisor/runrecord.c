@@ -35,6 +35,16 @@ const char *runrecord_reason_name(enum sup_reason reason)
 	return (unsigned)reason < SUP_REASON_COUNT ? reasons[reason].name : NULL;
 }
 
+const char *runrecord_peak_source_name(enum sup_peak_source source)
+{
+	static const char *const names[SUP_PEAK_COUNT] = {
+		[SUP_PEAK_CGROUP] = "cgroup",
+		[SUP_PEAK_POLLED_PSS] = "polled_pss",
+		[SUP_PEAK_POLLED_RSS] = "polled_rss",
+	};
+	return (unsigned)source < SUP_PEAK_COUNT ? names[source] : NULL;
+}
+
 int runrecord_reason_parse(const char *name, enum sup_reason *out)
 {
 	if (!name) {
@@ -71,6 +81,7 @@ void runrecord_init(struct sup_record *r)
 	r->longest_gap_at_s = -1;
 	r->peak_heap_mb = r->peak_mapped_mb = r->peak_pss_mb = -1;
 	r->kernel_peak_at_s = -1;
+	r->peak_mb = r->peak_source_at_s = -1;
 }
 
 void runrecord_note(struct sup_record *r, const char *note)

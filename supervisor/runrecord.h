@@ -45,6 +45,18 @@ enum sup_reason {
  * null) for SUP_REASON_NONE and for a value out of range. */
 const char *runrecord_reason_name(enum sup_reason reason);
 
+/* What the record's answer, peak_mb, is (analyze/answer.h says how each is
+ * measured and what it leaves out). */
+enum sup_peak_source {
+	SUP_PEAK_NONE,              /* no sample yet: null */
+	SUP_PEAK_CGROUP,            /* the run's memory cgroup peak, exact */
+	SUP_PEAK_POLLED_PSS,        /* the largest polled sum of Pss */
+	SUP_PEAK_POLLED_RSS,        /* the largest polled sum of RSS */
+	SUP_PEAK_COUNT
+};
+/* "cgroup", "polled_pss", "polled_rss"; NULL for none. */
+const char *runrecord_peak_source_name(enum sup_peak_source source);
+
 /* The outcome a record's "reason" names; a NULL name (null, or no reason)
  * is SUP_REASON_NONE.  0, or -EINVAL for a name the table does not know
  * (an evidence directory of another memsup). */
@@ -142,6 +154,11 @@ struct sup_record {
 	double peak_heap_mb;              /* at the peak sample; < 0: null */
 	double peak_mapped_mb;
 	double peak_pss_mb;               /* < 0: not measured */
+	/* the answer: the most the tree held at once, by the best witness
+	 * (analyze/answer.h) */
+	enum sup_peak_source peak_source;
+	double peak_mb;                   /* < 0: none */
+	double peak_source_at_s;          /* the sample nearest it; < 0: unknown */
 	const struct finding *findings;   /* blind_spots (findings.h) */
 	size_t n_findings;
 };

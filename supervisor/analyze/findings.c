@@ -13,6 +13,7 @@
  * sequence; the JSON keeps the exact argv bytes in "argv".
  */
 #include "analyze/findings.h"
+#include "analyze/answer.h"
 #include "collect/recordfile.h"
 #include "units.h"
 
@@ -45,10 +46,10 @@
  *   exact) is quoted beside it; and without a process to name, the run's
  *   own transient is listed when that peak exceeds the polled tree peak by
  *   the same margins after what page cache and kernel memory explain. */
-/* page_cache: the cgroup's peak exceeds the polled tree RSS peak, and the
- *   page cache and kernel memory still charged to the run at its end
- *   explain >= 10 MB and >= 10 % of that peak: memory a limit counts that
- *   RSS never shows (BenchExec documents the same). */
+/* page_cache: the answer is the cgroup's peak, and page cache (memory.stat
+ *   at the cgroup's largest sample, else at the end) is >= 10 MB and >= 10 %
+ *   of it: memory a limit counts that RSS never shows, and that the kernel
+ *   can reclaim (BenchExec documents the same). */
 #define CACHE_MIN_MB 10.0
 #define CACHE_MIN_FRACTION 0.10
 /* non_heap_memory: at the tree's peak, the traced processes' RSS minus
@@ -56,11 +57,26 @@
  *   a few MB of code, libraries and stack; this is more than that. */
 #define NON_HEAP_MIN_MB 20.0
 #define NON_HEAP_MIN_FRACTION 0.20
-/* shared_pages: at the peak (smaps read), summed RSS minus summed Pss is
- *   >= 20 MB and >= 20 % of summed RSS: that much of the tree's peak is
- *   pages counted once per process that maps them. */
+/* shared_pages: the answer is not the summed RSS itself, and at the polled
+ *   peak summed RSS minus summed Pss (smaps read), else summed RSS minus the
+ *   answer, is >= 20 MB and >= 20 % of summed RSS: that much of the summed
+ *   figure is pages counted once per process that maps them. */
 #define SHARED_MIN_MB 20.0
 #define SHARED_MIN_FRACTION 0.20
+/* heap_inherited: at the peak sample, fork children's inherited heap still
+ *   held by a parent also in the sample is >= 10 MB and >= 10 % of the
+ *   summed traced heap. */
+#define HEAP_INHERITED_MIN_MB 10.0
+#define HEAP_INHERITED_MIN_FRACTION 0.10
+/* untouched_memory: an ended traced image's heap_peak + map_anon_peak
+ *   exceeds its VmHWM by >= 20 MB and by >= 25 % of that sum. */
+#define UNTOUCHED_MIN_MB 20.0
+#define UNTOUCHED_MIN_FRACTION 0.25
+/* charged_elsewhere: the answer is the cgroup's peak and the largest single
+ *   process's peak (rusage) exceeds it by >= 2 MB (the kernel's own peak of
+ *   the run cannot be below one of its processes' but for pages charged
+ *   elsewhere; 2 MB leaves out rounding and a library or two). */
+#define ELSEWHERE_MIN_MB 2.0
 /* fork_before_exec: a traced fork child that exec'd later was in the tree's
  *   peak sample before its exec, at >= 10 MB: its RSS was its parent's
  *   pages, counted twice.  (Without smaps, shared_pages cannot see it.) */
@@ -258,20 +274,34 @@ static const char *plural(size_t n, const char *one, const char *many)
 
 /* ---- the rules ---------------------------------------------------------- */
 
-/* What time -v would say (the largest single process) vs the tree. */
+/* How the answer was measured, for a sentence: "the run's cgroup peak". */
+static const char *answer_short(const struct sup_record *r)
+{
+	switch (r->peak_source) {
+	case SUP_PEAK_CGROUP:
+		return "the kernel's exact count for the run's cgroup";
+	case SUP_PEAK_POLLED_PSS:
+		return "the processes' summed Pss, polled";
+	default:
+		return "the processes' summed RSS, polled";
+	}
+}
+
+/* What time -v would say (the largest single process) vs the answer. */
 static void rule_rusage_children(struct ctx *c, const struct merged_run *m)
 {
 	const struct sup_record *r = m->rec;
-	if (!r || r->rusage_children_maxrss_mb < 0 || r->peak_at_s < 0)
+	if (!r || r->rusage_children_maxrss_mb < 0 || r->peak_mb < 0)
 		return;
-	double ru = r->rusage_children_maxrss_mb, tree = (double)r->peak_bytes / UNITS_MB;
+	double ru = r->rusage_children_maxrss_mb, tree = r->peak_mb;
 	if (tree - ru < RUSAGE_MIN_MB || tree < ru * RUSAGE_MIN_RATIO)
 		return;
 	struct finding *f = finding_begin(c, "rusage_children");
 	fig_add(f, "rusage_children_maxrss_mb", ru, 2);
 	fig_add(f, "tree_peak_mb", tree, 2);
 	fig_add(f, "understated_by_mb", tree - ru, 2);
-	fig_add(f, "tree_peak_at_s", r->peak_at_s, 3);
+	if (r->peak_source_at_s >= 0)
+		fig_add(f, "tree_peak_at_s", r->peak_source_at_s, 3);
 	fig_add(f, "processes_at_peak_count", m->peak.at_s >= 0 ? m->peak.nprocs : r->max_processes, 0);
 	/* name the largest single process: the one time -v's figure is */
 	for (size_t i = 0; i < m->n_images; i++) {
@@ -283,17 +313,13 @@ static void rule_rusage_children(struct ctx *c, const struct merged_run *m)
 			proc_add(c, f, im, v);
 	}
 	f->n_procs = f->procs_total = f->n_procs ? 1 : 0;
-	char name[64];
+	char name[64], who[96] = "";
 	if (f->n_procs)
-		say(f, "getrusage(RUSAGE_CHILDREN) and time -v report %.1f MB, the largest single "
-		    "process (pid %d %s), but the tree held %.1f MB at once at %.2f s: "
-		    "%.1f MB more than that figure says.",
-		    ru, (int)f->procs[0]->pid, img_name(f->procs[0], name, sizeof name), tree,
-		    r->peak_at_s, tree - ru);
-	else
-		say(f, "getrusage(RUSAGE_CHILDREN) and time -v report %.1f MB, the largest single "
-		    "process, but the tree held %.1f MB at once at %.2f s: %.1f MB more than "
-		    "that figure says.", ru, tree, r->peak_at_s, tree - ru);
+		snprintf(who, sizeof who, " (pid %d %s)", (int)f->procs[0]->pid,
+			 img_name(f->procs[0], name, sizeof name));
+	say(f, "getrusage(RUSAGE_CHILDREN) and time -v report %.1f MB, the largest single "
+	    "process%s, but the tree held %.1f MB at once (%s): %.1f MB more than that "
+	    "figure says.", ru, who, tree, answer_short(r), tree - ru);
 	finding_commit(c);
 }
 
@@ -394,7 +420,14 @@ static int kernel_peak(const struct merged_run *m, double *peak, double *unexpla
 	const struct sup_record *r = m->rec;
 	if (!r || !r->cgroup.have_peak || r->peak_at_s < 0)
 		return 0;
-	double cache = r->cgroup.have_stat ? (double)(r->cgroup.file + r->cgroup.kernel) : 0;
+	/* what RSS never shows: page cache and kernel memory, at the
+	 * cgroup's largest sample when memory.stat was read there, else as
+	 * the run ended */
+	double cache = 0;
+	if (r->kernel_at_peak.have_split && r->kernel_peak_at_s >= 0)
+		cache = (double)(r->kernel_at_peak.page_cache + r->kernel_at_peak.kernel);
+	else if (r->cgroup.have_stat)
+		cache = (double)(r->cgroup.file + r->cgroup.kernel);
 	*peak = (double)r->cgroup.peak;
 	*unexplained = *peak - (double)r->peak_bytes - cache;
 	return 1;
@@ -462,32 +495,43 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 	finding_commit(c);
 }
 
-/* The cgroup's peak above the polled RSS peak, explained by memory RSS
- * never shows: the page cache of files the run read or wrote, and kernel
- * memory, both charged to the run's cgroup. */
+/* The part of the answer that is page cache: files the run read or wrote,
+ * which the kernel charged to the run and can drop under pressure.  Taken
+ * from memory.stat at the cgroup's largest sample (what the answer was
+ * made of), else as the run ended. */
 static void rule_page_cache(struct ctx *c, const struct merged_run *m)
 {
 	const struct sup_record *r = m->rec;
-	if (!r || !r->cgroup.have_peak || !r->cgroup.have_stat || r->peak_at_s < 0)
+	if (!r || r->peak_source != SUP_PEAK_CGROUP)
 		return;
-	double kpeak = (double)r->cgroup.peak, tree = (double)r->peak_bytes;
-	double file = (double)r->cgroup.file, kern = (double)r->cgroup.kernel;
-	double above = kpeak - tree, cached = above < file + kern ? above : file + kern;
-	if (cached < CACHE_MIN_MB * UNITS_MB || cached < kpeak * CACHE_MIN_FRACTION)
+	double answer = r->peak_mb * UNITS_MB, cache, shmem = 0, kern;
+	const char *when;
+	if (r->kernel_at_peak.have_split && r->kernel_peak_at_s >= 0) {
+		cache = (double)r->kernel_at_peak.page_cache;
+		shmem = (double)r->kernel_at_peak.shmem;
+		kern = (double)r->kernel_at_peak.kernel;
+		when = "at the cgroup's largest sample";
+	} else if (r->cgroup.have_stat) {
+		cache = (double)r->cgroup.file;  /* shared memory included */
+		kern = (double)r->cgroup.kernel;
+		when = "as the run ended";
+	} else {
+		return;
+	}
+	if (cache < CACHE_MIN_MB * UNITS_MB || cache < answer * CACHE_MIN_FRACTION)
 		return;
 	struct finding *f = finding_begin(c, "page_cache");
-	fig_mb(f, "cgroup_peak_mb", kpeak);
-	fig_mb(f, "tree_peak_mb", tree);
-	fig_mb(f, "above_rss_mb", above);
-	fig_mb(f, "file_mb", file);
+	fig_mb(f, "cgroup_peak_mb", answer);
+	fig_mb(f, "page_cache_mb", cache);
+	fig_add(f, "page_cache_pct", 100.0 * cache / answer, 1);
+	fig_mb(f, "shmem_mb", shmem);
 	fig_mb(f, "kernel_mb", kern);
-	say(f, "The run's cgroup peaked at %.1f MB (the kernel's exact figure), %.1f MB above "
-	    "the tree's polled RSS peak of %.1f MB: the cgroup also counts the page cache of "
-	    "files the run read or wrote (%.1f MB still charged to it at the end) and kernel "
-	    "memory (%.1f MB), which RSS never shows -- and which a memory limit (--mem-max, "
-	    "a container's) counts too.",
-	    kpeak / UNITS_MB, above / UNITS_MB, tree / UNITS_MB,
-	    file / UNITS_MB, kern / UNITS_MB);
+	fig_mb(f, "tree_peak_mb", (double)r->peak_bytes);
+	say(f, "Of the answer, %.1f MB, %.1f MB was page cache %s: files the run read or "
+	    "wrote, charged to it by the kernel and reclaimable (the kernel drops clean pages "
+	    "under pressure, so a limit that low would slow the run rather than kill it); "
+	    "kernel memory was %.1f MB. No process's RSS shows these pages.",
+	    answer / UNITS_MB, cache / UNITS_MB, when, kern / UNITS_MB);
 	finding_commit(c);
 }
 
@@ -575,33 +619,212 @@ static void rule_non_heap(struct ctx *c, const struct merged_run *m)
 	finding_commit(c);
 }
 
-/* Summed RSS counts shared pages once per process; Pss does not. */
+/* Summed RSS counts shared pages once per process: how far it stands above
+ * the answer, and why, with figures that add up.  With smaps at the peak
+ * sample, summed RSS - summed Pss is exactly the pages counted more than
+ * once there; what is left between Pss and the answer is memory the
+ * kernel charged to the run that no process maps (page cache, kernel
+ * memory) or file pages the kernel charged before the run (negative). */
 static void rule_shared(struct ctx *c, const struct merged_run *m)
 {
 	const struct peak_view *p = &m->peak;
-	if (p->at_s < 0 || !p->have_smaps || !p->rss)
-		return;
-	double rss = (double)p->rss, pss = (double)p->pss;
-	double shared = rss > pss ? rss - pss : 0;
-	if (shared < SHARED_MIN_MB * UNITS_MB || shared < rss * SHARED_MIN_FRACTION)
+	const struct sup_record *r = m->rec;
+	if (p->at_s < 0 || !p->rss || !r || r->peak_mb < 0 ||
+	    r->peak_source == SUP_PEAK_POLLED_RSS)
+		return; /* the answer is the summed RSS: nothing to compare */
+	double rss = (double)p->rss, answer = r->peak_mb * UNITS_MB;
+	double above = rss - answer;
+	double twice = p->have_smaps && rss > (double)p->pss ? rss - (double)p->pss : 0;
+	/* the claim is the larger of what was measured: with smaps, the
+	 * pages counted twice; without, summed RSS above the answer */
+	double claim = p->have_smaps ? twice : above;
+	if (claim < SHARED_MIN_MB * UNITS_MB || claim < rss * SHARED_MIN_FRACTION)
 		return;
 	struct finding *f = finding_begin(c, "shared_pages");
 	fig_mb(f, "rss_sum_mb", rss);
-	fig_mb(f, "pss_sum_mb", pss);
-	fig_mb(f, "counted_twice_mb", shared);
-	fig_add(f, "counted_twice_pct", 100.0 * shared / rss, 1);
+	fig_mb(f, "answer_mb", answer);
+	fig_mb(f, "above_answer_mb", above);
 	fig_add(f, "processes_at_peak_count", p->nprocs, 0);
 	fig_add(f, "peak_at_s", p->at_s, 3);
-	fig_add(f, "smaps_age_s", p->smaps_age_s, 3);
+	if (p->have_smaps) {
+		double pss = (double)p->pss;
+		fig_mb(f, "pss_sum_mb", pss);
+		fig_mb(f, "counted_twice_mb", twice);
+		fig_add(f, "counted_twice_pct", 100.0 * twice / rss, 1);
+		fig_mb(f, "answer_minus_pss_mb", answer - pss);
+		fig_add(f, "smaps_age_s", p->smaps_age_s, 3);
+	}
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];
 		if (im->at_peak && im->have_smaps && im->peak_rss > im->peak_pss)
 			proc_add(c, f, im, (double)(im->peak_rss - im->peak_pss));
 	}
-	say(f, "At the tree's peak (%.2f s) the processes' RSS summed to %.1f MB but their "
-	    "proportional share (Pss) to %.1f MB: %.1f MB are pages shared between processes "
-	    "(copy-on-write after fork, shared files), counted once per process in the tree's "
-	    "peak.", p->at_s, rss / UNITS_MB, pss / UNITS_MB, shared / UNITS_MB);
+	char rest[320] = "";
+	if (p->have_smaps && r->peak_source == SUP_PEAK_CGROUP) {
+		double d = answer - (double)p->pss;
+		if (d >= 0.05 * UNITS_MB)
+			snprintf(rest, sizeof rest, "; the answer holds %.1f MB more than that Pss: "
+				 "memory charged to the run that no process maps (page cache, "
+				 "kernel memory) or that came and went between polls",
+				 d / UNITS_MB);
+		else if (d <= -0.05 * UNITS_MB)
+			snprintf(rest, sizeof rest, "; the answer holds %.1f MB less than that "
+				 "Pss: file pages (programs, libraries, data) that were in the page "
+				 "cache before the run, charged to whoever read them first",
+				 -d / UNITS_MB);
+	}
+	if (p->have_smaps)
+		say(f, "The processes' RSS summed to %.1f MB at the polled peak (%.2f s), %.1f MB "
+		    "%s the answer (%.1f MB, %s): %.1f MB of that sum are pages shared between "
+		    "processes (copy-on-write after fork, shared files), counted once per process "
+		    "that maps them (their Pss, shared pages divided among sharers, summed to "
+		    "%.1f MB)%s.",
+		    rss / UNITS_MB, p->at_s, (above < 0 ? -above : above) / UNITS_MB,
+		    above < 0 ? "below" : "above", answer / UNITS_MB, answer_short(r),
+		    twice / UNITS_MB, (double)p->pss / UNITS_MB, rest);
+	else
+		say(f, "The processes' RSS summed to %.1f MB at the polled peak (%.2f s), %.1f MB "
+		    "above the answer (%.1f MB, %s): pages shared between processes (copy-on-write "
+		    "after fork, shared files) count once per process in that sum, and file pages "
+		    "charged before the run count in it but not in the cgroup.",
+		    rss / UNITS_MB, p->at_s, above / UNITS_MB, answer / UNITS_MB, answer_short(r));
+	finding_commit(c);
+}
+
+/* Fork children hold their parent's heap blocks at the same addresses: a
+ * tree's heap summed over images counts each inherited block once per
+ * child while the parent holds it too.  Counted at the peak sample, per
+ * child: the least of what it inherited, what it held then and what its
+ * parent held then (neither can hold more of the shared blocks). */
+static void rule_heap_inherited(struct ctx *c, const struct merged_run *m)
+{
+	if (!m->tracing || m->peak.at_s < 0)
+		return;
+	double heap = 0, twice = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (im->at_peak && heap_known(im))
+			heap += (double)im->peak_heap;
+	}
+	struct finding *f = NULL;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!im->at_peak || !heap_known(im) || im->rec.relation != MT_REL_FORK ||
+		    !im->rec.heap_at_fork)
+			continue;
+		const struct image_view *parent = img_find(m, im->rec.parent_pid, im->rec.parent_gen);
+		if (!parent || !parent->at_peak || !heap_known(parent))
+			continue; /* the only holder left: its own */
+		double v = (double)im->rec.heap_at_fork;
+		if ((double)im->peak_heap < v)
+			v = (double)im->peak_heap;
+		if ((double)parent->peak_heap < v)
+			v = (double)parent->peak_heap;
+		if (v <= 0)
+			continue;
+		if (!f)
+			f = finding_begin(c, "heap_inherited");
+		proc_add(c, f, im, v);
+		twice += v;
+	}
+	if (!f)
+		return;
+	if (twice < HEAP_INHERITED_MIN_MB * UNITS_MB || twice < heap * HEAP_INHERITED_MIN_FRACTION)
+		return; /* begun, never committed: dropped */
+	fig_mb(f, "heap_sum_mb", heap);
+	fig_mb(f, "inherited_mb", twice);
+	fig_mb(f, "own_heap_mb", heap - twice);
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	fig_add(f, "peak_at_s", m->peak.at_s, 3);
+	say(f, "At the tree's polled peak (%.2f s) the traced heap summed to %.1f MB, but %.1f MB "
+	    "of it is heap that %zu fork %s inherited from a parent still holding it (the same "
+	    "blocks, counted once per process): the tree's own heap was %.1f MB.",
+	    m->peak.at_s, heap / UNITS_MB, twice / UNITS_MB, f->procs_total,
+	    plural(f->procs_total, "child", "children"), (heap - twice) / UNITS_MB);
+	finding_commit(c);
+}
+
+/* Memory requested and never resident: an image whose heap plus anonymous
+ * mappings peaked above everything it ever had resident (VmHWM) had at
+ * least the difference allocated and never touched at its peak (the
+ * kernel gives a page at its first write), or swapped out. */
+static void rule_untouched(struct ctx *c, const struct merged_run *m)
+{
+	if (!m->tracing)
+		return;
+	struct finding *f = NULL;
+	double requested = 0, resident = 0, untouched = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!im->traced || !rec_ended(im) || !im->rec.vm_hwm_kb)
+			continue;
+		double held = (double)im->rec.heap_peak + (double)im->rec.map_anon_peak;
+		double hwm = img_hwm(im), gap = held - hwm;
+		if (gap < UNTOUCHED_MIN_MB * UNITS_MB || gap < held * UNTOUCHED_MIN_FRACTION)
+			continue;
+		if (!f)
+			f = finding_begin(c, "untouched_memory");
+		proc_add(c, f, im, gap);
+		requested += held;
+		resident += hwm;
+		untouched += gap;
+	}
+	if (!f)
+		return;
+	const struct image_view *im = f->procs[0];
+	double held = (double)im->rec.heap_peak + (double)im->rec.map_anon_peak, hwm = img_hwm(im);
+	fig_mb(f, "requested_mb", requested);
+	fig_mb(f, "resident_peak_mb", resident);
+	fig_mb(f, "untouched_mb", untouched);
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	char name[64], more[96] = "";
+	if (f->procs_total > 1)
+		snprintf(more, sizeof more, " (%zu processes: %.1f MB never resident in all)",
+			 f->procs_total, untouched / UNITS_MB);
+	say(f, "pid %d %s had %.1f MB of heap and anonymous mappings at its peak but was never "
+	    "more than %.1f MB resident (VmHWM): at least %.1f MB were requested and never "
+	    "touched (a page costs memory only once written), so its heap figure is not memory "
+	    "the machine had to give%s.",
+	    (int)im->pid, img_name(im, name, sizeof name), held / UNITS_MB, hwm / UNITS_MB,
+	    (held - hwm) / UNITS_MB, more);
+	finding_commit(c);
+}
+
+/* The answer below the largest single process's own peak: with a memory
+ * cgroup, pages the kernel charged before the run (files already in the
+ * page cache: the program, its libraries, data read before) count in a
+ * process's RSS but not against the run. */
+static void rule_charged_elsewhere(struct ctx *c, const struct merged_run *m)
+{
+	const struct sup_record *r = m->rec;
+	if (!r || r->peak_source != SUP_PEAK_CGROUP || r->rusage_children_maxrss_mb < 0)
+		return;
+	double ru = r->rusage_children_maxrss_mb * UNITS_MB, answer = r->peak_mb * UNITS_MB;
+	double below = ru - answer;
+	if (below < ELSEWHERE_MIN_MB * UNITS_MB)
+		return;
+	struct finding *f = finding_begin(c, "charged_elsewhere");
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		double v = img_hwm(im);
+		if (rec_ended(im) && (double)im->rec.ru_maxrss_self_kb * UNITS_KIB > v)
+			v = (double)im->rec.ru_maxrss_self_kb * UNITS_KIB;
+		if (v > 0)
+			proc_add(c, f, im, v);
+	}
+	f->n_procs = f->procs_total = f->n_procs ? 1 : 0;
+	fig_mb(f, "answer_mb", answer);
+	fig_mb(f, "largest_process_mb", ru);
+	fig_mb(f, "below_by_mb", below);
+	char name[64], who[96] = "";
+	if (f->n_procs)
+		snprintf(who, sizeof who, " (pid %d %s)", (int)f->procs[0]->pid,
+			 img_name(f->procs[0], name, sizeof name));
+	say(f, "The answer, %.1f MB, is %.1f MB below the largest single process's own peak, "
+	    "%.1f MB%s (getrusage, time -v): that process's resident pages included file pages "
+	    "(its program, libraries, data) already in the page cache before the run, which "
+	    "the kernel had charged to whoever read them first, not to this run.",
+	    answer / UNITS_MB, below / UNITS_MB, ru / UNITS_MB, who);
 	finding_commit(c);
 }
 
@@ -950,6 +1173,9 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 	rule_page_cache(&c, m);
 	rule_non_heap(&c, m);
 	rule_shared(&c, m);
+	rule_heap_inherited(&c, m);
+	rule_untouched(&c, m);
+	rule_charged_elsewhere(&c, m);
 	rule_fork_before_exec(&c, m);
 	rule_untraced(&c, m);
 	rule_escaped(&c, m);
@@ -1089,6 +1315,8 @@ void findings_apply(struct sup_record *r, const struct merged_run *m, struct fin
 	}
 	if (m->peak.at_s >= 0 && m->peak.have_smaps)
 		r->peak_pss_mb = (double)m->peak.pss / UNITS_MB;
+	/* the rules measure every other figure against the answer */
+	answer_apply(r);
 	size_t n = findings_compute(m, buf, cap);
 	r->findings = buf;
 	r->n_findings = n < cap ? n : cap;

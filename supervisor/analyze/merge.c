@@ -139,6 +139,8 @@ int merge_keep_record(struct image_view *iv, const struct mt_record *r)
 	k->heap_current = (int64_t)r->heap_current > 0 ? r->heap_current : 0;
 	k->heap_peak = r->heap_peak;
 	k->heap_peak_mono_ns = r->heap_peak_mono_ns;
+	k->heap_at_fork = r->heap_at_fork;
+	k->map_anon_at_fork = r->map_anon_at_fork;
 	k->heap_requested_total = r->heap_requested_total;
 	k->heap_largest_request = r->heap_largest_request;
 	memcpy(k->calls, r->calls, sizeof k->calls);

@@ -33,6 +33,7 @@ struct image_rec {
 	uint32_t gen, relation, parent_gen, flags, argc, state, marker_count;
 	uint64_t start_mono_ns, end_mono_ns;
 	uint64_t heap_current, heap_peak, heap_peak_mono_ns;
+	uint64_t heap_at_fork, map_anon_at_fork;
 	uint64_t heap_requested_total, heap_largest_request;
 	uint64_t calls[MT_CALL_SLOTS];
 	uint64_t map_anon_current, map_anon_peak, map_file_current, map_file_peak, map_largest;

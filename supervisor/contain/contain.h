@@ -125,6 +125,10 @@ struct contain_state {
 	uint64_t usage;            /* memory.current / memory.usage_in_bytes */
 	uint64_t forks_refused;    /* pids.events "max": forks pids.max refused */
 	uint64_t oom_kills;        /* processes the OOM killer took */
+	int have_split;            /* memory.stat, now: parts that stack to about usage */
+	uint64_t anon, page_cache, shmem, kernel;
+	int have_events;
+	uint64_t limit_hits;       /* memory.events "max" / memory.failcnt */
 };
 
 /* The memory figures of the run's cgroup, exact from the kernel. */

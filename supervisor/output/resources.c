@@ -27,6 +27,32 @@ static void put_float(struct jsonw *w, double v)
 	jsonw_raw(w, f, n);
 }
 
+/* memory.stat's split at the cgroup's largest sample: what the answer was
+ * made of, in the kernel's words; null without one. */
+static void put_breakdown(struct jsonw *w, const struct sup_record *r)
+{
+	const struct contain_state *k = &r->kernel_at_peak;
+	jsonw_key(w, "peak_breakdown");
+	if (r->peak_source != SUP_PEAK_CGROUP || !k->have_split || r->kernel_peak_at_s < 0) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_object_begin(w);
+	jsonw_key(w, "at_s");
+	put_float(w, r->kernel_peak_at_s);
+	jsonw_key(w, "cgroup_mb");
+	put_float(w, (double)k->usage / UNITS_MB);
+	jsonw_key(w, "anon_mb");
+	put_float(w, (double)k->anon / UNITS_MB);
+	jsonw_key(w, "page_cache_mb");
+	put_float(w, (double)k->page_cache / UNITS_MB);
+	jsonw_key(w, "shmem_mb");
+	put_float(w, (double)k->shmem / UNITS_MB);
+	jsonw_key(w, "kernel_mb");
+	put_float(w, (double)k->kernel / UNITS_MB);
+	jsonw_object_end(w);
+}
+
 static void put_float_or_null(struct jsonw *w, double v, int present)
 {
 	if (present)
@@ -205,7 +231,14 @@ int resources_write_json(int fd, const struct sup_record *r)
 	jsonw_key(&w, "limitation");
 	jsonw_string(&w, resources_limitation);
 
-	/* memsup's additions. */
+	/* memsup's additions: first the answer (analyze/answer.h) */
+	jsonw_key(&w, "peak_mb");
+	put_float_or_null(&w, r->peak_mb, r->peak_mb >= 0);
+	jsonw_key(&w, "peak_source");
+	jsonw_string(&w, runrecord_peak_source_name(r->peak_source));
+	jsonw_key(&w, "peak_at_s");
+	put_float_or_null(&w, r->peak_source_at_s, r->peak_source_at_s >= 0);
+	put_breakdown(&w, r);
 	jsonw_key(&w, "max_procs_budget");
 	if (r->max_procs_budget)
 		jsonw_uint(&w, r->max_procs_budget);

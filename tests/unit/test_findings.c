@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/answer.h"
 #include "analyze/findings.h"
 #include "collect/recordfile.h"
 #include "output/resources.h"
@@ -106,8 +107,18 @@ static void clean_run(void)
 	run.peak.file = mb_b(1.5);
 }
 
+/* As findings_apply() does before the rules: the answer from the record
+ * (here the summed Pss where smaps were read, else the summed RSS; a test
+ * that sets the cgroup's peak gets that). */
+static void answer(void)
+{
+	rec.peak_pss_mb = run.peak.at_s >= 0 && run.peak.have_smaps ? (double)run.peak.pss / MB : -1;
+	answer_apply(&rec);
+}
+
 static void compute(void)
 {
+	answer();
 	nout = findings_compute(&run, out, FINDINGS_MAX);
 }
 
@@ -217,19 +228,40 @@ Test(findings, rusage_children_largest_child_vs_the_sum)
 	fork_tree(4, 30);
 	const struct finding *f = only("rusage_children");
 	expect_near(fig(f, "rusage_children_maxrss_mb"), 31.8, 1e-9);
-	expect_near(fig(f, "tree_peak_mb"), 127.5, 1e-9);
-	expect_near(fig(f, "understated_by_mb"), 127.5 - 31.8, 1e-9);
+	/* the answer: the tree's summed Pss (no cgroup here), not its summed RSS */
+	expect_near(fig(f, "tree_peak_mb"), 125, 1e-9);
+	expect_near(fig(f, "understated_by_mb"), 125 - 31.8, 1e-9);
 	expect_near(fig(f, "processes_at_peak_count"), 5, 0);
 	cr_assert_eq(f->n_procs, 1);
 	cr_expect_eq(f->procs[0]->pid, 204, "the largest child is named");
 	cr_expect_not_null(strstr(f->sentence, "31.8 MB"), "%s", f->sentence);
-	cr_expect_not_null(strstr(f->sentence, "127.5 MB"), "%s", f->sentence);
+	cr_expect_not_null(strstr(f->sentence, "125.0 MB"), "%s", f->sentence);
+	cr_expect_not_null(strstr(f->sentence, "summed Pss"), "%s", f->sentence);
+}
+
+/* With a memory cgroup the kernel's peak is the tree's figure, whatever the
+ * polls summed. */
+Test(findings, rusage_children_against_the_cgroup_peak)
+{
+	fork_tree(4, 30);
+	rec.cgroup.have_peak = 1;
+	rec.cgroup.peak = mb_b(122.25);
+	const struct finding *f = only("rusage_children");
+	expect_near(fig(f, "tree_peak_mb"), 122.25, 1e-6);
+	expect_near(fig(f, "understated_by_mb"), 122.25 - 31.8, 1e-6);
+	cr_expect_not_null(strstr(f->sentence, "kernel's exact count"), "%s", f->sentence);
+	/* one process sharing its pages with three readers: the cgroup says
+	 * the tree held what one held, and nothing is claimed */
+	rec.cgroup.peak = mb_b(35);
+	compute();
+	cr_expect_null(find("rusage_children"), "%s", kinds());
 }
 
 Test(findings, rusage_children_thresholds)
 {
-	/* 10 MB and 25 %: both must hold */
+	/* 10 MB and 25 %: both must hold (the answer here: the summed RSS) */
 	clean_run();
+	run.peak.have_smaps = 0;
 	rec.rusage_children_maxrss_mb = 40;
 	rec.peak_bytes = mb_b(50);
 	compute();
@@ -551,11 +583,15 @@ Test(findings, shared_pages_readers_of_a_parents_memory)
 	rec.peak_bytes = mb_b(4 * 302);
 	rec.rusage_children_maxrss_mb = 302;
 	compute();
-	/* the RSS sum is 4x what time -v says: rusage_children is right too */
-	cr_expect_not_null(find("rusage_children"), "%s", kinds());
+	/* the RSS sum is 4x what time -v says, but the tree held 302 MB (its
+	 * Pss): time -v is right here, and rusage_children must not say
+	 * otherwise */
+	cr_expect_null(find("rusage_children"), "%s", kinds());
 	const struct finding *f = find("shared_pages");
 	cr_assert_not_null(f, "%s", kinds());
-	cr_expect_eq(nout, 2, "%s", kinds());
+	cr_expect_eq(nout, 1, "%s", kinds());
+	expect_near(fig(f, "answer_mb"), 302, 1e-9);
+	expect_near(fig(f, "above_answer_mb"), 906, 1e-9);
 	expect_near(fig(f, "rss_sum_mb"), 1208, 1e-9);
 	expect_near(fig(f, "pss_sum_mb"), 302, 1e-9);
 	expect_near(fig(f, "counted_twice_mb"), 906, 1e-9);
@@ -586,6 +622,172 @@ Test(findings, shared_pages_thresholds)
 	run.peak.have_smaps = 0;
 	compute();
 	cr_expect_null(find("shared_pages"), "no smaps read: no claim");
+}
+
+/* ---- the demo's shape: one true answer, and the gaps that add up ------------- */
+
+/* demo_tree: a parent holding 20 MB of heap forks three children that add
+ * 40 MB each; the cgroup's peak is 141.8 MB, the summed RSS 205.2 MB, the
+ * summed Pss 138.3 MB, the summed heap 200 MB (each child's 60 counts the
+ * parent's 20). */
+static void demo_run(void)
+{
+	clean_run();
+	run.n_images = 0;
+	struct image_view *parent = add_img(500, 0, ARGV("demo_tree"), 21.9, 21.9);
+	parent->at_peak = 1;
+	parent->peak_rss = mb_b(21.9);
+	parent->peak_heap = mb_b(20);
+	parent->rec.heap_peak = mb_b(20);
+	parent->have_smaps = 1;
+	parent->peak_pss = mb_b(6.9);
+	for (int i = 0; i < 3; i++) {
+		struct image_view *im = add_img(501 + i, 0, ARGV("demo_tree"), 61.5, 61.1);
+		im->rec.relation = MT_REL_FORK;
+		im->rec.parent_pid = 500;
+		im->rec.parent_gen = 0;
+		im->rec.heap_at_fork = mb_b(20);
+		im->rec.heap_peak = mb_b(60);
+		im->ppid = 500;
+		im->at_peak = 1;
+		im->peak_rss = mb_b(61.1);
+		im->peak_heap = mb_b(60);
+		im->have_smaps = 1;
+		im->peak_pss = mb_b(43.8);
+	}
+	rec.peak_bytes = mb_b(205.2);
+	rec.max_processes = 4;
+	rec.rusage_children_maxrss_mb = 61.5;
+	rec.cgroup.have_peak = 1;
+	rec.cgroup.peak = mb_b(141.8);
+	run.peak.rss = mb_b(205.2);
+	run.peak.pss = mb_b(138.3);
+	run.peak.heap = mb_b(200);
+	run.peak.nprocs = 4;
+}
+
+Test(findings, demo_answer_and_gaps_add_up)
+{
+	demo_run();
+	compute();
+	cr_expect_eq(rec.peak_source, SUP_PEAK_CGROUP);
+	expect_near(rec.peak_mb, 141.8, 1e-6);
+	const struct finding *r = find("rusage_children");
+	cr_assert_not_null(r, "%s", kinds());
+	expect_near(fig(r, "tree_peak_mb"), 141.8, 1e-6);
+	expect_near(fig(r, "understated_by_mb"), 141.8 - 61.5, 1e-6);
+	const struct finding *s = find("shared_pages");
+	cr_assert_not_null(s, "%s", kinds());
+	/* summed RSS = Pss + counted twice; answer = Pss + (answer - Pss) */
+	expect_near(fig(s, "rss_sum_mb"), 205.2, 1e-6);
+	expect_near(fig(s, "counted_twice_mb"), 205.2 - 138.3, 1e-6);
+	expect_near(fig(s, "answer_minus_pss_mb"), 141.8 - 138.3, 1e-6);
+	expect_near(fig(s, "above_answer_mb"), 205.2 - 141.8, 1e-6);
+	cr_expect_not_null(strstr(s->sentence, "3.5 MB more than that Pss"), "%s", s->sentence);
+	const struct finding *h = find("heap_inherited");
+	cr_assert_not_null(h, "%s", kinds());
+	expect_near(fig(h, "heap_sum_mb"), 200, 1e-6);
+	expect_near(fig(h, "inherited_mb"), 60, 1e-6);
+	expect_near(fig(h, "own_heap_mb"), 140, 1e-6);
+	cr_expect_eq(h->procs_total, 3);
+	cr_expect_eq(nout, 3, "%s", kinds());
+}
+
+Test(findings, heap_inherited_only_while_the_parent_holds_it)
+{
+	demo_run();
+	/* the parent gone from the peak: each child's 20 MB is its own */
+	img[0].at_peak = 0;
+	compute();
+	cr_expect_null(find("heap_inherited"), "%s", kinds());
+	/* the parent freed all but 5 MB: no child can share more than that */
+	img[0].at_peak = 1;
+	img[0].peak_heap = mb_b(5);
+	compute();
+	cr_expect_null(find("heap_inherited"), "15 MB of 185: under 10 %%: %s", kinds());
+	img[0].peak_heap = mb_b(8);
+	compute();
+	const struct finding *h = find("heap_inherited");
+	cr_assert_not_null(h, "24 MB of 188: %s", kinds());
+	expect_near(fig(h, "inherited_mb"), 24, 1e-6);
+}
+
+Test(findings, untouched_memory_of_a_heap_far_above_resident)
+{
+	clean_run();
+	/* xz -9: 1461.9 MB of heap at its peak, 271 MB resident at most */
+	img[0].rec.heap_peak = mb_b(1461.9);
+	img[0].rec.vm_hwm_kb = mb_kb(271);
+	img[0].polled_peak_rss = mb_b(270); /* the polls saw it: no transient */
+	img[0].peak_heap = mb_b(38);
+	const struct finding *f = only("untouched_memory");
+	expect_near(fig(f, "requested_mb"), 1461.9, 1e-6);
+	expect_near(fig(f, "resident_peak_mb"), 271, 0.01);
+	expect_near(fig(f, "untouched_mb"), 1461.9 - 271, 0.01);
+	cr_expect_not_null(strstr(f->sentence, "never touched"), "%s", f->sentence);
+	/* thresholds: 20 MB and 25 % of the requested */
+	img[0].rec.heap_peak = mb_b(80);
+	img[0].rec.vm_hwm_kb = mb_kb(60);
+	compute();
+	cr_expect_not_null(find("untouched_memory"), "20 MB = 25 %%: %s", kinds());
+	img[0].rec.vm_hwm_kb = mb_kb(60.1);
+	compute();
+	cr_expect_null(find("untouched_memory"), "19.9 MB: %s", kinds());
+	img[0].rec.state = MT_STATE_RUNNING; /* killed: no exact VmHWM */
+	img[0].rec.vm_hwm_kb = mb_kb(10);
+	compute();
+	cr_expect_null(find("untouched_memory"), "%s", kinds());
+}
+
+Test(findings, charged_elsewhere_when_the_answer_is_below_one_process)
+{
+	clean_run();
+	/* a build: the compiler's 62 MB peak, the run's cgroup 55 MB (its
+	 * program and libraries were in the page cache before) */
+	rec.rusage_children_maxrss_mb = 62;
+	rec.cgroup.have_peak = 1;
+	rec.cgroup.peak = mb_b(55);
+	rec.peak_bytes = mb_b(62);
+	const struct finding *f = only("charged_elsewhere");
+	expect_near(fig(f, "answer_mb"), 55, 1e-6);
+	expect_near(fig(f, "largest_process_mb"), 62, 1e-6);
+	expect_near(fig(f, "below_by_mb"), 7, 1e-6);
+	rec.cgroup.peak = mb_b(60.01);
+	compute();
+	cr_expect_null(find("charged_elsewhere"), "1.99 MB: %s", kinds());
+	rec.cgroup.have_peak = 0; /* no kernel figure: nothing to say */
+	rec.cgroup.peak = mb_b(10);
+	compute();
+	cr_expect_null(find("charged_elsewhere"), "%s", kinds());
+}
+
+Test(findings, page_cache_part_of_the_answer)
+{
+	clean_run();
+	rec.cgroup.have_peak = 1;
+	rec.cgroup.peak = mb_b(80);
+	rec.kernel_peak_at_s = 0.4;
+	rec.kernel_at_peak.have_split = 1;
+	rec.kernel_at_peak.usage = mb_b(79);
+	rec.kernel_at_peak.anon = mb_b(40);
+	rec.kernel_at_peak.page_cache = mb_b(38);
+	rec.kernel_at_peak.kernel = mb_b(1);
+	rec.rusage_children_maxrss_mb = 70; /* within 25 %% of the answer */
+	const struct finding *f = only("page_cache");
+	expect_near(fig(f, "cgroup_peak_mb"), 80, 1e-6);
+	expect_near(fig(f, "page_cache_mb"), 38, 1e-6);
+	expect_near(fig(f, "page_cache_pct"), 47.5, 1e-6);
+	cr_expect_not_null(strstr(f->sentence, "reclaimable"), "%s", f->sentence);
+	rec.kernel_at_peak.page_cache = mb_b(7.9);
+	compute();
+	cr_expect_null(find("page_cache"), "7.9 MB of 80: under 10 %%: %s", kinds());
+	/* no split at the peak: as the run ended */
+	rec.kernel_peak_at_s = -1;
+	rec.cgroup.have_stat = 1;
+	rec.cgroup.file = mb_b(39);
+	f = only("page_cache");
+	expect_near(fig(f, "page_cache_mb"), 39, 1e-6);
+	cr_expect_not_null(strstr(f->sentence, "as the run ended"), "%s", f->sentence);
 }
 
 /* ---- untraced --------------------------------------------------------------- */
@@ -704,6 +906,7 @@ Test(findings, order_and_capacity)
 	img[1].escaped = 1;                       /* escaped */
 	img[2].sampled = 0;                       /* unsampled */
 	struct finding two[2];
+	answer();
 	size_t n = findings_compute(&run, two, 2);
 	cr_assert_eq(n, 4, "all are counted even when they do not fit");
 	cr_expect_str_eq(two[0].kind, "rusage_children");
