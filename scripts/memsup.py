@@ -20,7 +20,11 @@ measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
         budget kill), reason (null, "wall_budget_exceeded",
         "rss_budget_exceeded"), wall_s, peak_tree_rss_mb, poll_s (0.01),
         rss_budget_mb, wall_budget_s, scope, limitation
-    memsup's additions (see memsup(1), RECORD KEYS): max_procs_budget,
+    memsup's additions (see memsup(1), RECORD KEYS): peak_mb (the answer:
+        the most the whole tree held at once), peak_source ("cgroup": the
+        kernel's exact peak of the run's cgroup; "polled_pss" or
+        "polled_rss" without a memory cgroup), peak_at_s, peak_breakdown
+        (what the cgroup's peak was made of), max_procs_budget,
         signal, exit_status, error, pid, peak_tree_rss_at_s, samples,
         max_processes, leftover_processes_killed, orphans_reaped,
         orphans_reaped_total, rusage_children_maxrss_mb,

@@ -46,6 +46,8 @@ struct report_row {
 	long long exit_status;
 	const char *reason;             /* NULL: null or absent */
 	double wall_s, peak_mb, heap_mb; /* NAN: absent or null */
+	double rss_mb;                 /* peak_tree_rss_mb (peak_mb is the answer) */
+	const char *peak_source;       /* what peak_mb is; NULL: unknown */
 	const char *largest_name;       /* NULL: no largest process */
 	size_t largest_name_len;
 	char *largest_owned;            /* largest_name's bytes when not "?" (owned) */
@@ -70,8 +72,9 @@ static void report_usage(FILE *f)
 {
 	fputs("Usage: memsup report [OPTIONS] DIR...\n"
 	      "One row per memsup evidence directory: meta, command, exit status, reason,\n"
-	      "wall time, peak tree RSS, peak heap, the largest process (by VmHWM) and the\n"
-	      "number of blind-spot findings, with a status: ok, running or broken: WHY.\n"
+	      "wall time, the peak (the most the tree held at once, and how it was\n"
+	      "measured), peak heap, the largest process (by VmHWM) and the number of\n"
+	      "blind-spot findings, with a status: ok, running or broken: WHY.\n"
 	      "\n"
 	      "Options:\n"
 	      "      --csv          CSV (RFC 4180), one column per meta key (meta:KEY)\n"
@@ -189,7 +192,7 @@ static void row_read(struct report_row *r)
 {
 	char err[300];
 
-	r->wall_s = r->peak_mb = r->heap_mb = r->largest_mb = NAN;
+	r->wall_s = r->peak_mb = r->heap_mb = r->largest_mb = r->rss_mb = NAN;
 	r->largest_bytes = -1;
 	r->blind_spots = -1;
 	int dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -221,7 +224,16 @@ static void row_read(struct report_row *r)
 	}
 	r->reason = jsonr_str(jsonr_get(r->res, "reason"), NULL);
 	r->wall_s = num_or_nan(r->res, "wall_s");
-	r->peak_mb = num_or_nan(r->res, "peak_tree_rss_mb");
+	/* PEAK is the answer (peak_mb, and what it is); a record without one
+	 * (a memsup before it, or one killed before its end: null) has only
+	 * the summed RSS, and says so */
+	r->rss_mb = num_or_nan(r->res, "peak_tree_rss_mb");
+	r->peak_mb = num_or_nan(r->res, "peak_mb");
+	r->peak_source = jsonr_str(jsonr_get(r->res, "peak_source"), NULL);
+	if (isnan(r->peak_mb)) {
+		r->peak_mb = r->rss_mb;
+		r->peak_source = isnan(r->rss_mb) ? NULL : "polled_rss";
+	}
 	r->heap_mb = num_or_nan(r->res, "peak_heap_mb");
 	if ((v = jsonr_get(r->res, "blind_spots")) && v->type == JSONR_ARRAY)
 		r->blind_spots = (long long)v->n;
@@ -241,7 +253,7 @@ static void row_read(struct report_row *r)
 		row_broken(r, "resources.json: no \"command\" array");
 	else if (isnan(r->wall_s))
 		row_broken(r, "resources.json: no numeric \"wall_s\"");
-	else if (isnan(r->peak_mb))
+	else if (isnan(r->rss_mb))
 		row_broken(r, "resources.json: no numeric \"peak_tree_rss_mb\"");
 	/* memsup was killed and its sentinel closed the record: whole, but
 	 * memsup never got to write processes.json */
@@ -565,7 +577,8 @@ static int report_csv(FILE *f, struct report_row **rows, size_t n_rows, const ch
 		free(s);
 	}
 	static const char *const tail[] = {
-		"command", "exit", "reason", "wall_s", "peak_tree_rss_mb", "peak_heap_mb",
+		"command", "exit", "reason", "wall_s", "peak_mb", "peak_source", "peak_tree_rss_mb",
+		"peak_heap_mb",
 		"largest_name", "largest_pid", "largest_mb", "blind_spots",
 	};
 	for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
@@ -593,6 +606,8 @@ static int report_csv(FILE *f, struct report_row **rows, size_t n_rows, const ch
 		csv_cstr(f, r->reason ? r->reason : "");
 		csv_num(f, r->wall_s);
 		csv_num(f, r->peak_mb);
+		csv_cstr(f, r->peak_source ? r->peak_source : "");
+		csv_num(f, r->rss_mb);
 		csv_num(f, r->heap_mb);
 		csv_field(f, r->largest_name ? r->largest_name : "", r->largest_name ? r->largest_name_len : 0, 0);
 		csv_int(f, r->largest_name != NULL, r->largest_pid);
@@ -676,8 +691,12 @@ static int report_json(int fd, struct report_row **rows, size_t n_rows, const ch
 		jsonw_string(&w, r->reason);
 		jsonw_key(&w, "wall_s");
 		json_num(&w, r->wall_s);
-		jsonw_key(&w, "peak_tree_rss_mb");
+		jsonw_key(&w, "peak_mb");
 		json_num(&w, r->peak_mb);
+		jsonw_key(&w, "peak_source");
+		jsonw_string(&w, r->peak_source);
+		jsonw_key(&w, "peak_tree_rss_mb");
+		json_num(&w, r->rss_mb);
 		jsonw_key(&w, "peak_heap_mb");
 		json_num(&w, r->heap_mb);
 		jsonw_key(&w, "largest_name");
@@ -740,8 +759,8 @@ static void table_shorten(char *s, size_t max)
 	memcpy(s + i, "...", 4);
 }
 
-enum { COL_DIR, COL_META, COL_COMMAND, COL_EXIT, COL_REASON, COL_WALL, COL_PEAK, COL_HEAP,
-       COL_LARGEST, COL_BLIND, COL_STATUS, N_COLS };
+enum { COL_DIR, COL_META, COL_COMMAND, COL_EXIT, COL_REASON, COL_WALL, COL_PEAK, COL_FROM,
+       COL_HEAP, COL_LARGEST, COL_BLIND, COL_STATUS, N_COLS };
 
 static char *table_cell(const struct report_row *r, int col, const char **keys, size_t n_keys)
 {
@@ -803,6 +822,11 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 		str_puts(&b, buf);
 		break;
 	}
+	case COL_FROM:
+		/* "cgroup" (exact) or "polled_pss" / "polled_rss", as the record
+		 * says; a name from a forged file is cleaned like any cell */
+		str_puts(&b, r->peak_source ? r->peak_source : "-");
+		break;
 	case COL_LARGEST:
 		if (!r->largest_name) {
 			str_puts(&b, "-");
@@ -839,8 +863,8 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 static int report_table(FILE *f, struct report_row **rows, size_t n_rows, const char **keys, size_t n_keys)
 {
 	static const char *const heads[N_COLS] = {
-		"DIR", "META", "COMMAND", "EXIT", "REASON", "WALL_S", "PEAK_MB", "HEAP_MB",
-		"LARGEST", "BLIND", "STATUS",
+		"DIR", "META", "COMMAND", "EXIT", "REASON", "WALL_S", "PEAK_MB", "PEAK_FROM",
+		"HEAP_MB", "LARGEST", "BLIND", "STATUS",
 	};
 	static const int right[N_COLS] = {
 		[COL_EXIT] = 1, [COL_WALL] = 1, [COL_PEAK] = 1, [COL_HEAP] = 1, [COL_BLIND] = 1,

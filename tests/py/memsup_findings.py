@@ -153,6 +153,60 @@ def shared_pages_three_readers():
     absent('rusage_children')
 
 
+def demo_answer_and_gaps_add_up():
+    # the answer: the kernel's peak, within 3 % of the 140 MB the tree held
+    assert rec['peak_source'] == 'cgroup', rec['peak_source']
+    within(rec['peak_mb'], 140 * 0.97, 140 * 1.03, 'the answer')
+    assert rec['peak_mb'] == rec['peak_cgroup_mb'], rec
+    b = rec['peak_breakdown']
+    assert b is not None, 'no breakdown of the answer'
+    within(b['anon_mb'], 135.0, b['cgroup_mb'] + 0.01, 'anonymous memory in the answer')
+    parts = b['anon_mb'] + b['page_cache_mb'] + b['shmem_mb'] + b['kernel_mb']
+    within(parts, b['cgroup_mb'] - 3.0, b['cgroup_mb'] + 3.0, 'the parts stack to the usage')
+    within(b['cgroup_mb'], 0, rec['peak_mb'] + 0.01, 'a sample is never above the peak')
+    # time -v's figure against the answer, not the summed RSS
+    r = one('rusage_children')
+    assert abs(r['tree_peak_mb'] - round(rec['peak_mb'], 2)) < 0.01, r
+    within(r['rusage_children_maxrss_mb'], 60.0, 63.0, 'time -v: one child')
+    # summed RSS = Pss + pages counted twice; answer = Pss + the rest
+    s = one('shared_pages')
+    assert abs(s['rss_sum_mb'] - (s['pss_sum_mb'] + s['counted_twice_mb'])) < 0.02, s
+    assert abs(s['answer_mb'] - (s['pss_sum_mb'] + s['answer_minus_pss_mb'])) < 0.02, s
+    assert abs(s['above_answer_mb'] - (s['rss_sum_mb'] - s['answer_mb'])) < 0.02, s
+    within(s['rss_sum_mb'], 200.0, 210.0, 'summed RSS: the parent\'s 20 MB four times')
+    within(s['counted_twice_mb'], 55.0, 70.0, 'shared: the parent\'s 20 MB in three children')
+    # the parent's 20 MB of heap in each child counted once
+    h = one('heap_inherited')
+    within(h['inherited_mb'], 59.9, 60.1, 'inherited heap')
+    within(h['own_heap_mb'], 139.9, 140.2, 'the tree\'s own heap')
+    assert abs(h['heap_sum_mb'] - (h['inherited_mb'] + h['own_heap_mb'])) < 0.02, h
+    assert h['process_count'] == 3, h
+    absent('charged_elsewhere')
+
+
+def shm_readers_counted_once():
+    assert rec['peak_source'] == 'cgroup', rec['peak_source']
+    within(rec['peak_mb'], 64.0, 64.0 + 6, 'the answer: one copy')
+    b = rec['peak_breakdown']
+    within(b['shmem_mb'], 63.0, 64.5, 'shared memory in the answer')
+    within(rec['peak_tree_rss_mb'], 4 * 64.0, 4 * 64.0 + 12, 'summed RSS: four copies')
+    s = one('shared_pages')
+    within(s['counted_twice_mb'], 3 * 64.0 - 8, 3 * 64.0 + 2, 'counted more than once')
+    within(s['above_answer_mb'], 3 * 64.0 - 10, 3 * 64.0 + 6, 'summed RSS above the answer')
+    absent('rusage_children')  # the tree held what one reader did
+
+
+def untouched_heap_named():
+    assert rec['peak_source'] == 'cgroup', rec['peak_source']
+    within(rec['peak_mb'], 16.0, 16.0 + 6, 'the answer: what was written')
+    within(rec['peak_heap_mb'] or 0, 0, 1001.0, 'heap')
+    f = one('untouched_memory')
+    within(f['requested_mb'], 1000.0, 1000.5, 'requested')
+    within(f['resident_peak_mb'], 16.0, 16.0 + 6, 'VmHWM')
+    within(f['untouched_mb'], 1000.0 - 22, 1000.0 - 16, 'never touched')
+    assert [p['pid'] for p in f['processes']] == [rec['pid']], f
+
+
 def untraced_static_and_env_i():
     f = one('untraced')
     assert f['process_count'] == 2 and f['static_count'] == 1, f

@@ -170,8 +170,17 @@ Test(memsup_cgroup, page_cache_explained, .timeout = 60)
 				     rec_str(&r, "containment"));
 	cr_expect_geq(rec_num(&r, "peak_cgroup_mb"), 75);
 	cr_expect_lt(rec_num(&r, "peak_tree_rss_mb"), 40);
+	/* the answer is the kernel's, page cache and all */
+	cr_expect_str_eq(rec_str(&r, "peak_source"), "\"cgroup\"");
+	cr_expect_eq(rec_num(&r, "peak_mb"), rec_num(&r, "peak_cgroup_mb"));
 	const char *bs = rec_str(&r, "blind_spots");
 	cr_expect_not_null(strstr(bs, "\"kind\": \"page_cache\""), "%s", bs);
+	/* and the finding says how much of it was page cache: the 80 MB file */
+	const char *pc = strstr(bs, "\"page_cache_mb\": ");
+	cr_assert_not_null(pc, "%s", bs);
+	double cached = strtod(pc + strlen("\"page_cache_mb\": "), NULL);
+	cr_expect(cached >= 75 && cached <= rec_num(&r, "peak_mb"), "page cache %.1f MB: %s", cached,
+		  bs);
 	cr_expect_null(strstr(bs, "\"kind\": \"transient_peak\""), "page cache is no spike: %s", bs);
 }
 

@@ -14,6 +14,7 @@
  * invariant instead (sequential children: one poll sees at most one child)
  * or the workload itself proves what the poller could not have seen
  * (bs_transient). */
+#include "test_cgprobe.h"
 #include "test_memsup_util.h"
 #include "test_py.h"
 
@@ -119,6 +120,54 @@ Test(memsup_findings, shared_pages_three_readers, .timeout = 60)
 	const char *args[] = { "--", prog("bs_readers"), "300", "3", "500", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	check(&r, "shared_pages_three_readers", NULL);
+}
+
+/* The answer is the kernel's where the run has a memory cgroup: a run
+ * without one fails where this test could make one (test_cgprobe.h). */
+static void require_kernel_answer(struct sup_run *r)
+{
+	rec_load(r);
+	const char *src = rec_str(r, "peak_source");
+	if (!src || strcmp(src, "\"cgroup\"") != 0)
+		cgprobe_skip_or_fail("memory", "the answer is %s, not the cgroup's peak: %s",
+				     src ? src : "missing", rec_str(r, "containment"));
+}
+
+/* The demo: 20 MB in a parent, 40 MB more in each of three fork children
+ * at once.  The answer is the 140 MB the tree held (within 3 %), and the
+ * findings' figures add up to it from each other figure. */
+Test(memsup_findings, demo_answer_and_gaps_add_up, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("demo_tree"), NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	require_kernel_answer(&r);
+	cr_expect_not_null(strstr(r.err, "memsup: peak "), "the answer first: %s", r.err);
+	cr_expect(strncmp(strstr(r.err, "memsup: "), "memsup: peak ", 13) == 0,
+		  "the summary begins with the answer: %s", r.err);
+	check(&r, "demo_answer_and_gaps_add_up", NULL);
+}
+
+/* 64 MB of POSIX shared memory read by four processes: summed RSS counts it
+ * four times, the answer once. */
+Test(memsup_findings, shm_readers_counted_once, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("shm_readers"), "64", "500", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	require_kernel_answer(&r);
+	check(&r, "shm_readers_counted_once", NULL);
+}
+
+/* 1000 MB requested, 16 MB written: the heap figure is named as memory
+ * never touched, and the answer is what was resident. */
+Test(memsup_findings, untouched_heap_named, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("untouched"), "1000", "16", "300", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	require_kernel_answer(&r);
+	check(&r, "untouched_heap_named", NULL);
 }
 
 /* A static binary and an env -i child, at the same time: both named, with

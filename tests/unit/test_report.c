@@ -167,9 +167,10 @@ Test(report, csv_of_real_runs, .timeout = 60)
 	cr_assert_eq(report_capture(args, out, sizeof out, err, sizeof err), 0, "stderr: %s", err);
 	cr_assert_str_empty(err);
 	/* The header: fixed columns around the sorted union of meta keys. */
-	cr_assert(strncmp(out, "dir,status,meta:extra,meta:kind,meta:mb,command,exit,reason,wall_s,"
-			       "peak_tree_rss_mb,peak_heap_mb,largest_name,largest_pid,largest_mb,"
-			       "blind_spots\r\n", 140) == 0, "%s", out);
+	static const char head[] = "dir,status,meta:extra,meta:kind,meta:mb,command,exit,reason,"
+				   "wall_s,peak_mb,peak_source,peak_tree_rss_mb,peak_heap_mb,"
+				   "largest_name,largest_pid,largest_mb,blind_spots\r\n";
+	cr_assert(strncmp(out, head, sizeof head - 1) == 0, "%s", out);
 	struct jsonr_value *rows = csv_to_json(out);
 	cr_assert_eq(rows->n, 3);
 
@@ -187,6 +188,11 @@ Test(report, csv_of_real_runs, .timeout = 60)
 		double peak = field_num(row, "peak_tree_rss_mb");
 		cr_expect(peak >= mb[i] && peak <= mb[i] + 6, "%s: peak %.3f MB", dirs[i], peak);
 		cr_expect_eq(peak, jsonr_num(jsonr_get(res, "peak_tree_rss_mb"), -1));
+		/* the answer beside it, as the record says it */
+		double answer = field_num(row, "peak_mb");
+		cr_expect(answer >= mb[i] && answer <= mb[i] + 6, "%s: answer %.3f MB", dirs[i], answer);
+		cr_expect_eq(answer, jsonr_num(jsonr_get(res, "peak_mb"), -1));
+		cr_expect_str_eq(field(row, "peak_source"), jsonr_str(jsonr_get(res, "peak_source"), "?"));
 		cr_expect_eq(field_num(row, "wall_s"), jsonr_num(jsonr_get(res, "wall_s"), -1));
 		/* Traced: the heap is a number (the workloads mmap, so small). */
 		cr_expect_lt(field_num(row, "peak_heap_mb"), 2.0);
@@ -476,6 +482,8 @@ Test(report, killed_memsup_is_running, .timeout = 60)
 	cr_assert_str_eq(jsonr_str(jsonr_get(row, "status"), NULL), "ok");
 	cr_assert_str_eq(jsonr_str(jsonr_get(row, "reason"), NULL), "supervisor_killed");
 	cr_expect_geq(jsonr_num(jsonr_get(row, "peak_tree_rss_mb"), -1), 20);
+	/* memsup never reached its answer: the polled sum, named as such */
+	cr_expect_str_eq(jsonr_str(jsonr_get(row, "peak_source"), "?"), "polled_rss");
 	cr_expect_eq(jsonr_get(row, "largest_name")->type, JSONR_NULL);
 	jsonr_free(v);
 
@@ -494,6 +502,25 @@ Test(report, killed_memsup_is_running, .timeout = 60)
 	cr_assert_str_eq(jsonr_str(jsonr_get(row, "status"), NULL), "running");
 	cr_assert_str_eq(jsonr_str(jsonr_get(row, "reason"), NULL), "running");
 	cr_expect_geq(jsonr_num(jsonr_get(row, "peak_tree_rss_mb"), -1), 20);
+	jsonr_free(v);
+
+	/* a record of a memsup before the answer (no peak_mb, no
+	 * peak_source): PEAK is its summed RSS, and says so */
+	snprintf(copy, sizeof copy, "%s/older", r.tmp);
+	cr_assert_eq(mkdir(copy, 0755), 0);
+	snprintf(cmd, sizeof cmd,
+		 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+		 "[d.pop(k) for k in (\"peak_mb\", \"peak_source\", \"peak_at_s\", "
+		 "\"peak_breakdown\")]; json.dump(d, open(sys.argv[2], \"w\"))' "
+		 "'%s' '%s/resources.json'", path, copy);
+	cr_assert_eq(system(cmd), 0);
+	const char *oargs[] = { "--json", copy, NULL };
+	cr_assert_eq(report_capture(oargs, out, sizeof out, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(jsonr_parse(out, strlen(out), &v, err, sizeof err), 0, "%s", err);
+	row = jsonr_at(v, 0);
+	cr_expect_str_eq(jsonr_str(jsonr_get(row, "peak_source"), "?"), "polled_rss");
+	cr_expect_eq(jsonr_num(jsonr_get(row, "peak_mb"), -1),
+		     jsonr_num(jsonr_get(row, "peak_tree_rss_mb"), -2));
 	jsonr_free(v);
 }
 
