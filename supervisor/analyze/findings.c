@@ -317,9 +317,11 @@ static void rule_rusage_children(struct ctx *c, const struct merged_run *m)
 	if (f->n_procs)
 		snprintf(who, sizeof who, " (pid %d %s)", (int)f->procs[0]->pid,
 			 img_name(f->procs[0], name, sizeof name));
+	/* a polled answer is a lower bound of what the tree held */
 	say(f, "getrusage(RUSAGE_CHILDREN) and time -v report %.1f MB, the largest single "
-	    "process%s, but the tree held %.1f MB at once (%s): %.1f MB more than that "
-	    "figure says.", ru, who, tree, answer_short(r), tree - ru);
+	    "process%s, but the tree held %s%.1f MB at once (%s): %.1f MB more than that "
+	    "figure says.", ru, who, r->peak_source == SUP_PEAK_CGROUP ? "" : "at least ", tree,
+	    answer_short(r), tree - ru);
 	finding_commit(c);
 }
 

@@ -184,6 +184,42 @@ def demo_answer_and_gaps_add_up():
     absent('charged_elsewhere')
 
 
+def demo_without_cgroup_is_labelled_polled():
+    assert rec['containment']['memory'] is False, rec['containment']
+    assert rec['peak_source'] == 'polled_pss', rec['peak_source']
+    assert rec['peak_mb'] == rec['peak_pss_mb'], rec
+    # a lower bound of the 140 MB: Pss is read near, not at, the peak
+    within(rec['peak_mb'], 100.0, 143.0, 'the polled answer')
+    assert rec['peak_cgroup_mb'] is None and rec['peak_breakdown'] is None, rec
+    r = one('rusage_children')
+    assert 'at least' in r['sentence'] and 'polled' in r['sentence'], r
+    for kind in ('page_cache', 'charged_elsewhere', 'transient_peak'):
+        absent(kind)
+    for f in bs:
+        assert 'kernel' not in f['sentence'] or f['kind'] == 'non_heap_memory', f
+
+
+def build_findings_match_the_answer():
+    assert rec['peak_source'] == 'cgroup', rec['peak_source']
+    answer, ru = rec['peak_mb'], rec['rusage_children_maxrss_mb']
+    assert answer == rec['peak_cgroup_mb'] and answer > 0, rec
+    compilers = [p for p in procs if p['argv'] and p['argv'][0] == 'cc']
+    assert len(compilers) == 6, [p['argv'] for p in procs]
+    # time -v against the answer, either way, never against the summed RSS
+    if answer - ru >= 10 and answer >= 1.25 * ru:
+        assert abs(one('rusage_children')['tree_peak_mb'] - round(answer, 2)) < 0.01
+    else:
+        absent('rusage_children')
+    if ru - answer >= 2:
+        f = one('charged_elsewhere')
+        assert abs(f['below_by_mb'] - (ru - answer)) < 0.02, (f, ru, answer)
+    else:
+        absent('charged_elsewhere')
+    for f in bs:
+        if f['kind'] == 'shared_pages':
+            assert abs(f['answer_mb'] - answer) < 0.01, f
+
+
 def shm_readers_counted_once():
     assert rec['peak_source'] == 'cgroup', rec['peak_source']
     within(rec['peak_mb'], 64.0, 64.0 + 6, 'the answer: one copy')

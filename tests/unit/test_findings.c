@@ -237,6 +237,8 @@ Test(findings, rusage_children_largest_child_vs_the_sum)
 	cr_expect_not_null(strstr(f->sentence, "31.8 MB"), "%s", f->sentence);
 	cr_expect_not_null(strstr(f->sentence, "125.0 MB"), "%s", f->sentence);
 	cr_expect_not_null(strstr(f->sentence, "summed Pss"), "%s", f->sentence);
+	cr_expect_not_null(strstr(f->sentence, "held at least 125.0 MB"), "polled: a lower bound: %s",
+			   f->sentence);
 }
 
 /* With a memory cgroup the kernel's peak is the tree's figure, whatever the
@@ -250,6 +252,7 @@ Test(findings, rusage_children_against_the_cgroup_peak)
 	expect_near(fig(f, "tree_peak_mb"), 122.25, 1e-6);
 	expect_near(fig(f, "understated_by_mb"), 122.25 - 31.8, 1e-6);
 	cr_expect_not_null(strstr(f->sentence, "kernel's exact count"), "%s", f->sentence);
+	cr_expect_not_null(strstr(f->sentence, "held 122.2 MB at once"), "exact: %s", f->sentence);
 	/* one process sharing its pages with three readers: the cgroup says
 	 * the tree held what one held, and nothing is claimed */
 	rec.cgroup.peak = mb_b(35);

@@ -148,6 +148,37 @@ Test(memsup_findings, demo_answer_and_gaps_add_up, .timeout = 30)
 	check(&r, "demo_answer_and_gaps_add_up", NULL);
 }
 
+/* Without a memory cgroup (--cgroup off) the answer is the polled Pss,
+ * labelled so, and no finding claims a kernel figure. */
+Test(memsup_findings, demo_without_cgroup_is_labelled_polled, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--cgroup", "off", "--", prog("demo_tree"), NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	cr_expect_not_null(strstr(r.err, "memsup: peak "), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "polled"), "%s", r.err);
+	check(&r, "demo_without_cgroup_is_labelled_polled", NULL);
+}
+
+/* A small build (the C compiler on six files, two at a time): whatever the
+ * page cache held before, each finding that compares a figure with the
+ * answer says what the figures say, and none says the opposite. */
+Test(memsup_findings, build_findings_match_the_answer, .timeout = 90)
+{
+	struct sup_run r;
+	static const char build[] =
+		"set -e; d=$(mktemp -d); trap 'rm -rf \"$d\"' EXIT; cd \"$d\"; "
+		"for i in 1 2 3 4 5 6; do "
+		"printf '#include <stdio.h>\\nint f%s(int x){printf(\"%%d\", x); return x*%s;}\\n' "
+		"$i $i > f$i.c; done; "
+		"for p in '1 2' '3 4' '5 6'; do set -- $p; "
+		"cc -O2 -c f$1.c & cc -O2 -c f$2.c & wait; done; ls f6.o";
+	const char *args[] = { "--", "sh", "-c", build, NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	require_kernel_answer(&r);
+	check(&r, "build_findings_match_the_answer", NULL);
+}
+
 /* 64 MB of POSIX shared memory read by four processes: summed RSS counts it
  * four times, the answer once. */
 Test(memsup_findings, shm_readers_counted_once, .timeout = 30)
