@@ -648,9 +648,11 @@ void phases_print(FILE *f, const struct phase_log *pl, double end_s)
 {
 	if (!pl || !pl->n)
 		return;
-	fprintf(f, "memsup: phases (peaks from the samples inside each):\n");
+	/* the summed RSS of the samples, named as such: the run's answer is
+	 * the cgroup's, which has no per-phase peak */
+	fprintf(f, "memsup: phases (the largest summed RSS and heap of the samples inside each):\n");
 	fprintf(f, "memsup:   %-24s %9s %9s %10s %9s %10s\n", "phase", "start_s", "end_s",
-		"peak_MB", "at_s", "heap_MB");
+		"rss_MB", "at_s", "heap_MB");
 	print_row(f, "(start)", 0.0, pl->m[0].t, &pl->before);
 	for (size_t i = 0; i < pl->n; i++)
 		print_row(f, pl->m[i].label, pl->m[i].t, i + 1 < pl->n ? pl->m[i + 1].t : end_s,
