@@ -299,8 +299,10 @@ def measure_command(
     # -o absolute: memsup resolves it against its own cwd, which is ours;
     # abspath only makes the record and messages unambiguous.
     # --output log: the seed's contract, the command's stdout and stderr in
-    # stdout.log only (memsup's default, tee, would also pass them through).
+    # stdout.log only (memsup's default, tee, would also pass them through),
+    # all of it (--log-max unlimited: whatever memsup's default bound).
     call = [memsup, "-q", "-o", os.path.abspath(out), "--output", "log",
+            "--log-max", "unlimited",
             "--wall-s", repr(wall_budget_s), "--rss-mb", repr(rss_budget_mb)]
     if where is not None:
         call += ["-C", str(where)]

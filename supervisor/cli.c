@@ -52,6 +52,11 @@ const char cli_help_text[] =
 	"                           (batch runs, sweeps; the Python drop-in's choice);\n"
 	"                         inherit: memsup's own stdout and stderr, a terminal\n"
 	"                           stays a terminal (interactive, colour); not logged\n"
+	"      --log-max SIZE     keep at most SIZE bytes of the output in stdout.log:\n"
+	"                         its first and last half, with a line that says how\n"
+	"                         many bytes were left out between them; K, M, G, T\n"
+	"                         are 1024-based; 0 keeps none, unlimited all\n"
+	"                         (default: 2M with tee, unlimited with log)\n"
 	"      --json             print the record (resources.json) on stdout, after\n"
 	"                         what COMMAND wrote there\n"
 	"  -q, --quiet            no summary on stderr\n"
@@ -91,6 +96,7 @@ enum {
 	OPT_OUTPUT,
 	OPT_MEM_MAX,
 	OPT_CGROUP,
+	OPT_LOG_MAX,
 };
 
 static const struct option long_opts[] = {
@@ -106,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "env", required_argument, NULL, 'e' },
 	{ "meta", required_argument, NULL, OPT_META },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "log-max", required_argument, NULL, OPT_LOG_MAX },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "discovery", required_argument, NULL, OPT_DISCOVERY },
@@ -278,6 +285,26 @@ static int parse_output(const char *arg, struct sup_options *o, char *err, size_
 	return 0;
 }
 
+/* --log-max: a size (number.h) or "unlimited".  The tail's half of it is a
+ * ring in memsup's memory, hence the bound. */
+#define CLI_LOG_MAX_HI (1ull << 40)
+
+static int parse_log_max(const char *arg, struct sup_options *o, char *err, size_t errlen)
+{
+	o->log_max_given = 1;
+	if (strcmp(arg, "unlimited") == 0) {
+		o->log_max = RELAY_LOG_UNLIMITED;
+		return 0;
+	}
+	int rc = number_size(arg, CLI_LOG_MAX_HI, &o->log_max);
+	if (rc < 0) {
+		number_message(err, errlen, "--log-max", arg, rc,
+			       "a size from 0 to 1T, in bytes or with K, M, G, T, or unlimited");
+		return -1;
+	}
+	return 0;
+}
+
 /* getopt's ':' (a value is missing) and '?' (an unknown option).  A short
  * option is named by optopt alone: inside a cluster ("-xq") glibc has not
  * advanced optind yet, so argv[optind - 1] is the word BEFORE it (found by
@@ -350,6 +377,8 @@ static int parse_option(int c, char **argv, struct sup_options *o, char *err, si
 		return parse_discovery(optarg, o, err, errlen);
 	case OPT_OUTPUT:
 		return parse_output(optarg, o, err, errlen);
+	case OPT_LOG_MAX:
+		return parse_log_max(optarg, o, err, errlen);
 	case OPT_CGROUP:
 		return parse_cgroup(optarg, o, err, errlen);
 	case 'h':
@@ -371,6 +400,13 @@ static int check_rest(int argc, char **argv, struct sup_options *o, char *err, s
 	if (o->mem_max_mb > 0 && o->cgroup == CONTAIN_OFF)
 		return fail(err, errlen, "--mem-max needs a memory cgroup: it cannot go with "
 			    "--cgroup off (--rss-mb is the polled budget)");
+	if (o->log_max_given && o->output == RELAY_INHERIT)
+		return fail(err, errlen, "--log-max bounds stdout.log: it cannot go with "
+			    "--output inherit, which has none");
+	/* log mode's output is the log alone: it keeps everything unless told
+	 * otherwise; tee passes everything on, and keeps a bounded copy */
+	if (!o->log_max_given)
+		o->log_max = o->output == RELAY_TEE ? RELAY_LOG_MAX_DEFAULT : RELAY_LOG_UNLIMITED;
 	if (optind >= argc)
 		return fail(err, errlen, "no command given (usage: memsup [OPTIONS] -- COMMAND [ARG...])");
 	if (!argv[optind][0])

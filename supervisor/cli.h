@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "contain/contain.h"
 #include "output/relay.h"
@@ -35,6 +36,10 @@ struct sup_options {
 	int follow_env;           /* --follow-env: MEMTRACE_FOLLOW=1 */
 	enum tree_method discovery; /* --discovery */
 	enum relay_mode output;   /* --output: tee (default), log, inherit */
+	uint64_t log_max;         /* --log-max in bytes, RELAY_LOG_UNLIMITED: all;
+				     when not given, RELAY_LOG_MAX_DEFAULT for
+				     tee and unlimited for log */
+	int log_max_given;
 	enum contain_request cgroup; /* --cgroup */
 	int help, version;        /* -h, -V: print and exit 0, nothing else */
 	char **command;           /* argv of the command, NULL-terminated */

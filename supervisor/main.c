@@ -478,9 +478,9 @@ int main(int argc, char **argv)
 
 	/* First of all that opens files: a closed fd 1 or 2 must not be taken
 	 * by the evidence and written to as stdout. */
-	int rc = relay_open(&s->relay, s->opt.output);
+	int rc = relay_open(&s->relay, s->opt.output, s->opt.log_max);
 	if (rc < 0)
-		sup_die_err(-rc, "pipes for the command's output");
+		sup_die_err(-rc, "pipes for the command's output, and the tail of --log-max");
 	create_evidence(s);
 	build_env(s);
 	start_record(s);

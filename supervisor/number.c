@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *number_digits(const char *p)
 {
@@ -57,6 +58,29 @@ int number_count(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	if (errno || v < lo || v > hi)
 		return -ERANGE;
 	*out = v;
+	return 0;
+}
+
+int number_size(const char *s, uint64_t hi, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	const char *end, *u;
+	unsigned shift = 0;
+	unsigned long long v;
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	end = number_digits(s);
+	if (*end) {
+		u = strchr(units, *end);
+		if (!u || (end[1] && strcmp(end + 1, "iB") != 0))
+			return -EINVAL;
+		shift = 10 * (unsigned)(u - units + 1);
+	}
+	errno = 0;
+	v = strtoull(s, NULL, 10);
+	if (errno || v > (hi >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 

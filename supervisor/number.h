@@ -21,6 +21,10 @@
 
 int number_real(const char *s, double lo, int lo_open, double hi, double *out);
 int number_count(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/* A size in bytes: a count, then nothing or one of K, M, G, T (powers of
+ * 1024, as sort -S and head -c read them), which may be spelt KiB, MiB,
+ * GiB, TiB; at most hi bytes.  0, -EINVAL or -ERANGE. */
+int number_size(const char *s, uint64_t hi, uint64_t *out);
 
 /* "--NAME: 'S' is not a number" / "--NAME: 'S' is out of range (RANGE)"
  * into buf, where RANGE is the caller's words ("more than 0, at most

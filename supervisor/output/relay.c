@@ -5,15 +5,19 @@
  *
  *   command --pipe--> src --tee--> dst (memsup's fd, when it is a pipe)
  *                      |    \-tee--> hold --splice/copy--> dst (any other)
- *                      \--splice--> stdout.log
+ *                      \--keep--> stdout.log's head (splice), the tail's
+ *                                 ring (read), or /dev/null (splice)
  *
  * tee(2) duplicates what is in src without consuming it; the same count is
- * then spliced from src into the log.  So the log and the pass-through
- * get the same bytes in the same order, and a byte leaves src only once it
- * is in the log.  No byte crosses into memsup's memory except on the copy
- * path (a socket, a file opened O_APPEND, a target splice refuses). */
+ * then taken out of src by keep_from() (keep.h).  So the log and the
+ * pass-through get the same bytes in the same order, and a byte leaves src
+ * only once the log has kept it or counted it as left out.  No byte
+ * crosses into memsup's memory except on the copy path (a socket, a file
+ * opened O_APPEND, a target splice refuses) and for the tail: the last
+ * log_max/2 bytes, which only the end of the output tells. */
 #include "output/relay.h"
 #include "clock.h"
+#include "output/keep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +43,9 @@
  * between two looks and is never made to wait by a nap. */
 #define RELAY_NAP_BELOW (256 << 10)
 #define RELAY_NAP_NS 1000000ull
+
+_Static_assert(RELAY_LOG_UNLIMITED == KEEP_UNLIMITED, "one word for no bound");
+_Static_assert(RELAY_STREAMS == KEEP_STREAMS, "the log keeps what the relay reads");
 
 static const char *const mode_names[RELAY_MODE_COUNT] = { "tee", "log", "inherit" };
 static const char *const end_names[RELAY_END_COUNT] = {
@@ -74,6 +81,7 @@ enum sink {
 };
 
 struct relay_stream {
+	int idx;             /* 0: stdout, 1: stderr (in log mode: both) */
 	int src;             /* memsup's read end of the command's pipe; -1: closed */
 	int cmd_end;         /* the command's write end (its fd 1 or 2); -1 after the start */
 	int keeper;          /* a write end opened once src closed early: keeps what the
@@ -88,11 +96,16 @@ struct relay_stream {
 	size_t boff, blen;
 	int out_full;        /* dst said EAGAIN: wait for POLLOUT */
 	int src_stalled;     /* src has bytes but nowhere to put them yet */
+	int hup;             /* the last poll said src's writers are gone */
 	struct relay_stream_report rep;
 };
 
 struct relay {
 	enum relay_mode mode;
+	int relaying;        /* memsup reads the command's output: tee, or log
+				with a bound (one pipe for both streams) */
+	uint64_t log_max;    /* KEEP_UNLIMITED: no bound */
+	struct keep keep;    /* what of it stdout.log keeps */
 	int log_fd;
 	int log_err;         /* -errno of a write to stdout.log that failed: the relay
 				moves nothing more; 0: none */
@@ -163,29 +176,37 @@ static void choose_sink(struct relay_stream *s, int fd, int was_closed)
 	}
 }
 
-static int open_stream(struct relay_stream *s, int fd, int was_closed)
+/* The command's pipe for stream s. */
+static int open_pipe(struct relay_stream *s)
 {
 	int p[2];
-	s->src = s->cmd_end = s->keeper = s->hold[0] = s->hold[1] = -1;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	s->src = p[0];
 	s->cmd_end = p[1];
 	/* a bigger pipe, fewer wake-ups; the default one works too */
 	(void)fcntl(p[1], F_SETPIPE_SZ, RELAY_PIPE_BYTES);
+	return 0;
+}
+
+static int open_stream(struct relay_stream *s, int fd, int was_closed)
+{
+	int rc = open_pipe(s);
+	if (rc < 0)
+		return rc;
 	choose_sink(s, fd, was_closed);
 	if (s->sink == SINK_SPLICE || s->sink == SINK_COPY) {
 		if (pipe2(s->hold, O_CLOEXEC) < 0)
 			return -errno;
 		/* as big as src, so that one tee can take all of it */
-		int size = fcntl(p[1], F_GETPIPE_SZ);
+		int size = fcntl(s->cmd_end, F_GETPIPE_SZ);
 		if (size > 0)
 			(void)fcntl(s->hold[1], F_SETPIPE_SZ, size);
 	}
 	return 0;
 }
 
-int relay_open(struct relay **out, enum relay_mode mode)
+int relay_open(struct relay **out, enum relay_mode mode, uint64_t log_max)
 {
 	int closed[3];
 	*out = NULL;
@@ -196,18 +217,26 @@ int relay_open(struct relay **out, enum relay_mode mode)
 		return -ENOMEM;
 	r->mode = mode;
 	r->log_fd = -1;
+	r->log_max = mode == RELAY_INHERIT ? KEEP_UNLIMITED : log_max;
+	r->relaying = mode == RELAY_TEE || (mode == RELAY_LOG && log_max != RELAY_LOG_UNLIMITED);
 	for (int i = 0; i < RELAY_STREAMS; i++) {
 		struct relay_stream *s = &r->s[i];
+		s->idx = i;
 		s->src = s->cmd_end = s->keeper = s->dst = s->hold[0] = s->hold[1] = -1;
 	}
-	if (mode == RELAY_TEE) {
-		for (int i = 0; i < RELAY_STREAMS; i++) {
-			int rc = open_stream(&r->s[i], i + 1, closed[i + 1]);
-			if (rc < 0) {
-				relay_close(r);
-				return rc;
-			}
-		}
+	int rc = keep_init(&r->keep, r->relaying ? r->log_max : KEEP_UNLIMITED);
+	if (rc == 0 && mode == RELAY_TEE) {
+		for (int i = 0; i < RELAY_STREAMS && rc == 0; i++)
+			rc = open_stream(&r->s[i], i + 1, closed[i + 1]);
+	} else if (rc == 0 && r->relaying) {
+		/* log, bounded: one pipe is the command's stdout and stderr, so
+		 * memsup reads both in the order they were written; nothing is
+		 * passed on */
+		rc = open_pipe(&r->s[0]);
+	}
+	if (rc < 0) {
+		relay_close(r);
+		return rc;
 	}
 	*out = r;
 	return 0;
@@ -216,7 +245,8 @@ int relay_open(struct relay **out, enum relay_mode mode)
 int relay_set_log(struct relay *r, int log_fd)
 {
 	r->log_fd = log_fd;
-	if (r->mode != RELAY_TEE || log_fd < 0)
+	keep_set_log(&r->keep, log_fd);
+	if (!r->relaying || log_fd < 0)
 		return 0;
 	int fl = fcntl(log_fd, F_GETFL);
 	if (fl < 0 || fcntl(log_fd, F_SETFL, fl & ~O_APPEND) < 0)
@@ -232,7 +262,7 @@ void relay_child_fds(const struct relay *r, int *out_fd, int *err_fd)
 		*err_fd = r->s[1].cmd_end;
 		break;
 	case RELAY_LOG:
-		*out_fd = *err_fd = r->log_fd;
+		*out_fd = *err_fd = r->relaying ? r->s[0].cmd_end : r->log_fd;
 		break;
 	default:
 		*out_fd = *err_fd = -1;
@@ -259,39 +289,24 @@ static int bytes_in(int fd)
 	return ioctl(fd, FIONREAD, &n) == 0 ? n : 0;
 }
 
-/* Exactly n bytes, known to be in src, into the log.  0 or -errno. */
+/* Exactly n bytes, known to be in `from`, out of it and into what the log
+ * keeps (keep.h: the head, the tail, or left out).  0 or -errno. */
 static int log_from(struct relay *r, struct relay_stream *s, int from, size_t n)
 {
-	while (n > 0) {
-		ssize_t k = splice(from, NULL, r->log_fd, NULL, n, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return r->log_err = k < 0 ? -errno : -EIO;
-		n -= (size_t)k;
-		s->rep.bytes += (uint64_t)k;
-	}
+	int rc = keep_from(&r->keep, s->idx, from, n);
+	if (rc < 0)
+		return r->log_err = rc;
+	s->rep.bytes += (uint64_t)n;
 	return 0;
 }
 
-/* Everything src holds now into the log, nothing passed on (the pass-through
- * is over); at most what was there at the start, so that a fast writer
- * cannot keep memsup here.  0 or -errno. */
+/* Everything `from` holds now into the log, nothing passed on (the
+ * pass-through is over); only what was there at the start, so that a fast
+ * writer cannot keep memsup here.  0 or -errno. */
 static int log_rest(struct relay *r, struct relay_stream *s, int from)
 {
 	size_t left = (size_t)bytes_in(from);
-	while (left > 0) {
-		ssize_t k = splice(from, NULL, r->log_fd, NULL, left, SPLICE_F_NONBLOCK);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0 && errno == EAGAIN)
-			return 0;
-		if (k <= 0)
-			return r->log_err = k < 0 ? -errno : -EIO;
-		left = (size_t)k < left ? left - (size_t)k : 0;
-		s->rep.bytes += (uint64_t)k;
-	}
-	return 0;
+	return left > 0 ? log_from(r, s, from, left) : 0;
 }
 
 /* The stream's reader is gone, or writing to it failed with `err`: no more
@@ -378,37 +393,31 @@ static int deliver(struct relay *r, struct relay_stream *s)
  * the log. */
 static ssize_t take(struct relay *r, struct relay_stream *s)
 {
-	ssize_t n;
-	if (s->sink == SINK_NONE) {
-		n = splice(s->src, NULL, r->log_fd, NULL, RELAY_CHUNK, SPLICE_F_NONBLOCK);
-		if (n > 0) {
-			s->rep.bytes += (uint64_t)n;
-			return n;
-		}
-		if (n == 0) {
-			close_fd(&s->src); /* end of file: every writer is gone */
-			return 0;
-		}
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		return r->log_err = -errno;
-	}
-	int to = s->sink == SINK_PIPE ? s->dst : s->hold[1];
-	n = tee(s->src, to, RELAY_CHUNK, SPLICE_F_NONBLOCK);
-	if (n == 0) {
-		close_fd(&s->src);
+	size_t have = (size_t)bytes_in(s->src);
+	if (have == 0) {
+		/* poll said the writers are gone (which no byte can follow),
+		 * and the pipe is empty: its end */
+		if (s->hup)
+			close_fd(&s->src);
 		return 0;
 	}
+	size_t want = have < RELAY_CHUNK ? have : RELAY_CHUNK;
+	if (s->sink == SINK_NONE) {
+		int rc = log_from(r, s, s->src, want);
+		return rc < 0 ? rc : (ssize_t)want;
+	}
+	int to = s->sink == SINK_PIPE ? s->dst : s->hold[1];
+	ssize_t n = tee(s->src, to, want, SPLICE_F_NONBLOCK);
+	if (n == 0)
+		return 0; /* nothing to duplicate after all: the next look sees */
 	if (n < 0) {
 		if (errno == EINTR)
 			return 0;
 		if (errno == EAGAIN) {
-			/* src empty, or the way on is full */
-			if (bytes_in(s->src) > 0) {
-				s->src_stalled = 1;
-				if (s->sink == SINK_PIPE)
-					s->out_full = 1;
-			}
+			/* src has bytes, and the way on is full */
+			s->src_stalled = 1;
+			if (s->sink == SINK_PIPE)
+				s->out_full = 1;
 			return 0;
 		}
 		/* EPIPE: the pipe's reader went (a tee into our own hold pipe
@@ -454,9 +463,9 @@ void relay_poll_set(struct relay *r, struct pollfd pfd[RELAY_POLL_SLOTS])
 	for (int i = 0; i < RELAY_STREAMS; i++) {
 		const struct relay_stream *s = &r->s[i];
 		struct pollfd *in = &pfd[2 * i], *out = &pfd[2 * i + 1];
-		int want_in = r->mode == RELAY_TEE && !r->log_err && s->src >= 0 &&
+		int want_in = r->relaying && !r->log_err && s->src >= 0 &&
 			      !s->src_stalled && now >= r->nap_until;
-		int want_out = r->mode == RELAY_TEE && !r->log_err && s->dst >= 0 &&
+		int want_out = r->relaying && !r->log_err && s->dst >= 0 &&
 			       s->out_full;
 		*in = (struct pollfd){ want_in ? s->src : -1, POLLIN, 0 };
 		*out = (struct pollfd){ want_out ? s->dst : -1, POLLOUT, 0 };
@@ -465,7 +474,7 @@ void relay_poll_set(struct relay *r, struct pollfd pfd[RELAY_POLL_SLOTS])
 
 int relay_pump(struct relay *r, const struct pollfd pfd[RELAY_POLL_SLOTS])
 {
-	if (r->mode != RELAY_TEE || r->log_err)
+	if (!r->relaying || r->log_err)
 		return 0;
 	int go = 0;
 	for (int i = 0; i < RELAY_POLL_SLOTS; i++)
@@ -478,9 +487,10 @@ int relay_pump(struct relay *r, const struct pollfd pfd[RELAY_POLL_SLOTS])
 	size_t took_all = 0;
 	for (int i = 0; i < RELAY_STREAMS; i++) {
 		struct relay_stream *s = &r->s[i];
-		const struct pollfd *out = &pfd[2 * i + 1];
+		const struct pollfd *in = &pfd[2 * i], *out = &pfd[2 * i + 1];
 		if (out->fd >= 0 && out->revents)
 			s->out_full = s->src_stalled = 0; /* room (or an error to meet) */
+		s->hup = in->fd >= 0 && (in->revents & POLLHUP);
 		size_t took;
 		int rc = stream_pump(r, s, &took);
 		if (rc < 0)
@@ -526,7 +536,7 @@ static int log_kept(struct relay *r, struct relay_stream *s)
 
 int relay_finish(struct relay *r, const struct relay_stop *stop, uint64_t deadline_ns)
 {
-	if (r->mode != RELAY_TEE || r->log_err)
+	if (!r->relaying || r->log_err)
 		return r->log_err;
 	int rc = 0, cut = 0;
 	r->nap_until = 0; /* the writers are gone: nothing more to wait for */
@@ -576,6 +586,9 @@ int relay_finish(struct relay *r, const struct relay_stop *stop, uint64_t deadli
 			rc = log_kept(r, s);
 		close_fd(&s->src);
 	}
+	/* every byte is in: the tail and the marker where bytes were left out */
+	if (rc == 0 && (rc = keep_finish(&r->keep)) < 0)
+		r->log_err = rc;
 	return rc;
 }
 
@@ -589,9 +602,20 @@ void relay_report(const struct relay *r, struct relay_report *out)
 		out->have_log_bytes = 1;
 		out->log_bytes = (uint64_t)st.st_size;
 	}
+	out->bounded = out->logged && r->log_max != RELAY_LOG_UNLIMITED;
+	out->log_max = out->bounded ? r->log_max : 0;
+	out->have_bytes = r->relaying;
+	for (int i = 0; i < RELAY_STREAMS; i++) {
+		struct relay_stream_report *s = &out->stream[i];
+		*s = r->s[i].rep;
+		s->logged = keep_logged(&r->keep, i);
+		s->left_out = keep_left_out(&r->keep, i);
+		out->bytes += s->bytes;
+		out->left_out += s->left_out;
+	}
 	out->have_streams = r->mode == RELAY_TEE;
-	for (int i = 0; out->have_streams && i < RELAY_STREAMS; i++)
-		out->stream[i] = r->s[i].rep;
+	if (!out->have_streams)
+		memset(out->stream, 0, sizeof out->stream);
 }
 
 void relay_close(struct relay *r)
@@ -609,5 +633,6 @@ void relay_close(struct relay *r)
 			close_fd(&s->dst);
 		free(s->buf);
 	}
+	keep_free(&r->keep);
 	free(r);
 }

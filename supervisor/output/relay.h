@@ -1,15 +1,19 @@
 /* relay.h: the command's stdout and stderr on their way to memsup's own
- * and into DIR/stdout.log (--output MODE).
+ * and into DIR/stdout.log (--output MODE, --log-max SIZE).
  *
  *   tee      (the default) each stream through a pipe of its own; memsup
  *            moves the bytes on to its own fd 1 or fd 2, unchanged and
- *            unmerged, and appends them to stdout.log: both streams, each
+ *            unmerged, and keeps them in stdout.log: both streams, each
  *            in its own order, interleaved as memsup receives them.  The
  *            bytes move with tee(2) and splice(2) (no copy through memsup)
- *            wherever the kernel takes them.
- *   log      the command's stdout and stderr are stdout.log itself
- *            (O_APPEND, one file description): the exact interleaving,
- *            nothing passes through.  The seed's behaviour.
+ *            wherever the kernel takes them.  The log keeps the first and
+ *            the last part of them, log_max bytes in all (keep.h).
+ *   log      without a bound (the default for log), the command's stdout
+ *            and stderr are stdout.log itself (O_APPEND, one file
+ *            description): the exact interleaving, nothing passes through.
+ *            The seed's behaviour.  With a bound, they are one pipe that
+ *            memsup reads into the log as tee does (in the order written),
+ *            passing nothing on.
  *   inherit  the command gets memsup's own fd 1 and fd 2 (a terminal stays
  *            a terminal); nothing is logged, there is no stdout.log.
  * stdin passes through in every mode: the command inherits memsup's fd 0.
@@ -59,9 +63,17 @@ enum relay_end {
 
 #define RELAY_STREAMS 2 /* 0: stdout, 1: stderr */
 
+/* --log-max: no bound; and the bound tee gets when none is given (log gets
+ * none): the first and the last MiB of the output. */
+#define RELAY_LOG_UNLIMITED UINT64_MAX
+#define RELAY_LOG_MAX_DEFAULT (2ull << 20)
+
 struct relay_stream_report {
-	uint64_t bytes;       /* what the command wrote; all of it is in stdout.log */
+	uint64_t bytes;       /* what the command wrote: logged + left_out */
 	uint64_t passed;      /* what reached memsup's own fd */
+	uint64_t logged;      /* of bytes, in stdout.log (so far: the head and the
+				 tail as it would be written now) */
+	uint64_t left_out;    /* of bytes, not in stdout.log (--log-max) */
 	enum relay_end end;
 	int err;              /* errno of RELAY_END_WRITE_FAILED, else 0 */
 };
@@ -72,6 +84,11 @@ struct relay_report {
 	int logged;           /* stdout.log holds the command's output (not inherit) */
 	int have_log_bytes;   /* log_bytes is known (stdout.log exists) */
 	uint64_t log_bytes;   /* stdout.log's size when reported (at the end: all) */
+	int bounded;          /* logged, and --log-max bounds the log */
+	uint64_t log_max;     /* the bound, in bytes, when bounded */
+	int have_bytes;       /* memsup read the output (tee, or log bounded): bytes */
+	uint64_t bytes;       /* what the command wrote, both streams */
+	uint64_t left_out;    /* of it, not in stdout.log (0 in log mode unbounded) */
 	int have_streams;     /* tee: stream[] below */
 	struct relay_stream_report stream[RELAY_STREAMS];
 };
@@ -88,10 +105,14 @@ struct relay;
 /* Before anything else opens a file: fds 0, 1 and 2 that are closed get
  * /dev/null with FD_CLOEXEC (so that no later file takes their number,
  * and the command still finds them closed), and, for tee, the two pipes
- * and what memsup's own fd 1 and fd 2 are.  *out is NULL on failure. */
-int relay_open(struct relay **out, enum relay_mode mode);
-/* stdout.log (evidence.h), -1 in inherit mode.  For tee its O_APPEND is
- * cleared: splice(2) refuses such a target, and only memsup writes it. */
+ * and what memsup's own fd 1 and fd 2 are; for log with a bound, the one
+ * pipe.  log_max: the most stdout.log keeps of the output, in bytes
+ * (RELAY_LOG_UNLIMITED: all; ignored for inherit); its tail's ring is allocated
+ * here.  *out is NULL on failure. */
+int relay_open(struct relay **out, enum relay_mode mode, uint64_t log_max);
+/* stdout.log (evidence.h), -1 in inherit mode.  When memsup writes it (tee,
+ * log with a bound) its O_APPEND is cleared: splice(2) refuses such a
+ * target, and only memsup writes it. */
 int relay_set_log(struct relay *r, int log_fd);
 /* The command's fd 1 and fd 2 (spawn.h): -1 for "keep memsup's own". */
 void relay_child_fds(const struct relay *r, int *out_fd, int *err_fd);
@@ -125,7 +146,8 @@ struct relay_stop {
 /* The run is over (every process of the tree gone): the rest into
  * stdout.log, and on to memsup's fds, waiting for a slow reader until it
  * has taken everything, `stop` says so, or CLOCK_MONOTONIC reaches
- * `deadline_ns` (0: none); after a stop the rest is only logged.  0, or
+ * `deadline_ns` (0: none); after a stop the rest is only logged.  Then,
+ * when bytes were left out, the marker and the tail (keep.h).  0, or
  * -errno when a write to stdout.log failed. */
 int relay_finish(struct relay *r, const struct relay_stop *stop, uint64_t deadline_ns);
 

@@ -89,8 +89,10 @@ static void put_env(struct jsonw *w, char *const *env, size_t n)
 	jsonw_object_end(w);
 }
 
-/* "output": the mode, what stdout.log holds, and for tee each stream's
- * bytes, how many passed through and how that ended. */
+/* "output": the mode, what stdout.log holds and its bound, what the
+ * command wrote and how much of it the log left out, and for tee each
+ * stream's bytes, how many passed through, were logged and were left out,
+ * and how the pass-through ended. */
 static void put_output(struct jsonw *w, const struct relay_report *o)
 {
 	static const char *const names[RELAY_STREAMS] = { "stdout", "stderr" };
@@ -121,12 +123,32 @@ static void put_output(struct jsonw *w, const struct relay_report *o)
 		jsonw_uint(w, s->bytes);
 		jsonw_key(w, "passed");
 		jsonw_uint(w, s->passed);
+		jsonw_key(w, "logged");
+		jsonw_uint(w, s->logged);
+		jsonw_key(w, "left_out");
+		jsonw_uint(w, s->left_out);
 		jsonw_key(w, "end");
 		jsonw_string(w, relay_end_name(s->end));
 		jsonw_key(w, "error");
 		jsonw_string(w, s->err ? strerror(s->err) : NULL);
 		jsonw_object_end(w);
 	}
+	/* after the streams: the keys above kept their places when these came */
+	jsonw_key(w, "log_max");
+	if (o->bounded)
+		jsonw_uint(w, o->log_max);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "bytes");
+	if (o->have_bytes)
+		jsonw_uint(w, o->bytes);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "left_out");
+	if (o->logged)
+		jsonw_uint(w, o->left_out);
+	else
+		jsonw_null(w);
 	jsonw_object_end(w);
 }
 

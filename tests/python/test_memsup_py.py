@@ -269,6 +269,14 @@ class TestRun(Tmp):
         self.assertEqual(done.stderr, "")
         self.assertEqual((self.out / "stdout.log").read_text(), "to-out\nto-err\n")
 
+    def test_the_whole_output_however_long(self):
+        # The seed kept every byte: past the bound memsup gives a log by
+        # default (2 MiB with tee) too.
+        record = memsup.measure_command(["head", "-c", "5000000", "/dev/zero"], self.out)
+        self.assertEqual((self.out / "stdout.log").stat().st_size, 5000000)
+        self.assertIsNone(record["output"]["log_max"])
+        self.assertEqual(record["output"]["left_out"], 0)
+
     def test_read_records_of_ended_images(self):
         # Ended images' records are folded into records.fold; read_records
         # gives every traced image of processes.json its record, whole.

@@ -96,6 +96,21 @@ static const struct bad bads[] = {
 	{ { "--mem-max", "0.01", "--", "x" }, "--mem-max: '0.01' is out of range" },
 	{ { "--mem-max", "1e13", "--", "x" }, "--mem-max: '1e13' is out of range" },
 	{ { "--mem-max", "100", "--cgroup", "off", "--", "x" }, "--mem-max needs a memory cgroup" },
+	/* --log-max: a size or unlimited, and only where there is a log */
+	{ { "--log-max", "1X", "--", "x" }, "--log-max: '1X' is not a number (a size from 0 to 1T, in bytes or with K, M, G, T, or unlimited)" },
+	{ { "--log-max", "", "--", "x" }, "--log-max: ''" },
+	{ { "--log-max", "-1", "--", "x" }, "--log-max: '-1' is not a number" },
+	{ { "--log-max", "1.5M", "--", "x" }, "--log-max: '1.5M' is not a number" },
+	{ { "--log-max", "1m", "--", "x" }, "--log-max: '1m' is not a number" },
+	{ { "--log-max", "1MB", "--", "x" }, "--log-max: '1MB' is not a number" },
+	{ { "--log-max", "1 M", "--", "x" }, "--log-max: '1 M' is not a number" },
+	{ { "--log-max", "unlimitd", "--", "x" }, "--log-max: 'unlimitd' is not a number" },
+	{ { "--log-max", "2T", "--", "x" }, "--log-max: '2T' is out of range" },
+	{ { "--log-max", "1099511627777", "--", "x" }, "--log-max: '1099511627777' is out of range" },
+	{ { "--log-max", "99999999999999999999", "--", "x" }, "--log-max: '9999" },
+	{ { "--log-max", "1M", "--log-max", "2M", "--", "x" }, "--log-max is given twice ('1M', then '2M')" },
+	{ { "--log-max", "1M", "--output", "inherit", "--", "x" }, "--log-max bounds stdout.log: it cannot go with --output inherit" },
+	{ { "--log-max" }, "'--log-max' needs a value" },
 	{ { "x", "-o" }, NULL }, /* not bad: -o after the command is the command's */
 };
 
@@ -134,6 +149,8 @@ Test(cli, defaults)
 	cr_expect_eq(o.mem_max_mb, 0);
 	cr_expect_eq(o.json, 0);
 	cr_expect_eq(o.quiet, 0);
+	cr_expect_eq(o.output, RELAY_TEE);
+	cr_expect_eq(o.log_max, 2 << 20, "tee keeps the first and the last MiB");
 	cr_expect_str_eq(o.cwd, "");
 	cr_assert_eq(o.command_argc, 3);
 	cr_expect_str_eq(o.command[0], "prog");
@@ -176,6 +193,27 @@ Test(cli, every_option)
 	cr_expect_eq(o.discovery, TREE_CHILDREN);
 	cr_expect_str_eq(o.out, "/tmp/memsup-cli-test-nonexistent/x");
 	cli_free(&o);
+	/* --log-max, and its default in each mode that logs */
+	static const struct {
+		const char *args[6];
+		uint64_t want;
+	} logs[] = {
+		{ { "--output", "log", "x" }, RELAY_LOG_UNLIMITED },
+		{ { "--output", "tee", "x" }, 2 << 20 },
+		{ { "--log-max", "0", "x" }, 0 },
+		{ { "--log-max", "3M", "x" }, 3 << 20 },
+		{ { "--log-max", "1KiB", "x" }, 1024 },
+		{ { "--log-max", "12345", "x" }, 12345 },
+		{ { "--log-max", "1T", "x" }, 1ull << 40 },
+		{ { "--log-max", "unlimited", "x" }, RELAY_LOG_UNLIMITED },
+		{ { "--output", "log", "--log-max", "1G", "x" }, 1 << 30 },
+	};
+	for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+		cr_assert_eq(parse(logs[i].args, &o, err, sizeof err), 0, "%s", err);
+		cr_expect_eq(o.log_max, logs[i].want, "case %zu: %llu", i,
+			     (unsigned long long)o.log_max);
+		cli_free(&o);
+	}
 }
 
 Test(cli, help_and_version_stop_parsing)
@@ -225,6 +263,27 @@ Test(cli, strict_numbers)
 	cr_expect_eq(number_count("4.0", 1, 100, &n), -EINVAL);
 	cr_expect_eq(number_count("1e2", 1, 1000, &n), -EINVAL);
 	cr_expect_eq(number_count("", 1, 100, &n), -EINVAL);
+	/* sizes: 1024-based suffixes, one of them, nothing after it */
+	cr_expect_eq(number_size("0", 100, &n), 0);
+	cr_expect_eq(n, 0);
+	cr_expect_eq(number_size("7K", UINT64_MAX, &n), 0);
+	cr_expect_eq(n, 7 << 10);
+	cr_expect_eq(number_size("7KiB", UINT64_MAX, &n), 0);
+	cr_expect_eq(n, 7 << 10);
+	cr_expect_eq(number_size("2M", UINT64_MAX, &n), 0);
+	cr_expect_eq(n, 2 << 20);
+	cr_expect_eq(number_size("3GiB", UINT64_MAX, &n), 0);
+	cr_expect_eq(n, 3ull << 30);
+	cr_expect_eq(number_size("1T", 1ull << 40, &n), 0);
+	cr_expect_eq(n, 1ull << 40);
+	cr_expect_eq(number_size("1025G", 1ull << 40, &n), -ERANGE);
+	cr_expect_eq(number_size("101", 100, &n), -ERANGE);
+	cr_expect_eq(number_size("16777216T", UINT64_MAX, &n), -ERANGE); /* 2^64 */
+	static const char *const not_sizes[] = { "", "K", "1k", "1KB", "1Ki", "1KiBs", "1.5M",
+						 "1e3", "-1", "+1", " 1", "1 ", "1MM", "0x10" };
+	for (size_t i = 0; i < sizeof not_sizes / sizeof not_sizes[0]; i++)
+		cr_expect_eq(number_size(not_sizes[i], UINT64_MAX, &n), -EINVAL, "'%s'",
+			     not_sizes[i]);
 }
 
 /* Every option at both ends of its range is taken. */
@@ -234,6 +293,7 @@ Test(cli, ranges_edges_accepted)
 		{ "--wall-s", "100000000" }, { "--wall-s", "0.001" }, { "--rss-mb", "1000000000" },
 		{ "--poll-ms", "0.1" },       { "--poll-ms", "60000" }, { "--grace-s", "86400" },
 		{ "--max-procs", "1" },       { "--max-procs", "4194304" },
+		{ "--log-max", "0" },         { "--log-max", "1T" },
 	};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
 		struct sup_options o;

@@ -47,6 +47,9 @@ static struct bad_case bad_cases[] = {
 	{ { "--mem-max", "-1", "--", "true" }, "--mem-max: '-1'" },
 	{ { "--mem-max", "50", "--cgroup", "off", "--", "true" }, "--mem-max needs a memory cgroup" },
 	{ { "--rss-mb" }, "needs a value" },
+	{ { "--log-max", "lots", "--", "true" }, "--log-max: 'lots' is not a number (a size from 0 to 1T" },
+	{ { "--log-max", "5T", "--", "true" }, "--log-max: '5T' is out of range" },
+	{ { "--log-max", "1M", "--output", "inherit", "--", "true" }, "--log-max bounds stdout.log" },
 };
 
 static int dir_has_entries(const char *path, const char *except)

@@ -57,7 +57,8 @@ static void expect_evidence_whole(const char *dir, int tmp_record_said)
 /* A full file system (the command's stdout.log fills a 2 MB tmpfs): the
  * next evidence write fails with ENOSPC and memsup ends the run.  `mode` is
  * --output: with tee memsup's own write into stdout.log is the one that
- * fails; with log the command's writes fail and memsup's next one does. */
+ * fails; with log the command's writes fail and memsup's next one does.
+ * --log-max unlimited: a bounded log (tee's default) would not fill it. */
 static void full_disk_run(const char *mode)
 {
 	struct sup_run r;
@@ -73,7 +74,7 @@ static void full_disk_run(const char *mode)
 	 * out first, to TMP/ev where the helpers look */
 	static const char script[] =
 		"mount -t tmpfs -o size=2m tmpfs \"$1\" || exit 90\n"
-		"\"$2\" -o \"$1/ev\" --output \"$6\" -- \"$3\" \"$4\"\n"
+		"\"$2\" -o \"$1/ev\" --output \"$6\" --log-max unlimited -- \"$3\" \"$4\"\n"
 		"st=$?\n"
 		"cp -a \"$1/ev\" \"$5/\"\n"
 		"exit $st\n";

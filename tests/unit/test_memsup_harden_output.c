@@ -54,12 +54,14 @@ static void expect_flood(const char *path, uint64_t seed, size_t total)
 }
 
 /* 300 MB to stdout: stdout.log has every byte, in order, and so has
- * memsup's own stdout (--output tee, the default). */
+ * memsup's own stdout (--output tee, the default; --log-max unlimited: by
+ * default the log keeps the first and last MiB, test_memsup_logmax.c). */
 Test(harden_output, flood_300mb_reaches_stdout_log_whole, .timeout = 180)
 {
 	enum { MB = 300, SEED = 7 };
 	struct sup_run r;
-	const char *args[] = { "-q", "--", prog("h_flood"), "300", "7", NULL };
+	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("h_flood"), "300", "7",
+			       NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	char path[PATH_MAX + 16], passed[PATH_MAX + 16];
 	snprintf(path, sizeof path, "%s/stdout.log", r.dir);

@@ -1,6 +1,8 @@
 /* test_memsup_output.c: the command's stdout and stderr under each
  * --output mode, end to end.  tee (the default): both streams reach
- * memsup's own, unchanged and unmerged, and stdout.log holds them all;
+ * memsup's own, unchanged and unmerged, and stdout.log holds them all
+ * (--log-max unlimited where a test reads the whole log back; the bounded
+ * log has its own tests, test_memsup_logmax.c);
  * compared byte for byte with a bare run of the same program for binary
  * output, for interleaved streams, for 200 MiB, and for readers that stop
  * early, stall or read slowly.  log: the seed's stdout.log alone.  inherit:
@@ -183,7 +185,8 @@ Test(memsup_output, binary_output_passes_through_and_is_logged, .timeout = 60)
 	tmp_make(&r);
 	const char *bare[] = { prog("io_mix"), "binary", "3000000", "5", NULL };
 	cr_assert_eq(bare_run(bare, tmp_path(&r, "bare.out"), tmp_path(&r, "bare.err")), 0);
-	const char *args[] = { "-q", "--", prog("io_mix"), "binary", "3000000", "5", NULL };
+	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("io_mix"), "binary",
+			       "3000000", "5", NULL };
 	memsup_start(&r, 1, args);
 	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
 	expect_same_files(tmp_path(&r, "memsup.stdout"), tmp_path(&r, "bare.out"));
@@ -224,7 +227,8 @@ Test(memsup_output, interleaved_streams_arrive_unmerged, .timeout = 60)
 	tmp_make(&r);
 	const char *bare[] = { prog("io_mix"), "mix", "3000", "9", NULL };
 	cr_assert_eq(bare_run(bare, tmp_path(&r, "bare.out"), tmp_path(&r, "bare.err")), 0);
-	const char *args[] = { "-q", "--", prog("io_mix"), "mix", "3000", "9", NULL };
+	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("io_mix"), "mix", "3000",
+			       "9", NULL };
 	memsup_start(&r, 1, args);
 	cr_assert_eq(memsup_wait(&r), 0, "stderr: %.300s", r.err);
 	/* the pass-through: each stream to its own descriptor, exactly */
@@ -251,7 +255,8 @@ Test(memsup_output, two_hundred_mib_pass_through_and_log, .timeout = 240)
 	snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)total);
 	struct sup_run r;
 	tmp_make(&r);
-	const char *args[] = { "-q", "--", prog("io_mix"), "binary", bytes, "11", NULL };
+	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("io_mix"), "binary",
+			       bytes, "11", NULL };
 	int rd = start_piped(&r, args);
 	expect_stream(rd, 11, 0, total, "memsup's stdout");
 	char more;
@@ -274,7 +279,8 @@ Test(memsup_output, reader_that_stops_early_gives_sigpipe, .timeout = 60)
 {
 	struct sup_run r;
 	tmp_make(&r);
-	const char *args[] = { "-q", "--", prog("io_mix"), "binary", "2000000000", "3", NULL };
+	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("io_mix"), "binary",
+			       "2000000000", "3", NULL };
 	int rd = start_piped(&r, args);
 	expect_stream(rd, 3, 0, 1000, "the first 1000 bytes");
 	close(rd);
@@ -296,7 +302,8 @@ Test(memsup_output, reader_gone_every_written_byte_logged, .timeout = 60)
 	struct sup_run r;
 	tmp_make(&r);
 	const char *count = tmp_path(&r, "count");
-	const char *args[] = { "-q", "--", prog("io_mix"), "count", "2000000000", count, NULL };
+	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("io_mix"), "count",
+			       "2000000000", count, NULL };
 	int rd = start_piped(&r, args);
 	expect_stream(rd, 1, 0, 5000, "the first 5000 bytes");
 	close(rd);
@@ -318,8 +325,8 @@ Test(memsup_output, stalled_reader_does_not_hang_the_run, .timeout = 60)
 {
 	struct sup_run r;
 	tmp_make(&r);
-	const char *args[] = { "-q", "--wall-s", "1", "--", prog("io_mix"), "binary",
-			       "2000000000", "4", NULL };
+	const char *args[] = { "-q", "--wall-s", "1", "--log-max", "unlimited", "--",
+			       prog("io_mix"), "binary", "2000000000", "4", NULL };
 	int rd = start_piped(&r, args);
 	cr_assert_eq(memsup_wait(&r), 124, "stderr: %s", r.err);
 	rec_load(&r);
@@ -343,7 +350,8 @@ Test(memsup_output, slow_reader_gets_everything, .timeout = 60)
 	const uint64_t total = 6000000;
 	struct sup_run r;
 	tmp_make(&r);
-	const char *args[] = { "-q", "--", prog("io_mix"), "binary", "6000000", "8", NULL };
+	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("io_mix"), "binary",
+			       "6000000", "8", NULL };
 	int rd = start_piped(&r, args);
 	for (uint64_t off = 0; off < total; off += 65536) {
 		uint64_t n = total - off < 65536 ? total - off : 65536;

@@ -196,7 +196,9 @@ Test(memsup_run, chatty_output_is_complete, .timeout = 30)
 {
 	struct sup_run r;
 	const size_t total = 20000000;
-	const char *args[] = { "-q", "--", prog("chatty"), "20000000", NULL };
+	/* the whole log: by default (--log-max) it keeps the first and last MiB */
+	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("chatty"), "20000000",
+			       NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	cr_expect_str_eq(r.err, "chatty: done\n", "-q printed: %s", r.err);
 	char path[PATH_MAX + 16];

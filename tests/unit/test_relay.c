@@ -55,7 +55,7 @@ static void rig_open(struct rig *g, int stdout_fd)
 	snprintf(path, sizeof path, "%s/stdout.log", g->dir);
 	g->log_fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	cr_assert_geq(g->log_fd, 0);
-	cr_assert_eq(relay_open(&g->relay, RELAY_TEE), 0);
+	cr_assert_eq(relay_open(&g->relay, RELAY_TEE, RELAY_LOG_UNLIMITED), 0);
 	cr_assert_eq(relay_set_log(g->relay, g->log_fd), 0);
 	int out, err;
 	relay_child_fds(g->relay, &out, &err);
