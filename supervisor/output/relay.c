@@ -33,16 +33,21 @@
 /* The command's pipes get this capacity when the kernel allows it (the
  * default /proc/sys/fs/pipe-max-size): fewer wake-ups of memsup per byte. */
 #define RELAY_PIPE_BYTES (1 << 20)
+#define RELAY_PIPE_DEFAULT_PAGES 16 /* a new pipe's capacity (pipe(7)) */
 #define RELAY_CHUNK (1 << 20)       /* at most this per tee/splice call */
 #define RELAY_COPY_BYTES (1 << 16)  /* the copy path's buffer */
 #define RELAY_ROUNDS 8              /* chunks per stream per pump: the loop stays lively */
-/* After a pump that found less than this, memsup looks at the pipes again
- * only RELAY_NAP_NS later: a command that writes 64 KiB at a time would
+/* After a pump that found less than half a pipe, memsup looks at the pipes
+ * again only a nap later: a command that writes 4 KiB at a time would
  * otherwise wake memsup for every write, and the wake-ups, not the bytes,
- * would be most of memsup's CPU.  A fast writer fills more than this
- * between two looks and is never made to wait by a nap. */
-#define RELAY_NAP_BELOW (256 << 10)
+ * would be most of memsup's CPU.  The nap is how long the command took to
+ * write what the pump found, scaled to half a pipe (so that at the same
+ * pace the pipe is half full at the next look), from RELAY_NAP_NS to
+ * RELAY_NAP_MAX_NS.  A fast writer fills half a pipe between two looks and
+ * is never made to wait by a nap; one that speeds up sharply may wait for
+ * the rest of one. */
 #define RELAY_NAP_NS 1000000ull
+#define RELAY_NAP_MAX_NS 5000000ull
 
 _Static_assert(RELAY_LOG_UNLIMITED == KEEP_UNLIMITED, "one word for no bound");
 _Static_assert(RELAY_STREAMS == KEEP_STREAMS, "the log keeps what the relay reads");
@@ -96,6 +101,7 @@ struct relay_stream {
 	size_t boff, blen;
 	int out_full;        /* dst said EAGAIN: wait for POLLOUT */
 	int src_stalled;     /* src has bytes but nowhere to put them yet */
+	int drained;         /* the last take took all src had */
 	int hup;             /* the last poll said src's writers are gone */
 	struct relay_stream_report rep;
 };
@@ -110,6 +116,8 @@ struct relay {
 	int log_err;         /* -errno of a write to stdout.log that failed: the relay
 				moves nothing more; 0: none */
 	uint64_t nap_until;  /* CLOCK_MONOTONIC ns before which no src is looked at */
+	uint64_t took_ns;    /* when a pump last took bytes */
+	size_t nap_bytes;    /* half the smallest of the command's pipes */
 	struct relay_stream s[RELAY_STREAMS];
 };
 
@@ -152,6 +160,14 @@ static void choose_sink(struct relay_stream *s, int fd, int was_closed)
 		/* SPLICE_F_NONBLOCK makes tee/splice into a pipe non-blocking
 		 * without touching the description the shell shares */
 		s->sink = SINK_PIPE;
+		/* A shell's pipe holds 64 KiB: every 64 KiB would cost memsup a
+		 * wake-up and a tee, and most of its CPU in a fast pipeline.  A
+		 * pipe of the kernel's default size grows to the command's (where
+		 * the kernel refuses, it stays): the reader sees the same bytes,
+		 * the command may only get further ahead of it.  A pipe sized on
+		 * purpose is left as it is. */
+		if (fcntl(fd, F_GETPIPE_SZ) == RELAY_PIPE_DEFAULT_PAGES * sysconf(_SC_PAGESIZE))
+			(void)fcntl(fd, F_SETPIPE_SZ, RELAY_PIPE_BYTES);
 	} else if (S_ISSOCK(st.st_mode)) {
 		/* splice into a socket blocks whatever its flags say: copy, with
 		 * MSG_DONTWAIT per call */
@@ -237,6 +253,12 @@ int relay_open(struct relay **out, enum relay_mode mode, uint64_t log_max)
 	if (rc < 0) {
 		relay_close(r);
 		return rc;
+	}
+	r->nap_bytes = RELAY_PIPE_BYTES / 2;
+	for (int i = 0; i < RELAY_STREAMS; i++) {
+		int size = r->s[i].cmd_end >= 0 ? fcntl(r->s[i].cmd_end, F_GETPIPE_SZ) : -1;
+		if (size > 0 && (size_t)size / 2 < r->nap_bytes)
+			r->nap_bytes = (size_t)size / 2;
 	}
 	*out = r;
 	return 0;
@@ -394,6 +416,7 @@ static int deliver(struct relay *r, struct relay_stream *s)
 static ssize_t take(struct relay *r, struct relay_stream *s)
 {
 	size_t have = (size_t)bytes_in(s->src);
+	s->drained = 0;
 	if (have == 0) {
 		/* poll said the writers are gone (which no byte can follow),
 		 * and the pipe is empty: its end */
@@ -404,6 +427,7 @@ static ssize_t take(struct relay *r, struct relay_stream *s)
 	size_t want = have < RELAY_CHUNK ? have : RELAY_CHUNK;
 	if (s->sink == SINK_NONE) {
 		int rc = log_from(r, s, s->src, want);
+		s->drained = want == have;
 		return rc < 0 ? rc : (ssize_t)want;
 	}
 	int to = s->sink == SINK_PIPE ? s->dst : s->hold[1];
@@ -429,6 +453,7 @@ static ssize_t take(struct relay *r, struct relay_stream *s)
 		s->rep.passed += (uint64_t)n;
 	else
 		s->held += (size_t)n;
+	s->drained = (size_t)n == have;
 	int rc = log_from(r, s, s->src, (size_t)n);
 	return rc < 0 ? rc : n;
 }
@@ -449,6 +474,14 @@ static int stream_pump(struct relay *r, struct relay_stream *s, size_t *took)
 		if (n == 0)
 			break;
 		*took += (size_t)n;
+		if (s->drained) {
+			/* src is drained: what trickles in now waits for the next
+			 * look, where it comes in larger pieces (each look costs
+			 * calls whatever it finds) */
+			if ((rc = deliver(r, s)) < 0)
+				return rc;
+			break;
+		}
 	}
 	/* stalled with nothing to wait on (dst took all it was offered, the
 	 * hold pipe is still full): look again at the next turn of the loop */
@@ -497,8 +530,20 @@ int relay_pump(struct relay *r, const struct pollfd pfd[RELAY_POLL_SLOTS])
 			return rc;
 		took_all += took;
 	}
-	if (took_all > 0 && took_all < RELAY_NAP_BELOW)
-		r->nap_until = clock_mono_ns() + RELAY_NAP_NS;
+	if (took_all > 0) {
+		uint64_t now = clock_mono_ns();
+		if (took_all < r->nap_bytes) {
+			uint64_t nap = RELAY_NAP_NS;
+			if (r->took_ns && now > r->took_ns) {
+				double pace = (double)(now - r->took_ns) / (double)took_all;
+				double want = pace * (double)r->nap_bytes;
+				nap = want > RELAY_NAP_MAX_NS ? RELAY_NAP_MAX_NS
+					: want > RELAY_NAP_NS ? (uint64_t)want : RELAY_NAP_NS;
+			}
+			r->nap_until = now + nap;
+		}
+		r->took_ns = now;
+	}
 	return 0;
 }
 

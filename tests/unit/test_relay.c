@@ -169,11 +169,14 @@ Test(relay, reader_gone_gives_the_command_epipe, .timeout = 20)
 }
 
 /* A reader that never reads, at the end: relay_finish waits until the
- * deadline, then logs the rest; the pass-through ends "cut". */
+ * deadline, then logs the rest; the pass-through ends "cut".  Its pipe is
+ * sized on purpose, smaller than what is written: the relay leaves such a
+ * pipe as it is (a default one it would grow to 1 MiB). */
 Test(relay, slow_reader_cut_at_the_deadline, .timeout = 20)
 {
 	int p[2];
 	cr_assert_eq(pipe(p), 0);
+	cr_assert_geq(fcntl(p[1], F_SETPIPE_SZ, 4096), 4096);
 	struct rig g;
 	rig_open(&g, p[1]);
 	close(p[1]);
