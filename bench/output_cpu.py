@@ -54,8 +54,11 @@ def one_run(build, mode, work, mb, sink):
         out = os.path.join(tmp, "ev")
         cmd = workload(build, work, mb)
         if mode != "bare":
+            # --log-max unlimited: the whole log, as when this was written
+            # (issue 17); a bounded log is bench/relay_cost.py's
             cmd = [os.path.join(build, "supervisor", "memsup"), "-q", "-o", out,
-                   "--no-trace", "--output", mode, "--"] + cmd
+                   "--no-trace", "--output", mode] + \
+                (["--log-max", "unlimited"] if mode != "inherit" else []) + ["--"] + cmd
         if sink == "file":
             dst = open(os.path.join(tmp, "out"), "wb")
         else:
