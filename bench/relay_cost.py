@@ -6,8 +6,8 @@ of the command's wall, evidence under 3 MiB, for `sort` of 200 MB and
 
 Workloads (--work), their input made once, deterministically, in
 $TMPDIR/memtrace-bench-$UID/relay/ (kept for the next run):
-  sort  LC_ALL=C sort of 200 MB of text (lines of 1-60 random letters);
-        its output is 200 MB;
+  sort  LC_ALL=C sort of 200 MB of text (lines of random letters, 85 on
+        average, as in a log file); its output is 200 MB;
   tar   tar czf - of a directory of 100 files of 1 MB (75 of random bytes,
         25 of such text); its output is about 90 MB.
 
@@ -57,9 +57,9 @@ import benchlib  # noqa: E402
 SORT_BYTES = 200_000_000
 TAR_FILES, TAR_FILE_BYTES, TAR_TEXT_EVERY = 100, 1_000_000, 4
 
-# 1 byte in 26 of random input becomes a newline, the rest a letter: lines
-# of 25 letters on average, up to about 60 in practice.
-_TEXT = bytes((10 if b < 10 else 97 + b % 26) for b in range(256))
+# 3 bytes in 256 of random input become a newline, the rest a letter: lines
+# of 85 letters on average.
+_TEXT = bytes((10 if b < 3 else 97 + b % 26) for b in range(256))
 
 
 def text(rng, n):
@@ -75,8 +75,8 @@ def data_dir():
 
 def make_inputs(d):
     """The inputs, made once (a file `.done` says they are whole)."""
-    sort_in = d / "sort-200mb.txt"
-    if not (d / "sort.done").exists():
+    sort_in = d / "sort-200mb-85.txt"
+    if not (d / "sort-85.done").exists():
         rng = random.Random(30)
         with open(sort_in, "wb") as f:
             left = SORT_BYTES
@@ -88,7 +88,7 @@ def make_inputs(d):
         with open(sort_in, "r+b") as f:
             f.seek(-1, os.SEEK_END)
             f.write(b"\n")
-        (d / "sort.done").write_text("")
+        (d / "sort-85.done").write_text("")
     tree = d / "tree"
     if not (d / "tar.done").exists():
         tree.mkdir(exist_ok=True)

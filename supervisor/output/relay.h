@@ -107,8 +107,8 @@ struct relay;
  * and the command still finds them closed), and, for tee, the two pipes
  * and what memsup's own fd 1 and fd 2 are; for log with a bound, the one
  * pipe.  log_max: the most stdout.log keeps of the output, in bytes
- * (RELAY_LOG_UNLIMITED: all; ignored for inherit); its tail's ring is allocated
- * here.  *out is NULL on failure. */
+ * (RELAY_LOG_UNLIMITED: all; ignored for inherit); its tail's ring is
+ * allocated here.  *out is NULL on failure. */
 int relay_open(struct relay **out, enum relay_mode mode, uint64_t log_max);
 /* stdout.log (evidence.h), -1 in inherit mode.  When memsup writes it (tee,
  * log with a bound) its O_APPEND is cleared: splice(2) refuses such a
