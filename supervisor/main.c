@@ -380,6 +380,7 @@ static int write_results(struct sup_run *s, int status)
 		.rec = rec, .tracing = s->records_dir != NULL, .command_pid = rec->pid,
 		.main_status = s->views.main_status, .have_main = s->views.have_main,
 		.start_mono_ns = s->views.start_ns, .live = s->views.live, .pview = s->views.pview,
+		.sites = s->views.sites,
 		.end_mono_ns = clock_mono_ns(),
 	};
 	if (procfs_read_meminfo("/proc", &in.memory_kb) < 0)
