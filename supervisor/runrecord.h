@@ -151,7 +151,8 @@ struct sup_record {
 	int traced;                       /* the shim was injected */
 	unsigned processes_traced;        /* images with a valid record */
 	unsigned processes_sampled;       /* images the poller saw */
-	double peak_heap_mb;              /* at the peak sample; < 0: null */
+	double peak_heap_mb;              /* the tree's heap at its peak (merge.h
+					     heap_peak_view); < 0: null */
 	double peak_mapped_mb;
 	double peak_pss_mb;               /* < 0: not measured */
 	/* the answer: the most the tree held at once, by the best witness
