@@ -71,6 +71,7 @@ void plot_set_free(struct plot_set *s)
 	free(s->rss);
 	free(s->heap);
 	free(s->cgroup);
+	free(s->pss);
 	free(s->kernel);
 	free(s->events);
 	free(s->procs);
@@ -435,7 +436,7 @@ static char *keep_string(struct plot_set *s, char *str)
 
 struct series_ctx {
 	struct plot_set *s;
-	size_t pending_rss, pending_heap, pending_stack, pending_cgroup, pending_kernel;
+	size_t pending_rss, pending_heap, pending_stack, pending_cgroup, pending_kernel, pending_pss;
 	int want_rss, want_heap;
 	int cgroup_seen;           /* a sample had "cgroup": later ones without
 				      it are gaps in its line */
@@ -536,8 +537,8 @@ static int rss_line(void *ctx, const char *line, size_t len, int whole)
 }
 
 /* timeline.jsonl: the heap series, the RSS series when rss.jsonl had none,
- * the cgroup's usage, split and limit events, and the breakdown of the
- * bands. */
+ * the Pss points, the cgroup's usage, split and limit events, and the
+ * breakdown of the bands. */
 static int tl_line(void *ctx, const char *line, size_t len, int whole)
 {
 	struct series_ctx *c = ctx;
@@ -552,6 +553,10 @@ static int tl_line(void *ctx, const char *line, size_t len, int whole)
 	if (rc == 0 && c->want_heap)
 		rc = push_point(&s->heap, &s->d.n_heap, &s->cap_heap, &s->stride_heap,
 				&c->pending_heap, x.t, x.heap);
+	/* Pss only where it was read: points, not a line with gaps */
+	if (rc == 0 && x.pss >= 0)
+		rc = push_point(&s->pss, &s->d.n_pss, &s->cap_pss, &s->stride_pss, &c->pending_pss,
+				x.t, x.pss);
 	if (rc == 0 && (x.cgroup >= 0 || c->cgroup_seen)) {
 		c->cgroup_seen = 1;
 		rc = push_point(&s->cgroup, &s->d.n_cgroup, &s->cap_cgroup, &s->stride_cgroup,
@@ -807,6 +812,7 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 	s->d.rss = s->rss;
 	s->d.heap = s->heap;
 	s->d.cgroup = s->cgroup;
+	s->d.pss = s->pss;
 	s->d.kernel = s->kernel;
 	s->d.events = s->events;
 	s->d.stack = s->stack;

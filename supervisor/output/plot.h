@@ -4,7 +4,7 @@
  * plot_load() reads what the directory has -- resources.json (title,
  * budget, peak, the cgroup's high-water mark, wall time, "markers" or else
  * the starts of "phases"), rss.jsonl (summed RSS), timeline.jsonl (traced
- * heap; the cgroup's usage, its memory.stat split and its limit events;
+ * heap; Pss; the cgroup's usage, its memory.stat split and its limit events;
  * "top", each sample's largest members, for the stacked bands),
  * processes.json (lanes, band labels and commands, start/exit ticks) --
  * and degrades when files are missing or
@@ -52,8 +52,9 @@
 /* What plot_load() read; d points into the owned arrays. */
 struct plot_set {
 	struct plot_data d;
-	struct plot_point *rss, *heap, *cgroup;
-	size_t cap_rss, cap_heap, cap_cgroup, stride_rss, stride_heap, stride_cgroup;
+	struct plot_point *rss, *heap, *cgroup, *pss;
+	size_t cap_rss, cap_heap, cap_cgroup, cap_pss;
+	size_t stride_rss, stride_heap, stride_cgroup, stride_pss;
 	struct plot_kernel *kernel;
 	size_t cap_kernel, stride_kernel;
 	struct plot_event *events;

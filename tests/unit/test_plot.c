@@ -1210,3 +1210,26 @@ Test(plot, pss_points_are_the_answer_without_a_cgroup)
 	cr_expect_not_null(strstr(s, "class=\"answer\""));
 	free(s);
 }
+
+/* From a directory: without "cgroup" the "pss" of the samples that read it
+ * are the answer's points (timeline.h keeps "pss" for the reader). */
+static void fill_pss(struct text *t, int i, double cg)
+{
+	if (i >= 30 && i <= 45) /* read near the peak only */
+		text_add(t, ", \"pss\": %.0f", cg);
+}
+
+Test(plot, pss_points_from_a_directory, .timeout = 30)
+{
+	char *svg;
+	answer_dir("pss", fill_pss, 100, &svg);
+	const char *g = strstr(svg, "<g class=\"answer pss\"");
+	cr_assert_not_null(g, "no Pss points");
+	size_t dots = 0;
+	for (const char *p = g; (p = strstr(p, "<circle")) && p < strstr(g, "</g>"); p++)
+		dots++;
+	cr_expect_eq(dots, 16, "%zu points for 16 reads", dots);
+	cr_expect_not_null(strstr(svg, ">memory of the tree (polled Pss)</text>"));
+	cr_expect_not_null(strstr(svg, ">peak 140 MB at 4.00 s</text>"), "the peak is not Pss's");
+	free(svg);
+}
