@@ -640,6 +640,8 @@ static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 	s->d.budget_bytes = b > 0 ? b * UNITS_MB : 0;
 	double hwm = jsonr_num(jsonr_get(r, "peak_cgroup_mb"), 0);
 	s->d.cgroup_hwm_bytes = hwm > 0 ? hwm * UNITS_MB : 0;
+	double pss = jsonr_num(jsonr_get(r, "peak_pss_mb"), 0);
+	s->d.pss_at_peak_bytes = pss > 0 ? pss * UNITS_MB : 0;
 	double pk = jsonr_num(jsonr_get(r, "peak_tree_rss_mb"), -1);
 	double at = jsonr_num(jsonr_get(r, "peak_tree_rss_at_s"), -1);
 	if (pk >= 0 && at >= 0 && jsonr_num(jsonr_get(r, "samples"), 1) > 0) {

@@ -1617,9 +1617,10 @@ static void put_budget(struct svg_buf *b, const struct plot_data *d, const struc
 
 /* The answer's peak: a dot labelled with its value and time (and, for the
  * cgroup, the kernel's high-water mark when it is above every sample: a
- * peak between two samples).  When the answer is not the summed RSS, the
- * summed RSS peak is a ring on its line, labelled with its value where the
- * label clears the answer's. */
+ * peak between two samples; for Pss, the record's Pss at the summed RSS
+ * peak when it is above every point).  When the answer is not the summed
+ * RSS, the summed RSS peak is a ring on its line, labelled with its value
+ * where the label clears the answer's. */
 static void put_peak(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
 {
 	char v[64], t[96], hwm[64], lab[192];
@@ -1634,6 +1635,13 @@ static void put_peak(struct svg_buf *b, const struct plot_data *d, const struct 
 	if (a == ANSWER_CGROUP && d->cgroup_hwm_bytes > pv * 1.005) {
 		fmt_bytes(d->cgroup_hwm_bytes, hwm, sizeof hwm);
 		snprintf(lab + strlen(lab), sizeof lab - strlen(lab), " (kernel's high-water mark %s)",
+			 hwm);
+	}
+	/* the Pss read at the summed RSS peak may be missing from the
+	 * points (the record has it): say it when it is larger */
+	if (a == ANSWER_PSS && d->pss_at_peak_bytes > pv * 1.005) {
+		fmt_bytes(d->pss_at_peak_bytes, hwm, sizeof hwm);
+		snprintf(lab + strlen(lab), sizeof lab - strlen(lab), " (%s at the summed RSS peak)",
 			 hwm);
 	}
 	/* right of the dot unless it would run past the plot (~7 px a

@@ -122,6 +122,8 @@ struct plot_data {
 					   (drawn as points, the answer only
 					   when there is no cgroup line) */
 	size_t n_pss;
+	double pss_at_peak_bytes;  /* Pss at the summed RSS peak (the record's);
+				      <= 0: unknown */
 	const struct plot_kernel *kernel; /* the cgroup's split, in time order;
 					     empty: none */
 	size_t n_kernel;

@@ -1233,3 +1233,22 @@ Test(plot, pss_points_from_a_directory, .timeout = 30)
 	cr_expect_not_null(strstr(svg, ">peak 140 MB at 4.00 s</text>"), "the peak is not Pss's");
 	free(svg);
 }
+
+/* The Pss read at the summed RSS peak is in resources.json; where the
+ * points miss it, the peak's label says it. */
+Test(plot, pss_at_the_peak_from_the_record)
+{
+	struct plot_data d = small_data();
+	struct plot_point pss[2] = { { 1.0, 30e6 }, { 1.4, 58e6 } };
+	d.pss = pss;
+	d.n_pss = 2;
+	d.pss_at_peak_bytes = 61.7e6;
+	char *s = render(&d, "pss-rec.svg", NULL);
+	cr_expect_not_null(strstr(s, ">peak 58.0 MB at 1.40 s (61.7 MB at the summed RSS peak)</text>"),
+			   "%s", strstr(s, "class=\"peak\""));
+	free(s);
+	d.pss_at_peak_bytes = 58.1e6; /* within 0.5%: not worth a word */
+	s = render(&d, "pss-rec2.svg", NULL);
+	cr_expect_not_null(strstr(s, ">peak 58.0 MB at 1.40 s</text>"));
+	free(s);
+}
