@@ -89,6 +89,7 @@ struct timeline_point {
 	double rss;                /* < 0: absent */
 	double heap;               /* < 0: null or absent (untraced) */
 	double cgroup;             /* < 0: absent (no memory cgroup) */
+	double pss;                /* < 0: absent (smaps not read then) */
 	/* memory.stat's split and the limit's event counters: < 0 absent */
 	double cgroup_anon, cgroup_page_cache, cgroup_shmem, cgroup_kernel;
 	double cgroup_limit_hits, cgroup_oom_kills;
