@@ -845,7 +845,7 @@ size_t cgroup_run_sampled(const struct contain *c, const struct tree_member **ou
  * (memory.kmem.usage_in_bytes is a part of it, not an addition; its TCP
  * buffers, memory.kmem.tcp.*, are counted apart and are in neither).  On
  * this project's 2-CPU test VM (Linux 6.18, hybrid layout; total_rss
- * includes total_rss_huge there, as from Linux 5.8 on), a tree holding
+ * includes total_rss_huge, as v1's documentation says), a tree holding
  * 64 MB in huge pages read total_rss 65110016 (total_rss_huge 65011712),
  * kmem 196608 and usage 65531904: 225 KB above the sum; one holding 480
  * full pipes read kmem 32649216, total_rss 110592 and usage 32768000, 8

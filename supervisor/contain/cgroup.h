@@ -85,7 +85,8 @@ long cgroup_parse_procs(const char *buf, size_t len, pid_t *out, size_t cap);
 /* memory.stat's split, bytes, as either version names it. */
 struct cg_memstat {
 	uint64_t anon;             /* v2 "anon"; v1 "total_rss", which holds
-				      "total_rss_huge" (Linux 5.8 on) */
+				      "total_rss_huge" (cgroup-v1 memory.rst:
+				      "includes transparent hugepages") */
 	uint64_t file;             /* v2 "file"; v1 "total_cache": page cache,
 				      tmpfs and shared memory */
 	uint64_t shmem;            /* of file: v2 "shmem", v1 "total_shmem"

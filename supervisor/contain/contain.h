@@ -135,7 +135,8 @@ struct contain_state {
 	/* the limit's event counters since the run began (the cgroup's own
 	 * limit, or an outer one whose OOM killer took a member) */
 	int have_events;
-	uint64_t limit_hits;       /* v2 memory.events "max", v1 memory.failcnt */
+	uint64_t limit_hits;       /* v2 memory.events "max", v1 memory.failcnt
+				      (+ memory.memsw.failcnt under --mem-max) */
 	uint64_t oom_kills;        /* processes the OOM killer took */
 	uint64_t forks_refused;    /* pids.events "max": forks pids.max refused */
 };
