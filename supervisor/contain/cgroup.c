@@ -134,7 +134,11 @@ int cgroup_parse_memstat(const char *buf, size_t len, int v2, struct cg_memstat 
 			  : sizeof memstat_v1 / sizeof memstat_v1[0];
 	uint64_t val[MS_NSLOT] = { 0 };
 	unsigned seen = 0;
-	for (size_t i = 0; i < len;) {
+	/* every key wanted seen: the rest of the file (most of it, on v2,
+	 * whose amounts come first) is not read */
+	const unsigned enough = 1u << MS_ANON | 1u << MS_FILE | 1u << MS_SHMEM |
+				(v2 ? 1u << MS_KERNEL | 1u << MS_SOCK : 0);
+	for (size_t i = 0; i < len && (seen & enough) != enough;) {
 		const char *nl = memchr(buf + i, '\n', len - i);
 		size_t end = nl ? (size_t)(nl - buf) : len;
 		const char *sp = memchr(buf + i, ' ', end - i);
