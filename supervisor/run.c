@@ -431,6 +431,13 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 	}
 	if (n > rec->max_processes)
 		rec->max_processes = n;
+	/* what the cgroup's usage was made of where it was largest: the
+	 * sample's own counters, read with it (the first of equals kept) */
+	if (r->kernel.have_usage &&
+	    (rec->kernel_peak_at_s < 0 || r->kernel.usage > rec->kernel_at_peak.usage)) {
+		rec->kernel_at_peak = r->kernel;
+		rec->kernel_peak_at_s = elapsed;
+	}
 	/* evidence_failed ends the run whatever the budgets say */
 	enum sup_reason b = breach(r, elapsed, rss, n);
 	if (evidence_append_sample(r->ev, elapsed, rss) < 0)
@@ -462,6 +469,12 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 			.heap = s.heap, .mapped_anon = s.map_anon, .mapped_file = s.map_file,
 			.have_pss = s.have_pss, .pss = s.pss,
 			.have_cgroup = r->kernel.have_usage, .cgroup = r->kernel.usage,
+			.have_split = r->kernel.have_split, .cgroup_anon = r->kernel.anon,
+			.cgroup_page_cache = r->kernel.page_cache, .cgroup_shmem = r->kernel.shmem,
+			.cgroup_kernel = r->kernel.kernel,
+			.have_events = r->kernel.have_events,
+			.cgroup_limit_hits = r->kernel.limit_hits,
+			.cgroup_oom_kills = r->kernel.oom_kills,
 		};
 		top_members(&tl, m, nm);
 		/* the images' sampled call sites at a new peak of the traced
