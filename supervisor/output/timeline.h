@@ -16,7 +16,8 @@
  *                   shared memory), "cgroup_shmem" (tmpfs, shm_open, shared
  *                   anonymous) and "cgroup_kernel", and its limit events
  *                   so far, "cgroup_limit_hits" (v2 memory.events "max",
- *                   v1 memory.failcnt) and "cgroup_oom_kills" (counts
+ *                   v1 memory.failcnt, and memory.memsw.failcnt under
+ *                   --mem-max) and "cgroup_oom_kills" (counts
  *                   since the run began: a rise between two samples is an
  *                   event), each where the kernel gave it, and last "top", the (up
  *                   to TIMELINE_TOP) members with the largest RSS, largest
