@@ -8,7 +8,9 @@
  * between, and it never forks: no process of the command can begin
  * outside.
  *
- * The child gets a new session (setsid), PR_SET_PDEATHSIG(SIGKILL) (so it
+ * The child gets a new session (setsid) -- or, with SPAWN_PGRP, a process
+ * group of its own in memsup's session, made the foreground group of
+ * `fg_tty` before exec (terminal.h) --, PR_SET_PDEATHSIG(SIGKILL) (so it
  * dies if memsup is killed outright), the signal mask memsup started with,
  * default dispositions, --cwd, stdout on `out_fd` and stderr on `err_fd`
  * (-1: memsup's own, inherited), and the environment `envp`, then execvp() -- which searches the PATH of `envp`,
@@ -31,6 +33,13 @@ struct spawn_cgroup {
 	size_t n_join;
 };
 
+/* Where the command starts, besides its cgroups. */
+enum spawn_group {
+	SPAWN_SESSION = 0,      /* a session of its own (setsid): no terminal */
+	SPAWN_PGRP,             /* a process group of its own in memsup's
+				   session: a job at memsup's terminal */
+};
+
 struct spawn_request {
 	char *const *argv;      /* NULL-terminated; argv[0] non-empty */
 	char **envp;            /* full environment for the child */
@@ -39,6 +48,9 @@ struct spawn_request {
 	int err_fd;             /* stderr of the child; -1: memsup's own */
 	const sigset_t *mask;   /* mask to restore in the child */
 	const struct spawn_cgroup *cgroup; /* NULL: memsup's own cgroups */
+	enum spawn_group group;
+	int fg_tty;             /* SPAWN_PGRP: the terminal whose foreground
+				   group the command's becomes; -1: none */
 };
 
 struct spawn_result {
@@ -48,6 +60,8 @@ struct spawn_result {
 				   start_errno */
 	int exit_status;        /* 126 or 127 when start_errno (reaped
 				   already); 125 when it could not join */
+	pid_t sid;              /* the command's session: its pid
+				   (SPAWN_SESSION), or memsup's */
 };
 
 /* Become a child subreaper.  0 or -errno. */
