@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "contain/contain.h"
+#include "contain/terminal.h"
 #include "output/relay.h"
 
 struct sup_options {
@@ -35,6 +36,8 @@ struct sup_options {
 	int follow_env;           /* --follow-env: MEMTRACE_FOLLOW=1 */
 	enum tree_method discovery; /* --discovery */
 	enum relay_mode output;   /* --output: tee (default), log, inherit */
+	int output_given;         /* --output was given */
+	enum terminal_mode terminal; /* at a terminal: cli_at_terminal() */
 	enum contain_request cgroup; /* --cgroup */
 	int help, version;        /* -h, -V: print and exit 0, nothing else */
 	char **command;           /* argv of the command, NULL-terminated */
@@ -46,6 +49,12 @@ struct sup_options {
 int cli_parse(int argc, char **argv, struct sup_options *out, char *err,
 	      size_t errlen);
 void cli_free(struct sup_options *o);
+
+/* Where memsup's stdin or stdout is a terminal (isatty of fd 0 and 1) and
+ * --output was not given, the command is a job at that terminal
+ * (terminal.h): o->terminal TERMINAL_JOB, o->output RELAY_INHERIT (no pipe,
+ * no log).  Pure: main asks the terminal, tests pass what they like. */
+void cli_at_terminal(struct sup_options *o, int in_tty, int out_tty);
 
 /* For the subcommands' options: "NAME VALUE" or "NAME=VALUE" at argv[*i]
  * gives VALUE (*i moved past it), or NULL when argv[*i] is not this option

@@ -243,6 +243,7 @@ static void start_record(struct sup_run *s)
 	rec->meta = o->meta;
 	rec->n_meta = o->n_meta;
 	relay_report(s->relay, &rec->output);
+	rec->terminal = o->terminal;
 	rec->phases = s->phases;
 	int rc = evidence_write_record(&s->ev, rec, 1);
 	if (rc < 0)
@@ -378,6 +379,7 @@ static int write_results(struct sup_run *s, int status)
 	int rc;
 	struct merge_input in = {
 		.rec = rec, .tracing = s->records_dir != NULL, .command_pid = rec->pid,
+		.command_sid = s->views.command_sid,
 		.main_status = s->views.main_status, .have_main = s->views.have_main,
 		.start_mono_ns = s->views.start_ns, .live = s->views.live, .pview = s->views.pview,
 		.sites = s->views.sites,
@@ -451,6 +453,7 @@ int main(int argc, char **argv)
 		cli_free(&s->opt);
 		sup_die("%s", err);
 	}
+	cli_at_terminal(&s->opt, isatty(STDIN_FILENO), isatty(STDOUT_FILENO));
 	if (s->opt.help || s->opt.version) {
 		if (s->opt.help)
 			fputs(cli_help_text, stdout);

@@ -15,6 +15,7 @@
 #include "collect/staging.h"
 #include "contain/contain.h"
 #include "contain/spawn.h"
+#include "contain/terminal.h"
 #include "output/relay.h"
 #include "output/timeline.h"
 #include "sentinel.h"
@@ -64,6 +65,13 @@ struct run {
 	 * memsup ...` leaves them to it): neither members nor waited for */
 	pid_t prior[RUN_PRIOR_MAX];
 	size_t nprior;
+	/* a job at memsup's terminal (terminal.h): the main process's stops
+	 * are seen, and memsup stops with it */
+	int job;
+	struct terminal term;
+	int stop_sig;           /* the main process stopped so, not yet handled */
+	uint64_t stopped_ns;    /* how long memsup was stopped with it, in all */
+	pid_t command_sid;      /* the command's session as it started */
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -71,6 +79,7 @@ static char run_error[PATH_MAX + 256];
 static char run_started_at[40];
 static char run_stuck[1024];
 static char run_note_finish[PATH_MAX + 128];
+static char run_note_stops[256];
 static struct contain_info run_containment;
 
 static double since_start_s(const struct run *r, uint64_t now)
@@ -98,7 +107,14 @@ static void reap(struct run *r)
 {
 	for (;;) {
 		int st;
-		pid_t p = waitpid(-1, &st, WNOHANG);
+		pid_t p = waitpid(-1, &st, WNOHANG | (r->job ? WUNTRACED : 0));
+		if (p > 0 && WIFSTOPPED(st)) {
+			/* a job's stop (WUNTRACED): the main process's is for
+			 * the loop to pass on; another's is not a shell's concern */
+			if (p == r->main_pid && !r->main_done)
+				r->stop_sig = WSTOPSIG(st);
+			continue;
+		}
 		if (p > 0) {
 			if (p == r->sentinel.pid) {
 				/* it should live until sentinel_stop(): say so */
@@ -133,7 +149,15 @@ static void drain_signals(struct run *r)
 	while ((n = read(r->sfd, si, sizeof si)) > 0) {
 		for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++) {
 			int sig = (int)si[i].ssi_signo;
-			if (sig != SIGCHLD && !r->interrupt)
+			/* a job's: memsup continued (`fg`, `bg`); while the
+			 * command has the terminal, ^C and ^\ are its to take, as
+			 * time(1) leaves them to its child: memsup ignores them */
+			if (r->job && sig == SIGCONT)
+				terminal_resume(&r->term);
+			else if (r->job && (sig == SIGINT || sig == SIGQUIT) &&
+				 terminal_given(&r->term))
+				continue;
+			else if (sig != SIGCHLD && !r->interrupt)
 				r->interrupt = sig;
 		}
 	}
@@ -312,9 +336,12 @@ static void reap_rest(struct run *r)
 	}
 }
 
-static int block_signals(sigset_t *orig, sigset_t *set)
+static int block_signals(sigset_t *orig, sigset_t *set, int job)
 {
 	sigemptyset(set);
+	/* a job's SIGCONT still continues memsup; blocked, it is also read */
+	if (job)
+		sigaddset(set, SIGCONT);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
@@ -545,6 +572,24 @@ static void drain_staging(struct run *r)
 	runrecord_note(r->rec, note);
 }
 
+/* The command's main process stopped (^Z, a stop signal): memsup stops
+ * with it, and once continued gives it the terminal back and continues it
+ * (terminal.h).  memsup samples nothing while it is stopped; the stopped
+ * time is not a gap in sampling (the command was stopped too): the next
+ * sample counts from the last one as though the stop had not been. */
+static void job_stopped(struct run *r)
+{
+	int sig = r->stop_sig;
+	r->stop_sig = 0;
+	uint64_t from = clock_mono_ns();
+	if (terminal_stop(&r->term, sig))
+		terminal_resume(&r->term);
+	uint64_t away = clock_mono_ns() - from;
+	r->stopped_ns += away;
+	if (r->last_sample_ns)
+		r->last_sample_ns += away;
+}
+
 /* The supervision loop proper; returns the reason (SUP_REASON_NONE: the
  * main process ended on its own). */
 static enum sup_reason supervise(struct run *r)
@@ -626,6 +671,8 @@ static enum sup_reason supervise(struct run *r)
 		 * (before, or without, SIGCHLD being read). */
 		if (np > 0 && r->pidfd >= 0 && pfd[1].revents)
 			reap(r);
+		if (r->stop_sig && !r->main_done)
+			job_stopped(r);
 		if (np > 0 && lfd >= 0 && pfd[2].revents)
 			live_update(r->live, 0);
 		/* slot 3: a line in the marks file, stamped now */
@@ -672,7 +719,10 @@ static int open_run(struct run *r, sigset_t *orig)
 	struct sup_record *rec = r->rec;
 	sigset_t set;
 	int rc;
-	if ((rc = block_signals(orig, &set)) < 0)
+	r->job = cfg->opt->terminal == TERMINAL_JOB;
+	if (r->job)
+		terminal_open(&r->term);
+	if ((rc = block_signals(orig, &set, r->job)) < 0)
 		return start_failed(r, 125, "sigprocmask", -rc);
 	r->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (r->sfd < 0)
@@ -729,6 +779,8 @@ static int launch(struct run *r, const sigset_t *orig)
 		.envp = r->cfg->envp,
 		.cwd = o->cwd,
 		.mask = orig,
+		.group = r->job ? SPAWN_PGRP : SPAWN_SESSION,
+		.fg_tty = r->job ? terminal_fg_fd(&r->term) : -1,
 	};
 	struct spawn_result res;
 	int rc;
@@ -741,11 +793,16 @@ static int launch(struct run *r, const sigset_t *orig)
 	relay_started(r->cfg->relay);
 	if (rc < 0)
 		return start_failed(r, 125, "fork", -rc);
+	/* even a child that could not exec may have taken the terminal: the
+	 * end takes it back */
+	if (r->job)
+		terminal_give(&r->term, res.pid);
 	if (res.start_errno) {
 		rec->pid = res.pid;
 		return start_failed(r, res.exit_status, res.stage, res.start_errno);
 	}
 	r->main_pid = rec->pid = res.pid;
+	r->command_sid = res.sid;
 	/* Not reaped yet (SIGCHLD is blocked and unread), so even a command that
 	 * already exited still has a pid to open. */
 	r->pidfd = open_pidfd(r->main_pid);
@@ -822,6 +879,24 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	return rec->exit_status = runrecord_exit_status(reason, status);
 }
 
+/* A job's end: the terminal back to memsup's group -- with the modes it
+ * had at the start unless the command ended on its own: one killed in raw
+ * mode must not leave the terminal raw -- and the stops in the record. */
+static void end_job(struct run *r)
+{
+	const struct sup_record *rec = r->rec;
+	int clean = rec->reason == SUP_REASON_NONE && rec->have_exit && !rec->signal;
+	terminal_take_back(&r->term, !clean);
+	terminal_close(&r->term);
+	if (r->term.stops) {
+		snprintf(run_note_stops, sizeof run_note_stops, "the command stopped %u time%s "
+			 "(^Z or a stop signal); memsup stopped with it for %.3f s in all and "
+			 "took no sample meanwhile", r->term.stops, r->term.stops == 1 ? "" : "s",
+			 (double)r->stopped_ns / 1e9);
+		runrecord_note(r->rec, run_note_stops);
+	}
+}
+
 /* Whatever way the run ended (`status` so far): the last lines written,
  * the last record files and markers taken, the views handed over, the
  * times in the record.  Returns memsup's exit status. */
@@ -829,6 +904,8 @@ static int close_run(struct run *r, int status, struct run_views *views)
 {
 	const struct run_config *cfg = r->cfg;
 	struct sup_record *rec = r->rec;
+	if (r->job)
+		end_job(r);
 	/* The rest of the command's output, now that nothing writes it any
 	 * more: into stdout.log, and on to a slow reader until the wall
 	 * budget's end or a signal (a run already interrupted does not wait). */
@@ -879,6 +956,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	views->pview = r->pv;
 	views->sites = r->sites;
 	views->start_ns = r->start_ns;
+	views->command_sid = r->command_sid;
 	finish_times(r);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
@@ -902,6 +980,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	r.ev = ev;
 	r.rec = rec;
 	r.sfd = r.pidfd = -1;
+	r.term.fd = -1;
 	r.sentinel.fd = -1;
 	jitter_init(&r.jit);
 	format_started_at();

@@ -68,6 +68,12 @@ static double rel_s(const struct merge_input *in, uint64_t ns)
 	return ((double)ns - (double)in->start_mono_ns) / 1e9;
 }
 
+/* The command's session: a process in another one left it (escaped). */
+static pid_t command_sid(const struct merge_input *in)
+{
+	return in->command_sid > 0 ? in->command_sid : in->command_pid;
+}
+
 static int cmp_image(const void *a, const void *b)
 {
 	const struct image_view *x = a, *y = b;
@@ -259,7 +265,7 @@ static int add_samples(struct merged_run *m, size_t *cap, size_t sorted,
 			iv->polled_peak_rss = img->peak_rss;
 			iv->polled_peak_at_s = rel_s(in, img->peak_ns);
 			iv->sid = p->sid;
-			iv->escaped = p->sid > 0 && in->command_pid > 0 && p->sid != in->command_pid;
+			iv->escaped = p->sid > 0 && command_sid(in) > 0 && p->sid != command_sid(in);
 			if (p->hwm_kb && p->hwm_gen == img->gen)
 				iv->polled_hwm_kb = p->hwm_kb;
 			if (!iv->traced) {
@@ -312,7 +318,7 @@ static void end_of_pid(struct image_view *iv, const struct merge_input *in)
 		iv->leftover_killed = 1;
 		/* its session as it was killed: one that left the command's
 		 * after the poller last looked (or before it ever did) */
-		if (l->session > 0 && in->command_pid > 0 && l->session != in->command_pid) {
+		if (l->session > 0 && command_sid(in) > 0 && l->session != command_sid(in)) {
 			iv->escaped = 1;
 			iv->sid = l->session;
 		}
@@ -479,7 +485,7 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 	memset(m, 0, sizeof *m);
 	m->rec = in->rec;
 	m->tracing = in->tracing;
-	m->command_sid = in->command_pid;
+	m->command_sid = command_sid(in);
 	m->start_mono_ns = in->start_mono_ns;
 	m->peak.at_s = -1;
 	m->heap_peak.at_s = m->heap_peak.before_s = m->heap_peak.after_s = -1;

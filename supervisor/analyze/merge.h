@@ -155,7 +155,7 @@ struct merge_aside {
 struct merged_run {
 	const struct sup_record *rec;  /* the resources.json record */
 	int tracing;                   /* the shim was injected (no --no-trace) */
-	pid_t command_sid;             /* session of the command (== its pid) */
+	pid_t command_sid;             /* session of the command as it started */
 	struct image_view *images;     /* every image ever seen by either view */
 	size_t n_images;
 	struct peak_view peak;
@@ -176,6 +176,8 @@ struct merge_input {
 	const struct sup_record *rec;
 	int tracing;
 	pid_t command_pid;
+	pid_t command_sid;             /* its session as it started (memsup's at a
+					  terminal); 0: its pid (a session of its own) */
 	int main_status;               /* wait status of the command, if have_main */
 	int have_main;
 	uint64_t start_mono_ns;

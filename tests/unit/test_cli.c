@@ -142,6 +142,42 @@ Test(cli, defaults)
 	cli_free(&o);
 }
 
+/* At a terminal (stdin or stdout) without --output, the command is a job
+ * there and nothing is piped or logged; --output keeps what it asks for. */
+Test(cli, at_a_terminal)
+{
+	static const struct {
+		const char *output;  /* NULL: not given */
+		int in_tty, out_tty;
+		enum terminal_mode want;
+		enum relay_mode want_output;
+	} cases[] = {
+		{ NULL, 0, 0, TERMINAL_NONE, RELAY_TEE },
+		{ NULL, 1, 0, TERMINAL_JOB, RELAY_INHERIT },
+		{ NULL, 0, 1, TERMINAL_JOB, RELAY_INHERIT },
+		{ NULL, 1, 1, TERMINAL_JOB, RELAY_INHERIT },
+		{ "tee", 1, 1, TERMINAL_NONE, RELAY_TEE },
+		{ "log", 1, 1, TERMINAL_NONE, RELAY_LOG },
+		{ "inherit", 1, 1, TERMINAL_NONE, RELAY_INHERIT },
+		{ "inherit", 0, 0, TERMINAL_NONE, RELAY_INHERIT },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct sup_options o;
+		char err[256];
+		const char *with[] = { "--output", cases[i].output, "cmd", NULL };
+		const char *without[] = { "cmd", NULL };
+		cr_assert_eq(parse(cases[i].output ? with : without, &o, err, sizeof err), 0, "%s",
+			     err);
+		cli_at_terminal(&o, cases[i].in_tty, cases[i].out_tty);
+		cr_expect_eq(o.terminal, cases[i].want, "case %zu", i);
+		cr_expect_eq(o.output, cases[i].want_output, "case %zu", i);
+		cli_free(&o);
+	}
+	cr_expect_str_eq(terminal_mode_name(TERMINAL_JOB), "terminal");
+	cr_expect_null(terminal_mode_name(TERMINAL_NONE));
+	cr_expect_null(terminal_mode_name(TERMINAL_MODE_COUNT));
+}
+
 Test(cli, every_option)
 {
 	struct sup_options o;
