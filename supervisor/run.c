@@ -780,7 +780,7 @@ static int launch(struct run *r, const sigset_t *orig)
 		.cwd = o->cwd,
 		.mask = orig,
 		.group = r->job ? SPAWN_PGRP : SPAWN_SESSION,
-		.fg_tty = r->job ? terminal_fg_fd(&r->term) : -1,
+		.tty = r->job ? terminal_fg_fd(&r->term) : -1,
 	};
 	struct spawn_result res;
 	int rc;

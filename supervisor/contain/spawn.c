@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -105,10 +106,16 @@ static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, i
 		 * command's first read of the terminal must not come before
 		 * memsup's own tcsetpgrp.  SIGTTOU is still ignored here
 		 * (memsup's disposition, reset below). */
-		if (req->fg_tty >= 0)
-			(void)tcsetpgrp(req->fg_tty, getpid());
+		if (req->tty >= 0)
+			(void)tcsetpgrp(req->tty, getpid());
 	} else if (setsid() < 0) {
 		child_fail(report, 3, errno);
+	} else if (req->group == SPAWN_PTY) {
+		/* the new session's controlling terminal, and stdio; the
+		 * redirections below do not apply (-1) */
+		if (ioctl(req->tty, TIOCSCTTY, 0) < 0 || dup2(req->tty, STDIN_FILENO) < 0 ||
+		    dup2(req->tty, STDOUT_FILENO) < 0 || dup2(req->tty, STDERR_FILENO) < 0)
+			child_fail(report, 3, errno);
 	}
 #ifdef PR_SET_PDEATHSIG
 	/* If memsup dies (even SIGKILL), the command gets SIGKILL.  The parent

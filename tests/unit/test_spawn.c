@@ -99,7 +99,7 @@ Test(spawn, pgrp_child_stays_in_the_session, .timeout = 10)
 	char *argv[] = { "sleep", "5", NULL };
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
 	struct spawn_request req = { .argv = argv, .envp = envp, .out_fd = -1, .err_fd = -1,
-				     .mask = &mask, .group = SPAWN_PGRP, .fg_tty = -1 };
+				     .mask = &mask, .group = SPAWN_PGRP, .tty = -1 };
 	struct spawn_result res;
 	cr_assert_eq(spawn_start(&req, &res), 0);
 	cr_assert_eq(res.start_errno, 0);
