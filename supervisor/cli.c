@@ -57,7 +57,10 @@ const char cli_help_text[] =
 	"                         log: into DIR/stdout.log only, exactly interleaved\n"
 	"                           (batch runs, sweeps; the Python drop-in's choice);\n"
 	"                         inherit: memsup's own stdout and stderr, in a session\n"
-	"                           of its own (no controlling terminal); not logged\n"
+	"                           of its own (no controlling terminal); not logged;\n"
+	"                         transcript: at a terminal, a pseudo-terminal of its\n"
+	"                           own relayed to memsup's (as script(1) does) and\n"
+	"                           copied into DIR/stdout.log\n"
 	"      --json             print the record (resources.json) on stdout, after\n"
 	"                         what COMMAND wrote there\n"
 	"  -q, --quiet            no summary on stderr\n"
@@ -280,8 +283,13 @@ static int parse_discovery(const char *arg, struct sup_options *o, char *err, si
 
 static int parse_output(const char *arg, struct sup_options *o, char *err, size_t errlen)
 {
+	if (terminal_mode_parse(arg, &o->terminal) == 0) {
+		o->output = RELAY_INHERIT; /* no pipe: the transcript has the output */
+		return 0;
+	}
 	if (relay_mode_parse(arg, &o->output) < 0)
-		return fail(err, errlen, "--output: '%s' is not one of tee, log, inherit", arg);
+		return fail(err, errlen, "--output: '%s' is not one of tee, log, inherit, "
+			    "transcript", arg);
 	return 0;
 }
 
@@ -425,11 +433,15 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 	return check_rest(argc, argv, o, err, errlen);
 }
 
-void cli_at_terminal(struct sup_options *o, int in_tty, int out_tty)
+int cli_at_terminal(struct sup_options *o, int in_tty, int out_tty, char *err, size_t errlen)
 {
+	if (o->terminal == TERMINAL_TRANSCRIPT)
+		return in_tty ? 0 : fail(err, errlen, "--output transcript: memsup's standard input "
+					 "is not a terminal (the transcript is of one)");
 	o->terminal = terminal_choose(o->output_given, in_tty, out_tty);
 	if (o->terminal == TERMINAL_JOB)
 		o->output = RELAY_INHERIT;
+	return 0;
 }
 
 void cli_free(struct sup_options *o)

@@ -37,7 +37,8 @@ struct sup_options {
 	enum tree_method discovery; /* --discovery */
 	enum relay_mode output;   /* --output: tee (default), log, inherit */
 	int output_given;         /* --output was given */
-	enum terminal_mode terminal; /* at a terminal: cli_at_terminal() */
+	enum terminal_mode terminal; /* --output transcript; at a terminal:
+				     cli_at_terminal() */
 	enum contain_request cgroup; /* --cgroup */
 	int help, version;        /* -h, -V: print and exit 0, nothing else */
 	char **command;           /* argv of the command, NULL-terminated */
@@ -53,8 +54,10 @@ void cli_free(struct sup_options *o);
 /* Where memsup's stdin or stdout is a terminal (isatty of fd 0 and 1) and
  * --output was not given, the command is a job at that terminal
  * (terminal.h): o->terminal TERMINAL_JOB, o->output RELAY_INHERIT (no pipe,
- * no log).  Pure: main asks the terminal, tests pass what they like. */
-void cli_at_terminal(struct sup_options *o, int in_tty, int out_tty);
+ * no log).  --output transcript needs stdin to be a terminal: -1 with the
+ * message in err when it is not.  Pure: main asks the terminal, tests pass
+ * what they like. */
+int cli_at_terminal(struct sup_options *o, int in_tty, int out_tty, char *err, size_t errlen);
 
 /* For the subcommands' options: "NAME VALUE" or "NAME=VALUE" at argv[*i]
  * gives VALUE (*i moved past it), or NULL when argv[*i] is not this option

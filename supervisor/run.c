@@ -17,6 +17,7 @@
 #include "contain/spawn.h"
 #include "contain/terminal.h"
 #include "output/relay.h"
+#include "output/transcript.h"
 #include "output/timeline.h"
 #include "sentinel.h"
 #include "units.h"
@@ -142,6 +143,15 @@ static void reap(struct run *r)
 	}
 }
 
+/* memsup continued (`fg`, `bg`): the terminal to the command again,
+ * and a transcript's window sized as memsup's is now. */
+static void job_resume(struct run *r)
+{
+	terminal_resume(&r->term);
+	transcript_resize(r->cfg->transcript, r->term.fd);
+	transcript_redraw(r->cfg->transcript);
+}
+
 static void drain_signals(struct run *r)
 {
 	struct signalfd_siginfo si[8];
@@ -153,7 +163,9 @@ static void drain_signals(struct run *r)
 			 * command has the terminal, ^C and ^\ are its to take, as
 			 * time(1) leaves them to its child: memsup ignores them */
 			if (r->job && sig == SIGCONT)
-				terminal_resume(&r->term);
+				job_resume(r);
+			else if (sig == SIGWINCH)
+				transcript_resize(r->cfg->transcript, r->term.fd);
 			else if (r->job && (sig == SIGINT || sig == SIGQUIT) &&
 				 terminal_given(&r->term))
 				continue;
@@ -181,16 +193,43 @@ static int finish_stop(void *ctx)
 	return r->interrupt != 0;
 }
 
+/* The command's output's poll slots: the relay's, then a transcript's
+ * (which reads what is typed only while memsup's terminal is raw). */
+#define OUTPUT_POLL_SLOTS (RELAY_POLL_SLOTS + TRANSCRIPT_POLL_SLOTS)
+
+static void output_poll_set(struct run *r, struct pollfd pfd[OUTPUT_POLL_SLOTS])
+{
+	relay_poll_set(r->cfg->relay, pfd);
+	transcript_poll_set(r->cfg->transcript, pfd + RELAY_POLL_SLOTS, terminal_given(&r->term));
+}
+
+/* 0, or -errno of a write to stdout.log that failed. */
+static int output_pump(struct run *r, const struct pollfd pfd[OUTPUT_POLL_SLOTS])
+{
+	int rc = relay_pump(r->cfg->relay, pfd);
+	int rt = transcript_pump(r->cfg->transcript, pfd + RELAY_POLL_SLOTS);
+	return rc < 0 ? rc : rt;
+}
+
+/* The record's "output": the relay's, or the transcript's. */
+static void report_output(struct run *r)
+{
+	if (r->cfg->transcript)
+		transcript_report(r->cfg->transcript, &r->rec->output);
+	else
+		relay_report(r->cfg->relay, &r->rec->output);
+}
+
 /* Sleep up to ms, waking early for a signal; then handle signals.  The
  * command's output keeps moving meanwhile: a process given --grace-s to
  * end must not block on a full pipe. */
 static void wait_a_little(struct run *r, int ms)
 {
-	struct pollfd pfd[1 + RELAY_POLL_SLOTS] = { { r->sfd, POLLIN, 0 } };
+	struct pollfd pfd[1 + OUTPUT_POLL_SLOTS] = { { r->sfd, POLLIN, 0 } };
 	struct timespec ts = { 0, (long)ms * 1000000L };
-	relay_poll_set(r->cfg->relay, pfd + 1);
-	if (ppoll(pfd, 1 + RELAY_POLL_SLOTS, &ts, NULL) > 0) {
-		int rc = relay_pump(r->cfg->relay, pfd + 1);
+	output_poll_set(r, pfd + 1);
+	if (ppoll(pfd, 1 + OUTPUT_POLL_SLOTS, &ts, NULL) > 0) {
+		int rc = output_pump(r, pfd + 1);
 		if (rc < 0)
 			evidence_note_failure(r->ev, "write", "stdout.log", rc);
 	}
@@ -336,12 +375,15 @@ static void reap_rest(struct run *r)
 	}
 }
 
-static int block_signals(sigset_t *orig, sigset_t *set, int job)
+static int block_signals(sigset_t *orig, sigset_t *set, enum terminal_mode terminal)
 {
 	sigemptyset(set);
-	/* a job's SIGCONT still continues memsup; blocked, it is also read */
-	if (job)
+	/* a job's SIGCONT still continues memsup; blocked, it is also read;
+	 * a transcript's memsup is the one told of a new window size */
+	if (terminal != TERMINAL_NONE)
 		sigaddset(set, SIGCONT);
+	if (terminal == TERMINAL_TRANSCRIPT)
+		sigaddset(set, SIGWINCH);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
@@ -581,9 +623,12 @@ static void job_stopped(struct run *r)
 {
 	int sig = r->stop_sig;
 	r->stop_sig = 0;
+	/* a transcript's ^Z, made SIGSTOP by memsup: a ^Z to pass up */
+	if (transcript_suspended(r->cfg->transcript))
+		sig = SIGTSTP;
 	uint64_t from = clock_mono_ns();
 	if (terminal_stop(&r->term, sig))
-		terminal_resume(&r->term);
+		job_resume(r);
 	uint64_t away = clock_mono_ns() - from;
 	r->stopped_ns += away;
 	if (r->last_sample_ns)
@@ -623,7 +668,7 @@ static enum sup_reason supervise(struct run *r)
 			r->rec->poll_interval_p99_s = r->jit.count
 				? (double)jitter_quantile(&r->jit, 0.99) / 1e9 : -1;
 			r->rec->wall_s = since_start_s(r, now);
-			relay_report(r->cfg->relay, &r->rec->output);
+			report_output(r);
 			/* the records of ended images into the fold file, their
 			 * markers read first: the directory and each sample's
 			 * work stay the size of what still runs */
@@ -660,11 +705,11 @@ static enum sup_reason supervise(struct run *r)
 		 * slots 5..: the command's output, moved as it comes */
 		short kev;
 		int kfd = contain_event_fd(r->contain, &kev);
-		struct pollfd pfd[5 + RELAY_POLL_SLOTS] = {
+		struct pollfd pfd[5 + OUTPUT_POLL_SLOTS] = {
 			{ r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
 			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 }, { kfd, kev, 0 } };
-		relay_poll_set(r->cfg->relay, pfd + 5);
-		int np = ppoll(pfd, 5 + RELAY_POLL_SLOTS, &ts, NULL);
+		output_poll_set(r, pfd + 5);
+		int np = ppoll(pfd, 5 + OUTPUT_POLL_SLOTS, &ts, NULL);
 		if (np > 0 && pfd[0].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
@@ -682,7 +727,7 @@ static enum sup_reason supervise(struct run *r)
 		/* slot 4: the kernel has news (an OOM kill): sample now */
 		if (np > 0 && kfd >= 0 && pfd[4].revents)
 			next = clock_mono_ns();
-		int rc = np > 0 ? relay_pump(r->cfg->relay, pfd + 5) : 0;
+		int rc = np > 0 ? output_pump(r, pfd + 5) : 0;
 		if (rc < 0) {
 			relay_failed(r, rc, &reason);
 			break;
@@ -719,10 +764,10 @@ static int open_run(struct run *r, sigset_t *orig)
 	struct sup_record *rec = r->rec;
 	sigset_t set;
 	int rc;
-	r->job = cfg->opt->terminal == TERMINAL_JOB;
+	r->job = cfg->opt->terminal != TERMINAL_NONE;
 	if (r->job)
-		terminal_open(&r->term);
-	if ((rc = block_signals(orig, &set, r->job)) < 0)
+		terminal_open(&r->term, cfg->opt->terminal);
+	if ((rc = block_signals(orig, &set, cfg->opt->terminal)) < 0)
 		return start_failed(r, 125, "sigprocmask", -rc);
 	r->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (r->sfd < 0)
@@ -785,12 +830,20 @@ static int launch(struct run *r, const sigset_t *orig)
 	struct spawn_result res;
 	int rc;
 	relay_child_fds(r->cfg->relay, &req.out_fd, &req.err_fd);
+	/* a transcript: the command's own session on a pty made now */
+	if (r->cfg->transcript) {
+		req.group = SPAWN_PTY;
+		if ((rc = transcript_start(r->cfg->transcript, r->term.fd, &req.tty)) < 0)
+			return start_failed(r, 125, "pseudo-terminal", -rc);
+	}
 	r->start_ns = clock_mono_ns(); /* wall time counts from the launch, as the seed's */
 	phases_start(r->cfg->phases, r->start_ns, o->poll_ms / 1000.0);
 	rc = contain_start(r->contain, &req, &res);
 	/* memsup's copies of the command's ends go, so that its pipes end
 	 * with it */
 	relay_started(r->cfg->relay);
+	if (r->cfg->transcript)
+		transcript_started(r->cfg->transcript, rc < 0 || res.start_errno ? 0 : res.pid);
 	if (rc < 0)
 		return start_failed(r, 125, "fork", -rc);
 	/* even a child that could not exec may have taken the terminal: the
@@ -915,9 +968,12 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	if (r->sfd >= 0)
 		drain_signals(r);
 	int rc = relay_finish(cfg->relay, &stop, r->interrupt ? clock_mono_ns() : wall_end);
+	if (rc == 0)
+		rc = transcript_finish(cfg->transcript, &stop,
+				       r->interrupt ? clock_mono_ns() : wall_end);
 	if (rc < 0)
 		evidence_note_failure(r->ev, "write", "stdout.log", rc);
-	relay_report(cfg->relay, &rec->output);
+	report_output(r);
 	/* The last lines; a write that fails now (the tree is already dead)
 	 * still makes the run a memsup error, as one during the run does. */
 	if ((rc < 0 || evidence_flush_samples(r->ev) < 0) &&

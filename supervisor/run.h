@@ -37,6 +37,7 @@
 #include "runrecord.h"
 
 struct staging;
+struct transcript;
 
 struct run_config {
 	const struct sup_options *opt;
@@ -48,6 +49,7 @@ struct run_config {
 				     evidence at the end (staging.h); may be NULL */
 	struct phase_log *phases; /* the marker channels (phases.h); may be NULL */
 	struct relay *relay;      /* the command's stdout and stderr (relay.h) */
+	struct transcript *transcript; /* --output transcript (transcript.h); NULL */
 };
 
 struct live;

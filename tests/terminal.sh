@@ -12,7 +12,7 @@ set -u
 : "${MEMSUP:?MEMSUP is not set}"
 : "${MT_PROGS:?MT_PROGS is not set}"
 WAIT_S=${WAIT_S:-20}
-NCASES=12
+NCASES=14
 
 if ! command -v tmux >/dev/null 2>&1; then
 	echo "1..0 # SKIP no tmux (Debian: tmux)"
@@ -392,6 +392,99 @@ case_pipe() {
 	done_with "$s"
 }
 
+# ---- 12. --output transcript: a REPL through a pty, ^C, ^Z and fg, logged ------
+case_transcript_repl() {
+	local s=c12 ev="$tmp/ev12" name="--output transcript, a REPL"
+	start "$s" || { bad "$name" "no shell prompt" "$s"; return; }
+	typeln "$s" "$M -o $ev --output transcript -- python3 -q"
+	if ! wait_for "$s" '^>>> ?$'; then
+		bad "$name" "no prompt" "$s"
+		done_with "$s"
+		return
+	fi
+	T send-keys -t "$s" C-c
+	if ! wait_for "$s" '^KeyboardInterrupt$'; then
+		bad "$name" "no KeyboardInterrupt" "$s"
+		done_with "$s"
+		return
+	fi
+	typeln "$s" "print(6 * 7)"
+	wait_for "$s" '^42$'
+	T send-keys -t "$s" C-z
+	if ! wait_for "$s" 'Stopped +.*memsup'; then
+		bad "$name" "^Z did not stop the job" "$s"
+	else
+		T send-keys -t "$s" C-l
+		typeln "$s" "fg"
+		sleep 0.3
+		typeln "$s" "print(7 * 8)"
+		if ! wait_for "$s" '^56$'; then
+			bad "$name" "the REPL did not come back after fg" "$s"
+		else
+			T send-keys -t "$s" C-d
+			wait_for "$s" '^tsh\$ ?$'
+			typeln "$s" "echo rc=\$?"
+			local out
+			out=$(python3 - "$ev" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+r = json.load(open(d + '/resources.json'))
+log = open(d + '/stdout.log', 'rb').read().decode('utf-8', 'replace')
+o = r['output']
+errs = []
+if (o['mode'], o['log'], o['logged']) != ('transcript', 'stdout.log', ['stdout', 'stderr']):
+    errs.append('output %s' % o)
+if o['log_bytes'] != os.path.getsize(d + '/stdout.log'):
+    errs.append('log_bytes %s, file %d' % (o['log_bytes'], os.path.getsize(d + '/stdout.log')))
+for want in ('KeyboardInterrupt', '42', '56', 'print(7 * 8)'):
+    if want not in log:
+        errs.append('%r not in stdout.log' % want)
+if r['reason'] is not None or r['exit_code'] != 0:
+    errs.append('reason %s exit_code %s' % (r['reason'], r['exit_code']))
+print('; '.join(errs) or 'fine')
+PY
+)
+			if ! wait_for "$s" '^rc=0$'; then
+				bad "$name" "exit status not 0" "$s"
+			elif [ "$out" != fine ]; then
+				bad "$name" "$out" "$s"
+			else
+				ok "$name: ^C, ^Z and fg reach the REPL through its pty; the transcript logged"
+			fi
+		fi
+	fi
+	done_with "$s"
+}
+
+# ---- 13. --output transcript: the command's terminal is the pty, sized -----
+case_transcript_probe() {
+	local s=c13 ev="$tmp/ev13" name="--output transcript, the pty" size
+	start "$s" || { bad "$name" "no shell prompt" "$s"; return; }
+	typeln "$s" "$M -o $ev --output transcript -- $MT_PROGS/ttyprobe 6; echo rc=\$?"
+	size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
+	if ! wait_for "$s" '^probe: tty 1 1 1 devtty ok fg yes'; then
+		bad "$name" "not a terminal, no /dev/tty, or not the foreground group" "$s"
+	elif ! wait_for "$s" "^probe: size $size"; then
+		bad "$name" "the pty's size is not the pane's ($size)" "$s"
+	else
+		T resize-window -t "$s" -x 90 -y 25
+		size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
+		if ! wait_for "$s" "^probe: size $size"; then
+			bad "$name" "the resize did not reach the pty ($size)" "$s"
+		else
+			typeln "$s" q
+			if ! wait_for "$s" 'rc=6$'; then
+				bad "$name" "exit status not the command's 6" "$s"
+			elif ! grep -q "probe: size $size" "$ev/stdout.log"; then
+				bad "$name" "stdout.log lacks the new size" "$s"
+			else
+				ok "$name: a terminal of its own, sized as memsup's and resized with it; exit 6"
+			fi
+		fi
+	fi
+	done_with "$s"
+}
+
 case_ls
 case_less
 if command -v python3 >/dev/null 2>&1; then
@@ -408,6 +501,12 @@ case_budget
 case_background
 case_procscan
 case_pipe
+if command -v python3 >/dev/null 2>&1; then
+	case_transcript_repl
+else
+	skip "--output transcript, a REPL" "no python3"
+fi
+case_transcript_probe
 if pgrep -f "$MEMSUP" >/dev/null 2>&1 && pgrep -af "$MEMSUP" | grep -q -- "-o $tmp/"; then
 	bad "no memsup left behind" "$(pgrep -af "$MEMSUP" | grep -- "-o $tmp/" | head -3)"
 else

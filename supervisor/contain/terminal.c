@@ -10,11 +10,19 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const mode_names[TERMINAL_MODE_COUNT] = { NULL, "terminal" };
+static const char *const mode_names[TERMINAL_MODE_COUNT] = { NULL, "terminal", "transcript" };
 
 const char *terminal_mode_name(enum terminal_mode mode)
 {
 	return (unsigned)mode < TERMINAL_MODE_COUNT ? mode_names[mode] : NULL;
+}
+
+int terminal_mode_parse(const char *name, enum terminal_mode *out)
+{
+	if (strcmp(name, mode_names[TERMINAL_TRANSCRIPT]) != 0)
+		return -EINVAL;
+	*out = TERMINAL_TRANSCRIPT;
+	return 0;
 }
 
 enum terminal_mode terminal_choose(int output_given, int in_tty, int out_tty)
@@ -22,9 +30,10 @@ enum terminal_mode terminal_choose(int output_given, int in_tty, int out_tty)
 	return !output_given && (in_tty || out_tty) ? TERMINAL_JOB : TERMINAL_NONE;
 }
 
-void terminal_open(struct terminal *t)
+void terminal_open(struct terminal *t, enum terminal_mode mode)
 {
 	memset(t, 0, sizeof *t);
+	t->mode = mode;
 	t->fd = -1;
 	t->own_pgrp = getpgrp();
 	/* memsup sets the foreground group from the background (taking the
@@ -36,8 +45,10 @@ void terminal_open(struct terminal *t)
 	sigaction(SIGTTOU, &ign, &t->old_ttou);
 	pid_t sid = getsid(0);
 	for (int fd = 0; fd < 3; fd++) {
-		/* tcgetsid answers only for the caller's controlling terminal */
-		if (!isatty(fd) || tcgetsid(fd) != sid)
+		/* tcgetsid answers only for the caller's controlling terminal;
+		 * a transcript's is the one typed at, whoever's it is */
+		if (mode == TERMINAL_TRANSCRIPT ? fd != 0 || !isatty(fd)
+						: !isatty(fd) || tcgetsid(fd) != sid)
 			continue;
 		t->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		break;
@@ -51,6 +62,32 @@ int terminal_fg_fd(const struct terminal *t)
 	return t->fd >= 0 && tcgetpgrp(t->fd) == t->own_pgrp ? t->fd : -1;
 }
 
+/* A transcript's terminal may be set: memsup is its foreground job, or it
+ * is not memsup's controlling terminal (no job control to respect). */
+static int may_set(const struct terminal *t)
+{
+	return t->fd >= 0 && (tcgetpgrp(t->fd) == t->own_pgrp || tcgetsid(t->fd) != getsid(0));
+}
+
+/* A transcript: memsup's terminal raw (every key a byte for the pty, ^C
+ * and ^Z too), or back as it was. */
+static void set_raw(struct terminal *t)
+{
+	struct termios raw = t->start_modes;
+	if (!t->have_start_modes || !may_set(t))
+		return;
+	cfmakeraw(&raw);
+	if (tcsetattr(t->fd, TCSADRAIN, &raw) == 0)
+		t->raw = 1;
+}
+
+static void set_cooked(struct terminal *t)
+{
+	if (t->raw && may_set(t))
+		tcsetattr(t->fd, TCSADRAIN, &t->start_modes);
+	t->raw = 0;
+}
+
 /* Whether process group g has no process left. */
 static int group_gone(pid_t g)
 {
@@ -60,7 +97,9 @@ static int group_gone(pid_t g)
 void terminal_give(struct terminal *t, pid_t pgrp)
 {
 	t->job_pgrp = pgrp;
-	if (t->fd < 0)
+	if (t->mode == TERMINAL_TRANSCRIPT)
+		set_raw(t);
+	if (t->fd < 0 || t->mode != TERMINAL_JOB)
 		return;
 	/* the child may have made itself the foreground already (and even
 	 * ended: then its group is gone and this fails, but it was given) */
@@ -76,6 +115,8 @@ void terminal_give(struct terminal *t, pid_t pgrp)
  * it. */
 static void take_from_job(struct terminal *t)
 {
+	if (t->mode == TERMINAL_TRANSCRIPT)
+		set_cooked(t); /* the command's modes stay in its pty */
 	if (t->fd < 0 || !t->given || tcgetpgrp(t->fd) != t->given)
 		return;
 	t->have_job_modes = tcgetattr(t->fd, &t->job_modes) == 0;
@@ -142,7 +183,10 @@ int terminal_stop(struct terminal *t, int sig)
 
 void terminal_resume(struct terminal *t)
 {
-	if (t->fd >= 0 && t->job_pgrp > 0 && tcgetpgrp(t->fd) == t->own_pgrp) {
+	if (t->mode == TERMINAL_TRANSCRIPT && !t->raw)
+		set_raw(t); /* `fg`: raw again; `bg`: not memsup's to set */
+	if (t->mode == TERMINAL_JOB && t->fd >= 0 && t->job_pgrp > 0 &&
+	    tcgetpgrp(t->fd) == t->own_pgrp) {
 		/* `fg`: the terminal to the group that had it, as it had it */
 		pid_t to = t->resume_to && !group_gone(t->resume_to) ? t->resume_to : t->job_pgrp;
 		if (t->have_job_modes)
@@ -161,7 +205,9 @@ void terminal_resume(struct terminal *t)
 
 void terminal_take_back(struct terminal *t, int restore_modes)
 {
-	if (t->fd < 0)
+	if (t->mode == TERMINAL_TRANSCRIPT)
+		set_cooked(t);
+	if (t->fd < 0 || t->mode != TERMINAL_JOB)
 		return;
 	/* Memsup's group gets the terminal when the command's group has it,
 	 * or when the group that has it is gone (a group the tree made, killed
@@ -178,7 +224,7 @@ void terminal_take_back(struct terminal *t, int restore_modes)
 
 int terminal_given(const struct terminal *t)
 {
-	return t->given != 0;
+	return t->mode == TERMINAL_TRANSCRIPT ? t->raw : t->given != 0;
 }
 
 void terminal_close(struct terminal *t)

@@ -51,11 +51,14 @@ enum terminal_mode {
 	TERMINAL_NONE = 0,  /* a session of its own; its output per --output */
 	TERMINAL_JOB,       /* memsup's stdin, stdout and stderr, as a foreground
 			       job: the record's output mode "terminal" */
+	TERMINAL_TRANSCRIPT, /* --output transcript: a pseudo-terminal of its
+			       own (transcript.h); memsup keeps its terminal, in
+			       raw mode while it is the foreground job there */
 	TERMINAL_MODE_COUNT
 };
 
-/* "terminal" for TERMINAL_JOB; NULL for TERMINAL_NONE (the output mode is
- * the relay's) and out of range. */
+/* "terminal" for TERMINAL_JOB, "transcript" for TERMINAL_TRANSCRIPT; NULL
+ * for TERMINAL_NONE (the output mode is the relay's) and out of range. */
 const char *terminal_mode_name(enum terminal_mode mode);
 
 /* The mode of a run: TERMINAL_JOB when --output was not given and memsup's
@@ -63,7 +66,14 @@ const char *terminal_mode_name(enum terminal_mode mode);
  * else TERMINAL_NONE.  Pure. */
 enum terminal_mode terminal_choose(int output_given, int in_tty, int out_tty);
 
+/* --output's values that are terminal modes: "transcript" gives
+ * TERMINAL_TRANSCRIPT; -EINVAL (and *out untouched) for any other. */
+int terminal_mode_parse(const char *name, enum terminal_mode *out);
+
 struct terminal {
+	enum terminal_mode mode;
+	int raw;                   /* TERMINAL_TRANSCRIPT: memsup made its
+				      terminal raw and has not put it back */
 	int fd;                    /* memsup's controlling terminal (a private
 				      dup of fd 0, 1 or 2); -1: none */
 	pid_t own_pgrp;            /* memsup's process group */
@@ -81,10 +91,11 @@ struct terminal {
 	struct sigaction old_ttou; /* SIGTTOU's disposition before the run */
 };
 
-/* Find memsup's controlling terminal among fds 0, 1, 2 (t->fd -1 when
- * none is), save its modes, and ignore SIGTTOU.  Never fails: a run
- * without a controlling terminal just has none to give. */
-void terminal_open(struct terminal *t);
+/* Find memsup's controlling terminal among fds 0, 1, 2 (for a transcript:
+ * fd 0, the terminal typed at) -- t->fd -1 when none is --, save its
+ * modes, and ignore SIGTTOU.  Never fails: a run without a controlling
+ * terminal just has none to give. */
+void terminal_open(struct terminal *t, enum terminal_mode mode);
 
 /* The fd spawn.h's fg_tty wants: the terminal when memsup's group is its
  * foreground group now (the command's group then takes it from inside the
@@ -92,7 +103,8 @@ void terminal_open(struct terminal *t);
 int terminal_fg_fd(const struct terminal *t);
 
 /* After the fork: `pgrp` (the command's pid) is the command's group; the
- * terminal's foreground when memsup's group had it. */
+ * terminal's foreground when memsup's group had it.  For a transcript,
+ * memsup's terminal goes raw instead, when memsup is its foreground job. */
 void terminal_give(struct terminal *t, pid_t pgrp);
 
 /* The command's main process stopped with `sig`: take the terminal back
@@ -113,8 +125,9 @@ void terminal_resume(struct terminal *t);
 void terminal_take_back(struct terminal *t, int restore_modes);
 
 /* Whether memsup has given its terminal to the command (and not taken it
- * back): a SIGINT or SIGQUIT memsup gets meanwhile did not come from the
- * terminal. */
+ * back; for a transcript: made it raw): a SIGINT or SIGQUIT memsup gets
+ * meanwhile did not come from the terminal, and a transcript reads what
+ * is typed. */
 int terminal_given(const struct terminal *t);
 
 /* SIGTTOU as it was; the fd closed.  Again is harmless. */

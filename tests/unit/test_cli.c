@@ -168,11 +168,26 @@ Test(cli, at_a_terminal)
 		const char *without[] = { "cmd", NULL };
 		cr_assert_eq(parse(cases[i].output ? with : without, &o, err, sizeof err), 0, "%s",
 			     err);
-		cli_at_terminal(&o, cases[i].in_tty, cases[i].out_tty);
+		cr_assert_eq(cli_at_terminal(&o, cases[i].in_tty, cases[i].out_tty, err, sizeof err),
+			     0, "case %zu: %s", i, err);
 		cr_expect_eq(o.terminal, cases[i].want, "case %zu", i);
 		cr_expect_eq(o.output, cases[i].want_output, "case %zu", i);
 		cli_free(&o);
 	}
+	/* a transcript is of a terminal that is typed at */
+	struct sup_options o;
+	char err[256];
+	const char *transcript[] = { "--output", "transcript", "cmd", NULL };
+	cr_assert_eq(parse(transcript, &o, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(o.terminal, TERMINAL_TRANSCRIPT);
+	cr_expect_eq(cli_at_terminal(&o, 1, 0, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(o.terminal, TERMINAL_TRANSCRIPT);
+	cr_expect_eq(o.output, RELAY_INHERIT);
+	cr_expect_eq(cli_at_terminal(&o, 0, 1, err, sizeof err), -1);
+	cr_expect_not_null(strstr(err, "--output transcript: memsup's standard input is not a "
+				  "terminal"), "%s", err);
+	cli_free(&o);
+	cr_expect_str_eq(terminal_mode_name(TERMINAL_TRANSCRIPT), "transcript");
 	cr_expect_str_eq(terminal_mode_name(TERMINAL_JOB), "terminal");
 	cr_expect_null(terminal_mode_name(TERMINAL_NONE));
 	cr_expect_null(terminal_mode_name(TERMINAL_MODE_COUNT));

@@ -5,8 +5,9 @@
  * /dev/tty, the foreground group, the size), ^C reaches it and not memsup,
  * and ^Z -- which no shell could answer here: memsup's group is orphaned,
  * so the kernel will not stop it -- is ignored, as the terminal would
- * ignore it.  The same cases in a real terminal, with a shell's job
- * control, are tests/terminal.sh's (tmux). */
+ * ignore it.  --output transcript puts a pty of memsup's between.  The
+ * same cases in a real terminal, with a shell's job control, are
+ * tests/terminal.sh's (tmux). */
 #include "test_memsup_util.h"
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -161,6 +162,49 @@ Test(memsup_terminal, ctrl_z_without_a_shell_is_ignored, .timeout = 60)
 	rec_load(&p.r);
 	cr_expect_not_null(strstr(rec_str(&p.r, "notes"), "stopped 1 time"), "%s",
 			   rec_str(&p.r, "notes"));
+}
+
+/* --output transcript: the command on a pty of its own, sized as memsup's
+ * terminal, with a ^Z that memsup turns into a stop it passes up (and,
+ * with no shell to stop for, lets the command run on); everything the pty
+ * showed is in stdout.log. */
+Test(memsup_terminal, transcript_relays_and_logs_a_pty, .timeout = 60)
+{
+	struct pty_run p;
+	const char *args[] = { "--output", "transcript", "--", prog("ttyprobe"), "9", NULL };
+	pty_start(&p, args);
+	cr_assert(pty_wait_for(&p, "probe: size"), "%s", p.seen);
+	cr_expect_not_null(strstr(p.seen, "probe: tty 1 1 1 devtty ok fg yes"), "%s", p.seen);
+	cr_expect_not_null(strstr(p.seen, "probe: size 33x97"), "%s", p.seen);
+	pty_type(&p, "\032");
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	pty_type(&p, "q\n");
+	cr_expect_eq(pty_wait(&p), 9, "%s", p.seen);
+	rec_load(&p.r);
+	cr_expect_str_eq(rec_str(&p.r, "reason"), "null");
+	cr_expect_not_null(strstr(rec_str(&p.r, "output"), "\"mode\": \"transcript\", \"log\": "
+				  "\"stdout.log\""), "%s", rec_str(&p.r, "output"));
+	cr_expect_not_null(strstr(rec_str(&p.r, "notes"), "stopped 1 time"), "%s",
+			   rec_str(&p.r, "notes"));
+	char log[PATH_MAX + 16], text[4096];
+	snprintf(log, sizeof log, "%s/stdout.log", p.r.dir);
+	slurp(log, text, sizeof text);
+	cr_expect_not_null(strstr(text, "probe: tty 1 1 1 devtty ok fg yes"), "%s", text);
+	cr_expect_not_null(strstr(text, "probe: size 33x97"), "%s", text);
+	/* the echo of what was typed is part of what the terminal showed */
+	cr_expect_not_null(strstr(text, "q\r\n"), "%s", text);
+}
+
+/* --output transcript needs a terminal to be typed at. */
+Test(memsup_terminal, transcript_without_a_terminal_is_refused, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--output", "transcript", "--", "true", NULL };
+	cr_expect_eq(memsup_run(&r, args), 125);
+	cr_expect_not_null(strstr(r.err, "--output transcript: memsup's standard input is not a "
+				  "terminal"), "%s", r.err);
+	cr_expect_neq(access(r.dir, F_OK), 0, "a refused run made %s", r.dir);
 }
 
 /* Not at a terminal: unchanged (tee, a session of its own). */
