@@ -108,7 +108,7 @@ static void reap(struct run *r)
 {
 	for (;;) {
 		int st;
-		pid_t p = waitpid(-1, &st, WNOHANG | (r->job ? WUNTRACED : 0));
+		pid_t p = waitpid(-1, &st, WNOHANG | (r->job && !r->term.shared ? WUNTRACED : 0));
 		if (p > 0 && WIFSTOPPED(st)) {
 			/* a job's stop (WUNTRACED): the main process's is for
 			 * the loop to pass on; another's is not a shell's concern */
@@ -824,7 +824,7 @@ static int launch(struct run *r, const sigset_t *orig)
 		.envp = r->cfg->envp,
 		.cwd = o->cwd,
 		.mask = orig,
-		.group = r->job ? SPAWN_PGRP : SPAWN_SESSION,
+		.group = !r->job ? SPAWN_SESSION : r->term.shared ? SPAWN_KEEP : SPAWN_PGRP,
 		.tty = r->job ? terminal_fg_fd(&r->term) : -1,
 	};
 	struct spawn_result res;

@@ -12,7 +12,7 @@ set -u
 : "${MEMSUP:?MEMSUP is not set}"
 : "${MT_PROGS:?MT_PROGS is not set}"
 WAIT_S=${WAIT_S:-20}
-NCASES=14
+NCASES=15
 
 if ! command -v tmux >/dev/null 2>&1; then
 	echo "1..0 # SKIP no tmux (Debian: tmux)"
@@ -52,10 +52,11 @@ start() {
 # The screen of window $1, one line per row.
 screen() { T capture-pane -p -t "$1"; }
 
-# Wait until a line of window $1's screen matches the extended regex $2.
+# Wait until a line of window $1's screen matches the extended regex $2
+# (for up to $3 seconds, default WAIT_S).
 wait_for() {
 	local s=$1 re=$2 i
-	for ((i = 0; i < WAIT_S * 10; i++)); do
+	for ((i = 0; i < ${3:-$WAIT_S} * 10; i++)); do
 		screen "$s" | grep -Eq -- "$re" && return 0
 		sleep 0.1
 	done
@@ -230,7 +231,7 @@ case_resize() {
 	start "$s" || { bad "$name" "no shell prompt" "$s"; return; }
 	typeln "$s" "$M -o $ev -- $MT_PROGS/ttyprobe 3; echo rc=\$?"
 	size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
-	if ! wait_for "$s" '^probe: tty 1 1 1 devtty ok fg yes$'; then
+	if ! wait_for "$s" '^probe: tty 1 1 1 devtty ok fg yes group own$'; then
 		bad "$name" "not a terminal, no /dev/tty, or not the foreground group" "$s"
 	elif ! wait_for "$s" "^probe: size $size\$"; then
 		bad "$name" "the size is not the pane's ($size)" "$s"
@@ -298,11 +299,17 @@ case_background() {
 	local s=c9 ev="$tmp/ev9" name="started in the background"
 	start "$s" || { bad "$name" "no shell prompt" "$s"; return; }
 	typeln "$s" "$M -o $ev -- $MT_PROGS/ttyprobe 5 &"
-	if ! wait_for "$s" 'probe: tty 1 1 1 devtty ok fg no$'; then
+	if ! wait_for "$s" 'probe: tty 1 1 1 devtty ok fg no group own$'; then
 		bad "$name" "the command did not start in the background" "$s"
 	else
-		typeln "$s" "sleep 1; jobs"
-		if ! wait_for "$s" 'Stopped.* +.*memsup'; then
+		# ask the shell until it has seen the job stop (a loaded
+		# machine takes its time)
+		local i
+		for ((i = 0; i < WAIT_S / 2; i++)); do
+			typeln "$s" "jobs"
+			wait_for "$s" 'Stopped.* +.*memsup' 2 && break
+		done
+		if ! wait_for "$s" 'Stopped.* +.*memsup' 1; then
 			bad "$name" "memsup did not stop when the command read the terminal" "$s"
 		else
 			typeln "$s" "fg"
@@ -462,7 +469,7 @@ case_transcript_probe() {
 	start "$s" || { bad "$name" "no shell prompt" "$s"; return; }
 	typeln "$s" "$M -o $ev --output transcript -- $MT_PROGS/ttyprobe 6; echo rc=\$?"
 	size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
-	if ! wait_for "$s" '^probe: tty 1 1 1 devtty ok fg yes'; then
+	if ! wait_for "$s" '^probe: tty 1 1 1 devtty ok fg yes group own'; then
 		bad "$name" "not a terminal, no /dev/tty, or not the foreground group" "$s"
 	elif ! wait_for "$s" "^probe: size $size"; then
 		bad "$name" "the pty's size is not the pane's ($size)" "$s"
@@ -479,6 +486,43 @@ case_transcript_probe() {
 				bad "$name" "stdout.log lacks the new size" "$s"
 			else
 				ok "$name: a terminal of its own, sized as memsup's and resized with it; exit 6"
+			fi
+		fi
+	fi
+	done_with "$s"
+}
+
+# ---- 14. memsup run by a script: the command shares the script's job ---------
+case_script() {
+	local s=c14 ev="$tmp/ev14" name="run by a script"
+	start "$s" || { bad "$name" "no shell prompt" "$s"; return; }
+	typeln "$s" "bash -c '$M -o $ev -- python3 -q; echo inner-rc=\$?'"
+	if ! wait_for "$s" '^>>> ?$'; then
+		bad "$name" "no prompt" "$s"
+		done_with "$s"
+		return
+	fi
+	T send-keys -t "$s" C-c
+	if ! wait_for "$s" '^KeyboardInterrupt$'; then
+		bad "$name" "^C did not reach the REPL" "$s"
+	else
+		T send-keys -t "$s" C-z
+		if ! wait_for "$s" 'Stopped +bash -c'; then
+			bad "$name" "^Z did not stop the script's job" "$s"
+		else
+			T send-keys -t "$s" C-l
+			typeln "$s" "fg"
+			sleep 0.3
+			typeln "$s" "print(7 * 8)"
+			if ! wait_for "$s" '^56$'; then
+				bad "$name" "the REPL did not come back after fg" "$s"
+			else
+				T send-keys -t "$s" C-d
+				if ! wait_for "$s" '^inner-rc=0$'; then
+					bad "$name" "the script did not go on with exit 0" "$s"
+				else
+					ok "$name: the REPL in the script's group gets ^C, stops and resumes with the job"
+				fi
 			fi
 		fi
 	fi
@@ -503,8 +547,10 @@ case_procscan
 case_pipe
 if command -v python3 >/dev/null 2>&1; then
 	case_transcript_repl
+	case_script
 else
 	skip "--output transcript, a REPL" "no python3"
+	skip "run by a script" "no python3"
 fi
 case_transcript_probe
 if pgrep -f "$MEMSUP" >/dev/null 2>&1 && pgrep -af "$MEMSUP" | grep -q -- "-o $tmp/"; then

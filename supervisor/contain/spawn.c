@@ -108,6 +108,8 @@ static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, i
 		 * (memsup's disposition, reset below). */
 		if (req->tty >= 0)
 			(void)tcsetpgrp(req->tty, getpid());
+	} else if (req->group == SPAWN_KEEP) {
+		/* memsup's group and session, as time(1)'s child */
 	} else if (setsid() < 0) {
 		child_fail(report, 3, errno);
 	} else if (req->group == SPAWN_PTY) {
@@ -214,7 +216,7 @@ int spawn_start(const struct spawn_request *req, struct spawn_result *res)
 	if (req->group == SPAWN_PGRP)
 		(void)setpgid(pid, pid);
 	res->pid = pid;
-	res->sid = req->group == SPAWN_PGRP ? getsid(0) : pid;
+	res->sid = req->group == SPAWN_PGRP || req->group == SPAWN_KEEP ? getsid(0) : pid;
 	struct start_report r;
 	ssize_t n;
 	do

@@ -10,7 +10,8 @@
  *
  * The child gets a new session (setsid) -- or, with SPAWN_PGRP, a process
  * group of its own in memsup's session, made the foreground group of
- * `tty` before exec (terminal.h); with SPAWN_PTY, a new session whose
+ * `tty` before exec (terminal.h); with SPAWN_KEEP, memsup's own group, as
+ * time(1) runs a command; with SPAWN_PTY, a new session whose
  * controlling terminal, stdin, stdout and stderr are `tty`, a pseudo-
  * terminal's slave (transcript.h) --, PR_SET_PDEATHSIG(SIGKILL) (so it
  * dies if memsup is killed outright), the signal mask memsup started with,
@@ -40,6 +41,7 @@ enum spawn_group {
 	SPAWN_SESSION = 0,      /* a session of its own (setsid): no terminal */
 	SPAWN_PGRP,             /* a process group of its own in memsup's
 				   session: a job at memsup's terminal */
+	SPAWN_KEEP,             /* memsup's process group and session */
 	SPAWN_PTY,              /* a session of its own on the terminal `tty` */
 };
 
@@ -65,7 +67,7 @@ struct spawn_result {
 	int exit_status;        /* 126 or 127 when start_errno (reaped
 				   already); 125 when it could not join */
 	pid_t sid;              /* the command's session: its pid, or
-				   memsup's (SPAWN_PGRP) */
+				   memsup's (SPAWN_PGRP, SPAWN_KEEP) */
 };
 
 /* Become a child subreaper.  0 or -errno. */

@@ -36,6 +36,7 @@ void terminal_open(struct terminal *t, enum terminal_mode mode)
 	t->mode = mode;
 	t->fd = -1;
 	t->own_pgrp = getpgrp();
+	t->shared = mode == TERMINAL_JOB && t->own_pgrp != getpid();
 	/* memsup sets the foreground group from the background (taking the
 	 * terminal back from the command): without this, the kernel would
 	 * stop it with SIGTTOU for trying */
@@ -99,7 +100,7 @@ void terminal_give(struct terminal *t, pid_t pgrp)
 	t->job_pgrp = pgrp;
 	if (t->mode == TERMINAL_TRANSCRIPT)
 		set_raw(t);
-	if (t->fd < 0 || t->mode != TERMINAL_JOB)
+	if (t->fd < 0 || t->mode != TERMINAL_JOB || t->shared)
 		return;
 	/* the child may have made itself the foreground already (and even
 	 * ended: then its group is gone and this fails, but it was given) */
@@ -185,7 +186,7 @@ void terminal_resume(struct terminal *t)
 {
 	if (t->mode == TERMINAL_TRANSCRIPT && !t->raw)
 		set_raw(t); /* `fg`: raw again; `bg`: not memsup's to set */
-	if (t->mode == TERMINAL_JOB && t->fd >= 0 && t->job_pgrp > 0 &&
+	if (t->mode == TERMINAL_JOB && !t->shared && t->fd >= 0 && t->job_pgrp > 0 &&
 	    tcgetpgrp(t->fd) == t->own_pgrp) {
 		/* `fg`: the terminal to the group that had it, as it had it */
 		pid_t to = t->resume_to && !group_gone(t->resume_to) ? t->resume_to : t->job_pgrp;
@@ -224,7 +225,10 @@ void terminal_take_back(struct terminal *t, int restore_modes)
 
 int terminal_given(const struct terminal *t)
 {
-	return t->mode == TERMINAL_TRANSCRIPT ? t->raw : t->given != 0;
+	if (t->mode == TERMINAL_TRANSCRIPT)
+		return t->raw;
+	/* a shared group's terminal is the command's as much as memsup's */
+	return t->shared || t->given != 0;
 }
 
 void terminal_close(struct terminal *t)

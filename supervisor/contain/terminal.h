@@ -31,6 +31,14 @@
  * foreground group from the background) and restores it at
  * terminal_close().
  *
+ * Where memsup does not lead its process group, it is one process among
+ * others of a job -- a script's, make's, a pipeline's that it does not
+ * start -- and taking the terminal from them would take their ^C and ^Z
+ * away: then the command stays in memsup's group (terminal->shared), as
+ * time(1) runs a command.  The terminal's signals reach the whole group;
+ * memsup ignores SIGINT and SIGQUIT while the command runs, and stops with
+ * the others on ^Z, with nothing to pass up.
+ *
  * Where memsup's group is not the terminal's foreground group at the start
  * (`memsup -- cmd &`), the command starts in the background; the first time
  * it touches the terminal it stops (SIGTTIN), memsup stops with it, and
@@ -72,6 +80,8 @@ int terminal_mode_parse(const char *name, enum terminal_mode *out);
 
 struct terminal {
 	enum terminal_mode mode;
+	int shared;                /* TERMINAL_JOB: memsup does not lead its
+				      group: the command stays in it (SPAWN_KEEP) */
 	int raw;                   /* TERMINAL_TRANSCRIPT: memsup made its
 				      terminal raw and has not put it back */
 	int fd;                    /* memsup's controlling terminal (a private
@@ -97,7 +107,7 @@ struct terminal {
  * terminal just has none to give. */
 void terminal_open(struct terminal *t, enum terminal_mode mode);
 
-/* The fd spawn.h's fg_tty wants: the terminal when memsup's group is its
+/* The fd spawn.h's tty wants: the terminal when memsup's group is its
  * foreground group now (the command's group then takes it from inside the
  * child as well, before exec), else -1. */
 int terminal_fg_fd(const struct terminal *t);

@@ -3,8 +3,9 @@
  *   ttyprobe [STATUS]
  *
  * Prints one line on what it was given -- "probe: tty 1 1 1 devtty ok fg
- * yes" (isatty of fds 0, 1 and 2; whether /dev/tty opens; whether its
- * process group is the terminal's foreground group) -- then "probe: size
+ * yes group own" (isatty of fds 0, 1 and 2; whether /dev/tty opens;
+ * whether its process group is the terminal's foreground group; whether it
+ * leads that group or shares its parent's) -- then "probe: size
  * ROWSxCOLS" (TIOCGWINSZ) at the start and at each SIGWINCH.  Reads lines
  * from stdin; at a line "q" or end of file it exits with STATUS (default 0). */
 #include <errno.h>
@@ -40,8 +41,10 @@ int main(int argc, char **argv)
 	int status = argc > 1 ? atoi(argv[1]) : 0;
 	int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	pid_t fg = tcgetpgrp(STDIN_FILENO);
-	printf("probe: tty %d %d %d devtty %s fg %s\n", isatty(0), isatty(1), isatty(2),
-	       tty >= 0 ? "ok" : "no", fg > 0 && fg == getpgrp() ? "yes" : "no");
+	const char *group = getpgrp() == getpid() ? "own"
+			    : getpgid(getppid()) == getpgrp() ? "parent's" : "other";
+	printf("probe: tty %d %d %d devtty %s fg %s group %s\n", isatty(0), isatty(1), isatty(2),
+	       tty >= 0 ? "ok" : "no", fg > 0 && fg == getpgrp() ? "yes" : "no", group);
 	if (tty >= 0)
 		close(tty);
 

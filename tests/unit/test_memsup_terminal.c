@@ -21,8 +21,10 @@ struct pty_run {
 	size_t n;
 };
 
-/* memsup ARGS... on a fresh pty, as its session leader. */
-static void pty_start(struct pty_run *p, const char *const *args)
+/* memsup ARGS... on a fresh pty, as its session leader -- or, `under_sh`,
+ * as the child of a script (bash: it waits out a ^C its child survives)
+ * that leads the session and its group. */
+static void pty_start_as(struct pty_run *p, const char *const *args, int under_sh)
 {
 	tmp_make(&p->r);
 	p->n = 0;
@@ -37,6 +39,13 @@ static void pty_start(struct pty_run *p, const char *const *args)
 	struct winsize ws = { .ws_row = 33, .ws_col = 97 };
 	const char *argv[32];
 	int k = 0;
+	if (under_sh) {
+		if (access("/bin/bash", X_OK) < 0)
+			cr_skip_test("no /bin/bash");
+		argv[k++] = "/bin/bash";
+		argv[k++] = "-c";
+		argv[k++] = "\"$0\" \"$@\"; exit $?"; /* not exec'd: memsup is sh's child */
+	}
 	argv[k++] = env_or_skip("MEMSUP");
 	argv[k++] = "-q";
 	argv[k++] = "-o";
@@ -78,6 +87,11 @@ static int pty_read_some(struct pty_run *p)
 	return 0;
 }
 
+static void pty_start(struct pty_run *p, const char *const *args)
+{
+	pty_start_as(p, args, 0);
+}
+
 /* Read the terminal until `want` shows (1) or 20 s pass (0). */
 static int pty_wait_for(struct pty_run *p, const char *want)
 {
@@ -117,7 +131,7 @@ Test(memsup_terminal, command_gets_the_terminal_as_a_foreground_job, .timeout = 
 	const char *args[] = { "--", prog("ttyprobe"), "7", NULL };
 	pty_start(&p, args);
 	cr_assert(pty_wait_for(&p, "probe: size"), "no probe: %s", p.seen);
-	cr_expect_not_null(strstr(p.seen, "probe: tty 1 1 1 devtty ok fg yes"), "%s", p.seen);
+	cr_expect_not_null(strstr(p.seen, "probe: tty 1 1 1 devtty ok fg yes group own"), "%s", p.seen);
 	cr_expect_not_null(strstr(p.seen, "probe: size 33x97"), "%s", p.seen);
 	pty_type(&p, "q\n");
 	cr_expect_eq(pty_wait(&p), 7, "%s", p.seen);
@@ -136,6 +150,33 @@ Test(memsup_terminal, ctrl_c_reaches_the_command_not_memsup, .timeout = 60)
 	struct pty_run p;
 	const char *args[] = { "--", "sh", "-c", "echo ready; exec sleep 30", NULL };
 	pty_start(&p, args);
+	cr_assert(pty_wait_for(&p, "ready"), "%s", p.seen);
+	pty_type(&p, "\003");
+	cr_expect_eq(pty_wait(&p), 130, "%s", p.seen);
+	rec_load(&p.r);
+	cr_expect_str_eq(rec_str(&p.r, "reason"), "null", "memsup took the ^C for itself");
+	cr_expect_str_eq(rec_str(&p.r, "signal"), "2");
+}
+
+/* memsup does not lead its group (a script's child): the command stays in
+ * it, as time(1) runs one -- the foreground group, the terminal's ^C for
+ * the whole group, and memsup ignoring it. */
+Test(memsup_terminal, command_shares_a_group_memsup_does_not_lead, .timeout = 60)
+{
+	struct pty_run p;
+	const char *args[] = { "--", prog("ttyprobe"), "8", NULL };
+	pty_start_as(&p, args, 1);
+	cr_assert(pty_wait_for(&p, "probe: size"), "%s", p.seen);
+	cr_expect_not_null(strstr(p.seen, "probe: tty 1 1 1 devtty ok fg yes group parent's"), "%s",
+			   p.seen);
+	pty_type(&p, "q\n");
+	cr_expect_eq(pty_wait(&p), 8, "%s", p.seen);
+	rec_load(&p.r);
+	cr_expect_not_null(strstr(rec_str(&p.r, "output"), "\"mode\": \"terminal\""), "%s",
+			   rec_str(&p.r, "output"));
+
+	const char *sleeper[] = { "--", "sh", "-c", "echo ready; exec sleep 30", NULL };
+	pty_start_as(&p, sleeper, 1);
 	cr_assert(pty_wait_for(&p, "ready"), "%s", p.seen);
 	pty_type(&p, "\003");
 	cr_expect_eq(pty_wait(&p), 130, "%s", p.seen);
@@ -174,7 +215,7 @@ Test(memsup_terminal, transcript_relays_and_logs_a_pty, .timeout = 60)
 	const char *args[] = { "--output", "transcript", "--", prog("ttyprobe"), "9", NULL };
 	pty_start(&p, args);
 	cr_assert(pty_wait_for(&p, "probe: size"), "%s", p.seen);
-	cr_expect_not_null(strstr(p.seen, "probe: tty 1 1 1 devtty ok fg yes"), "%s", p.seen);
+	cr_expect_not_null(strstr(p.seen, "probe: tty 1 1 1 devtty ok fg yes group own"), "%s", p.seen);
 	cr_expect_not_null(strstr(p.seen, "probe: size 33x97"), "%s", p.seen);
 	pty_type(&p, "\032");
 	struct timespec ts = { 0, 200 * 1000 * 1000 };
@@ -190,7 +231,7 @@ Test(memsup_terminal, transcript_relays_and_logs_a_pty, .timeout = 60)
 	char log[PATH_MAX + 16], text[4096];
 	snprintf(log, sizeof log, "%s/stdout.log", p.r.dir);
 	slurp(log, text, sizeof text);
-	cr_expect_not_null(strstr(text, "probe: tty 1 1 1 devtty ok fg yes"), "%s", text);
+	cr_expect_not_null(strstr(text, "probe: tty 1 1 1 devtty ok fg yes group own"), "%s", text);
 	cr_expect_not_null(strstr(text, "probe: size 33x97"), "%s", text);
 	/* the echo of what was typed is part of what the terminal showed */
 	cr_expect_not_null(strstr(text, "q\r\n"), "%s", text);
