@@ -1,7 +1,9 @@
 /* terminal.c: the command as a foreground job at memsup's terminal (see
  * terminal.h).  What a shell does for a job, for one job: setpgid in both
  * processes, tcsetpgrp with SIGTTOU ignored, and on a stop, the terminal
- * back and the stop passed up to memsup's own group. */
+ * back and the stop passed up to memsup's own group.  For a transcript,
+ * the same stops and continues with raw and cooked modes in place of the
+ * foreground group. */
 #include "contain/terminal.h"
 
 #include <errno.h>

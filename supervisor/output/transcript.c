@@ -80,8 +80,7 @@ int transcript_open(struct transcript **out, int log_fd)
 	if (!t)
 		return -ENOMEM;
 	t->log_fd = log_fd;
-	t->master = t->slave = -1;
-	open_out(t);
+	t->master = t->slave = t->out_fd = -1;
 	*out = t;
 	return 0;
 }
@@ -92,6 +91,8 @@ int transcript_start(struct transcript *t, int term, int *slave)
 	struct winsize ws;
 	char name[128];
 	*slave = -1;
+	/* like the pty, only now: the sentinel must hold no copy of it */
+	open_out(t);
 	t->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (t->master < 0)
 		return -errno;

@@ -41,8 +41,9 @@
 
 struct transcript;
 
-/* The relay, writing the log into `log_fd` (stdout.log); the pty is made
- * at transcript_start().  *out is NULL on failure. */
+/* The relay, writing the log into `log_fd` (stdout.log); the pty (and
+ * memsup's own description of its stdout) is made at transcript_start().
+ * *out is NULL on failure. */
 int transcript_open(struct transcript **out, int log_fd);
 
 /* Make the pseudo-terminal, with the modes and size of memsup's terminal
