@@ -66,8 +66,9 @@ struct run {
 	 * memsup ...` leaves them to it): neither members nor waited for */
 	pid_t prior[RUN_PRIOR_MAX];
 	size_t nprior;
-	/* a job at memsup's terminal (terminal.h): the main process's stops
-	 * are seen, and memsup stops with it */
+	/* at a terminal (terminal.h): a job there, or a transcript; unless
+	 * the command shares memsup's group, the main process's stops are
+	 * seen, and memsup stops with it */
 	int job;
 	struct terminal term;
 	int stop_sig;           /* the main process stopped so, not yet handled */
