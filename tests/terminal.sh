@@ -24,6 +24,8 @@ if ! command -v python3 >/dev/null 2>&1; then
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/memsup-terminal.XXXXXX") || exit 99
+# the server's socket in $tmp too: nothing is left in /tmp/tmux-UID
+export TMUX_TMPDIR="$tmp"
 sock="memsup-test-$$"
 T() { tmux -L "$sock" -f /dev/null "$@"; }
 cleanup() {
