@@ -13,10 +13,11 @@ cd "$top"
 # valgrind for the memcheck runs over memsup, clang and its libFuzzer runtime
 # (libclang_rt.fuzzer: libclang-rt-14-dev on Debian 12) for scripts/fuzz.sh;
 # threaded real programs and another allocator for the shim's thread tests
-# (xz, zstd, pigz, jemalloc); groff for the man pages' lint (tests/man_lint.sh).
+# (xz, zstd, pigz, jemalloc); groff for the man pages' lint (tests/man_lint.sh);
+# tmux and less for memsup at a real terminal (tests/terminal.sh).
 packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev
           python3 perl git valgrind clang libclang-rt-14-dev
-          xz-utils zstd pigz libjemalloc2 groff-base)
+          xz-utils zstd pigz libjemalloc2 groff-base tmux less)
 missing=()
 for pkg in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' \

@@ -17,10 +17,12 @@ const char cli_help_text[] =
 	"       memsup flame DIR [--at heap|rss] [--width N] [-o FILE|-]\n"
 	"                        [--folded FILE|-]\n"
 	"       memsup report [--csv|--json] [--sort KEY] [--reverse] DIR...\n"
-	"Run COMMAND in its own session (and in a cgroup of its own where memsup can\n"
-	"make one), poll the RSS of its whole process tree, enforce budgets by\n"
-	"killing the whole tree, and write an evidence directory (with timeline.svg,\n"
-	"and flame.svg: the heap at the tree's peak by call site).  `memsup plot` and\n"
+	"Run COMMAND (in a cgroup of its own where memsup can make one), poll the RSS\n"
+	"of its whole process tree, enforce budgets by killing the whole tree, and\n"
+	"write an evidence directory (with timeline.svg, and flame.svg: the heap at\n"
+	"the tree's peak by call site).  At a terminal COMMAND is a foreground job\n"
+	"there, as a shell runs it; elsewhere it runs in a session of its own and its\n"
+	"output passes through memsup and into DIR/stdout.log.  `memsup plot` and\n"
 	"`memsup flame` redraw a directory's pictures and `memsup report` compares\n"
 	"directories (see memsup-plot(1), memsup-flame(1), memsup-report(1)); a\n"
 	"COMMAND named plot, flame or report runs as `memsup -- plot ...`.\n"
@@ -45,13 +47,20 @@ const char cli_help_text[] =
 	"  -e, --env KEY=VALUE    set KEY in COMMAND's environment (repeatable)\n"
 	"      --meta KEY=VALUE   store a label in the record (\"meta\"), e.g. a sweep's\n"
 	"                         parameters for memsup report (repeatable)\n"
-	"      --output MODE      where COMMAND's stdout and stderr go:\n"
-	"                         tee (default): to memsup's stdout and stderr, unmerged,\n"
+	"      --output MODE      where COMMAND's stdout and stderr go.  Not given, at a\n"
+	"                         terminal (memsup's stdin or stdout is one): memsup's\n"
+	"                         stdin, stdout and stderr and the terminal, as a\n"
+	"                         foreground job (^C, ^Z, window size reach COMMAND);\n"
+	"                         not logged; elsewhere tee.  MODE is one of\n"
+	"                         tee: to memsup's stdout and stderr, unmerged,\n"
 	"                           and into DIR/stdout.log (for pipelines, CI logs);\n"
 	"                         log: into DIR/stdout.log only, exactly interleaved\n"
 	"                           (batch runs, sweeps; the Python drop-in's choice);\n"
-	"                         inherit: memsup's own stdout and stderr, a terminal\n"
-	"                           stays a terminal (interactive, colour); not logged\n"
+	"                         inherit: memsup's own stdout and stderr, in a session\n"
+	"                           of its own (no controlling terminal); not logged;\n"
+	"                         transcript: at a terminal, a pseudo-terminal of its\n"
+	"                           own relayed to memsup's (as script(1) does) and\n"
+	"                           copied into DIR/stdout.log\n"
 	"      --log-max SIZE     keep at most SIZE bytes of the output in stdout.log:\n"
 	"                         its first and last half, with a line that says how\n"
 	"                         many bytes were left out between them; K, M, G, T\n"
@@ -78,7 +87,8 @@ const char cli_help_text[] =
 	"122 process budget exceeded; 123 RSS budget or memory limit exceeded;\n"
 	"124 wall budget exceeded; 125 memsup error;\n"
 	"126 COMMAND cannot be executed; 127 COMMAND not found;\n"
-	"128+N when memsup itself got signal N (INT, TERM, HUP, QUIT);\n"
+	"128+N when memsup itself got signal N (INT, TERM, HUP, QUIT; INT and QUIT\n"
+	"not while COMMAND has memsup's terminal);\n"
 	"137 in the record (supervisor_killed) when memsup was killed outright.\n"
 	"See memsup(1).\n";
 
@@ -280,8 +290,13 @@ static int parse_discovery(const char *arg, struct sup_options *o, char *err, si
 
 static int parse_output(const char *arg, struct sup_options *o, char *err, size_t errlen)
 {
+	if (terminal_mode_parse(arg, &o->terminal) == 0) {
+		o->output = RELAY_INHERIT; /* no pipe: the transcript has the output */
+		return 0;
+	}
 	if (relay_mode_parse(arg, &o->output) < 0)
-		return fail(err, errlen, "--output: '%s' is not one of tee, log, inherit", arg);
+		return fail(err, errlen, "--output: '%s' is not one of tee, log, inherit, "
+			    "transcript", arg);
 	return 0;
 }
 
@@ -376,6 +391,7 @@ static int parse_option(int c, char **argv, struct sup_options *o, char *err, si
 	case OPT_DISCOVERY:
 		return parse_discovery(optarg, o, err, errlen);
 	case OPT_OUTPUT:
+		o->output_given = 1;
 		return parse_output(optarg, o, err, errlen);
 	case OPT_LOG_MAX:
 		return parse_log_max(optarg, o, err, errlen);
@@ -400,6 +416,9 @@ static int check_rest(int argc, char **argv, struct sup_options *o, char *err, s
 	if (o->mem_max_mb > 0 && o->cgroup == CONTAIN_OFF)
 		return fail(err, errlen, "--mem-max needs a memory cgroup: it cannot go with "
 			    "--cgroup off (--rss-mb is the polled budget)");
+	if (o->log_max_given && o->terminal == TERMINAL_TRANSCRIPT)
+		return fail(err, errlen, "--log-max bounds what tee and log keep: it cannot go "
+			    "with --output transcript, whose log is whole");
 	if (o->log_max_given && o->output == RELAY_INHERIT)
 		return fail(err, errlen, "--log-max bounds stdout.log: it cannot go with "
 			    "--output inherit, which has none");
@@ -451,6 +470,17 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 			return rc < 0 ? -1 : 0;
 	}
 	return check_rest(argc, argv, o, err, errlen);
+}
+
+int cli_at_terminal(struct sup_options *o, int in_tty, int out_tty, char *err, size_t errlen)
+{
+	if (o->terminal == TERMINAL_TRANSCRIPT)
+		return in_tty ? 0 : fail(err, errlen, "--output transcript: memsup's standard input "
+					 "is not a terminal (the transcript is of one)");
+	o->terminal = terminal_choose(o->output_given, in_tty, out_tty);
+	if (o->terminal == TERMINAL_JOB)
+		o->output = RELAY_INHERIT;
+	return 0;
 }
 
 void cli_free(struct sup_options *o)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "contain/contain.h"
+#include "contain/terminal.h"
 #include "output/relay.h"
 
 struct sup_options {
@@ -36,6 +37,9 @@ struct sup_options {
 	int follow_env;           /* --follow-env: MEMTRACE_FOLLOW=1 */
 	enum tree_method discovery; /* --discovery */
 	enum relay_mode output;   /* --output: tee (default), log, inherit */
+	int output_given;         /* --output was given */
+	enum terminal_mode terminal; /* --output transcript; at a terminal:
+				     cli_at_terminal() */
 	uint64_t log_max;         /* --log-max in bytes, RELAY_LOG_UNLIMITED: all;
 				     when not given, RELAY_LOG_MAX_DEFAULT for
 				     tee and unlimited for log */
@@ -51,6 +55,14 @@ struct sup_options {
 int cli_parse(int argc, char **argv, struct sup_options *out, char *err,
 	      size_t errlen);
 void cli_free(struct sup_options *o);
+
+/* Where memsup's stdin or stdout is a terminal (isatty of fd 0 and 1) and
+ * --output was not given, the command is a job at that terminal
+ * (terminal.h): o->terminal TERMINAL_JOB, o->output RELAY_INHERIT (no pipe,
+ * no log).  --output transcript needs stdin to be a terminal: -1 with the
+ * message in err when it is not.  Pure: main asks the terminal, tests pass
+ * what they like. */
+int cli_at_terminal(struct sup_options *o, int in_tty, int out_tty, char *err, size_t errlen);
 
 /* For the subcommands' options: "NAME VALUE" or "NAME=VALUE" at argv[*i]
  * gives VALUE (*i moved past it), or NULL when argv[*i] is not this option

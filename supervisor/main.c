@@ -25,6 +25,7 @@
 #include "output/report.h"
 #include "output/resources.h"
 #include "output/stacksjson.h"
+#include "output/transcript.h"
 #include "run.h"
 #include "version.h"
 #include "units.h"
@@ -126,8 +127,8 @@ static void print_other_figures(const struct sup_record *rec)
 	if (rec->peak_pss_mb >= 0 && rec->peak_source != SUP_PEAK_POLLED_PSS)
 		fprintf(stderr, ", Pss %.1f MB", rec->peak_pss_mb);
 	if (rec->peak_heap_mb >= 0)
-		fprintf(stderr, ", heap %.1f MB, mapped %.1f MB", rec->peak_heap_mb,
-			rec->peak_mapped_mb);
+		fprintf(stderr, ", heap peak %.1f MB, mapped %.1f MB at the RSS peak",
+			rec->peak_heap_mb, rec->peak_mapped_mb);
 	if (rec->rusage_children_maxrss_mb >= 0 && rec->have_exit)
 		fprintf(stderr, "; largest single process %.1f MB (getrusage, time -v)",
 			rec->rusage_children_maxrss_mb);
@@ -172,6 +173,7 @@ static struct sup_run {
 	char cwd[PATH_MAX];        /* memsup's own, without -C */
 	struct evidence ev;
 	struct relay *relay;       /* the command's stdout and stderr */
+	struct transcript *transcript; /* --output transcript; NULL */
 	struct phase_log *phases;
 	char **overrides;          /* MEMSUP_MARK, then the -e values */
 	char **envp;               /* the command's environment */
@@ -196,13 +198,17 @@ static void create_evidence(struct sup_run *s)
 	if (!s->opt.cwd[0] && !getcwd(s->cwd, sizeof s->cwd))
 		sup_die_err(errno, "getcwd");
 	const char *failed_at;
-	int rc = evidence_create(&s->ev, out, s->opt.output != RELAY_INHERIT, &failed_at);
+	int rc = evidence_create(&s->ev, out, s->opt.output != RELAY_INHERIT ||
+				 s->opt.terminal == TERMINAL_TRANSCRIPT, &failed_at);
 	if (rc == -EEXIST)
 		sup_die("--out: '%s' already exists", out);
 	if (rc < 0)
 		sup_die_err(-rc, "%s '%s'", failed_at, out);
 	if ((rc = relay_set_log(s->relay, s->ev.log_fd)) < 0)
 		sup_die_err(-rc, "open %s/stdout.log", s->ev.path);
+	if (s->opt.terminal == TERMINAL_TRANSCRIPT &&
+	    (rc = transcript_open(&s->transcript, s->ev.log_fd)) < 0)
+		sup_die_err(-rc, "transcript");
 	if ((rc = phases_open(&s->phases, s->ev.dirfd, s->ev.path)) < 0)
 		sup_die_err(-rc, "create %s/marks", s->ev.path);
 }
@@ -242,7 +248,11 @@ static void start_record(struct sup_run *s)
 	rec->n_env = o->n_env;
 	rec->meta = o->meta;
 	rec->n_meta = o->n_meta;
-	relay_report(s->relay, &rec->output);
+	if (s->transcript)
+		transcript_report(s->transcript, &rec->output);
+	else
+		relay_report(s->relay, &rec->output);
+	rec->terminal = o->terminal;
 	rec->phases = s->phases;
 	int rc = evidence_write_record(&s->ev, rec, 1);
 	if (rc < 0)
@@ -378,8 +388,10 @@ static int write_results(struct sup_run *s, int status)
 	int rc;
 	struct merge_input in = {
 		.rec = rec, .tracing = s->records_dir != NULL, .command_pid = rec->pid,
+		.command_sid = s->views.command_sid,
 		.main_status = s->views.main_status, .have_main = s->views.have_main,
 		.start_mono_ns = s->views.start_ns, .live = s->views.live, .pview = s->views.pview,
+		.sites = s->views.sites,
 		.end_mono_ns = clock_mono_ns(),
 	};
 	if (procfs_read_meminfo("/proc", &in.memory_kb) < 0)
@@ -421,6 +433,7 @@ static void release(struct sup_run *s)
 	callsites_free(&s->sites);
 	evidence_close(&s->ev);
 	relay_close(s->relay);
+	transcript_close(s->transcript);
 	merge_free(&s->merged);
 	run_views_free(&s->views);
 	runrecord_free(&s->rec);
@@ -460,6 +473,9 @@ int main(int argc, char **argv)
 	}
 	/* The checks cli_parse cannot make without the kernel: done before
 	 * anything is created. */
+	if (cli_at_terminal(&s->opt, isatty(STDIN_FILENO), isatty(STDOUT_FILENO), err,
+			    sizeof err) < 0)
+		sup_die("%s", err);
 	struct contain_config cc = {
 		.proc_root = "/proc", .self = getpid(), .discovery = s->opt.discovery,
 		.cgroup = s->opt.cgroup, .max_procs = s->opt.max_procs,
@@ -490,7 +506,7 @@ int main(int argc, char **argv)
 		.opt = &s->opt, .envp = s->traced_env ? s->traced_env : s->envp,
 		.proc_root = "/proc", .records_dir = s->records_dir,
 		.staging = s->records_dir ? &s->records : NULL, .phases = s->phases,
-		.relay = s->relay,
+		.relay = s->relay, .transcript = s->transcript,
 	};
 	int status = run_supervise(&cfg, &s->ev, &s->rec, &s->views);
 	/* The one memsup error of a run that has no line of its own yet: say

@@ -15,7 +15,9 @@
 #include "collect/staging.h"
 #include "contain/contain.h"
 #include "contain/spawn.h"
+#include "contain/terminal.h"
 #include "output/relay.h"
+#include "output/transcript.h"
 #include "output/timeline.h"
 #include "sentinel.h"
 #include "units.h"
@@ -64,6 +66,14 @@ struct run {
 	 * memsup ...` leaves them to it): neither members nor waited for */
 	pid_t prior[RUN_PRIOR_MAX];
 	size_t nprior;
+	/* at a terminal (terminal.h): a job there, or a transcript; unless
+	 * the command shares memsup's group, the main process's stops are
+	 * seen, and memsup stops with it */
+	int job;
+	struct terminal term;
+	int stop_sig;           /* the main process stopped so, not yet handled */
+	uint64_t stopped_ns;    /* how long memsup was stopped with it, in all */
+	pid_t command_sid;      /* the command's session as it started */
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -71,6 +81,7 @@ static char run_error[PATH_MAX + 256];
 static char run_started_at[40];
 static char run_stuck[1024];
 static char run_note_finish[PATH_MAX + 128];
+static char run_note_stops[256];
 static struct contain_info run_containment;
 
 static double since_start_s(const struct run *r, uint64_t now)
@@ -98,7 +109,14 @@ static void reap(struct run *r)
 {
 	for (;;) {
 		int st;
-		pid_t p = waitpid(-1, &st, WNOHANG);
+		pid_t p = waitpid(-1, &st, WNOHANG | (r->job && !r->term.shared ? WUNTRACED : 0));
+		if (p > 0 && WIFSTOPPED(st)) {
+			/* a job's stop (WUNTRACED): the main process's is for
+			 * the loop to pass on; another's is not a shell's concern */
+			if (p == r->main_pid && !r->main_done)
+				r->stop_sig = WSTOPSIG(st);
+			continue;
+		}
 		if (p > 0) {
 			if (p == r->sentinel.pid) {
 				/* it should live until sentinel_stop(): say so */
@@ -126,6 +144,15 @@ static void reap(struct run *r)
 	}
 }
 
+/* memsup continued (`fg`, `bg`): the terminal to the command again,
+ * and a transcript's window sized as memsup's is now. */
+static void job_resume(struct run *r)
+{
+	terminal_resume(&r->term);
+	transcript_resize(r->cfg->transcript, r->term.fd);
+	transcript_redraw(r->cfg->transcript);
+}
+
 static void drain_signals(struct run *r)
 {
 	struct signalfd_siginfo si[8];
@@ -133,7 +160,17 @@ static void drain_signals(struct run *r)
 	while ((n = read(r->sfd, si, sizeof si)) > 0) {
 		for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++) {
 			int sig = (int)si[i].ssi_signo;
-			if (sig != SIGCHLD && !r->interrupt)
+			/* a job's: memsup continued (`fg`, `bg`); while the
+			 * command has the terminal, ^C and ^\ are its to take, as
+			 * time(1) leaves them to its child: memsup ignores them */
+			if (r->job && sig == SIGCONT)
+				job_resume(r);
+			else if (sig == SIGWINCH)
+				transcript_resize(r->cfg->transcript, r->term.fd);
+			else if (r->job && (sig == SIGINT || sig == SIGQUIT) &&
+				 terminal_given(&r->term))
+				continue;
+			else if (sig != SIGCHLD && !r->interrupt)
 				r->interrupt = sig;
 		}
 	}
@@ -157,16 +194,43 @@ static int finish_stop(void *ctx)
 	return r->interrupt != 0;
 }
 
+/* The command's output's poll slots: the relay's, then a transcript's
+ * (which reads what is typed only while memsup's terminal is raw). */
+#define OUTPUT_POLL_SLOTS (RELAY_POLL_SLOTS + TRANSCRIPT_POLL_SLOTS)
+
+static void output_poll_set(struct run *r, struct pollfd pfd[OUTPUT_POLL_SLOTS])
+{
+	relay_poll_set(r->cfg->relay, pfd);
+	transcript_poll_set(r->cfg->transcript, pfd + RELAY_POLL_SLOTS, terminal_given(&r->term));
+}
+
+/* 0, or -errno of a write to stdout.log that failed. */
+static int output_pump(struct run *r, const struct pollfd pfd[OUTPUT_POLL_SLOTS])
+{
+	int rc = relay_pump(r->cfg->relay, pfd);
+	int rt = transcript_pump(r->cfg->transcript, pfd + RELAY_POLL_SLOTS);
+	return rc < 0 ? rc : rt;
+}
+
+/* The record's "output": the relay's, or the transcript's. */
+static void report_output(struct run *r)
+{
+	if (r->cfg->transcript)
+		transcript_report(r->cfg->transcript, &r->rec->output);
+	else
+		relay_report(r->cfg->relay, &r->rec->output);
+}
+
 /* Sleep up to ms, waking early for a signal; then handle signals.  The
  * command's output keeps moving meanwhile: a process given --grace-s to
  * end must not block on a full pipe. */
 static void wait_a_little(struct run *r, int ms)
 {
-	struct pollfd pfd[1 + RELAY_POLL_SLOTS] = { { r->sfd, POLLIN, 0 } };
+	struct pollfd pfd[1 + OUTPUT_POLL_SLOTS] = { { r->sfd, POLLIN, 0 } };
 	struct timespec ts = { 0, (long)ms * 1000000L };
-	relay_poll_set(r->cfg->relay, pfd + 1);
-	if (ppoll(pfd, 1 + RELAY_POLL_SLOTS, &ts, NULL) > 0) {
-		int rc = relay_pump(r->cfg->relay, pfd + 1);
+	output_poll_set(r, pfd + 1);
+	if (ppoll(pfd, 1 + OUTPUT_POLL_SLOTS, &ts, NULL) > 0) {
+		int rc = output_pump(r, pfd + 1);
 		if (rc < 0)
 			evidence_note_failure(r->ev, "write", "stdout.log", rc);
 	}
@@ -312,9 +376,15 @@ static void reap_rest(struct run *r)
 	}
 }
 
-static int block_signals(sigset_t *orig, sigset_t *set)
+static int block_signals(sigset_t *orig, sigset_t *set, enum terminal_mode terminal)
 {
 	sigemptyset(set);
+	/* a job's SIGCONT still continues memsup; blocked, it is also read;
+	 * a transcript's memsup is the one told of a new window size */
+	if (terminal != TERMINAL_NONE)
+		sigaddset(set, SIGCONT);
+	if (terminal == TERMINAL_TRANSCRIPT)
+		sigaddset(set, SIGWINCH);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
@@ -431,6 +501,13 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 	}
 	if (n > rec->max_processes)
 		rec->max_processes = n;
+	/* what the cgroup's usage was made of where it was largest: the
+	 * sample's own counters, read with it (the first of equals kept) */
+	if (r->kernel.have_usage &&
+	    (rec->kernel_peak_at_s < 0 || r->kernel.usage > rec->kernel_at_peak.usage)) {
+		rec->kernel_at_peak = r->kernel;
+		rec->kernel_peak_at_s = elapsed;
+	}
 	/* evidence_failed ends the run whatever the budgets say */
 	enum sup_reason b = breach(r, elapsed, rss, n);
 	if (evidence_append_sample(r->ev, elapsed, rss) < 0)
@@ -462,6 +539,12 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 			.heap = s.heap, .mapped_anon = s.map_anon, .mapped_file = s.map_file,
 			.have_pss = s.have_pss, .pss = s.pss,
 			.have_cgroup = r->kernel.have_usage, .cgroup = r->kernel.usage,
+			.have_split = r->kernel.have_split, .cgroup_anon = r->kernel.anon,
+			.cgroup_page_cache = r->kernel.page_cache, .cgroup_shmem = r->kernel.shmem,
+			.cgroup_kernel = r->kernel.kernel,
+			.have_events = r->kernel.have_events,
+			.cgroup_limit_hits = r->kernel.limit_hits,
+			.cgroup_oom_kills = r->kernel.oom_kills,
 		};
 		top_members(&tl, m, nm);
 		/* the images' sampled call sites at a new peak of the traced
@@ -532,6 +615,27 @@ static void drain_staging(struct run *r)
 	runrecord_note(r->rec, note);
 }
 
+/* The command's main process stopped (^Z, a stop signal): memsup stops
+ * with it, and once continued gives it the terminal back and continues it
+ * (terminal.h).  memsup samples nothing while it is stopped; the stopped
+ * time is not a gap in sampling (the command was stopped too): the next
+ * sample counts from the last one as though the stop had not been. */
+static void job_stopped(struct run *r)
+{
+	int sig = r->stop_sig;
+	r->stop_sig = 0;
+	/* a transcript's ^Z, made SIGSTOP by memsup: a ^Z to pass up */
+	if (transcript_suspended(r->cfg->transcript))
+		sig = SIGTSTP;
+	uint64_t from = clock_mono_ns();
+	if (terminal_stop(&r->term, sig))
+		job_resume(r);
+	uint64_t away = clock_mono_ns() - from;
+	r->stopped_ns += away;
+	if (r->last_sample_ns)
+		r->last_sample_ns += away;
+}
+
 /* The supervision loop proper; returns the reason (SUP_REASON_NONE: the
  * main process ended on its own). */
 static enum sup_reason supervise(struct run *r)
@@ -565,7 +669,7 @@ static enum sup_reason supervise(struct run *r)
 			r->rec->poll_interval_p99_s = r->jit.count
 				? (double)jitter_quantile(&r->jit, 0.99) / 1e9 : -1;
 			r->rec->wall_s = since_start_s(r, now);
-			relay_report(r->cfg->relay, &r->rec->output);
+			report_output(r);
 			/* the records of ended images into the fold file, their
 			 * markers read first: the directory and each sample's
 			 * work stay the size of what still runs */
@@ -602,17 +706,19 @@ static enum sup_reason supervise(struct run *r)
 		 * slots 5..: the command's output, moved as it comes */
 		short kev;
 		int kfd = contain_event_fd(r->contain, &kev);
-		struct pollfd pfd[5 + RELAY_POLL_SLOTS] = {
+		struct pollfd pfd[5 + OUTPUT_POLL_SLOTS] = {
 			{ r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
 			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 }, { kfd, kev, 0 } };
-		relay_poll_set(r->cfg->relay, pfd + 5);
-		int np = ppoll(pfd, 5 + RELAY_POLL_SLOTS, &ts, NULL);
+		output_poll_set(r, pfd + 5);
+		int np = ppoll(pfd, 5 + OUTPUT_POLL_SLOTS, &ts, NULL);
 		if (np > 0 && pfd[0].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
 		 * (before, or without, SIGCHLD being read). */
 		if (np > 0 && r->pidfd >= 0 && pfd[1].revents)
 			reap(r);
+		if (r->stop_sig && !r->main_done)
+			job_stopped(r);
 		if (np > 0 && lfd >= 0 && pfd[2].revents)
 			live_update(r->live, 0);
 		/* slot 3: a line in the marks file, stamped now */
@@ -622,7 +728,7 @@ static enum sup_reason supervise(struct run *r)
 		/* slot 4: the kernel has news (an OOM kill): sample now */
 		if (np > 0 && kfd >= 0 && pfd[4].revents)
 			next = clock_mono_ns();
-		int rc = np > 0 ? relay_pump(r->cfg->relay, pfd + 5) : 0;
+		int rc = np > 0 ? output_pump(r, pfd + 5) : 0;
 		if (rc < 0) {
 			relay_failed(r, rc, &reason);
 			break;
@@ -659,7 +765,10 @@ static int open_run(struct run *r, sigset_t *orig)
 	struct sup_record *rec = r->rec;
 	sigset_t set;
 	int rc;
-	if ((rc = block_signals(orig, &set)) < 0)
+	r->job = cfg->opt->terminal != TERMINAL_NONE;
+	if (r->job)
+		terminal_open(&r->term, cfg->opt->terminal);
+	if ((rc = block_signals(orig, &set, cfg->opt->terminal)) < 0)
 		return start_failed(r, 125, "sigprocmask", -rc);
 	r->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (r->sfd < 0)
@@ -716,23 +825,38 @@ static int launch(struct run *r, const sigset_t *orig)
 		.envp = r->cfg->envp,
 		.cwd = o->cwd,
 		.mask = orig,
+		.group = !r->job ? SPAWN_SESSION : r->term.shared ? SPAWN_KEEP : SPAWN_PGRP,
+		.tty = r->job ? terminal_fg_fd(&r->term) : -1,
 	};
 	struct spawn_result res;
 	int rc;
 	relay_child_fds(r->cfg->relay, &req.out_fd, &req.err_fd);
+	/* a transcript: the command's own session on a pty made now */
+	if (r->cfg->transcript) {
+		req.group = SPAWN_PTY;
+		if ((rc = transcript_start(r->cfg->transcript, r->term.fd, &req.tty)) < 0)
+			return start_failed(r, 125, "pseudo-terminal", -rc);
+	}
 	r->start_ns = clock_mono_ns(); /* wall time counts from the launch, as the seed's */
 	phases_start(r->cfg->phases, r->start_ns, o->poll_ms / 1000.0);
 	rc = contain_start(r->contain, &req, &res);
 	/* memsup's copies of the command's ends go, so that its pipes end
 	 * with it */
 	relay_started(r->cfg->relay);
+	if (r->cfg->transcript)
+		transcript_started(r->cfg->transcript, rc < 0 || res.start_errno ? 0 : res.pid);
 	if (rc < 0)
 		return start_failed(r, 125, "fork", -rc);
+	/* even a child that could not exec may have taken the terminal: the
+	 * end takes it back */
+	if (r->job)
+		terminal_give(&r->term, res.pid);
 	if (res.start_errno) {
 		rec->pid = res.pid;
 		return start_failed(r, res.exit_status, res.stage, res.start_errno);
 	}
 	r->main_pid = rec->pid = res.pid;
+	r->command_sid = res.sid;
 	/* Not reaped yet (SIGCHLD is blocked and unread), so even a command that
 	 * already exited still has a pid to open. */
 	r->pidfd = open_pidfd(r->main_pid);
@@ -809,6 +933,24 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	return rec->exit_status = runrecord_exit_status(reason, status);
 }
 
+/* A job's end: the terminal back to memsup's group -- with the modes it
+ * had at the start unless the command ended on its own: one killed in raw
+ * mode must not leave the terminal raw -- and the stops in the record. */
+static void end_job(struct run *r)
+{
+	const struct sup_record *rec = r->rec;
+	int clean = rec->reason == SUP_REASON_NONE && rec->have_exit && !rec->signal;
+	terminal_take_back(&r->term, !clean);
+	terminal_close(&r->term);
+	if (r->term.stops) {
+		snprintf(run_note_stops, sizeof run_note_stops, "the command stopped %u time%s "
+			 "(^Z or a stop signal); memsup stopped with it for %.3f s in all and "
+			 "took no sample meanwhile", r->term.stops, r->term.stops == 1 ? "" : "s",
+			 (double)r->stopped_ns / 1e9);
+		runrecord_note(r->rec, run_note_stops);
+	}
+}
+
 /* Whatever way the run ended (`status` so far): the last lines written,
  * the last record files and markers taken, the views handed over, the
  * times in the record.  Returns memsup's exit status. */
@@ -816,6 +958,8 @@ static int close_run(struct run *r, int status, struct run_views *views)
 {
 	const struct run_config *cfg = r->cfg;
 	struct sup_record *rec = r->rec;
+	if (r->job)
+		end_job(r);
 	/* The rest of the command's output, now that nothing writes it any
 	 * more: into stdout.log, and on to a slow reader until the wall
 	 * budget's end or a signal (a run already interrupted does not wait). */
@@ -825,9 +969,12 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	if (r->sfd >= 0)
 		drain_signals(r);
 	int rc = relay_finish(cfg->relay, &stop, r->interrupt ? clock_mono_ns() : wall_end);
+	if (rc == 0)
+		rc = transcript_finish(cfg->transcript, &stop,
+				       r->interrupt ? clock_mono_ns() : wall_end);
 	if (rc < 0)
 		evidence_note_failure(r->ev, "write", "stdout.log", rc);
-	relay_report(cfg->relay, &rec->output);
+	report_output(r);
 	/* The last lines; a write that fails now (the tree is already dead)
 	 * still makes the run a memsup error, as one during the run does. */
 	if ((rc < 0 || evidence_flush_samples(r->ev) < 0) &&
@@ -866,6 +1013,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	views->pview = r->pv;
 	views->sites = r->sites;
 	views->start_ns = r->start_ns;
+	views->command_sid = r->command_sid;
 	finish_times(r);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
@@ -889,6 +1037,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	r.ev = ev;
 	r.rec = rec;
 	r.sfd = r.pidfd = -1;
+	r.term.fd = -1;
 	r.sentinel.fd = -1;
 	jitter_init(&r.jit);
 	format_started_at();

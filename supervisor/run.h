@@ -6,7 +6,11 @@
  * starts the command inside the containment, then samples its tree on a
  * steady CLOCK_MONOTONIC schedule -- deadline k = start + k*period, missed
  * deadlines skipped, no drift -- in one ppoll() loop that also watches a
- * pidfd of the main process for the exact moment it ends.  It enforces the
+ * pidfd of the main process for the exact moment it ends.  At a terminal
+ * (opt->terminal, terminal.h) the command is a foreground job there: it
+ * starts in a group of its own in memsup's session, made the terminal's
+ * foreground; its stops stop memsup too (SIGCONT is read as well), and
+ * SIGINT and SIGQUIT are ignored while it has the terminal.  It enforces the
  * budgets by killing the whole tree (the kernel's counters -- forks
  * pids.max refused, OOM kills under --mem-max -- are breaches too), kills
  * and lists what is left when the main process has exited, reaps every
@@ -33,6 +37,7 @@
 #include "runrecord.h"
 
 struct staging;
+struct transcript;
 
 struct run_config {
 	const struct sup_options *opt;
@@ -44,6 +49,7 @@ struct run_config {
 				     evidence at the end (staging.h); may be NULL */
 	struct phase_log *phases; /* the marker channels (phases.h); may be NULL */
 	struct relay *relay;      /* the command's stdout and stderr (relay.h) */
+	struct transcript *transcript; /* --output transcript (transcript.h); NULL */
 };
 
 struct live;
@@ -59,6 +65,8 @@ struct run_views {
 	struct peaksites *sites;  /* sampled call sites at the tree's peaks;
 				     NULL when not tracing */
 	uint64_t start_ns;        /* CLOCK_MONOTONIC of the launch */
+	pid_t command_sid;        /* the command's session as it started (its
+				     pid, or memsup's at a terminal); 0 */
 	int have_main;
 	int main_status;          /* wait status of the command */
 };

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "contain/contain.h" /* struct contain_info, contain_figures */
+#include "contain/terminal.h" /* enum terminal_mode */
 #include "output/relay.h"    /* struct relay_report */
 
 /* How the run ended: the record's "reason".  One table in runrecord.c gives
@@ -113,6 +114,7 @@ struct sup_record {
 	const struct contain_info *containment; /* NULL before known */
 	const char *started_at;    /* ISO 8601 UTC */
 	struct relay_report output; /* --output and what the relay did ("output") */
+	enum terminal_mode terminal; /* TERMINAL_JOB: output's mode is "terminal" */
 	/* what happened */
 	enum sup_reason reason;
 	const char *error;         /* why it could not start, or which evidence
@@ -151,7 +153,8 @@ struct sup_record {
 	int traced;                       /* the shim was injected */
 	unsigned processes_traced;        /* images with a valid record */
 	unsigned processes_sampled;       /* images the poller saw */
-	double peak_heap_mb;              /* at the peak sample; < 0: null */
+	double peak_heap_mb;              /* the tree's heap at its peak (merge.h
+					     heap_peak_view); < 0: null */
 	double peak_mapped_mb;
 	double peak_pss_mb;               /* < 0: not measured */
 	/* the answer: the most the tree held at once, by the best witness

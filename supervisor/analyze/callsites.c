@@ -233,6 +233,13 @@ static int callsites_image(struct callsite_view *v, const struct image_view *iv,
 	for (int k = 0; !rc && pim && k < PEAKSITES_KINDS; k++) {
 		if (!peaksites_at(p, pim, k))
 			continue;
+		if (k == PEAKSITES_HEAP && iv->heap_peak_take == HEAP_PEAK_OWN) {
+			/* the tree's heap counts it at its own exact peak
+			 * (merge.h): its sites of that moment, not the sample's */
+			for (size_t j = 0; !rc && j < ci->at_peak.n; j++)
+				rc = callsites_add(&v->tree[k].set, &ci->at_peak.v[j]);
+			continue;
+		}
 		for (size_t j = 0; !rc && j < pim->at[k].n; j++) {
 			const struct stackfile_live *e = &pim->at[k].e[j];
 			if (e->stack < f.h.stack_count)
@@ -254,8 +261,13 @@ int callsites_build(struct callsite_view *v, const struct merged_run *m, const s
 	int rc = 0;
 	memset(v, 0, sizeof *v);
 	symbols_init(&v->sym);
-	for (int k = 0; k < PEAKSITES_KINDS; k++)
-		v->tree[k].at_s = p ? peaksites_when(p, k, &v->tree[k].heap, &v->tree[k].rss) : -1;
+	for (int k = 0; k < PEAKSITES_KINDS; k++) {
+		v->tree[k].at_s = p ? peaksites_when(p, k, &v->tree[k].polled, &v->tree[k].rss) : -1;
+		v->tree[k].heap = v->tree[k].polled;
+	}
+	/* the heap peak's figure with the images taken at their own peaks */
+	if (p && m->heap_peak.have)
+		v->tree[PEAKSITES_HEAP].heap = m->heap_peak.heap;
 	for (size_t i = 0; !rc && (records_dirfd >= 0 || packed) && i < m->n_images; i++)
 		if (m->images[i].traced)
 			rc = callsites_image(v, &m->images[i], p, records_dirfd, packed);

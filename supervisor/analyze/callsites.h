@@ -1,8 +1,14 @@
 /* callsites.h: who held the heap, by call site: each traced image's
- * sampled sets (at its own heap peak, at its end) and the tree's, at the
- * sample of its largest traced heap and at the sample of its RSS peak
- * (peaksites.h), every frame named (symbols.h).  What stacks.json and
- * flame.svg show.
+ * sampled sets (at its own heap peak, at its end) and the tree's, at its
+ * heap peak and at the sample of its RSS peak (peaksites.h), every frame
+ * named (symbols.h).  What stacks.json and flame.svg show.
+ *
+ * The tree's heap peak is the merged view's (merge.h, heap_peak_view):
+ * the polled sum at the sample of the largest traced heap, with each image
+ * that peaked within that sample's interval (or was the only one counted)
+ * taken at its exact peak.  Its sites are taken at the same moments: such
+ * an image's set at its own peak, every other image's set as peaksites
+ * copied it at the sample.  The RSS peak's set is the sample's alone.
  *
  * Built at the end of the run from the stacks files (stackfile.h) and what
  * peaksites kept; the images are the merged run's (merge.h).  An image
@@ -51,7 +57,9 @@ struct callsite_image {
 
 struct callsite_tree {
 	double at_s;               /* < 0: no such sample */
-	uint64_t heap, rss;        /* traced heap and RSS at that sample */
+	uint64_t heap;             /* the traced heap at that peak (above) */
+	uint64_t polled;           /* the traced heap the sample summed */
+	uint64_t rss;              /* the RSS at that sample */
 	struct callsite_set set;   /* every image's sites then */
 };
 

@@ -1315,6 +1315,10 @@ void findings_apply(struct sup_record *r, const struct merged_run *m, struct fin
 		r->peak_heap_mb = (double)m->peak.heap / UNITS_MB;
 		r->peak_mapped_mb = (double)(m->peak.map_anon + m->peak.map_file) / UNITS_MB;
 	}
+	/* the heap's own peak, exact where the shim's figure could be taken
+	 * (merge.h: heap_peak_view), rather than the heap at the RSS peak */
+	if (m->tracing && m->heap_peak.have && m->heap_peak.counted)
+		r->peak_heap_mb = (double)m->heap_peak.heap / UNITS_MB;
 	if (m->peak.at_s >= 0 && m->peak.have_smaps)
 		r->peak_pss_mb = (double)m->peak.pss / UNITS_MB;
 	/* the rules measure every other figure against the answer */

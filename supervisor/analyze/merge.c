@@ -1,14 +1,17 @@
 /* merge.c: building the merged view of a run from the record files (their
- * final contents) and the poller's per-process table (see merge.h).
+ * final contents), the poller's per-process table and the tree's peaks
+ * (see merge.h).
  *
  * One image per record file, valid or not, then one per image the poller
  * sampled that has no file.  Samples were attributed to a generation while
  * the run went on (live_image_at), so joining is by (pid, gen). */
 #include "analyze/merge.h"
 #include "collect/live.h"
+#include "collect/peaksites.h"
 #include "collect/pview.h"
 #include "collect/recordfile.h"
 #include "grow.h"
+#include "invariant.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -63,6 +66,12 @@ double merge_mono_s(const struct merged_run *m, uint64_t mono_ns)
 static double rel_s(const struct merge_input *in, uint64_t ns)
 {
 	return ((double)ns - (double)in->start_mono_ns) / 1e9;
+}
+
+/* The command's session: a process in another one left it (escaped). */
+static pid_t command_sid(const struct merge_input *in)
+{
+	return in->command_sid > 0 ? in->command_sid : in->command_pid;
 }
 
 static int cmp_image(const void *a, const void *b)
@@ -256,7 +265,7 @@ static int add_samples(struct merged_run *m, size_t *cap, size_t sorted,
 			iv->polled_peak_rss = img->peak_rss;
 			iv->polled_peak_at_s = rel_s(in, img->peak_ns);
 			iv->sid = p->sid;
-			iv->escaped = p->sid > 0 && in->command_pid > 0 && p->sid != in->command_pid;
+			iv->escaped = p->sid > 0 && command_sid(in) > 0 && p->sid != command_sid(in);
 			if (p->hwm_kb && p->hwm_gen == img->gen)
 				iv->polled_hwm_kb = p->hwm_kb;
 			if (!iv->traced) {
@@ -309,7 +318,7 @@ static void end_of_pid(struct image_view *iv, const struct merge_input *in)
 		iv->leftover_killed = 1;
 		/* its session as it was killed: one that left the command's
 		 * after the poller last looked (or before it ever did) */
-		if (l->session > 0 && in->command_pid > 0 && l->session != in->command_pid) {
+		if (l->session > 0 && command_sid(in) > 0 && l->session != command_sid(in)) {
 			iv->escaped = 1;
 			iv->sid = l->session;
 		}
@@ -398,15 +407,88 @@ static void add_peak(struct merged_run *m, const struct merge_input *in)
 	}
 }
 
+/* Its own heap peak lies within the heap peak sample's interval (an end
+ * without a sample is the start or the end of the run). */
+static int peaked_within(const struct merged_run *m, const struct image_view *iv)
+{
+	const struct heap_peak_view *v = &m->heap_peak;
+	if (!iv->rec.heap_peak_mono_ns)
+		return 0; /* it never held a byte */
+	double t = merge_mono_s(m, iv->rec.heap_peak_mono_ns);
+	return (v->before_s < 0 || t >= v->before_s) && (v->after_s < 0 || t <= v->after_s);
+}
+
+/* 5. the tree's heap at its peak (merge.h, heap_peak_view).
+ *
+ * The poll sums each image's heap at one moment a sample and sees nothing
+ * in between, so its largest sum can be most of a poll interval short of
+ * the peak it stands for: a program that frees as soon as it holds
+ * everything is still growing at the last sample before the frees.  The
+ * shim knows each image's peak exactly.  Putting an image's exact peak in
+ * the sum in place of its polled figure mixes moments (the others are
+ * taken at the sample), which is sound where the others' figures stand
+ * for what they held at that image's peak:
+ *  - when no other image was counted at the sample.  The sum is then the
+ *    image's heap_peak: what the tree held at that moment at least, so
+ *    never above the tree's true peak, and never below the polled sum.
+ *    A one-process tree is exact wherever its peak was (a spike between
+ *    two earlier samples too).
+ *  - when the image's peak lies between the sample before and the sample
+ *    after: within that interval the poll cannot tell moments apart, and
+ *    the sample is the largest sum it saw there.
+ * The interval rule alone meets the one-process case of a program that
+ * grows then frees (it peaks next to the largest sample), but leaves a
+ * one-process tree whose peak was an earlier spike at the poll's figure;
+ * the lone-image rule costs nothing more and cannot overstate.  Every image
+ * at its own peak, wherever, would sum peaks of different moments (the
+ * compilers of a build) and overstate the tree by far.  An image that
+ * peaked elsewhere, while others were counted, keeps the sample's figure.
+ * What the rule can still overstate is bounded: by what the images taken
+ * at their peaks let go of within the interval (two that peaked at
+ * different moments of it). */
+static void add_heap_peak(struct merged_run *m, const struct merge_input *in)
+{
+	struct heap_peak_view *v = &m->heap_peak;
+	const struct peaksites *p = in->sites;
+	uint64_t rss;
+	if (!p || (v->at_s = peaksites_when(p, PEAKSITES_HEAP, &v->polled, &rss)) < 0)
+		return;
+	size_t n = peaksites_count(p);
+	v->have = 1;
+	v->heap = v->polled;
+	peaksites_window(p, PEAKSITES_HEAP, &v->before_s, &v->after_s);
+	for (size_t i = 0; i < n; i++)
+		v->counted += peaksites_at(p, peaksites_get(p, i), PEAKSITES_HEAP) != 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct peaksites_image *im = peaksites_get(p, i);
+		struct image_view *iv;
+		if (!peaksites_at(p, im, PEAKSITES_HEAP) ||
+		    !(iv = find_image(m, m->n_images, im->pid, im->gen)))
+			continue;
+		iv->heap_peak_take = HEAP_PEAK_POLLED;
+		iv->heap_peak_bytes = im->heap[PEAKSITES_HEAP];
+		/* a record not believed has no figure of its own to give */
+		if (!iv->traced || (v->counted > 1 && !peaked_within(m, iv)))
+			continue;
+		/* its polled figure is one of the sum's terms: no wrap */
+		MT_ASSERT(v->heap >= im->heap[PEAKSITES_HEAP]);
+		v->heap = v->heap - im->heap[PEAKSITES_HEAP] + iv->rec.heap_peak;
+		iv->heap_peak_take = HEAP_PEAK_OWN;
+		iv->heap_peak_bytes = iv->rec.heap_peak;
+		v->own++;
+	}
+}
+
 int merge_build(struct merged_run *m, const struct merge_input *in)
 {
 	size_t cap = 0;
 	memset(m, 0, sizeof *m);
 	m->rec = in->rec;
 	m->tracing = in->tracing;
-	m->command_sid = in->command_pid;
+	m->command_sid = command_sid(in);
 	m->start_mono_ns = in->start_mono_ns;
 	m->peak.at_s = -1;
+	m->heap_peak.at_s = m->heap_peak.before_s = m->heap_peak.after_s = -1;
 
 	if (add_records(m, &cap, in) < 0)
 		goto nomem;
@@ -419,10 +501,12 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);
 	name_images(m, in);
 	add_peak(m, in);
+	add_heap_peak(m, in);
 	return 0;
 nomem:
 	merge_free(m);
 	m->peak.at_s = -1;
+	m->heap_peak.at_s = m->heap_peak.before_s = m->heap_peak.after_s = -1;
 	return -ENOMEM;
 }
 

@@ -23,6 +23,13 @@
 #include "runrecord.h"
 #include "record.h"
 
+/* How an image counts in the tree's heap at its heap peak (heap_peak_view). */
+enum heap_peak_take {
+	HEAP_PEAK_ABSENT = 0,      /* not counted at that sample */
+	HEAP_PEAK_POLLED,          /* as the sample read it (its heap_current) */
+	HEAP_PEAK_OWN,             /* at its own exact peak (its record's heap_peak) */
+};
+
 /* What the merged view keeps of an image's record: its figures, under the
  * names of struct mt_record, without what a run of 100,000 images cannot
  * afford to hold 8 KiB each for (argv and exe are kept at their length in
@@ -90,6 +97,10 @@ struct image_view {
 	uint64_t peak_file;        /* RssFile */
 	uint64_t peak_shmem;       /* RssShmem */
 	uint64_t peak_swap;
+
+	/* at the tree's heap peak (heap_peak_view) */
+	enum heap_peak_take heap_peak_take;
+	uint64_t heap_peak_bytes;  /* what it counts for there (0: absent) */
 };
 
 /* The tree at its peak sample. */
@@ -109,6 +120,26 @@ struct peak_view {
 	double smaps_age_s;        /* how long after the peak sample they were read */
 };
 
+/* The tree's heap at its peak: the polled sum at the sample of the largest
+ * traced heap (peaksites.h), with each image that peaked within that
+ * sample's interval taken at its exact peak (the shim's own figure, the
+ * record's heap_peak).  The interval is from the sample before to the
+ * sample after (without one, the start or the end of the run): what the
+ * poll could not see into.  An image that was the only traced one counted
+ * at the sample is taken at its own peak wherever that was, so a
+ * one-process tree's heap peak is the shim's heap_peak exactly.  The
+ * other images keep the sample's figures.  Their call sites are taken at
+ * the same moments (callsites.h). */
+struct heap_peak_view {
+	int have;                  /* 0: no such sample (not tracing, none taken) */
+	double at_s;               /* the sample's time */
+	double before_s, after_s;  /* the samples around it; < 0: none */
+	uint64_t polled;           /* the traced heap the sample summed */
+	uint64_t heap;             /* the tree's heap at its peak, as above */
+	unsigned counted;          /* traced images the sample counted */
+	unsigned own;              /* of them, taken at their own peak */
+};
+
 /* A record file put aside: the command's word that memsup did not
  * believe (recordfile_plausible, live_believe).  Its image, when the tree
  * had one (in_tree: a pid the poller saw, or reached by lineage), stays in
@@ -124,10 +155,11 @@ struct merge_aside {
 struct merged_run {
 	const struct sup_record *rec;  /* the resources.json record */
 	int tracing;                   /* the shim was injected (no --no-trace) */
-	pid_t command_sid;             /* session of the command (== its pid) */
+	pid_t command_sid;             /* session of the command as it started */
 	struct image_view *images;     /* every image ever seen by either view */
 	size_t n_images;
 	struct peak_view peak;
+	struct heap_peak_view heap_peak;
 	/* appended by the collector (merge.c) */
 	uint64_t start_mono_ns;        /* CLOCK_MONOTONIC of the launch: turns
 					  the record's *_mono_ns into run seconds */
@@ -138,25 +170,31 @@ struct merged_run {
 /* ---- building it (merge.c; the collector side) ------------------------- */
 struct live;
 struct pview;
+struct peaksites;
 
 struct merge_input {
 	const struct sup_record *rec;
 	int tracing;
 	pid_t command_pid;
+	pid_t command_sid;             /* its session as it started (memsup's at a
+					  terminal); 0: its pid (a session of its own) */
 	int main_status;               /* wait status of the command, if have_main */
 	int have_main;
 	uint64_t start_mono_ns;
 	struct live *live;             /* NULL when not tracing */
 	const struct pview *pview;     /* must outlive the merged run */
+	const struct peaksites *sites; /* the tree's peaks (peaksites.h); NULL:
+					  no heap peak view (not tracing) */
 	uint64_t end_mono_ns;          /* the end of the run (records' times
 					  must lie before it) */
 	uint64_t memory_kb;            /* RAM + swap; 0: unknown */
 };
 
 /* Fill *m: one image per record file (its final contents, read now) and per
- * image the poller saw without one, the poller's figures on each, and the
- * peak sample broken down.  The merged run points into `in->pview` and into
- * itself.  0 or -ENOMEM (then *m is empty but valid). */
+ * image the poller saw without one, the poller's figures on each, the peak
+ * sample broken down, and the tree's heap at its peak.  The merged run
+ * points into `in->pview` and into itself.  0 or -ENOMEM (then *m is empty
+ * but valid). */
 int merge_build(struct merged_run *m, const struct merge_input *in);
 void merge_free(struct merged_run *m);
 

@@ -19,6 +19,11 @@ struct peaksites {
 	uint64_t value[PEAKSITES_KINDS];
 	double at_s[PEAKSITES_KINDS];
 	uint64_t heap[PEAKSITES_KINDS], rss[PEAKSITES_KINDS];
+	/* the samples around each peak (peaksites_window); after_s is set by
+	 * the sample that follows the peak */
+	double before_s[PEAKSITES_KINDS], after_s[PEAKSITES_KINDS];
+	unsigned after_due;        /* bit k: the last sample was a peak of kind k */
+	double last_s;             /* the previous sample's time; < 0: none */
 };
 
 int peaksites_open(struct peaksites **out, const char *records_dir)
@@ -33,7 +38,8 @@ int peaksites_open(struct peaksites **out, const char *records_dir)
 		return rc;
 	}
 	for (int k = 0; k < PEAKSITES_KINDS; k++)
-		p->at_s[k] = -1;
+		p->at_s[k] = p->before_s[k] = p->after_s[k] = -1;
+	p->last_s = -1;
 	*out = p;
 	return 0;
 }
@@ -101,6 +107,9 @@ void peaksites_sample(struct peaksites *p, const struct live *l,
 	const uint64_t v[PEAKSITES_KINDS] = { heap, rss };
 	unsigned due = 0;
 	for (int k = 0; k < PEAKSITES_KINDS; k++) {
+		/* the sample after a peak closes its window */
+		if (p->after_due & (1u << k))
+			p->after_s[k] = at_s;
 		if (p->serial[k] && v[k] <= p->value[k])
 			continue;
 		due |= 1u << k;
@@ -109,7 +118,11 @@ void peaksites_sample(struct peaksites *p, const struct live *l,
 		p->at_s[k] = at_s;
 		p->heap[k] = heap;
 		p->rss[k] = rss;
+		p->before_s[k] = p->last_s;
+		p->after_s[k] = -1;
 	}
+	p->after_due = due;
+	p->last_s = at_s;
 	if (!due || !l)
 		return;
 	/* The images pview counted in the traced heap, chosen there (an exec
@@ -131,6 +144,7 @@ void peaksites_sample(struct peaksites *p, const struct live *l,
 			if (stackfile_set_copy(&im->at[k], &im->cur) < 0)
 				continue;
 			im->serial[k] = p->serial[k];
+			im->heap[k] = m[i].heap;
 		}
 	}
 }
@@ -155,4 +169,10 @@ double peaksites_when(const struct peaksites *p, int kind, uint64_t *heap, uint6
 	*heap = p->heap[kind];
 	*rss = p->rss[kind];
 	return p->at_s[kind];
+}
+
+void peaksites_window(const struct peaksites *p, int kind, double *before_s, double *after_s)
+{
+	*before_s = p->before_s[kind];
+	*after_s = p->after_s[kind];
 }

@@ -16,6 +16,11 @@
  * record's heap and then the stacks file a moment apart, so the set "at
  * the peak" is the one of that moment, as the heap figure is.
  *
+ * With each image's set it keeps the heap the sample counted for it, and
+ * with each peak the times of the samples just before and just after it:
+ * what the poll could not see into.  The merged view (merge.h) takes an
+ * image that peaked within that window at its exact peak instead.
+ *
  * Not thread-safe.  Return convention: 0 or -errno.
  */
 #ifndef MEMSUP_PEAKSITES_H
@@ -35,6 +40,7 @@ struct peaksites_image {
 	struct stackfile_set cur;                    /* the last read */
 	struct stackfile_set at[PEAKSITES_KINDS];    /* at each kind of peak */
 	unsigned long serial[PEAKSITES_KINDS];       /* the peak it was copied at */
+	uint64_t heap[PEAKSITES_KINDS];              /* its heap counted then */
 	uint64_t changes;                            /* stacks_changes at the read */
 	int error;                                   /* last read's, 0 if fine */
 };
@@ -62,5 +68,9 @@ int peaksites_at(const struct peaksites *p, const struct peaksites_image *im, in
 /* The peak of `kind`: its time into the run (< 0: none), the traced heap
  * and the RSS at that sample. */
 double peaksites_when(const struct peaksites *p, int kind, uint64_t *heap, uint64_t *rss);
+/* The samples around the peak of `kind`, in seconds into the run: the one
+ * before it (< 0: the peak was the first) and the one after it (< 0: it
+ * was the last).  Both < 0 when there is no peak. */
+void peaksites_window(const struct peaksites *p, int kind, double *before_s, double *after_s);
 
 #endif /* MEMSUP_PEAKSITES_H */

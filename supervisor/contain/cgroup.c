@@ -1,9 +1,11 @@
 /* cgroup.c: the machinery the cgroup backends share (see cgroup.h).
  *
- * Every file a sample reads (cgroup.procs, memory.current, pids.events,
- * each member's statm) is opened once and read with pread() at offset 0,
- * so a sample costs one system call per file and none to look a path up.
- * Setting a limit or killing writes a file once. */
+ * Every file a sample reads (cgroup.procs, memory.current, memory.stat,
+ * memory.events or v1's failcnt, oom_control and kmem usage, pids.events,
+ * each member's statm) is opened once and read with pread() at offset 0
+ * into a buffer on the stack, so a sample costs one system call per file,
+ * none to look a path up, and no allocation.  Setting a limit or killing
+ * writes a file once. */
 #include "contain/cgroup.h"
 #include "collect/procfs.h"
 
@@ -89,6 +91,83 @@ long cgroup_parse_procs(const char *buf, size_t len, pid_t *out, size_t cap)
 		i = j + 1;
 	}
 	return n;
+}
+
+/* The keys of memory.stat that cgroup_parse_memstat uses, by version, and
+ * where each goes. */
+enum { MS_ANON, MS_FILE, MS_SHMEM, MS_KERNEL, MS_SOCK, MS_PART, MS_NSLOT };
+
+struct memstat_key {
+	const char *key;
+	size_t len;
+	unsigned slot;
+};
+
+#define MEMSTAT_KEY(k, slot) { k, sizeof k - 1, slot }
+
+static const struct memstat_key memstat_v2[] = {
+	MEMSTAT_KEY("anon", MS_ANON),
+	MEMSTAT_KEY("file", MS_FILE),
+	MEMSTAT_KEY("shmem", MS_SHMEM),
+	MEMSTAT_KEY("kernel", MS_KERNEL),
+	MEMSTAT_KEY("sock", MS_SOCK),
+	/* what "kernel" sums, for the kernels before 6.0 that lack it */
+	MEMSTAT_KEY("kernel_stack", MS_PART),
+	MEMSTAT_KEY("pagetables", MS_PART),
+	MEMSTAT_KEY("percpu", MS_PART),
+	MEMSTAT_KEY("slab", MS_PART),
+	MEMSTAT_KEY("vmalloc", MS_PART),
+};
+
+/* The total_ keys count the cgroup's descendants too: the run's cgroup has
+ * none, and a kernel that ever gives only one of the two gives total_. */
+static const struct memstat_key memstat_v1[] = {
+	MEMSTAT_KEY("total_rss", MS_ANON),
+	MEMSTAT_KEY("total_cache", MS_FILE),
+	MEMSTAT_KEY("total_shmem", MS_SHMEM),
+};
+
+int cgroup_parse_memstat(const char *buf, size_t len, int v2, struct cg_memstat *out)
+{
+	const struct memstat_key *keys = v2 ? memstat_v2 : memstat_v1;
+	size_t nkeys = v2 ? sizeof memstat_v2 / sizeof memstat_v2[0]
+			  : sizeof memstat_v1 / sizeof memstat_v1[0];
+	uint64_t val[MS_NSLOT] = { 0 };
+	unsigned seen = 0;
+	/* every key wanted seen: the rest of the file (most of it, on v2,
+	 * whose amounts come first) is not read */
+	const unsigned enough = 1u << MS_ANON | 1u << MS_FILE | 1u << MS_SHMEM |
+				(v2 ? 1u << MS_KERNEL | 1u << MS_SOCK : 0);
+	for (size_t i = 0; i < len && (seen & enough) != enough;) {
+		const char *nl = memchr(buf + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - buf) : len;
+		const char *sp = memchr(buf + i, ' ', end - i);
+		size_t kl = sp ? (size_t)(sp - (buf + i)) : 0;
+		for (size_t k = 0; sp && k < nkeys; k++) {
+			if (keys[k].len != kl || memcmp(buf + i, keys[k].key, kl) != 0)
+				continue;
+			uint64_t v;
+			unsigned slot = keys[k].slot;
+			/* "max" is no amount; a sum that wraps is no file's */
+			if (cgroup_parse_u64(sp + 1, (size_t)(buf + end - sp - 1), &v) < 0 ||
+			    v == UINT64_MAX || (slot == MS_PART && val[slot] + v < val[slot]))
+				return -EINVAL;
+			val[slot] = slot == MS_PART ? val[slot] + v : v;
+			seen |= 1u << slot;
+			break;
+		}
+		i = end + 1;
+	}
+	if (!(seen & 1u << MS_ANON) || !(seen & 1u << MS_FILE))
+		return -EINVAL;
+	out->anon = val[MS_ANON];
+	out->file = val[MS_FILE];
+	out->shmem = val[MS_SHMEM];
+	out->kernel = (seen & 1u << MS_KERNEL) ? val[MS_KERNEL] : val[MS_PART];
+	if (out->kernel + val[MS_SOCK] < out->kernel)
+		return -EINVAL;
+	out->kernel += val[MS_SOCK];
+	return 0;
 }
 
 /* ---- files -------------------------------------------------------------------- */
@@ -293,6 +372,7 @@ int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 	r->sup.fd = -1;
 	r->memdir = r->pidsdir = -1;
 	r->procs_fd = r->usage_fd = r->pids_events_fd = r->oom_fd = r->event_fd = -1;
+	r->stat_fd = r->kmem_fd = r->failcnt_fd = r->memsw_failcnt_fd = -1;
 	pidmap_init(&r->members, sizeof(struct cg_member));
 	r->proc_fd = open(r->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->proc_fd < 0) {
@@ -428,14 +508,16 @@ static int set_mem_max(struct cgrun *r, uint64_t bytes, struct contain_info *inf
 		 * ending it: the limit is memory, not memory minus swap */
 		if (rc == 0 && cgroup_has(r->memdir, "memory.swap.max"))
 			rc = cgroup_write(r->memdir, "memory.swap.max", "0");
-		r->oom_fd = open_in(r->memdir, "memory.events", O_RDONLY);
-		r->event_fd = r->oom_fd;
+		r->event_fd = r->oom_fd; /* memory.events */
 		r->event_events = POLLPRI;
 	} else {
 		rc = cgroup_write(r->memdir, "memory.limit_in_bytes", v);
-		if (rc == 0 && cgroup_has(r->memdir, "memory.memsw.limit_in_bytes"))
+		if (rc == 0 && cgroup_has(r->memdir, "memory.memsw.limit_in_bytes")) {
 			rc = cgroup_write(r->memdir, "memory.memsw.limit_in_bytes", v);
-		r->oom_fd = open_in(r->memdir, "memory.oom_control", O_RDONLY);
+			/* the kernel charges memory+swap first: at equal limits a
+			 * charge fails there, and memory.failcnt never moves */
+			r->memsw_failcnt_fd = open_in(r->memdir, "memory.memsw.failcnt", O_RDONLY);
+		}
 		/* cgroup v1's OOM notification: an eventfd registered through
 		 * cgroup.event_control becomes readable at each OOM */
 		int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -501,6 +583,15 @@ int cgroup_setup(struct cgrun *r, const struct contain_config *cfg, struct conta
 	info->pids = r->pidsdir >= 0;
 	r->usage_fd = open_in(r->memdir, r->v2_files ? "memory.current" : "memory.usage_in_bytes",
 			      O_RDONLY);
+	/* what the usage is made of, and the limit's events, every sample
+	 * (each -1 where the kernel has no such file) */
+	r->stat_fd = open_in(r->memdir, "memory.stat", O_RDONLY);
+	r->oom_fd = open_in(r->memdir, r->v2_files ? "memory.events" : "memory.oom_control",
+			    O_RDONLY);
+	if (!r->v2_files) {
+		r->kmem_fd = open_in(r->memdir, "memory.kmem.usage_in_bytes", O_RDONLY);
+		r->failcnt_fd = open_in(r->memdir, "memory.failcnt", O_RDONLY);
+	}
 	if (cfg->max_procs && info->pids)
 		set_pids_max(r, cfg->max_procs, info);
 	else if (cfg->max_procs)
@@ -561,6 +652,10 @@ void cgroup_run_close(struct contain *c)
 	close_fd(&r->oom_fd);
 	close_fd(&r->procs_fd);
 	close_fd(&r->usage_fd);
+	close_fd(&r->stat_fd);
+	close_fd(&r->kmem_fd);
+	close_fd(&r->failcnt_fd);
+	close_fd(&r->memsw_failcnt_fd);
 	close_fd(&r->pids_events_fd);
 	close_fd(&r->proc_fd);
 	members_clear(&r->members);
@@ -738,16 +833,94 @@ size_t cgroup_run_sampled(const struct contain *c, const struct tree_member **ou
 	return r->nsmp;
 }
 
+/* memory.stat's split, and on v1 the kernel memory beside it, through
+ * the fds kept open.
+ *
+ * How the parts stack up to the usage.  Every part is memory the cgroup
+ * is charged for, and no page is in two of them (but a swap-cached anon
+ * page, in both anon and file: this project's machines have no swap).
+ * What remains is the kernel's batching: each CPU charges the counter
+ * ahead of use, up to 64 pages at a time, and memory.stat's counters are
+ * flushed from per-CPU deltas only once these pass about 64 pages per CPU
+ * -- so the usage runs ahead of the parts' sum by up to a few hundred KB a
+ * CPU, more while the tree is growing fast.  Not in the parts: v2's
+ * "hugetlb" (charged only with the memory_hugetlb_accounting mount
+ * option).  On cgroup v1, memory.usage_in_bytes holds the kernel memory
+ * (memory.kmem.usage_in_bytes is a part of it, not an addition; its TCP
+ * buffers, memory.kmem.tcp.*, are counted apart and are in neither).  On
+ * this project's 2-CPU test VM (Linux 6.18, hybrid layout; total_rss
+ * includes total_rss_huge, as v1's documentation says), a tree holding
+ * 64 MB in huge pages read total_rss 65110016 (total_rss_huge 65011712),
+ * kmem 196608 and usage 65531904: 225 KB above the sum; one holding 480
+ * full pipes read kmem 32649216, total_rss 110592 and usage 32768000, 8
+ * KB above it. */
+static int read_memstat(struct cgrun *r, struct cg_memstat *ms)
+{
+	char buf[8192];
+	size_t len;
+	if (r->stat_fd < 0)
+		return -ENOENT;
+	int rc = procfs_pread_fd(r->stat_fd, buf, sizeof buf, &len);
+	if (rc < 0)
+		return rc;
+	/* a text that fills the buffer may end in a number cut short */
+	if (len + 1 >= sizeof buf)
+		return -EFBIG;
+	rc = cgroup_parse_memstat(buf, len, r->v2_files, ms);
+	if (rc == 0 && !r->v2_files && (r->kmem_fd < 0 || read_u64(r->kmem_fd, &ms->kernel) < 0))
+		ms->kernel = 0; /* a kernel without kmem accounting */
+	/* the counters are flushed apart: never more shared memory than file */
+	if (rc == 0 && ms->shmem > ms->file)
+		ms->shmem = ms->file;
+	return rc;
+}
+
+/* The limit's events: v2's memory.events holds both counters.  v1 has
+ * memory.failcnt beside memory.oom_control, and, under --mem-max, the
+ * memory+swap counter's failcnt: each failed charge counts in one of the
+ * two, the first that refused it.  From Linux 6.15 the kernel keeps no
+ * failcnt for memory+swap, so under --mem-max (both limits equal, memsw
+ * checked first) a v1 run's limit hits read 0 there -- on the test VM
+ * (6.18) a grower stopped by --mem-max 40 read failcnt 0 and oom_kill 1,
+ * and 99 failures without the memsw limit -- and its OOM kills are the
+ * event that shows. */
+static int read_events(struct cgrun *r, struct contain_state *st)
+{
+	char buf[1024];
+	size_t len;
+	uint64_t memsw = 0;
+	if (r->oom_fd < 0)
+		return -ENOENT;
+	int rc = procfs_pread_fd(r->oom_fd, buf, sizeof buf, &len);
+	if (rc == 0)
+		rc = cgroup_parse_key(buf, len, "oom_kill", &st->oom_kills);
+	if (rc == 0)
+		rc = r->v2_files ? cgroup_parse_key(buf, len, "max", &st->limit_hits)
+		   : r->failcnt_fd >= 0 ? read_u64(r->failcnt_fd, &st->limit_hits) : -ENOENT;
+	if (rc == 0 && r->memsw_failcnt_fd >= 0 && read_u64(r->memsw_failcnt_fd, &memsw) == 0)
+		st->limit_hits += memsw;
+	if (rc == 0)
+		st->have_events = 1;
+	return rc;
+}
+
 int cgroup_run_poll(struct contain *c, struct contain_state *st)
 {
 	struct cgrun *r = of(c);
+	struct cg_memstat ms;
 	memset(st, 0, sizeof *st);
 	if (r->usage_fd >= 0 && read_u64(r->usage_fd, &st->usage) == 0)
 		st->have_usage = 1;
+	if (read_memstat(r, &ms) == 0) {
+		st->have_split = 1;
+		st->anon = ms.anon;
+		st->page_cache = ms.file - ms.shmem;
+		st->shmem = ms.shmem;
+		st->kernel = ms.kernel;
+	}
+	read_events(r, st);
 	if (r->pids_events_fd >= 0)
 		read_key(r->pids_events_fd, "max", &st->forks_refused);
-	if (r->oom_fd >= 0)
-		read_key(r->oom_fd, "oom_kill", &st->oom_kills);
 	if (r->event_fd >= 0 && r->event_fd != r->oom_fd) {
 		uint64_t x; /* the v1 eventfd: drained, it waits for the next OOM */
 		if (read(r->event_fd, &x, sizeof x) < 0 && errno != EAGAIN)
@@ -763,45 +936,6 @@ int cgroup_run_event_fd(const struct contain *c, short *events)
 	return r->event_fd;
 }
 
-/* memory.stat's split: anon, file (page cache, tmpfs and shared memory
- * included) and kernel memory, as each version names them. */
-static int read_stat(struct cgrun *r, struct contain_figures *f)
-{
-	char buf[8192];
-	size_t len;
-	int rc = cgroup_read(r->memdir, "memory.stat", buf, sizeof buf, &len);
-	if (rc < 0)
-		return rc;
-	if (r->v2_files) {
-		if (cgroup_parse_key(buf, len, "anon", &f->anon) < 0 ||
-		    cgroup_parse_key(buf, len, "file", &f->file) < 0)
-			return -EINVAL;
-		if (cgroup_parse_key(buf, len, "kernel", &f->kernel) < 0) {
-			/* before Linux 6.0: the parts "kernel" sums */
-			static const char *const parts[] = { "kernel_stack", "pagetables", "percpu",
-							     "sock", "slab", "vmalloc" };
-			f->kernel = 0;
-			for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-				uint64_t v;
-				if (cgroup_parse_key(buf, len, parts[i], &v) == 0)
-					f->kernel += v;
-			}
-		}
-	} else {
-		/* the total_ keys count the cgroup's descendants too (it has none) */
-		if (cgroup_parse_key(buf, len, "total_rss", &f->anon) < 0 ||
-		    cgroup_parse_key(buf, len, "total_cache", &f->file) < 0)
-			return -EINVAL;
-		int fd = open_in(r->memdir, "memory.kmem.usage_in_bytes", O_RDONLY);
-		if (fd < 0 || read_u64(fd, &f->kernel) < 0)
-			f->kernel = 0;
-		if (fd >= 0)
-			close(fd);
-	}
-	f->have_stat = 1;
-	return 0;
-}
-
 int cgroup_run_figures(struct contain *c, struct contain_figures *f)
 {
 	struct cgrun *r = of(c);
@@ -813,7 +947,13 @@ int cgroup_run_figures(struct contain *c, struct contain_figures *f)
 			f->have_peak = 1;
 		if (fd >= 0)
 			close(fd);
-		read_stat(r, f);
+		struct cg_memstat ms;
+		if (read_memstat(r, &ms) == 0) {
+			f->have_stat = 1;
+			f->anon = ms.anon;
+			f->file = ms.file;
+			f->kernel = ms.kernel;
+		}
 		fd = open_in(r->memdir, r->v2_files ? "memory.events" : "memory.oom_control",
 			     O_RDONLY);
 		if (fd >= 0 && read_key(fd, "oom_kill", &f->oom_kills) == 0)

@@ -82,6 +82,27 @@ int cgroup_has_word(const char *buf, size_t len, const char *word);
  * returns how many lines there were (-EINVAL for garbage). */
 long cgroup_parse_procs(const char *buf, size_t len, pid_t *out, size_t cap);
 
+/* memory.stat's split, bytes, as either version names it. */
+struct cg_memstat {
+	uint64_t anon;             /* v2 "anon"; v1 "total_rss", which holds
+				      "total_rss_huge" (cgroup-v1 memory.rst:
+				      "includes transparent hugepages") */
+	uint64_t file;             /* v2 "file"; v1 "total_cache": page cache,
+				      tmpfs and shared memory */
+	uint64_t shmem;            /* of file: v2 "shmem", v1 "total_shmem"
+				      (0 where the kernel has no such key) */
+	uint64_t kernel;           /* v2: "kernel" + "sock" (sock is charged to
+				      memory.current but is not in "kernel");
+				      before Linux 6.0, which has no "kernel",
+				      the sum of its parts.  v1: 0, the kernel
+				      memory is another file's
+				      (memory.kmem.usage_in_bytes) */
+};
+/* A memory.stat text of cgroup v2 (v2 != 0) or v1, in one pass.  0, or
+ * -EINVAL when anon or file is missing or a value it uses is no number.
+ * Pure: the per-sample poll and the end-of-run figures both call it. */
+int cgroup_parse_memstat(const char *buf, size_t len, int v2, struct cg_memstat *out);
+
 /* ---- the run's cgroups ------------------------------------------------------- */
 
 /* One cgroup of the run, in one hierarchy. */
@@ -114,8 +135,12 @@ struct cgrun {
 	int join_fd[CG_NHIER];     /* cgroup.procs the command joins before exec
 				      (v1; v2 is entered by clone3) */
 	int usage_fd;              /* memory.current / memory.usage_in_bytes */
+	int stat_fd;               /* memory.stat */
+	int kmem_fd;               /* v1 memory.kmem.usage_in_bytes */
+	int failcnt_fd;            /* v1 memory.failcnt */
+	int memsw_failcnt_fd;      /* v1 memory.memsw.failcnt, with --mem-max */
 	int pids_events_fd;        /* pids.events, with --max-procs */
-	int oom_fd;                /* memory.events / memory.oom_control, with --mem-max */
+	int oom_fd;                /* memory.events / memory.oom_control */
 	int event_fd;              /* v1: an eventfd on memory.oom_control; v2:
 				      oom_fd itself (POLLPRI) */
 	short event_events;

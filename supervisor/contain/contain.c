@@ -396,6 +396,11 @@ struct stopped {
 	pid_t pid;                 /* first: the pidmap key */
 };
 
+struct group {
+	pid_t pgrp;                /* first: the pidmap key */
+	int own_session;           /* in memsup's session */
+};
+
 /* Never a group of memsup's own (or of init's). */
 static int group_ok(pid_t g)
 {
@@ -405,12 +410,15 @@ static int group_ok(pid_t g)
 /* Without an atomic kill: SIGSTOP every member until a listing finds no
  * one new (a stopped process forks no more), then SIGKILL each of them
  * and each process group they were in -- a group reaches a member that
- * left our listing between two reads. */
+ * left our listing between two reads.  A group in memsup's own session
+ * (the command is a job at memsup's terminal, terminal.h) is killed only
+ * when its leader is a member: a member may have joined a group of the
+ * shell's there (setpgid), which is not the run's to kill. */
 static void stop_and_kill(struct contain *c, const struct contain_waiter *w)
 {
 	struct pidmap stopped, groups;
 	pidmap_init(&stopped, sizeof(struct stopped));
-	pidmap_init(&groups, sizeof(struct stopped));
+	pidmap_init(&groups, sizeof(struct group));
 	for (int pass = 0; pass < STOP_PASSES; pass++) {
 		const pid_t *pids;
 		size_t n = list(c, &pids), fresh = 0;
@@ -423,8 +431,10 @@ static void stop_and_kill(struct contain *c, const struct contain_waiter *w)
 				w->found(w->ctx, pids[i]);
 			kill(pids[i], SIGSTOP);
 			struct procfs_stat st;
-			if (procfs_read_stat(c->proc_root, pids[i], &st) == 0 && group_ok(st.pgrp))
-				pidmap_add(&groups, st.pgrp, NULL);
+			struct group *g;
+			if (procfs_read_stat(c->proc_root, pids[i], &st) == 0 && group_ok(st.pgrp) &&
+			    (g = pidmap_add(&groups, st.pgrp, NULL)) != NULL)
+				g->own_session = st.session == getsid(0);
 		}
 		if (!fresh)
 			break;
@@ -435,9 +445,9 @@ static void stop_and_kill(struct contain *c, const struct contain_waiter *w)
 			kill(s->pid, SIGKILL);
 	}
 	for (size_t i = 0; i < groups.cap; i++) {
-		struct stopped *g = pidmap_slot(&groups, i);
-		if (g)
-			kill(-g->pid, SIGKILL);
+		struct group *g = pidmap_slot(&groups, i);
+		if (g && (!g->own_session || pidmap_find(&stopped, g->pgrp)))
+			kill(-g->pgrp, SIGKILL);
 	}
 	pidmap_free(&stopped);
 	pidmap_free(&groups);

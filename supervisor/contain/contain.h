@@ -119,16 +119,26 @@ struct contain_info {
 };
 
 /* The kernel's view of the run now, per sample; a figure the backend does
- * not have stays 0 and its have_ flag unset. */
+ * not have (the /proc scan, a cgroup without the memory controller) stays
+ * 0 and its have_ flag unset. */
 struct contain_state {
 	int have_usage;
 	uint64_t usage;            /* memory.current / memory.usage_in_bytes */
-	uint64_t forks_refused;    /* pids.events "max": forks pids.max refused */
-	uint64_t oom_kills;        /* processes the OOM killer took */
-	int have_split;            /* memory.stat, now: parts that stack to about usage */
-	uint64_t anon, page_cache, shmem, kernel;
+	/* memory.stat's split, bytes: four parts that stack to about usage
+	 * (cgroup.c says how close, and why not exactly) */
+	int have_split;
+	uint64_t anon;             /* anonymous memory, huge pages included */
+	uint64_t page_cache;       /* file pages but shared memory: file - shmem */
+	uint64_t shmem;            /* tmpfs, shm_open, shared anonymous */
+	uint64_t kernel;           /* kernel memory charged to the cgroup (v2
+				      kernel + sock; v1 memory.kmem.usage_in_bytes) */
+	/* the limit's event counters since the run began (the cgroup's own
+	 * limit, or an outer one whose OOM killer took a member) */
 	int have_events;
-	uint64_t limit_hits;       /* memory.events "max" / memory.failcnt */
+	uint64_t limit_hits;       /* v2 memory.events "max", v1 memory.failcnt
+				      (+ memory.memsw.failcnt under --mem-max) */
+	uint64_t oom_kills;        /* processes the OOM killer took */
+	uint64_t forks_refused;    /* pids.events "max": forks pids.max refused */
 };
 
 /* The memory figures of the run's cgroup, exact from the kernel. */
@@ -136,7 +146,8 @@ struct contain_figures {
 	int have_peak;
 	uint64_t peak;             /* memory.peak / memory.max_usage_in_bytes */
 	int have_stat;
-	uint64_t anon, file, kernel; /* memory.stat, now */
+	uint64_t anon, file, kernel; /* memory.stat, now, as contain_state's
+				      (file: page_cache + shmem) */
 	int have_oom;
 	uint64_t oom_kills;
 	int have_pids;

@@ -185,7 +185,7 @@ static void procscan_exclude(struct contain *c, pid_t pid)
 
 struct node {
 	pid_t pid;                 /* first: the pidmap key */
-	pid_t ppid, pgrp;
+	pid_t ppid, pgrp, session;
 	int in;                    /* of the tree */
 	char state;                /* /proc/PID/stat's */
 };
@@ -231,6 +231,7 @@ static int find_tree(const struct procscan *p, const struct pidmap *members,
 		const struct mark *m = pidmap_find(members, pid);
 		n->ppid = st.ppid;
 		n->pgrp = st.pgrp;
+		n->session = st.session;
 		n->state = st.state;
 		n->in = (m && m->start == (st.starttime ? st.starttime : 1)) ||
 			pidmap_find(sessions, st.session) != NULL;
@@ -311,8 +312,11 @@ static int procscan_abandon(struct contain *c)
 			if (!s)
 				continue;
 			kill(s->pid, SIGKILL);
+			/* in memsup's session (a job at its terminal), only a
+			 * group a member leads: the others there are the shell's */
 			if (s->pgrp > 1 && s->pgrp != getpgrp() && s->pgrp != p->known->memsup_pgrp &&
-			    s->pgrp != p->known->memsup_sid)
+			    s->pgrp != p->known->memsup_sid &&
+			    (s->session != p->known->memsup_sid || pidmap_find(&stopped, s->pgrp)))
 				kill(-s->pgrp, SIGKILL);
 		}
 		pidmap_clear(&stopped);

@@ -7,9 +7,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 #ifdef HAVE_LINUX_SCHED_H
 #include <linux/sched.h>
@@ -97,8 +99,26 @@ static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, i
 	for (size_t i = 0; cg && i < cg->n_join; i++)
 		if (write(cg->join_fds[i], "0", 1) != 1)
 			child_fail(report, 4, errno);
-	if (setsid() < 0)
+	if (req->group == SPAWN_PGRP) {
+		if (setpgid(0, 0) < 0)
+			child_fail(report, 3, errno);
+		/* The foreground before exec, as a shell's child takes it: the
+		 * command's first read of the terminal must not come before
+		 * memsup's own tcsetpgrp.  SIGTTOU is still ignored here
+		 * (memsup's disposition, reset below). */
+		if (req->tty >= 0)
+			(void)tcsetpgrp(req->tty, getpid());
+	} else if (req->group == SPAWN_KEEP) {
+		/* memsup's group and session, as time(1)'s child */
+	} else if (setsid() < 0) {
 		child_fail(report, 3, errno);
+	} else if (req->group == SPAWN_PTY) {
+		/* the new session's controlling terminal, and stdio; the
+		 * redirections below do not apply (-1) */
+		if (ioctl(req->tty, TIOCSCTTY, 0) < 0 || dup2(req->tty, STDIN_FILENO) < 0 ||
+		    dup2(req->tty, STDOUT_FILENO) < 0 || dup2(req->tty, STDERR_FILENO) < 0)
+			child_fail(report, 3, errno);
+	}
 #ifdef PR_SET_PDEATHSIG
 	/* If memsup dies (even SIGKILL), the command gets SIGKILL.  The parent
 	 * may already be gone before prctl ran: then getppid() changed. */
@@ -190,7 +210,13 @@ int spawn_start(const struct spawn_request *req, struct spawn_result *res)
 	if (v2_procs >= 0)
 		close(v2_procs);
 	close(p[1]);
+	/* The child's group, made here too so that it exists when memsup
+	 * names it (tcsetpgrp, killpg) whichever process runs first; EACCES
+	 * once the child has exec'd means it made it itself. */
+	if (req->group == SPAWN_PGRP)
+		(void)setpgid(pid, pid);
 	res->pid = pid;
+	res->sid = req->group == SPAWN_PGRP || req->group == SPAWN_KEEP ? getsid(0) : pid;
 	struct start_report r;
 	ssize_t n;
 	do

@@ -8,7 +8,12 @@
  * between, and it never forks: no process of the command can begin
  * outside.
  *
- * The child gets a new session (setsid), PR_SET_PDEATHSIG(SIGKILL) (so it
+ * The child gets a new session (setsid) -- or, with SPAWN_PGRP, a process
+ * group of its own in memsup's session, made the foreground group of
+ * `tty` before exec (terminal.h); with SPAWN_KEEP, memsup's own group, as
+ * time(1) runs a command; with SPAWN_PTY, a new session whose
+ * controlling terminal, stdin, stdout and stderr are `tty`, a pseudo-
+ * terminal's slave (transcript.h) --, PR_SET_PDEATHSIG(SIGKILL) (so it
  * dies if memsup is killed outright), the signal mask memsup started with,
  * default dispositions, --cwd, stdout on `out_fd` and stderr on `err_fd`
  * (-1: memsup's own, inherited), and the environment `envp`, then execvp() -- which searches the PATH of `envp`,
@@ -31,6 +36,15 @@ struct spawn_cgroup {
 	size_t n_join;
 };
 
+/* Where the command starts, besides its cgroups. */
+enum spawn_group {
+	SPAWN_SESSION = 0,      /* a session of its own (setsid): no terminal */
+	SPAWN_PGRP,             /* a process group of its own in memsup's
+				   session: a job at memsup's terminal */
+	SPAWN_KEEP,             /* memsup's process group and session */
+	SPAWN_PTY,              /* a session of its own on the terminal `tty` */
+};
+
 struct spawn_request {
 	char *const *argv;      /* NULL-terminated; argv[0] non-empty */
 	char **envp;            /* full environment for the child */
@@ -39,6 +53,10 @@ struct spawn_request {
 	int err_fd;             /* stderr of the child; -1: memsup's own */
 	const sigset_t *mask;   /* mask to restore in the child */
 	const struct spawn_cgroup *cgroup; /* NULL: memsup's own cgroups */
+	enum spawn_group group;
+	int tty;                /* SPAWN_PGRP: the terminal whose foreground
+				   group the command's becomes, -1: none;
+				   SPAWN_PTY: its terminal; else unused */
 };
 
 struct spawn_result {
@@ -48,6 +66,8 @@ struct spawn_result {
 				   start_errno */
 	int exit_status;        /* 126 or 127 when start_errno (reaped
 				   already); 125 when it could not join */
+	pid_t sid;              /* the command's session: its pid, or
+				   memsup's (SPAWN_PGRP, SPAWN_KEEP) */
 };
 
 /* Become a child subreaper.  0 or -errno. */

@@ -49,16 +49,35 @@ struct plot_pid_peak {
 	double peak;
 };
 
+/* The loading's scaffolding: what picks and names the bands. */
+static void free_loading(struct plot_set *s)
+{
+	free(s->stack_pid);
+	free(s->stack_cmd);
+	s->stack_pid = s->stack_cmd = NULL;
+	free(s->proc_cmd);
+	s->proc_cmd = NULL;
+	free(s->cmd_lane);
+	free(s->cmd_images);
+	free(s->by_pid);
+	s->cmd_lane = s->cmd_images = s->by_pid = NULL;
+	pidmap_free(&s->peaks);
+	pidmap_free(&s->cmd_peaks);
+}
+
 void plot_set_free(struct plot_set *s)
 {
+	free_loading(s);
 	free(s->rss);
 	free(s->heap);
+	free(s->cgroup);
+	free(s->pss);
+	free(s->kernel);
+	free(s->events);
 	free(s->procs);
 	free(s->proc_pid);
 	free(s->proc_argv0);
 	free(s->stack);
-	free(s->stack_pid);
-	pidmap_free(&s->peaks);
 	free(s->markers);
 	free(s->starts);
 	free(s->exits);
@@ -108,49 +127,161 @@ static int push_point(struct plot_point **arr, size_t *n, size_t *cap, size_t *s
 
 static char *keep_string(struct plot_set *s, char *str);
 
-/* The largest RSS pid had in a "top", and when it was first seen. */
-static int peak_note(struct plot_set *s, int pid, double bytes)
+/* The largest bytes a key (a pid, a command) had in one sample, and when
+ * it was first seen. */
+static int peak_note(struct pidmap *m, int key, double bytes)
 {
 	int first;
-	struct plot_pid_peak *e = pidmap_add(&s->peaks, pid, &first);
+	struct plot_pid_peak *e = pidmap_add(m, key, &first);
 	if (!e)
 		return -ENOMEM;
 	if (first) {
-		e->seen = s->peaks.used - 1;
+		e->seen = m->used - 1;
 		e->peak = bytes;
 	} else if (bytes > e->peak)
 		e->peak = bytes;
 	return 0;
 }
 
-static void stack_put(struct plot_set *s, size_t i, const struct timeline_point *x)
+/* ---- commands ------------------------------------------------------------------ */
+
+static const struct plot_set *sort_set; /* for the qsort comparisons below */
+
+static int lane_by_name(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(sort_set->proc_argv0[x], sort_set->proc_argv0[y]);
+	return c ? c : x < y ? -1 : x > y;
+}
+
+static int lane_by_pid(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const struct plot_set *s = sort_set;
+	if (s->proc_pid[x] != s->proc_pid[y])
+		return s->proc_pid[x] < s->proc_pid[y] ? -1 : 1;
+	if (s->procs[x].first_s != s->procs[y].first_s)
+		return s->procs[x].first_s < s->procs[y].first_s ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Each lane's command (its program name: 1 + the index of the distinct
+ * name, in order of the name's first lane; 0 for none), and the lanes by
+ * pid and first sample, for command_of().  Once, after processes.json,
+ * before the samples.  -ENOMEM. */
+static int index_commands(struct plot_set *s)
+{
+	size_t n = s->d.n_procs;
+	if (!n)
+		return 0;
+	size_t *by_name = malloc(n * sizeof *by_name);
+	s->proc_cmd = calloc(n, sizeof *s->proc_cmd);
+	s->by_pid = malloc(n * sizeof *s->by_pid);
+	s->cmd_lane = malloc(n * sizeof *s->cmd_lane);
+	s->cmd_images = calloc(n, sizeof *s->cmd_images);
+	if (!by_name || !s->proc_cmd || !s->by_pid || !s->cmd_lane || !s->cmd_images) {
+		free(by_name);
+		return -ENOMEM;
+	}
+	size_t named = 0;
+	for (size_t i = 0; i < n; i++) {
+		s->by_pid[i] = i;
+		if (s->proc_argv0[i] && *s->proc_argv0[i])
+			by_name[named++] = i;
+	}
+	sort_set = s;
+	qsort(by_name, named, sizeof *by_name, lane_by_name);
+	qsort(s->by_pid, n, sizeof *s->by_pid, lane_by_pid);
+	/* ids in the names' order (equal names are ordered by lane, so the
+	 * first of a run is the command's first lane) */
+	for (size_t i = 0; i < named;) {
+		size_t j = i;
+		while (j < named && strcmp(s->proc_argv0[by_name[i]], s->proc_argv0[by_name[j]]) == 0)
+			j++;
+		s->cmd_lane[s->n_cmds] = by_name[i]; /* the lowest lane: sorted by lane within */
+		s->cmd_images[s->n_cmds] = j - i;
+		s->n_cmds++;
+		for (size_t k = i; k < j; k++)
+			s->proc_cmd[by_name[k]] = (int)s->n_cmds;
+		i = j;
+	}
+	free(by_name);
+	return 0;
+}
+
+/* The command key of pid at time t: the command of the last image of that
+ * pid that was first seen by then (processes.json keeps microseconds, the
+ * samples nanoseconds: 10 us of slack), or of its first image; n_cmds + 1
+ * ("(unnamed)") for a pid no image names. */
+static int command_of(const struct plot_set *s, int pid, double t)
+{
+	int unnamed = (int)s->n_cmds + 1;
+	size_t lo = 0, hi = s->by_pid ? s->d.n_procs : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->proc_pid[s->by_pid[mid]] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!s->by_pid || lo == s->d.n_procs || s->proc_pid[s->by_pid[lo]] != pid)
+		return unnamed;
+	size_t pick = s->by_pid[lo];
+	for (size_t i = lo + 1; i < s->d.n_procs && s->proc_pid[s->by_pid[i]] == pid &&
+				s->procs[s->by_pid[i]].first_s <= t + 1e-5; i++)
+		pick = s->by_pid[i];
+	return s->proc_cmd[pick] ? s->proc_cmd[pick] : unnamed;
+}
+
+static void stack_put(struct plot_set *s, size_t i, const struct timeline_point *x,
+		      const int *cmd)
 {
 	struct plot_stack *st = &s->stack[i];
 	int *pid = &s->stack_pid[i * SVG_MAX_BANDS];
+	int *key = &s->stack_cmd[i * SVG_MAX_BANDS];
 	memset(st, 0, sizeof *st);
 	st->t = x->t;
 	st->rss = x->rss;
 	for (size_t j = 0; j < SVG_MAX_BANDS; j++) {
 		pid[j] = j < x->n_top ? x->pid[j] : 0;
+		key[j] = j < x->n_top ? cmd[j] : 0;
 		st->band[j] = j < x->n_top ? x->bytes[j] : 0;
 	}
 }
 
-/* A sample with "top": its pids' peaks noted, the sample kept like
- * push_point() keeps points (every stride-th; at PLOT_MAX_STACK pairs
- * halve, each keeping the sample with the larger tree RSS, whole). */
+/* A sample with "top": its pids' and its commands' peaks noted, the sample
+ * kept like push_point() keeps points (every stride-th; at PLOT_MAX_STACK
+ * pairs halve, each keeping the sample with the larger tree RSS, whole). */
 static int push_stack(struct plot_set *s, size_t *pending, const struct timeline_point *x)
 {
 	if (!(x->rss >= 0) || !isfinite(x->rss) || !isfinite(x->t))
 		return 0;
-	for (size_t j = 0; j < x->n_top; j++)
-		if (peak_note(s, x->pid[j], x->bytes[j]) < 0)
+	int cmd[SVG_MAX_BANDS] = { 0 };
+	for (size_t j = 0; j < x->n_top; j++) {
+		if (peak_note(&s->peaks, x->pid[j], x->bytes[j]) < 0)
 			return -ENOMEM;
+		cmd[j] = command_of(s, x->pid[j], x->t);
+	}
+	/* a command's bytes at this sample: its entries summed (noted once,
+	 * at its first entry) */
+	for (size_t j = 0; j < x->n_top; j++) {
+		double sum = 0;
+		size_t k = 0;
+		while (k < j && cmd[k] != cmd[j])
+			k++;
+		if (k < j)
+			continue;
+		for (k = j; k < x->n_top; k++)
+			if (cmd[k] == cmd[j])
+				sum += x->bytes[k];
+		if (peak_note(&s->cmd_peaks, cmd[j], sum) < 0)
+			return -ENOMEM;
+	}
 	if (s->stride_stack == 0)
 		s->stride_stack = 1;
 	if (*pending) {
 		if (x->rss > s->stack[s->d.n_stack - 1].rss)
-			stack_put(s, s->d.n_stack - 1, x);
+			stack_put(s, s->d.n_stack - 1, x, cmd);
 		if (++*pending == s->stride_stack)
 			*pending = 0;
 		return 0;
@@ -161,6 +292,8 @@ static int push_stack(struct plot_set *s, size_t *pending, const struct timeline
 			s->stack[i] = s->stack[k];
 			memmove(&s->stack_pid[i * SVG_MAX_BANDS], &s->stack_pid[k * SVG_MAX_BANDS],
 				SVG_MAX_BANDS * sizeof *s->stack_pid);
+			memmove(&s->stack_cmd[i * SVG_MAX_BANDS], &s->stack_cmd[k * SVG_MAX_BANDS],
+				SVG_MAX_BANDS * sizeof *s->stack_cmd);
 		}
 		s->d.n_stack /= 2;
 		s->stride_stack *= 2;
@@ -171,12 +304,15 @@ static int push_stack(struct plot_set *s, size_t *pending, const struct timeline
 		if (a)
 			s->stack = a;
 		int *b = a ? realloc(s->stack_pid, cap * SVG_MAX_BANDS * sizeof *b) : NULL;
-		if (!b)
+		if (b)
+			s->stack_pid = b;
+		int *c = b ? realloc(s->stack_cmd, cap * SVG_MAX_BANDS * sizeof *c) : NULL;
+		if (!c)
 			return -ENOMEM;
-		s->stack_pid = b;
+		s->stack_cmd = c;
 		s->cap_stack = cap;
 	}
-	stack_put(s, s->d.n_stack++, x);
+	stack_put(s, s->d.n_stack++, x, cmd);
 	if (s->stride_stack > 1)
 		*pending = 1;
 	return 0;
@@ -190,25 +326,67 @@ static int peak_cmp(const void *a, const void *b)
 	return x->seen < y->seen ? -1 : x->seen > y->seen;
 }
 
-/* The bands: the SVG_MAX_BANDS pids with the largest peaks, in the order
- * they were first seen (band 0 at the bottom), labelled
- * "pid N argv0" from processes.json; each sample's "top" becomes the bytes
- * of those pids (0 for a band pid not in it). */
+/* A band's name: "pid N program" for a pid (the image that held the most
+ * under that pid names it: one that exec'd has several), or for a command
+ * one image ran; "cc1 (412 processes)" for a command more did.  Lanes of
+ * the band's processes get its colour (band: 1 + its index). */
+static char *band_label(struct plot_set *s, int by_cmd, int key, unsigned band)
+{
+	char *label = malloc(160);
+	if (!label)
+		return NULL;
+	if (by_cmd && key >= 1 && (size_t)key <= s->n_cmds) {
+		size_t c = (size_t)key - 1, lane = s->cmd_lane[c];
+		for (size_t i = 0; i < s->d.n_procs; i++)
+			if (s->proc_cmd[i] == key)
+				s->procs[i].band = band;
+		if (s->cmd_images[c] == 1)
+			snprintf(label, 160, "pid %d %s", s->proc_pid[lane], s->proc_argv0[lane]);
+		else
+			snprintf(label, 160, "%s (%zu processes)", s->proc_argv0[lane], s->cmd_images[c]);
+		return label;
+	}
+	if (by_cmd) {
+		snprintf(label, 160, "(unnamed)");
+		return label;
+	}
+	const char *name = NULL;
+	double best = -1;
+	for (size_t i = 0; i < s->d.n_procs; i++) {
+		if (s->proc_pid[i] != key)
+			continue;
+		s->procs[i].band = band;
+		if (s->procs[i].peak_bytes > best) {
+			best = s->procs[i].peak_bytes;
+			name = s->proc_argv0[i];
+		}
+	}
+	snprintf(label, 160, "pid %d%s%s", key, name && *name ? " " : "", name ? name : "");
+	return label;
+}
+
+/* The bands (plot.h says the rule): the SVG_MAX_BANDS keys -- pids, or
+ * commands when more pids than bands appear -- with the largest peaks, in
+ * the order they were first seen (band 0 at the bottom); each sample's
+ * "top" becomes the bytes of those keys (0 for a band not in it). */
 static int choose_bands(struct plot_set *s)
 {
 	if (!s->d.n_stack || !s->peaks.used)
 		return 0;
+	int by_cmd = s->peaks.used > SVG_MAX_BANDS && s->n_cmds > 0;
+	const struct pidmap *m = by_cmd ? &s->cmd_peaks : &s->peaks;
+	const int *keys = by_cmd ? s->stack_cmd : s->stack_pid;
 	size_t n = 0;
-	struct plot_pid_peak *pk = malloc(s->peaks.used * sizeof *pk);
+	struct plot_pid_peak *pk = malloc(m->used * sizeof *pk);
 	if (!pk)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->peaks.cap; i++) {
-		const struct plot_pid_peak *e = pidmap_slot(&s->peaks, i);
+	for (size_t i = 0; i < m->cap; i++) {
+		const struct plot_pid_peak *e = pidmap_slot(m, i);
 		if (e)
 			pk[n++] = *e;
 	}
 	qsort(pk, n, sizeof *pk, peak_cmp);
-	int band_pid[SVG_MAX_BANDS];
+	int band_key[SVG_MAX_BANDS];
 	size_t nb = 0;
 	while (nb < SVG_MAX_BANDS && nb < n && pk[nb].peak > 0)
 		nb++;
@@ -222,38 +400,21 @@ static int choose_bands(struct plot_set *s)
 			pk[j - 1] = tmp;
 		}
 	for (size_t k = 0; k < nb; k++)
-		band_pid[k] = pk[k].pid;
+		band_key[k] = pk[k].pid;
 	free(pk);
 	for (size_t i = 0; i < s->d.n_stack; i++) {
 		double v[SVG_MAX_BANDS] = { 0 };
-		const int *pid = &s->stack_pid[i * SVG_MAX_BANDS];
+		const int *key = &keys[i * SVG_MAX_BANDS];
 		for (size_t j = 0; j < SVG_MAX_BANDS; j++)
-			for (size_t k = 0; pid[j] && k < nb; k++)
-				if (pid[j] == band_pid[k])
+			for (size_t k = 0; key[j] && k < nb; k++)
+				if (key[j] == band_key[k])
 					v[k] += s->stack[i].band[j];
 		memcpy(s->stack[i].band, v, sizeof v);
 	}
-	for (size_t k = 0; k < nb; k++) {
-		/* the image that held the most under that pid (one that exec'd
-		 * has several) names the band; all of them get its colour */
-		const char *name = NULL;
-		double best = -1;
-		for (size_t i = 0; i < s->d.n_procs; i++) {
-			if (s->proc_pid[i] != band_pid[k])
-				continue;
-			s->procs[i].band = (unsigned)k + 1;
-			if (s->procs[i].peak_bytes > best) {
-				best = s->procs[i].peak_bytes;
-				name = s->proc_argv0[i];
-			}
-		}
-		char *label = malloc(160);
-		if (label)
-			snprintf(label, 160, "pid %d%s%s", band_pid[k], name && *name ? " " : "",
-				 name ? name : "");
-		s->d.band_labels[k] = keep_string(s, label);
-	}
+	for (size_t k = 0; k < nb; k++)
+		s->d.band_labels[k] = keep_string(s, band_label(s, by_cmd, band_key[k], (unsigned)k + 1));
 	s->d.n_bands = nb;
+	s->d.bands_by_command = by_cmd;
 	return 0;
 }
 
@@ -275,9 +436,93 @@ static char *keep_string(struct plot_set *s, char *str)
 
 struct series_ctx {
 	struct plot_set *s;
-	size_t pending_rss, pending_heap, pending_stack;
+	size_t pending_rss, pending_heap, pending_stack, pending_cgroup, pending_kernel, pending_pss;
 	int want_rss, want_heap;
+	int cgroup_seen;           /* a sample had "cgroup": later ones without
+				      it are gaps in its line */
+	double limit_hits, oom_kills; /* the counters as last seen */
 };
+
+/* The total a sample of the split is judged by when thinning and when
+ * drawing: the cgroup's usage, or its parts summed. */
+static double kernel_total(const struct plot_kernel *k)
+{
+	if (k->total >= 0)
+		return k->total;
+	double sum = 0;
+	for (size_t j = 0; j < SVG_KERNEL_PARTS; j++)
+		if (k->part[j] > 0)
+			sum += k->part[j];
+	return sum;
+}
+
+/* A sample of the cgroup's memory.stat split, kept like push_stack() keeps
+ * the breakdown (every stride-th; at PLOT_MAX_STACK pairs halve, each
+ * keeping the sample with the larger usage). */
+static int push_kernel(struct plot_set *s, size_t *pending, const struct timeline_point *x)
+{
+	struct plot_kernel k = { x->t, x->cgroup,
+				 { x->cgroup_anon, x->cgroup_page_cache, x->cgroup_shmem,
+				   x->cgroup_kernel } };
+	if (s->stride_kernel == 0)
+		s->stride_kernel = 1;
+	if (*pending) {
+		struct plot_kernel *last = &s->kernel[s->d.n_kernel - 1];
+		if (kernel_total(&k) > kernel_total(last))
+			*last = k;
+		if (++*pending == s->stride_kernel)
+			*pending = 0;
+		return 0;
+	}
+	if (s->d.n_kernel == PLOT_MAX_STACK) {
+		for (size_t i = 0; i < s->d.n_kernel / 2; i++) {
+			const struct plot_kernel *a = &s->kernel[2 * i], *b = &s->kernel[2 * i + 1];
+			s->kernel[i] = kernel_total(b) > kernel_total(a) ? *b : *a;
+		}
+		s->d.n_kernel /= 2;
+		s->stride_kernel *= 2;
+	}
+	if (grow_array((void **)&s->kernel, &s->cap_kernel, s->d.n_kernel + 1, sizeof *s->kernel) < 0)
+		return -ENOMEM;
+	s->kernel[s->d.n_kernel++] = k;
+	if (s->stride_kernel > 1)
+		*pending = 1;
+	return 0;
+}
+
+/* The limit's counters at this sample: where one rose since the last
+ * sample that had it (from 0: they count since the run began), an event.
+ * Past PLOT_MAX_STACK events, pairs merge: the first's time, the rises
+ * summed (the picture draws one mark a pixel column anyway). */
+static int note_events(struct plot_set *s, struct series_ctx *c, const struct timeline_point *x)
+{
+	double up_l = 0, up_o = 0;
+	if (x->cgroup_limit_hits >= 0) {
+		if (x->cgroup_limit_hits > c->limit_hits)
+			up_l = x->cgroup_limit_hits - c->limit_hits;
+		c->limit_hits = x->cgroup_limit_hits;
+	}
+	if (x->cgroup_oom_kills >= 0) {
+		if (x->cgroup_oom_kills > c->oom_kills)
+			up_o = x->cgroup_oom_kills - c->oom_kills;
+		c->oom_kills = x->cgroup_oom_kills;
+	}
+	if (!(up_l > 0) && !(up_o > 0))
+		return 0;
+	if (s->d.n_events == PLOT_MAX_STACK) {
+		for (size_t i = 0; i < s->d.n_events / 2; i++) {
+			struct plot_event a = s->events[2 * i], b = s->events[2 * i + 1];
+			a.limit_hits += b.limit_hits;
+			a.oom_kills += b.oom_kills;
+			s->events[i] = a;
+		}
+		s->d.n_events /= 2;
+	}
+	if (grow_array((void **)&s->events, &s->cap_events, s->d.n_events + 1, sizeof *s->events) < 0)
+		return -ENOMEM;
+	s->events[s->d.n_events++] = (struct plot_event){ x->t, up_l, up_o };
+	return 0;
+}
 
 /* rss.jsonl: one point of the RSS series per sample; a line that is not
  * a sample (torn, cut by a full disk) is skipped. */
@@ -292,7 +537,8 @@ static int rss_line(void *ctx, const char *line, size_t len, int whole)
 }
 
 /* timeline.jsonl: the heap series, the RSS series when rss.jsonl had none,
- * and the breakdown of the bands. */
+ * the Pss points, the cgroup's usage, split and limit events, and the
+ * breakdown of the bands. */
 static int tl_line(void *ctx, const char *line, size_t len, int whole)
 {
 	struct series_ctx *c = ctx;
@@ -307,6 +553,20 @@ static int tl_line(void *ctx, const char *line, size_t len, int whole)
 	if (rc == 0 && c->want_heap)
 		rc = push_point(&s->heap, &s->d.n_heap, &s->cap_heap, &s->stride_heap,
 				&c->pending_heap, x.t, x.heap);
+	/* Pss only where it was read: points, not a line with gaps */
+	if (rc == 0 && x.pss >= 0)
+		rc = push_point(&s->pss, &s->d.n_pss, &s->cap_pss, &s->stride_pss, &c->pending_pss,
+				x.t, x.pss);
+	if (rc == 0 && (x.cgroup >= 0 || c->cgroup_seen)) {
+		c->cgroup_seen = 1;
+		rc = push_point(&s->cgroup, &s->d.n_cgroup, &s->cap_cgroup, &s->stride_cgroup,
+				&c->pending_cgroup, x.t, x.cgroup);
+	}
+	if (rc == 0 && (x.cgroup_anon >= 0 || x.cgroup_page_cache >= 0 || x.cgroup_shmem >= 0 ||
+			x.cgroup_kernel >= 0))
+		rc = push_kernel(s, &c->pending_kernel, &x);
+	if (rc == 0)
+		rc = note_events(s, c, &x);
 	/* only lines with "top" make the stack: older evidence keeps no
 	 * breakdown in memory, and draws one area */
 	if (rc == 0 && x.has_top)
@@ -378,6 +638,10 @@ static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 	s->subtitle = ended(r);
 	double b = jsonr_num(jsonr_get(r, "rss_budget_mb"), 0);
 	s->d.budget_bytes = b > 0 ? b * UNITS_MB : 0;
+	double hwm = jsonr_num(jsonr_get(r, "peak_cgroup_mb"), 0);
+	s->d.cgroup_hwm_bytes = hwm > 0 ? hwm * UNITS_MB : 0;
+	double pss = jsonr_num(jsonr_get(r, "peak_pss_mb"), 0);
+	s->d.pss_at_peak_bytes = pss > 0 ? pss * UNITS_MB : 0;
 	double pk = jsonr_num(jsonr_get(r, "peak_tree_rss_mb"), -1);
 	double at = jsonr_num(jsonr_get(r, "peak_tree_rss_at_s"), -1);
 	if (pk >= 0 && at >= 0 && jsonr_num(jsonr_get(r, "samples"), 1) > 0) {
@@ -483,6 +747,7 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 	int found = 0, readable = 0, f, rc;
 	memset(s, 0, sizeof *s);
 	pidmap_init(&s->peaks, sizeof(struct plot_pid_peak));
+	pidmap_init(&s->cmd_peaks, sizeof(struct plot_pid_peak));
 
 	if (jsonr_read_file(dirfd, "resources.json", PLOT_MAX_JSON, &v, why, sizeof why) == 0) {
 		found = readable = 1;
@@ -500,6 +765,11 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 		/* torn or unreadable: no lanes from part of it (the strings
 		 * already kept are freed with the set) */
 		s->d.n_procs = s->d.n_starts = s->d.n_exits = 0;
+	}
+	if (index_commands(s) < 0) {
+		set_err(err, errlen, "%s", strerror(ENOMEM));
+		plot_set_free(s);
+		return -ENOMEM;
 	}
 
 	struct series_ctx c = { .s = s, .want_rss = 1 };
@@ -537,14 +807,16 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 		plot_set_free(s);
 		return -ENOMEM;
 	}
-	/* the breakdown's pids have served */
-	free(s->stack_pid);
-	s->stack_pid = NULL;
-	pidmap_free(&s->peaks);
+	/* the breakdown's pids and commands have served */
+	free_loading(s);
 	s->d.title = s->title;
 	s->d.subtitle = s->subtitle;
 	s->d.rss = s->rss;
 	s->d.heap = s->heap;
+	s->d.cgroup = s->cgroup;
+	s->d.pss = s->pss;
+	s->d.kernel = s->kernel;
+	s->d.events = s->events;
 	s->d.stack = s->stack;
 	s->d.procs = s->procs;
 	s->d.markers = s->markers;

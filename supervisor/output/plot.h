@@ -2,10 +2,12 @@
  * `memsup plot` subcommand.
  *
  * plot_load() reads what the directory has -- resources.json (title,
- * budget, peak, wall time, "markers" or else the starts of "phases"),
- * rss.jsonl (tree RSS), timeline.jsonl (traced heap; "top", each sample's
- * largest members, for the stacked bands), processes.json (lanes, band
- * labels, start/exit ticks) -- and degrades when files are missing or
+ * budget, peak, the cgroup's high-water mark, wall time, "markers" or else
+ * the starts of "phases"), rss.jsonl (summed RSS), timeline.jsonl (traced
+ * heap; Pss; the cgroup's usage, its memory.stat split and its limit events;
+ * "top", each sample's largest members, for the stacked bands),
+ * processes.json (lanes, band labels and commands, start/exit ticks) --
+ * and degrades when files are missing or
  * partial: a run killed mid-way still gets a picture of what is there, and
  * a torn last line of a .jsonl file is skipped.  Only a directory with none
  * of the four files is an error.  The drawing itself is svg.h.
@@ -24,27 +26,56 @@
  * while loading: a day at 100 samples/s stays within memory bounds.  The
  * per-sample breakdown is bigger per sample and thinned sooner, each pair
  * keeping the sample with the larger tree RSS (its whole breakdown), which
- * still leaves dozens of samples per pixel column of the widest picture.
- * The bands are the SVG_MAX_BANDS pids with the largest RSS seen in any
- * sample's "top" (ties: the one seen first); a pid reused by another
- * process during the run is one band. */
+ * still leaves dozens of samples per pixel column of the widest picture;
+ * so is the cgroup's split (pairs keep the larger usage).  Limit events
+ * are samples where "cgroup_limit_hits" or "cgroup_oom_kills" rose (from 0
+ * at the start: they count since the run began); past PLOT_MAX_STACK of
+ * them pairs merge (the first's time, the counts summed).
+ *
+ * The bands: when at most SVG_MAX_BANDS pids appear in the samples' "top",
+ * one band per pid (a pid reused by another process during the run is one
+ * band), named "pid N program".  When more do (a build: a thousand images
+ * of cc1, as and ld, each alive for a moment), one band per pid would show
+ * five arbitrary compilers and lump the rest into "other", so the bands are
+ * commands instead: each "top" entry counts for its image's program name
+ * (the basename of argv[0] of the image processes.json lists under that
+ * pid at that time), a command's bytes at a sample are its entries summed,
+ * and the band is named "cc1 (412 processes)" ("pid N program" when only
+ * one image ran it).  Pids processes.json does not name (no file, an empty
+ * argv) are one command, "(unnamed)"; with no processes.json at all the
+ * bands stay pids.  Either way the bands are the SVG_MAX_BANDS keys with
+ * the largest bytes in any one sample (ties: the one seen first), stacked
+ * in the order they were first seen. */
 #define PLOT_MAX_POINTS (1u << 22)
 #define PLOT_MAX_STACK (1u << 16)
 
 /* What plot_load() read; d points into the owned arrays. */
 struct plot_set {
 	struct plot_data d;
-	struct plot_point *rss, *heap;
-	size_t cap_rss, cap_heap, stride_rss, stride_heap;
+	struct plot_point *rss, *heap, *cgroup, *pss;
+	size_t cap_rss, cap_heap, cap_cgroup, cap_pss;
+	size_t stride_rss, stride_heap, stride_cgroup, stride_pss;
+	struct plot_kernel *kernel;
+	size_t cap_kernel, stride_kernel;
+	struct plot_event *events;
+	size_t cap_events;
 	struct plot_proc *procs;
 	int *proc_pid;             /* procs[i]'s pid */
 	const char **proc_argv0;   /* procs[i]'s program name (in strings) */
 	size_t cap_procs;          /* of procs, proc_pid and proc_argv0 alike */
 	size_t cap_starts, cap_exits;
+	/* commands, while loading: procs[i]'s command is proc_cmd[i] (1 +
+	 * an index of cmd_lane, the lane of its first image; 0: unnamed);
+	 * by_pid orders the lanes by pid, then first sample */
+	int *proc_cmd;
+	size_t *cmd_lane, *cmd_images, *by_pid;
+	size_t n_cmds;
 	struct plot_stack *stack;
 	int *stack_pid;            /* SVG_MAX_BANDS per sample while loading */
+	int *stack_cmd;            /* the same entries' command keys */
 	size_t cap_stack, stride_stack;
 	struct pidmap peaks;       /* pid -> largest RSS in a "top" (plot.c) */
+	struct pidmap cmd_peaks;   /* command key -> largest bytes in a sample */
 	struct plot_marker *markers;
 	double *starts, *exits;
 	char *title, *subtitle;

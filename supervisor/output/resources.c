@@ -89,16 +89,17 @@ static void put_env(struct jsonw *w, char *const *env, size_t n)
 	jsonw_object_end(w);
 }
 
-/* "output": the mode, what stdout.log holds and its bound, what the
- * command wrote and how much of it the log left out, and for tee each
- * stream's bytes, how many passed through, were logged and were left out,
- * and how the pass-through ended. */
-static void put_output(struct jsonw *w, const struct relay_report *o)
+/* "output": the mode ("terminal" for a job at memsup's terminal, else the
+ * relay's), what stdout.log holds and its bound, what the command wrote and
+ * how much of it the log left out, and for tee each stream's bytes, how
+ * many passed through, were logged and were left out, and how the
+ * pass-through ended. */
+static void put_output(struct jsonw *w, const struct relay_report *o, enum terminal_mode t)
 {
 	static const char *const names[RELAY_STREAMS] = { "stdout", "stderr" };
 	jsonw_object_begin(w);
 	jsonw_key(w, "mode");
-	jsonw_string(w, relay_mode_name(o->mode));
+	jsonw_string(w, t != TERMINAL_NONE ? terminal_mode_name(t) : relay_mode_name(o->mode));
 	jsonw_key(w, "log");
 	jsonw_string(w, o->logged ? "stdout.log" : NULL);
 	jsonw_key(w, "logged");
@@ -351,7 +352,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	jsonw_key(&w, "started_at");
 	jsonw_string(&w, r->started_at);
 	jsonw_key(&w, "output");
-	put_output(&w, &r->output);
+	put_output(&w, &r->output, r->terminal);
 
 	/* the merged view */
 	jsonw_key(&w, "traced");

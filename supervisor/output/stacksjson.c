@@ -59,6 +59,7 @@ static void put_tree(struct jsonw *w, const struct callsite_tree *t)
 	jsonw_key(w, "at_s");
 	jsonw_double(w, t->at_s, 6);
 	put_u(w, "traced_heap", t->heap);
+	put_u(w, "polled_heap", t->polled);
 	put_u(w, "rss", t->rss);
 	put_set(w, &t->set, 1);
 	jsonw_object_end(w);

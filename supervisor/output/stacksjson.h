@@ -6,9 +6,14 @@
  *   tree.heap_peak            the sites of every image counted in the
  *   tree.rss_peak             tree's traced heap at the sample where that
  *                             heap was largest / where the tree's RSS was
- *                             (at_s, traced_heap, rss, estimated_bytes,
- *                             se_bytes, samples, sites: pid, gen, frames,
- *                             bytes, samples)
+ *                             (at_s, traced_heap, polled_heap, rss,
+ *                             estimated_bytes, se_bytes, samples, sites:
+ *                             pid, gen, frames, bytes, samples); at the
+ *                             heap peak, an image that peaked within the
+ *                             sample's interval (or the only one counted)
+ *                             is taken at its exact peak, in traced_heap
+ *                             and in the sites (callsites.h); polled_heap
+ *                             is the sample's own sum
  *   images[]                  per traced image that sampled: pid, gen,
  *                             command, its record's heap_peak, the shim's
  *                             counts (samples, frees, untracked, catch-all,

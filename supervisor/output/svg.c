@@ -334,6 +334,27 @@ static void fmt_bytes(double v, char *buf, size_t cap)
 	svg_format_value(&a, v, buf, cap);
 }
 
+/* Bytes as memsup's summary writes them: MB with one decimal, thousands
+ * grouped ("1,461.9 MB"); below 1 MB as fmt_bytes() does. */
+static void fmt_mb(double v, char *buf, size_t cap)
+{
+	if (!(v >= 1e6) || !isfinite(v)) {
+		fmt_bytes(v > 0 && isfinite(v) ? v : 0, buf, cap);
+		return;
+	}
+	char num[32], grouped[48];
+	fmt_fixed(v / 1e6, 1, num, sizeof num);
+	/* num is "digits.d"; a comma every three digits left of the point */
+	size_t dot = strlen(num) - 2, o = 0;
+	for (size_t i = 0; i < dot; i++) {
+		if (i && (dot - i) % 3 == 0)
+			grouped[o++] = ',';
+		grouped[o++] = num[i];
+	}
+	snprintf(grouped + o, sizeof grouped - o, "%s", num + dot);
+	snprintf(buf, cap, "%s MB", grouped);
+}
+
 static void put_tick_label(struct svg_buf *b, const struct svg_axis *a, double v)
 {
 	char s[48];
@@ -351,7 +372,23 @@ struct frame {
 	double bottom;             /* bottom of everything the grid spans */
 	struct svg_axis ax, ay;
 	unsigned cols;             /* pixel columns of the plot area */
+	int panel;                 /* the process bands have a panel of their own */
+	double py0, py1;           /* its top and bottom */
+	double pleg_y;             /* its legend's first row */
+	struct svg_axis pay;       /* its y axis */
+	int heap_off;              /* the heap goes above ay.max: clipped, noted */
 };
+
+/* The panel as a frame of its own (same x, its y), so that everything that
+ * draws in the main plot can draw there too. */
+static struct frame panel_frame(const struct frame *f)
+{
+	struct frame p = *f;
+	p.y0 = f->py0;
+	p.y1 = f->py1;
+	p.ay = f->pay;
+	return p;
+}
 
 static double fx(const struct frame *f, double t)
 {
@@ -475,6 +512,24 @@ static const char *const band_dark[SVG_MAX_BANDS] = {
 };
 #define COLOR_OTHER_FILL "#dddddd"
 #define COLOR_NOBAND "#7f7f7f"
+/* The answer is the darkest thing in the plot; the kernel's parts under it
+ * are light (opaque, drawn like the bands), each with a dark edge colour
+ * for its legend swatch. */
+#define COLOR_ANSWER "#111111"
+static const char *const kernel_fill[SVG_KERNEL_PARTS] = {
+	"#a6cee3", "#fdbf6f", "#b2df8a", "#cab2d6",
+};
+static const char *const kernel_dark[SVG_KERNEL_PARTS] = {
+	"#1f78b4", "#ff7f00", "#33a02c", "#6a3d9a",
+};
+static const char *const kernel_name[SVG_KERNEL_PARTS] = {
+	"anon", "page-cache", "shmem", "kernel",
+};
+static const char *const kernel_label[SVG_KERNEL_PARTS] = {
+	"anon", "page cache", "shmem", "kernel memory",
+};
+#define COLOR_LIMIT "#756bb1"
+#define COLOR_OOM "#a50f15"
 
 struct proc_rank {
 	const struct plot_proc *p;
@@ -491,21 +546,99 @@ static int rank_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static double data_max(const struct plot_data *d)
+/* The largest known value of a series, its index in *at (SIZE_MAX: none;
+ * ties: the first). */
+static double series_max(const struct plot_point *p, size_t n, size_t *at)
 {
-	double m = 0;
-	for (size_t i = 0; i < d->n_rss; i++)
-		if (d->rss[i].v > m)
-			m = d->rss[i].v;
-	for (size_t i = 0; i < d->n_heap; i++)
-		if (d->heap[i].v > m)
-			m = d->heap[i].v;
+	double m = -1;
+	size_t k = SIZE_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].v > m && isfinite(p[i].v) && isfinite(p[i].t)) {
+			m = p[i].v;
+			k = i;
+		}
+	if (at)
+		*at = k;
+	return m;
+}
+
+/* The top of the kernel's stack at a sample: its parts summed. */
+static double kernel_sum(const struct plot_kernel *k, size_t upto)
+{
+	double sum = 0;
+	for (size_t j = 0; j <= upto && j < SVG_KERNEL_PARTS; j++)
+		if (k->part[j] > 0 && isfinite(k->part[j]))
+			sum += k->part[j];
+	return sum;
+}
+
+/* The largest resident figure: what the main plot's y axis is for (summed
+ * RSS, the cgroup's usage and its split, Pss, the summed RSS peak).  The
+ * heap is not one: a heap far above them (requested, never touched) would
+ * squeeze them to the bottom of the plot, so it is clipped instead. */
+static double resident_max(const struct plot_data *d)
+{
+	double m = 0, v;
+	if ((v = series_max(d->rss, d->n_rss, NULL)) > m)
+		m = v;
+	if ((v = series_max(d->cgroup, d->n_cgroup, NULL)) > m)
+		m = v;
+	if ((v = series_max(d->pss, d->n_pss, NULL)) > m)
+		m = v;
 	for (size_t i = 0; i < d->n_stack; i++)
 		if (d->stack[i].rss > m)
 			m = d->stack[i].rss;
+	for (size_t i = 0; i < d->n_kernel; i++)
+		if ((v = kernel_sum(&d->kernel[i], SVG_KERNEL_PARTS - 1)) > m)
+			m = v;
 	if (d->have_peak && d->peak_bytes > m)
 		m = d->peak_bytes;
 	return m;
+}
+
+/* What the picture gives as the memory of the tree, its answer: the
+ * cgroup's usage (exact: the kernel counts the whole tree at once, a shared
+ * page once), else the polled Pss (shared pages split between their
+ * processes, read near the summed RSS peaks), else only the summed RSS. */
+enum answer { ANSWER_RSS, ANSWER_CGROUP, ANSWER_PSS };
+
+static enum answer answer_of(const struct plot_data *d)
+{
+	if (series_max(d->cgroup, d->n_cgroup, NULL) >= 0)
+		return ANSWER_CGROUP;
+	if (series_max(d->pss, d->n_pss, NULL) >= 0)
+		return ANSWER_PSS;
+	return ANSWER_RSS;
+}
+
+/* Whether the kernel's split is there to stack: a sample with a part. */
+static int have_kernel(const struct plot_data *d)
+{
+	for (size_t i = 0; i < d->n_kernel; i++)
+		for (size_t j = 0; j < SVG_KERNEL_PARTS; j++)
+			if (d->kernel[i].part[j] >= 0 && isfinite(d->kernel[i].t))
+				return 1;
+	return 0;
+}
+
+/* The answer's peak: the line's (or the points') largest sample. */
+static int answer_peak(const struct plot_data *d, double *t, double *v)
+{
+	size_t at;
+	switch (answer_of(d)) {
+	case ANSWER_CGROUP:
+		*v = series_max(d->cgroup, d->n_cgroup, &at);
+		*t = d->cgroup[at].t;
+		return 1;
+	case ANSWER_PSS:
+		*v = series_max(d->pss, d->n_pss, &at);
+		*t = d->pss[at].t;
+		return 1;
+	default:
+		*t = d->peak_t;
+		*v = d->peak_bytes;
+		return d->have_peak;
+	}
 }
 
 static double time_end(const struct plot_data *d)
@@ -518,6 +651,14 @@ static double time_end(const struct plot_data *d)
 		UPD(d->heap[d->n_heap - 1].t);
 	if (d->n_stack)
 		UPD(d->stack[d->n_stack - 1].t);
+	if (d->n_cgroup)
+		UPD(d->cgroup[d->n_cgroup - 1].t);
+	if (d->n_pss)
+		UPD(d->pss[d->n_pss - 1].t);
+	if (d->n_kernel)
+		UPD(d->kernel[d->n_kernel - 1].t);
+	if (d->n_events)
+		UPD(d->events[d->n_events - 1].t);
 	for (size_t i = 0; i < d->n_procs; i++)
 		UPD(d->procs[i].last_s);
 	for (size_t i = 0; i < d->n_markers; i++)
@@ -574,8 +715,10 @@ struct legend {
 static void legend_item_max(struct legend *L, const char *swatch, const char *label,
 			    size_t max_chars)
 {
+	/* an item without a swatch is a heading for the items after it */
+	double sw = *swatch ? 22 : 0;
 	size_t len = strlen(label);
-	double w = 22 + 6.2 * (double)(len < max_chars ? len : max_chars);
+	double w = sw + 6.2 * (double)(len < max_chars ? len : max_chars);
 	if (L->x > L->x0 && L->x + w > L->x1) {
 		L->x = L->x0;
 		L->y += 16;
@@ -584,10 +727,10 @@ static void legend_item_max(struct legend *L, const char *swatch, const char *la
 	put_coord(&L->buf, L->x);
 	put(&L->buf, ",");
 	put_coord(&L->buf, L->y);
-	putf(&L->buf, ")\">%s<text x=\"22\" y=\"4\">", swatch);
+	putf(&L->buf, ")\">%s<text x=\"%d\" y=\"4\">", swatch, (int)sw);
 	put_str(&L->buf, label, max_chars);
 	put(&L->buf, "</text></g>\n");
-	L->x += w + 16;
+	L->x += w + (*swatch ? 16 : 8);
 }
 
 static void legend_item(struct legend *L, const char *swatch, const char *label)
@@ -719,15 +862,26 @@ static void put_lanes(struct svg_buf *b, const struct plot_data *d, const struct
 	free(cover);
 }
 
-/* The stacked bands.  One sample per pixel column -- the one with the
- * largest tree RSS, with its own breakdown -- so every column is a real
- * sample and the column of the peak shows the peak.  Painter's algorithm:
- * each level is an opaque area from the x axis up to the top of its band,
- * drawn from the top level (tree RSS, "other") down to band 0, so each
- * polygon has one data edge (half the bytes of closed band outlines).
- * Points in the middle of a level run are dropped (a band at 0 for an hour
- * costs two points). */
-static void put_stack(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
+/* A stack of levels over samples, for put_levels(): sample i's time, the
+ * total that picks a column's sample, and the top of level k. */
+struct stack_src {
+	size_t n, levels;
+	double (*t)(const struct plot_data *d, size_t i);
+	double (*total)(const struct plot_data *d, size_t i);
+	double (*level)(const struct plot_data *d, size_t i, size_t k);
+	/* level k's path opens with this (class and fill) */
+	void (*open)(struct svg_buf *b, const struct plot_data *d, size_t k);
+};
+
+/* Stacked levels.  One sample per pixel column -- the one with the largest
+ * total, with its own breakdown -- so every column is a real sample and the
+ * column of the peak shows the peak.  Painter's algorithm: each level is an
+ * opaque area from the x axis up to its top, drawn from the top level down
+ * to level 0, so each polygon has one data edge (half the bytes of closed
+ * band outlines).  Points in the middle of a level run are dropped (a band
+ * at 0 for an hour costs two points). */
+static void put_levels(struct svg_buf *b, const struct plot_data *d, const struct frame *f,
+		       const struct stack_src *src)
 {
 	size_t *pick = malloc(f->cols * sizeof *pick);
 	if (!pick) {
@@ -736,12 +890,12 @@ static void put_stack(struct svg_buf *b, const struct plot_data *d, const struct
 	}
 	for (unsigned c = 0; c < f->cols; c++)
 		pick[c] = SIZE_MAX;
-	for (size_t i = 0; i < d->n_stack; i++) {
-		const struct plot_stack *s = &d->stack[i];
-		if (!isfinite(s->t) || !(s->rss >= 0))
+	for (size_t i = 0; i < src->n; i++) {
+		double t = src->t(d, i), tot = src->total(d, i);
+		if (!isfinite(t) || !(tot >= 0))
 			continue;
-		unsigned c = fcol(f, s->t);
-		if (pick[c] == SIZE_MAX || s->rss > d->stack[pick[c]].rss)
+		unsigned c = fcol(f, t);
+		if (pick[c] == SIZE_MAX || tot > src->total(d, pick[c]))
 			pick[c] = i;
 	}
 	unsigned c0 = 0, c1 = f->cols;
@@ -749,25 +903,21 @@ static void put_stack(struct svg_buf *b, const struct plot_data *d, const struct
 		c0++;
 	while (c1 > c0 && pick[c1 - 1] == SIZE_MAX)
 		c1--;
-	put(b, "<g class=\"stack\" stroke=\"none\">\n");
-	for (size_t k = bands_of(d) + 1; c0 < c1 && k-- > 0;) {
-		int other = k == bands_of(d);
-		if (other)
-			put(b, "<path class=\"band band-other\" fill=\"" COLOR_OTHER_FILL "\" d=\"M");
-		else
-			putf(b, "<path class=\"band band-%zu\" fill=\"%s\" d=\"M", k, band_fill[k]);
+	for (size_t k = src->levels; c0 < c1 && k-- > 0;) {
+		src->open(b, d, k);
+		put(b, " d=\"M");
 		put_xy(b, f->x0 + c0 + 0.5, f->y1);
 		long long prev = LLONG_MIN;
 		for (unsigned c = c0; c < c1; c++) {
 			if (pick[c] == SIZE_MAX)
 				continue;
-			double y = fy(f, stack_level(d, &d->stack[pick[c]], k));
+			double y = fy(f, src->level(d, pick[c], k));
 			long long q = round_ll(y * 10);
 			/* the next column's y: a point between two equal ones goes */
 			unsigned n = c + 1;
 			while (n < c1 && pick[n] == SIZE_MAX)
 				n++;
-			long long qn = n < c1 ? round_ll(fy(f, stack_level(d, &d->stack[pick[n]], k)) * 10)
+			long long qn = n < c1 ? round_ll(fy(f, src->level(d, pick[n], k)) * 10)
 					      : LLONG_MIN;
 			if (q == prev && q == qn)
 				continue;
@@ -779,8 +929,76 @@ static void put_stack(struct svg_buf *b, const struct plot_data *d, const struct
 		put_xy(b, f->x0 + c1 - 1 + 0.5, f->y1);
 		put(b, "Z\"/>\n");
 	}
-	put(b, "</g>\n");
 	free(pick);
+}
+
+/* The process bands: bands_of(d) levels and "other" (the summed RSS) on
+ * top. */
+static double pstack_t(const struct plot_data *d, size_t i)
+{
+	return d->stack[i].t;
+}
+
+static double pstack_total(const struct plot_data *d, size_t i)
+{
+	return d->stack[i].rss;
+}
+
+static double pstack_level(const struct plot_data *d, size_t i, size_t k)
+{
+	return stack_level(d, &d->stack[i], k);
+}
+
+static void pstack_open(struct svg_buf *b, const struct plot_data *d, size_t k)
+{
+	if (k == bands_of(d))
+		put(b, "<path class=\"band band-other\" fill=\"" COLOR_OTHER_FILL "\"");
+	else
+		putf(b, "<path class=\"band band-%zu\" fill=\"%s\"", k, band_fill[k]);
+}
+
+static void put_stack(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
+{
+	const struct stack_src src = { d->n_stack, bands_of(d) + 1, pstack_t, pstack_total,
+				       pstack_level, pstack_open };
+	put(b, "<g class=\"stack\" stroke=\"none\">\n");
+	put_levels(b, d, f, &src);
+	put(b, "</g>\n");
+}
+
+/* The kernel's split of the cgroup's memory: anon at the bottom, then page
+ * cache, shmem and kernel memory, each as high as memory.stat said (the
+ * stack is not scaled to the cgroup's usage: where the two differ, the
+ * picture shows it). */
+static double kstack_t(const struct plot_data *d, size_t i)
+{
+	return d->kernel[i].t;
+}
+
+static double kstack_total(const struct plot_data *d, size_t i)
+{
+	const struct plot_kernel *k = &d->kernel[i];
+	return k->total >= 0 ? k->total : kernel_sum(k, SVG_KERNEL_PARTS - 1);
+}
+
+static double kstack_level(const struct plot_data *d, size_t i, size_t k)
+{
+	return kernel_sum(&d->kernel[i], k);
+}
+
+static void kstack_open(struct svg_buf *b, const struct plot_data *d, size_t k)
+{
+	(void)d;
+	putf(b, "<path class=\"kband kband-%s\" fill=\"%s\"", kernel_name[k], kernel_fill[k]);
+}
+
+static void put_kernel_stack(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
+{
+	const struct stack_src src = { d->n_kernel, SVG_KERNEL_PARTS, kstack_t, kstack_total,
+				       kstack_level, kstack_open };
+	put(b, "<g class=\"kernel-split\" stroke=\"none\">\n");
+	put_levels(b, d, f, &src);
+	put(b, "</g>\n");
 }
 
 static void put_ticks(struct svg_buf *b, const struct frame *f, const double *ts, size_t n,
@@ -830,47 +1048,104 @@ static int rank_procs(const struct plot_data *d, struct proc_rank **out, size_t 
 	return 0;
 }
 
-/* The legend's items, left to right; `terse`: short labels, so a small
- * picture keeps its plot. */
+/* Legend swatches. */
+#define SW_LINE(color, width) "<path d=\"M0,0h16\" stroke=\"" color "\" stroke-width=\"" width "\"/>"
+#define SW_TRIANGLE(color) "<path d=\"M3.5,5L8,-3L12.5,5Z\" fill=\"" color "\"/>"
+
+static void legend_rect(struct legend *L, const char *fill, const char *stroke, const char *label,
+			size_t max_chars)
+{
+	char sw[160];
+	snprintf(sw, sizeof sw, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" "
+		 "fill=\"%s\" stroke=\"%s\"/>", fill, stroke);
+	legend_item_max(L, sw, label, max_chars);
+}
+
+/* Whether "other processes" ever holds something (a tree of up to five
+ * processes has none). */
+static int other_band_used(const struct plot_data *d)
+{
+	for (size_t i = 0; i < d->n_stack; i++)
+		if (d->stack[i].rss > stack_level(d, &d->stack[i], bands_of(d) - 1))
+			return 1;
+	return 0;
+}
+
+/* The process bands' items: each band, then "other processes". */
+static void legend_bands(struct legend *L, const struct plot_data *d, int terse)
+{
+	for (size_t k = 0; k < bands_of(d); k++) {
+		char lab[32];
+		snprintf(lab, sizeof lab, "band %zu", k + 1);
+		legend_rect(L, band_fill[k], band_dark[k], d->band_labels[k] ? d->band_labels[k] : lab,
+			    terse ? 18 : 32);
+	}
+	if (other_band_used(d))
+		legend_rect(L, COLOR_OTHER_FILL, COLOR_OTHER, terse ? "other" : "other processes", 60);
+}
+
+/* Whether the process bands are drawn in the main plot: when the kernel's
+ * split is not there to fill it. */
+static int bands_in_main(const struct plot_data *d)
+{
+	return have_stack(d) && !have_kernel(d);
+}
+
+/* The main legend's items, left to right: the answer and its split first,
+ * then the summed RSS (and its bands when they share the plot), the heap,
+ * and the marks.  `terse`: short labels, so a small picture keeps its
+ * plot. */
 static void put_legend(struct legend *L, const struct plot_data *d, int terse)
 {
 	char v[64], t[96];
-	if (have_stack(d)) {
-		legend_item(L, "<path d=\"M0,0h16\" stroke=\"" COLOR_RSS "\" stroke-width=\"2\"/>",
-			    terse ? "tree RSS" : "tree RSS (top of the stack)");
-		for (size_t k = 0; k < bands_of(d); k++) {
-			char sw[160], lab[32];
-			snprintf(sw, sizeof sw, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" "
-				 "fill=\"%s\" stroke=\"%s\"/>", band_fill[k], band_dark[k]);
-			snprintf(lab, sizeof lab, "band %zu", k + 1);
-			legend_item_max(L, sw, d->band_labels[k] ? d->band_labels[k] : lab,
-					terse ? 18 : 32);
-		}
-		/* "other" only when it ever holds something (a tree of up to
-		 * five processes has none) */
-		int other = 0;
-		for (size_t i = 0; i < d->n_stack && !other; i++)
-			other = d->stack[i].rss > stack_level(d, &d->stack[i], bands_of(d) - 1);
-		if (other)
+	enum answer a = answer_of(d);
+	int kern = have_kernel(d);
+	if (a == ANSWER_CGROUP)
+		legend_item(L, SW_LINE(COLOR_ANSWER, "2.5"),
+			    terse ? "tree (cgroup)"
+			    : kern ? "memory of the tree (cgroup, kernel), split:"
+				   : "memory of the tree (cgroup, kernel)");
+	else if (kern)
+		legend_item(L, "", "the cgroup's split:");
+	for (size_t k = 0; kern && k < SVG_KERNEL_PARTS; k++)
+		legend_rect(L, kernel_fill[k], kernel_dark[k], kernel_label[k], 60);
+	if (a == ANSWER_PSS)
+		legend_item(L, "<circle cx=\"8\" cy=\"0\" r=\"2.5\" fill=\"" COLOR_ANSWER "\"/>",
+			    terse ? "polled Pss" : "memory of the tree (polled Pss)");
+	const char *rss = terse ? "summed RSS" : "summed RSS (counts shared pages per process)";
+	if (d->n_rss || d->n_stack) {
+		if (bands_in_main(d) || kern)
+			legend_item(L, SW_LINE(COLOR_RSS, "2"), rss);
+		else
 			legend_item(L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
-					COLOR_OTHER_FILL "\" stroke=\"" COLOR_OTHER "\"/>",
-				    terse ? "other" : "other processes");
-	} else
-		legend_item(L, "<rect x=\"0\" y=\"-5\" width=\"16\" height=\"10\" fill=\""
-				COLOR_RSS "\" fill-opacity=\"0.25\" stroke=\"" COLOR_RSS "\"/>",
-			    terse ? "tree RSS" : "tree RSS (all processes)");
+					COLOR_RSS "\" fill-opacity=\"0.25\" stroke=\"" COLOR_RSS "\"/>", rss);
+	}
+	if (bands_in_main(d))
+		legend_bands(L, d, terse);
 	if (any_known(d->heap, d->n_heap))
-		legend_item(L, "<path d=\"M0,0h16\" stroke=\"" COLOR_HEAP
-				"\" stroke-width=\"2\"/>", terse ? "heap" : "traced heap (shim)");
+		legend_item(L, SW_LINE(COLOR_HEAP, "2"), terse ? "heap" : "traced heap (shim)");
 	if (d->budget_bytes > 0) {
 		fmt_bytes(d->budget_bytes, v, sizeof v);
 		snprintf(t, sizeof t, "%s%s", terse ? "budget " : "RSS budget ", v);
 		legend_item(L, "<path d=\"M0,0h16\" stroke=\"" COLOR_BUDGET
 				"\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>", t);
 	}
-	if (d->have_peak)
-		legend_item(L, "<circle cx=\"8\" cy=\"0\" r=\"3.5\" fill=\""
-				COLOR_PEAK "\"/>", "peak");
+	double pt, pv;
+	if (answer_peak(d, &pt, &pv))
+		legend_item(L, "<circle cx=\"8\" cy=\"0\" r=\"3.5\" fill=\"" COLOR_PEAK "\"/>",
+			    a == ANSWER_CGROUP ? "peak (cgroup)" : a == ANSWER_PSS ? "peak (Pss)" : "peak");
+	if (a != ANSWER_RSS && d->have_peak)
+		legend_item(L, "<circle cx=\"8\" cy=\"0\" r=\"3\" fill=\"#fff\" stroke=\"" COLOR_RSS
+				"\" stroke-width=\"1.5\"/>", "summed RSS peak");
+	int limit = 0, oom = 0;
+	for (size_t i = 0; i < d->n_events; i++) {
+		limit |= d->events[i].limit_hits > 0;
+		oom |= d->events[i].oom_kills > 0;
+	}
+	if (limit)
+		legend_item(L, SW_TRIANGLE(COLOR_LIMIT), terse ? "limit hit" : "cgroup limit hit");
+	if (oom)
+		legend_item(L, SW_TRIANGLE(COLOR_OOM), "OOM kill");
 	if (d->n_markers)
 		legend_item(L, "<path d=\"M8,-6v12\" stroke=\"" COLOR_MARK
 				"\" stroke-dasharray=\"3,2\"/>", terse ? "phase" : "phase marker");
@@ -881,22 +1156,49 @@ static void put_legend(struct legend *L, const struct plot_data *d, int terse)
 			    terse ? "start/exit" : "process starts / exits");
 }
 
+/* The panel's legend: what the panel is, then its bands. */
+static void put_panel_legend(struct legend *L, const struct plot_data *d, int terse)
+{
+	legend_item(L, "", terse ? "summed RSS:"
+			   : d->bands_by_command ? "summed RSS by command:" : "summed RSS by process:");
+	legend_bands(L, d, terse);
+}
+
+/* A byte axis for a plot `height` px high whose data reach `top`: about a
+ * tick every 45 px (30 in a short panel), the count among three nearby
+ * whose axis ends lowest, so the data fill as much of the height as 1-2-5
+ * steps allow (217 MB on 4 ticks would end at 300 MB, on 5 at 250). */
+static void axis_fit(double top, double height, double per_tick, struct svg_axis *a)
+{
+	unsigned n = (unsigned)(height / per_tick < 2 ? 2 : height / per_tick);
+	svg_axis_bytes(top > 0 ? top * 1.06 : 1e6, n, a);
+	for (unsigned k = n + 1; k <= n + 2; k++) {
+		struct svg_axis b;
+		svg_axis_bytes(top > 0 ? top * 1.06 : 1e6, k, &b);
+		if (b.max < a->max)
+			*a = b;
+	}
+}
+
 /* Everything below the legend (whose last row is at legend_y): the main
- * plot, the ticks under it, the lanes, and both axes.  Returns whether the
- * budget is drawn to scale. */
+ * plot, the ticks under it, the process panel (panel_rows > 0: its legend
+ * has that many rows; left out when the picture is too short for it), the
+ * lanes, and the axes.  Returns whether the budget is drawn to scale. */
 static int lay_out(const struct plot_data *d, struct frame *f, unsigned H, double legend_y,
-		   size_t n_top)
+		   size_t n_top, unsigned panel_rows)
 {
 	f->y0 = legend_y + 18;
 	f->n_lanes = (unsigned)(n_top + (d->n_procs > n_top));
+	f->panel = panel_rows > 0;
 	double below = 36;                         /* time labels and title */
 	double ticks_h = (d->n_starts || d->n_exits) ? 12 : 4;
 	double lanes_total = 0;
 	f->lane_h = 0;
 	if (f->n_lanes) {
 		/* lanes take at most a third of the picture; a quarter under
-		 * bands, which say most of it already */
-		f->lane_h = floor_d(((H - f->y0 - below) / (have_stack(d) ? 4 : 3) - 16) / f->n_lanes);
+		 * bands, which say most of it already; a fifth beside a panel */
+		double share = f->panel ? 5 : have_stack(d) ? 4 : 3;
+		f->lane_h = floor_d(((H - f->y0 - below) / share - 16) / f->n_lanes);
 		if (f->lane_h > 16)
 			f->lane_h = 16;
 		if (f->lane_h < 4) {
@@ -907,10 +1209,14 @@ static int lay_out(const struct plot_data *d, struct frame *f, unsigned H, doubl
 	}
 	f->bottom = H - below;
 	f->lane_y0 = f->bottom - f->lane_h * f->n_lanes;
-	f->y1 = f->bottom - lanes_total - ticks_h;
 	svg_axis_time(time_end(d), (unsigned)(f->cols / 110 < 3 ? 3 : f->cols / 110), &f->ax);
 
-	double top = data_max(d);
+	/* the y axis is for resident memory; the heap sets it only when
+	 * there is nothing resident to show */
+	double top = resident_max(d);
+	double heap = series_max(d->heap, d->n_heap, NULL);
+	if (top <= 0 && heap > 0)
+		top = heap;
 	int budget_on_scale = 0;
 	if (d->budget_bytes > 0 && isfinite(d->budget_bytes)) {
 		/* A budget far above the data (a default of 8 GB for a 50 MB run)
@@ -919,8 +1225,37 @@ static int lay_out(const struct plot_data *d, struct frame *f, unsigned H, doubl
 		if (budget_on_scale && d->budget_bytes > top)
 			top = d->budget_bytes;
 	}
-	svg_axis_bytes(top > 0 ? top * 1.06 : 1e6,
-		       (unsigned)((f->y1 - f->y0) / 45 < 2 ? 2 : (f->y1 - f->y0) / 45), &f->ay);
+	f->heap_off = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		double avail = f->bottom - lanes_total - ticks_h - f->y0;
+		double ph = 0, plegend_h = 16.0 * panel_rows + 6;
+		if (f->panel) {
+			ph = floor_d((avail - plegend_h) * 0.36);
+			if (ph < 48)
+				f->panel = 0; /* too short: the lanes still name them */
+		}
+		if (f->panel) {
+			f->y1 = f->y0 + (avail - plegend_h - ph);
+			f->pleg_y = f->y1 + ticks_h + 10;
+			f->py0 = f->pleg_y + 16.0 * (panel_rows - 1) + 12;
+			f->py1 = f->py0 + ph;
+		} else {
+			f->y1 = f->y0 + avail;
+		}
+		axis_fit(top, f->y1 - f->y0, 45, &f->ay);
+		f->heap_off = heap > f->ay.max;
+		if (!f->heap_off || pass)
+			break;
+		/* room above the plot for the heap's note */
+		f->y0 += 8;
+	}
+	if (f->panel) {
+		double pm = 0;
+		for (size_t i = 0; i < d->n_stack; i++)
+			if (d->stack[i].rss > pm)
+				pm = d->stack[i].rss;
+		axis_fit(pm, f->py1 - f->py0, 30, &f->pay);
+	}
 	return budget_on_scale;
 }
 
@@ -958,9 +1293,9 @@ static void put_head(struct svg_buf *b, const struct plot_data *d, const struct 
 	put(b, "</text>\n");
 }
 
-/* The grid (translucent, so it reads on white and on the bands alike), the
- * tick labels and the axis titles. */
-static void put_axes(struct svg_buf *b, const struct frame *f)
+/* The horizontal grid (translucent, so it reads on white and on the bands
+ * alike), the y tick labels and the y axis title of one plot. */
+static void put_yaxis(struct svg_buf *b, const struct frame *f, const char *title)
 {
 	put(b, "<g class=\"grid\" stroke=\"#000\" stroke-opacity=\"0.1\" stroke-width=\"1\">\n");
 	for (unsigned i = 1; i * f->ay.step <= f->ay.max * (1 + 1e-9); i++) {
@@ -969,14 +1304,6 @@ static void put_axes(struct svg_buf *b, const struct frame *f)
 		put_xy(b, f->x0, fy(f, yv));
 		put(b, "H");
 		put_coord(b, f->x1);
-		put(b, "\"/>\n");
-	}
-	for (unsigned i = 1; i * f->ax.step <= f->ax.max * (1 + 1e-9); i++) {
-		double tv = i * f->ax.step;
-		put(b, "<path d=\"M");
-		put_xy(b, fx(f, tv), f->y0);
-		put(b, "V");
-		put_coord(b, f->bottom);
 		put(b, "\"/>\n");
 	}
 	put(b, "</g>\n<g class=\"yaxis\" text-anchor=\"end\" fill=\"#333\">\n");
@@ -992,8 +1319,23 @@ static void put_axes(struct svg_buf *b, const struct frame *f)
 	}
 	put(b, "</g>\n<text class=\"ytitle\" text-anchor=\"middle\" transform=\"translate(14,");
 	put_coord(b, (f->y0 + f->y1) / 2);
-	putf(b, ") rotate(-90)\">memory (%s)</text>\n", f->ay.unit);
-	put(b, "<g class=\"xaxis\" text-anchor=\"middle\" fill=\"#333\">\n");
+	putf(b, ") rotate(-90)\">%s (%s)</text>\n", title, f->ay.unit);
+}
+
+/* The vertical grid (through every plot and the lanes), the time labels and
+ * the time axis title. */
+static void put_xaxis(struct svg_buf *b, const struct frame *f)
+{
+	put(b, "<g class=\"grid\" stroke=\"#000\" stroke-opacity=\"0.1\" stroke-width=\"1\">\n");
+	for (unsigned i = 1; i * f->ax.step <= f->ax.max * (1 + 1e-9); i++) {
+		double tv = i * f->ax.step;
+		put(b, "<path d=\"M");
+		put_xy(b, fx(f, tv), f->y0);
+		put(b, "V");
+		put_coord(b, f->bottom);
+		put(b, "\"/>\n");
+	}
+	put(b, "</g>\n<g class=\"xaxis\" text-anchor=\"middle\" fill=\"#333\">\n");
 	for (unsigned i = 0; i * f->ax.step <= f->ax.max * (1 + 1e-9); i++) {
 		double tv = i * f->ax.step;
 		put(b, "<text x=\"");
@@ -1011,8 +1353,9 @@ static void put_axes(struct svg_buf *b, const struct frame *f)
 	putf(b, "\">time since start (%s)</text>\n", f->ax.unit);
 }
 
-/* The tree RSS line (over a filled area when there are no bands: the same
- * points twice) and the traced heap line. */
+/* The summed RSS line (over a filled area when nothing else fills the
+ * plot: the same points twice) and the traced heap line, clipped at the top
+ * of the axis (put_heap_note says by how much). */
 static void put_lines(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
 {
 	if (d->n_rss) {
@@ -1021,7 +1364,7 @@ static void put_lines(struct svg_buf *b, const struct plot_data *d, const struct
 		put_series(&pts, f, d->rss, d->n_rss, &xa, &xz);
 		if (pts.err)
 			b->err = pts.err;
-		if (pts.len && !have_stack(d)) {
+		if (pts.len && !have_stack(d) && !have_kernel(d)) {
 			put(b, "<path class=\"rss-area\" fill=\"" COLOR_RSS "\" fill-opacity=\"0.18\" "
 			       "stroke=\"none\" d=\"M");
 			put_xy(b, xa, f->y1);
@@ -1047,10 +1390,138 @@ static void put_lines(struct svg_buf *b, const struct plot_data *d, const struct
 	}
 }
 
-/* The plot frame, over the fill. */
-static void put_plot_frame(struct svg_buf *b, const struct frame *f)
+/* The answer, over everything else in the plot: the cgroup's usage as a
+ * bold line, or the polled Pss as points (one per pixel column, the
+ * column's largest: Pss is read only near the summed RSS peaks, so a line
+ * between the reads would draw values nobody measured). */
+static void put_answer(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
 {
-	put(b, "<rect fill=\"none\" stroke=\"#888\" x=\"");
+	enum answer a = answer_of(d);
+	if (a == ANSWER_CGROUP) {
+		put(b, "<path class=\"answer\" fill=\"none\" stroke=\"" COLOR_ANSWER
+		       "\" stroke-width=\"2.2\" stroke-linejoin=\"round\" d=\"");
+		put_series(b, f, d->cgroup, d->n_cgroup, NULL, NULL);
+		put(b, "\"/>\n");
+	} else if (a == ANSWER_PSS) {
+		put(b, "<g class=\"answer pss\" fill=\"" COLOR_ANSWER "\">\n");
+		for (size_t i = 0; i < d->n_pss;) {
+			if (!(d->pss[i].v >= 0) || !isfinite(d->pss[i].t)) {
+				i++;
+				continue;
+			}
+			unsigned c = fcol(f, d->pss[i].t);
+			size_t best = i;
+			for (i++; i < d->n_pss && isfinite(d->pss[i].t) && fcol(f, d->pss[i].t) == c; i++)
+				if (d->pss[i].v > d->pss[best].v)
+					best = i;
+			put(b, "<circle r=\"2.5\" cx=\"");
+			put_coord(b, fx(f, d->pss[best].t));
+			put(b, "\" cy=\"");
+			put_coord(b, fy(f, d->pss[best].v));
+			put(b, "\"/>\n");
+		}
+		put(b, "</g>\n");
+	}
+}
+
+/* The heap above the axis: its line runs along the top edge there; a
+ * triangle over the edge at its largest sample says so, with its true
+ * figure ("heap 1,461.9 MB ↑ off the scale") in the room lay_out() left
+ * above the plot. */
+static void put_heap_note(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
+{
+	size_t at;
+	double v = series_max(d->heap, d->n_heap, &at);
+	if (!f->heap_off || at == SIZE_MAX)
+		return;
+	char mb[80], lab[128];
+	fmt_mb(v, mb, sizeof mb);
+	snprintf(lab, sizeof lab, "heap %s \xe2\x86\x91 off the scale", mb);
+	double x = fx(f, d->heap[at].t);
+	/* ~5.6 px a character at 10 px: right of the mark unless it would run
+	 * past the plot */
+	double w = 5.6 * (double)(strlen(lab) - 2);
+	int left = x + 8 + w > f->x1 && x - 8 - w >= f->x0 - 60;
+	put(b, "<g class=\"heap-clip\"><path fill=\"" COLOR_HEAP "\" d=\"M");
+	put_xy(b, x - 5, f->y0);
+	put(b, " L");
+	put_xy(b, x, f->y0 - 7);
+	put(b, " L");
+	put_xy(b, x + 5, f->y0);
+	putf(b, "Z\"/><text font-size=\"10\" fill=\"#b35806\" text-anchor=\"%s\" x=\"",
+	     left ? "end" : "start");
+	put_coord(b, left ? x - 8 : x + 8);
+	put(b, "\" y=\"");
+	put_coord(b, f->y0 - 2);
+	put(b, "\">");
+	put(b, lab);
+	put(b, "</text></g>\n");
+}
+
+/* The cgroup's limit events: a triangle on the time axis at each sample
+ * where a counter rose (one per pixel column and kind, at the first such
+ * sample's time), labelled where the label has room, each with a tooltip
+ * giving the time and the count. */
+static void put_events(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
+{
+	if (!d->n_events)
+		return;
+	put(b, "<g class=\"events\">\n");
+	double label_end[2] = { -1e9, -1e9 };
+	for (int kind = 0; kind < 2; kind++) {
+		const char *color = kind ? COLOR_OOM : COLOR_LIMIT;
+		const char *name = kind ? "OOM kill" : "limit hit";
+		for (size_t i = 0; i < d->n_events;) {
+			double n = kind ? d->events[i].oom_kills : d->events[i].limit_hits;
+			if (!(n > 0) || !isfinite(d->events[i].t)) {
+				i++;
+				continue;
+			}
+			size_t first = i;
+			unsigned c = fcol(f, d->events[i].t);
+			for (i++; i < d->n_events && isfinite(d->events[i].t) &&
+				   fcol(f, d->events[i].t) == c; i++) {
+				double m = kind ? d->events[i].oom_kills : d->events[i].limit_hits;
+				if (m > 0)
+					n += m;
+			}
+			double x = fx(f, d->events[first].t);
+			char t[64], cnt[48];
+			svg_format_value(&f->ax, d->events[first].t, t, sizeof t);
+			fmt_fixed(n, 0, cnt, sizeof cnt);
+			putf(b, "<g class=\"event %s\"><title>%s at %s (%s)</title><path fill=\"%s\" "
+				"stroke=\"#fff\" stroke-width=\"0.8\" d=\"M", kind ? "oom" : "limit", name, t,
+			     cnt, color);
+			put_xy(b, x - 4.5, f->y1);
+			put(b, " L");
+			put_xy(b, x, f->y1 - 8);
+			put(b, " L");
+			put_xy(b, x + 4.5, f->y1);
+			put(b, "Z\"/>");
+			/* OOM kills' labels one row above the limit's; a label only
+			 * where the one before it has ended (~5 px a character at 9 px) */
+			char lab[80];
+			snprintf(lab, sizeof lab, "%s%s%s", name, n > 1 ? " \xc3\x97" : "", n > 1 ? cnt : "");
+			double w = 5.0 * (double)strlen(lab);
+			if (x - w / 2 > label_end[kind] + 4) {
+				label_end[kind] = x + w / 2;
+				putf(b, "<text font-size=\"9\" fill=\"%s\" stroke=\"#fff\" stroke-width=\"2.5\" "
+					"paint-order=\"stroke\" text-anchor=\"middle\" x=\"", color);
+				put_coord(b, x);
+				put(b, "\" y=\"");
+				put_coord(b, f->y1 - 11 - 10 * kind);
+				putf(b, "\">%s</text>", lab);
+			}
+			put(b, "</g>\n");
+		}
+	}
+	put(b, "</g>\n");
+}
+
+/* A plot's frame, over the fill. */
+static void put_plot_frame(struct svg_buf *b, const struct frame *f, const char *cls)
+{
+	putf(b, "<rect class=\"%s\" fill=\"none\" stroke=\"#888\" x=\"", cls);
 	put_coord(b, f->x0);
 	put(b, "\" y=\"");
 	put_coord(b, f->y0);
@@ -1059,6 +1530,29 @@ static void put_plot_frame(struct svg_buf *b, const struct frame *f)
 	put(b, "\" height=\"");
 	put_coord(b, f->y1 - f->y0);
 	put(b, "\"/>\n");
+}
+
+/* The process bands' panel: its grid and axis, the bands, the summed RSS
+ * as the stack's outline, its frame and legend (built by the caller). */
+static void put_panel(struct svg_buf *b, const struct plot_data *d, const struct frame *f,
+		      const struct svg_buf *legend)
+{
+	struct frame p = panel_frame(f);
+	put(b, "<g class=\"panel\">\n<g transform=\"translate(0,");
+	put_coord(b, f->pleg_y);
+	put(b, ")\">\n");
+	put_n(b, legend->p ? legend->p : "", legend->len);
+	put(b, "</g>\n");
+	put_stack(b, d, &p);
+	put_yaxis(b, &p, "RSS");
+	if (d->n_rss) {
+		put(b, "<path class=\"panel-rss\" fill=\"none\" stroke=\"" COLOR_RSS
+		       "\" stroke-width=\"1.2\" stroke-linejoin=\"round\" d=\"");
+		put_series(b, &p, d->rss, d->n_rss, NULL, NULL);
+		put(b, "\"/>\n");
+	}
+	put_plot_frame(b, &p, "panel-frame");
+	put(b, "</g>\n");
 }
 
 /* Phase markers: a dashed vertical each, labelled upwards beside it. */
@@ -1121,19 +1615,37 @@ static void put_budget(struct svg_buf *b, const struct plot_data *d, const struc
 	}
 }
 
-/* The peak: a dot labelled with its value and time. */
+/* The answer's peak: a dot labelled with its value and time (and, for the
+ * cgroup, the kernel's high-water mark when it is above every sample: a
+ * peak between two samples; for Pss, the record's Pss at the summed RSS
+ * peak when it is above every point).  When the answer is not the summed
+ * RSS, the summed RSS peak is a ring on its line, labelled with its value
+ * where the label clears the answer's. */
 static void put_peak(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
 {
-	char v[64], t[96];
-	if (!d->have_peak)
+	char v[64], t[96], hwm[64], lab[192];
+	double pt, pv;
+	if (!answer_peak(d, &pt, &pv))
 		return;
-	double x = fx(f, d->peak_t), y = fy(f, d->peak_bytes);
-	fmt_bytes(d->peak_bytes, v, sizeof v);
-	svg_format_value(&f->ax, d->peak_t, t, sizeof t);
+	enum answer a = answer_of(d);
+	double x = fx(f, pt), y = fy(f, pv);
+	fmt_bytes(pv, v, sizeof v);
+	svg_format_value(&f->ax, pt, t, sizeof t);
+	snprintf(lab, sizeof lab, "peak %s at %s", v, t);
+	if (a == ANSWER_CGROUP && d->cgroup_hwm_bytes > pv * 1.005) {
+		fmt_bytes(d->cgroup_hwm_bytes, hwm, sizeof hwm);
+		snprintf(lab + strlen(lab), sizeof lab - strlen(lab), " (kernel's high-water mark %s)",
+			 hwm);
+	}
+	/* the Pss read at the summed RSS peak may be missing from the
+	 * points (the record has it): say it when it is larger */
+	if (a == ANSWER_PSS && d->pss_at_peak_bytes > pv * 1.005) {
+		fmt_bytes(d->pss_at_peak_bytes, hwm, sizeof hwm);
+		snprintf(lab + strlen(lab), sizeof lab - strlen(lab), " (%s at the summed RSS peak)",
+			 hwm);
+	}
 	/* right of the dot unless it would run past the plot (~7 px a
 	 * character in bold 11 px) */
-	char lab[192];
-	snprintf(lab, sizeof lab, "peak %s at %s", v, t);
 	double w = 7.0 * (double)strlen(lab);
 	int left = x + 7 + w > f->x1 && x - 7 - w >= f->x0 - 60;
 	double ty = y - 7 < f->y0 + 12 ? y + 16 : y - 7;
@@ -1147,7 +1659,40 @@ static void put_peak(struct svg_buf *b, const struct plot_data *d, const struct 
 	put_coord(b, left ? x - 7 : x + 7);
 	put(b, "\" y=\"");
 	put_coord(b, ty);
-	putf(b, "\">%s</text></g>\n", lab);
+	put(b, "\">");
+	put_str(b, lab, 0);
+	put(b, "</text></g>\n");
+
+	if (a == ANSWER_RSS || !d->have_peak)
+		return;
+	double rx = fx(f, d->peak_t), ry = fy(f, d->peak_bytes);
+	char rl[96];
+	fmt_bytes(d->peak_bytes, v, sizeof v);
+	snprintf(rl, sizeof rl, "summed RSS %s", v);
+	double rw = 6.8 * (double)strlen(rl); /* ~6.8 px a character at 11 px, digits wide */
+	int rleft = rx + 7 + rw > f->x1;
+	double rty = ry - 7 < f->y0 + 12 ? ry + 15 : ry - 7;
+	/* the label goes when it would cross the answer's */
+	double ax0 = left ? x - 7 - w : x + 7, ax1 = left ? x - 7 : x + 7 + w;
+	double rx0 = rleft ? rx - 7 - rw : rx + 7, rx1 = rleft ? rx - 7 : rx + 7 + rw;
+	int clash = rty > ty - 13 && rty < ty + 13 && rx0 < ax1 && ax0 < rx1;
+	put(b, "<g class=\"rss-peak\"><circle fill=\"#fff\" stroke=\"" COLOR_RSS
+	       "\" stroke-width=\"1.5\" r=\"3.5\" cx=\"");
+	put_coord(b, rx);
+	put(b, "\" cy=\"");
+	put_coord(b, ry);
+	put(b, "\"/>");
+	if (!clash) {
+		putf(b, "<text fill=\"" COLOR_RSS "\" stroke=\"#fff\" stroke-width=\"3\" "
+			"paint-order=\"stroke\" text-anchor=\"%s\" x=\"", rleft ? "end" : "start");
+		put_coord(b, rleft ? rx - 7 : rx + 7);
+		put(b, "\" y=\"");
+		put_coord(b, rty);
+		put(b, "\">");
+		put(b, rl);
+		put(b, "</text>");
+	}
+	put(b, "</g>\n");
 }
 
 int svg_render(const struct plot_data *d, struct svg_buf *b)
@@ -1165,26 +1710,42 @@ int svg_render(const struct plot_data *d, struct svg_buf *b)
 	f.x0 = 64;
 	f.x1 = W - 16;
 	f.cols = (unsigned)(f.x1 - f.x0);
-	/* the legend first: its rows decide where the plot starts */
+	/* the legends first: their rows decide where the plots start (the
+	 * panel's is laid out from 0 and moved under the main plot) */
 	struct legend L = { .x = f.x0, .y = 40, .x0 = f.x0, .x1 = f.x1 };
+	struct legend P = { .x = f.x0, .y = 0, .x0 = f.x0, .x1 = f.x1 };
 	put_legend(&L, d, W < 600);
-	int budget_on_scale = lay_out(d, &f, H, L.y, n_top);
+	unsigned panel_rows = 0;
+	if (have_stack(d) && !bands_in_main(d)) {
+		put_panel_legend(&P, d, W < 600);
+		panel_rows = (unsigned)(P.y / 16) + 1;
+	}
+	int budget_on_scale = lay_out(d, &f, H, L.y, n_top, panel_rows);
 
 	put_head(b, d, &f, W, H);
 	put_n(b, L.buf.p ? L.buf.p : "", L.buf.len);
-	if (L.buf.err)
-		b->err = L.buf.err;
+	if (L.buf.err || P.buf.err)
+		b->err = L.buf.err ? L.buf.err : P.buf.err;
 	svg_buf_free(&L.buf);
-	/* the bands under everything else in the plot; the grid goes over
+	/* the fills under everything else in the plot; the grid goes over
 	 * them */
-	if (have_stack(d))
+	if (have_kernel(d))
+		put_kernel_stack(b, d, &f);
+	else if (have_stack(d))
 		put_stack(b, d, &f);
-	put_axes(b, &f);
+	put_yaxis(b, &f, "memory");
+	put_xaxis(b, &f);
 	put_lines(b, d, &f);
-	put_plot_frame(b, &f);
+	put_answer(b, d, &f);
+	put_plot_frame(b, &f, "plot-frame");
+	put_heap_note(b, d, &f);
 	put_markers(b, d, &f);
 	put_budget(b, d, &f, budget_on_scale);
+	put_events(b, d, &f);
 	put_peak(b, d, &f);
+	if (f.panel)
+		put_panel(b, d, &f, &P.buf);
+	svg_buf_free(&P.buf);
 	/* process starts and exits under the time axis: starts on the upper
 	 * row, exits on the lower */
 	if (d->n_starts || d->n_exits) {

@@ -3,30 +3,44 @@
  * svg_render() is a pure function of a struct plot_data: no I/O, no clock,
  * no locale, so the same input gives the same bytes (the tests compare
  * them).  It draws, on one time axis:
- *   - the main plot: tree RSS over time as the outline of stacked bands --
- *     the processes that mattered (d->bands, at most SVG_MAX_BANDS, from
- *     the x axis up) and "other processes" (tree RSS minus the bands) on
- *     top, so the stack's top is the tree RSS line -- or, without a
- *     breakdown (d->n_stack == 0: older evidence), one filled area; over it
- *     the traced heap (a second line, broken where the heap is unknown),
- *     the RSS budget as a dashed line (or an "off scale" note when it is
- *     far above the data), the peak as a dot with its value and time, phase
- *     markers as labelled verticals, and process starts/exits as ticks
- *     under the time axis;
+ *   - the main plot, whose y axis is resident memory: the answer -- the
+ *     memory of the whole tree at once -- as a bold line, the run's memory
+ *     cgroup usage (d->cgroup), or without one the polled Pss as points
+ *     (d->pss, only at the samples that read smaps); under the cgroup line
+ *     the kernel's split of it (d->kernel: anon, page cache, shmem, kernel
+ *     memory) as stacked bands; the summed RSS (d->rss, which counts a page
+ *     shared by n processes n times) as a line, over stacked per-process
+ *     bands when the kernel's split is not there to fill the plot; the
+ *     traced heap as a line broken where it is unknown; the RSS budget as a
+ *     dashed line (or an "off scale" note when it is far above the data);
+ *     the answer's peak as a dot with its value and time (and the summed
+ *     RSS peak as a ring when the answer is another series); the cgroup's
+ *     limit events (d->events) as triangles on the time axis; phase markers
+ *     as labelled verticals, and process starts/exits as ticks under the
+ *     time axis.  The y axis is scaled to the resident figures (summed RSS,
+ *     cgroup, Pss, the budget when near): a heap above it (memory requested
+ *     and never touched) is clipped at the top and its true maximum written
+ *     there, so it never squeezes the resident series;
+ *   - with the kernel's split in the main plot, the per-process bands in a
+ *     panel of their own under it (its own y axis, the summed RSS as the
+ *     stack's top): d->bands, at most SVG_MAX_BANDS, from the x axis up, and
+ *     "other processes" (summed RSS minus the bands) on top; without a
+ *     breakdown (d->n_stack == 0: older evidence) the summed RSS is one
+ *     filled area;
  *   - under it, a lane chart of the processes: the SVG_TOP_PROCS largest by
  *     polled peak RSS, one lane each, a bar from first to last sample and a
  *     dot when each was at its peak; the rest share one "other" lane.  It
  *     says what the bands cannot: when each process lived, including the
  *     short or small ones that never made a band.  A lane of a process that
- *     is a band has the band's colour.
+ *     is (or whose command is) a band has the band's colour.
  * Axes use decimal units (B, kB, MB, GB, TB: memsup's MB is 10^6 bytes) and
  * ms/s/min/h chosen by range, with 1-2-5 tick steps.  Long series are
  * reduced to min and max per pixel column, so spikes survive and an hour at
- * 100 samples/s stays a few tens of kB.  The stack is reduced to one
- * sample per column, the one with the largest tree RSS, drawn with its own
- * breakdown: every column's stack is a real sample, and the peak's column
- * is exactly the peak.  All text is escaped for XML and made valid UTF-8
- * (any byte may come in: argv, marker labels).
+ * 100 samples/s stays a few tens of kB.  Each stack (the processes', the
+ * kernel's) is reduced to one sample per column, the one with the largest
+ * total, drawn with its own breakdown: every column's stack is a real
+ * sample, and the peak's column is exactly the peak.  All text is escaped
+ * for XML and made valid UTF-8 (any byte may come in: argv, marker labels).
  *
  * Return convention: 0 or -errno.
  */
@@ -43,6 +57,7 @@
 #define SVG_MAX_HEIGHT 8192u
 #define SVG_TOP_PROCS 5u
 #define SVG_MAX_BANDS 5u
+#define SVG_KERNEL_PARTS 4u        /* anon, page cache, shmem, kernel */
 
 struct plot_point {
 	double t;                  /* seconds since the start */
@@ -66,6 +81,26 @@ struct plot_stack {
 				       band is rss minus their sum */
 };
 
+/* One sample of the kernel's split of the cgroup's memory (memory.stat),
+ * stacked from the x axis up in this order; the parts add up to about
+ * `total` (the kernel counts a few pages in none of them), and they are
+ * drawn as they are, never scaled to it. */
+struct plot_kernel {
+	double t;
+	double total;              /* the cgroup's usage at this sample, bytes
+				      (< 0: unknown); a column shows the sample
+				      with the largest */
+	double part[SVG_KERNEL_PARTS]; /* anon, page cache, shmem, kernel; bytes */
+};
+
+/* A sample at which the cgroup's limit counters rose: how many new events
+ * since the sample before (0: that counter did not rise). */
+struct plot_event {
+	double t;
+	double limit_hits;         /* memory.events "max" / memory.failcnt */
+	double oom_kills;
+};
+
 struct plot_marker {
 	double t;
 	const char *label;         /* any bytes; may be NULL */
@@ -78,11 +113,29 @@ struct plot_data {
 	size_t n_rss;
 	const struct plot_point *heap;  /* traced heap, in time order; may be empty */
 	size_t n_heap;
+	const struct plot_point *cgroup; /* the run's memory cgroup usage, in time
+					    order (v < 0: a gap); empty: none */
+	size_t n_cgroup;
+	double cgroup_hwm_bytes;   /* the kernel's high-water mark of it (memory.peak);
+				      <= 0: unknown */
+	const struct plot_point *pss;   /* polled Pss, at the samples that read it
+					   (drawn as points, the answer only
+					   when there is no cgroup line) */
+	size_t n_pss;
+	double pss_at_peak_bytes;  /* Pss at the summed RSS peak (the record's);
+				      <= 0: unknown */
+	const struct plot_kernel *kernel; /* the cgroup's split, in time order;
+					     empty: none */
+	size_t n_kernel;
+	const struct plot_event *events; /* limit events, in time order */
+	size_t n_events;
 	const struct plot_stack *stack; /* per-sample breakdown, in time order;
 					   empty: one RSS area, no bands */
 	size_t n_stack;
-	const char *band_labels[SVG_MAX_BANDS]; /* "pid 123 make"; may be NULL */
+	const char *band_labels[SVG_MAX_BANDS]; /* "pid 123 make", "cc1 (412
+						   processes)"; may be NULL */
 	size_t n_bands;            /* <= SVG_MAX_BANDS */
+	int bands_by_command;      /* the bands are commands, not pids (plot.h) */
 	const struct plot_proc *procs;  /* every process, any order */
 	size_t n_procs;
 	const struct plot_marker *markers;
@@ -93,7 +146,7 @@ struct plot_data {
 	size_t n_exits;
 	double budget_bytes;       /* <= 0: no budget */
 	int have_peak;
-	double peak_t, peak_bytes;
+	double peak_t, peak_bytes; /* the summed RSS peak (resources.json) */
 	double t_end;              /* the run's wall time; <= 0: from the data */
 	unsigned width, height;    /* 0: the default; clamped to the bounds */
 };

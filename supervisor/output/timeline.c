@@ -203,7 +203,7 @@ static int scan_top(const char **pp, const char *end, struct timeline_point *x)
 static void point_init(struct timeline_point *x)
 {
 	memset(x, 0, sizeof *x);
-	x->rss = x->heap = x->cgroup = -1;
+	x->rss = x->heap = x->cgroup = x->pss = -1;
 	x->cgroup_anon = x->cgroup_page_cache = x->cgroup_shmem = x->cgroup_kernel = -1;
 	x->cgroup_limit_hits = x->cgroup_oom_kills = -1;
 }
@@ -216,6 +216,7 @@ static double *point_slot(struct timeline_point *x, const char *k, size_t kl)
 		const char *key;
 		size_t off;
 	} kept[] = {
+		{ "pss", offsetof(struct timeline_point, pss) },
 		{ "cgroup", offsetof(struct timeline_point, cgroup) },
 		{ "cgroup_anon", offsetof(struct timeline_point, cgroup_anon) },
 		{ "cgroup_page_cache", offsetof(struct timeline_point, cgroup_page_cache) },

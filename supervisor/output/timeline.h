@@ -16,7 +16,8 @@
  *                   shared memory), "cgroup_shmem" (tmpfs, shm_open, shared
  *                   anonymous) and "cgroup_kernel", and its limit events
  *                   so far, "cgroup_limit_hits" (v2 memory.events "max",
- *                   v1 memory.failcnt) and "cgroup_oom_kills" (counts
+ *                   v1 memory.failcnt, and memory.memsw.failcnt under
+ *                   --mem-max) and "cgroup_oom_kills" (counts
  *                   since the run began: a rise between two samples is an
  *                   event), each where the kernel gave it, and last "top", the (up
  *                   to TIMELINE_TOP) members with the largest RSS, largest
@@ -89,6 +90,7 @@ struct timeline_point {
 	double rss;                /* < 0: absent */
 	double heap;               /* < 0: null or absent (untraced) */
 	double cgroup;             /* < 0: absent (no memory cgroup) */
+	double pss;                /* < 0: absent (smaps not read then) */
 	/* memory.stat's split and the limit's event counters: < 0 absent */
 	double cgroup_anon, cgroup_page_cache, cgroup_shmem, cgroup_kernel;
 	double cgroup_limit_hits, cgroup_oom_kills;

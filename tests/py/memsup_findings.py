@@ -174,7 +174,9 @@ def demo_answer_and_gaps_add_up():
     assert abs(s['answer_mb'] - (s['pss_sum_mb'] + s['answer_minus_pss_mb'])) < 0.02, s
     assert abs(s['above_answer_mb'] - (s['rss_sum_mb'] - s['answer_mb'])) < 0.02, s
     within(s['rss_sum_mb'], 200.0, 210.0, 'summed RSS: the parent\'s 20 MB four times')
-    within(s['counted_twice_mb'], 55.0, 70.0, 'shared: the parent\'s 20 MB in three children')
+    # the parent's 20 MB in three children, and the program's shared pages;
+    # smaps may be read a little off the peak sample (pview.h: within 10 %)
+    within(s['counted_twice_mb'], 55.0, 85.0, 'shared: the parent\'s 20 MB in three children')
     # the parent's 20 MB of heap in each child counted once
     h = one('heap_inherited')
     within(h['inherited_mb'], 59.9, 60.1, 'inherited heap')
@@ -227,7 +229,8 @@ def shm_readers_counted_once():
     within(b['shmem_mb'], 63.0, 64.5, 'shared memory in the answer')
     within(rec['peak_tree_rss_mb'], 4 * 64.0, 4 * 64.0 + 12, 'summed RSS: four copies')
     s = one('shared_pages')
-    within(s['counted_twice_mb'], 3 * 64.0 - 8, 3 * 64.0 + 2, 'counted more than once')
+    # three extra copies of the block, and of the program's shared pages
+    within(s['counted_twice_mb'], 3 * 64.0 - 8, 3 * 64.0 + 8, 'counted more than once')
     within(s['above_answer_mb'], 3 * 64.0 - 10, 3 * 64.0 + 6, 'summed RSS above the answer')
     absent('rusage_children')  # the tree held what one reader did
 

@@ -114,6 +114,79 @@ Test(cgroup, parsers)
 	cr_expect_eq(cgroup_parse_procs("1\nx\n", 4, p, 4), -EINVAL);
 }
 
+/* memory.stat texts (tests/data/cgroup/memstat: two captured on the test
+ * VM's v1, two of v2's documented keys), each split as both versions
+ * name their parts. */
+Test(cgroup, memstat_texts)
+{
+	static const struct {
+		const char *file;
+		int v2;
+		struct cg_memstat want;
+	} cases[] = {
+		/* 24 MB anon, 16 MB in /dev/shm, 8 MB of a disk file */
+		{ "v1-6.18-mix.stat", 0, { 26480640, 24006656, 16003072, 0 } },
+		/* total_rss holds total_rss_huge (65011712): not added again */
+		{ "v1-6.18-thp.stat", 0, { 65114112, 0, 0, 0 } },
+		/* kernel 1239872 + sock 8192 */
+		{ "v2-6.x.stat", 1, { 26480640, 24006656, 16003072, 1248064 } },
+		/* no "kernel": kernel_stack + pagetables + percpu + slab + sock */
+		{ "v2-5.15.stat", 1, { 26480640, 24006656, 16003072, 1178432 } },
+	};
+	const char *data = getenv("MT_DATA");
+	if (!data)
+		cr_skip_test("MT_DATA is not set (run through make check)");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[PATH_MAX], buf[8192];
+		size_t len;
+		snprintf(path, sizeof path, "%s/cgroup/memstat/%s", data, cases[i].file);
+		cr_assert_eq(procfs_read_file(path, buf, sizeof buf, &len), 0, "%s", path);
+		struct cg_memstat m;
+		memset(&m, 0xa5, sizeof m);
+		cr_assert_eq(cgroup_parse_memstat(buf, len, cases[i].v2, &m), 0, "%s", cases[i].file);
+		cr_expect_eq(m.anon, cases[i].want.anon, "%s anon", cases[i].file);
+		cr_expect_eq(m.file, cases[i].want.file, "%s file", cases[i].file);
+		cr_expect_eq(m.shmem, cases[i].want.shmem, "%s shmem", cases[i].file);
+		cr_expect_eq(m.kernel, cases[i].want.kernel, "%s kernel", cases[i].file);
+		/* the other version's reading of it finds no anon and file */
+		cr_expect_eq(cgroup_parse_memstat(buf, len, !cases[i].v2, &m), -EINVAL, "%s",
+			     cases[i].file);
+	}
+}
+
+/* Keys only by their whole name, a last line without '\n', what is not a
+ * memory.stat. */
+Test(cgroup, memstat_edges)
+{
+	struct cg_memstat m;
+	static const char v2[] = "anon_thp 1\nanon 2\nfile_mapped 3\nfile 40\nshmem_thp 5\n"
+				 "shmem 6\nkernel_stack 7\nsock 8\nkernel 90";
+	cr_assert_eq(cgroup_parse_memstat(v2, sizeof v2 - 1, 1, &m), 0);
+	cr_expect(m.anon == 2 && m.file == 40 && m.shmem == 6 && m.kernel == 98,
+		  "%llu %llu %llu %llu", (unsigned long long)m.anon, (unsigned long long)m.file,
+		  (unsigned long long)m.shmem, (unsigned long long)m.kernel);
+	/* v1: rss and cache are this cgroup's alone, total_ its subtree's;
+	 * an old kernel without total_shmem has no shared memory apart */
+	static const char v1[] = "cache 1\nrss 2\nshmem 3\ntotal_cache 10\ntotal_rss 20\n"
+				 "total_rss_huge 4\n";
+	cr_assert_eq(cgroup_parse_memstat(v1, sizeof v1 - 1, 0, &m), 0);
+	cr_expect(m.anon == 20 && m.file == 10 && m.shmem == 0 && m.kernel == 0);
+	static const char *const bad[] = {
+		"file 1\n",                    /* no anon */
+		"anon 1\n",                    /* no file */
+		"anon max\nfile 1\n",          /* no amount */
+		"anon 1x\nfile 1\n",
+		"anon 1\nfile 1\nsock 18446744073709551614\nkernel 2\n", /* wraps */
+		"",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_expect_eq(cgroup_parse_memstat(bad[i], strlen(bad[i]), 1, &m), -EINVAL, "%s",
+			     bad[i]);
+	/* an unknown key may hold anything */
+	static const char odd[] = "anon 1\nfile 2\nsomething new\nnokey\n";
+	cr_expect_eq(cgroup_parse_memstat(odd, sizeof odd - 1, 1, &m), 0);
+}
+
 /* Where memsup sits, as each layout says it. */
 Test(cgroup, layouts)
 {
@@ -212,6 +285,13 @@ Test(cgroup, v2_delegated_with_memory_and_pids)
 	cr_expect(st.have_usage);
 	cr_expect_eq(st.usage, 3000000);
 	cr_expect_eq(st.forks_refused, 3);
+	cr_expect(st.have_split);
+	cr_expect_eq(st.anon, 50000000);
+	cr_expect_eq(st.page_cache, 15000000, "file 20000000 but shmem 5000000");
+	cr_expect_eq(st.shmem, 5000000);
+	cr_expect_eq(st.kernel, 3020000, "kernel 3000000 + sock 20000");
+	cr_expect(st.have_events);
+	cr_expect_eq(st.limit_hits, 7, "memory.events max");
 	cr_expect_eq(st.oom_kills, 1);
 	short ev;
 	cr_expect_geq(contain_event_fd(c, &ev), 0, "memory.events is watched");
@@ -223,7 +303,7 @@ Test(cgroup, v2_delegated_with_memory_and_pids)
 	cr_expect(fg.have_stat);
 	cr_expect_eq(fg.anon, 50000000);
 	cr_expect_eq(fg.file, 20000000);
-	cr_expect_eq(fg.kernel, 3000000);
+	cr_expect_eq(fg.kernel, 3020000, "the poll's split, read the same way");
 	cr_expect(fg.have_oom);
 	cr_expect_eq(fg.oom_kills, 1);
 	cr_expect(fg.have_pids);
@@ -251,6 +331,13 @@ Test(cgroup, v2_without_memory)
 	struct contain_figures fg;
 	contain_figures(c, &fg);
 	cr_expect(!fg.have_peak && !fg.have_stat);
+	struct contain_state st;
+	memset(&st, 0xa5, sizeof st);
+	cr_expect_eq(contain_poll(c, &st), 0);
+	cr_expect(!st.have_usage && !st.have_split && !st.have_events,
+		  "no memory controller: nothing of it");
+	cr_expect(st.anon == 0 && st.page_cache == 0 && st.shmem == 0 && st.kernel == 0 &&
+		  st.limit_hits == 0 && st.oom_kills == 0);
 	contain_close(c);
 
 	cc.mem_max = 50000000;
@@ -295,6 +382,13 @@ Test(cgroup, v1_memory_pids_freezer)
 	cr_assert_eq(contain_poll(c, &st), 0);
 	cr_expect_eq(st.usage, 4000000);
 	cr_expect_eq(st.forks_refused, 5);
+	cr_expect(st.have_split);
+	cr_expect_eq(st.anon, 60000000, "total_rss, its huge pages in it");
+	cr_expect_eq(st.page_cache, 20000000, "total_cache but total_shmem");
+	cr_expect_eq(st.shmem, 10000000);
+	cr_expect_eq(st.kernel, 1000000, "memory.kmem.usage_in_bytes");
+	cr_expect(st.have_events);
+	cr_expect_eq(st.limit_hits, 7, "memory.failcnt 4 + memory.memsw.failcnt 3 (--mem-max)");
 	cr_expect_eq(st.oom_kills, 2);
 	struct contain_figures fg;
 	cr_assert_eq(contain_figures(c, &fg), 0);
@@ -331,6 +425,13 @@ Test(cgroup, hybrid_v2_core_with_v1_memory_and_pids)
 	short ev;
 	cr_expect_eq(contain_event_fd(c, &ev), -1, "no --mem-max: nothing to watch");
 	expect_members(c);
+	struct contain_state st;
+	cr_assert_eq(contain_poll(c, &st), 0);
+	cr_expect(st.have_split && st.anon == 5000000 && st.page_cache == 0 && st.shmem == 0 &&
+		  st.kernel == 0, "an old kernel's memory.stat, no total_shmem");
+	cr_expect(st.have_events);
+	cr_expect_eq(st.limit_hits, 0, "no --mem-max: memory.failcnt alone, not memsw's 2");
+	cr_expect_eq(st.oom_kills, 0, "read without --mem-max too");
 	struct contain_figures fg;
 	cr_assert_eq(contain_figures(c, &fg), 0);
 	cr_expect_eq(fg.peak, 55555555);
@@ -356,8 +457,10 @@ Test(cgroup, none_falls_back_to_the_scan_and_says_why)
 	cr_assert_not_null(in->hint);
 	cr_expect_not_null(strstr(in->hint, "cgroup2"), "%s", in->hint);
 	struct contain_state st;
+	memset(&st, 0xa5, sizeof st);
 	cr_expect_eq(contain_poll(c, &st), 0);
-	cr_expect(!st.have_usage);
+	cr_expect(!st.have_usage && !st.have_split && !st.have_events);
+	cr_expect(st.anon == 0 && st.limit_hits == 0 && st.oom_kills == 0);
 	short ev;
 	cr_expect_eq(contain_event_fd(c, &ev), -1);
 	contain_close(c);

@@ -110,6 +110,7 @@ static const struct bad bads[] = {
 	{ { "--log-max", "99999999999999999999", "--", "x" }, "--log-max: '9999" },
 	{ { "--log-max", "1M", "--log-max", "2M", "--", "x" }, "--log-max is given twice ('1M', then '2M')" },
 	{ { "--log-max", "1M", "--output", "inherit", "--", "x" }, "--log-max bounds stdout.log: it cannot go with --output inherit" },
+	{ { "--output", "transcript", "--log-max", "1M", "--", "x" }, "--log-max bounds what tee and log keep: it cannot go with --output transcript" },
 	{ { "--log-max" }, "'--log-max' needs a value" },
 	{ { "x", "-o" }, NULL }, /* not bad: -o after the command is the command's */
 };
@@ -157,6 +158,57 @@ Test(cli, defaults)
 	cr_expect_str_eq(o.command[1], "-o"); /* "+": options stop at the command */
 	cr_expect_null(o.command[3]);
 	cli_free(&o);
+}
+
+/* At a terminal (stdin or stdout) without --output, the command is a job
+ * there and nothing is piped or logged; --output keeps what it asks for. */
+Test(cli, at_a_terminal)
+{
+	static const struct {
+		const char *output;  /* NULL: not given */
+		int in_tty, out_tty;
+		enum terminal_mode want;
+		enum relay_mode want_output;
+	} cases[] = {
+		{ NULL, 0, 0, TERMINAL_NONE, RELAY_TEE },
+		{ NULL, 1, 0, TERMINAL_JOB, RELAY_INHERIT },
+		{ NULL, 0, 1, TERMINAL_JOB, RELAY_INHERIT },
+		{ NULL, 1, 1, TERMINAL_JOB, RELAY_INHERIT },
+		{ "tee", 1, 1, TERMINAL_NONE, RELAY_TEE },
+		{ "log", 1, 1, TERMINAL_NONE, RELAY_LOG },
+		{ "inherit", 1, 1, TERMINAL_NONE, RELAY_INHERIT },
+		{ "inherit", 0, 0, TERMINAL_NONE, RELAY_INHERIT },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct sup_options o;
+		char err[256];
+		const char *with[] = { "--output", cases[i].output, "cmd", NULL };
+		const char *without[] = { "cmd", NULL };
+		cr_assert_eq(parse(cases[i].output ? with : without, &o, err, sizeof err), 0, "%s",
+			     err);
+		cr_assert_eq(cli_at_terminal(&o, cases[i].in_tty, cases[i].out_tty, err, sizeof err),
+			     0, "case %zu: %s", i, err);
+		cr_expect_eq(o.terminal, cases[i].want, "case %zu", i);
+		cr_expect_eq(o.output, cases[i].want_output, "case %zu", i);
+		cli_free(&o);
+	}
+	/* a transcript is of a terminal that is typed at */
+	struct sup_options o;
+	char err[256];
+	const char *transcript[] = { "--output", "transcript", "cmd", NULL };
+	cr_assert_eq(parse(transcript, &o, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(o.terminal, TERMINAL_TRANSCRIPT);
+	cr_expect_eq(cli_at_terminal(&o, 1, 0, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(o.terminal, TERMINAL_TRANSCRIPT);
+	cr_expect_eq(o.output, RELAY_INHERIT);
+	cr_expect_eq(cli_at_terminal(&o, 0, 1, err, sizeof err), -1);
+	cr_expect_not_null(strstr(err, "--output transcript: memsup's standard input is not a "
+				  "terminal"), "%s", err);
+	cli_free(&o);
+	cr_expect_str_eq(terminal_mode_name(TERMINAL_TRANSCRIPT), "transcript");
+	cr_expect_str_eq(terminal_mode_name(TERMINAL_JOB), "terminal");
+	cr_expect_null(terminal_mode_name(TERMINAL_NONE));
+	cr_expect_null(terminal_mode_name(TERMINAL_MODE_COUNT));
 }
 
 Test(cli, every_option)

@@ -40,7 +40,7 @@ static struct bad_case bad_cases[] = {
 	{ { "--bogus", "--", "true" }, "'--bogus'" },
 	{ { "-Z", "--", "true" }, "'-Z'" },
 	{ { "--discovery", "psychic", "--", "true" }, "'psychic'" },
-	{ { "--output", "file", "--", "true" }, "--output: 'file' is not one of tee, log, inherit" },
+	{ { "--output", "file", "--", "true" }, "--output: 'file' is not one of tee, log, inherit, transcript" },
 	{ { "--output", "", "--", "true" }, "--output: ''" },
 	{ { "--output" }, "needs a value" },
 	{ { "--cgroup", "on", "--", "true" }, "--cgroup: 'on'" },

@@ -9,6 +9,7 @@
 
 #include "output/plot.h"
 #include "output/svg.h"
+#include "output/timeline.h"
 
 /* python3 tests/py/NAME ARGS...; its exit status (or 1000+signal). */
 static int py(const char *name, const char *a1, const char *a2)
@@ -574,15 +575,45 @@ Test(plot, main_rejects_bad_values)
 	cr_expect_eq(run_main(g3, err, sizeof err), 0);
 }
 
+/* The largest "cgroup" of DIR/timeline.jsonl in MB (read by timeline.h,
+ * the format's owner), or -1 when no line has one. */
+struct cgroup_max {
+	double mb;
+};
+
+static int cgroup_max_line(void *ctx, const char *line, size_t len, int whole)
+{
+	struct cgroup_max *c = ctx;
+	struct timeline_point x;
+	if (timeline_parse_sample(line, len, whole, &x) == 0 && x.cgroup >= 0 &&
+	    x.cgroup / 1e6 > c->mb)
+		c->mb = x.cgroup / 1e6;
+	return 0;
+}
+
+static double timeline_cgroup_max_mb(const char *dir)
+{
+	struct cgroup_max c = { -1 };
+	int found, fd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(timeline_read_file(fd, "timeline.jsonl", cgroup_max_line, &c, &found), 0);
+	close(fd);
+	return c.mb;
+}
+
 /* End to end: memsup holds 60 MB (steady), then plot_write_dir on its
- * directory draws the peak memsup recorded, and it is about 60 MB. */
+ * directory draws the peak of the picture's answer -- the cgroup's usage
+ * where memsup had a memory cgroup, else the summed RSS memsup recorded --
+ * and it is about 60 MB. */
 Test(plot, end_to_end_peak_of_a_real_run, .timeout = 60)
 {
 	struct sup_run r;
 	const char *args[] = { "--", prog("steady"), "60", "600", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
-	double rec_peak = rec_num(&r, "peak_tree_rss_mb");
+	double rec_peak = timeline_cgroup_max_mb(r.dir);
+	if (rec_peak < 0)
+		rec_peak = rec_num(&r, "peak_tree_rss_mb");
 	char err[512];
 	cr_assert_eq(plot_write_dir(-1, r.dir, 0, 0, err, sizeof err), 0, "%s", err);
 	char path[PATH_MAX + 32];
@@ -590,7 +621,9 @@ Test(plot, end_to_end_peak_of_a_real_run, .timeout = 60)
 	cr_assert_eq(py("plot_wellformed.py", path, NULL), 0, "%s is not well-formed", path);
 	static char svg[1 << 20];
 	slurp(path, svg, sizeof svg);
-	const char *p = strstr(svg, ">peak ");
+	const char *p = strstr(svg, "<g class=\"peak\">");
+	cr_assert_not_null(p, "no peak dot");
+	p = strstr(p, ">peak ");
 	cr_assert_not_null(p, "no peak label");
 	double mb;
 	char unit[8];
@@ -703,8 +736,9 @@ Test(plot, bands_from_an_evidence_directory)
 		  " \"mapped_file\": null, \"top\": [[6, 2000000], [5, 1000]]}\n"
 		  "{\"t\": 0.2, \"rss\": 9500000, \"processes\": 2, \"heap\": 5, \"mapped_anon\": 0,"
 		  " \"mapped_file\": 0, \"pss\": 7, \"top\": [[5, 8000000], [6, 1000000]]}\n"
-		  /* jsonr's: other spacing, key order, six entries (five taken) */
-		  "{\"top\":[[7,1],[8,1],[9,1],[10,1],[11,1],[5,9000000]],\"t\":0.3,\"rss\":9000005,"
+		  /* jsonr's: other spacing, key order, six entries (five taken:
+		   * pid 12 is never seen, so five pids, one band each) */
+		  "{\"top\":[[7,1],[8,1],[9,1],[6,3],[5,2],[12,9000000]],\"t\":0.3,\"rss\":9000005,"
 		  "\"heap\":null}\n"
 		  "{\"t\": 0.4, \"rss\": 100, \"processes\": 1, \"heap\": null, \"top\": []}\n" },
 		{ NULL, NULL },
@@ -714,17 +748,18 @@ Test(plot, bands_from_an_evidence_directory)
 	char err[256] = "";
 	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
 	cr_assert_eq(s.d.n_stack, 4);
-	/* peaks: 5 -> 8e6 (9e6 was the sixth entry), 6 -> 2e6, 7..10 -> 1;
-	 * the five largest, in order of first sight: 6, 5, 7, 8, 9 */
+	/* peaks: 5 -> 8e6, 6 -> 2e6, 7..9 -> 1 (12's 9e6 was the sixth
+	 * entry); in order of first sight: 6, 5, 7, 8, 9 */
 	cr_assert_eq(s.d.n_bands, 5);
+	cr_expect_eq(s.d.bands_by_command, 0, "five pids: a band each");
 	cr_expect_str_eq(s.d.band_labels[0], "pid 6 small");
 	cr_expect_str_eq(s.d.band_labels[1], "pid 5 big", "named by the image that held most");
 	cr_expect_str_eq(s.d.band_labels[2], "pid 7");
 	cr_expect(s.d.stack[0].t == 0.1 && s.d.stack[0].rss == 3e6 &&
 		  s.d.stack[0].band[0] == 2e6 && s.d.stack[0].band[1] == 1000);
 	cr_expect(s.d.stack[1].band[0] == 1e6 && s.d.stack[1].band[1] == 8e6);
-	cr_expect(s.d.stack[2].rss == 9000005 && s.d.stack[2].band[0] == 0 &&
-		  s.d.stack[2].band[1] == 0 && s.d.stack[2].band[2] == 1 && s.d.stack[2].band[4] == 1);
+	cr_expect(s.d.stack[2].rss == 9000005 && s.d.stack[2].band[0] == 3 &&
+		  s.d.stack[2].band[1] == 2 && s.d.stack[2].band[2] == 1 && s.d.stack[2].band[4] == 1);
 	cr_expect(s.d.stack[3].rss == 100 && s.d.stack[3].band[1] == 0);
 	cr_expect_eq(s.d.n_heap, 4);
 	cr_expect_eq(s.d.heap[1].v, 5);
@@ -822,4 +857,398 @@ Test(plot, end_to_end_bands_of_demo_tree, .timeout = 60)
 	snprintf(path, sizeof path, "%s/timeline.svg", r.dir);
 	cr_expect_eq(py("plot_legend.py", r.dir, NULL), 0, "the legend of %s", path);
 	cr_expect_eq(py("plot_stack.py", path, "0"), 0, "the stack's top is not the peak");
+}
+
+/* ---- the answer: the cgroup's line, its split, its limit, a heap off the scale ---- */
+
+/* python3 tests/py/plot_answer.py MODE FILE ARGS... (see its head). */
+static int answer_py(const char *mode, const char *file, const char *a, const char *b,
+		     const char *c)
+{
+	char *argv[] = { "python3", (char *)py_script("plot_answer.py"), (char *)mode,
+			 (char *)file, (char *)a, (char *)b, (char *)c, NULL };
+	int st;
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		execvp("python3", argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		cr_assert_eq(errno, EINTR);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
+}
+
+/* A growing text, for the fixture files. */
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void text_add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		va_start(ap, fmt);
+		int n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? t->cap - t->len : 0, fmt, ap);
+		va_end(ap);
+		cr_assert_geq(n, 0);
+		if (t->p && (size_t)n < t->cap - t->len) {
+			t->len += (size_t)n;
+			return;
+		}
+		t->cap = (t->cap + (size_t)n + 1) * 2;
+		t->p = realloc(t->p, t->cap);
+		cr_assert_not_null(t->p);
+	}
+}
+
+/* An evidence directory of a 5 s run sampled every 0.1 s (t = 0.1 .. 5.0):
+ * resources.json (wall_s 5, the summed RSS peak), rss.jsonl, and
+ * timeline.jsonl as fill() writes each sample's extra keys (after "heap",
+ * before "top", as memsup writes them); two processes that share pages:
+ * summed RSS = 2 x the cgroup's 50..140 MB ramp, peak at 4.0 s.  The
+ * picture is drawn (plot_write_dir) and read back into *svg. */
+typedef void (*sample_fill)(struct text *t, int i, double cgroup);
+
+static double ramp_cgroup(int i)
+{
+	/* up to 140 MB at sample 39 (4.0 s), then down to 80 MB */
+	return i <= 39 ? 50e6 + 90e6 * i / 39 : 80e6;
+}
+
+static const char *answer_dir(const char *name, sample_fill fill, double heap_mb_max, char **svg)
+{
+	const char *dir = tmp_path(name);
+	char d[256];
+	snprintf(d, sizeof d, "%s", dir);
+	cr_assert_eq(mkdir(d, 0755), 0);
+	struct text tl = { 0 }, rss = { 0 }, res = { 0 }, pr = { 0 };
+	for (int i = 0; i < 50; i++) {
+		double t = 0.1 * (i + 1), cg = ramp_cgroup(i), rs = 2 * cg;
+		/* the heap: a ramp to heap_mb_max at 3.0 s (sample 29) */
+		double heap = heap_mb_max * 1e6 * (i <= 29 ? (i + 1) / 30.0 : 0.5);
+		text_add(&rss, "[%.1f, %.0f]\n", t, rs);
+		text_add(&tl, "{\"t\": %.1f, \"rss\": %.0f, \"processes\": 2, \"heap\": %.0f, "
+			 "\"mapped_anon\": 0, \"mapped_file\": 0", t, rs, heap);
+		if (fill)
+			fill(&tl, i, cg);
+		text_add(&tl, ", \"top\": [[100, %.0f], [101, %.0f]]}\n", cg, cg);
+	}
+	text_add(&res, "{\"command\": [\"/bin/pair\"], \"exit_code\": 0, \"wall_s\": 5.0, "
+		 "\"peak_tree_rss_mb\": %.6f, \"peak_tree_rss_at_s\": 4.0, \"samples\": 50}",
+		 2 * ramp_cgroup(39) / 1e6);
+	text_add(&pr, "[{\"pid\": 100, \"argv\": [\"/bin/pair\"], \"first_seen_s\": 0.1, "
+		 "\"last_seen_s\": 5.0, \"polled_peak_rss\": 140000000, \"polled_peak_at_s\": 4.0},\n"
+		 " {\"pid\": 101, \"argv\": [\"/bin/pair\", \"--child\"], \"first_seen_s\": 0.1, "
+		 "\"last_seen_s\": 5.0, \"polled_peak_rss\": 140000000, \"polled_peak_at_s\": 4.0}]\n");
+	const char *files[][2] = { { "timeline.jsonl", tl.p }, { "rss.jsonl", rss.p },
+				   { "resources.json", res.p }, { "processes.json", pr.p },
+				   { NULL, NULL } };
+	for (int k = 0; files[k][0]; k++) {
+		char p[512];
+		snprintf(p, sizeof p, "%s/%s", d, files[k][0]);
+		save(p, files[k][1], strlen(files[k][1]));
+	}
+	free(tl.p);
+	free(rss.p);
+	free(res.p);
+	free(pr.p);
+	char err[512] = "";
+	cr_assert_eq(plot_write_dir(-1, d, 0, 0, err, sizeof err), 0, "%s", err);
+	char path[600];
+	snprintf(path, sizeof path, "%s/timeline.svg", d);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	*svg = malloc((size_t)st.st_size + 1);
+	cr_assert_not_null(*svg);
+	slurp(path, *svg, (size_t)st.st_size + 1);
+	static char out[4][600];
+	static int slot;
+	char *o = out[slot++ % 4];
+	snprintf(o, 600, "%s", path);
+	cr_assert_eq(py("plot_wellformed.py", o, NULL), 0, "%s is not well-formed", o);
+	return o;
+}
+
+static void fill_cgroup(struct text *t, int i, double cg)
+{
+	(void)i;
+	text_add(t, ", \"pss\": %.0f, \"cgroup\": %.0f", cg - 1e6, cg);
+}
+
+/* The cgroup's usage is drawn as the answer, labelled as such, at its true
+ * height: 140 MB against a summed RSS of 280 MB (every page counted once
+ * per process), the peak dot on it; the summed RSS says what it is. */
+Test(plot, answer_is_the_cgroup_line, .timeout = 30)
+{
+	char *svg;
+	const char *f = answer_dir("answer", fill_cgroup, 100, &svg);
+	cr_expect_not_null(strstr(svg, "class=\"answer\""), "no answer line");
+	cr_expect_not_null(strstr(svg, ">memory of the tree (cgroup, kernel)</text>"),
+			   "the legend does not name the answer");
+	cr_expect_not_null(strstr(svg, ">summed RSS (counts shared pages per process)</text>"),
+			   "the legend does not say what summed RSS counts");
+	cr_expect_null(strstr(svg, "polled Pss"), "Pss is not the answer beside a cgroup");
+	cr_expect_not_null(strstr(svg, ">peak 140 MB at 4.00 s</text>"), "the peak is not the answer's");
+	cr_expect_not_null(strstr(svg, ">summed RSS 280 MB</text>"), "the summed RSS peak is not named");
+	cr_expect_eq(answer_py("line", f, "0.5", NULL, NULL), 0, "the line is not at 140/280");
+	/* deterministic: drawn again, the same bytes */
+	char *again;
+	char err[512];
+	char dir[600];
+	snprintf(dir, sizeof dir, "%s", tmp_path("answer"));
+	cr_assert_eq(plot_write_dir(-1, dir, 0, 0, err, sizeof err), 0, "%s", err);
+	size_t n = strlen(svg) + 1;
+	again = malloc(n + 16);
+	cr_assert_not_null(again);
+	slurp(f, again, n + 16);
+	cr_expect_str_eq(again, svg, "the same directory drew different bytes");
+	free(again);
+	free(svg);
+}
+
+/* memory.stat's split: anon 70%, page cache 15%, shmem 5% and kernel 10%
+ * of the cgroup's usage at each sample (the shares move: anon takes the
+ * ramp), stacked in that order under the cgroup line, the last band's top
+ * on the line at every column. */
+static void split_of(int i, double cg, double p[4])
+{
+	p[1] = 15e6 + 0.1e6 * i;   /* page cache */
+	p[2] = 5e6;                /* shmem */
+	p[3] = 0.1 * cg;           /* kernel */
+	p[0] = cg - p[1] - p[2] - p[3];
+}
+
+static void fill_split(struct text *t, int i, double cg)
+{
+	double p[4];
+	split_of(i, cg, p);
+	text_add(t, ", \"cgroup\": %.0f, \"cgroup_anon\": %.0f, \"cgroup_page_cache\": %.0f, "
+		 "\"cgroup_shmem\": %.0f, \"cgroup_kernel\": %.0f", cg, p[0], p[1], p[2], p[3]);
+}
+
+Test(plot, kernel_split_stacks_to_the_cgroup_line, .timeout = 30)
+{
+	char *svg;
+	const char *f = answer_dir("split", fill_split, 100, &svg);
+	for (int k = 0; k < 4; k++) {
+		static const char *const cls[] = { "kband-anon", "kband-page-cache", "kband-shmem",
+						   "kband-kernel" };
+		cr_expect_not_null(strstr(svg, cls[k]), "no %s band", cls[k]);
+	}
+	cr_expect_not_null(strstr(svg, ">anon</text>"));
+	cr_expect_not_null(strstr(svg, ">page cache</text>"));
+	cr_expect_not_null(strstr(svg, ">shmem</text>"));
+	cr_expect_not_null(strstr(svg, ">kernel memory</text>"));
+	double p[4];
+	split_of(39, ramp_cgroup(39), p);
+	char want[200];
+	snprintf(want, sizeof want, "%.0f,%.0f,%.0f,%.0f,%.0f", p[0], p[0] + p[1], p[0] + p[1] + p[2],
+		 p[0] + p[1] + p[2] + p[3], ramp_cgroup(39));
+	cr_expect_eq(answer_py("kernel", f, want, NULL, NULL), 0, "the split does not stack: %s", want);
+	/* the process bands moved to a panel of their own */
+	cr_expect_not_null(strstr(svg, "<g class=\"panel\">"));
+	cr_expect_not_null(strstr(svg, "class=\"band band-0\""));
+	free(svg);
+}
+
+/* The limit's counters rise at 2.3 s (0 -> 3 hits) and 3.7 s (3 -> 4),
+ * and an OOM kill at 4.5 s: a mark each, at those samples' times. */
+static void fill_events(struct text *t, int i, double cg)
+{
+	int hits = i < 22 ? 0 : i < 36 ? 3 : 4, kills = i < 44 ? 0 : 1;
+	text_add(t, ", \"cgroup\": %.0f, \"cgroup_limit_hits\": %d, \"cgroup_oom_kills\": %d", cg,
+		 hits, kills);
+}
+
+Test(plot, limit_events_marked_at_their_samples, .timeout = 30)
+{
+	char *svg;
+	const char *f = answer_dir("events", fill_events, 100, &svg);
+	cr_expect_not_null(strstr(svg, "<title>limit hit at 2.30 s (3)</title>"), "2.3 s not marked");
+	cr_expect_not_null(strstr(svg, "<title>limit hit at 3.70 s (1)</title>"), "3.7 s not marked");
+	cr_expect_not_null(strstr(svg, "<title>OOM kill at 4.50 s (1)</title>"), "4.5 s not marked");
+	cr_expect_not_null(strstr(svg, ">limit hit \xc3\x97" "3</text>"), "the first mark's label");
+	cr_expect_not_null(strstr(svg, ">OOM kill</text>"));
+	cr_expect_eq(answer_py("event", f, "oom", "4.5", "5"), 0, "the OOM kill's mark is misplaced");
+	free(svg);
+}
+
+/* One rise only (0 -> 2 at 2.8 s): its mark alone, at its x. */
+
+static void fill_one_event(struct text *t, int i, double cg)
+{
+	text_add(t, ", \"cgroup\": %.0f, \"cgroup_limit_hits\": %d, \"cgroup_oom_kills\": 0", cg,
+		 i < 27 ? 0 : 2);
+}
+
+Test(plot, limit_event_marked_at_the_right_x, .timeout = 30)
+{
+	char *svg;
+	const char *f = answer_dir("event", fill_one_event, 100, &svg);
+	cr_expect_eq(answer_py("event", f, "limit", "2.8", "5"), 0, "the limit's mark is not at 2.8 s");
+	cr_expect_null(strstr(svg, "class=\"event oom\""), "an OOM kill nobody counted");
+	free(svg);
+}
+
+/* xz -9's shape: a heap 6 times the resident memory (requested, never
+ * touched) leaves the summed RSS most of the plot's height; the heap runs
+ * along the top, marked where it peaks with its true figure. */
+Test(plot, heap_off_the_scale_is_clipped, .timeout = 30)
+{
+	char *svg;
+	/* summed RSS peaks at 280 MB; the heap at 6 x 280 = 1,680 MB at 3.0 s */
+	const char *f = answer_dir("heap", NULL, 1680, &svg);
+	cr_expect_not_null(strstr(svg, ">heap 1,680.0 MB \xe2\x86\x91 off the scale</text>"),
+			   "the heap's true figure is not written");
+	cr_expect_eq(answer_py("heap", f, "0.8", "3.0", "5"), 0, "the summed RSS is squeezed");
+	free(svg);
+}
+
+/* ---- bands by command ---- */
+
+/* A build's shape: 1,000 images of cc1, as and ld (334, 333, 333), each
+ * seen by two samples 10 ms apart, two at a time; the bands are the three commands, each the
+ * sum of its images at each sample, and every image's lane has its
+ * command's colour. */
+Test(plot, many_short_pids_band_by_command, .timeout = 30)
+{
+	static const char *const cmd[] = { "/usr/lib/gcc/x86_64-linux-gnu/12/cc1", "/usr/bin/as",
+					   "/usr/bin/ld" };
+	static const double bytes[] = { 30e6, 5e6, 10e6 };
+	struct text pr = { 0 }, tl = { 0 };
+	text_add(&pr, "[");
+	for (int i = 0; i < 1000; i++)
+		text_add(&pr, "%s{\"pid\": %d, \"argv\": [\"%s\", \"-o\", \"x%d\"], \"first_seen_s\": "
+			 "%.3f, \"last_seen_s\": %.3f, \"polled_peak_rss\": %.0f, \"exit_code\": 0}\n",
+			 i ? ", " : "", 2000 + i, cmd[i % 3], i, 0.01 * i + 0.005, 0.01 * i + 0.015,
+			 bytes[i % 3]);
+	text_add(&pr, "]\n");
+	for (int i = 0; i < 1000; i++) {
+		/* at 0.01 i + 0.005: image i and image i - 1, largest first */
+		double a = bytes[i % 3], b = i ? bytes[(i - 1) % 3] : 0;
+		text_add(&tl, "{\"t\": %.3f, \"rss\": %.0f, \"processes\": %d, \"heap\": null, "
+			 "\"mapped_anon\": null, \"mapped_file\": null, \"top\": [", 0.01 * i + 0.005,
+			 a + b + 1e6, i ? 3 : 2);
+		if (!i)
+			text_add(&tl, "[2000, %.0f]", a);
+		else if (a >= b)
+			text_add(&tl, "[%d, %.0f], [%d, %.0f]", 2000 + i, a, 1999 + i, b);
+		else
+			text_add(&tl, "[%d, %.0f], [%d, %.0f]", 1999 + i, b, 2000 + i, a);
+		text_add(&tl, "]}\n");
+	}
+	const char *files[][2] = { { "processes.json", pr.p }, { "timeline.jsonl", tl.p },
+				   { NULL, NULL } };
+	int fd = dir_with("build", files);
+	free(pr.p);
+	free(tl.p);
+	struct plot_set s;
+	char err[256] = "";
+	cr_assert_eq(plot_load(fd, &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.d.n_bands, 3, "%zu bands for 3 commands", s.d.n_bands);
+	/* first seen: cc1 (0.005 s), as, ld */
+	cr_expect_str_eq(s.d.band_labels[0], "cc1 (334 processes)");
+	cr_expect_str_eq(s.d.band_labels[1], "as (333 processes)");
+	cr_expect_str_eq(s.d.band_labels[2], "ld (333 processes)");
+	/* each sample: image img's bytes and image img - 1's, in their commands */
+	for (size_t i = 0; i < s.d.n_stack; i++) {
+		const struct plot_stack *p = &s.d.stack[i];
+		int img = (int)(p->t * 100); /* t = 0.01 img + 0.005 */
+		if (img < 1 || img >= 999)
+			continue;
+		double want[3] = { 0, 0, 0 };
+		want[img % 3] += bytes[img % 3];
+		want[(img - 1) % 3] += bytes[(img - 1) % 3];
+		cr_assert(p->band[0] == want[0] && p->band[1] == want[1] && p->band[2] == want[2],
+			  "sample %zu (t %g): %g %g %g", i, p->t, p->band[0], p->band[1], p->band[2]);
+	}
+	for (size_t i = 0; i < s.d.n_procs; i++)
+		cr_assert_eq(s.d.procs[i].band, (unsigned)(i % 3) + 1, "lane %zu's colour", i);
+	plot_set_free(&s);
+	cr_assert_eq(plot_write_dir(fd, "build", 0, 0, err, sizeof err), 0, "%s", err);
+	close(fd);
+	cr_assert(xml_ok("build/timeline.svg"));
+	static char svg[1 << 18];
+	slurp(tmp_path("build/timeline.svg"), svg, sizeof svg);
+	cr_expect_not_null(strstr(svg, ">cc1 (334 processes)</text>"), "no cc1 band in the legend");
+	cr_expect_not_null(strstr(svg, ">ld (333 processes)</text>"));
+	cr_expect_not_null(strstr(svg, "class=\"band band-2\""));
+	cr_expect_null(strstr(svg, "class=\"band band-3\""), "more bands than commands");
+}
+
+/* Without a memory cgroup the answer is the polled Pss: points at the
+ * samples that read it (none between: Pss is read near the summed RSS
+ * peaks only), labelled as such, the peak dot at the largest; beside a
+ * cgroup line it is not drawn. */
+Test(plot, pss_points_are_the_answer_without_a_cgroup)
+{
+	struct plot_data d = small_data();
+	struct plot_point pss[3] = { { 1.0, 30e6 }, { 1.5, 61.7e6 }, { 1.6, 50e6 } };
+	d.pss = pss;
+	d.n_pss = 3;
+	char *s = render(&d, "pss.svg", NULL);
+	cr_assert(xml_ok("pss.svg"));
+	const char *g = strstr(s, "<g class=\"answer pss\"");
+	cr_assert_not_null(g, "no Pss points");
+	size_t dots = 0;
+	for (const char *p = g; (p = strstr(p, "<circle")) && p < strstr(g, "</g>"); p++)
+		dots++;
+	cr_expect_eq(dots, 3, "%zu points for 3 reads", dots);
+	cr_expect_not_null(strstr(s, ">memory of the tree (polled Pss)</text>"));
+	cr_expect_not_null(strstr(s, ">peak 61.7 MB at 1.50 s</text>"), "the peak is not Pss's");
+	cr_expect_not_null(strstr(s, ">summed RSS 123 MB</text>"), "the summed RSS peak is not named");
+	free(s);
+	struct plot_point cg[2] = { { 0.5, 40e6 }, { 1.5, 70e6 } };
+	d.cgroup = cg;
+	d.n_cgroup = 2;
+	s = render(&d, "pss-cg.svg", NULL);
+	cr_expect_null(strstr(s, "polled Pss"), "Pss beside a cgroup line");
+	cr_expect_not_null(strstr(s, "class=\"answer\""));
+	free(s);
+}
+
+/* From a directory: without "cgroup" the "pss" of the samples that read it
+ * are the answer's points (timeline.h keeps "pss" for the reader). */
+static void fill_pss(struct text *t, int i, double cg)
+{
+	if (i >= 30 && i <= 45) /* read near the peak only */
+		text_add(t, ", \"pss\": %.0f", cg);
+}
+
+Test(plot, pss_points_from_a_directory, .timeout = 30)
+{
+	char *svg;
+	answer_dir("pss", fill_pss, 100, &svg);
+	const char *g = strstr(svg, "<g class=\"answer pss\"");
+	cr_assert_not_null(g, "no Pss points");
+	size_t dots = 0;
+	for (const char *p = g; (p = strstr(p, "<circle")) && p < strstr(g, "</g>"); p++)
+		dots++;
+	cr_expect_eq(dots, 16, "%zu points for 16 reads", dots);
+	cr_expect_not_null(strstr(svg, ">memory of the tree (polled Pss)</text>"));
+	cr_expect_not_null(strstr(svg, ">peak 140 MB at 4.00 s</text>"), "the peak is not Pss's");
+	free(svg);
+}
+
+/* The Pss read at the summed RSS peak is in resources.json; where the
+ * points miss it, the peak's label says it. */
+Test(plot, pss_at_the_peak_from_the_record)
+{
+	struct plot_data d = small_data();
+	struct plot_point pss[2] = { { 1.0, 30e6 }, { 1.4, 58e6 } };
+	d.pss = pss;
+	d.n_pss = 2;
+	d.pss_at_peak_bytes = 61.7e6;
+	char *s = render(&d, "pss-rec.svg", NULL);
+	cr_expect_not_null(strstr(s, ">peak 58.0 MB at 1.40 s (61.7 MB at the summed RSS peak)</text>"),
+			   "%s", strstr(s, "class=\"peak\""));
+	free(s);
+	d.pss_at_peak_bytes = 58.1e6; /* within 0.5%: not worth a word */
+	s = render(&d, "pss-rec2.svg", NULL);
+	cr_expect_not_null(strstr(s, ">peak 58.0 MB at 1.40 s</text>"));
+	free(s);
 }

@@ -1,5 +1,6 @@
-/* test_spawn.c: environment merging and exec failures told apart from
- * commands that exit 127. */
+/* test_spawn.c: environment merging, exec failures told apart from
+ * commands that exit 127, and where the command starts (a session, or a
+ * group of its own in memsup's). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -83,8 +84,34 @@ Test(spawn, child_gets_new_session, .timeout = 10)
 	cr_assert_eq(res.start_errno, 0);
 	cr_expect_eq(getsid(res.pid), res.pid);
 	cr_expect_neq(getsid(res.pid), getsid(0));
+	cr_expect_eq(res.sid, res.pid);
 	kill(res.pid, SIGKILL);
 	waitpid(res.pid, NULL, 0);
+}
+
+/* A job at memsup's terminal: a group of its own, memsup's session, the
+ * group there from the moment spawn_start() returns (the parent makes it
+ * too), and the session in the result. */
+Test(spawn, pgrp_child_stays_in_the_session, .timeout = 10)
+{
+	sigset_t mask;
+	sigprocmask(SIG_SETMASK, NULL, &mask);
+	char *argv[] = { "sleep", "5", NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct spawn_request req = { .argv = argv, .envp = envp, .out_fd = -1, .err_fd = -1,
+				     .mask = &mask, .group = SPAWN_PGRP, .tty = -1 };
+	struct spawn_result res;
+	cr_assert_eq(spawn_start(&req, &res), 0);
+	cr_assert_eq(res.start_errno, 0);
+	cr_expect_eq(getpgid(res.pid), res.pid);
+	cr_expect_neq(getpgid(res.pid), getpgrp());
+	cr_expect_eq(getsid(res.pid), getsid(0));
+	cr_expect_eq(res.sid, getsid(0));
+	/* the group can be signalled as one */
+	cr_expect_eq(killpg(res.pid, SIGKILL), 0);
+	int st;
+	cr_assert_eq(waitpid(res.pid, &st, 0), res.pid);
+	cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 }
 
 Test(spawn, status_convention)
