@@ -287,6 +287,28 @@ static const char *answer_short(const struct sup_record *r)
 	}
 }
 
+/* Name the largest single process, the one time -v's figure is (VmHWM, or
+ * its own ru_maxrss where larger), as f's one process; " (pid N 'name')"
+ * into who, or "" without one. */
+static void name_largest(struct ctx *c, struct finding *f, const struct merged_run *m, char *who,
+			 size_t cap)
+{
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		double v = img_hwm(im);
+		if (rec_ended(im) && (double)im->rec.ru_maxrss_self_kb * UNITS_KIB > v)
+			v = (double)im->rec.ru_maxrss_self_kb * UNITS_KIB;
+		if (v > 0)
+			proc_add(c, f, im, v);
+	}
+	f->n_procs = f->procs_total = f->n_procs ? 1 : 0;
+	char name[64];
+	who[0] = '\0';
+	if (f->n_procs)
+		snprintf(who, cap, " (pid %d %s)", (int)f->procs[0]->pid,
+			 img_name(f->procs[0], name, sizeof name));
+}
+
 /* What time -v would say (the largest single process) vs the answer. */
 static void rule_rusage_children(struct ctx *c, const struct merged_run *m)
 {
@@ -303,20 +325,8 @@ static void rule_rusage_children(struct ctx *c, const struct merged_run *m)
 	if (r->peak_source_at_s >= 0)
 		fig_add(f, "tree_peak_at_s", r->peak_source_at_s, 3);
 	fig_add(f, "processes_at_peak_count", m->peak.at_s >= 0 ? m->peak.nprocs : r->max_processes, 0);
-	/* name the largest single process: the one time -v's figure is */
-	for (size_t i = 0; i < m->n_images; i++) {
-		const struct image_view *im = &m->images[i];
-		double v = img_hwm(im);
-		if (rec_ended(im) && (double)im->rec.ru_maxrss_self_kb * UNITS_KIB > v)
-			v = (double)im->rec.ru_maxrss_self_kb * UNITS_KIB;
-		if (v > 0)
-			proc_add(c, f, im, v);
-	}
-	f->n_procs = f->procs_total = f->n_procs ? 1 : 0;
-	char name[64], who[96] = "";
-	if (f->n_procs)
-		snprintf(who, sizeof who, " (pid %d %s)", (int)f->procs[0]->pid,
-			 img_name(f->procs[0], name, sizeof name));
+	char who[96];
+	name_largest(c, f, m, who, sizeof who);
 	/* a polled answer is a lower bound of what the tree held */
 	say(f, "getrusage(RUSAGE_CHILDREN) and time -v report %.1f MB, the largest single "
 	    "process%s, but the tree held %s%.1f MB at once (%s): %.1f MB more than that "
@@ -806,22 +816,11 @@ static void rule_charged_elsewhere(struct ctx *c, const struct merged_run *m)
 	if (below < ELSEWHERE_MIN_MB * UNITS_MB)
 		return;
 	struct finding *f = finding_begin(c, "charged_elsewhere");
-	for (size_t i = 0; i < m->n_images; i++) {
-		const struct image_view *im = &m->images[i];
-		double v = img_hwm(im);
-		if (rec_ended(im) && (double)im->rec.ru_maxrss_self_kb * UNITS_KIB > v)
-			v = (double)im->rec.ru_maxrss_self_kb * UNITS_KIB;
-		if (v > 0)
-			proc_add(c, f, im, v);
-	}
-	f->n_procs = f->procs_total = f->n_procs ? 1 : 0;
+	char who[96];
+	name_largest(c, f, m, who, sizeof who);
 	fig_mb(f, "answer_mb", answer);
 	fig_mb(f, "largest_process_mb", ru);
 	fig_mb(f, "below_by_mb", below);
-	char name[64], who[96] = "";
-	if (f->n_procs)
-		snprintf(who, sizeof who, " (pid %d %s)", (int)f->procs[0]->pid,
-			 img_name(f->procs[0], name, sizeof name));
 	say(f, "The answer, %.1f MB, is %.1f MB below the largest single process's own peak, "
 	    "%.1f MB%s (getrusage, time -v): that process's resident pages included file pages "
 	    "(its program, libraries, data) already in the page cache before the run, which "
