@@ -15,53 +15,10 @@
 
 #define MIB (1u << 20)
 
-static const char *tmp_path(const struct sup_run *r, const char *name)
-{
-	static char path[4][PATH_MAX];
-	static int slot;
-	char *p = path[slot++ % 4];
-	snprintf(p, PATH_MAX, "%s/%s", r->tmp, name);
-	return p;
-}
-
-static const char *log_path(const struct sup_run *r)
-{
-	static char path[PATH_MAX + 16];
-	snprintf(path, sizeof path, "%s/stdout.log", r->dir);
-	return path;
-}
-
 static long long file_size(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
-}
-
-/* memsup -o TMP/ev ARGS with its stdout on a pipe whose read end is
- * returned; stderr to TMP/memsup.stderr; memsup_wait() collects it. */
-static int start_piped(struct sup_run *r, const char *const *args)
-{
-	int p[2];
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	const char *argv[32];
-	int n = 0;
-	argv[n++] = env_or_skip("MEMSUP");
-	argv[n++] = "-o";
-	argv[n++] = r->dir;
-	for (int i = 0; args[i] && n < 31; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	r->pid = fork();
-	cr_assert_geq(r->pid, 0);
-	if (r->pid == 0) {
-		int e = open(tmp_path(r, "memsup.stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (e < 0 || dup2(p[1], 1) < 0 || dup2(e, 2) < 0 || chdir(r->tmp) < 0)
-			_exit(99);
-		execv(argv[0], (char *const *)argv);
-		_exit(98);
-	}
-	close(p[1]);
-	return p[0];
 }
 
 /* Read fd to its end: the counter stream from byte 0, every byte checked
@@ -225,14 +182,14 @@ Test(memsup_logmax, file_is_the_bare_output, .timeout = 60)
 	struct sup_run r;
 	tmp_make(&r);
 	const char *bare[] = { prog("io_mix"), "binary", "5000000", "12", NULL };
-	cr_assert_eq(bare_run(bare, tmp_path(&r, "bare.out")), 0);
+	cr_assert_eq(bare_run(bare, sup_tmp_path(&r, "bare.out")), 0);
 	const char *args[] = { "-q", "--", prog("io_mix"), "binary", "5000000", "12", NULL };
 	memsup_start(&r, 1, args); /* its stdout: TMP/memsup.stdout, a file */
 	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
-	int a = open(tmp_path(&r, "bare.out"), O_RDONLY), b = open(tmp_path(&r, "memsup.stdout"),
+	int a = open(sup_tmp_path(&r, "bare.out"), O_RDONLY), b = open(sup_tmp_path(&r, "memsup.stdout"),
 								     O_RDONLY);
 	cr_assert(a >= 0 && b >= 0);
-	cr_expect_eq(file_size(tmp_path(&r, "memsup.stdout")), 5000000);
+	cr_expect_eq(file_size(sup_tmp_path(&r, "memsup.stdout")), 5000000);
 	static char x[MIB], y[MIB];
 	for (uint64_t at = 0;;) {
 		ssize_t na = read(a, x, sizeof x), nb = read(b, y, sizeof y);
@@ -320,7 +277,7 @@ Test(memsup_logmax, zero_keeps_only_the_marker, .timeout = 60)
 	char log[256];
 	slurp(log_path(&r), log, sizeof log);
 	cr_expect_str_eq(log, "\n[memsup: 3000000 bytes left out]\n");
-	cr_expect_eq(file_size(tmp_path(&r, "memsup.stdout")), 3000000);
+	cr_expect_eq(file_size(sup_tmp_path(&r, "memsup.stdout")), 3000000);
 	rec_load(&r);
 	expect_counts(&r, "stdout", 3000000, 3000000, 0);
 	cr_expect_eq(out_num(&r, NULL, "log_max"), 0);
@@ -367,8 +324,8 @@ Test(memsup_logmax, streams_counted_apart, .timeout = 60)
 		 prog("counter"));
 	const char *args[] = { "-q", "--", "sh", "-c", script, NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %.200s", r.err);
-	cr_expect_eq(file_size(tmp_path(&r, "memsup.stdout")), 3000000);
-	cr_expect_eq(file_size(tmp_path(&r, "memsup.stderr")), 3000000);
+	cr_expect_eq(file_size(sup_tmp_path(&r, "memsup.stdout")), 3000000);
+	cr_expect_eq(file_size(sup_tmp_path(&r, "memsup.stderr")), 3000000);
 	/* the log: stdout's [0, 1 MiB), the marker, stderr's [3e6 - 1 MiB, 3e6) */
 	int fd = open(log_path(&r), O_RDONLY);
 	cr_assert_geq(fd, 0);
@@ -395,7 +352,7 @@ Test(memsup_logmax, log_mode_bounded_keeps_the_order, .timeout = 60)
 	pid_t p = fork();
 	cr_assert_geq(p, 0);
 	if (p == 0) {
-		int o = open(tmp_path(&r, "bare.both"), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+		int o = open(sup_tmp_path(&r, "bare.both"), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
 		if (o < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0)
 			_exit(99);
 		execl(prog("io_mix"), "io_mix", "mix", "3000", "5", (char *)NULL);
@@ -404,7 +361,7 @@ Test(memsup_logmax, log_mode_bounded_keeps_the_order, .timeout = 60)
 	int st;
 	cr_assert_eq(waitpid(p, &st, 0), p);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	long long total = file_size(tmp_path(&r, "bare.both"));
+	long long total = file_size(sup_tmp_path(&r, "bare.both"));
 	cr_assert_gt(total, 2 * MIB, "io_mix wrote only %lld bytes", total);
 	const char *args[] = { "-q", "--output", "log", "--log-max", "1M", "--", prog("io_mix"),
 			       "mix", "3000", "5", NULL };
@@ -416,7 +373,7 @@ Test(memsup_logmax, log_mode_bounded_keeps_the_order, .timeout = 60)
 	char marker[KEEP_MARKER_MAX];
 	int m = snprintf(marker, sizeof marker, "\n[memsup: %lld bytes left out]\n", total - MIB);
 	cr_assert_eq(file_size(log_path(&r)), MIB + m);
-	int a = open(tmp_path(&r, "bare.both"), O_RDONLY), b = open(log_path(&r), O_RDONLY);
+	int a = open(sup_tmp_path(&r, "bare.both"), O_RDONLY), b = open(log_path(&r), O_RDONLY);
 	cr_assert(a >= 0 && b >= 0);
 	static char x[MIB], y[MIB];
 	cr_assert_eq(pread(a, x, half, 0), (ssize_t)half);

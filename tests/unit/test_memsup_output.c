@@ -12,22 +12,6 @@
 #include "test_memsup_harden.h"
 #include <stdint.h>
 
-static const char *tmp_path(const struct sup_run *r, const char *name)
-{
-	static char path[4][PATH_MAX];
-	static int slot;
-	char *p = path[slot++ % 4];
-	snprintf(p, PATH_MAX, "%s/%s", r->tmp, name);
-	return p;
-}
-
-static const char *log_path(const struct sup_run *r)
-{
-	static char path[PATH_MAX + 16];
-	snprintf(path, sizeof path, "%s/stdout.log", r->dir);
-	return path;
-}
-
 static long long file_size(const char *path)
 {
 	struct stat st;
@@ -119,33 +103,6 @@ static int bare_run(const char *const *argv, const char *out, const char *err)
 	return st;
 }
 
-/* memsup with `args` (after "-o TMP/ev"), its stdout on a pipe whose read
- * end is returned, stderr to TMP/memsup.stderr; memsup_wait() collects it. */
-static int start_piped(struct sup_run *r, const char *const *args)
-{
-	int p[2];
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	const char *argv[32];
-	int n = 0;
-	argv[n++] = env_or_skip("MEMSUP");
-	argv[n++] = "-o";
-	argv[n++] = r->dir;
-	for (int i = 0; args[i] && n < 31; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	r->pid = fork();
-	cr_assert_geq(r->pid, 0);
-	if (r->pid == 0) {
-		int e = open(tmp_path(r, "memsup.stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (e < 0 || dup2(p[1], 1) < 0 || dup2(e, 2) < 0 || chdir(r->tmp) < 0)
-			_exit(99);
-		execv(argv[0], (char *const *)argv);
-		_exit(98);
-	}
-	close(p[1]);
-	return p[0];
-}
-
 /* A number of the record's "output" object: `stream`'s `key` ("stdout",
  * "bytes"), or the top level's when stream is NULL. */
 static unsigned long long out_num(const struct sup_run *r, const char *stream, const char *key)
@@ -184,13 +141,13 @@ Test(memsup_output, binary_output_passes_through_and_is_logged, .timeout = 60)
 	struct sup_run r;
 	tmp_make(&r);
 	const char *bare[] = { prog("io_mix"), "binary", "3000000", "5", NULL };
-	cr_assert_eq(bare_run(bare, tmp_path(&r, "bare.out"), tmp_path(&r, "bare.err")), 0);
+	cr_assert_eq(bare_run(bare, sup_tmp_path(&r, "bare.out"), sup_tmp_path(&r, "bare.err")), 0);
 	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("io_mix"), "binary",
 			       "3000000", "5", NULL };
 	memsup_start(&r, 1, args);
 	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
-	expect_same_files(tmp_path(&r, "memsup.stdout"), tmp_path(&r, "bare.out"));
-	expect_same_files(log_path(&r), tmp_path(&r, "bare.out"));
+	expect_same_files(sup_tmp_path(&r, "memsup.stdout"), sup_tmp_path(&r, "bare.out"));
+	expect_same_files(log_path(&r), sup_tmp_path(&r, "bare.out"));
 	cr_expect_str_eq(r.err, "", "stderr: %s", r.err);
 	rec_load(&r);
 	cr_expect_not_null(strstr(rec_str(&r, "output"), "\"mode\": \"tee\", \"log\": \"stdout.log\", "
@@ -226,21 +183,21 @@ Test(memsup_output, interleaved_streams_arrive_unmerged, .timeout = 60)
 	struct sup_run r;
 	tmp_make(&r);
 	const char *bare[] = { prog("io_mix"), "mix", "3000", "9", NULL };
-	cr_assert_eq(bare_run(bare, tmp_path(&r, "bare.out"), tmp_path(&r, "bare.err")), 0);
+	cr_assert_eq(bare_run(bare, sup_tmp_path(&r, "bare.out"), sup_tmp_path(&r, "bare.err")), 0);
 	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("io_mix"), "mix", "3000",
 			       "9", NULL };
 	memsup_start(&r, 1, args);
 	cr_assert_eq(memsup_wait(&r), 0, "stderr: %.300s", r.err);
 	/* the pass-through: each stream to its own descriptor, exactly */
-	expect_same_files(tmp_path(&r, "memsup.stdout"), tmp_path(&r, "bare.out"));
-	expect_same_files(tmp_path(&r, "memsup.stderr"), tmp_path(&r, "bare.err"));
+	expect_same_files(sup_tmp_path(&r, "memsup.stdout"), sup_tmp_path(&r, "bare.out"));
+	expect_same_files(sup_tmp_path(&r, "memsup.stderr"), sup_tmp_path(&r, "bare.err"));
 	/* the log: both streams, every record whole, each stream in order */
 	size_t n;
 	char *log = file_read(log_path(&r), &n);
-	split_log(log, n, tmp_path(&r, "log.out"), tmp_path(&r, "log.err"));
+	split_log(log, n, sup_tmp_path(&r, "log.out"), sup_tmp_path(&r, "log.err"));
 	free(log);
-	expect_same_files(tmp_path(&r, "log.out"), tmp_path(&r, "bare.out"));
-	expect_same_files(tmp_path(&r, "log.err"), tmp_path(&r, "bare.err"));
+	expect_same_files(sup_tmp_path(&r, "log.out"), sup_tmp_path(&r, "bare.out"));
+	expect_same_files(sup_tmp_path(&r, "log.err"), sup_tmp_path(&r, "bare.err"));
 	rec_load(&r);
 	cr_expect_eq(out_num(&r, "stdout", "bytes") + out_num(&r, "stderr", "bytes"), n);
 	cr_expect_eq(out_num(&r, NULL, "log_bytes"), n);
@@ -301,7 +258,7 @@ Test(memsup_output, reader_gone_every_written_byte_logged, .timeout = 60)
 {
 	struct sup_run r;
 	tmp_make(&r);
-	const char *count = tmp_path(&r, "count");
+	const char *count = sup_tmp_path(&r, "count");
 	const char *args[] = { "-q", "--log-max", "unlimited", "--", prog("io_mix"), "count",
 			       "2000000000", count, NULL };
 	int rd = start_piped(&r, args);
@@ -401,14 +358,14 @@ Test(memsup_output, log_mode_keeps_the_exact_interleaving, .timeout = 60)
 	struct sup_run r;
 	tmp_make(&r);
 	const char *bare[] = { prog("io_mix"), "mix", "500", "3", NULL };
-	cr_assert_eq(bare_run(bare, tmp_path(&r, "bare.both"), tmp_path(&r, "bare.both")), 0);
+	cr_assert_eq(bare_run(bare, sup_tmp_path(&r, "bare.both"), sup_tmp_path(&r, "bare.both")), 0);
 	const char *args[] = { "-q", "--output", "log", "--", prog("io_mix"), "mix", "500", "3",
 			       NULL };
 	memsup_start(&r, 1, args);
 	cr_assert_eq(memsup_wait(&r), 0, "stderr: %.300s", r.err);
 	cr_expect_str_eq(r.out, "");
 	cr_expect_str_eq(r.err, "");
-	expect_same_files(log_path(&r), tmp_path(&r, "bare.both"));
+	expect_same_files(log_path(&r), sup_tmp_path(&r, "bare.both"));
 	rec_load(&r);
 	cr_expect_not_null(strstr(rec_str(&r, "output"), "\"mode\": \"log\", \"log\": \"stdout.log\""),
 			   "%s", rec_str(&r, "output"));
@@ -418,7 +375,7 @@ Test(memsup_output, log_mode_keeps_the_exact_interleaving, .timeout = 60)
 
 static void stdin_from_file(const struct sup_run *r)
 {
-	int fd = open(tmp_path(r, "in.txt"), O_RDONLY);
+	int fd = open(sup_tmp_path(r, "in.txt"), O_RDONLY);
 	if (fd < 0 || dup2(fd, 0) < 0)
 		_exit(97);
 }
@@ -430,7 +387,7 @@ Test(memsup_output, stdin_passes_through_in_every_mode, .timeout = 60)
 	for (size_t i = 0; i < 3; i++) {
 		struct sup_run r;
 		tmp_make(&r);
-		int fd = open(tmp_path(&r, "in.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fd = open(sup_tmp_path(&r, "in.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)sizeof text - 1);
 		close(fd);
 		const char *argv[] = { env_or_skip("MEMSUP"), "-q", "--output", modes[i], "-o", r.dir,

@@ -121,6 +121,51 @@ static inline void memsup_start(struct sup_run *r, int with_out, const char *con
 	sup_spawn(r, NULL, argv);
 }
 
+/* TMP/name (r->tmp): one of four static buffers in turn. */
+static inline const char *sup_tmp_path(const struct sup_run *r, const char *name)
+{
+	static char path[4][PATH_MAX];
+	static int slot;
+	char *p = path[slot++ % 4];
+	snprintf(p, PATH_MAX, "%s/%s", r->tmp, name);
+	return p;
+}
+
+/* The run's stdout.log. */
+static inline const char *log_path(const struct sup_run *r)
+{
+	static char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/stdout.log", r->dir);
+	return path;
+}
+
+/* memsup -o TMP/ev ARGS with its stdout on a pipe whose read end is
+ * returned; stderr to TMP/memsup.stderr; memsup_wait() collects it. */
+static inline int start_piped(struct sup_run *r, const char *const *args)
+{
+	int p[2];
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	const char *argv[32];
+	int n = 0;
+	argv[n++] = env_or_skip("MEMSUP");
+	argv[n++] = "-o";
+	argv[n++] = r->dir;
+	for (int i = 0; args[i] && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	r->pid = fork();
+	cr_assert_geq(r->pid, 0);
+	if (r->pid == 0) {
+		int e = open(sup_tmp_path(r, "memsup.stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (e < 0 || dup2(p[1], 1) < 0 || dup2(e, 2) < 0 || chdir(r->tmp) < 0)
+			_exit(99);
+		execv(argv[0], (char *const *)argv);
+		_exit(98);
+	}
+	close(p[1]);
+	return p[0];
+}
+
 static inline int memsup_wait(struct sup_run *r)
 {
 	int st;
