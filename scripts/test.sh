@@ -16,5 +16,14 @@ fi
 rm -f test-suite.log
 scripts/pids-guard.sh -- make -j"$(nproc)" check
 rc=$?
+# What each failure said, ahead of the closing line (CI shows a log's head
+# and tail): automake copies a failing test's whole log into test-suite.log;
+# its "not ok" lines and the YAML block of assertions after each (Criterion
+# indents it under the line), at most 60 lines.
+if [ "$rc" -ne 0 ] && [ -r test-suite.log ]; then
+	awk '/^not ok/ { keep = 1; print; next }
+	     keep && /^ / { print; next }
+	     { keep = 0 }' test-suite.log | cut -c1-400 | head -60
+fi
 scripts/summarize-tests.sh test-suite.log
 exit "$rc"
