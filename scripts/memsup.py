@@ -266,6 +266,31 @@ def _start_failure(record: dict, command: list[str], cwd: Path | None) -> OSErro
     return failure
 
 
+class _interrupts_held:
+    """Hold back SIGINT while memsup is being started, into `held`.
+
+    Popen returns only after memsup has exec'd, and by then memsup may have
+    started the command: a KeyboardInterrupt raised inside Popen would leave
+    a run nobody stops.  Held here, it is raised again once `proc` exists,
+    inside the try that stops memsup.  A Python handler, not a blocked mask:
+    exec resets a handler, but memsup and the command would inherit a mask.
+    Only the main thread gets signals, so only it holds them back.
+    """
+
+    def __init__(self, held: list[int]) -> None:
+        self.held = held
+        self.old: Any = None
+
+    def __enter__(self) -> None:
+        import threading
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, lambda signum, _: self.held.append(signum))
+
+    def __exit__(self, *_: object) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+
+
 def measure_command(
     command: list[str],
     directory: Path,
@@ -312,11 +337,15 @@ def measure_command(
         call += ["-e", f"{key}={value}"]
     call += ["--", *argv]
 
+    held: list[int] = []
+    with _interrupts_held(held):
+        try:
+            proc = subprocess.Popen(call, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as failure:
+            raise RuntimeError(f"cannot run {memsup}: {failure}") from failure
     try:
-        proc = subprocess.Popen(call, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except OSError as failure:
-        raise RuntimeError(f"cannot run {memsup}: {failure}") from failure
-    try:
+        for signum in held:  # now that memsup can be told: as it came
+            signal.raise_signal(signum)
         _, stderr = proc.communicate()
     except BaseException:
         # KeyboardInterrupt and the like: as the seed's finally, nothing the

@@ -18,11 +18,11 @@ scripts/pids-guard.sh -- make -j"$(nproc)" check
 rc=$?
 # What each failure said, ahead of the closing line (CI shows a log's head
 # and tail): automake copies a failing test's whole log into test-suite.log;
-# its "not ok" lines and the YAML block of assertions after each (Criterion
-# indents it under the line), at most 60 lines.
+# its "not ok" lines and what follows each (Criterion's indented block of
+# assertions; python's "#" traceback after the FAIL line), at most 60 lines.
 if [ "$rc" -ne 0 ] && [ -r test-suite.log ]; then
 	awk '/^not ok/ { keep = 1; print; next }
-	     keep && /^ / { print; next }
+	     keep && (/^[ #]/ || /^(FAIL|ERROR|XPASS):/) { print; next }
 	     { keep = 0 }' test-suite.log | cut -c1-400 | head -60
 fi
 scripts/summarize-tests.sh test-suite.log

@@ -554,6 +554,35 @@ class TestRun(Tmp):
         record = json.loads((self.out / "resources.json").read_text())
         self.assertEqual(record["reason"], "interrupted")
 
+    def test_interrupt_while_memsup_starts(self):
+        # ^C that lands while Popen is still returning, after memsup began
+        # the run (a loaded machine lets the command start first): held
+        # back, then raised where memsup is stopped; the tree is not left
+        # running.  Popen is wrapped to interrupt itself at that moment.
+        pidfile = self.tmp / "pids"
+        code = (f"import os, signal, subprocess, sys, time\n"
+                f"sys.path.insert(0, sys.argv[1]); import memsup\n"
+                f"real = subprocess.Popen\n"
+                f"def late(*a, **k):\n"
+                f"    p = real(*a, **k)\n"
+                f"    while not os.path.exists({str(pidfile)!r}): time.sleep(0.01)\n"
+                f"    os.kill(os.getpid(), signal.SIGINT)\n"
+                f"    time.sleep(0.2)\n"
+                f"    return p\n"
+                f"subprocess.Popen = late\n"
+                f"memsup.measure_command([{str(PROGS / 'sleeper')!r}, '60', '2', "
+                f"{str(pidfile)!r}], {str(self.out)!r})\n")
+        caller = subprocess.Popen([sys.executable, "-c", code, str(SCRIPTS)],
+                                  env=child_env(), stderr=subprocess.PIPE)
+        try:
+            _, stderr = caller.communicate(timeout=30)
+        finally:
+            caller.kill()
+        self.assertIn(b"KeyboardInterrupt", stderr)
+        pids = [int(p) for p in pidfile.read_text().split()]
+        self.assertEqual([p for p in pids if pid_alive(p)], [])
+        record = json.loads((self.out / "resources.json").read_text())
+        self.assertEqual(record["reason"], "interrupted")
 
 MARKING = """
 import sys; sys.path.insert(0, sys.argv[1]); import memsup
