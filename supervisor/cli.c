@@ -60,12 +60,14 @@ const char cli_help_text[] =
 	"                           of its own (no controlling terminal); not logged;\n"
 	"                         transcript: at a terminal, a pseudo-terminal of its\n"
 	"                           own relayed to memsup's (as script(1) does) and\n"
-	"                           copied into DIR/stdout.log\n"
+	"                           copied into DIR/stdout.log (as --log-max says)\n"
 	"      --log-max SIZE     keep at most SIZE bytes of the output in stdout.log:\n"
 	"                         its first and last half, with a line that says how\n"
 	"                         many bytes were left out between them; K, M, G, T\n"
 	"                         are 1024-based; 0 keeps none, unlimited all\n"
-	"                         (default: 2M with tee, unlimited with log)\n"
+	"                         (default: 2M with tee and transcript, unlimited\n"
+	"                         with log; at a terminal without --output, refused:\n"
+	"                         nothing is logged there)\n"
 	"      --json             print the record (resources.json) on stdout, after\n"
 	"                         what COMMAND wrote there\n"
 	"  -q, --quiet            no summary on stderr\n"
@@ -416,16 +418,16 @@ static int check_rest(int argc, char **argv, struct sup_options *o, char *err, s
 	if (o->mem_max_mb > 0 && o->cgroup == CONTAIN_OFF)
 		return fail(err, errlen, "--mem-max needs a memory cgroup: it cannot go with "
 			    "--cgroup off (--rss-mb is the polled budget)");
-	if (o->log_max_given && o->terminal == TERMINAL_TRANSCRIPT)
-		return fail(err, errlen, "--log-max bounds what tee and log keep: it cannot go "
-			    "with --output transcript, whose log is whole");
-	if (o->log_max_given && o->output == RELAY_INHERIT)
+	if (o->log_max_given && o->output == RELAY_INHERIT && o->terminal != TERMINAL_TRANSCRIPT)
 		return fail(err, errlen, "--log-max bounds stdout.log: it cannot go with "
 			    "--output inherit, which has none");
 	/* log mode's output is the log alone: it keeps everything unless told
-	 * otherwise; tee passes everything on, and keeps a bounded copy */
+	 * otherwise; tee and transcript pass everything on, and keep a
+	 * bounded copy */
 	if (!o->log_max_given)
-		o->log_max = o->output == RELAY_TEE ? RELAY_LOG_MAX_DEFAULT : RELAY_LOG_UNLIMITED;
+		o->log_max = o->output == RELAY_TEE || o->terminal == TERMINAL_TRANSCRIPT
+				     ? RELAY_LOG_MAX_DEFAULT
+				     : RELAY_LOG_UNLIMITED;
 	if (optind >= argc)
 		return fail(err, errlen, "no command given (usage: memsup [OPTIONS] -- COMMAND [ARG...])");
 	if (!argv[optind][0])
@@ -478,6 +480,10 @@ int cli_at_terminal(struct sup_options *o, int in_tty, int out_tty, char *err, s
 		return in_tty ? 0 : fail(err, errlen, "--output transcript: memsup's standard input "
 					 "is not a terminal (the transcript is of one)");
 	o->terminal = terminal_choose(o->output_given, in_tty, out_tty);
+	if (o->terminal == TERMINAL_JOB && o->log_max_given)
+		return fail(err, errlen, "--log-max bounds stdout.log, and at a terminal there is "
+			    "none: the command has the terminal itself (--output transcript "
+			    "keeps a copy of what it shows, --output tee pipes it)");
 	if (o->terminal == TERMINAL_JOB)
 		o->output = RELAY_INHERIT;
 	return 0;

@@ -59,8 +59,9 @@ void cli_free(struct sup_options *o);
 /* Where memsup's stdin or stdout is a terminal (isatty of fd 0 and 1) and
  * --output was not given, the command is a job at that terminal
  * (terminal.h): o->terminal TERMINAL_JOB, o->output RELAY_INHERIT (no pipe,
- * no log).  --output transcript needs stdin to be a terminal: -1 with the
- * message in err when it is not.  Pure: main asks the terminal, tests pass
+ * no log), and --log-max is refused there (it would bound nothing).
+ * --output transcript needs stdin to be a terminal: -1 with the message in
+ * err when it is not.  Pure: main asks the terminal, tests pass
  * what they like. */
 int cli_at_terminal(struct sup_options *o, int in_tty, int out_tty, char *err, size_t errlen);
 

@@ -207,7 +207,7 @@ static void create_evidence(struct sup_run *s)
 	if ((rc = relay_set_log(s->relay, s->ev.log_fd)) < 0)
 		sup_die_err(-rc, "open %s/stdout.log", s->ev.path);
 	if (s->opt.terminal == TERMINAL_TRANSCRIPT &&
-	    (rc = transcript_open(&s->transcript, s->ev.log_fd)) < 0)
+	    (rc = transcript_open(&s->transcript, s->ev.log_fd, s->opt.log_max)) < 0)
 		sup_die_err(-rc, "transcript");
 	if ((rc = phases_open(&s->phases, s->ev.dirfd, s->ev.path)) < 0)
 		sup_die_err(-rc, "create %s/marks", s->ev.path);

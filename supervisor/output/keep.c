@@ -1,7 +1,7 @@
 /* keep.c: the head and tail of the command's output in stdout.log (see
- * keep.h).  Every byte is taken out of its pipe exactly once: spliced into
- * the log (the head), read into the ring (what may be in the tail) or
- * spliced into /dev/null (what cannot). */
+ * keep.h).  Every byte is taken from its source exactly once: into the
+ * log (the head), into the ring (what may be in the tail) or into nothing
+ * (what cannot be in either). */
 #include "output/keep.h"
 #include "grow.h"
 #include "invariant.h"
@@ -54,11 +54,25 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* n bytes from the pipe into the log, by the kernel. */
-static int splice_all(int from, int to, size_t n)
+/* Where the bytes come from: a pipe (relay.c), taken out of it by
+ * splice(2) or read(2), or memory already read (transcript.c's buffer of
+ * what the pty showed), whose cursor moves on.  Each step takes exactly
+ * its n bytes, all of them there already. */
+struct keep_src {
+	int fd;                    /* the pipe; -1 for memory */
+	const char *buf;           /* memory's next byte */
+};
+
+/* n bytes into the log: spliced by the kernel, or written. */
+static int src_to_log(struct keep_src *s, int log_fd, size_t n)
 {
+	if (s->fd < 0) {
+		int rc = write_all(log_fd, s->buf, n);
+		s->buf += n;
+		return rc;
+	}
 	while (n > 0) {
-		ssize_t w = splice(from, NULL, to, NULL, n, 0);
+		ssize_t w = splice(s->fd, NULL, log_fd, NULL, n, 0);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -68,16 +82,22 @@ static int splice_all(int from, int to, size_t n)
 	return 0;
 }
 
-/* n bytes out of the pipe into `iov` (the ring's free part, in one or two
- * pieces).  They are there: read(2) does not wait. */
-static int read_all(int from, struct iovec *iov, int cnt, size_t n)
+/* n bytes into `iov` (the ring's free part, in one or two pieces). */
+static int src_into(struct keep_src *s, struct iovec *iov, int cnt, size_t n)
 {
 	while (n > 0) {
-		ssize_t got = readv(from, iov, cnt);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return got < 0 ? -errno : -EIO;
+		ssize_t got;
+		if (s->fd < 0) {
+			got = (ssize_t)(n < iov->iov_len ? n : iov->iov_len);
+			memcpy(iov->iov_base, s->buf, (size_t)got);
+			s->buf += got;
+		} else {
+			got = readv(s->fd, iov, cnt);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				return got < 0 ? -errno : -EIO;
+		}
 		n -= (size_t)got;
 		while (got > 0) {
 			size_t step = (size_t)got < iov->iov_len ? (size_t)got : iov->iov_len;
@@ -93,15 +113,20 @@ static int read_all(int from, struct iovec *iov, int cnt, size_t n)
 	return 0;
 }
 
-/* n bytes out of the pipe, into nothing. */
-static int drop(struct keep *k, int stream, int from, size_t n)
+/* n bytes into nothing: spliced into /dev/null, read and forgotten, or
+ * (memory) passed over. */
+static int src_drop(struct keep *k, struct keep_src *s, int stream, size_t n)
 {
 	k->left_out[stream] += n;
 	k->cut = 1;
+	if (s->fd < 0) {
+		s->buf += n;
+		return 0;
+	}
 	while (n > 0) {
 		ssize_t w = -1;
 		if (k->null_fd >= 0) {
-			w = splice(from, NULL, k->null_fd, NULL, n, 0);
+			w = splice(s->fd, NULL, k->null_fd, NULL, n, 0);
 			if (w < 0 && errno == EINVAL) {
 				close(k->null_fd); /* a /dev/null that splice refuses */
 				k->null_fd = -1;
@@ -109,7 +134,7 @@ static int drop(struct keep *k, int stream, int from, size_t n)
 			}
 		} else {
 			char buf[KEEP_SCRATCH];
-			w = read(from, buf, n < sizeof buf ? n : sizeof buf);
+			w = read(s->fd, buf, n < sizeof buf ? n : sizeof buf);
 		}
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -158,15 +183,15 @@ static int ring_note(struct keep *k, int stream, size_t n)
 	return 0;
 }
 
-/* n (at most tail_max) bytes from the pipe into the ring, after what it
+/* n (at most tail_max) bytes from the source into the ring, after what it
  * holds, the oldest overwritten when it is full. */
-static int ring_take(struct keep *k, int stream, int from, size_t n)
+static int ring_take(struct keep *k, int stream, struct keep_src *src, size_t n)
 {
 	size_t cap = (size_t)k->tail_max;
 	size_t at = (k->start + k->len) % cap;
 	size_t first = cap - at < n ? cap - at : n;
 	struct iovec iov[2] = { { k->ring + at, first }, { k->ring, n - first } };
-	int rc = read_all(from, iov, n > first ? 2 : 1, n);
+	int rc = src_into(src, iov, n > first ? 2 : 1, n);
 	if (rc < 0)
 		return rc;
 	/* Nothing left out yet: the ring has never wrapped (start is 0), and
@@ -191,7 +216,9 @@ static int ring_take(struct keep *k, int stream, int from, size_t n)
 	return ring_note(k, stream, n);
 }
 
-int keep_from(struct keep *k, int stream, int from, size_t n)
+/* n bytes of `stream` from the source: the head's room first, then the
+ * ring; what the ring could not keep anyway is dropped before it. */
+static int take(struct keep *k, int stream, struct keep_src *src, size_t n)
 {
 	MT_ASSERT(stream >= 0 && stream < KEEP_STREAMS);
 	MT_ASSERT(!k->finished);
@@ -199,7 +226,7 @@ int keep_from(struct keep *k, int stream, int from, size_t n)
 	size_t head = room < n ? (size_t)room : n;
 	int rc;
 	if (head > 0) {
-		if ((rc = splice_all(from, k->log_fd, head)) < 0)
+		if ((rc = src_to_log(src, k->log_fd, head)) < 0)
 			return rc;
 		k->head_used += head;
 		k->logged[stream] += head;
@@ -207,11 +234,23 @@ int keep_from(struct keep *k, int stream, int from, size_t n)
 	}
 	if (n > k->tail_max) {
 		/* the first of these are followed by more than a tail already */
-		if ((rc = drop(k, stream, from, n - (size_t)k->tail_max)) < 0)
+		if ((rc = src_drop(k, src, stream, n - (size_t)k->tail_max)) < 0)
 			return rc;
 		n = (size_t)k->tail_max;
 	}
-	return n > 0 ? ring_take(k, stream, from, n) : 0;
+	return n > 0 ? ring_take(k, stream, src, n) : 0;
+}
+
+int keep_from(struct keep *k, int stream, int from, size_t n)
+{
+	struct keep_src src = { from, NULL };
+	return take(k, stream, &src, n);
+}
+
+int keep_from_buf(struct keep *k, int stream, const char *buf, size_t n)
+{
+	struct keep_src src = { -1, buf };
+	return take(k, stream, &src, n);
 }
 
 size_t keep_marker(char *buf, size_t cap, uint64_t left_out)

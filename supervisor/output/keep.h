@@ -14,9 +14,11 @@
  *   head | "\n[memsup: N bytes left out]\n" | tail      (N > 0)
  *   the whole output                                     (nothing left out)
  *
- * Bytes that cannot end up in the tail are dropped with splice(2) into
- * /dev/null, never copied; the head moves with splice(2) into the log; only
- * the bytes that may be in the tail are read into memory.
+ * From a pipe (keep_from), bytes that cannot end up in the tail are
+ * dropped with splice(2) into /dev/null, never copied; the head moves with
+ * splice(2) into the log; only the bytes that may be in the tail are read
+ * into memory.  Bytes already in memory (keep_from_buf: the transcript's
+ * pty) take the same ways with write(2) and memcpy.
  *
  * KEEP_UNLIMITED keeps everything: every byte is spliced into the log.
  * Counts are per stream (0: stdout, 1: stderr): logged + left_out is what
@@ -68,6 +70,10 @@ void keep_set_log(struct keep *k, int log_fd);
  * spliced without waiting), taken out of it into the head, the ring or
  * nowhere.  0 or -errno of the log. */
 int keep_from(struct keep *k, int stream, int from, size_t n);
+
+/* The same for n bytes already read into memory (transcript.c: what the
+ * pty showed), written or copied instead of spliced. */
+int keep_from_buf(struct keep *k, int stream, const char *buf, size_t n);
 
 /* The end: when bytes were left out, the log cut back to the head, then
  * the marker and the tail.  Once; 0 or -errno of the log. */

@@ -9,6 +9,7 @@
  * the log. */
 #include "output/transcript.h"
 #include "clock.h"
+#include "output/keep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +29,8 @@
 				     gone is as good as ended (a holder stuck in D state) */
 
 struct transcript {
-	int log_fd;
+	struct keep keep;     /* what of it stdout.log keeps (--log-max) */
+	uint64_t log_max;     /* KEEP_UNLIMITED: all of it */
 	int log_err;          /* -errno of a failed write to stdout.log; 0 */
 	int master;           /* -1 before transcript_start() */
 	int slave;            /* memsup's copy until the command has it; -1 */
@@ -42,7 +44,7 @@ struct transcript {
 	size_t in_off, in_len;
 	char out[TRANSCRIPT_OUT_BYTES];
 	size_t out_off, out_len;
-	uint64_t bytes;       /* what the pty showed: all of it in the log */
+	uint64_t bytes;       /* what the pty showed, kept or not */
 	pid_t leader;         /* the command, the pty's session leader; 0 */
 	int suspended;        /* memsup stopped it for a ^Z */
 };
@@ -73,13 +75,19 @@ static void open_out(struct transcript *t)
 	}
 }
 
-int transcript_open(struct transcript **out, int log_fd)
+int transcript_open(struct transcript **out, int log_fd, uint64_t log_max)
 {
 	struct transcript *t = calloc(1, sizeof *t);
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
-	t->log_fd = log_fd;
+	int rc = keep_init(&t->keep, log_max);
+	if (rc < 0) {
+		free(t);
+		return rc;
+	}
+	keep_set_log(&t->keep, log_fd);
+	t->log_max = log_max;
 	t->master = t->slave = t->out_fd = -1;
 	*out = t;
 	return 0;
@@ -175,7 +183,9 @@ void transcript_poll_set(struct transcript *t, struct pollfd pfd[TRANSCRIPT_POLL
 		ev |= POLLOUT;
 	if (ev)
 		pfd[1] = (struct pollfd){ t->master, ev, 0 };
-	if (t->out_fd >= 0 && t->out_full)
+	/* held output waits for room, or (the pump's rounds spent) for the
+	 * next pump: either way POLLOUT brings it, or nothing would */
+	if (t->out_fd >= 0 && (t->out_full || t->out_len > t->out_off))
 		pfd[2] = (struct pollfd){ t->out_fd, POLLOUT, 0 };
 }
 
@@ -239,19 +249,11 @@ static void deliver(struct transcript *t)
 		t->out_off = t->out_len = 0;
 }
 
-/* All of buf into the log.  0 or -errno. */
+/* buf into the log, or the part of it --log-max keeps.  0 or -errno. */
 static int log_all(struct transcript *t, const char *buf, size_t n)
 {
-	while (n > 0) {
-		ssize_t k = write(t->log_fd, buf, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return t->log_err = k < 0 ? -errno : -EIO;
-		buf += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	int rc = keep_from_buf(&t->keep, 0, buf, n);
+	return rc < 0 ? (t->log_err = rc) : 0;
 }
 
 /* What the pty shows: into the log, then on.  1 when something came. */
@@ -274,7 +276,7 @@ static int pump_out(struct transcript *t)
 		if (log_all(t, t->out, (size_t)n) < 0)
 			break;
 		t->out_off = 0;
-		t->out_len = (size_t)n;
+		t->out_len = t->out_fd >= 0 ? (size_t)n : 0; /* no reader: the log alone */
 	}
 	return came;
 }
@@ -335,6 +337,9 @@ int transcript_finish(struct transcript *t, const struct relay_stop *stop, uint6
 			log_all(t, t->out, (size_t)n);
 		}
 	}
+	int rc = keep_finish(&t->keep);
+	if (rc < 0 && !t->log_err)
+		t->log_err = rc;
 	return t->log_err;
 }
 
@@ -343,8 +348,18 @@ void transcript_report(const struct transcript *t, struct relay_report *out)
 	memset(out, 0, sizeof *out);
 	out->mode = RELAY_INHERIT; /* the record names it from its terminal mode */
 	out->logged = 1;
-	out->have_log_bytes = 1;
-	out->log_bytes = t ? t->bytes : 0;
+	if (!t)
+		return;
+	struct stat st;
+	if (fstat(t->keep.log_fd, &st) == 0) {
+		out->have_log_bytes = 1;
+		out->log_bytes = (uint64_t)st.st_size; /* the marker line too */
+	}
+	out->bounded = t->log_max != KEEP_UNLIMITED;
+	out->log_max = out->bounded ? t->log_max : 0;
+	out->have_bytes = 1;
+	out->bytes = t->bytes;
+	out->left_out = keep_left_out(&t->keep, 0);
 }
 
 void transcript_close(struct transcript *t)
@@ -355,5 +370,6 @@ void transcript_close(struct transcript *t)
 	close_fd(&t->slave);
 	if (t->out_owned)
 		close_fd(&t->out_fd);
+	keep_free(&t->keep);
 	free(t);
 }

@@ -26,7 +26,8 @@
  * private non-blocking description (as relay.h does), and while that is
  * full memsup stops reading the pty, whose buffer then fills and makes the
  * command wait, as a slow terminal would.  stdout.log is written as the
- * disk allows, all of it (no bound).
+ * disk allows: the first and last parts of what the pty showed when
+ * --log-max bounds it (keep.h; the tee default), all of it when unlimited.
  *
  * Return convention: 0 or -errno.
  */
@@ -41,10 +42,11 @@
 
 struct transcript;
 
-/* The relay, writing the log into `log_fd` (stdout.log); the pty (and
+/* The relay, writing the log into `log_fd` (stdout.log), at most
+ * `log_max` bytes of it (KEEP_UNLIMITED: all); the pty (and
  * memsup's own description of its stdout) is made at transcript_start().
  * *out is NULL on failure. */
-int transcript_open(struct transcript **out, int log_fd);
+int transcript_open(struct transcript **out, int log_fd, uint64_t log_max);
 
 /* Make the pseudo-terminal, with the modes and size of memsup's terminal
  * (fd `term`, -1: the defaults): *slave is the command's terminal, open

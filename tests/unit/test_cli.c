@@ -110,7 +110,6 @@ static const struct bad bads[] = {
 	{ { "--log-max", "99999999999999999999", "--", "x" }, "--log-max: '9999" },
 	{ { "--log-max", "1M", "--log-max", "2M", "--", "x" }, "--log-max is given twice ('1M', then '2M')" },
 	{ { "--log-max", "1M", "--output", "inherit", "--", "x" }, "--log-max bounds stdout.log: it cannot go with --output inherit" },
-	{ { "--output", "transcript", "--log-max", "1M", "--", "x" }, "--log-max bounds what tee and log keep: it cannot go with --output transcript" },
 	{ { "--log-max" }, "'--log-max' needs a value" },
 	{ { "x", "-o" }, NULL }, /* not bad: -o after the command is the command's */
 };
@@ -205,6 +204,17 @@ Test(cli, at_a_terminal)
 	cr_expect_not_null(strstr(err, "--output transcript: memsup's standard input is not a "
 				  "terminal"), "%s", err);
 	cli_free(&o);
+	/* --log-max at a terminal without --output would bound nothing */
+	const char *bounded[] = { "--log-max", "1M", "cmd", NULL };
+	cr_assert_eq(parse(bounded, &o, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(cli_at_terminal(&o, 0, 0, err, sizeof err), 0, "a pipe: %s", err);
+	cli_free(&o);
+	cr_assert_eq(parse(bounded, &o, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(cli_at_terminal(&o, 1, 1, err, sizeof err), -1);
+	cr_expect_not_null(strstr(err, "--log-max bounds stdout.log, and at a terminal there is "
+				  "none"), "%s", err);
+	cr_expect_null(strchr(err, '\n'));
+	cli_free(&o);
 	cr_expect_str_eq(terminal_mode_name(TERMINAL_TRANSCRIPT), "transcript");
 	cr_expect_str_eq(terminal_mode_name(TERMINAL_JOB), "terminal");
 	cr_expect_null(terminal_mode_name(TERMINAL_NONE));
@@ -259,6 +269,9 @@ Test(cli, every_option)
 		{ { "--log-max", "1T", "x" }, 1ull << 40 },
 		{ { "--log-max", "unlimited", "x" }, RELAY_LOG_UNLIMITED },
 		{ { "--output", "log", "--log-max", "1G", "x" }, 1 << 30 },
+		{ { "--output", "transcript", "x" }, 2 << 20 },
+		{ { "--output", "transcript", "--log-max", "5K", "x" }, 5 << 10 },
+		{ { "--output", "transcript", "--log-max", "unlimited", "x" }, RELAY_LOG_UNLIMITED },
 	};
 	for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
 		cr_assert_eq(parse(logs[i].args, &o, err, sizeof err), 0, "%s", err);

@@ -1,6 +1,7 @@
 /* test_keep.c: output/keep.c without the relay around it.  The test writes
  * known bytes (tests/progs/counter.h: each byte says its place) of two
- * streams into a pipe, piece by piece, has keep_from() take each piece, and
+ * streams into a pipe, piece by piece, has keep_from() take each piece (or
+ * hands each piece to keep_from_buf(), as the transcript does), and
  * checks the log file against a model: the whole output while it fits in
  * the bound (and as it comes), else the first half, the marker line and the
  * last half; every stream's logged and left-out bytes; and the log's size
@@ -28,7 +29,11 @@ struct rig {
 	uint64_t at;            /* bytes written so far (the stream's offset) */
 	unsigned char *streams; /* which stream wrote each byte (for the model) */
 	size_t cap;
+	int from_memory;        /* pieces go to keep_from_buf, not through the pipe */
 };
+
+/* How run_case feeds the keep. */
+enum feed { FEED_PIPE, FEED_PIPE_NO_NULL, FEED_MEMORY };
 
 static void rig_open(struct rig *g, uint64_t max, size_t total)
 {
@@ -83,9 +88,13 @@ static void piece(struct rig *g, int stream, size_t n)
 	cr_assert_leq(n, PIECE_MAX);
 	cr_assert_leq(g->at + n, g->cap);
 	counter_fill(buf, g->at, n);
-	cr_assert_eq(write(g->pipe[1], buf, n), (ssize_t)n);
 	memset(g->streams + g->at, stream, n);
 	g->at += n;
+	if (g->from_memory) {
+		cr_assert_eq(keep_from_buf(&g->k, stream, (const char *)buf, n), 0);
+		return;
+	}
+	cr_assert_eq(write(g->pipe[1], buf, n), (ssize_t)n);
 	cr_assert_eq(keep_from(&g->k, stream, g->pipe[0], n), 0);
 	int left = -1;
 	cr_assert_eq(ioctl(g->pipe[0], FIONREAD, &left), 0);
@@ -147,11 +156,12 @@ static void expect_final(struct rig *g, uint64_t max)
 
 /* A pseudo-random sequence of pieces (sizes up to `big`, the stream
  * switching now and then) adding up to `total`, through a keep of `max`. */
-static void run_case(uint64_t max, size_t total, size_t big, unsigned seed, int no_null)
+static void run_case(uint64_t max, size_t total, size_t big, unsigned seed, enum feed feed)
 {
 	struct rig g;
 	rig_open(&g, max, total);
-	if (no_null) {
+	g.from_memory = feed == FEED_MEMORY;
+	if (feed == FEED_PIPE_NO_NULL) {
 		close(g.k.null_fd); /* dropping without /dev/null: read and forget */
 		g.k.null_fd = -1;
 	}
@@ -176,8 +186,8 @@ static void run_case(uint64_t max, size_t total, size_t big, unsigned seed, int 
 
 Test(keep, small_output_is_whole)
 {
-	run_case(2 << 20, 100000, 5000, 1, 0);
-	run_case(1000, 1000, 77, 2, 0); /* exactly the bound: whole, no marker */
+	run_case(2 << 20, 100000, 5000, 1, FEED_PIPE);
+	run_case(1000, 1000, 77, 2, FEED_PIPE); /* exactly the bound: whole, no marker */
 }
 
 Test(keep, one_byte_past_the_bound)
@@ -195,23 +205,35 @@ Test(keep, one_byte_past_the_bound)
 
 Test(keep, small_pieces_both_streams)
 {
-	run_case(4096, 200000, 300, 3, 0);
-	run_case(3, 5000, 7, 4, 0);   /* an odd bound: the head gets the odd byte */
-	run_case(1, 5000, 7, 5, 0);   /* no tail at all */
-	run_case(2, 5000, 3, 6, 0);
+	run_case(4096, 200000, 300, 3, FEED_PIPE);
+	run_case(3, 5000, 7, 4, FEED_PIPE);   /* an odd bound: the head gets the odd byte */
+	run_case(1, 5000, 7, 5, FEED_PIPE);   /* no tail at all */
+	run_case(2, 5000, 3, 6, FEED_PIPE);
 }
 
 Test(keep, pieces_larger_than_the_tail)
 {
 	/* pieces of up to 1 MiB through a tail of 64 KiB: most of each is
 	 * dropped without a copy */
-	run_case(128 << 10, 12 << 20, PIECE_MAX, 7, 0);
-	run_case(128 << 10, 12 << 20, PIECE_MAX, 8, 1); /* without /dev/null */
+	run_case(128 << 10, 12 << 20, PIECE_MAX, 7, FEED_PIPE);
+	run_case(128 << 10, 12 << 20, PIECE_MAX, 8, FEED_PIPE_NO_NULL);
+}
+
+/* Bytes already in memory (the transcript's pty) take the same ways: the
+ * same log, the same counts. */
+Test(keep, from_memory_as_from_a_pipe)
+{
+	run_case(2 << 20, 100000, 5000, 11, FEED_MEMORY);
+	run_case(4096, 200000, 300, 12, FEED_MEMORY);
+	run_case(1, 5000, 7, 13, FEED_MEMORY);
+	run_case(128 << 10, 12 << 20, PIECE_MAX, 14, FEED_MEMORY);
+	run_case(0, 300000, 40000, 15, FEED_MEMORY);
+	run_case(KEEP_UNLIMITED, 5 << 20, 200000, 16, FEED_MEMORY);
 }
 
 Test(keep, zero_keeps_nothing_but_the_marker)
 {
-	run_case(0, 300000, 40000, 9, 0);
+	run_case(0, 300000, 40000, 9, FEED_PIPE);
 	struct rig g;
 	rig_open(&g, 0, 10);
 	cr_assert_eq(keep_finish(&g.k), 0);
@@ -221,7 +243,7 @@ Test(keep, zero_keeps_nothing_but_the_marker)
 
 Test(keep, unlimited_keeps_everything)
 {
-	run_case(KEEP_UNLIMITED, 5 << 20, 200000, 10, 0);
+	run_case(KEEP_UNLIMITED, 5 << 20, 200000, 10, FEED_PIPE);
 }
 
 Test(keep, marker_is_one_line)

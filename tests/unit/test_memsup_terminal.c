@@ -108,14 +108,27 @@ static void pty_type(struct pty_run *p, const char *keys)
 }
 
 /* memsup's status, the terminal drained meanwhile (a full pty would
- * block the command). */
+ * block the command).  A memsup still there after PTY_WAIT_S is stopped
+ * (SIGTERM: it kills the tree) and the test fails: a hang must not outlive
+ * the test, whatever the runner's timeout does. */
+#define PTY_WAIT_S 40
 static int pty_wait(struct pty_run *p)
 {
 	int st;
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		pid_t w = waitpid(p->r.pid, &st, WNOHANG);
 		if (w == p->r.pid)
 			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > PTY_WAIT_S) {
+			kill(p->r.pid, SIGTERM);
+			waitpid(p->r.pid, &st, 0);
+			close(p->master);
+			cr_assert_fail("memsup still running after %d s; the terminal showed: %s",
+				       PTY_WAIT_S, p->seen + (p->n > 300 ? p->n - 300 : 0));
+		}
 		if (pty_read_some(p) < 0) {
 			struct timespec ts = { 0, 10 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
@@ -236,6 +249,51 @@ Test(memsup_terminal, transcript_relays_and_logs_a_pty, .timeout = 60)
 	cr_expect_not_null(strstr(text, "probe: size 33x97"), "%s", text);
 	/* the echo of what was typed is part of what the terminal showed */
 	cr_expect_not_null(strstr(text, "q\r\n"), "%s", text);
+}
+
+/* --output transcript --log-max: the log keeps the first and last half of
+ * what the pty showed with the marker between, the record counts what was
+ * left out, and memsup's terminal still got all of it. */
+Test(memsup_terminal, transcript_log_is_bounded, .timeout = 60)
+{
+	struct pty_run p;
+	/* 100,000 x and one 'E' at the end: no newline, so the pty's ONLCR
+	 * does not change the count */
+	const char *args[] = { "--output", "transcript", "--log-max", "4K", "--", "sh", "-c",
+			       "head -c 100000 /dev/zero | tr '\\0' x; printf E", NULL };
+	pty_start(&p, args);
+	cr_expect_eq(pty_wait(&p), 0, "%s", p.seen);
+	cr_expect_not_null(strstr(p.seen, "xxxxE"), "the terminal missed the end: %s",
+			   p.seen + (p.n > 200 ? p.n - 200 : 0));
+	rec_load(&p.r);
+	const char *out = rec_str(&p.r, "output");
+	cr_expect_not_null(strstr(out, "\"log_max\": 4096, \"bytes\": 100001, "
+				  "\"left_out\": 95905}"), "%s", out);
+	char log[PATH_MAX + 16], text[8192];
+	snprintf(log, sizeof log, "%s/stdout.log", p.r.dir);
+	slurp(log, text, sizeof text);
+	static const char marker[] = "\n[memsup: 95905 bytes left out]\n";
+	char want[8192];
+	size_t m = sizeof marker - 1;
+	memset(want, 'x', 2048);
+	memcpy(want + 2048, marker, m);
+	memset(want + 2048 + m, 'x', 2047);
+	want[2048 + m + 2047] = 'E';
+	want[2048 + m + 2048] = '\0';
+	cr_expect_str_eq(text, want, "stdout.log is not head, marker, tail");
+}
+
+/* --log-max at a terminal without --output would bound a log there is
+ * not: refused before anything is made. */
+Test(memsup_terminal, log_max_at_a_terminal_is_refused, .timeout = 30)
+{
+	struct pty_run p;
+	const char *args[] = { "--log-max", "1M", "--", "true", NULL };
+	pty_start(&p, args);
+	cr_expect_eq(pty_wait(&p), 125, "%s", p.seen);
+	cr_expect_not_null(strstr(p.seen, "--log-max bounds stdout.log, and at a terminal there "
+				  "is none"), "%s", p.seen);
+	cr_expect_neq(access(p.r.dir, F_OK), 0, "a refused run made %s", p.r.dir);
 }
 
 /* --output transcript needs a terminal to be typed at. */
