@@ -3,6 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <termios.h>
 
 #include "config.h"
 #include "errfd.h"
@@ -30,18 +34,101 @@ int report_expand_path(const char *pattern, int pid, char *out, size_t cap)
 	return s.truncated ? -ENAMETOOLONG : 0;
 }
 
+/* "ENXIO" for ENXIO, from glibc's static table (no allocation, no
+ * locale: strerror may load a message catalogue); NULL where unknown. */
+static const char *report_errno_name(int err)
+{
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
+	return strerrorname_np(err);
+#else
+	(void)err;
+	return NULL;
+#endif
+}
+
+void report_out_failed(const char *path, const char *step, int err)
+{
+	char line[PATH_MAX + 160];
+	struct sys_str s;
+	struct stat st;
+	const char *name = report_errno_name(err);
+	sys_str_init(&s, line, sizeof line);
+	sys_str_add(&s, "memtrace[");
+	sys_str_add_u64(&s, (uint64_t)sys_getpid());
+	sys_str_add(&s, "]: " MT_ENV_OUT " ");
+	sys_str_add(&s, path);
+	sys_str_add(&s, ": not written: ");
+	sys_str_add(&s, step);
+	sys_str_add(&s, ": ");
+	if (name) {
+		sys_str_add(&s, name);
+		sys_str_add(&s, " ");
+	}
+	sys_str_add(&s, "(errno ");
+	sys_str_add_u64(&s, (uint64_t)(unsigned)err);
+	sys_str_add(&s, ")");
+	/* ENXIO says nothing a person recognises; what the path is does.
+	 * Said only where it is so: no guess for other errors. */
+	if (err == ENXIO &&
+	    sys_call6(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW, 0,
+		      0) == 0 &&
+	    S_ISFIFO(st.st_mode))
+		sys_str_add(&s, ", a FIFO that no process has open for reading");
+	if (s.truncated)
+		s.len = sizeof line - 1;
+	line[s.len] = '\n';
+	errfd_write(line, s.len + 1);
+}
+
+/* 1 if fd is a terminal (TCGETS succeeds, as in isatty(3)). */
+static int report_is_tty(int fd)
+{
+	struct termios t; /* larger than the kernel's struct termios */
+	return sys_call6(SYS_ioctl, fd, TCGETS, (long)&t, 0, 0, 0) == 0;
+}
+
+int report_out_open(const char *path)
+{
+	struct stat st;
+	/* O_NONBLOCK: opening a FIFO that no process reads would wait for a
+	 * reader, at the program's exit, for as long as none comes (ENXIO
+	 * instead); a device may wait for its line.  O_NOCTTY: a terminal
+	 * named here must not become the program's controlling one. */
+	int fd = sys_open(path,
+			  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
+				  O_NONBLOCK,
+			  0644);
+	if (fd < 0) {
+		report_out_failed(path, "open", -fd);
+		return fd;
+	}
+	/* Open, the writes should be whole: a file, a terminal, and a FIFO
+	 * whose reader is there (it drains what it opened) are written as the
+	 * program's own writes would be, blocking.  Any other device stays
+	 * non-blocking: a short write there is an error said, not a wait. */
+	if (sys_call6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0 &&
+	    (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || report_is_tty(fd))) {
+		long fl = sys_call6(SYS_fcntl, fd, F_GETFL, 0, 0, 0, 0);
+		if (fl >= 0)
+			sys_call6(SYS_fcntl, fd, F_SETFL, fl & ~(long)O_NONBLOCK, 0, 0, 0);
+	}
+	return fd;
+}
+
 static int report_speaks_alone(const struct mt_record *r);
 
 void report_end(const struct mt_record *r)
 {
 	if (config.out[0] && config.out_per_image) {
 		char path[PATH_MAX];
-		int fd;
-		if (report_expand_path(config.out, r->pid, path, sizeof path) == 0 &&
-		    (fd = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-				   0644)) >= 0) {
-			render_json(r, fd);
+		int fd, rc;
+		if (report_expand_path(config.out, r->pid, path, sizeof path) != 0) {
+			report_out_failed(config.out, "the name with %p replaced", ENAMETOOLONG);
+		} else if ((fd = report_out_open(path)) >= 0) {
+			rc = render_json(r, fd);
 			sys_close(fd);
+			if (rc < 0)
+				report_out_failed(path, "write", -rc);
 		}
 	}
 	if (report_speaks_alone(r)) {

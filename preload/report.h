@@ -18,4 +18,14 @@ int report_will_speak(const struct mt_record *r);
 /* MEMTRACE_OUT pattern with %p replaced by pid (%% -> %); 0 or -ENAMETOOLONG. */
 int report_expand_path(const char *pattern, int pid, char *out, size_t cap);
 
+/* Opens a MEMTRACE_OUT file for writing (created 0644, truncated, never
+ * through a symbolic link) without ever waiting in open(2): a FIFO no
+ * process reads is not waited for (ENXIO).  The fd, or -errno after
+ * report_out_failed said so. */
+int report_out_open(const char *path);
+/* One line on the original stderr (errfd.h): "memtrace[PID]: MEMTRACE_OUT
+ * path: not written: step: ENAME (errno N)", and what the path is where
+ * that explains the error. */
+void report_out_failed(const char *path, const char *step, int err);
+
 #endif /* MEMTRACE_REPORT_H */

@@ -15,6 +15,7 @@
 #include "jsonw.h"
 #include "names.h"
 #include "render.h"
+#include "report.h"
 #include "stacks.h"
 #include "summary.h"
 #include "sys.h"
@@ -366,7 +367,7 @@ static void summary_json_record(const struct mt_record *r, void *ctx)
 static void summary_write_json(const struct summary_tree *t)
 {
 	struct jsonw w;
-	int fd = sys_open(config.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = report_out_open(config.out), rc;
 	if (fd < 0)
 		return;
 	jsonw_init(&w, fd, 0);
@@ -386,8 +387,10 @@ static void summary_write_json(const struct summary_tree *t)
 	summary_walk(summary_json_record, &w);
 	jsonw_array_end(&w);
 	jsonw_object_end(&w);
-	jsonw_finish_line(&w);
+	rc = jsonw_finish_line(&w);
 	sys_close(fd);
+	if (rc < 0)
+		report_out_failed(config.out, "write", -rc);
 }
 
 void summary_end(const struct mt_record *root)
