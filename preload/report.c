@@ -34,24 +34,11 @@ int report_expand_path(const char *pattern, int pid, char *out, size_t cap)
 	return s.truncated ? -ENAMETOOLONG : 0;
 }
 
-/* "ENXIO" for ENXIO, from glibc's static table (no allocation, no
- * locale: strerror may load a message catalogue); NULL where unknown. */
-static const char *report_errno_name(int err)
-{
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
-	return strerrorname_np(err);
-#else
-	(void)err;
-	return NULL;
-#endif
-}
-
 void report_out_failed(const char *path, const char *step, int err)
 {
 	char line[PATH_MAX + 160];
 	struct sys_str s;
 	struct stat st;
-	const char *name = report_errno_name(err);
 	sys_str_init(&s, line, sizeof line);
 	sys_str_add(&s, "memtrace[");
 	sys_str_add_u64(&s, (uint64_t)sys_getpid());
@@ -60,13 +47,7 @@ void report_out_failed(const char *path, const char *step, int err)
 	sys_str_add(&s, ": not written: ");
 	sys_str_add(&s, step);
 	sys_str_add(&s, ": ");
-	if (name) {
-		sys_str_add(&s, name);
-		sys_str_add(&s, " ");
-	}
-	sys_str_add(&s, "(errno ");
-	sys_str_add_u64(&s, (uint64_t)(unsigned)err);
-	sys_str_add(&s, ")");
+	errfd_add_errno(&s, err);
 	/* ENXIO says nothing a person recognises; what the path is does.
 	 * Said only where it is so: no guess for other errors. */
 	if (err == ENXIO &&
