@@ -2,7 +2,9 @@
  * report.h); render.c makes the words. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -96,6 +98,39 @@ int report_out_open(const char *path)
 	return fd;
 }
 
+/* The kernel's sigset size (glibc's sigset_t is larger). */
+#define REPORT_SIGSET_BYTES (_NSIG / 8)
+
+void report_pipe_guard_begin(struct report_pipe_guard *g)
+{
+	sigset_t pipe_only, pending;
+	sigemptyset(&pipe_only);
+	sigaddset(&pipe_only, SIGPIPE);
+	g->blocked = sys_call6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&pipe_only, (long)&g->old,
+			       REPORT_SIGSET_BYTES, 0, 0) == 0;
+	/* one of the program's own, pending already, is left to it */
+	g->pending = g->blocked &&
+		     sys_call6(SYS_rt_sigpending, (long)&pending, REPORT_SIGSET_BYTES, 0, 0, 0,
+			       0) == 0 &&
+		     sigismember(&pending, SIGPIPE);
+}
+
+void report_pipe_guard_end(struct report_pipe_guard *g, int rc)
+{
+	if (!g->blocked)
+		return;
+	if (rc == -EPIPE && !g->pending) {
+		/* ours, raised by the write: taken before the mask goes back */
+		sigset_t pipe_only;
+		struct timespec zero = { 0, 0 };
+		sigemptyset(&pipe_only);
+		sigaddset(&pipe_only, SIGPIPE);
+		sys_call6(SYS_rt_sigtimedwait, (long)&pipe_only, 0, (long)&zero,
+			  REPORT_SIGSET_BYTES, 0, 0);
+	}
+	sys_call6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&g->old, 0, REPORT_SIGSET_BYTES, 0, 0);
+}
+
 static int report_speaks_alone(const struct mt_record *r);
 
 void report_end(const struct mt_record *r)
@@ -106,7 +141,10 @@ void report_end(const struct mt_record *r)
 		if (report_expand_path(config.out, r->pid, path, sizeof path) != 0) {
 			report_out_failed(config.out, "the name with %p replaced", ENAMETOOLONG);
 		} else if ((fd = report_out_open(path)) >= 0) {
+			struct report_pipe_guard g;
+			report_pipe_guard_begin(&g);
 			rc = render_json(r, fd);
+			report_pipe_guard_end(&g, rc);
 			sys_close(fd);
 			if (rc < 0)
 				report_out_failed(path, "write", -rc);

@@ -10,6 +10,8 @@
 #ifndef MEMTRACE_REPORT_H
 #define MEMTRACE_REPORT_H
 
+#include <signal.h>
+
 #include "record.h"
 
 void report_end(const struct mt_record *r);
@@ -27,5 +29,17 @@ int report_out_open(const char *path);
  * path: not written: step: ENAME (errno N)", and what the path is where
  * that explains the error. */
 void report_out_failed(const char *path, const char *step, int err);
+
+/* Around a write to a MEMTRACE_OUT file: SIGPIPE blocked in this thread,
+ * so that a FIFO whose reader went away is an EPIPE said (rc, -errno, as
+ * the write returned it), not a signal that ends the program at its exit
+ * with another status; the SIGPIPE the write raised is taken before the
+ * mask is put back. */
+struct report_pipe_guard {
+	sigset_t old;
+	int blocked, pending;
+};
+void report_pipe_guard_begin(struct report_pipe_guard *g);
+void report_pipe_guard_end(struct report_pipe_guard *g, int rc);
 
 #endif /* MEMTRACE_REPORT_H */
