@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,14 +61,16 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-enum { RUN_FIFO_PER_PID = 1 << 0, RUN_TREE_SELF = 1 << 1 };
+enum { RUN_FIFO_PER_PID = 1 << 0, RUN_TREE_SELF = 1 << 1, RUN_CLOSE_WHEN_FULL = 1 << 2 };
 
 /* Runs argv traced (the shim, TMPDIR=r->tmp, no MEMTRACE_* but env), its
  * stderr to r->tmp/err.  RUN_FIFO_PER_PID: the child first makes the FIFO
  * r->tmp/out.<its pid> (MEMTRACE_OUT=.../out.%p names it).  RUN_TREE_SELF:
  * MEMTRACE_TREE=<the child's pid><tree_tail> is set, as by hand.  Waits at
  * most `limit` seconds, then kills it (status -1).  fd_reader (>= 0) is
- * read while it runs into *got (cap bytes). */
+ * read while it runs into *got (cap bytes); with RUN_CLOSE_WHEN_FULL it is
+ * never read, and closed once the pipe is full (the writer waits in
+ * write(2) then, and its next write finds no reader). */
 static void run_traced(struct outrun *r, const char *const *argv, const char *const *env,
 		       unsigned flags, const char *tree_tail, double limit, int fd_reader,
 		       char *got, size_t cap)
@@ -111,7 +114,14 @@ static void run_traced(struct outrun *r, const char *const *argv, const char *co
 	for (;;) {
 		int st;
 		pid_t w = waitpid(pid, &st, WNOHANG);
-		if (fd_reader >= 0) {
+		if (fd_reader >= 0 && (flags & RUN_CLOSE_WHEN_FULL)) {
+			int queued = 0, size = fcntl(fd_reader, F_GETPIPE_SZ);
+			if (ioctl(fd_reader, FIONREAD, &queued) == 0 && size > 0 && queued >= size) {
+				close(fd_reader);
+				fd_reader = -1;
+			}
+			usleep(5000);
+		} else if (fd_reader >= 0) {
 			struct pollfd p = { fd_reader, POLLIN, 0 };
 			if (poll(&p, 1, 20) > 0 && have + 1 < cap) {
 				ssize_t k = read(fd_reader, got + have, cap - 1 - have);
@@ -134,10 +144,10 @@ static void run_traced(struct outrun *r, const char *const *argv, const char *co
 	}
 	r->seconds = now() - t0;
 	/* what is left in the FIFO after the writer ended */
-	for (ssize_t k; fd_reader >= 0 && have + 1 < cap &&
+	for (ssize_t k; fd_reader >= 0 && got && have + 1 < cap &&
 			(k = read(fd_reader, got + have, cap - 1 - have)) > 0;)
 		have += (size_t)k;
-	if (fd_reader >= 0)
+	if (fd_reader >= 0 && got)
 		got[have] = '\0';
 	r->err[0] = '\0';
 	int fd = open(errpath, O_RDONLY);
@@ -210,6 +220,30 @@ Test(shim_outpath, fifo_with_reader_gets_the_report, .timeout = 20)
 	cr_expect_not_null(strstr(got, "\"records\":["), "%s", got);
 	cr_expect(strlen(got) > 0 && got[strlen(got) - 1] == '\n', "whole: %s", got);
 	cr_expect_eq(strstr(r.err, "not written"), NULL, "%s", r.err);
+}
+
+/* The reader goes away while the tree's JSON (about 100 images, more than
+ * a pipe holds) is being written: the write fails with EPIPE, said; the
+ * program is not killed by SIGPIPE at its exit. */
+Test(shim_outpath, fifo_reader_gone_mid_report_is_epipe_not_sigpipe, .timeout = 30)
+{
+	struct outrun r;
+	char fifo[PATH_MAX + 8], var[PATH_MAX + 32];
+	tmp_fresh(&r);
+	snprintf(fifo, sizeof fifo, "%s/out", r.tmp);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert_geq(rd, 0);
+	snprintf(var, sizeof var, "MEMTRACE_OUT=%s", fifo);
+	const char *argv[] = { "/bin/sh", "-c", "i=0; while [ $i -lt 100 ]; do /bin/true; "
+				"i=$((i+1)); done", NULL };
+	const char *env[] = { var, NULL };
+	run_traced(&r, argv, env, RUN_CLOSE_WHEN_FULL, NULL, 20.0, rd, NULL, 0);
+	cr_assert_neq(r.status, -1, "still running: %s", r.err);
+	cr_expect(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0,
+		  "status %#x (signal %d), stderr %s", r.status,
+		  WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0, r.err);
+	cr_expect_not_null(strstr(r.err, "not written: write: EPIPE"), "%s", r.err);
 }
 
 Test(shim_outpath, a_regular_file_is_written_and_a_bad_path_said, .timeout = 20)
