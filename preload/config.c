@@ -136,6 +136,23 @@ uint64_t config_sample_bytes(const char *value, uint64_t dflt)
 	return n && value[n] == '\0' ? v : dflt;
 }
 
+int config_tree_parse(const char *value, int32_t *pid, uint64_t *ino)
+{
+	uint64_t p, i;
+	size_t n, m;
+	if (!value)
+		return -EINVAL;
+	n = sys_parse_u64(value, &p);
+	if (n == 0 || p == 0 || p > INT32_MAX || value[n] != '.')
+		return -EINVAL;
+	m = sys_parse_u64(value + n + 1, &i);
+	if (m == 0 || value[n + 1 + m] != '\0')
+		return -EINVAL;
+	*pid = (int32_t)p;
+	*ino = i;
+	return 0;
+}
+
 /* setenv with its allocations kept off the program's figures (boot.h). */
 static int config_setenv(const char *name, const char *value)
 {
@@ -160,7 +177,6 @@ void config_load(void)
 	const char *summary = getenv(MT_ENV_SUMMARY), *tree = getenv(MT_ENV_TREE);
 	const char *abs;
 	Dl_info info;
-	uint64_t v;
 
 	if (config.loaded)
 		return;
@@ -180,8 +196,8 @@ void config_load(void)
 		if (dir[0] != '/')
 			config_setenv(MT_ENV_DIR, config.dir);
 		/* MEMTRACE_TREE only means something beside its directory. */
-		if (tree && sys_parse_u64(tree, &v) == strlen(tree) && v > 0 && v <= INT32_MAX)
-			config.tree_pid = (int32_t)v;
+		if (config_tree_parse(tree, &config.tree_pid, &config.tree_ino) != 0)
+			config.tree_pid = 0;
 	}
 	/* In secure mode a user-chosen output path would let anyone truncate
 	 * files as the privileged user: refuse it. */

@@ -39,6 +39,8 @@ struct config {
 	                      it, one JSON for the whole tree, from its root */
 	int32_t tree_pid; /* MEMTRACE_TREE: the root of a standalone tree whose
 	                     private directory is `dir`; 0 if none */
+	uint64_t tree_ino; /* MEMTRACE_TREE: that directory's inode, as the
+	                      root made it (summary.h) */
 	/* MEMTRACE_SAMPLE_BYTES: mean sampling interval in bytes (stacks.h);
 	 * 0 = no sampling, 1 = every block.  Unset or not a decimal number:
 	 * MT_STACKS_DEFAULT_SAMPLE_BYTES. */
@@ -77,6 +79,10 @@ int config_flag(const char *value);
 /* MEMTRACE_SAMPLE_BYTES's value: a decimal number of bytes (0 = off), or
  * `dflt` when value is NULL, empty, or anything else. */
 uint64_t config_sample_bytes(const char *value, uint64_t dflt);
+
+/* MEMTRACE_TREE's value, "<pid>.<inode>" (summary.h): 0 with *pid and
+ * *ino set, or -EINVAL (NULL, a bare pid, anything else). */
+int config_tree_parse(const char *value, int32_t *pid, uint64_t *ino);
 
 /* Sets NAME=value in the environment (the standalone tree's MEMTRACE_DIR
  * and MEMTRACE_TREE) and in config.keep; 0 or -errno.  Constructor only. */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -150,4 +151,20 @@ int errfd_write(const char *buf, size_t n)
 	if (opened)
 		sys_close(fd);
 	return rc;
+}
+
+/* glibc's static table: no allocation, no locale (strerror may load a
+ * message catalogue, and allocate, at the program's exit). */
+void errfd_add_errno(struct sys_str *s, int err)
+{
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
+	const char *name = strerrorname_np(err);
+	if (name) {
+		sys_str_add(s, name);
+		sys_str_add(s, " ");
+	}
+#endif
+	sys_str_add(s, "(errno ");
+	sys_str_add_u64(s, (uint64_t)(unsigned)err);
+	sys_str_add(s, ")");
 }

@@ -49,4 +49,9 @@ int errfd_write(const char *buf, size_t n);
  * taken or guessed, where the record went, the standalone tree). */
 void errfd_debug(const char *first, ...) __attribute__((sentinel));
 
+/* Appends "ENXIO (errno 6)" for err 6 (the name where the C library has
+ * one), for the shim's error lines. */
+struct sys_str;
+void errfd_add_errno(struct sys_str *s, int err);
+
 #endif /* MEMTRACE_ERRFD_H */

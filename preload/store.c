@@ -46,25 +46,34 @@ static int store_fill(int fd)
 	return 0;
 }
 
-/* Creates and maps the first free "<pid>.<gen>.mtr"; NULL on failure. */
-static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out)
+/* Creates and maps the first free "<pid>.<gen>.mtr"; NULL on failure,
+ * with the errno in *err. */
+static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out, int *err)
 {
 	char path[PATH_MAX + 64];
+	*err = EEXIST; /* every generation taken */
 	for (uint32_t gen = 0; gen < STORE_MAX_GEN; gen++) {
 		void *m;
-		int fd;
-		if (imagename_path(path, sizeof path, config.dir, pid, gen, MT_RECORD_SUFFIX) < 0)
+		int fd, rc;
+		if ((rc = imagename_path(path, sizeof path, config.dir, pid, gen,
+					 MT_RECORD_SUFFIX)) < 0) {
+			*err = -rc;
 			return NULL;
+		}
 		fd = sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 		if (fd == -EEXIST)
 			continue;
-		if (fd < 0)
+		if (fd < 0) {
+			*err = -fd;
 			return NULL;
-		if (store_fill(fd) < 0) {
+		}
+		if ((rc = store_fill(fd)) < 0) {
 			/* no room: the image runs untraced, and leaves no
-			 * file memsup would wait on for its magic */
+			 * file memsup would wait on for its magic (the file
+			 * this image just made, O_EXCL: its own) */
 			sys_close(fd);
 			sys_call6(SYS_unlink, (long)path, 0, 0, 0, 0, 0);
+			*err = -rc;
 			return NULL;
 		}
 		/* Directly, not through our mmap hook: not the program's mapping.
@@ -75,8 +84,10 @@ static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out)
 		/* Keep no descriptor: programs close all fds, and the mapping
 		 * is enough. */
 		sys_close(fd);
-		if (m == MAP_FAILED)
+		if (m == MAP_FAILED) {
+			*err = ENOMEM;
 			return NULL;
+		}
 		*gen_out = gen;
 		return m;
 	}
@@ -88,7 +99,8 @@ void store_publish(void)
 	struct mt_record *loc = counters_rec, *r = loc;
 	uint32_t gen = 0;
 	if (config.dir[0]) {
-		struct mt_record *m = store_map_file(loc->pid, &gen);
+		int err = 0;
+		struct mt_record *m = store_map_file(loc->pid, &gen, &err);
 		char name[IMAGENAME_MAX_BYTES];
 		if (m) {
 			loc->gen = gen;
@@ -100,7 +112,11 @@ void store_publish(void)
 				errfd_debug("record: ", config.dir, "/", name, NULL);
 			}
 		} else {
-			errfd_debug("record: none could be made in ", config.dir,
+			char why[48];
+			struct sys_str e;
+			sys_str_init(&e, why, sizeof why);
+			errfd_add_errno(&e, err);
+			errfd_debug("record: none could be made in ", config.dir, ": ", why,
 				    ": this image counts in its own memory only", NULL);
 		}
 	}

@@ -15,6 +15,7 @@
 #include "jsonw.h"
 #include "names.h"
 #include "render.h"
+#include "report.h"
 #include "stacks.h"
 #include "summary.h"
 #include "sys.h"
@@ -242,9 +243,11 @@ static int summary_sweep_entry(const char *name, void *ctx)
 	sys_str_add(&s, sw->tmp);
 	sys_str_add(&s, "/");
 	sys_str_add(&s, name);
+	/* as summary_start makes them: a directory of ours, no access for
+	 * others (mode 0700 less the umask) */
 	if (s.truncated ||
 	    sys_call6(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW, 0, 0) != 0 ||
-	    !S_ISDIR(st.st_mode) || st.st_uid != sw->uid)
+	    !S_ISDIR(st.st_mode) || st.st_uid != sw->uid || (st.st_mode & 077))
 		return 0;
 	summary_remove_dir(path);
 	return ++sw->removed >= SUMMARY_SWEEP_MAX;
@@ -260,13 +263,34 @@ static void summary_sweep(const char *tmp)
 	sys_close(fd);
 }
 
+/* 1 if dir is the directory the tree's root made: the inode MEMTRACE_TREE
+ * names, a directory of ours that others cannot enter.  Then every file in
+ * it is the tree's: the root made it empty, and only the tree writes there. */
+static int summary_dir_is_tree(const char *dir, uint64_t ino)
+{
+	struct stat st;
+	return sys_call6(SYS_newfstatat, AT_FDCWD, (long)dir, (long)&st, AT_SYMLINK_NOFOLLOW, 0,
+			 0) == 0 &&
+	       S_ISDIR(st.st_mode) && (uint64_t)st.st_ino == ino && !(st.st_mode & 077) &&
+	       st.st_uid == (uid_t)sys_call6(SYS_getuid, 0, 0, 0, 0, 0, 0);
+}
+
 void summary_start(int32_t pid)
 {
-	char dir[PATH_MAX], num[24];
+	char dir[PATH_MAX], num[48];
 	struct sys_str s;
+	struct stat st;
 	const char *tmp;
 	int tree_json = config.out[0] && !config.out_per_image;
 	int table = !config.quiet && !config.summary_each && !config.out[0];
+	/* The root's own image after an exec (same pid): it removes the
+	 * directory at the end, so it must be the one the root made, not a
+	 * user's directory with a MEMTRACE_TREE that came from elsewhere. */
+	if (config.tree_pid == pid && !summary_dir_is_tree(config.dir, config.tree_ino)) {
+		config.tree_pid = 0;
+		errfd_debug("standalone tree: " MT_ENV_TREE " does not name ", config.dir,
+			    " as its root made it: ignored, nothing there is removed", NULL);
+	}
 	if (config.dir[0] || config.secure || !(tree_json || table))
 		return;
 	tmp = summary_tmpdir();
@@ -280,10 +304,17 @@ void summary_start(int32_t pid)
 	if (s.truncated ||
 	    sys_call6(SYS_mkdirat, AT_FDCWD, (long)dir, 0700, 0, 0, 0) != 0)
 		return; /* no tree: this image reports alone, as with "each" */
+	/* MEMTRACE_TREE=<pid>.<inode>: the inode ties the tree to this very
+	 * directory (summary_dir_is_tree), so that a MEMTRACE_TREE set by
+	 * hand never makes a root remove files it did not make. */
 	sys_str_init(&s, num, sizeof num);
 	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
-	if (config_export(CONFIG_KEEP_DIR, dir) != 0 || config_export(CONFIG_KEEP_TREE, num) != 0 ||
-	    config_set_dir(dir) != 0) {
+	sys_str_add(&s, ".");
+	if (sys_call6(SYS_newfstatat, AT_FDCWD, (long)dir, (long)&st, AT_SYMLINK_NOFOLLOW, 0, 0) ==
+	    0)
+		sys_str_add_u64(&s, (uint64_t)st.st_ino);
+	if (s.buf[s.len - 1] == '.' || config_export(CONFIG_KEEP_DIR, dir) != 0 ||
+	    config_export(CONFIG_KEEP_TREE, num) != 0 || config_set_dir(dir) != 0) {
 		summary_remove_dir(dir);
 		unsetenv(MT_ENV_DIR); /* no allocation */
 		unsetenv(MT_ENV_TREE);
@@ -293,6 +324,7 @@ void summary_start(int32_t pid)
 		return;
 	}
 	config.tree_pid = pid;
+	config.tree_ino = (uint64_t)st.st_ino;
 	errfd_debug("standalone tree: records in ", dir, ", the table from this image", NULL);
 }
 
@@ -365,10 +397,12 @@ static void summary_json_record(const struct mt_record *r, void *ctx)
 
 static void summary_write_json(const struct summary_tree *t)
 {
+	struct report_pipe_guard g;
 	struct jsonw w;
-	int fd = sys_open(config.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = report_out_open(config.out), rc;
 	if (fd < 0)
 		return;
+	report_pipe_guard_begin(&g);
 	jsonw_init(&w, fd, 0);
 	jsonw_object_begin(&w);
 	jsonw_key(&w, "root_pid");
@@ -386,8 +420,11 @@ static void summary_write_json(const struct summary_tree *t)
 	summary_walk(summary_json_record, &w);
 	jsonw_array_end(&w);
 	jsonw_object_end(&w);
-	jsonw_finish_line(&w);
+	rc = jsonw_finish_line(&w);
+	report_pipe_guard_end(&g, rc);
 	sys_close(fd);
+	if (rc < 0)
+		report_out_failed(config.out, "write", -rc);
 }
 
 void summary_end(const struct mt_record *root)
@@ -415,5 +452,7 @@ void summary_end(const struct mt_record *root)
 	}
 	if (config.out[0] && !config.out_per_image)
 		summary_write_json(&t);
-	summary_remove_dir(config.dir);
+	/* checked at start too; the directory may have been swapped since */
+	if (summary_dir_is_tree(config.dir, config.tree_ino))
+		summary_remove_dir(config.dir);
 }

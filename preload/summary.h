@@ -4,7 +4,10 @@
  * A tree would otherwise drown its answer: a wrapper chain (pyenv's shims,
  * make -j8) printed one block per image, hundreds, interleaved.  Instead
  * the first traced image (the root) makes a private directory, exports it
- * as MEMTRACE_DIR with MEMTRACE_TREE=<its pid>, and every traced descendant
+ * as MEMTRACE_DIR with MEMTRACE_TREE=<its pid>.<the directory's inode>
+ * (a MEMTRACE_TREE that does not name that very directory, mode 0700 and
+ * ours, is ignored: a root never removes what it did not make), and every
+ * traced descendant
  * leaves its record there (record.h) and says nothing.  When the root's
  * process ends (not when it execs: the image after the exec has the same
  * pid and is the root still), it reads every record, prints one table on

@@ -21,6 +21,17 @@
  * could.  A memsup killed outright leaves the draining to its sentinel
  * (sentinel.h), so no record is lost and nothing stays in /dev/shm.
  *
+ * A memsup killed together with its sentinel leaves its staging directory
+ * behind; the next run that stages under the same root removes it
+ * (staging_sweep).  The name, memsup-PID-START-XXXXXX, carries memsup's
+ * pid and start time (/proc/PID/stat field 22), so that a live memsup's
+ * directory is known whatever pid reuse did since; the sentinel is forked
+ * after the name is in the command's environment, so it is known another
+ * way: memsup holds a flock(2) on the directory, and the sentinel shares
+ * it by fork.  A directory whose memsup is gone and whose lock can be
+ * taken has nobody left to drain it.  Only names of that form, directories
+ * of the caller's uid, are looked at.
+ *
  * The files there are tmpfs pages: memory charged to the run's cgroup
  * like the page cache of the same files on a disk, but not reclaimable.
  * That is why an ended image's files leave it within a second (live.c),
@@ -33,9 +44,13 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #define STAGING_ENV "MEMSUP_STAGING_DIR"
 #define STAGING_DEFAULT_ROOT "/dev/shm"
+#define STAGING_PREFIX "memsup-"
+#define STAGING_SWEEP_MAX 16 /* stale directories removed per run */
 
 struct staging {
 	char dir[PATH_MAX];        /* the shim's MEMTRACE_DIR */
@@ -44,6 +59,8 @@ struct staging {
 				      MEMSUP_STAGING_DIR) could not hold it:
 				      -errno, for the caller to say; else 0 */
 	char root[PATH_MAX];       /* that root */
+	int lock_fd;               /* the directory, flock'ed (staging_sweep);
+				      -1.  Left open to the process's end. */
 };
 
 /* Chooses the records directory for the evidence directory at evpath
@@ -61,5 +78,16 @@ int staging_open(struct staging *st, const char *evpath, const char *root);
  * files moved.  0, or the first -errno (what was not moved stays where it
  * was).  Nothing to do when !st->staged. */
 int staging_drain(const struct staging *st, int evdirfd, size_t *moved);
+
+/* Removes, under root, the staging directories of runs whose memsup and
+ * sentinel are both gone (at most STAGING_SWEEP_MAX), with the regular
+ * files in them; *removed (may be NULL) counts them.  0, or -errno when
+ * root cannot be read.  staging_open calls it before it makes its own. */
+int staging_sweep(const char *root, size_t *removed);
+
+/* "memsup-PID-START-XXXXXX" -> pid, start; 0, or -EINVAL for any other
+ * name (an older memsup's "memsup-PID-XXXXXX" too: nothing says whether
+ * its sentinel lives). */
+int staging_parse_name(const char *name, pid_t *pid, uint64_t *start);
 
 #endif /* MEMSUP_STAGING_H */
