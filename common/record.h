@@ -75,9 +75,12 @@
                                            (a block from every image)          */
 #define MT_ENV_TREE   "MEMTRACE_TREE"   /* set by a standalone root image with
                                            MEMTRACE_DIR=<its private directory>:
-                                           the root's pid; the image of that pid
-                                           prints the table and removes the
-                                           directory, the others stay silent    */
+                                           "PID.INODE", the root's pid and the
+                                           directory's inode; the image of that
+                                           pid prints the table and removes the
+                                           directory, only if MEMTRACE_DIR is
+                                           still that one (summary.h); the
+                                           others stay silent                   */
 #define MT_ENV_SAMPLE "MEMTRACE_SAMPLE_BYTES" /* mean bytes between sampled
                                            allocations (stacks.h); 0 = off  */
 #define MT_ENV_DEBUG  "MEMTRACE_DEBUG"  /* "1": each image says on stderr the
