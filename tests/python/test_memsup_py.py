@@ -34,6 +34,14 @@ SEED_KEYS = {"command", "exit_code", "reason", "wall_s", "peak_tree_rss_mb", "po
              "rss_budget_mb", "wall_budget_s", "scope", "limitation"}
 
 
+# The interrupt tests' callers take ^C as a program at a terminal does.  A
+# suite started in the background (`make check &`, a CI runner) inherits
+# SIGINT ignored, as POSIX has a shell do for an asynchronous list, and
+# Python then leaves it ignored: no KeyboardInterrupt would ever come.
+SIGINT_AS_AT_A_TERMINAL = ("import signal; "
+                           "signal.signal(signal.SIGINT, signal.default_int_handler)\n")
+
+
 def child_env(**extra):
     """The test's environment without the marker channel, plus extra."""
     env = {k: v for k, v in os.environ.items() if k not in ("MEMSUP_MARK", "LD_PRELOAD")}
@@ -535,7 +543,8 @@ class TestRun(Tmp):
         # KeyboardInterrupt in the caller: nothing the command started is
         # left, and the record says so (the seed's finally: killpg).
         pidfile = self.tmp / "pids"
-        code = (f"import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
+        code = (f"{SIGINT_AS_AT_A_TERMINAL}"
+                f"import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
                 f"memsup.measure_command([{str(PROGS / 'sleeper')!r}, '60', '2', "
                 f"{str(pidfile)!r}], {str(self.out)!r})\n")
         caller = subprocess.Popen([sys.executable, "-c", code, str(SCRIPTS)],
@@ -560,7 +569,8 @@ class TestRun(Tmp):
         # back, then raised where memsup is stopped; the tree is not left
         # running.  Popen is wrapped to interrupt itself at that moment.
         pidfile = self.tmp / "pids"
-        code = (f"import os, signal, subprocess, sys, time\n"
+        code = (f"{SIGINT_AS_AT_A_TERMINAL}"
+                f"import os, signal, subprocess, sys, time\n"
                 f"sys.path.insert(0, sys.argv[1]); import memsup\n"
                 f"real = subprocess.Popen\n"
                 f"def late(*a, **k):\n"
