@@ -303,3 +303,64 @@ Test(memsup_nested, read_only_memory_hierarchy_says_erofs, .timeout = 30)
 	cr_expect_null(strstr(r->err, "No such file"), "%s", r->err);
 	cr_expect_null(strstr(r->err, "as root"), "advice that does not apply: %s", r->err);
 }
+
+/* sh: the test's own `sleep 300` ($P, no process of the run: memsup's
+ * kill does not reach it) moved into a child of the run's v1 memory
+ * cgroup, which memsup then cannot remove.  TMP/mem: that child. */
+static const char foreign_script[] =
+	"m=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory:\\(.*\\)/\\1/p' /proc/self/cgroup)\n"
+	"[ -f \"$m/memory.usage_in_bytes\" ] || exit 77\n"
+	"mkdir \"$m/child\" && echo \"$m/child\" > \"$T/mem\" && echo $P > \"$m/child/cgroup.procs\"\n";
+
+/* A cgroup memsup cannot remove is waited on CG_REMOVE_WAIT_MS (3 s) at
+ * most, then named in containment.cgroups_left with why (and its parent,
+ * which keeps it), and the wait is neither wall time nor a sampling gap. */
+Test(memsup_nested, cgroup_that_cannot_go_is_named_not_waited_on, .timeout = 60)
+{
+	guard_require();
+	struct sup_run *r = &outer_run;
+	char env_t[300], env_p[32], mem[PATH_MAX];
+	pid_t foreign = fork();
+	cr_assert_geq(foreign, 0);
+	if (foreign == 0) {
+		execlp("sleep", "sleep", "300", (char *)NULL);
+		_exit(127);
+	}
+	tmp_make(r);
+	snprintf(env_t, sizeof env_t, "T=%.255s", r->tmp);
+	snprintf(env_p, sizeof env_p, "P=%d", (int)foreign);
+	const char *args[] = { "--no-trace", "--", "env", env_t, env_p, "sh", "-c", foreign_script,
+			       NULL };
+	double t0 = mono_s();
+	memsup_start(r, 1, args);
+	memsup_wait(r);
+	double took = mono_s() - t0;
+	slurp(sup_tmp_path(r, "mem"), mem, sizeof mem);
+	mem[strcspn(mem, "\n")] = '\0';
+	/* the sleep is the test's to end, and the cgroups left its to remove */
+	kill(foreign, SIGKILL);
+	waitpid(foreign, NULL, 0);
+	rec_load(r);
+	char paths[4][PATH_MAX];
+	int n = rec_paths(r, paths, 4);
+	if (mem[0])
+		rm_cgroup_tree(mem);
+	for (int i = 0; i < n; i++)
+		rm_cgroup_tree(paths[i]);
+	if (r->status == 77)
+		cr_skip_test("no v1 memory hierarchy here");
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(mem[0], "the command made no memory cgroup");
+	const char *c = rec_str(r, "containment");
+	cr_expect_not_null(strstr(c, mem), "the memory child %s is not named: %s", mem, c);
+	cr_expect_not_null(strstr(c, "still holds processes"), "%s", c);
+	cr_expect_not_null(strstr(c, "a cgroup below it is left"), "%s", c);
+	cr_expect_not_null(strstr(c, "\"cgroups_left_count\": 2"), "%s", c);
+	cr_expect(took >= 2.9 && took < 6.0, "memsup took %.1f s: the wait is 3 s", took);
+	double wall = rec_num(r, "wall_s");
+	cr_expect_lt(wall, 1.5, "wall_s %.3f counts the wait for the cgroups", wall);
+	expect_no_gap(r, "memsup");
+	cr_expect_not_null(strstr(rec_str(r, "notes"), "could not all be removed"), "%s",
+			   rec_str(r, "notes"));
+	cr_log_info("memsup took %.2f s, wall_s %.3f: %s", took, wall, c);
+}
