@@ -686,6 +686,8 @@ int cgroup_setup(struct cgrun *r, const struct contain_config *cfg, struct conta
 	/* v2 counts the cgroups below (nr_descendants): no walk while none */
 	if (v2->fd >= 0 && r->list_dir == v2->fd)
 		r->cgstat_fd = open_in(r->list_dir, "cgroup.stat", O_RDONLY);
+	else
+		r->procs_fresh = 1; /* v1: see list_procs */
 	if (r->procs_fd < 0) {
 		contain_missing(info, "no cgroup of the run could be opened to list its processes");
 		return -ENOENT;
@@ -897,7 +899,19 @@ static int has_descendants(struct cgrun *r)
 static int list_procs(struct cgrun *r)
 {
 	r->npids = 0;
-	int rc = add_procs(r, r->procs_fd);
+	/* cgroup v1 serves cgroup.procs from a list it makes when the file is
+	 * opened and keeps while it is read again within a second (the
+	 * pidlist cache, kernel/cgroup/cgroup-v1.c): a held fd read again at
+	 * offset 0 gives the list of the last open, by anyone -- on the test
+	 * VM a main process reaped long before stayed listed, and the kill
+	 * loop spun on it for seconds.  So v1 opens the file anew each time. */
+	int fd = r->procs_fresh ? openat(r->list_dir, "cgroup.procs", O_RDONLY | O_CLOEXEC)
+				: r->procs_fd;
+	if (fd < 0)
+		return -errno;
+	int rc = add_procs(r, fd);
+	if (fd != r->procs_fd)
+		close(fd);
 	if (rc < 0 || !has_descendants(r))
 		return rc;
 	char path[PATH_MAX] = "";

@@ -142,6 +142,8 @@ struct cgrun {
 				      pids files (borrowed from dir[]); -1 */
 	enum cg_kill kill;
 	int procs_fd;              /* cgroup.procs the members are listed from */
+	int procs_fresh;           /* v1: opened anew for each listing (its
+				      held fd serves a cached list) */
 	int list_dir;              /* the dir of procs_fd (borrowed from dir[]):
 				      its descendants are listed too */
 	int cgstat_fd;             /* v2 cgroup.stat of list_dir: a walk only
