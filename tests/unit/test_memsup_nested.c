@@ -206,7 +206,7 @@ static const char child_script[] =
 	"else v2=/sys/fs/cgroup/unified; fi\n"
 	"while IFS=: read -r id ctl path; do\n"
 	"  case $id:$ctl in\n"
-	"  0:) d=$v2$path ;;\n"
+	"  0:) [ \"$V2\" = 0 ] && continue; d=$v2$path ;;\n"
 	"  *:memory|*:pids|*:freezer) d=/sys/fs/cgroup/$ctl$path ;;\n"
 	"  *) continue ;;\n"
 	"  esac\n"
@@ -219,38 +219,71 @@ static const char child_script[] =
 	"  fi\n"
 	"done < /proc/self/cgroup\n";
 
-static void child_cgroups_case(int freeze)
+/* v1only: memsup runs in a mount namespace whose unified (v2) hierarchy
+ * is read-only, so that the cgroup1 backend (v1 alone: membership from
+ * the pids hierarchy, the kill by the v1 freezer) is the one tested. */
+static void child_cgroups_case(int freeze, int v1only)
 {
 	guard_require();
 	struct sup_run *r = &outer_run;
 	char env_t[300], children[8192];
 	tmp_make(r);
 	snprintf(env_t, sizeof env_t, "T=%.255s", r->tmp);
-	const char *args[] = { "--no-trace", "--wall-s", "30", "--", "env", env_t,
-			       freeze ? "FREEZE=1" : "FREEZE=0", "sh", "-c", child_script, NULL };
+	const char *argv[] = {
+		"unshare", "-m", "--propagation", "private", "sh", "-c",
+		"mount -o remount,bind,ro /sys/fs/cgroup/unified || exit 77; exec \"$0\" \"$@\"",
+		env_or_skip("MEMSUP"), "-o", r->dir, "--no-trace", "--wall-s", "30", "--", "env",
+		env_t, freeze ? "FREEZE=1" : "FREEZE=0", v1only ? "V2=0" : "V2=1", "sh", "-c",
+		child_script, NULL };
+	if (v1only && (geteuid() != 0 || !path_exists("/sys/fs/cgroup/unified/cgroup.procs")))
+		cr_skip_test("not root on the hybrid layout: no v2 hierarchy to close here");
 	double t0 = mono_s();
-	memsup_start(r, 1, args);
+	sup_spawn(r, NULL, v1only ? argv : argv + 7);
 	memsup_wait(r);
 	double took = mono_s() - t0;
 	slurp(sup_tmp_path(r, "children"), children, sizeof children);
 	pid_t left = pid_from(r, "left.pid");
-	/* whatever happens below, nothing stays in the unguarded hierarchies */
+	int left_alive = alive(left);
+	char *child[8];
 	int n = 0;
-	for (char *p = children, *nl; *p; p = nl + 1, n++) {
+	for (char *p = children, *nl; *p && n < 8; p = nl + 1) {
 		nl = strchr(p, '\n');
 		if (!nl)
 			break;
 		*nl = '\0';
+		child[n++] = p;
 		cr_expect(!path_exists(p), "the child cgroup %s is still there", p);
-		rm_cgroup_tree(p);
-		*nl = '\n';
 	}
+	/* whatever happened, nothing stays: the leftover thawed and killed,
+	 * the child cgroups removed (the v1 ones are not the guard's) */
+	if (left_alive) {
+		for (int i = 0; i < n; i++) {
+			char st[PATH_MAX + 16];
+			snprintf(st, sizeof st, "%s/freezer.state", child[i]);
+			FILE *f = fopen(st, "w");
+			if (f) {
+				fputs("THAWED", f);
+				fclose(f);
+			}
+		}
+		kill(left, SIGKILL);
+		usleep(200000);
+	}
+	for (int i = 0; i < n; i++)
+		rm_cgroup_tree(child[i]);
+	if (v1only && (r->status == 77 || r->status == 98 || strstr(r->err, "unshare:")))
+		cr_skip_test("cannot remount in a mount namespace here: %s", r->err);
 	rec_load(r);
 	cr_expect_eq(r->status, 0, "stderr: %s", r->err);
 	cr_expect_gt(n, 0, "the command made no child cgroup");
+	if (v1only) {
+		const char *c = rec_str(r, "containment");
+		cr_expect_not_null(strstr(c, "\"mode\": \"cgroup1\""), "%s", c);
+		cr_expect_not_null(strstr(c, "\"kill\": \"freezer\""), "%s", c);
+	}
 	if (freeze && !path_exists(sup_tmp_path(r, "frozen")))
 		cr_skip_test("no v1 freezer hierarchy here to freeze a child cgroup in");
-	cr_expect(left > 0 && !alive(left), "the process left in the child cgroups (%d) is alive",
+	cr_expect(left > 0 && !left_alive, "the process left in the child cgroups (%d) was alive",
 		  (int)left);
 	char pidtext[32];
 	snprintf(pidtext, sizeof pidtext, "%d", (int)left);
@@ -266,14 +299,22 @@ static void child_cgroups_case(int freeze)
 
 Test(memsup_nested, child_cgroup_in_each_hierarchy_killed_and_removed, .timeout = 60)
 {
-	child_cgroups_case(0);
+	child_cgroups_case(0, 0);
 }
 
 /* The leftover froze itself in a v1 freezer cgroup of its own: thawing
  * the run's freezer does not thaw it, and SIGKILLed it would never die. */
 Test(memsup_nested, frozen_child_freezer_cgroup_thawed_killed_removed, .timeout = 60)
 {
-	child_cgroups_case(1);
+	child_cgroups_case(1, 0);
+}
+
+/* The same with cgroup v1 alone: members listed from the pids hierarchy's
+ * cgroups below the run's, killed by the v1 freezer, the frozen child
+ * thawed. */
+Test(memsup_nested, v1_alone_frozen_child_found_killed_removed, .timeout = 60)
+{
+	child_cgroups_case(1, 1);
 }
 
 /* A read-only memory hierarchy (bind-remounted read-only in a mount
