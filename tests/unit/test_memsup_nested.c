@@ -405,3 +405,70 @@ Test(memsup_nested, cgroup_that_cannot_go_is_named_not_waited_on, .timeout = 60)
 			   rec_str(r, "notes"));
 	cr_log_info("memsup took %.2f s, wall_s %.3f: %s", took, wall, c);
 }
+
+/* This process's cgroup directory in hierarchy `ctl` ("" for v2), from
+ * /proc/self/cgroup; 0 when there is none. */
+static int own_cgroup(const char *ctl, char *out, size_t cap)
+{
+	char text[4096];
+	slurp("/proc/self/cgroup", text, sizeof text);
+	for (char *l = text, *nl; *l; l = nl + 1) {
+		nl = strchr(l, '\n');
+		if (!nl)
+			break;
+		*nl = '\0';
+		char *a = strchr(l, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+		if (!b)
+			continue;
+		*b = '\0';
+		int hit = *ctl ? strcmp(a + 1, ctl) == 0 : (a == l + 1 && *l == '0' && b == a + 1);
+		if (hit) {
+			const char *base = *ctl ? "/sys/fs/cgroup/" : path_exists("/sys/fs/cgroup/unified/"
+				"cgroup.procs") ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
+			snprintf(out, cap, "%s%s%s", base, *ctl ? ctl : "", strcmp(b + 1, "/") ? b + 1 : "");
+			return path_exists(out);
+		}
+	}
+	return 0;
+}
+
+/* A memsup killed together with its sentinel leaves its run's cgroups,
+ * with the cgroups its command made below them; the next run removes the
+ * whole tree, bottom-up (it removed only an empty run cgroup). */
+Test(memsup_nested, next_run_sweeps_a_dead_memsups_tree, .timeout = 30)
+{
+	guard_require();
+	static const char *const ctl[] = { "", "memory", "pids", "freezer" };
+	char made[4][PATH_MAX + 64], own[PATH_MAX], sub[PATH_MAX + 128];
+	int n = 0;
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	cr_assert_gt(dead, 0);
+	waitpid(dead, NULL, 0);
+	for (int i = 0; i < 4; i++) {
+		if (!own_cgroup(ctl[i], own, sizeof own))
+			continue;
+		snprintf(made[n], sizeof made[n], "%s/memsup-%d-run", own, (int)dead);
+		snprintf(sub, sizeof sub, "%s/child", made[n]);
+		if (mkdir(made[n], 0755) < 0)
+			continue;
+		cr_expect_eq(mkdir(sub, 0755), 0, "%s: %s", sub, strerror(errno));
+		snprintf(sub, sizeof sub, "%s/child/grandchild", made[n]);
+		cr_expect_eq(mkdir(sub, 0755), 0, "%s: %s", sub, strerror(errno));
+		n++;
+	}
+	if (n == 0)
+		cgprobe_skip_or_fail("memory+pids", "no cgroup of this process could take a child");
+	struct sup_run r;
+	const char *args[] = { "--no-trace", "--", "true", NULL };
+	int st = memsup_run(&r, args);
+	int left = 0;
+	for (int i = 0; i < n; i++) {
+		left += path_exists(made[i]);
+		cr_expect(!path_exists(made[i]), "%s is still there after the next run", made[i]);
+		rm_cgroup_tree(made[i]);
+	}
+	cr_expect_eq(st, 0, "stderr: %s", r.err);
+	cr_log_info("%d stale trees, %d left", n, left);
+}
