@@ -74,6 +74,7 @@ struct run {
 	int stop_sig;           /* the main process stopped so, not yet handled */
 	uint64_t stopped_ns;    /* how long memsup was stopped with it, in all */
 	pid_t command_sid;      /* the command's session as it started */
+	uint64_t cleanup_ns;    /* spent removing the dead run's cgroups */
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -572,7 +573,7 @@ static void finish_times(struct run *r)
 {
 	struct sup_record *rec = r->rec;
 	struct rusage ru;
-	uint64_t end = clock_mono_ns();
+	uint64_t end = clock_mono_ns() - r->cleanup_ns;
 	rec->wall_s = since_start_s(r, end);
 	/* the stretch from the last sample to the moment memsup saw the end:
 	 * long only if memsup could not look (stopped) while the tree ended */
@@ -901,7 +902,13 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	/* the OOM killer under --mem-max ended the command on its own */
 	if (reason == SUP_REASON_NONE && r->cfg->opt->mem_max_mb > 0 && after.oom_kills > 0)
 		reason = SUP_REASON_MEM_LIMIT;
+	/* The tree is dead: removing its cgroups (a bounded wait, contain.h)
+	 * is memsup's cleanup, neither the run's wall time nor a gap in its
+	 * sampling; the record names what could not be removed. */
+	uint64_t t0 = clock_mono_ns();
 	int rf = contain_finish(r->contain);
+	r->cleanup_ns = clock_mono_ns() - t0;
+	run_containment = *contain_info(r->contain);
 	if (rf < 0) {
 		snprintf(run_note_finish, sizeof run_note_finish, "the run's cgroups could not all "
 			 "be removed: %s", strerror(-rf));

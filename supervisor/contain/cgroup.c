@@ -5,9 +5,15 @@
  * each member's statm) is opened once and read with pread() at offset 0
  * into a buffer on the stack, so a sample costs one system call per file,
  * none to look a path up, and no allocation.  Setting a limit or killing
- * writes a file once. */
+ * writes a file once.
+ *
+ * The cgroups a command makes below the run's are found by walking the
+ * directory (cgroup_walk_below): at every listing on v1, only when
+ * cgroup.stat counts descendants on v2, and at the kill and the end. */
 #include "contain/cgroup.h"
 #include "collect/procfs.h"
+#include "clock.h"
+#include "invariant.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -372,6 +378,7 @@ int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 	r->sup.fd = -1;
 	r->memdir = r->pidsdir = -1;
 	r->procs_fd = r->usage_fd = r->pids_events_fd = r->oom_fd = r->event_fd = -1;
+	r->list_dir = r->cgstat_fd = -1;
 	r->stat_fd = r->kmem_fd = r->failcnt_fd = r->memsw_failcnt_fd = -1;
 	pidmap_init(&r->members, sizeof(struct cg_member));
 	r->proc_fd = open(r->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -411,6 +418,108 @@ static pid_t memsup_name_pid(const char *name)
 	return (pid_t)v;
 }
 
+/* ---- the cgroups below the run's ---------------------------------------------- */
+
+static int walk(int dirfd, char *path, int depth, cgroup_visit_fn fn, void *ctx)
+{
+	/* fdopendir owns the fd it is given: one of its own, at offset 0 */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0; /* removed meanwhile: nothing below it */
+	}
+	size_t plen = strlen(path);
+	int rc = 0;
+	for (struct dirent *e; rc >= 0 && (e = readdir(d)) != NULL;) {
+		/* a cgroup's subdirectories are its child cgroups; cgroupfs
+		 * gives d_type, a fixture's file system may not */
+		if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
+		    strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		int cfd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0)
+			continue; /* a file, or a cgroup gone since */
+		int n = snprintf(path + plen, PATH_MAX - plen, "/%s", e->d_name);
+		if (n > 0 && (size_t)n < PATH_MAX - plen) {
+			/* past the depth the walk stops: what is deeper stays
+			 * (and keeps its parents), named by the end of the run */
+			if (depth + 1 < CG_WALK_DEPTH)
+				rc = walk(cfd, path, depth + 1, fn, ctx);
+			if (rc >= 0)
+				rc = fn(dirfd, e->d_name, cfd, path, ctx);
+		}
+		close(cfd);
+		path[plen] = '\0';
+	}
+	closedir(d);
+	return rc;
+}
+
+int cgroup_walk_below(int dirfd, char *path, cgroup_visit_fn fn, void *ctx)
+{
+	MT_ASSERT(strlen(path) < PATH_MAX);
+	return walk(dirfd, path, 0, fn, ctx);
+}
+
+/* Does the cgroup at fd hold a process of its own (its cgroup.procs not
+ * empty)?  The first pid into *pid. */
+static int holds_procs(int fd, pid_t *pid)
+{
+	char buf[64];
+	size_t len;
+	pid_t p[1] = { 0 };
+	if (cgroup_read(fd, "cgroup.procs", buf, sizeof buf, &len) < 0 || len == 0)
+		return 0;
+	cgroup_parse_procs(buf, len, p, 1);
+	if (pid)
+		*pid = p[0];
+	return 1;
+}
+
+/* Is there a subdirectory (a child cgroup) in the one at fd? */
+static int has_child(int fd)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	int any = 0;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
+	for (struct dirent *e; !any && (e = readdir(d)) != NULL;) {
+		struct stat st;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		any = e->d_type == DT_DIR ||
+		      (e->d_type == DT_UNKNOWN &&
+		       fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode));
+	}
+	closedir(d);
+	return any;
+}
+
+/* The stale sweep's first pass: a process anywhere in the tree, or a
+ * memsup named in it that is alive (a nested one, about to start its
+ * command there), and the tree is not the sweep's to remove. */
+static int sweep_check(int parentfd, const char *name, int fd, const char *path, void *ctx)
+{
+	(void)parentfd, (void)path, (void)ctx;
+	pid_t pid = memsup_name_pid(name);
+	if (holds_procs(fd, NULL) || (pid > 0 && !(kill(pid, 0) < 0 && errno == ESRCH)))
+		return -EBUSY;
+	return 0;
+}
+
+static int sweep_remove(int parentfd, const char *name, int fd, const char *path, void *ctx)
+{
+	(void)fd, (void)path, (void)ctx;
+	unlinkat(parentfd, name, AT_REMOVEDIR);
+	return 0;
+}
+
 void cgroup_sweep_stale(const char *own, pid_t self)
 {
 	DIR *d = opendir(own);
@@ -418,10 +527,22 @@ void cgroup_sweep_stale(const char *own, pid_t self)
 		return;
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
 		pid_t pid = memsup_name_pid(e->d_name);
-		/* only a memsup that is gone (EPERM: alive, another user's);
-		 * rmdir refuses a cgroup that still holds a process */
-		if (pid > 0 && pid != self && kill(pid, 0) < 0 && errno == ESRCH)
-			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		/* only a memsup that is gone (EPERM: alive, another user's) */
+		if (pid <= 0 || pid == self || !(kill(pid, 0) < 0 && errno == ESRCH))
+			continue;
+		int fd = openat(dirfd(d), e->d_name,
+				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* the cgroups its command made below it first, bottom-up --
+		 * unless something there still runs; rmdir refuses a cgroup
+		 * that holds a process all the same */
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", own, e->d_name);
+		if (!holds_procs(fd, NULL) && cgroup_walk_below(fd, path, sweep_check, NULL) == 0)
+			cgroup_walk_below(fd, path, sweep_remove, NULL);
+		close(fd);
+		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
 }
@@ -452,7 +573,7 @@ int cgroup_make(struct cgrun *r, const char *own, const char *suffix, struct cg_
 
 int cgroup_make_v1(struct cgrun *r, struct contain_info *info)
 {
-	int made = 0;
+	int made = 0, first_err = 0;
 	for (int h = CG_MEMORY; h < CG_NHIER; h++) {
 		const char *own = r->layout.own[h];
 		if (!own[0]) {
@@ -469,8 +590,12 @@ int cgroup_make_v1(struct cgrun *r, struct contain_info *info)
 					hier_controller[h], own, strerror(-rc));
 		else
 			made++;
+		if (rc < 0 && !first_err)
+			first_err = rc;
 	}
-	return made;
+	/* none made: the caller's error is the kernel's (EROFS, EACCES), not
+	 * a made-up one */
+	return made ? made : first_err;
 }
 
 static int open_in(int dirfd, const char *name, int flags)
@@ -553,8 +678,16 @@ int cgroup_setup(struct cgrun *r, const struct contain_config *cfg, struct conta
 	/* members: any hierarchy lists the same processes; v2 first (the
 	 * command is in it from its first instruction) */
 	static const int order[] = { CG_V2, CG_PIDS, CG_MEMORY, CG_FREEZER };
-	for (size_t i = 0; i < 4 && r->procs_fd < 0; i++)
+	for (size_t i = 0; i < 4 && r->procs_fd < 0; i++) {
 		r->procs_fd = open_in(r->dir[order[i]].fd, "cgroup.procs", O_RDONLY);
+		if (r->procs_fd >= 0)
+			r->list_dir = r->dir[order[i]].fd;
+	}
+	/* v2 counts the cgroups below (nr_descendants): no walk while none */
+	if (v2->fd >= 0 && r->list_dir == v2->fd)
+		r->cgstat_fd = open_in(r->list_dir, "cgroup.stat", O_RDONLY);
+	else
+		r->procs_fresh = 1; /* v1: see list_procs */
 	if (r->procs_fd < 0) {
 		contain_missing(info, "no cgroup of the run could be opened to list its processes");
 		return -ENOENT;
@@ -651,6 +784,7 @@ void cgroup_run_close(struct contain *c)
 		close_fd(&r->event_fd);
 	close_fd(&r->oom_fd);
 	close_fd(&r->procs_fd);
+	close_fd(&r->cgstat_fd);
 	close_fd(&r->usage_fd);
 	close_fd(&r->stat_fd);
 	close_fd(&r->kmem_fd);
@@ -686,10 +820,9 @@ int cgroup_run_start(struct contain *c, const struct spawn_request *req, struct 
 	return spawn_start(&rq, res);
 }
 
-/* cgroup.procs into r->pids (duplicates possible in v1). */
-static int list_procs(struct cgrun *r)
+/* A cgroup.procs (open at fd) whole into r->buf, *len bytes. */
+static int read_procs(struct cgrun *r, int fd, size_t *len)
 {
-	size_t len;
 	for (;;) {
 		if (r->buf_cap == 0 || !r->buf) {
 			r->buf = malloc(4096);
@@ -697,11 +830,11 @@ static int list_procs(struct cgrun *r)
 				return -ENOMEM;
 			r->buf_cap = 4096;
 		}
-		int rc = procfs_pread_fd(r->procs_fd, r->buf, r->buf_cap, &len);
+		int rc = procfs_pread_fd(fd, r->buf, r->buf_cap, len);
 		if (rc < 0)
 			return rc;
-		if (len + 1 < r->buf_cap)
-			break;
+		if (*len + 1 < r->buf_cap)
+			return 0;
 		/* it filled the buffer: there may be more */
 		char *nb = realloc(r->buf, r->buf_cap * 2);
 		if (!nb)
@@ -709,19 +842,80 @@ static int list_procs(struct cgrun *r)
 		r->buf = nb;
 		r->buf_cap *= 2;
 	}
-	long n = cgroup_parse_procs(r->buf, len, r->pids, r->pids_cap);
+}
+
+/* The pids of the cgroup.procs open at fd, after r->pids[0..npids). */
+static int add_procs(struct cgrun *r, int fd)
+{
+	size_t len;
+	int rc = read_procs(r, fd, &len);
+	if (rc < 0)
+		return rc;
+	size_t room = r->pids_cap - r->npids;
+	long n = cgroup_parse_procs(r->buf, len, r->pids + r->npids, room);
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n > r->pids_cap) {
-		pid_t *np = realloc(r->pids, (size_t)n * 2 * sizeof *np);
+	if ((size_t)n > room) {
+		size_t cap = (r->npids + (size_t)n) * 2;
+		pid_t *np = realloc(r->pids, cap * sizeof *np);
 		if (!np)
 			return -ENOMEM;
 		r->pids = np;
-		r->pids_cap = (size_t)n * 2;
-		n = cgroup_parse_procs(r->buf, len, r->pids, r->pids_cap);
+		r->pids_cap = cap;
+		n = cgroup_parse_procs(r->buf, len, r->pids + r->npids, cap - r->npids);
 	}
-	r->npids = (size_t)n;
+	r->npids += (size_t)n;
+	MT_ASSERT(r->npids <= r->pids_cap);
 	return 0;
+}
+
+static int list_visit(int parentfd, const char *name, int fd, const char *path, void *ctx)
+{
+	(void)parentfd, (void)name, (void)path;
+	int pfd = openat(fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	if (pfd < 0)
+		return 0; /* removed since the directory was read */
+	int rc = add_procs(ctx, pfd);
+	close(pfd);
+	/* one that went between open and read lists nothing */
+	return rc == -ENOMEM ? rc : 0;
+}
+
+/* Are there cgroups below the listing one?  v2 says so in cgroup.stat;
+ * v1 has no such count, so it is always looked. */
+static int has_descendants(struct cgrun *r)
+{
+	uint64_t n;
+	if (r->list_dir < 0)
+		return 0;
+	if (r->cgstat_fd < 0 || read_key(r->cgstat_fd, "nr_descendants", &n) < 0)
+		return 1;
+	return n > 0;
+}
+
+/* cgroup.procs of the run's cgroup and of every cgroup below it into
+ * r->pids (duplicates possible in v1, and when a process moves between
+ * two cgroups while they are read). */
+static int list_procs(struct cgrun *r)
+{
+	r->npids = 0;
+	/* cgroup v1 serves cgroup.procs from a list it makes when the file is
+	 * opened and keeps while it is read again within a second (the
+	 * pidlist cache, kernel/cgroup/cgroup-v1.c): a held fd read again at
+	 * offset 0 gives the list of the last open, by anyone -- on the test
+	 * VM a main process reaped long before stayed listed, and the kill
+	 * loop spun on it for seconds.  So v1 opens the file anew each time. */
+	int fd = r->procs_fresh ? openat(r->list_dir, "cgroup.procs", O_RDONLY | O_CLOEXEC)
+				: r->procs_fd;
+	if (fd < 0)
+		return -errno;
+	int rc = add_procs(r, fd);
+	if (fd != r->procs_fd)
+		close(fd);
+	if (rc < 0 || !has_descendants(r))
+		return rc;
+	char path[PATH_MAX] = "";
+	return cgroup_walk_below(r->list_dir, path, list_visit, r);
 }
 
 int cgroup_run_members(struct contain *c, const pid_t **pids, size_t *n)
@@ -977,9 +1171,29 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* v1's freezer below the run's: a cgroup whose own state is FROZEN stays
+ * frozen when its parent thaws (v1 freezing is hierarchical: it freezes
+ * with the run's, but thaws only by its own freezer.state), and a
+ * SIGKILLed task in it never dies -- its cgroup can then never be
+ * removed.  So each descendant is thawed, bottom-up, as BenchExec does. */
+static int thaw_visit(int parentfd, const char *name, int fd, const char *path, void *ctx)
+{
+	(void)parentfd, (void)name, (void)path, (void)ctx;
+	cgroup_write(fd, "freezer.state", "THAWED");
+	return 0;
+}
+
+static void thaw_below(struct cgrun *r)
+{
+	char path[PATH_MAX] = "";
+	if (r->dir[CG_FREEZER].fd >= 0)
+		cgroup_walk_below(r->dir[CG_FREEZER].fd, path, thaw_visit, r);
+}
+
 /* Freeze, SIGKILL every member, thaw.  Frozen, none can fork, so the
- * listing taken then is complete; a SIGKILLed frozen task dies when
- * thawed (v1) or at once (v2). */
+ * listing taken then is complete (it holds the cgroups below the run's:
+ * freezing reaches them too); a SIGKILLed frozen task dies when thawed
+ * (v1) or at once (v2). */
 static int freeze_kill_thaw(struct cgrun *r, int fd, const char *file, const char *freeze,
 			    const char *thaw)
 {
@@ -1012,51 +1226,108 @@ int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n)
 	struct cgrun *r = of(c);
 	(void)members;
 	(void)n;
+	int rc = -ENOTSUP;
+	/* cgroup.kill and cgroup.freeze act on the cgroups below too */
 	switch (r->kill) {
 	case CG_KILL_FILE:
-		return cgroup_write(r->dir[CG_V2].fd, "cgroup.kill", "1");
+		rc = cgroup_write(r->dir[CG_V2].fd, "cgroup.kill", "1");
+		break;
 	case CG_KILL_FREEZE:
-		return freeze_kill_thaw(r, r->dir[CG_V2].fd, "cgroup.freeze", "1", "0");
+		rc = freeze_kill_thaw(r, r->dir[CG_V2].fd, "cgroup.freeze", "1", "0");
+		break;
 	case CG_KILL_FREEZER:
-		return freeze_kill_thaw(r, r->dir[CG_FREEZER].fd, "freezer.state", "FROZEN",
-					"THAWED");
+		rc = freeze_kill_thaw(r, r->dir[CG_FREEZER].fd, "freezer.state", "FROZEN",
+				      "THAWED");
+		break;
 	case CG_KILL_NONE:
 		break;
 	}
-	return -ENOTSUP;
+	/* whichever killed: a task the command froze in a v1 freezer cgroup
+	 * of its own dies only once thawed */
+	if (rc == 0)
+		thaw_below(r);
+	return rc;
 }
 
-/* rmdir, retried while EBUSY: cgroup.procs stops listing a killed task
- * as it starts to exit, but the cgroup stays populated until the task has
- * left it -- with hundreds of them dying on a loaded machine, seconds. */
-static int remove_dir(struct cg_dir *d)
+struct remove_ctx {
+	struct cgrun *r;
+	uint64_t deadline;         /* CLOCK_MONOTONIC ns: no retry after it */
+	uint64_t began;
+	int rc;                    /* the first failure */
+};
+
+/* A cgroup that stays: named, with why, in the record. */
+static void note_left(struct remove_ctx *x, const char *path, int fd, int err)
 {
-	if (!d->made)
-		return 0;
-	int rc = 0;
-	for (int i = 0; i < 2000; i++) {
-		if (rmdir(d->path) == 0 || errno == ENOENT) {
-			rc = 0;
-			break;
+	struct contain_info *in = &x->r->base.info;
+	size_t i = in->n_left++;
+	if (x->rc == 0)
+		x->rc = err;
+	if (i >= CONTAIN_MAX_LEFT)
+		return;
+	pid_t pid = 0;
+	char what[64] = "";
+	if (err == -EBUSY && has_child(fd))
+		snprintf(what, sizeof what, "; a cgroup below it is left");
+	else if (err == -EBUSY && holds_procs(fd, &pid))
+		snprintf(what, sizeof what, "; it still holds processes (pid %d)", (int)pid);
+	snprintf(in->left[i].path, sizeof in->left[i].path, "%s", path);
+	snprintf(in->left[i].why, sizeof in->left[i].why, "rmdir: %s after %.2f s%s",
+		 strerror(-err), (double)(clock_mono_ns() - x->began) / 1e9, what);
+}
+
+/* rmdir parentfd/name, the cgroup open at fd, retried while EBUSY until
+ * the deadline: cgroup.procs stops listing a killed task as it starts to
+ * exit, but the cgroup stays populated until the task has left it -- with
+ * hundreds of them dying on a loaded machine, a second or more.  A cgroup
+ * busy because one below it is left is not waited on: it cannot go. */
+static int remove_one(struct remove_ctx *x, int parentfd, const char *name, int fd,
+		      const char *path)
+{
+	for (;;) {
+		if (unlinkat(parentfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			return 0;
+		int rc = -errno;
+		if (rc != -EBUSY || clock_mono_ns() >= x->deadline || has_child(fd)) {
+			note_left(x, path, fd, rc);
+			return rc;
 		}
-		rc = -errno;
-		if (errno != EBUSY)
-			break;
 		sleep_ms(5);
 	}
-	if (rc == 0)
+}
+
+static int remove_visit(int parentfd, const char *name, int fd, const char *path, void *ctx)
+{
+	remove_one(ctx, parentfd, name, fd, path);
+	return 0; /* the others are still worth trying */
+}
+
+/* The cgroups the command made below d, bottom-up, then d. */
+static void remove_tree(struct remove_ctx *x, struct cg_dir *d)
+{
+	if (!d->made)
+		return;
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s", d->path);
+	if (d->fd >= 0)
+		cgroup_walk_below(d->fd, path, remove_visit, x);
+	if (remove_one(x, AT_FDCWD, d->path, d->fd, d->path) == 0)
 		d->made = 0;
-	return rc;
 }
 
 int cgroup_run_finish(struct contain *c)
 {
 	struct cgrun *r = of(c);
-	int rc = 0;
-	for (int h = 0; h < CG_NHIER; h++) {
-		int e = remove_dir(&r->dir[h]);
-		if (e < 0 && rc == 0)
-			rc = e;
-	}
-	return rc;
+	uint64_t now = clock_mono_ns();
+	/* one wait for all the hierarchies: what is left after it is named,
+	 * and a second finish (contain_close after a failed one) only looks */
+	struct remove_ctx x = {
+		r, now + (r->finish_tried ? 0 : (uint64_t)CG_REMOVE_WAIT_MS * 1000000u), now, 0,
+	};
+	r->base.info.n_left = 0;
+	for (int h = 0; h < CG_NHIER; h++)
+		remove_tree(&x, &r->dir[h]);
+	r->finish_tried = x.rc < 0;
+	MT_ASSERT(x.rc == 0 || r->base.info.n_left > 0);
+	return x.rc;
 }

@@ -18,6 +18,16 @@
  * the machine runs); each member's RSS is its /proc/PID/statm read through
  * an fd held open, as tree.c does.
  *
+ * The command may make cgroups of its own below the run's (a memsup inside
+ * memsup, a test runner, systemd-run, a container): cgroup.procs lists
+ * only a cgroup's own processes, so membership is the run's cgroup.procs
+ * and every descendant's; the kill reaches them (cgroup.kill and
+ * cgroup.freeze are recursive; v1's freezer is hierarchical, and each
+ * descendant that froze itself is thawed so that its killed tasks can
+ * die); and the end removes them bottom-up before the run's own, waiting
+ * CG_REMOVE_WAIT_MS at most for the last tasks to leave.  What is left
+ * then is named in the record, never waited on.
+ *
  * Return convention: 0 or -errno.
  */
 #ifndef MEMSUP_CGROUP_H
@@ -132,6 +142,15 @@ struct cgrun {
 				      pids files (borrowed from dir[]); -1 */
 	enum cg_kill kill;
 	int procs_fd;              /* cgroup.procs the members are listed from */
+	int procs_fresh;           /* v1: opened anew for each listing (its
+				      held fd serves a cached list) */
+	int list_dir;              /* the dir of procs_fd (borrowed from dir[]):
+				      its descendants are listed too */
+	int cgstat_fd;             /* v2 cgroup.stat of list_dir: a walk only
+				      when nr_descendants is not 0; -1 on v1
+				      (walked at every listing) */
+	int finish_tried;          /* a finish gave up on some cgroup: the next
+				      tries once, without waiting */
 	int join_fd[CG_NHIER];     /* cgroup.procs the command joins before exec
 				      (v1; v2 is entered by clone3) */
 	int usage_fd;              /* memory.current / memory.usage_in_bytes */
@@ -171,15 +190,31 @@ int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 int cgroup_run_end(struct cgrun *r, const struct contain_config *cfg,
 		   struct contain_info *info, struct contain **out);
 
-/* Remove own/memsup-PID-{run,sup} of memsups that are gone, when empty. */
+/* Remove own/memsup-PID-{run,sup} of memsups that are gone, with the
+ * cgroups below them (bottom-up), when none of them holds a process. */
 void cgroup_sweep_stale(const char *own, pid_t self);
+
+/* How long the end of a run waits, in all, for cgroups that are still busy
+ * (their last tasks leaving) before it names them in the record. */
+#define CG_REMOVE_WAIT_MS 3000
+/* Deeper cgroups than this below the run's are not walked (nor removed). */
+#define CG_WALK_DEPTH 32
+
+/* fn(parentfd, name, fd, path, ctx) for every cgroup below the one open at
+ * dirfd, whose path is `path` (PATH_MAX bytes, restored on return),
+ * children before their parent.  A negative return from fn stops the walk
+ * and is returned; else 0.  A cgroup that goes while walked is skipped. */
+typedef int (*cgroup_visit_fn)(int parentfd, const char *name, int fd, const char *path,
+			       void *ctx);
+int cgroup_walk_below(int dirfd, char *path, cgroup_visit_fn fn, void *ctx);
 
 /* Make (or, premade, open) own/memsup-PID-<suffix> in hierarchy h into
  * *d.  0 or -errno. */
 int cgroup_make(struct cgrun *r, const char *own, const char *suffix, struct cg_dir *d);
 
 /* Make the run's cgroups in the v1 memory, pids and freezer hierarchies
- * that exist, saying in info what could not be made.  Returns how many. */
+ * that exist, saying in info what could not be made.  Returns how many;
+ * when none could be made, the first -errno (0: no such hierarchy). */
 int cgroup_make_v1(struct cgrun *r, struct contain_info *info);
 
 /* After the dirs are made: pick the membership file, the kill, the files a
@@ -199,7 +234,9 @@ int cgroup_run_poll(struct contain *c, struct contain_state *st);
 int cgroup_run_event_fd(const struct contain *c, short *events);
 int cgroup_run_figures(struct contain *c, struct contain_figures *f);
 int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n);
-/* rmdir every dir made (a few tries while the last tasks leave). */
+/* rmdir every dir made and the cgroups below it, bottom-up, waiting
+ * CG_REMOVE_WAIT_MS in all for the last tasks to leave (none on a second
+ * call); those left are named in info->left. */
 int cgroup_run_finish(struct contain *c);
 
 /* A backend's ops table: its own open and close, the rest shared. */

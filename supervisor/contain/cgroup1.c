@@ -21,9 +21,10 @@ static int cgroup1_open(struct contain **out, const struct contain_config *cfg,
 	if (rc < 0)
 		return rc;
 	info->mode = "cgroup1";
-	if (cgroup_make_v1(r, info) == 0) {
+	rc = cgroup_make_v1(r, info);
+	if (rc <= 0) {
 		cgroup_run_close(&r->base);
-		return -ENOENT;
+		return rc < 0 ? rc : -ENOENT; /* 0: no v1 hierarchy holds memsup */
 	}
 	return cgroup_run_end(r, cfg, info, out);
 }

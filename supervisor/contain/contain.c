@@ -69,9 +69,17 @@ static size_t backends_for(enum cg_layout_kind kind, const struct contain_ops **
 /* What would give a user without root a cgroup of the run's own, for the
  * summary's fallback line: systemd's delegation where systemd runs (it
  * says so by /run/systemd/system, as sd_booted() checks), else what root
- * must do. */
-static const char *hint_for(enum cg_layout_kind kind)
+ * must do.  `err` is why the cgroup could not be made (0: unknown): a
+ * hierarchy mounted read-only (EROFS) is no question of rights, and root
+ * is told nothing about becoming root. */
+static const char *hint_for(enum cg_layout_kind kind, int err)
 {
+	if (err == -EROFS)
+		return "the cgroup file system is mounted read-only here (a container's usually "
+		       "is): mount it read-write, or give the container a cgroup namespace of "
+		       "its own with a writable cgroup";
+	if (geteuid() == 0 && kind != CG_LAYOUT_NONE)
+		return NULL; /* rights are not what is missing: containment.missing says */
 	int systemd = access("/run/systemd/system", F_OK) == 0;
 	switch (kind) {
 	case CG_LAYOUT_V2:
@@ -135,9 +143,12 @@ static int check_mem_max(const struct contain_config *cfg, char *err, size_t err
 		}
 	}
 	if (!cfg->premade && access(dir, W_OK) < 0) {
-		snprintf(err, errlen, "--mem-max: cannot make a memory cgroup in %s (%s): %s; "
-			 "or use --rss-mb for a polled budget", dir, strerror(errno),
-			 hint_for(l.kind));
+		/* saved first: hint_for() looks for systemd, which sets errno */
+		int e = errno;
+		const char *hint = hint_for(l.kind, -e);
+		snprintf(err, errlen, "--mem-max: cannot make a memory cgroup in %s (%s)%s%s; "
+			 "or use --rss-mb for a polled budget", dir, strerror(e), hint ? ": " : "",
+			 hint ? hint : "");
 		return -1;
 	}
 	return 0;
@@ -258,10 +269,11 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 		else if (debug)
 			say_missing(&info, 0, "cannot tell the layout");
 		size_t n = rc < 0 ? 0 : backends_for(l.kind, try);
+		int why = 0; /* the last backend's error */
 		for (size_t i = 0; i < n; i++) {
 			struct contain_info attempt = info;
 			size_t before = attempt.n_missing;
-			if (try[i]->open(out, cfg, &attempt) == 0) {
+			if ((why = try[i]->open(out, cfg, &attempt)) == 0) {
 				(*out)->info = attempt;
 				(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
 				check_opened(*out);
@@ -277,7 +289,7 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 			info.n_missing = attempt.n_missing;
 			memcpy(info.missing, attempt.missing, sizeof info.missing);
 		}
-		info.hint = hint_for(rc < 0 ? CG_LAYOUT_NONE : l.kind);
+		info.hint = hint_for(rc < 0 ? CG_LAYOUT_NONE : l.kind, why);
 		/* the kernel limit was asked for: no polled stand-in */
 		if (cfg->mem_max) {
 			if (debug)

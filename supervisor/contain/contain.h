@@ -95,6 +95,10 @@ struct contain_waiter {
 #define CONTAIN_MAX_PATHS 4u
 #define CONTAIN_MAX_MISSING 6u
 #define CONTAIN_MISSING_BYTES 320u
+/* Cgroups the end of a run could not remove, named in the record (the
+ * first few; n_left counts them all). */
+#define CONTAIN_MAX_LEFT 4u
+#define CONTAIN_LEFT_WHY_BYTES 160u
 /* MEMSUP_DEBUG=1: contain_open says its choice on stderr (contain.c). */
 #define CONTAIN_DEBUG_ENV "MEMSUP_DEBUG"
 /* Give up killing when only processes in D state were left this long. */
@@ -116,6 +120,14 @@ struct contain_info {
 	size_t n_missing;
 	const char *hint;          /* a fallback: what would give the user a
 				      cgroup without root; NULL */
+	/* filled by contain_finish(): the run's cgroups, or cgroups the
+	 * command made below them, that were still there when memsup stopped
+	 * trying ("containment.cgroups_left") */
+	struct contain_left {
+		char path[PATH_MAX];
+		char why[CONTAIN_LEFT_WHY_BYTES];
+	} left[CONTAIN_MAX_LEFT];
+	size_t n_left;             /* may pass CONTAIN_MAX_LEFT: the rest unnamed */
 };
 
 /* The kernel's view of the run now, per sample; a figure the backend does
@@ -215,8 +227,12 @@ int contain_figures(struct contain *c, struct contain_figures *f);
  * been in D state for KILL_STUCK_S s (named in w->stuck). */
 int contain_kill(struct contain *c, double grace_s, const struct contain_waiter *w);
 
-/* Remove the run's cgroups (and undo what memsup changed to make them).
- * Call after contain_kill(); again is a no-op.  0, or the first error. */
+/* Remove the run's cgroups (and undo what memsup changed to make them),
+ * with every cgroup the command made below them, bottom-up.  Waits a
+ * bounded, short time for the last tasks to leave; what is still there
+ * then is named in contain_info()->left, never waited on again (a second
+ * call tries once more, without waiting).  Call after contain_kill();
+ * again after a success is a no-op.  0, or the first error. */
 int contain_finish(struct contain *c);
 
 /* `pid` is memsup's own (its sentinel, or a child it had before the run),

@@ -200,6 +200,22 @@ static void put_containment(struct jsonw *w, const struct sup_record *r)
 		jsonw_array_end(w);
 		jsonw_key(w, "hint");
 		jsonw_string(w, c->hint);
+		/* cgroups the end of the run could not remove (the run's, or
+		 * ones its command made below them), each with why; the
+		 * count, when more were left than are named */
+		jsonw_key(w, "cgroups_left");
+		jsonw_array_begin(w);
+		for (size_t i = 0; i < c->n_left && i < CONTAIN_MAX_LEFT; i++) {
+			jsonw_object_begin(w);
+			jsonw_key(w, "path");
+			jsonw_string(w, c->left[i].path);
+			jsonw_key(w, "why");
+			jsonw_string(w, c->left[i].why);
+			jsonw_object_end(w);
+		}
+		jsonw_array_end(w);
+		jsonw_key(w, "cgroups_left_count");
+		jsonw_uint(w, c->n_left);
 		jsonw_object_end(w);
 	}
 	jsonw_key(w, "mem_max_mb");

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collect/procfs.h"
@@ -489,4 +491,109 @@ Test(cgroup, off_is_the_scan)
 	cr_expect_eq(contain_check(&cc, err, sizeof err), -1);
 	cr_expect_not_null(strstr(err, "--cgroup off"), "%s", err);
 	fixture_remove(&fx);
+}
+
+/* ---- cgroups the command made below the run's ------------------------------- */
+
+static void put_file(const struct fixture *fx, const char *rel, const char *text)
+{
+	char path[2 * PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", fx->sys, rel);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void put_dir(const struct fixture *fx, const char *rel)
+{
+	char path[2 * PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", fx->sys, rel);
+	cr_assert_eq(mkdir(path, 0755), 0, "%s: %s", path, strerror(errno));
+}
+
+/* v1: a member moved into a cgroup of its own below the run's (102 here)
+ * is listed, sampled and so killed; cgroup.procs of the run's cgroup
+ * alone would miss it. */
+Test(cgroup, v1_members_below_the_run_are_listed)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "v1");
+	put_file(&fx, "pids/jobs/7/memsup-100-run/cgroup.procs", "101\n");
+	put_dir(&fx, "pids/jobs/7/memsup-100-run/inner");
+	put_dir(&fx, "pids/jobs/7/memsup-100-run/inner/deeper");
+	put_file(&fx, "pids/jobs/7/memsup-100-run/inner/cgroup.procs", "");
+	put_file(&fx, "pids/jobs/7/memsup-100-run/inner/deeper/cgroup.procs", "102\n");
+	struct contain_config cc = fixture_config(&fx);
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	expect_members(c);
+	contain_close(c);
+	fixture_remove(&fx);
+}
+
+/* v2: the same, and cgroup.stat's nr_descendants decides whether to look
+ * below at all (0: the walk is skipped, so 102 is not seen). */
+Test(cgroup, v2_members_below_the_run_are_listed_when_counted)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "v2");
+	const char *run = "user.slice/run.scope/memsup-100-run";
+	char rel[PATH_MAX];
+	put_file(&fx, "user.slice/run.scope/memsup-100-run/cgroup.procs", "101\n");
+	snprintf(rel, sizeof rel, "%s/inner", run);
+	put_dir(&fx, rel);
+	snprintf(rel, sizeof rel, "%s/inner/cgroup.procs", run);
+	put_file(&fx, rel, "102\n");
+	snprintf(rel, sizeof rel, "%s/cgroup.stat", run);
+	put_file(&fx, rel, "nr_descendants 1\nnr_dying_descendants 0\n");
+	struct contain_config cc = fixture_config(&fx);
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	expect_members(c);
+	put_file(&fx, rel, "nr_descendants 0\nnr_dying_descendants 0\n");
+	const pid_t *pids;
+	size_t n;
+	cr_assert_eq(contain_members(c, &pids, &n), 0);
+	cr_expect_eq(n, 1, "nr_descendants 0: only the run's own cgroup.procs");
+	contain_close(c);
+	fixture_remove(&fx);
+}
+
+/* The stale sweep: a dead memsup's run cgroup goes with the cgroups its
+ * command made below it, bottom-up; one that still holds a process, or
+ * holds a live memsup's cgroup, stays whole. */
+Test(cgroup, stale_sweep_removes_the_cgroups_below_bottom_up)
+{
+	char own[] = "/tmp/memsup-cgsweep-XXXXXX", path[PATH_MAX + 128];
+	cr_assert_not_null(mkdtemp(own));
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	cr_assert_gt(dead, 0);
+	waitpid(dead, NULL, 0);
+	/* removable: empty cgroups three deep */
+	snprintf(path, sizeof path, "%s/memsup-%d-run", own, (int)dead);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/memsup-%d-run/a", own, (int)dead);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/memsup-%d-run/a/memsup-%d-run", own, (int)dead, (int)dead);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/memsup-%d-run/b", own, (int)dead);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	/* not removable: a live memsup's cgroup below (ours stands for it) */
+	snprintf(path, sizeof path, "%s/memsup-%d-sup", own, (int)dead);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/memsup-%d-sup/memsup-%d-run", own, (int)dead,
+		 (int)getpid());
+	cr_assert_eq(mkdir(path, 0755), 0);
+	cgroup_sweep_stale(own, getpid() + 1);
+	snprintf(path, sizeof path, "%s/memsup-%d-run", own, (int)dead);
+	cr_expect_eq(access(path, F_OK), -1, "%s is still there", path);
+	snprintf(path, sizeof path, "%s/memsup-%d-sup/memsup-%d-run", own, (int)dead,
+		 (int)getpid());
+	cr_expect_eq(access(path, F_OK), 0, "a live memsup's cgroup was removed");
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", own);
+	cr_expect_eq(system(cmd), 0);
 }
