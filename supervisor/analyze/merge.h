@@ -149,7 +149,7 @@ struct merge_aside {
 	pid_t pid;
 	uint32_t gen;
 	int in_tree;
-	char why[200];
+	char why[256];
 };
 
 struct merged_run {
