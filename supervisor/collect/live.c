@@ -29,10 +29,10 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -472,7 +472,10 @@ static enum belief_side live_side_of(const struct live *l, pid_t pid, pid_t comm
 	for (int depth = 0; depth < 128; depth++) {
 		const struct live_seen *s = pidmap_find(&l->seen, p);
 		struct procfs_stat st;
-		if (p == command || s || live_runs_believed(l, p))
+		/* the pid itself counts by its sightings only where their times
+		 * fit (live_judge checked): alive now under a pid the tree once
+		 * had, it may be another process after the pids wrapped */
+		if (p == command || (s && p != pid) || live_runs_believed(l, p))
 			return BELIEF_SIDE_TREE;
 		if (p <= 1)
 			return BELIEF_SIDE_OUTSIDE;
