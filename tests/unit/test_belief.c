@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analyze/merge.h"
 #include "collect/belief.h"
 #include "collect/live.h"
 #include "contain/contain.h"
@@ -249,5 +250,56 @@ Test(belief, live_pid_inside_or_outside, .timeout = 10)
 	kill(grandchild, SIGKILL);
 	kill(command, SIGKILL);
 	waitpid(command, NULL, 0);
+	rm_tmp();
+}
+
+/* The merged view keeps no image of a record not believed, and none of a
+ * pid at or above pid_max even when its file is not a valid record (a
+ * corrupt file of pid 5000 is not "process 5000, corrupt record"): each
+ * is an aside with live_why()'s sentence. */
+Test(belief, merge_sets_aside_what_is_not_believed, .timeout = 10)
+{
+	mkdir_tmp();
+	struct live *l;
+	cr_assert_eq(live_open(&l, dir), 0);
+	live_set_checks(l, NULL, 1000);
+	put(300, 0, MT_REL_ROOT, 0, 0, 10 * S, 0);
+	put(301, 0, MT_REL_FORK, 300, 0, 11 * S, 12 * S);
+	put(302, 0, MT_REL_FORK, 300, 0, 5 * S, 6 * S);         /* before its parent */
+	put(999999, 0, MT_REL_FORK, 300, 0, 11 * S, 12 * S);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/5000.0.mtr", dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 100), 0, "a short file: never a record");
+	close(fd);
+	cr_assert_eq(live_update(l, 1), 0);
+	live_believe(l, NULL, 0, 300, 0, 0);
+	struct sup_record rec;
+	runrecord_init(&rec);
+	struct merge_input in = {
+		.rec = &rec, .tracing = 1, .command_pid = 300, .start_mono_ns = 9 * S,
+		.live = l, .end_mono_ns = 20 * S,
+	};
+	struct merged_run m;
+	cr_assert_eq(merge_build(&m, &in), 0);
+	cr_expect_eq(m.n_images, 2, "300 and 301 only, got %zu", m.n_images);
+	for (size_t i = 0; i < m.n_images; i++)
+		cr_expect(m.images[i].pid == 300 || m.images[i].pid == 301, "image of %d",
+			  (int)m.images[i].pid);
+	cr_expect_eq(m.n_aside, 3);
+	for (size_t i = 0; i < m.n_aside; i++) {
+		const struct merge_aside *a = &m.aside[i];
+		cr_expect(!a->in_tree, "%d", (int)a->pid);
+		if (a->pid == 302)
+			cr_expect_not_null(strstr(a->why, "not alive when it started"), "%s", a->why);
+		else if (a->pid == 5000 || a->pid == 999999)
+			cr_expect_not_null(strstr(a->why, "pid_max is 1000"), "%s", a->why);
+		else
+			cr_expect_fail("aside %d", (int)a->pid);
+	}
+	merge_free(&m);
+	runrecord_free(&rec);
+	live_close(l);
 	rm_tmp();
 }
