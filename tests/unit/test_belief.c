@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "collect/belief.h"
 #include "collect/live.h"
 #include "contain/contain.h"
+#include "test_tmp.h"
 
 #define S UINT64_C(1000000000)
 
@@ -71,6 +73,7 @@ static void mkdir_tmp(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test-belief-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
+	tmp_adopt(dir); /* removed at exit, even when an assertion ends the test */
 }
 
 static void rm_tmp(void)
@@ -221,8 +224,12 @@ Test(belief, live_pid_inside_or_outside, .timeout = 10)
 	pid_t command = fork();
 	cr_assert_geq(command, 0);
 	if (command == 0) {
+		/* each dies with its parent: an assertion that ends the test
+		 * leaves neither behind */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		pid_t g = fork();
 		if (g == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			pause();
 			_exit(0);
 		}
