@@ -15,6 +15,7 @@
 #include "test_py.h"
 #include "record.h"
 
+#include <sys/prctl.h>
 #include <time.h>
 
 #define FORGED_ABOVE 20
@@ -77,6 +78,8 @@ static pid_t start_outsider(void)
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
+		/* gone with the test process, should an assertion end it first */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl("/bin/sleep", "sleep", "30", (char *)NULL);
 		_exit(127);
 	}
