@@ -399,6 +399,9 @@ static int write_results(struct sup_run *s, int status)
 	if (merge_build(&s->merged, &in) < 0)
 		runrecord_note(rec, "out of memory building the per-process view: "
 			       "processes.json and blind_spots are incomplete");
+	/* the records not believed, named in the record (resources.c) */
+	rec->not_believed = s->merged.aside;
+	rec->n_not_believed = s->merged.n_aside;
 	findings_apply(rec, &s->merged, run_findings, FINDINGS_MAX);
 	if ((rc = processes_write(s->ev.dirfd, &s->merged)) < 0) {
 		snprintf(what, sizeof what, "write %s/processes.json", dir);

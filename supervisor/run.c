@@ -529,7 +529,7 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		int viewed = b != SUP_REASON_PROCS_BUDGET;
 		if (viewed) {
 			if (r->live)
-				live_believe(r->live, m, nm, r->main_pid);
+				live_believe(r->live, m, nm, r->main_pid, now, read_ns);
 			pview_sample(r->pv, r->live, now, read_ns, m, nm, new_peak, rss, &s);
 		} else {
 			memset(&s, 0, sizeof s);
@@ -997,7 +997,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	if (r->live) {
 		live_update(r->live, 1);
 		/* records made after the last sample, believed through lineage */
-		live_believe(r->live, NULL, 0, r->main_pid);
+		live_believe(r->live, NULL, 0, r->main_pid, 0, 0);
 	}
 	/* the last markers: lines written just before the end (a last one
 	 * without its newline too) and shim slots filled since the last sample */

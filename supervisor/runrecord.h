@@ -77,6 +77,7 @@ int runrecord_exit_status(enum sup_reason reason, int run_status);
 
 struct finding; /* analyze/findings.h */
 struct merged_run; /* analyze/merge.h */
+struct merge_aside; /* analyze/merge.h */
 struct phase_log; /* analyze/phases.h */
 
 struct sup_leftover {
@@ -164,7 +165,14 @@ struct sup_record {
 	double peak_source_at_s;          /* the sample nearest it; < 0: unknown */
 	const struct finding *findings;   /* blind_spots (findings.h) */
 	size_t n_findings;
+	/* record files memsup did not believe (merge.h, the merged run's
+	 * aside): "records_not_believed", the first
+	 * RUNRECORD_MAX_NOT_BELIEVED of them, and how many in all */
+	const struct merge_aside *not_believed;
+	size_t n_not_believed;
 };
+
+#define RUNRECORD_MAX_NOT_BELIEVED 100u
 
 /* A new record: SUP_REASON_RUNNING, every figure unknown (null). */
 void runrecord_init(struct sup_record *r);

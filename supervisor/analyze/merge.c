@@ -212,16 +212,20 @@ static int add_records(struct merged_run *m, size_t *cap, const struct merge_inp
 			break;
 		}
 		int rc = live_read_final(in->live, i, rec);
-		if (rc == 0 && !lr->believed) {
+		/* A file of a pid that cannot exist is no image whether it
+		 * reads as a record or not: a corrupt one would still list a
+		 * process 3000000 of the tree. */
+		int impossible = !live_pid_possible(in->live, lr->pid);
+		if ((rc == 0 && !lr->believed) || impossible) {
 			/* not an image of the tree: no image at all */
 			m->n_images--;
 			if (!(a = add_aside(m, &aside_cap, lr->pid, lr->gen, 0))) {
 				err = -ENOMEM;
 				break;
 			}
-			snprintf(a->why, sizeof a->why, "pid %d was never in the tree, and the record "
-				 "it names as its parent (%d.%u) is not the tree's either", (int)lr->pid,
-				 (int)rec->parent_pid, (unsigned)rec->parent_gen);
+			if (live_why(in->live, i, in->start_mono_ns, a->why, sizeof a->why) < 0)
+				snprintf(a->why, sizeof a->why, "pid %d cannot exist here",
+					 (int)lr->pid);
 			continue;
 		}
 		if (rc == 0 && recordfile_plausible(rec, &b, why, sizeof why) < 0) {

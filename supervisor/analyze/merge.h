@@ -142,14 +142,17 @@ struct heap_peak_view {
 
 /* A record file put aside: the command's word that memsup did not
  * believe (recordfile_plausible, live_believe).  Its image, when the tree
- * had one (in_tree: a pid the poller saw, or reached by lineage), stays in
- * images[] untraced with record_error RECORDFILE_EIMPLAUSIBLE; one that
- * never was the tree's is not an image at all. */
+ * had one (in_tree: a believed record whose figures cannot be true),
+ * stays in images[] untraced with record_error RECORDFILE_EIMPLAUSIBLE;
+ * one that never was the tree's (not believed by collect/belief.h's rule,
+ * or of a pid at or above pid_max whatever its file holds) is not an image
+ * at all.  `why`: live_why()'s sentence, or the first figure that could
+ * not be true. */
 struct merge_aside {
 	pid_t pid;
 	uint32_t gen;
 	int in_tree;
-	char why[200];
+	char why[256];
 };
 
 struct merged_run {

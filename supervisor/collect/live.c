@@ -16,8 +16,10 @@
  * zeros, and the next live_update() marks that record as not trusted
  * ("record file too short").  A fault anywhere else gets the default
  * action back and kills memsup as it would have. */
+#include "collect/belief.h"
 #include "collect/fold.h"
 #include "collect/live.h"
+#include "collect/procfs.h"
 #include "collect/recordfile.h"
 #include "collect/stackfile.h"
 #include "collect/stackfold.h"
@@ -30,6 +32,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -41,6 +44,14 @@
 struct live_newest {
 	pid_t pid;
 	long idx;
+};
+
+/* pid -> when samples found it a member of the tree: the first listing's
+ * start and the last listing's end (belief.h, belief_seen_fits) */
+struct live_seen {
+	pid_t pid;
+	uint64_t first_ns;
+	uint64_t last_ns;
 };
 
 struct live {
@@ -63,6 +74,12 @@ struct live {
 	size_t nfolded;
 	int evdirfd;             /* where stacks.fold is made; -1: not packed */
 	int stacks_fd;           /* stacks.fold once made, or -1 */
+	/* the belief rule's facts (belief.h) */
+	struct pidmap seen;      /* struct live_seen */
+	long pid_max;            /* <= 0: unknown */
+	char proc_root[64];      /* "": no look at a live pid (tests) */
+	pid_t self;              /* memsup: every member descends from it */
+	uint64_t command_start;  /* the command's /proc starttime; 0: unknown */
 };
 
 /* ---- SIGBUS on a shrunk record file ---------------------------------- */
@@ -142,6 +159,13 @@ int live_open(struct live **out, const char *dir)
 	l->rescan = 1;
 	l->fold_fd = l->evdirfd = l->stacks_fd = -1;
 	pidmap_init(&l->newest, sizeof(struct live_newest));
+	pidmap_init(&l->seen, sizeof(struct live_seen));
+	/* read once: pid_max can be raised during the run, but only by root,
+	 * and a pid above the value at the start is then at worst not
+	 * believed, never a forged one believed */
+	l->pid_max = belief_read_pid_max("/proc/sys/kernel/pid_max");
+	snprintf(l->proc_root, sizeof l->proc_root, "/proc");
+	l->self = getpid();
 	long page = sysconf(_SC_PAGESIZE);
 	live_page_mask = ~(uintptr_t)((page > 0 ? page : 4096) - 1);
 	live_owner = l;
@@ -179,6 +203,7 @@ void live_close(struct live *l)
 	free(l->doubted);
 	free(l->active);
 	pidmap_free(&l->newest);
+	pidmap_free(&l->seen);
 	free(l);
 }
 
@@ -394,37 +419,233 @@ int live_update(struct live *l, int force_scan)
 	return rc;
 }
 
-void live_believe(struct live *l, const struct tree_member *members, size_t n, pid_t command)
+void live_set_checks(struct live *l, const char *proc_root, long pid_max)
+{
+	snprintf(l->proc_root, sizeof l->proc_root, "%s", proc_root ? proc_root : "");
+	l->pid_max = pid_max;
+}
+
+int live_pid_possible(const struct live *l, pid_t pid)
+{
+	return belief_pid_possible(pid, l->pid_max);
+}
+
+/* The image's life by its record: from the mapping while mapped, from
+ * what the fold kept once folded (live_fold_one). */
+static struct belief_span live_span(const struct live_rec *r)
+{
+	struct belief_span s = { r->start_ns, r->end_ns };
+	if (r->map) {
+		s.start_ns = live_load(&r->map->start_mono_ns);
+		s.end_ns = live_load(&r->map->end_mono_ns);
+	}
+	return s;
+}
+
+/* A believed image of `pid` still running: that pid is the tree's now. */
+static int live_runs_believed(const struct live *l, pid_t pid)
+{
+	for (long i = newest_of(l, pid); i >= 0; i = l->recs[i].next_same_pid) {
+		const struct live_rec *r = &l->recs[i];
+		if (r->believed && r->map && live_state(r->map) == MT_STATE_RUNNING)
+			return 1;
+	}
+	return 0;
+}
+
+/* Where the live process `pid` stands: its ancestors, read from
+ * /proc/PID/stat, lead to the command, to a pid a sample saw, to a pid of
+ * a believed running image (the tree), or to init without passing memsup
+ * (outside).  Every member descends from memsup (it is their subreaper),
+ * so a process whose chain reaches init another way is not the tree's:
+ * the `sleep` a forged record names.  A direct child of memsup that no
+ * sample saw is an orphan of the tree when it started after the command,
+ * and otherwise one of memsup's own (its sentinel, children it was left
+ * by an exec); in the command's own clock tick it cannot be told.
+ * Gone mid-walk, or a chain deeper than any real tree: unknown, and the
+ * lineage decides. */
+static enum belief_side live_side_of(const struct live *l, pid_t pid, pid_t command)
+{
+	pid_t p = pid;
+	if (pid == l->self)
+		return BELIEF_SIDE_OUTSIDE; /* memsup is not its own tree */
+	for (int depth = 0; depth < 128; depth++) {
+		const struct live_seen *s = pidmap_find(&l->seen, p);
+		struct procfs_stat st;
+		/* the pid itself counts by its sightings only where their times
+		 * fit (live_judge checked): alive now under a pid the tree once
+		 * had, it may be another process after the pids wrapped */
+		if (p == command || (s && p != pid) || live_runs_believed(l, p))
+			return BELIEF_SIDE_TREE;
+		if (p <= 1)
+			return BELIEF_SIDE_OUTSIDE;
+		if (procfs_read_stat(l->proc_root, p, &st) < 0)
+			return BELIEF_SIDE_UNKNOWN;
+		if (st.ppid == l->self) {
+			if (!l->command_start || st.starttime == l->command_start)
+				return BELIEF_SIDE_UNKNOWN;
+			return st.starttime > l->command_start ? BELIEF_SIDE_TREE
+							       : BELIEF_SIDE_OUTSIDE;
+		}
+		if (st.ppid <= 0)
+			return BELIEF_SIDE_OUTSIDE; /* a root other than init (kthreadd) */
+		p = st.ppid;
+	}
+	return BELIEF_SIDE_UNKNOWN;
+}
+
+/* The image (pid, gen+1) that record r exec'd into, when it is believed:
+ * the same process, so r is the tree's too. */
+static int live_exec_successor_believed(const struct live *l, const struct live_rec *r)
+{
+	const struct live_rec *next = live_find(l, r->pid, r->gen + 1);
+	const struct mt_record *m = next ? next->map : NULL;
+	if (!next || !next->believed || !m)
+		return 0;
+	return live_load32(&m->relation) == MT_REL_EXEC &&
+	       (pid_t)live_load32(&m->parent_pid) == r->pid &&
+	       live_load32(&m->parent_gen) == r->gen;
+}
+
+/* One record, by belief.h's rule, in its order: the pid first (a pid that
+ * cannot exist is final), the sightings, one look at the live process at
+ * first sight (a live pid outside is final; it must come before the
+ * lineage, which a forged record claims), then the lineage both ways.
+ * 1: believed now; 0: not (yet), r->doubt set when that is final. */
+static int live_judge(struct live *l, struct live_rec *r, pid_t command)
+{
+	const struct mt_record *m = r->map;
+	struct belief_span me = live_span(r);
+	if (!belief_pid_possible(r->pid, l->pid_max)) {
+		r->doubt = BELIEF_PID_MAX;
+		return 0;
+	}
+	if (r->pid == command)
+		return 1;
+	const struct live_seen *s = pidmap_find(&l->seen, r->pid);
+	if (s && belief_seen_fits(&me, s->first_ns, s->last_ns))
+		return 1;
+	if (!r->looked) {
+		r->looked = 1;
+		enum belief_side side = l->proc_root[0] ? live_side_of(l, r->pid, command)
+							: BELIEF_SIDE_UNKNOWN;
+		if (side == BELIEF_SIDE_OUTSIDE) {
+			r->doubt = BELIEF_OUTSIDE;
+			return 0;
+		}
+		if (side == BELIEF_SIDE_TREE)
+			return 1;
+	}
+	if (live_load32(&m->relation) != MT_REL_ROOT) {
+		const struct live_rec *parent = live_find(l, (pid_t)live_load32(&m->parent_pid),
+							  live_load32(&m->parent_gen));
+		if (parent && parent->believed) {
+			struct belief_span ps = live_span(parent);
+			if (belief_parent_fits(&ps, &me))
+				return 1;
+		}
+	}
+	return live_exec_successor_believed(l, r);
+}
+
+/* The members of this sample, noted for belief_seen_fits. */
+static void live_note_seen(struct live *l, const struct tree_member *members, size_t n,
+			   uint64_t from_ns, uint64_t to_ns)
+{
+	for (size_t k = 0; k < n; k++) {
+		int added;
+		struct live_seen *s = pidmap_add(&l->seen, members[k].pid, &added);
+		if (!s)
+			continue; /* out of memory: the lineage still believes it */
+		if (added)
+			s->first_ns = from_ns;
+		s->last_ns = to_ns;
+	}
+}
+
+void live_believe(struct live *l, const struct tree_member *members, size_t n, pid_t command,
+		  uint64_t seen_from_ns, uint64_t seen_to_ns)
 {
 	int changed = 1;
+	live_note_seen(l, members, n, seen_from_ns, seen_to_ns);
 	if (!l->ndoubted)
 		return;
-	for (size_t k = 0; k < n; k++)
-		for (long i = newest_of(l, members[k].pid); i >= 0; i = l->recs[i].next_same_pid)
-			l->recs[i].believed = 1;
-	/* through lineage, as long as that believes more */
+	if (command > 0 && !l->command_start && l->proc_root[0]) {
+		struct procfs_stat st;
+		if (procfs_read_stat(l->proc_root, command, &st) == 0)
+			l->command_start = st.starttime;
+	}
+	/* through lineage, as long as that believes more: a child listed
+	 * before its parent in doubted[] is passed over, then believed on
+	 * the next pass */
 	while (changed) {
 		changed = 0;
 		for (size_t k = 0; k < l->ndoubted;) {
 			struct live_rec *r = &l->recs[l->doubted[k]];
-			const struct live_rec *parent = NULL;
-			if (!r->believed && r->map && !r->error) {
-				/* the command's own counts as news too: a child
-				 * listed before it in doubted[] was just passed
-				 * over and is believed on the next pass */
-				if (r->pid == command)
-					r->believed = changed = 1;
-				else if ((parent = live_find(l, live_load32(&r->map->parent_pid),
-							     live_load32(&r->map->parent_gen))) &&
-					 parent->believed)
-					r->believed = changed = 1;
-			}
-			if (r->believed || r->error)
+			if (!r->believed && r->map && !r->error && !r->doubt &&
+			    live_judge(l, r, command))
+				r->believed = changed = 1;
+			if (r->believed || r->error || r->doubt)
 				l->doubted[k] = l->doubted[--l->ndoubted];
 			else
 				k++;
 		}
 	}
+}
+
+/* "1.200 to 1.300 s" of the run, or "1.200 s on" for an image that did
+ * not end */
+static void live_span_text(char *buf, size_t cap, const struct belief_span *s, uint64_t t0)
+{
+	double a = ((double)s->start_ns - (double)t0) / 1e9;
+	if (s->end_ns)
+		snprintf(buf, cap, "%.3f to %.3f s", a, ((double)s->end_ns - (double)t0) / 1e9);
+	else
+		snprintf(buf, cap, "%.3f s on", a);
+}
+
+int live_why(const struct live *l, size_t i, uint64_t run_start_ns, char *buf, size_t cap)
+{
+	char span[64];
+	const struct live_rec *r = &l->recs[i];
+	struct belief_span me = live_span(r);
+	const struct live_seen *s = pidmap_find(&l->seen, r->pid);
+	double t0 = (double)run_start_ns;
+	if (r->believed)
+		return -EINVAL;
+	if (r->doubt == BELIEF_PID_MAX || !belief_pid_possible(r->pid, l->pid_max))
+		return snprintf(buf, cap, "pid %d cannot exist: pid_max is %ld", (int)r->pid,
+				l->pid_max);
+	if (r->doubt == BELIEF_OUTSIDE)
+		return snprintf(buf, cap, "pid %d was alive outside the tree when its record "
+				"appeared (its parents lead to init, not to memsup)", (int)r->pid);
+	live_span_text(span, sizeof span, &me, run_start_ns);
+	if (s)
+		return snprintf(buf, cap, "pid %d was in the tree from %.3f to %.3f s, not while "
+				"this image ran (%s)", (int)r->pid, ((double)s->first_ns - t0) / 1e9,
+				((double)s->last_ns - t0) / 1e9, span);
+	if (!r->map)
+		return snprintf(buf, cap, "pid %d was never in the tree", (int)r->pid);
+	pid_t pp = (pid_t)live_load32(&r->map->parent_pid);
+	uint32_t pg = live_load32(&r->map->parent_gen);
+	const struct live_rec *parent = live_find(l, pp, pg);
+	if (live_load32(&r->map->relation) == MT_REL_ROOT)
+		return snprintf(buf, cap, "pid %d was never in the tree and its record names no "
+				"parent", (int)r->pid);
+	if (!parent)
+		return snprintf(buf, cap, "pid %d was never in the tree and the record it names "
+				"as its parent (%d.%u) does not exist", (int)r->pid, (int)pp,
+				(unsigned)pg);
+	if (!parent->believed)
+		return snprintf(buf, cap, "pid %d was never in the tree and the record it names "
+				"as its parent (%d.%u) is not believed either", (int)r->pid, (int)pp,
+				(unsigned)pg);
+	struct belief_span ps = live_span(parent);
+	char pspan[64];
+	live_span_text(pspan, sizeof pspan, &ps, run_start_ns);
+	return snprintf(buf, cap, "pid %d was never in the tree and the record it names as its "
+			"parent (%d.%u, alive %s) was not alive when it started (%.3f s)",
+			(int)r->pid, (int)pp, (unsigned)pg, pspan, ((double)me.start_ns - t0) / 1e9);
 }
 
 const struct live_rec *live_image_at(const struct live *l, pid_t pid, uint64_t t_ns,
@@ -594,6 +815,9 @@ static int live_fold_one(struct live *l, size_t i)
 		return err;
 	}
 	r->fold_off = (int64_t)l->fold_end;
+	/* its life stays known to the children it believes (live_span) */
+	r->start_ns = rec.start_mono_ns;
+	r->end_ns = rec.end_mono_ns;
 	l->fold_end += (off_t)n;
 	l->nfolded++;
 	munmap((void *)r->map, MT_RECORD_SIZE);

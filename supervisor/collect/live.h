@@ -38,6 +38,10 @@ struct live_rec {
 	long next_same_pid;          /* index of this pid's previous record, -1 */
 	int believed;                /* the image is part of the tree: see
 					live_believe() */
+	int doubt;                   /* enum belief_doubt: why it never will
+					be, once that is final; 0 open */
+	int looked;                  /* its live pid was looked at (once) */
+	uint64_t start_ns, end_ns;   /* its life, kept when folded */
 	int64_t fold_off;            /* folded (fold.h): its entry's offset in
 					the fold file, the file emptied, map
 					NULL; < 0: not folded */
@@ -61,17 +65,33 @@ int live_fd(const struct live *l);
 int live_update(struct live *l, int force_scan);
 
 /* A record file is the command's word, not a fact: anything it runs can
- * write one into the records directory.  A record is believed once its
- * pid was a member of the tree at a sample (`members`, this sample's), or
- * it is the command's own (`command`), or the record it names as its
- * parent (parent_pid, parent_gen) is believed: a short-lived child that no
- * sample saw is still believed through its parent.  Call once per sample,
- * after live_update(); cheap: the member pids, then only the records not
- * believed yet.  Readers of live figures (markers, heaps at a marker) use
- * believed records only; the end of the run (merge.c) puts the others
- * aside. */
+ * write one into the records directory, naming any pid.  A record is
+ * believed by collect/belief.h's rule: never for a pid at or above
+ * pid_max; for the command's pid; for a pid that was a member at a sample
+ * (`members`, this sample's, listed from seen_from_ns to seen_to_ns) while
+ * the image ran; for a pid alive at the record's first sight whose
+ * ancestors lead into the tree (one look, at /proc/PID/stat; alive outside
+ * is final); or when the record it names as its parent is believed and
+ * was alive as it started (a short-lived child no sample saw), or the
+ * image it exec'd into is believed.  Call once per sample, after
+ * live_update(), and once at the end (no members).  Cheap: the member pids
+ * noted, then only the records not decided yet.  Readers of live figures
+ * (markers, heaps at a marker) use believed records only; the end of the
+ * run (merge.c) puts the others aside, each with live_why(). */
 struct tree_member;
-void live_believe(struct live *l, const struct tree_member *members, size_t n, pid_t command);
+void live_believe(struct live *l, const struct tree_member *members, size_t n, pid_t command,
+		  uint64_t seen_from_ns, uint64_t seen_to_ns);
+
+/* Tests: where the look at a live pid reads (NULL or "": no look) and the
+ * pid_max to hold pids to (<= 0: none).  live_open() takes "/proc" and
+ * /proc/sys/kernel/pid_max, read once. */
+void live_set_checks(struct live *l, const char *proc_root, long pid_max);
+/* 0 when `pid` cannot be a process here (at or above pid_max, or <= 0). */
+int live_pid_possible(const struct live *l, pid_t pid);
+/* Why record i (not believed) is not: one sentence into buf, times in
+ * seconds after run_start_ns.  snprintf's return, or -EINVAL when it is
+ * believed. */
+int live_why(const struct live *l, size_t i, uint64_t run_start_ns, char *buf, size_t cap);
 
 /* Folding (fold.h): `fd` is the fold file, open for reading and appending
  * (O_RDWR | O_APPEND); live_close() does not close it.  The stacks file of

@@ -1,6 +1,7 @@
 /* resources.c: the run record as JSON (see resources.h). */
 #include "output/resources.h"
 #include "analyze/findings.h"
+#include "analyze/merge.h"
 #include "analyze/phases.h"
 #include "jsonw.h"
 #include "output/pyfloat.h"
@@ -236,6 +237,35 @@ static void put_containment(struct jsonw *w, const struct sup_record *r)
 	put_count_or_null(w, "forks_refused", f->forks_refused, f->have_pids);
 }
 
+/* "records_not_believed": each record file memsup put aside, its name,
+ * pid and why, up to RUNRECORD_MAX_NOT_BELIEVED of them (a command can
+ * write thousands); "records_not_believed_total" counts them all, so a cut
+ * list says it is one. */
+static void put_not_believed(struct jsonw *w, const struct sup_record *r)
+{
+	char name[64];
+	jsonw_key(w, "records_not_believed");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < r->n_not_believed && i < RUNRECORD_MAX_NOT_BELIEVED; i++) {
+		const struct merge_aside *a = &r->not_believed[i];
+		snprintf(name, sizeof name, "%d.%u%s", (int)a->pid, (unsigned)a->gen,
+			 MT_RECORD_SUFFIX);
+		jsonw_object_begin(w);
+		jsonw_key(w, "file");
+		jsonw_string(w, name);
+		jsonw_key(w, "pid");
+		jsonw_int(w, a->pid);
+		jsonw_key(w, "in_tree");
+		jsonw_bool(w, a->in_tree);
+		jsonw_key(w, "why");
+		jsonw_string(w, a->why);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+	jsonw_key(w, "records_not_believed_total");
+	jsonw_uint(w, r->n_not_believed);
+}
+
 int resources_write_json(int fd, const struct sup_record *r)
 {
 	struct jsonw w;
@@ -385,6 +415,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	put_float_or_null(&w, r->peak_pss_mb, r->peak_pss_mb >= 0);
 	/* phases: "markers", "markers_dropped", "phases" */
 	phases_write_json(&w, r->phases, r->wall_s, r->exit_status >= 0);
+	put_not_believed(&w, r);
 	jsonw_key(&w, "blind_spots");
 	if (r->n_findings)
 		findings_write_json(&w, r->findings, r->n_findings);

@@ -195,3 +195,56 @@ Test(resources, sentinel_patch_of_a_running_record)
 	close(dfd); /* tmp_adopt removes the directory */
 	runrecord_free(&r);
 }
+
+/* records_not_believed: each aside's file, pid and why, cut at
+ * RUNRECORD_MAX_NOT_BELIEVED, and the total that says it was cut (a
+ * command can forge thousands of files; issue 29). */
+Test(resources, records_not_believed_listed_and_counted)
+{
+	char *cmd[] = { "prog", NULL };
+	static struct merge_aside aside[RUNRECORD_MAX_NOT_BELIEVED + 50];
+	struct sup_record r;
+	runrecord_init(&r);
+	r.command = cmd;
+	r.command_argc = 1;
+	for (size_t i = 0; i < sizeof aside / sizeof aside[0]; i++) {
+		aside[i].pid = (pid_t)(3000000 + i);
+		aside[i].gen = (uint32_t)(i % 2);
+		snprintf(aside[i].why, sizeof aside[i].why, "pid %d cannot exist: \"why\" %zu",
+			 (int)aside[i].pid, i);
+	}
+	r.not_believed = aside;
+	r.n_not_believed = sizeof aside / sizeof aside[0];
+	FILE *f = tmpfile();
+	cr_assert_not_null(f);
+	cr_assert_eq(resources_write_json(fileno(f), &r), 0);
+	static char buf[1 << 18];
+	size_t n = (size_t)pread(fileno(f), buf, sizeof buf - 1, 0);
+	buf[n] = '\0';
+	fclose(f);
+	struct jsonr_value *doc;
+	char err[128];
+	cr_assert_eq(jsonr_parse(buf, n, &doc, err, sizeof err), 0, "%s", err);
+	const struct jsonr_value *list = jsonr_get(doc, "records_not_believed");
+	cr_assert_not_null(list);
+	cr_expect_eq(jsonr_num(jsonr_get(doc, "records_not_believed_total"), -1),
+		     (double)(RUNRECORD_MAX_NOT_BELIEVED + 50));
+	cr_expect_not_null(jsonr_at(list, RUNRECORD_MAX_NOT_BELIEVED - 1));
+	cr_expect_null(jsonr_at(list, RUNRECORD_MAX_NOT_BELIEVED), "the list is cut");
+	const struct jsonr_value *one = jsonr_at(list, 1);
+	cr_expect_str_eq(jsonr_str(jsonr_get(one, "file"), ""), "3000001.1.mtr");
+	cr_expect_eq(jsonr_num(jsonr_get(one, "pid"), -1), 3000001);
+	cr_expect_str_eq(jsonr_str(jsonr_get(one, "why"), ""), "pid 3000001 cannot exist: \"why\" 1");
+	jsonr_free(doc);
+	/* none: an empty list and 0, not absent keys */
+	r.n_not_believed = 0;
+	f = tmpfile();
+	cr_assert_not_null(f);
+	cr_assert_eq(resources_write_json(fileno(f), &r), 0);
+	n = (size_t)pread(fileno(f), buf, sizeof buf - 1, 0);
+	buf[n] = '\0';
+	fclose(f);
+	cr_expect_not_null(strstr(buf, "\"records_not_believed\": [],"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "\"records_not_believed_total\": 0,"), "%s", buf);
+	runrecord_free(&r);
+}
