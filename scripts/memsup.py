@@ -29,13 +29,16 @@ measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
         max_processes, leftover_processes_killed, orphans_reaped,
         orphans_reaped_total, rusage_children_maxrss_mb,
         poll_interval_p99_s, memsup_cpu_s, discovery, containment (the
-        run's own cgroup, or the /proc scan and why), mem_max_mb,
+        run's own cgroup, or the /proc scan and why; cgroups_left names a
+        cgroup it could not remove), mem_max_mb,
         peak_cgroup_mb (the kernel's exact peak of that cgroup),
         cgroup_memory_at_end, oom_kills, forks_refused, notes, grace_s, cwd,
         env (the -e overrides: the defaults above and `env`),
         memsup_version, started_at, traced, processes_traced,
         processes_sampled, peak_heap_mb, peak_mapped_mb, peak_pss_mb,
-        blind_spots, and (newer memsup) meta, markers, phases, output
+        blind_spots, records_not_believed and records_not_believed_total
+        (records left out of every figure: forged, or for no process of
+        the tree), and (newer memsup) meta, markers, phases, output
         (always {"mode": "log", ...} here: the command's stdout and stderr
         go to stdout.log only, as in the seed, never to this process).
     Where the values differ from the seed's: `scope` reads "command launch
