@@ -84,6 +84,9 @@ struct sup_leftover {
 	pid_t session;   /* when it was killed; 0: unknown */
 	char *argv;      /* NUL-separated, malloc'd; argv_len bytes */
 	size_t argv_len;
+	/* issue 29: the run's cgroup hierarchies it had left, comma-separated
+	 * (track.h's names: "v2", "memory", ...); "": none */
+	char left_cgroups[96];
 };
 
 /* A re-parented orphan memsup reaped: its status, Python convention. */
@@ -164,6 +167,11 @@ struct sup_record {
 	double peak_source_at_s;          /* the sample nearest it; < 0: unknown */
 	const struct finding *findings;   /* blind_spots (findings.h) */
 	size_t n_findings;
+	/* issue 29: what held --max-procs ("pids.max", "rlimit_nproc",
+	 * "scan"; NULL: none asked), and the first sample that saw N reached
+	 * (< 0: none) */
+	const char *max_procs_by;
+	double max_procs_reached_at_s;
 };
 
 /* A new record: SUP_REASON_RUNNING, every figure unknown (null). */
