@@ -587,17 +587,18 @@ static int o_max_procs_reached(const struct run *r, unsigned n)
 	return max > 0 && (n > max || (held && n >= max));
 }
 
-/* Whether a sample of n processes goes without the per-process view
- * because --max-procs comes first: always where only the scan holds it
- * (a read of a forking member can block memsup for seconds), and, under
- * RLIMIT_NPROC, once the tree is half way to N -- a bomb held there keeps
- * memsup, an ordinary process like its hundred, to a sliver of the CPU,
- * and the view's reads of each member would delay the next count by
- * seconds. */
-static int procs_view_skipped(const struct run *r, unsigned n)
+/* Whether the samples go without the per-process view because
+ * --max-procs comes first, where no pids cgroup holds it (issue 29).  The
+ * view reads each member's smaps_rollup, which waits for the member's
+ * memory-map lock; a forking member holds it, and among hundreds of
+ * runnable processes the holder gets the CPU back only after seconds --
+ * memsup, real-time or not, sleeps meanwhile and the bomb grows unseen
+ * (2 s without a sample, measured).  A tree that grows in bursts looks
+ * steady between two of them, so no sample can tell it is safe: none
+ * takes the view.  procs.c's note says so in the record. */
+static int procs_view_skipped(const struct run *r)
 {
-	unsigned max = r->cfg->opt->max_procs;
-	return r->procs.by == PROCS_BY_SCAN || (r->procs.by == PROCS_BY_RLIMIT && 2 * n >= max);
+	return r->procs.by == PROCS_BY_SCAN || r->procs.by == PROCS_BY_RLIMIT;
 }
 
 static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
@@ -660,7 +661,7 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		 * behind a holder that 2,000 runnable processes keep off
 		 * the CPU -- memsup, real-time or not, then sleeps for
 		 * seconds while the bomb grows (issue 29; procs.h). */
-		int viewed = b != SUP_REASON_PROCS_BUDGET && !procs_view_skipped(r, n);
+		int viewed = b != SUP_REASON_PROCS_BUDGET && !procs_view_skipped(r);
 		if (viewed) {
 			if (r->live)
 				live_believe(r->live, m, nm, r->main_pid);

@@ -176,7 +176,9 @@ void procs_plan_make(struct procs_plan *p, unsigned max_procs, int have_pids, co
 		p->by = PROCS_BY_RLIMIT;
 		snprintf(p->note, sizeof p->note, "--max-procs without a pids cgroup: the "
 			 "command's RLIMIT_NPROC is %llu (the %lu tasks uid %lu had at the "
-			 "start, plus %u); other processes of that uid share it",
+			 "start, plus %u; other processes of that uid share it), and no "
+			 "per-process view (PSS, argv), whose reads can wait seconds on a "
+			 "forking process",
 			 (unsigned long long)want, p->uid_tasks, (unsigned long)getuid(),
 			 max_procs);
 		return;
