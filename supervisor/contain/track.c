@@ -201,15 +201,43 @@ static struct entry *note_one(struct track *t, pid_t pid)
 	return e;
 }
 
+/* The live entries into a new table when the dead ones outnumber them
+ * well: a long churn on a machine whose pid_max is 4M would otherwise keep
+ * an entry for every pid it ever used, and prune() walks them all each
+ * sample.  Out of memory, the old table stays. */
+static void compact(struct track *t, size_t live)
+{
+	struct pidmap m;
+	pidmap_init(&m, sizeof(struct entry));
+	if (pidmap_reserve(&m, live) < 0)
+		return;
+	for (size_t i = 0; i < t->map.cap; i++) {
+		const struct entry *e = pidmap_slot(&t->map, i);
+		struct entry *n;
+		if (!e || e->dead)
+			continue;
+		n = pidmap_add(&m, e->pid, NULL);
+		MT_ASSERT(n != NULL); /* reserved */
+		if (n)
+			*n = *e;
+	}
+	pidmap_free(&t->map);
+	t->map = m;
+}
+
 /* not in this listing: ended, or left the cgroups; only the first are
  * forgotten (their fds closed) */
 static void prune(struct track *t)
 {
+	size_t live = 0;
 	for (size_t i = 0; i < t->map.cap; i++) {
 		struct entry *e = pidmap_slot(&t->map, i);
 		if (e && !e->dead && e->gen != t->gen && !alive(t, e))
 			forget(t, e);
+		live += e && !e->dead;
 	}
+	if (t->map.used > 4 * live + 1024)
+		compact(t, live);
 }
 
 void track_note(struct track *t, const pid_t *pids, size_t n)

@@ -7,6 +7,7 @@
  * descendant that writes itself out of the run's cgroups, one hierarchy
  * at a time and all at once: killed all the same, and listed. */
 #include "test_memsup_harden.h"
+#include "contain/track.h"
 
 #include <time.h>
 
@@ -282,4 +283,78 @@ Test(harden_escape, moved_out_of_all_killed_and_listed, .timeout = 30)
 {
 	const char *n[] = { "v2", "memory", "pids", "freezer", NULL };
 	cgmove_run("all", n);
+}
+
+/* track.h on its own: a held child and an unseen grandchild (a
+ * descendant only the end's scan finds) are stopped and killed by the
+ * sweep; an excluded child -- memsup's sentinel, in a run -- and its own
+ * child are left alone.  No cgroup here: nothing is said to have left. */
+static void found_none(void *ctx, pid_t pid, const char *left)
+{
+	(void)pid;
+	++*(int *)ctx;
+	cr_expect_str_eq(left, "", "no run cgroups, yet %d left %s", (int)pid, left);
+}
+
+static void sleep_wait(void *ctx, int ms)
+{
+	(void)ctx;
+	usleep((useconds_t)ms * 1000);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static pid_t sleeper_with_child(void)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t c = fork();
+	cr_assert_geq(c, 0);
+	if (c == 0) {
+		setpgid(0, 0);
+		if (fork() == 0) {
+			close(p[0]);
+			close(p[1]); /* the grandchild is there: the parent may go on */
+			for (;;)
+				pause();
+		}
+		close(p[1]);
+		char b;
+		while (read(p[0], &b, 1) > 0)
+			;
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	char b;
+	while (read(p[0], &b, 1) > 0)
+		;
+	close(p[0]);
+	return c;
+}
+
+Test(harden_escape, track_sweep_kills_descendants_spares_excluded, .timeout = 20)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		cr_skip_test("no PR_SET_CHILD_SUBREAPER");
+	pid_t held = sleeper_with_child(), spared = sleeper_with_child();
+	struct track *t;
+	cr_assert_eq(track_open(&t, NULL, getpid()), 0);
+	track_exclude(t, spared);
+	track_set_home(t, held); /* the same cgroups as ours: no home at all */
+	track_note(t, &held, 1);
+	cr_expect_eq(track_count(t), 1);
+	int found = 0;
+	struct track_waiter w = { sleep_wait, found_none, &found };
+	int n = track_sweep(t, &w, 2000);
+	cr_expect_eq(n, 2, "the held child and its unseen child: %d stopped", n);
+	cr_expect_eq(found, 0);
+	sleep_wait(NULL, 50);
+	errno = 0;
+	cr_expect(kill(held, 0) < 0 && errno == ESRCH, "the held child is not dead and reaped");
+	cr_expect_eq(kill(spared, 0), 0, "the excluded child was killed");
+	track_close(t);
+	kill(-spared, SIGKILL); /* it and its child: a group of their own */
+	waitpid(spared, NULL, 0);
+	sleep_wait(NULL, 50);
 }
