@@ -11,6 +11,7 @@
  * was never filled.  Only inside that fence (guard_require). */
 #include "test_guard.h"
 #include "test_memsup_harden.h"
+#include "contain/procs.h"
 
 #define BOMB_N 100
 #define BOMB_RUNS 10
@@ -97,4 +98,29 @@ Test(memsup_bomb, max_procs_held_without_cgroup_10_of_10, .timeout = 240)
 	for (int i = 0; i < BOMB_RUNS; i++)
 		bomb_once(i, geteuid() == 0, "rlimit_nproc", BOMB_N, &worst);
 	cr_log_info("RLIMIT_NPROC: the slowest end %.3f s after N was seen", worst);
+}
+
+/* procs.h's parser: the real uid is the first "Uid:" field, and a
+ * process counts its threads (RLIMIT_NPROC counts tasks). */
+Test(memsup_bomb, status_tasks_by_real_uid)
+{
+	static const char st[] = "Name:\tbomb\nState:\tR (running)\nUid:\t1000\t0\t0\t0\n"
+				 "Gid:\t1000\t1000\t1000\t1000\nThreads:\t3\n";
+	cr_expect_eq(procs_parse_status_tasks(st, sizeof st - 1, 1000), 3);
+	/* euid 0 of a set-uid program: still uid 1000's, by the real uid */
+	cr_expect_eq(procs_parse_status_tasks(st, sizeof st - 1, 0), 0);
+	static const char cut[] = "Name:\tx\nUid:\t1000\t1000\t1000\t1000\n";
+	cr_expect_eq(procs_parse_status_tasks(cut, sizeof cut - 1, 1000), 0, "no Threads: line");
+	cr_expect_str_eq(procs_by_name(PROCS_BY_RLIMIT), "rlimit_nproc");
+	cr_expect_str_eq(procs_by_name(PROCS_BY_SCAN), "scan");
+	cr_expect_str_eq(procs_by_name(PROCS_BY_PIDS_MAX), "pids.max");
+	cr_expect_null(procs_by_name(PROCS_BY_NONE));
+}
+
+/* Root is exempt from RLIMIT_NPROC whatever its capabilities. */
+Test(memsup_bomb, rlimit_does_not_bind_root)
+{
+	if (geteuid() != 0 || getuid() != 0)
+		cr_skip_test("not root");
+	cr_expect_eq(procs_rlimit_binds(NULL), 0);
 }
