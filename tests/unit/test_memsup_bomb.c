@@ -53,21 +53,21 @@ static void bomb_once(int run, int as_nobody, const char *by, double bound, doub
 	no_children_left();
 	rec_load(&r);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"procs_budget_exceeded\"", "run %d", run);
+	double maxp = rec_num(&r, "max_processes"), wall = rec_num(&r, "wall_s");
+	double gap = rec_num(&r, "longest_gap_s");
+	cr_expect(before >= 0 && after == before,
+		  "run %d: the test's pids fence refused %ld forks: the bomb filled it", run,
+		  after - before);
+	cr_expect_leq(maxp, bound, "run %d: %.0f processes seen", run, maxp);
+	/* passing N happened at most one gap before the sample that saw it */
+	cr_expect_lt(gap, 1.0, "run %d: no sample for %.3f s", run, gap);
 	char want[32];
 	snprintf(want, sizeof want, "\"%s\"", by);
 	cr_expect_str_eq(rec_str(&r, "max_procs_by"), want, "run %d: notes: %s", run,
 			 rec_str(&r, "notes"));
-	double maxp = rec_num(&r, "max_processes"), wall = rec_num(&r, "wall_s");
-	double gap = rec_num(&r, "longest_gap_s");
 	double reached = rec_num(&r, "max_procs_reached_at_s");
-	cr_expect_leq(maxp, bound, "run %d: %.0f processes seen", run, maxp);
-	/* passing N happened at most one gap before the sample that saw it */
-	cr_expect_lt(gap, 1.0, "run %d: no sample for %.3f s", run, gap);
 	cr_expect_lt(wall - reached, 1.0, "run %d: N seen at %.3f s, the run ended at %.3f s",
 		     run, reached, wall);
-	cr_expect(before >= 0 && after == before,
-		  "run %d: the test's pids fence refused %ld forks: the bomb filled it", run,
-		  after - before);
 	if (wall - reached > *worst_end)
 		*worst_end = wall - reached;
 	cr_log_info("run %d (%s): %.0f processes, N seen at %.3f s, ended at %.3f s, longest "
