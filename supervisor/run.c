@@ -580,7 +580,7 @@ static enum sup_reason breach(struct run *r, double elapsed, uint64_t rss, unsig
 
 /* --max-procs N reached: N processes where something refuses the next
  * fork (pids.max, RLIMIT_NPROC), else more than N. */
-static int o_max_procs_reached(const struct run *r, unsigned n)
+static int procs_reached(const struct run *r, unsigned n)
 {
 	unsigned max = r->cfg->opt->max_procs;
 	int held = r->procs.by == PROCS_BY_PIDS_MAX || r->procs.by == PROCS_BY_RLIMIT;
@@ -656,11 +656,8 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		const struct tree_member *m;
 		size_t nm = contain_sampled(r->contain, &m);
 		struct pview_sums s;
-		/* Nor at all where only the scan holds --max-procs: one
-		 * smaps_rollup read of a forking member waits for its lock
-		 * behind a holder that 2,000 runnable processes keep off
-		 * the CPU -- memsup, real-time or not, then sleeps for
-		 * seconds while the bomb grows (issue 29; procs.h). */
+		/* Nor at all where no pids cgroup holds --max-procs
+		 * (procs_view_skipped says why). */
 		int viewed = b != SUP_REASON_PROCS_BUDGET && !procs_view_skipped(r);
 		if (viewed) {
 			if (r->live)
@@ -700,7 +697,7 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		};
 		phases_on_sample(r->cfg->phases, &ps, r->live, r->start_ns, r->cfg->proc_root);
 	}
-	if ((o_max_procs_reached(r, n) || b == SUP_REASON_PROCS_BUDGET) &&
+	if ((procs_reached(r, n) || b == SUP_REASON_PROCS_BUDGET) &&
 	    rec->max_procs_reached_at_s < 0)
 		rec->max_procs_reached_at_s = elapsed;
 	/* each member held by pidfd (track.h); not in a fork bomb's breaking

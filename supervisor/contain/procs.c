@@ -3,6 +3,7 @@
  * scan keeps up (see procs.h). */
 #include "contain/procs.h"
 #include "collect/procfs.h"
+#include "invariant.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -185,6 +186,8 @@ void procs_plan_make(struct procs_plan *p, unsigned max_procs, int have_pids, co
 	}
 	p->by = PROCS_BY_SCAN;
 	p->priority = raise_priority(&p->limits);
+	/* the command never starts above memsup's old priority */
+	MT_ASSERT(!p->limits.reset_sched || p->priority != NULL);
 	if (p->priority)
 		snprintf(p->note, sizeof p->note, "--max-procs without a pids cgroup, and "
 			 "RLIMIT_NPROC does not bind uid %lu: the /proc scan holds it, memsup "

@@ -16,7 +16,9 @@
  * terminal's slave (transcript.h) --, PR_SET_PDEATHSIG(SIGKILL) (so it
  * dies if memsup is killed outright), the signal mask memsup started with,
  * default dispositions, --cwd, stdout on `out_fd` and stderr on `err_fd`
- * (-1: memsup's own, inherited), and the environment `envp`, then execvp() -- which searches the PATH of `envp`,
+ * (-1: memsup's own, inherited), `limits` last (an RLIMIT_NPROC, the
+ * scheduling memsup had before it raised its own: procs.h), and the
+ * environment `envp`, then execvp() -- which searches the PATH of `envp`,
  * as Python's subprocess does.  A failure in the child before or at exec is
  * written (stage and errno) to an O_CLOEXEC pipe and the child _exit()s with
  * 127 (ENOENT) or 126 (anything else); the parent reads the pipe, so "could
