@@ -14,7 +14,9 @@
 #include "collect/pview.h"
 #include "collect/staging.h"
 #include "contain/contain.h"
+#include "contain/procs.h"
 #include "contain/spawn.h"
+#include "contain/track.h"
 #include "contain/terminal.h"
 #include "output/relay.h"
 #include "output/transcript.h"
@@ -38,6 +40,10 @@
 #include <unistd.h>
 
 #define NS_PER_S 1000000000ull
+/* How long end_run waits for the killed tree's last exits to reach memsup.
+ * Bounded because a process in uninterruptible sleep may not die at all
+ * (kill_tree has already said so). */
+#define REAP_REST_MS 3000
 
 /* memsup's own children from before the run that it keeps apart */
 #define RUN_PRIOR_MAX 64
@@ -75,6 +81,11 @@ struct run {
 	uint64_t stopped_ns;    /* how long memsup was stopped with it, in all */
 	pid_t command_sid;      /* the command's session as it started */
 	uint64_t cleanup_ns;    /* spent removing the dead run's cgroups */
+	/* every process of the tree seen so far, by pidfd (track.h): the
+	 * end kills those that left the run's cgroups; NULL: none */
+	struct track *track;
+	/* what holds --max-procs (procs.h) */
+	struct procs_plan procs;
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -269,6 +280,11 @@ static void add_leftover(void *ctx, pid_t pid)
 	struct sup_leftover *l = &nl[rec->n_leftovers];
 	l->pid = pid;
 	l->session = l_session;
+	l->left_cgroups[0] = '\0';
+	/* one that left some of the run's cgroups was still found in another
+	 * (hybrid: v2 holds it after it left v1's): the record says so */
+	if (r->track)
+		track_left(r->track, pid, l->left_cgroups, sizeof l->left_cgroups);
 	/* the same argv as processes.json's: an empty last argument kept */
 	char buf[PROCFS_ARGV_BYTES];
 	size_t len = 0;
@@ -297,10 +313,82 @@ static void kill_tree(struct run *r, int leftovers)
 	}
 }
 
-/* How long end_run waits for the killed tree's last exits to reach memsup.
- * Bounded because a process in uninterruptible sleep may not die at all
- * (kill_tree has already said so). */
-#define REAP_REST_MS 3000
+/* ---- issue 29: what left the cgroups, and --max-procs without pids ---------- */
+
+/* track_sweep's report: a process outside the run's cgroups, stopped.
+ * It is a leftover (its argv kept) with the hierarchies it left, whatever
+ * the reason the run ended: it outlived the containment's kill. */
+static void add_escapee(void *ctx, pid_t pid, const char *left)
+{
+	struct run *r = ctx;
+	struct sup_record *rec = r->rec;
+	add_leftover(ctx, pid);
+	/* add_leftover() read it too; `left` was read while it was stopped */
+	for (size_t i = 0; i < rec->n_leftovers; i++)
+		if (rec->leftovers[i].pid == pid)
+			snprintf(rec->leftovers[i].left_cgroups,
+				 sizeof rec->leftovers[i].left_cgroups, "%s", left);
+}
+
+/* The registry, once memsup's own children (the sentinel, those from
+ * before the run) are known: never the run's. */
+static void track_start(struct run *r)
+{
+	if (track_open(&r->track, r->cfg->proc_root, getpid()) < 0) {
+		runrecord_note(r->rec, "no memory for the process registry: a process that "
+			       "leaves the run's cgroups may outlive the run");
+		return;
+	}
+	for (size_t i = 0; i < r->nprior; i++)
+		track_exclude(r->track, r->prior[i]);
+	if (r->sentinel.pid > 0)
+		track_exclude(r->track, r->sentinel.pid);
+}
+
+/* After the containment's kill: whatever it missed -- a process that
+ * wrote itself into another cgroup, and what it started -- is stopped,
+ * listed and killed by pidfd, before memsup waits for the output's end
+ * (such a process may hold the command's stdout open). */
+static void sweep_escapees(struct run *r)
+{
+	static char note[256];
+	struct track_waiter w = { kill_wait, add_escapee, r };
+	if (!r->track)
+		return;
+	int n = track_sweep(r->track, &w, REAP_REST_MS);
+	size_t escaped = 0;
+	for (size_t i = 0; i < r->rec->n_leftovers; i++)
+		escaped += r->rec->leftovers[i].left_cgroups[0] != '\0';
+	if (n < 0) {
+		snprintf(note, sizeof note, "memsup's descendants could not be listed at the "
+			 "end (%s): a process that left the run's cgroups unseen may outlive it",
+			 strerror(-n));
+		runrecord_note(r->rec, note);
+	} else if (escaped) {
+		snprintf(note, sizeof note, "%zu process%s had left some of the run's cgroups "
+			 "(leftover_processes_killed names them and which): killed all the same",
+			 escaped, escaped == 1 ? "" : "es");
+		runrecord_note(r->rec, note);
+	}
+}
+
+/* --max-procs where no pids cgroup holds it: RLIMIT_NPROC for the command,
+ * or memsup's priority raised for the scan; the record says which. */
+static void plan_procs(struct run *r, struct spawn_request *req)
+{
+	const struct sup_options *o = r->cfg->opt;
+	procs_plan_make(&r->procs, o->max_procs, contain_info(r->contain)->pids,
+			r->cfg->proc_root);
+	r->rec->max_procs_by = procs_by_name(r->procs.by);
+	if (r->procs.limits.set_nproc || r->procs.limits.reset_sched)
+		req->limits = &r->procs.limits;
+	/* the record outlives `r` */
+	static char note[sizeof r->procs.note];
+	if (r->procs.note[0]) {
+		memcpy(note, r->procs.note, sizeof note);
+		runrecord_note(r->rec, note);
+	}
+}
 
 static int is_prior(const struct run *r, pid_t pid)
 {
@@ -452,13 +540,31 @@ static int still_running(struct run *r)
 	return !r->main_done;
 }
 
+/* Under RLIMIT_NPROC, the uid at its limit (procs.h): the tree's next
+ * fork is refused though it may have fewer than N, the uid's other
+ * processes sharing the limit.  A scan of /proc, so at most every
+ * RLIMIT_CHECK_NS. */
+#define RLIMIT_CHECK_NS (200 * 1000000ull)
+static int rlimit_refuses(struct run *r)
+{
+	static uint64_t next;
+	if (r->procs.by != PROCS_BY_RLIMIT)
+		return 0;
+	uint64_t now = clock_mono_ns();
+	if (now < next)
+		return 0;
+	next = now + RLIMIT_CHECK_NS;
+	return procs_uid_at_limit(&r->procs, r->cfg->proc_root);
+}
+
 /* The budget this sample breaks, or SUP_REASON_NONE. */
 static enum sup_reason breach(struct run *r, double elapsed, uint64_t rss, unsigned n)
 {
 	const struct sup_options *o = r->cfg->opt;
 	/* with pids.max the kernel refuses the fork past N: a refusal, or N
 	 * reached, is the breach; without it, more than N seen */
-	int pids_limit = o->max_procs > 0 && contain_info(r->contain)->pids;
+	int pids_limit = o->max_procs > 0 && (contain_info(r->contain)->pids ||
+					      r->procs.by == PROCS_BY_RLIMIT);
 	if (o->mem_max_mb > 0 && r->kernel.oom_kills > 0)
 		return SUP_REASON_MEM_LIMIT;
 	if (o->wall_s > 0 && elapsed >= o->wall_s && still_running(r))
@@ -468,7 +574,32 @@ static enum sup_reason breach(struct run *r, double elapsed, uint64_t rss, unsig
 	if (o->max_procs > 0 &&
 	    (n > o->max_procs || (pids_limit && (n >= o->max_procs || r->kernel.forks_refused))))
 		return SUP_REASON_PROCS_BUDGET;
+	if (rlimit_refuses(r))
+		return SUP_REASON_PROCS_BUDGET;
 	return SUP_REASON_NONE;
+}
+
+/* --max-procs N reached: N processes where something refuses the next
+ * fork (pids.max, RLIMIT_NPROC), else more than N. */
+static int procs_reached(const struct run *r, unsigned n)
+{
+	unsigned max = r->cfg->opt->max_procs;
+	int held = r->procs.by == PROCS_BY_PIDS_MAX || r->procs.by == PROCS_BY_RLIMIT;
+	return max > 0 && (n > max || (held && n >= max));
+}
+
+/* Whether the samples go without the per-process view because
+ * --max-procs comes first, where no pids cgroup holds it (issue 29).  The
+ * view reads each member's smaps_rollup, which waits for the member's
+ * memory-map lock; a forking member holds it, and among hundreds of
+ * runnable processes the holder gets the CPU back only after seconds --
+ * memsup, real-time or not, sleeps meanwhile and the bomb grows unseen
+ * (2 s without a sample, measured).  A tree that grows in bursts looks
+ * steady between two of them, so no sample can tell it is safe: none
+ * takes the view.  procs.c's note says so in the record. */
+static int procs_view_skipped(const struct run *r)
+{
+	return r->procs.by == PROCS_BY_SCAN || r->procs.by == PROCS_BY_RLIMIT;
 }
 
 static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
@@ -526,7 +657,9 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 		const struct tree_member *m;
 		size_t nm = contain_sampled(r->contain, &m);
 		struct pview_sums s;
-		int viewed = b != SUP_REASON_PROCS_BUDGET;
+		/* Nor at all where no pids cgroup holds --max-procs
+		 * (procs_view_skipped says why). */
+		int viewed = b != SUP_REASON_PROCS_BUDGET && !procs_view_skipped(r);
 		if (viewed) {
 			if (r->live)
 				live_believe(r->live, m, nm, r->main_pid, now, read_ns);
@@ -564,6 +697,16 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 			.heap = s.heap, .members = m, .n_members = nm,
 		};
 		phases_on_sample(r->cfg->phases, &ps, r->live, r->start_ns, r->cfg->proc_root);
+	}
+	if ((procs_reached(r, n) || b == SUP_REASON_PROCS_BUDGET) &&
+	    rec->max_procs_reached_at_s < 0)
+		rec->max_procs_reached_at_s = elapsed;
+	/* each member held by pidfd (track.h); not in a fork bomb's breaking
+	 * sample: the end's scan of descendants finds those anyway */
+	if (r->track && b != SUP_REASON_PROCS_BUDGET) {
+		const struct tree_member *m;
+		size_t nm = contain_sampled(r->contain, &m);
+		track_note_members(r->track, m, nm);
 	}
 	if (*reason == SUP_REASON_NONE)
 		*reason = b;
@@ -796,6 +939,7 @@ static int open_run(struct run *r, sigset_t *orig)
 				   cfg->relay)) < 0)
 		runrecord_note(rec, "no sentinel could be started: a memsup killed by SIGKILL "
 			       "would leave the tree to itself");
+	track_start(r);
 	if (cfg->records_dir && (rc = live_open(&r->live, cfg->records_dir)) < 0)
 		return start_failed(r, 125, "open the records directory", -rc);
 	if (r->live) {
@@ -838,6 +982,7 @@ static int launch(struct run *r, const sigset_t *orig)
 		if ((rc = transcript_start(r->cfg->transcript, r->term.fd, &req.tty)) < 0)
 			return start_failed(r, 125, "pseudo-terminal", -rc);
 	}
+	plan_procs(r, &req);
 	r->start_ns = clock_mono_ns(); /* wall time counts from the launch, as the seed's */
 	phases_start(r->cfg->phases, r->start_ns, o->poll_ms / 1000.0);
 	rc = contain_start(r->contain, &req, &res);
@@ -858,6 +1003,11 @@ static int launch(struct run *r, const sigset_t *orig)
 	}
 	r->main_pid = rec->pid = res.pid;
 	r->command_sid = res.sid;
+	/* the run's cgroups are where the command is now (it starts inside) */
+	if (r->track) {
+		track_set_home(r->track, r->main_pid);
+		track_note(r->track, &r->main_pid, 1);
+	}
 	/* Not reaped yet (SIGCHLD is blocked and unread), so even a command that
 	 * already exited still has a pid to open. */
 	r->pidfd = open_pidfd(r->main_pid);
@@ -891,6 +1041,7 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	/* When the main process is gone on its own, whatever of its tree
 	 * remains is a leftover: killed, and the record says who it was. */
 	kill_tree(r, reason == SUP_REASON_NONE);
+	sweep_escapees(r);
 	reap_rest(r);
 	/* the high-water marks and counters, final once the tree is dead */
 	contain_figures(r->contain, &after);
@@ -1028,6 +1179,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 		close(r->sfd);
 	/* the run's cgroups are gone: the sentinel has nothing left to do */
 	sentinel_stop(&r->sentinel);
+	track_close(r->track);
 	contain_close(r->contain);
 	return status;
 }

@@ -78,6 +78,7 @@ void runrecord_init(struct sup_record *r)
 	r->memsup_cpu_s = -1;
 	r->poll_interval_p99_s = -1;
 	r->longest_gap_s = -1;
+	r->max_procs_reached_at_s = -1;
 	r->longest_gap_at_s = -1;
 	r->peak_heap_mb = r->peak_mapped_mb = r->peak_pss_mb = -1;
 	r->kernel_peak_at_s = -1;

@@ -85,6 +85,9 @@ struct sup_leftover {
 	pid_t session;   /* when it was killed; 0: unknown */
 	char *argv;      /* NUL-separated, malloc'd; argv_len bytes */
 	size_t argv_len;
+	/* issue 29: the run's cgroup hierarchies it had left, comma-separated
+	 * (track.h's names: "v2", "memory", ...); "": none */
+	char left_cgroups[96];
 };
 
 /* A re-parented orphan memsup reaped: its status, Python convention. */
@@ -170,6 +173,11 @@ struct sup_record {
 	 * RUNRECORD_MAX_NOT_BELIEVED of them, and how many in all */
 	const struct merge_aside *not_believed;
 	size_t n_not_believed;
+	/* what held --max-procs ("pids.max", "rlimit_nproc",
+	 * "scan"; NULL: none asked), and the first sample that saw N reached
+	 * (< 0: none) */
+	const char *max_procs_by;
+	double max_procs_reached_at_s;
 };
 
 #define RUNRECORD_MAX_NOT_BELIEVED 100u

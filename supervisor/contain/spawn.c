@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -88,6 +89,22 @@ static _Noreturn void child_fail(int fd, int stage, int err)
 	_exit(stage == 4 ? 125 : spawn_status_for(err));
 }
 
+/* procs.h's, in the child, last before exec.  Scheduling first: the
+ * command must not start at memsup's raised priority even if the rlimit
+ * fails.  Both are plain system calls. */
+static void apply_limits(const struct spawn_limits *l, int report)
+{
+	if (l->reset_sched) {
+		if (sched_setscheduler(0, l->policy, &l->param) < 0)
+			child_fail(report, 3, errno);
+		/* nice is per thread; 0 is this one */
+		if (setpriority(PRIO_PROCESS, 0, l->nice) < 0)
+			child_fail(report, 3, errno);
+	}
+	if (l->set_nproc && setrlimit(RLIMIT_NPROC, &l->nproc) < 0)
+		child_fail(report, 3, errno);
+}
+
 /* Runs in the forked child: async-signal-safe calls only. */
 static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, int report,
 				int v2_procs)
@@ -141,6 +158,8 @@ static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, i
 	if ((req->out_fd >= 0 && dup2(req->out_fd, STDOUT_FILENO) < 0) ||
 	    (req->err_fd >= 0 && dup2(req->err_fd, STDERR_FILENO) < 0))
 		child_fail(report, 3, errno);
+	if (req->limits)
+		apply_limits(req->limits, report);
 	/* execvp searches the PATH of `environ`: point it at the child's
 	 * environment first so that -e PATH=... is honoured. */
 	environ = req->envp;

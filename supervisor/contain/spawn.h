@@ -16,7 +16,9 @@
  * terminal's slave (transcript.h) --, PR_SET_PDEATHSIG(SIGKILL) (so it
  * dies if memsup is killed outright), the signal mask memsup started with,
  * default dispositions, --cwd, stdout on `out_fd` and stderr on `err_fd`
- * (-1: memsup's own, inherited), and the environment `envp`, then execvp() -- which searches the PATH of `envp`,
+ * (-1: memsup's own, inherited), `limits` last (an RLIMIT_NPROC, the
+ * scheduling memsup had before it raised its own: procs.h), and the
+ * environment `envp`, then execvp() -- which searches the PATH of `envp`,
  * as Python's subprocess does.  A failure in the child before or at exec is
  * written (stage and errno) to an O_CLOEXEC pipe and the child _exit()s with
  * 127 (ENOENT) or 126 (anything else); the parent reads the pipe, so "could
@@ -25,8 +27,10 @@
 #ifndef MEMSUP_SPAWN_H
 #define MEMSUP_SPAWN_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 /* The cgroups the command starts in. */
@@ -45,6 +49,20 @@ enum spawn_group {
 	SPAWN_PTY,              /* a session of its own on the terminal `tty` */
 };
 
+/* What the command gets that memsup itself does not have, or must not
+ * pass on (procs.h): applied in the child right before exec, after
+ * everything else, so that none of memsup's own code runs under them. */
+struct spawn_limits {
+	int set_nproc;          /* RLIMIT_NPROC, soft and hard, to nproc */
+	struct rlimit nproc;
+	int reset_sched;        /* memsup raised its own priority: the
+				   command gets `policy`/`param` and `nice`
+				   back, as memsup had them before */
+	int policy;
+	struct sched_param param;
+	int nice;
+};
+
 struct spawn_request {
 	char *const *argv;      /* NULL-terminated; argv[0] non-empty */
 	char **envp;            /* full environment for the child */
@@ -54,6 +72,7 @@ struct spawn_request {
 	const sigset_t *mask;   /* mask to restore in the child */
 	const struct spawn_cgroup *cgroup; /* NULL: memsup's own cgroups */
 	enum spawn_group group;
+	const struct spawn_limits *limits; /* NULL: none */
 	int tty;                /* SPAWN_PGRP: the terminal whose foreground
 				   group the command's becomes, -1: none;
 				   SPAWN_PTY: its terminal; else unused */

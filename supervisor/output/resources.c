@@ -62,6 +62,31 @@ static void put_float_or_null(struct jsonw *w, double v, int present)
 		jsonw_null(w);
 }
 
+/* issue 29: a leftover that had left the run's cgroups says which
+ * ("left_cgroups": ["v2", "memory"]); the others have no such key. */
+static void put_left_cgroups(struct jsonw *w, const char *left)
+{
+	if (!left[0])
+		return;
+	jsonw_key(w, "left_cgroups");
+	jsonw_array_begin(w);
+	for (const char *p = left; *p;) {
+		size_t n = strcspn(p, ",");
+		jsonw_string_n(w, p, n);
+		p += n + (p[n] == ',');
+	}
+	jsonw_array_end(w);
+}
+
+/* issue 29: what held --max-procs, and when a sample first saw it reached */
+static void put_max_procs_by(struct jsonw *w, const struct sup_record *r)
+{
+	jsonw_key(w, "max_procs_by");
+	jsonw_string(w, r->max_procs_by);
+	jsonw_key(w, "max_procs_reached_at_s");
+	put_float_or_null(w, r->max_procs_reached_at_s, r->max_procs_reached_at_s >= 0);
+}
+
 static void put_env(struct jsonw *w, char *const *env, size_t n)
 {
 	jsonw_object_begin(w);
@@ -313,6 +338,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 		jsonw_uint(&w, r->max_procs_budget);
 	else
 		jsonw_null(&w);
+	put_max_procs_by(&w, r);
 	jsonw_key(&w, "signal");
 	if (r->have_exit && r->signal)
 		jsonw_int(&w, r->signal);
@@ -351,6 +377,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 			s += m + 1;
 		}
 		jsonw_array_end(&w);
+		put_left_cgroups(&w, l->left_cgroups);
 		jsonw_object_end(&w);
 	}
 	jsonw_array_end(&w);

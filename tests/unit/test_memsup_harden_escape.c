@@ -2,9 +2,14 @@
  * Processes that move themselves in the tree (CLONE_PARENT, a subreaper of
  * their own), a churn of ~500 short-lived processes a second, and INT, TERM,
  * HUP, QUIT to memsup while the tree is busy: afterwards no pid of the tree
- * is alive or unreaped, and the record is complete.  Last, a SIGKILLed
- * memsup: its sentinel kills the grandchildren too. */
+ * is alive or unreaped, and the record is complete.  A SIGKILLed memsup:
+ * its sentinel kills the grandchildren too.  Last (issue 29), a
+ * descendant that writes itself out of the run's cgroups, one hierarchy
+ * at a time and all at once: killed all the same, and listed. */
 #include "test_memsup_harden.h"
+#include "contain/track.h"
+
+#include <time.h>
 
 /* The moved process of h_reparent MODE: measured while it lives (the peak
  * holds both blocks), killed when the main process exits, listed, and
@@ -180,4 +185,176 @@ Test(harden_escape, sigkilled_memsup_leaves_nothing, .timeout = 30)
 {
 	sigkilled_memsup_run("auto");
 	sigkilled_memsup_run("off");
+}
+
+/* ---- issue 29, hole 2: out of the run's cgroups ------------------------------- */
+
+/* h_cgmove WHICH: a setsid()'d grandchild writes itself into the parent
+ * cgroup of each hierarchy in WHICH and becomes `sleep 30`; the main
+ * process exits.  memsup returns 0 in well under 3 s (not after the
+ * sleep's 30, nor the 3 s a zombie nobody reaps would cost), the sleep is
+ * gone within a second, nothing is left to us, and the record lists it
+ * with the hierarchies it left.  Without a cgroup (the run fell back to
+ * the /proc scan) there is nothing to leave: skipped. */
+static void cgmove_run(const char *which, const char *const *names)
+{
+	struct sup_run r;
+	char pidfile[PATH_MAX + 16], text[512], needle[96];
+	struct timespec t0, t1;
+	tmp_make(&r);
+	snprintf(pidfile, sizeof pidfile, "%s/moved.pid", r.tmp);
+	const char *argv[] = { env_or_skip("MEMSUP"), "--no-trace", "-o", r.dir, "--",
+			       prog("h_cgmove"), which, pidfile, "300", NULL };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	harden_start(&r, NULL, argv);
+	int rc = memsup_wait(&r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	slurp(pidfile, text, sizeof text);
+	rec_load(&r);
+	if (strstr(rec_str(&r, "containment"), "\"mode\": \"procscan\""))
+		cr_skip_test("%s: memsup made no cgroup here: nothing to leave", which);
+	if (strncmp(text, "ERR", 3) == 0 && strstr(text, strerror(ENOENT)))
+		cr_skip_test("%s: no such hierarchy mounted here: %s", which, text);
+	cr_assert(strncmp(text, "ERR", 3) != 0, "%s: the escape itself failed: %s", which, text);
+	pid_t moved = (pid_t)atoi(text);
+	cr_assert_gt(moved, 0, "%s: no pid written", which);
+	int gone = 0;
+	for (int i = 0; i < 100 && !gone; i++) {
+		errno = 0;
+		gone = kill(moved, 0) < 0 && errno == ESRCH;
+		if (!gone)
+			usleep(10000);
+	}
+	if (!gone)
+		kill(moved, SIGKILL);
+	cr_expect(gone, "%s: the escapee %d outlived memsup by 1 s", which, (int)moved);
+	cr_expect_eq(rc, 0, "%s: stderr: %s", which, r.err);
+	cr_expect_lt(took, 3.0, "%s: memsup took %.2f s", which, took);
+	no_children_left();
+	const char *left = rec_str(&r, "leftover_processes_killed");
+	snprintf(needle, sizeof needle, "{\"pid\": %d, \"argv\": [\"sleep\", \"30\"], "
+		 "\"left_cgroups\": [", (int)moved);
+	const char *entry = strstr(left, needle);
+	cr_expect_not_null(entry, "%s: %d not listed with how it left: %s", which, (int)moved,
+			   left);
+	const char *end = entry ? strchr(entry, '}') : NULL;
+	for (size_t i = 0; entry && end && names[i]; i++) {
+		char mnt[64];
+		/* "all" moves in the hierarchies mounted here */
+		snprintf(mnt, sizeof mnt, "/sys/fs/cgroup/%s", names[i]);
+		if (strcmp(names[i], "v2") != 0 && !path_exists(mnt))
+			continue;
+		snprintf(needle, sizeof needle, "\"%s\"", names[i]);
+		const char *at = strstr(entry, needle);
+		cr_expect(at && at < end, "%s: left_cgroups does not name %s: %s", which, names[i],
+			  left);
+	}
+	cr_log_info("%s: memsup returned in %.2f s; %s", which, took, left);
+}
+
+Test(harden_escape, moved_out_of_v2_killed_and_listed, .timeout = 30)
+{
+	const char *n[] = { "v2", NULL };
+	cgmove_run("v2", n);
+}
+
+Test(harden_escape, moved_out_of_memory_killed_and_listed, .timeout = 30)
+{
+	const char *n[] = { "memory", NULL };
+	cgmove_run("memory", n);
+}
+
+Test(harden_escape, moved_out_of_pids_killed_and_listed, .timeout = 30)
+{
+	const char *n[] = { "pids", NULL };
+	cgmove_run("pids", n);
+}
+
+Test(harden_escape, moved_out_of_freezer_killed_and_listed, .timeout = 30)
+{
+	const char *n[] = { "freezer", NULL };
+	cgmove_run("freezer", n);
+}
+
+/* Out of every hierarchy at once: nothing of the run's cgroups reaches it
+ * any more; only the pidfd does. */
+Test(harden_escape, moved_out_of_all_killed_and_listed, .timeout = 30)
+{
+	const char *n[] = { "v2", "memory", "pids", "freezer", NULL };
+	cgmove_run("all", n);
+}
+
+/* track.h on its own: a held child and an unseen grandchild (a
+ * descendant only the end's scan finds) are stopped and killed by the
+ * sweep; an excluded child -- memsup's sentinel, in a run -- and its own
+ * child are left alone.  No cgroup here: nothing is said to have left. */
+static void found_none(void *ctx, pid_t pid, const char *left)
+{
+	(void)pid;
+	++*(int *)ctx;
+	cr_expect_str_eq(left, "", "no run cgroups, yet %d left %s", (int)pid, left);
+}
+
+static void sleep_wait(void *ctx, int ms)
+{
+	(void)ctx;
+	usleep((useconds_t)ms * 1000);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static pid_t sleeper_with_child(void)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t c = fork();
+	cr_assert_geq(c, 0);
+	if (c == 0) {
+		setpgid(0, 0);
+		if (fork() == 0) {
+			close(p[0]);
+			close(p[1]); /* the grandchild is there: the parent may go on */
+			for (;;)
+				pause();
+		}
+		close(p[1]);
+		char b;
+		while (read(p[0], &b, 1) > 0)
+			;
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	char b;
+	while (read(p[0], &b, 1) > 0)
+		;
+	close(p[0]);
+	return c;
+}
+
+Test(harden_escape, track_sweep_kills_descendants_spares_excluded, .timeout = 20)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		cr_skip_test("no PR_SET_CHILD_SUBREAPER");
+	pid_t held = sleeper_with_child(), spared = sleeper_with_child();
+	struct track *t;
+	cr_assert_eq(track_open(&t, NULL, getpid()), 0);
+	track_exclude(t, spared);
+	track_set_home(t, held); /* the same cgroups as ours: no home at all */
+	track_note(t, &held, 1);
+	cr_expect_eq(track_count(t), 1);
+	int found = 0;
+	struct track_waiter w = { sleep_wait, found_none, &found };
+	int n = track_sweep(t, &w, 2000);
+	cr_expect_eq(n, 2, "the held child and its unseen child: %d stopped", n);
+	cr_expect_eq(found, 0);
+	sleep_wait(NULL, 50);
+	errno = 0;
+	cr_expect(kill(held, 0) < 0 && errno == ESRCH, "the held child is not dead and reaped");
+	cr_expect_eq(kill(spared, 0), 0, "the excluded child was killed");
+	track_close(t);
+	kill(-spared, SIGKILL); /* it and its child: a group of their own */
+	waitpid(spared, NULL, 0);
+	sleep_wait(NULL, 50);
 }
