@@ -92,11 +92,14 @@ static void default_out(char *buf, size_t cap)
 /* One line when memsup wanted a cgroup and could not have one. */
 static void print_fallback(const struct contain_info *c)
 {
-	if (!c || !c->hint)
+	if (!c || strcmp(c->requested, "auto") != 0 || strcmp(c->mode, "procscan") != 0)
 		return;
+	/* the hint says what would give one; root is given none when rights
+	 * are not what is missing (contain.c) */
 	fprintf(stderr, "memsup: no cgroup for this run (%s): the tree was found by /proc "
-		"scans, the budgets polled; without root, try: %s\n",
-		c->n_missing ? c->missing[0] : "none could be made", c->hint);
+		"scans, the budgets polled%s%s\n",
+		c->n_missing ? c->missing[0] : "none could be made",
+		c->hint ? "; try: " : "", c->hint ? c->hint : "");
 }
 
 /* The answer first, in plain words, then what it was made of. */

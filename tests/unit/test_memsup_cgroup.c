@@ -431,5 +431,5 @@ Test(memsup_cgroup, non_root_falls_back_and_says_how, .timeout = 30)
 	cr_expect_null(strstr(c, "\"missing\": []"), "no reason given: %s", c);
 	cr_expect_null(strstr(c, "\"hint\": null"), "no hint: %s", c);
 	cr_expect_not_null(strstr(r.err, "memsup: no cgroup for this run ("), "%s", r.err);
-	cr_expect_not_null(strstr(r.err, "without root, try: "), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "the budgets polled; try: "), "%s", r.err);
 }
