@@ -42,6 +42,7 @@ struct pview {
 	size_t peak_cap;
 	struct pview_peak_member *prev; /* scratch for carrying smaps over */
 	size_t prev_cap;
+	uint64_t look_ns;               /* a sample's look budget (pview.h) */
 };
 
 static struct pview_proc *proc_of(const struct pview *pv, pid_t pid)
@@ -57,9 +58,15 @@ int pview_open(struct pview **out, const char *proc_root, int tracing)
 		return -ENOMEM;
 	pv->root = proc_root ? proc_root : "/proc";
 	pv->tracing = tracing;
+	pv->look_ns = PVIEW_LOOK_BUDGET_MS * NS_PER_MS;
 	pidmap_init(&pv->index, sizeof(struct pview_index));
 	*out = pv;
 	return 0;
+}
+
+void pview_set_look_budget(struct pview *pv, unsigned ms)
+{
+	pv->look_ns = (uint64_t)ms * NS_PER_MS;
 }
 
 void pview_close(struct pview *pv)
@@ -435,7 +442,7 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 	if (due) {
 		/* a peak's reads get a budget of their own, larger: every
 		 * member, where a sample looks only at the newcomers */
-		int all = read_smaps(pv, 0, clock_mono_ns() + 4 * PVIEW_LOOK_BUDGET_MS * NS_PER_MS);
+		int all = read_smaps(pv, 0, clock_mono_ns() + 4 * pv->look_ns);
 		pk->smaps_ns = t_ns;
 		pk->smaps_rss = tree_rss;
 		if (all) {
@@ -464,7 +471,7 @@ static void complete_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss)
 		return;
 	pk->smaps_ns = t_ns;
 	/* the same budget as a new peak's reads */
-	pk->have_smaps = read_smaps(pv, 1, clock_mono_ns() + 4 * PVIEW_LOOK_BUDGET_MS * NS_PER_MS);
+	pk->have_smaps = read_smaps(pv, 1, clock_mono_ns() + 4 * pv->look_ns);
 }
 
 void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint64_t read_end_ns,
@@ -475,7 +482,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 	if (grow_array((void **)&pv->cur, &pv->cur_cap, n, sizeof *pv->cur) < 0)
 		n = pv->cur_cap < n ? pv->cur_cap : n;
 	pv->ncur = 0;
-	uint64_t look_until = clock_mono_ns() + PVIEW_LOOK_BUDGET_MS * NS_PER_MS;
+	uint64_t look_until = clock_mono_ns() + pv->look_ns;
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = mem[i].pid;
 		uint32_t gen = 0;

@@ -127,6 +127,10 @@ struct pview;
 
 /* `tracing`: the shim was injected (else every process is NOT_REQUESTED). */
 int pview_open(struct pview **out, const char *proc_root, int tracing);
+/* A sample's look budget, ms (PVIEW_LOOK_BUDGET_MS unless set): tests
+ * that read fixture trees set a generous one, so that a sanitizer build on
+ * a loaded machine does not postpone the looks they check. */
+void pview_set_look_budget(struct pview *pv, unsigned ms);
 void pview_close(struct pview *pv);
 
 /* Account one sample of the members `m` (contain_sampled()) read between

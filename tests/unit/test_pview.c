@@ -102,6 +102,7 @@ static void open_views(struct live **l, struct pview **pv)
 	cr_assert_eq(live_update(*l, 1), 0);
 	snprintf(path, sizeof path, "%s/proc", top);
 	cr_assert_eq(pview_open(pv, strdup(path), 1), 0);
+	pview_set_look_budget(*pv, 10000); /* fixtures: the looks are not timed here */
 }
 
 static void close_views(struct live *l, struct pview *pv)
