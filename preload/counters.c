@@ -21,6 +21,29 @@ static int counters_glibc_sizes;
 
 static void counters_refresh_total(struct mt_record *r);
 
+/* hooks.c re-routes malloc and free whenever counters_fast changes (weak:
+ * the unit tests link this file without hooks.c). */
+void hooks_route(unsigned fast) __attribute__((weak));
+
+static void counters_fast_changed(void)
+{
+	if (hooks_route)
+		hooks_route(__atomic_load_n(&counters_fast, __ATOMIC_RELAXED));
+}
+
+unsigned counters_fast_clear(unsigned bits)
+{
+	unsigned old = __atomic_fetch_and(&counters_fast, ~bits, __ATOMIC_RELAXED);
+	counters_fast_changed();
+	return old & bits;
+}
+
+void counters_fast_set(unsigned bits)
+{
+	__atomic_fetch_or(&counters_fast, bits, __ATOMIC_RELAXED);
+	counters_fast_changed();
+}
+
 struct mt_record *counters_local(void)
 {
 	return &counters_scratch;
@@ -72,6 +95,7 @@ void counters_go_multithreaded(void)
 	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST, __ATOMIC_RELAXED);
 	if (counters_glibc_sizes)
 		__atomic_fetch_or(&counters_fast, COUNTERS_FAST_MT, __ATOMIC_RELAXED);
+	counters_fast_changed();
 }
 
 static void counters_add_delta(struct shard *sh, void *ctx)
@@ -100,6 +124,7 @@ void counters_go_single(void)
 	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST_MT, __ATOMIC_RELAXED);
 	if (counters_glibc_sizes)
 		__atomic_fetch_or(&counters_fast, COUNTERS_FAST, __ATOMIC_RELAXED);
+	counters_fast_changed();
 }
 
 void counters_set_glibc_sizes(int yes)
@@ -109,11 +134,12 @@ void counters_set_glibc_sizes(int yes)
 	__atomic_fetch_and(&counters_fast, ~(COUNTERS_FAST | COUNTERS_FAST_MT), __ATOMIC_RELAXED);
 	if (yes)
 		__atomic_fetch_or(&counters_fast, mode, __ATOMIC_RELAXED);
+	counters_fast_changed();
 }
 
 void counters_watch_frees(void)
 {
-	__atomic_fetch_or(&counters_fast, COUNTERS_FAST_SITES, __ATOMIC_RELAXED);
+	counters_fast_set(COUNTERS_FAST_SITES);
 }
 
 int counters_is_own_process(void)

@@ -52,6 +52,12 @@ extern MT_HIDDEN uint64_t counters_peak_limit;
 #define COUNTERS_FAST_SITES 2u
 #define COUNTERS_FAST_MT 4u
 extern MT_HIDDEN unsigned counters_fast;
+/* Every change of counters_fast goes through counters.c, which then has
+ * hooks.c re-route malloc and free (hooks_route): the hooks jump through
+ * a pointer per mode instead of testing the word on every call.
+ * counters_fast_clear returns which of `bits` were set. */
+unsigned counters_fast_clear(unsigned bits);
+void counters_fast_set(unsigned bits);
 
 /* The static record counting starts in (before the constructor, and when
  * there is no record file). */

@@ -51,14 +51,18 @@ extern char **environ;
 #define HOOKS_RA ((uintptr_t)__builtin_return_address(0))
 
 /* malloc and free have two shortest paths that a malloc/free loop stays
- * on, chosen by one read of counters_fast: one thread (COUNTERS_FAST:
- * plain counter updates in the record), and many (COUNTERS_FAST_MT: the
- * calling thread's shard, when it has one).  Both need the real functions
- * resolved and block sizes from glibc chunk headers.  Everything else
- * goes out of line. */
+ * on: one thread (COUNTERS_FAST: plain counter updates in the record), and
+ * many (COUNTERS_FAST_MT: the calling thread's shard, when it has one).
+ * Both need the real functions resolved and block sizes from glibc chunk
+ * headers.  Everything else goes out of line.
+ *
+ * The exported malloc and free only jump through a pointer to the path
+ * of the current mode (hooks_route, called by counters.c whenever
+ * counters_fast changes), so no call tests the mode, and each path is
+ * specialised for it.  Because they jump, the path's own return address
+ * is the program's call site (HOOKS_RA). */
 
-/* malloc off the shortest paths.  Out of line, so that malloc() keeps one
- * register across its one call; ra is malloc's call site. */
+/* malloc off the shortest paths.  ra is malloc's call site. */
 static __attribute__((noinline)) void *hooks_malloc_other(size_t n, uintptr_t ra)
 {
 	void *p;
@@ -73,8 +77,13 @@ static __attribute__((noinline)) void *hooks_malloc_other(size_t n, uintptr_t ra
 	return p;
 }
 
+static void *hooks_malloc_slow(size_t n)
+{
+	return hooks_malloc_other(n, HOOKS_RA);
+}
+
 /* The rest of malloc for a block picked for sampling (sample.h): out of
- * line, so that malloc() keeps only the block across its calls. */
+ * line, so that malloc keeps only the block across its calls. */
 static __attribute__((noinline, cold)) void *hooks_malloc_sampled(void *p, size_t u, uintptr_t ra)
 {
 	sample_take(p, u, ra);
@@ -92,7 +101,7 @@ static __attribute__((noinline, cold)) void *hooks_malloc_sampled_mt(void *p, si
 
 /* The end of a threaded malloc whose bytes leave the shard's room or
  * whose shard is due a flush: out of line and reached by a tail call, so
- * that hooks_malloc_shard keeps nothing but the call site across its one
+ * that the threaded malloc keeps nothing but the call site across its one
  * call. */
 static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, size_t u,
 								      struct shard *sh)
@@ -103,58 +112,47 @@ static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, si
 	return p;
 }
 
-/* malloc on the multithreaded shortest path: as on the single-threaded
- * one below, on the thread's shard.  Only ra lives across the real call:
- * the shard's pointer is read again from TLS (two instructions, where
- * keeping it would cost a saved register's three), and everything that
- * needs a call after it is a tail call.  Out of line, so that malloc()
- * keeps the frame of one path. */
-static __attribute__((noinline)) void *hooks_malloc_shard(size_t n, struct shard *sh,
-							   uintptr_t ra)
+/* malloc while single-threaded.  The request is counted before the real
+ * call (nothing reads the request counts between the two), so that n need
+ * not live across it. */
+static void *hooks_malloc_st(size_t n)
 {
 	void *p;
 	size_t u;
+	counters_request_st(counters_rec, MT_CALL_MALLOC, n);
+	p = real.malloc(n);
+	if (MT_LIKELY(p != NULL)) {
+		u = boot_chunk_usable(p);
+		if (MT_UNLIKELY(sample_count(u)))
+			return hooks_malloc_sampled(p, u, HOOKS_RA);
+		counters_grow_st(counters_rec, u);
+	}
+	return p;
+}
+
+/* malloc while multithreaded, on the thread's shard.  Only the call site
+ * lives across the real call: the shard's pointer is read again from TLS
+ * (two instructions, where keeping it would cost a saved register's
+ * three), and everything that needs a call after it is a tail call. */
+static void *hooks_malloc_mt(size_t n)
+{
+	struct shard *sh = shards_tls_mine;
+	void *p;
+	size_t u;
+	if (MT_UNLIKELY(sh == NULL))
+		return hooks_malloc_other(n, HOOKS_RA);
 	counters_request_shard(sh, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_UNLIKELY(p == NULL))
 		return p; /* a flush due waits for the next call */
 	u = boot_chunk_usable(p);
 	if (MT_UNLIKELY(sample_count(u)))
-		return hooks_malloc_sampled_mt(p, u, ra);
+		return hooks_malloc_sampled_mt(p, u, HOOKS_RA);
 	sh = shards_tls_mine; /* the same shard: only this thread changes it */
 	if (!counters_grow_fits(sh, u) || counters_flush_due(sh, MT_CALL_MALLOC))
 		return hooks_malloc_shard_slow(p, u, sh);
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
 	return p;
-}
-
-/* malloc()'s frame is built on entry even on the paths that only jump on:
- * __builtin_return_address, which they pass on, keeps GCC 12 from
- * building it later (shrink-wrapping), and a tail call that would let the
- * callee read the call site itself is not something C can demand. */
-MT_EXPORT void *malloc(size_t n)
-{
-	unsigned fast = __atomic_load_n(&counters_fast, __ATOMIC_RELAXED);
-	struct shard *sh;
-	void *p;
-	size_t u;
-	if (MT_LIKELY(fast & COUNTERS_FAST)) {
-		/* The request is counted before the real call (nothing reads the
-		 * request counts between the two), so that n need not live
-		 * across it. */
-		counters_request_st(counters_rec, MT_CALL_MALLOC, n);
-		p = real.malloc(n);
-		if (MT_LIKELY(p != NULL)) {
-			u = boot_chunk_usable(p);
-			if (MT_UNLIKELY(sample_count(u)))
-				return hooks_malloc_sampled(p, u, HOOKS_RA);
-			counters_grow_st(counters_rec, u);
-		}
-		return p;
-	}
-	if (MT_LIKELY(fast & COUNTERS_FAST_MT) && MT_LIKELY((sh = shards_tls_mine) != NULL))
-		return hooks_malloc_shard(n, sh, HOOKS_RA);
-	return hooks_malloc_other(n, HOOKS_RA);
 }
 
 /* The end of a free whose block the sampled-block filter could not rule
@@ -166,9 +164,8 @@ static __attribute__((noinline, cold)) void hooks_free_maybe_sampled(void *p)
 	real.free(p);
 }
 
-/* free off the shortest paths.  A function of its own so that free()
- * itself makes no call it returns from, and needs no stack frame. */
-static __attribute__((noinline)) void hooks_free_other(void *p)
+/* free off the shortest paths (and of NULL and of arena blocks on them). */
+static __attribute__((noinline)) void hooks_free_slow(void *p)
 {
 	size_t u;
 	if (MT_UNLIKELY(!boot_ensure()) || MT_UNLIKELY(boot_owns(p)))
@@ -183,64 +180,125 @@ static __attribute__((noinline)) void hooks_free_other(void *p)
 	counters_note_free(u);
 }
 
-/* The rest of hooks_free_shard when the block may be sampled, or the
- * count needs a call (counters_free_shard_quick said no): the counting
- * with its calls, then the real free. */
-static __attribute__((noinline, cold)) void hooks_free_shard_slow(void *p, unsigned fast,
-								   struct shard *sh, size_t u)
+/* free while single-threaded, with and without sampled blocks live.
+ * Counted first, so the call to the real free is a tail call and neither
+ * builds a stack frame. */
+static void hooks_free_st_sites(void *p)
 {
-	counters_free_shard(sh, u);
-	if ((fast & COUNTERS_FAST_SITES) && sites_maybe(p)) {
+	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p))) {
+		hooks_free_slow(p);
+		return;
+	}
+	counters_free_st(counters_rec, boot_chunk_usable(p));
+	if (MT_UNLIKELY(sites_maybe(p))) {
 		hooks_free_maybe_sampled(p);
 		return;
 	}
 	real.free(p);
 }
 
-/* free on the multithreaded shortest path.  Out of line, and arranged so
- * that each of its calls is a tail call: neither it nor free() builds a
- * stack frame. */
-static __attribute__((noinline)) void hooks_free_shard(void *p, unsigned fast, struct shard *sh)
+static void hooks_free_st(void *p)
 {
-	size_t u = boot_chunk_usable(p);
-	if (((fast & COUNTERS_FAST_SITES) && MT_UNLIKELY(sites_maybe(p))) ||
-	    MT_UNLIKELY(!counters_free_shard_quick(sh, u))) {
-		hooks_free_shard_slow(p, fast, sh, u);
+	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p))) {
+		hooks_free_slow(p);
+		return;
+	}
+	counters_free_st(counters_rec, boot_chunk_usable(p));
+	real.free(p);
+}
+
+/* The rest of a threaded free when the block may be sampled, or the
+ * count needs a call (counters_free_shard_quick said no): the counting
+ * with its calls, then the real free. */
+static __attribute__((noinline, cold)) void hooks_free_shard_slow(void *p, struct shard *sh,
+								   size_t u)
+{
+	counters_free_shard(sh, u);
+	if (sites_maybe(p)) {
+		hooks_free_maybe_sampled(p);
 		return;
 	}
 	real.free(p);
 }
 
+/* free while multithreaded, on the thread's shard; each call is a tail
+ * call, so it builds no stack frame.  A thread without a shard yet goes
+ * the slow way (it claims one only when a count needs it). */
+static inline __attribute__((always_inline)) void hooks_free_mt_common(void *p, int sites)
+{
+	struct shard *sh;
+	size_t u;
+	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p)) ||
+	    MT_UNLIKELY((sh = shards_tls_mine) == NULL)) {
+		hooks_free_slow(p);
+		return;
+	}
+	u = boot_chunk_usable(p);
+	if ((sites && MT_UNLIKELY(sites_maybe(p))) ||
+	    MT_UNLIKELY(!counters_free_shard_quick(sh, u))) {
+		hooks_free_shard_slow(p, sh, u);
+		return;
+	}
+	real.free(p);
+}
+
+static void hooks_free_mt_sites(void *p)
+{
+	hooks_free_mt_common(p, 1);
+}
+
+static void hooks_free_mt(void *p)
+{
+	hooks_free_mt_common(p, 0);
+}
+
+/* Where malloc and free jump: hooks_route sets them from counters_fast. */
+MT_HIDDEN void *(*hooks_malloc_path)(size_t) = hooks_malloc_slow;
+MT_HIDDEN void (*hooks_free_path)(void *) = hooks_free_slow;
+
+void hooks_route(unsigned fast);
+void hooks_route(unsigned fast)
+{
+	void *(*m)(size_t) = hooks_malloc_slow;
+	void (*f)(void *) = hooks_free_slow;
+	if (fast & COUNTERS_FAST) {
+		m = hooks_malloc_st;
+		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_st_sites : hooks_free_st;
+	} else if (fast & COUNTERS_FAST_MT) {
+		m = hooks_malloc_mt;
+		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_mt_sites : hooks_free_mt;
+	}
+	__atomic_store_n(&hooks_malloc_path, m, __ATOMIC_RELAXED);
+	__atomic_store_n(&hooks_free_path, f, __ATOMIC_RELAXED);
+}
+
+/* The interposers proper: one indirect jump each.  On x86-64 written as
+ * such, so that the path is entered with the program's return address on
+ * top of the stack whatever the compiler's options; elsewhere a C tail
+ * call, which GCC and clang make at -O1 and above. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl malloc\n"
+	".type malloc, @function\n"
+	"malloc:\n"
+	"\tjmp *hooks_malloc_path(%rip)\n"
+	".size malloc, .-malloc\n"
+	".globl free\n"
+	".type free, @function\n"
+	"free:\n"
+	"\tjmp *hooks_free_path(%rip)\n"
+	".size free, .-free\n");
+#else
+MT_EXPORT void *malloc(size_t n)
+{
+	return hooks_malloc_path(n);
+}
+
 MT_EXPORT void free(void *p)
 {
-	unsigned fast = __atomic_load_n(&counters_fast, __ATOMIC_RELAXED);
-	struct shard *sh;
-	/* Counted first, so the call to the real free is a tail call.  Exact
-	 * compares: with sampling on (the default) the first one is taken;
-	 * with it off, or before any block was sampled, the second skips the
-	 * filter. */
-	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p))) {
-		if (MT_LIKELY(fast == (COUNTERS_FAST | COUNTERS_FAST_SITES))) {
-			counters_free_st(counters_rec, boot_chunk_usable(p));
-			if (MT_UNLIKELY(sites_maybe(p))) {
-				hooks_free_maybe_sampled(p);
-				return;
-			}
-			real.free(p);
-			return;
-		}
-		if (MT_LIKELY(fast == COUNTERS_FAST)) {
-			counters_free_st(counters_rec, boot_chunk_usable(p));
-			real.free(p);
-			return;
-		}
-		if (MT_LIKELY(fast & COUNTERS_FAST_MT) && MT_LIKELY((sh = shards_tls_mine) != NULL)) {
-			hooks_free_shard(p, fast, sh);
-			return;
-		}
-	}
-	hooks_free_other(p);
+	hooks_free_path(p);
 }
+#endif
 
 MT_EXPORT void *calloc(size_t n, size_t m)
 {
