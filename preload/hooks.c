@@ -50,6 +50,21 @@ extern char **environ;
 /* The program's call site of the hook that expands this. */
 #define HOOKS_RA ((uintptr_t)__builtin_return_address(0))
 
+/* The shortest paths read glibc's chunk header themselves (boot.h,
+ * boot_chunk_usable) and send the rare mmapped chunk (IS_MMAPPED, 16
+ * bytes of overhead instead of 8) out of line: then a block's usable size
+ * is two instructions from its header, not five. */
+#define HOOKS_CHUNK_MMAPPED 2u
+static inline size_t hooks_chunk_head(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
+static inline size_t hooks_chunk_usable(size_t h)
+{
+	return (h & ~(size_t)7) - 8;
+}
+
 /* malloc and free have two shortest paths that a malloc/free loop stays
  * on: one thread (COUNTERS_FAST: plain counter updates in the record), and
  * many (COUNTERS_FAST_MT: the calling thread's shard, when it has one).
@@ -112,20 +127,45 @@ static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, si
 	return p;
 }
 
+/* The end of a single-threaded malloc that returned an mmapped chunk. */
+static __attribute__((noinline, cold)) void *hooks_malloc_st_mmapped(void *p, uintptr_t ra)
+{
+	size_t u = boot_chunk_usable(p);
+	sample_note_alloc(p, u, ra);
+	counters_grow_st(counters_rec, u);
+	return p;
+}
+
+/* The end of a single-threaded malloc whose block may make a new peak:
+ * reached by a tail call, so that nothing lives across the real call. */
+static __attribute__((noinline, cold)) void *hooks_malloc_st_peak(void *p, uint64_t cur)
+{
+	counters_peaks_st(counters_rec, cur);
+	return p;
+}
+
 /* malloc while single-threaded.  The request is counted before the real
  * call (nothing reads the request counts between the two), so that n need
- * not live across it. */
+ * not live across it; the block is counted after it with tail calls only
+ * (counters_grow_st spelt out), so that p need not live across a call
+ * either and the frame is the stack's alignment alone. */
 static void *hooks_malloc_st(size_t n)
 {
 	void *p;
-	size_t u;
+	size_t h, u;
+	uint64_t cur;
 	counters_request_st(counters_rec, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_LIKELY(p != NULL)) {
-		u = boot_chunk_usable(p);
+		h = hooks_chunk_head(p);
+		if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+			return hooks_malloc_st_mmapped(p, HOOKS_RA);
+		u = hooks_chunk_usable(h);
 		if (MT_UNLIKELY(sample_count(u)))
 			return hooks_malloc_sampled(p, u, HOOKS_RA);
-		counters_grow_st(counters_rec, u);
+		cur = counters_add_st(&counters_rec->heap_current, u);
+		if (MT_UNLIKELY(cur > counters_peak_limit))
+			return hooks_malloc_st_peak(p, cur);
 	}
 	return p;
 }
@@ -138,14 +178,15 @@ static void *hooks_malloc_mt(size_t n)
 {
 	struct shard *sh = shards_tls_mine;
 	void *p;
-	size_t u;
+	size_t h, u;
 	if (MT_UNLIKELY(sh == NULL))
 		return hooks_malloc_other(n, HOOKS_RA);
 	counters_request_shard(sh, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_UNLIKELY(p == NULL))
 		return p; /* a flush due waits for the next call */
-	u = boot_chunk_usable(p);
+	h = hooks_chunk_head(p);
+	u = MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED) ? boot_chunk_usable(p) : hooks_chunk_usable(h);
 	if (MT_UNLIKELY(sample_count(u)))
 		return hooks_malloc_sampled_mt(p, u, HOOKS_RA);
 	sh = shards_tls_mine; /* the same shard: only this thread changes it */
@@ -185,11 +226,13 @@ static __attribute__((noinline)) void hooks_free_slow(void *p)
  * builds a stack frame. */
 static void hooks_free_st_sites(void *p)
 {
-	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p))) {
+	size_t h;
+	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p)) ||
+	    MT_UNLIKELY((h = hooks_chunk_head(p)) & HOOKS_CHUNK_MMAPPED)) {
 		hooks_free_slow(p);
 		return;
 	}
-	counters_free_st(counters_rec, boot_chunk_usable(p));
+	counters_free_st(counters_rec, hooks_chunk_usable(h));
 	if (MT_UNLIKELY(sites_maybe(p))) {
 		hooks_free_maybe_sampled(p);
 		return;
@@ -199,11 +242,13 @@ static void hooks_free_st_sites(void *p)
 
 static void hooks_free_st(void *p)
 {
-	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p))) {
+	size_t h;
+	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p)) ||
+	    MT_UNLIKELY((h = hooks_chunk_head(p)) & HOOKS_CHUNK_MMAPPED)) {
 		hooks_free_slow(p);
 		return;
 	}
-	counters_free_st(counters_rec, boot_chunk_usable(p));
+	counters_free_st(counters_rec, hooks_chunk_usable(h));
 	real.free(p);
 }
 
@@ -227,13 +272,14 @@ static __attribute__((noinline, cold)) void hooks_free_shard_slow(void *p, struc
 static inline __attribute__((always_inline)) void hooks_free_mt_common(void *p, int sites)
 {
 	struct shard *sh;
-	size_t u;
+	size_t h, u;
 	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p)) ||
+	    MT_UNLIKELY((h = hooks_chunk_head(p)) & HOOKS_CHUNK_MMAPPED) ||
 	    MT_UNLIKELY((sh = shards_tls_mine) == NULL)) {
 		hooks_free_slow(p);
 		return;
 	}
-	u = boot_chunk_usable(p);
+	u = hooks_chunk_usable(h);
 	if ((sites && MT_UNLIKELY(sites_maybe(p))) ||
 	    MT_UNLIKELY(!counters_free_shard_quick(sh, u))) {
 		hooks_free_shard_slow(p, sh, u);
@@ -300,20 +346,55 @@ MT_EXPORT void free(void *p)
 }
 #endif
 
-MT_EXPORT void *calloc(size_t n, size_t m)
+/* calloc while single-threaded: as hooks_malloc_st, on the same cold
+ * paths. */
+static inline __attribute__((always_inline)) void *hooks_calloc_st(size_t n, size_t m,
+								   size_t bytes, uintptr_t ra)
 {
-	size_t bytes, u;
 	void *p;
-	if (__builtin_mul_overflow(n, m, &bytes))
-		bytes = SIZE_MAX;
+	size_t h, u;
+	uint64_t cur;
+	counters_request_st(counters_rec, MT_CALL_CALLOC, bytes);
+	p = real.calloc(n, m);
+	if (MT_LIKELY(p != NULL)) {
+		h = hooks_chunk_head(p);
+		if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+			return hooks_malloc_st_mmapped(p, ra);
+		u = hooks_chunk_usable(h);
+		if (MT_UNLIKELY(sample_count(u)))
+			return hooks_malloc_sampled(p, u, ra);
+		cur = counters_add_st(&counters_rec->heap_current, u);
+		if (MT_UNLIKELY(cur > counters_peak_limit))
+			return hooks_malloc_st_peak(p, cur);
+	}
+	return p;
+}
+
+/* calloc off the shortest path. */
+static __attribute__((noinline)) void *hooks_calloc_other(size_t n, size_t m, size_t bytes,
+							   uintptr_t ra)
+{
+	size_t u;
+	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return boot_alloc(bytes, 16);
 	p = real.calloc(n, m);
 	u = p ? boot_usable(p) : 0;
 	if (p)
-		sample_note_alloc(p, u, HOOKS_RA);
+		sample_note_alloc(p, u, ra);
 	counters_note_alloc(MT_CALL_CALLOC, bytes, u);
 	return p;
+}
+
+MT_EXPORT void *calloc(size_t n, size_t m)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, m, &bytes))
+		bytes = SIZE_MAX;
+	/* malloc's route says whether the single-threaded shortest path is on */
+	if (MT_LIKELY(__atomic_load_n(&hooks_malloc_path, __ATOMIC_RELAXED) == hooks_malloc_st))
+		return hooks_calloc_st(n, m, bytes, HOOKS_RA);
+	return hooks_calloc_other(n, m, bytes, HOOKS_RA);
 }
 
 /* realloc of a bootstrap-arena block: move it to the real heap. */
