@@ -418,6 +418,31 @@ void counters_live_shard_slow(struct shard *sh, int64_t bytes)
 	counters_check_room(sh);
 }
 
+/* counters_live_shard_slow for a call whose bytes the owner has already
+ * added to its delta (hooks.c's threaded shortest paths count first and
+ * test after, so that the test is one compare of the stored figure):
+ * `grew` says whether they were an allocation's.  Also the flush of a
+ * shard whose call count is due one. */
+void counters_shard_settle(struct shard *sh, int grew)
+{
+	struct mt_record *r = counters_rec;
+	int64_t d = __atomic_load_n(&sh->heap_delta, __ATOMIC_RELAXED);
+	unsigned k;
+	for (k = 0; k < MT_CALL_COUNT; k++)
+		if (counters_flush_due(sh, k))
+			break;
+	if (k < MT_CALL_COUNT) {
+		counters_flush_shard(sh); /* the delta goes too, peaks tested */
+		return;
+	}
+	if (d >= COUNTERS_DELTA_MAX || d <= -COUNTERS_DELTA_MAX)
+		counters_publish(r, __atomic_exchange_n(&sh->heap_delta, 0, __ATOMIC_RELAXED));
+	else if (grew)
+		counters_peaks_mt(r, (int64_t)__atomic_load_n(&r->heap_current, __ATOMIC_RELAXED) + d);
+	sh->heap_room = counters_room(r);
+	counters_check_room(sh);
+}
+
 static void counters_live_mt(struct mt_record *r, struct shard *sh, int64_t bytes)
 {
 	if (sh)

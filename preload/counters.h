@@ -301,6 +301,8 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
 void counters_flush_shard(struct shard *sh);
 void counters_live_shard_slow(struct shard *sh, int64_t bytes);
 
+void counters_shard_settle(struct shard *sh, int grew);
+
 /* A shard is flushed when one kind of call has been counted
  * COUNTERS_FLUSH times since its last drain: the call count itself is the
  * clock (a drain takes it back to zero), so no second counter is kept.  A

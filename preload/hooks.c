@@ -65,6 +65,27 @@ static inline size_t hooks_chunk_usable(size_t h)
 	return (h & ~(size_t)7) - 8;
 }
 
+/* Bootstrap-arena blocks (boot.h) carry a header word of their own in
+ * front, with glibc's IS_MMAPPED bit set: the shortest free paths, which
+ * read the header anyway, send them out of line with the mmapped chunks,
+ * where boot_owns() tells them apart, and need no range test of their
+ * own (five instructions a free).  The header sits in the block's own
+ * reservation, `align` bytes below it, so no neighbour can overwrite it. */
+#define HOOKS_ARENA_HEAD ((size_t)HOOKS_CHUNK_MMAPPED)
+static void *hooks_boot_alloc(size_t n, size_t align)
+{
+	char *q;
+	if (align < 16)
+		align = 16;
+	/* at least one byte past the header, so the block is inside the
+	 * arena even when it is empty and ends it (boot_owns) */
+	if (n > SIZE_MAX - align - 1 || !(q = boot_alloc((n ? n : 1) + align, align)))
+		return NULL;
+	q += align;
+	((size_t *)(void *)q)[-1] = HOOKS_ARENA_HEAD;
+	return q;
+}
+
 /* malloc and free have two shortest paths that a malloc/free loop stays
  * on: one thread (COUNTERS_FAST: plain counter updates in the record), and
  * many (COUNTERS_FAST_MT: the calling thread's shard, when it has one).
@@ -83,7 +104,7 @@ static __attribute__((noinline)) void *hooks_malloc_other(size_t n, uintptr_t ra
 	void *p;
 	size_t u;
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, 16);
+		return hooks_boot_alloc(n, 16);
 	p = real.malloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -114,16 +135,13 @@ static __attribute__((noinline, cold)) void *hooks_malloc_sampled_mt(void *p, si
 	return p;
 }
 
-/* The end of a threaded malloc whose bytes leave the shard's room or
- * whose shard is due a flush: out of line and reached by a tail call, so
- * that the threaded malloc keeps nothing but the call site across its one
- * call. */
-static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, size_t u,
-								      struct shard *sh)
+/* The end of a threaded malloc whose bytes left the shard's room or
+ * whose shard is due a flush (the bytes are in the delta already):
+ * reached by a tail call, so that the threaded malloc keeps nothing but
+ * the call site across its one call. */
+static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, struct shard *sh)
 {
-	counters_grow_shard(sh, u);
-	if (counters_flush_due(sh, MT_CALL_MALLOC))
-		counters_flush_shard(sh);
+	counters_shard_settle(sh, 1);
 	return p;
 }
 
@@ -190,9 +208,12 @@ static void *hooks_malloc_mt(size_t n)
 	if (MT_UNLIKELY(sample_count(u)))
 		return hooks_malloc_sampled_mt(p, u, HOOKS_RA);
 	sh = shards_tls_mine; /* the same shard: only this thread changes it */
-	if (!counters_grow_fits(sh, u) || counters_flush_due(sh, MT_CALL_MALLOC))
-		return hooks_malloc_shard_slow(p, u, sh);
+	/* counted first, then one compare of the stored delta with the room
+	 * (a handler of this thread that counts in between tests its own) */
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
+	if (MT_UNLIKELY(sh->heap_delta > sh->heap_room) ||
+	    counters_flush_due(sh, MT_CALL_MALLOC))
+		return hooks_malloc_shard_slow(p, sh);
 	return p;
 }
 
@@ -205,7 +226,8 @@ static __attribute__((noinline, cold)) void hooks_free_maybe_sampled(void *p)
 	real.free(p);
 }
 
-/* free off the shortest paths (and of NULL and of arena blocks on them). */
+/* free off the shortest paths (and of NULL, mmapped chunks and arena
+ * blocks on them). */
 static __attribute__((noinline)) void hooks_free_slow(void *p)
 {
 	size_t u;
@@ -227,7 +249,7 @@ static __attribute__((noinline)) void hooks_free_slow(void *p)
 static void hooks_free_st_sites(void *p)
 {
 	size_t h;
-	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p)) ||
+	if (MT_UNLIKELY(p == NULL) ||
 	    MT_UNLIKELY((h = hooks_chunk_head(p)) & HOOKS_CHUNK_MMAPPED)) {
 		hooks_free_slow(p);
 		return;
@@ -243,7 +265,7 @@ static void hooks_free_st_sites(void *p)
 static void hooks_free_st(void *p)
 {
 	size_t h;
-	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p)) ||
+	if (MT_UNLIKELY(p == NULL) ||
 	    MT_UNLIKELY((h = hooks_chunk_head(p)) & HOOKS_CHUNK_MMAPPED)) {
 		hooks_free_slow(p);
 		return;
@@ -252,37 +274,44 @@ static void hooks_free_st(void *p)
 	real.free(p);
 }
 
-/* The rest of a threaded free when the block may be sampled, or the
- * count needs a call (counters_free_shard_quick said no): the counting
- * with its calls, then the real free. */
+/* The end of a threaded free whose count is due a flush or whose delta
+ * went below -COUNTERS_DELTA_MAX (both already counted). */
 static __attribute__((noinline, cold)) void hooks_free_shard_slow(void *p, struct shard *sh,
-								   size_t u)
+								   int sites)
 {
-	counters_free_shard(sh, u);
-	if (sites_maybe(p)) {
+	counters_shard_settle(sh, 0);
+	if (sites && sites_maybe(p)) {
 		hooks_free_maybe_sampled(p);
 		return;
 	}
 	real.free(p);
 }
 
-/* free while multithreaded, on the thread's shard; each call is a tail
- * call, so it builds no stack frame.  A thread without a shard yet goes
- * the slow way (it claims one only when a count needs it). */
+/* free while multithreaded, on the thread's shard: counted first (the
+ * call, then the bytes), then one compare each of the stored count and
+ * delta against their limits; each call is a tail call, so it builds no
+ * stack frame.  A thread without a shard yet goes the slow way (it claims
+ * one only when a count needs it).  A shrinking delta makes no peak, so
+ * the room is not tested. */
 static inline __attribute__((always_inline)) void hooks_free_mt_common(void *p, int sites)
 {
 	struct shard *sh;
-	size_t h, u;
-	if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(boot_owns(p)) ||
+	size_t h;
+	if (MT_UNLIKELY(p == NULL) ||
 	    MT_UNLIKELY((h = hooks_chunk_head(p)) & HOOKS_CHUNK_MMAPPED) ||
 	    MT_UNLIKELY((sh = shards_tls_mine) == NULL)) {
 		hooks_free_slow(p);
 		return;
 	}
-	u = hooks_chunk_usable(h);
-	if ((sites && MT_UNLIKELY(sites_maybe(p))) ||
-	    MT_UNLIKELY(!counters_free_shard_quick(sh, u))) {
-		hooks_free_shard_slow(p, sh, u);
+	counters_bump(&sh->calls[MT_CALL_FREE], 1);
+	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)hooks_chunk_usable(h));
+	if (MT_UNLIKELY(counters_flush_due(sh, MT_CALL_FREE)) ||
+	    MT_UNLIKELY(sh->heap_delta <= -COUNTERS_DELTA_MAX)) {
+		hooks_free_shard_slow(p, sh, sites);
+		return;
+	}
+	if (sites && MT_UNLIKELY(sites_maybe(p))) {
+		hooks_free_maybe_sampled(p);
 		return;
 	}
 	real.free(p);
@@ -377,7 +406,7 @@ static __attribute__((noinline)) void *hooks_calloc_other(size_t n, size_t m, si
 	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(bytes, 16);
+		return hooks_boot_alloc(bytes, 16);
 	p = real.calloc(n, m);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -441,7 +470,7 @@ MT_EXPORT void *realloc(void *p, size_t n)
 {
 	void *q;
 	if (MT_UNLIKELY(!boot_ensure())) {
-		q = boot_alloc(n, 16);
+		q = hooks_boot_alloc(n, 16);
 		if (q && p)
 			memcpy(q, p, n < boot_span(p) ? n : boot_span(p));
 		return q;
@@ -472,7 +501,7 @@ MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	size_t u;
 	int rc;
 	if (MT_UNLIKELY(!boot_ensure())) {
-		*out = boot_alloc(n, align);
+		*out = hooks_boot_alloc(n, align);
 		return *out ? 0 : ENOMEM;
 	}
 	rc = real.posix_memalign(out, align, n);
@@ -489,7 +518,7 @@ static void *hooks_aligned(void *(*fn)(size_t, size_t), unsigned kind, size_t al
 	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, align);
+		return hooks_boot_alloc(n, align);
 	p = fn(align, n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -501,14 +530,14 @@ static void *hooks_aligned(void *(*fn)(size_t, size_t), unsigned kind, size_t al
 MT_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, align);
+		return hooks_boot_alloc(n, align);
 	return hooks_aligned(real.aligned_alloc, MT_CALL_ALIGNED_ALLOC, align, n, HOOKS_RA);
 }
 
 MT_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, align);
+		return hooks_boot_alloc(n, align);
 	return hooks_aligned(real.memalign, MT_CALL_MEMALIGN, align, n, HOOKS_RA);
 }
 
@@ -517,7 +546,7 @@ MT_EXPORT void *valloc(size_t n)
 	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, 4096);
+		return hooks_boot_alloc(n, 4096);
 	p = real.valloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -531,7 +560,7 @@ MT_EXPORT void *pvalloc(size_t n)
 	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, 4096);
+		return hooks_boot_alloc(n, 4096);
 	p = real.pvalloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
