@@ -415,14 +415,40 @@ static __attribute__((noinline)) void *hooks_calloc_other(size_t n, size_t m, si
 	return p;
 }
 
+/* calloc while multithreaded, for a thread with a shard: as
+ * hooks_malloc_mt. */
+static __attribute__((noinline)) void *hooks_calloc_mt(size_t n, size_t m, size_t bytes,
+							uintptr_t ra, struct shard *sh)
+{
+	void *p;
+	size_t h, u;
+	counters_request_shard(sh, MT_CALL_CALLOC, bytes);
+	p = real.calloc(n, m);
+	if (MT_UNLIKELY(p == NULL))
+		return p;
+	h = hooks_chunk_head(p);
+	u = MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED) ? boot_chunk_usable(p) : hooks_chunk_usable(h);
+	if (MT_UNLIKELY(sample_count(u)))
+		return hooks_malloc_sampled_mt(p, u, ra);
+	sh = shards_tls_mine;
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
+	if (MT_UNLIKELY(sh->heap_delta > sh->heap_room) || counters_flush_due(sh, MT_CALL_CALLOC))
+		return hooks_malloc_shard_slow(p, sh);
+	return p;
+}
+
 MT_EXPORT void *calloc(size_t n, size_t m)
 {
+	void *(*path)(size_t) = __atomic_load_n(&hooks_malloc_path, __ATOMIC_RELAXED);
+	struct shard *sh;
 	size_t bytes;
 	if (__builtin_mul_overflow(n, m, &bytes))
 		bytes = SIZE_MAX;
-	/* malloc's route says whether the single-threaded shortest path is on */
-	if (MT_LIKELY(__atomic_load_n(&hooks_malloc_path, __ATOMIC_RELAXED) == hooks_malloc_st))
+	/* malloc's route says which shortest path is on */
+	if (MT_LIKELY(path == hooks_malloc_st))
 		return hooks_calloc_st(n, m, bytes, HOOKS_RA);
+	if (MT_LIKELY(path == hooks_malloc_mt) && MT_LIKELY((sh = shards_tls_mine) != NULL))
+		return hooks_calloc_mt(n, m, bytes, HOOKS_RA, sh);
 	return hooks_calloc_other(n, m, bytes, HOOKS_RA);
 }
 
