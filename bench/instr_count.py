@@ -106,9 +106,14 @@ def self_costs(out_file):
         m = re.match(r"\s*([\d,]+) \([ \d.]+%\)\s+(.*)$", ln)
         if not m or "PROGRAM TOTALS" in m.group(2):
             continue
+        obj = re.search(r"\[(.*)\]$", m.group(2))
         name = re.sub(r"\s*\[.*\]$", "", m.group(2))
         src, _, fn = name.rpartition(":")
-        where = "shim" if src.startswith("preload/") or "/preload/" in src else "other"
+        # the shim's own code: by source file, or by object (the exported
+        # malloc and free are assembler stubs without line information)
+        shim = src.startswith("preload/") or "/preload/" in src or \
+            (obj is not None and "libmemtrace" in obj.group(1))
+        where = "shim" if shim else "other"
         key = (where, fn)
         costs[key] = costs.get(key, 0) + int(m.group(1).replace(",", ""))
     return costs
