@@ -71,7 +71,10 @@ static inline size_t hooks_chunk_usable(size_t h)
  * where boot_owns() tells them apart, and need no range test of their
  * own (five instructions a free).  The header sits in the block's own
  * reservation, `align` bytes below it, so no neighbour can overwrite it. */
-#define HOOKS_ARENA_HEAD ((size_t)HOOKS_CHUNK_MMAPPED)
+/* Size 16 as well: glibc's malloc_usable_size of such a block (the
+ * program may ask; it is not interposed) is then 16 - 16 = 0, as it was
+ * for the zeroes in front of an arena block before. */
+#define HOOKS_ARENA_HEAD ((size_t)16 | HOOKS_CHUNK_MMAPPED)
 static void *hooks_boot_alloc(size_t n, size_t align)
 {
 	char *q;
