@@ -256,9 +256,7 @@ void boot_arena_begin(void)
 	if (!boot_arena_held)
 		return; /* inside a hook already: its allocations are ours anyway */
 	/* Only the fast-path bits: COUNTERS_FAST_SITES belongs to sites.c. */
-	boot_saved_fast = __atomic_fetch_and(&counters_fast, ~(COUNTERS_FAST | COUNTERS_FAST_MT),
-					     __ATOMIC_RELAXED) &
-			  (COUNTERS_FAST | COUNTERS_FAST_MT);
+	boot_saved_fast = counters_fast_clear(COUNTERS_FAST | COUNTERS_FAST_MT);
 	/* boot_init() then answers 0 to this thread (its guard is held): the
 	 * hooks serve it from the arena. */
 	__atomic_store_n(&boot_ready, 0, __ATOMIC_RELEASE);
@@ -269,7 +267,7 @@ void boot_arena_end(void)
 	if (!boot_arena_held)
 		return;
 	__atomic_store_n(&boot_ready, 1, __ATOMIC_RELEASE);
-	__atomic_fetch_or(&counters_fast, boot_saved_fast, __ATOMIC_RELAXED);
+	counters_fast_set(boot_saved_fast);
 	boot_arena_held = 0;
 	shim_guard_leave();
 }

@@ -21,6 +21,29 @@ static int counters_glibc_sizes;
 
 static void counters_refresh_total(struct mt_record *r);
 
+/* hooks.c re-routes malloc and free whenever counters_fast changes (weak:
+ * the unit tests link this file without hooks.c). */
+void hooks_route(unsigned fast) __attribute__((weak));
+
+static void counters_fast_changed(void)
+{
+	if (hooks_route)
+		hooks_route(__atomic_load_n(&counters_fast, __ATOMIC_RELAXED));
+}
+
+unsigned counters_fast_clear(unsigned bits)
+{
+	unsigned old = __atomic_fetch_and(&counters_fast, ~bits, __ATOMIC_RELAXED);
+	counters_fast_changed();
+	return old & bits;
+}
+
+void counters_fast_set(unsigned bits)
+{
+	__atomic_fetch_or(&counters_fast, bits, __ATOMIC_RELAXED);
+	counters_fast_changed();
+}
+
 struct mt_record *counters_local(void)
 {
 	return &counters_scratch;
@@ -72,6 +95,7 @@ void counters_go_multithreaded(void)
 	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST, __ATOMIC_RELAXED);
 	if (counters_glibc_sizes)
 		__atomic_fetch_or(&counters_fast, COUNTERS_FAST_MT, __ATOMIC_RELAXED);
+	counters_fast_changed();
 }
 
 static void counters_add_delta(struct shard *sh, void *ctx)
@@ -100,6 +124,7 @@ void counters_go_single(void)
 	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST_MT, __ATOMIC_RELAXED);
 	if (counters_glibc_sizes)
 		__atomic_fetch_or(&counters_fast, COUNTERS_FAST, __ATOMIC_RELAXED);
+	counters_fast_changed();
 }
 
 void counters_set_glibc_sizes(int yes)
@@ -109,11 +134,12 @@ void counters_set_glibc_sizes(int yes)
 	__atomic_fetch_and(&counters_fast, ~(COUNTERS_FAST | COUNTERS_FAST_MT), __ATOMIC_RELAXED);
 	if (yes)
 		__atomic_fetch_or(&counters_fast, mode, __ATOMIC_RELAXED);
+	counters_fast_changed();
 }
 
 void counters_watch_frees(void)
 {
-	__atomic_fetch_or(&counters_fast, COUNTERS_FAST_SITES, __ATOMIC_RELAXED);
+	counters_fast_set(COUNTERS_FAST_SITES);
 }
 
 int counters_is_own_process(void)
@@ -388,6 +414,31 @@ void counters_live_shard_slow(struct shard *sh, int64_t bytes)
 								      __ATOMIC_RELAXED) +
 						     d);
 	}
+	sh->heap_room = counters_room(r);
+	counters_check_room(sh);
+}
+
+/* counters_live_shard_slow for a call whose bytes the owner has already
+ * added to its delta (hooks.c's threaded shortest paths count first and
+ * test after, so that the test is one compare of the stored figure):
+ * `grew` says whether they were an allocation's.  Also the flush of a
+ * shard whose call count is due one. */
+void counters_shard_settle(struct shard *sh, int grew)
+{
+	struct mt_record *r = counters_rec;
+	int64_t d = __atomic_load_n(&sh->heap_delta, __ATOMIC_RELAXED);
+	unsigned k;
+	for (k = 0; k < MT_CALL_COUNT; k++)
+		if (counters_flush_due(sh, k))
+			break;
+	if (k < MT_CALL_COUNT) {
+		counters_flush_shard(sh); /* the delta goes too, peaks tested */
+		return;
+	}
+	if (d >= COUNTERS_DELTA_MAX || d <= -COUNTERS_DELTA_MAX)
+		counters_publish(r, __atomic_exchange_n(&sh->heap_delta, 0, __ATOMIC_RELAXED));
+	else if (grew)
+		counters_peaks_mt(r, (int64_t)__atomic_load_n(&r->heap_current, __ATOMIC_RELAXED) + d);
 	sh->heap_room = counters_room(r);
 	counters_check_room(sh);
 }

@@ -52,6 +52,12 @@ extern MT_HIDDEN uint64_t counters_peak_limit;
 #define COUNTERS_FAST_SITES 2u
 #define COUNTERS_FAST_MT 4u
 extern MT_HIDDEN unsigned counters_fast;
+/* Every change of counters_fast goes through counters.c, which then has
+ * hooks.c re-route malloc and free (hooks_route): the hooks jump through
+ * a pointer per mode instead of testing the word on every call.
+ * counters_fast_clear returns which of `bits` were set. */
+unsigned counters_fast_clear(unsigned bits);
+void counters_fast_set(unsigned bits);
 
 /* The static record counting starts in (before the constructor, and when
  * there is no record file). */
@@ -126,11 +132,30 @@ static inline unsigned counters_bucket(size_t n)
 	return n <= 1 ? 0 : MT_HIST_BUCKETS - 1;
 }
 
+/* The index of the top bit of x > 0, as a 64-bit value: GCC's own bsr
+ * for 63 ^ clz is an int it then widens and adds to (three instructions
+ * where the +1 can be the address's displacement). */
+static inline uint64_t counters_top_bit(uint64_t x)
+{
+#if defined(__x86_64__)
+	uint64_t b;
+	__asm__("bsrq %1, %0" : "=r"(b) : "rm"(x) : "cc");
+	return b;
+#else
+	return 63 ^ (uint64_t)__builtin_clzll((unsigned long long)x);
+#endif
+}
+
 static inline void counters_request_st(struct mt_record *r, unsigned kind, size_t req)
 {
+	int64_t m = (int64_t)(req - 1);
 	r->calls[kind]++;
 	r->heap_requested_total += req;
-	r->hist[counters_bucket(req)]++;
+	/* counters_bucket, with the common case's +1 left to the address */
+	if (MT_LIKELY(m > 0))
+		r->hist[counters_top_bit((uint64_t)m) + 1]++;
+	else
+		r->hist[req <= 1 ? 0 : MT_HIST_BUCKETS - 1]++;
 	if (req > r->heap_largest_request)
 		r->heap_largest_request = req;
 }
@@ -276,6 +301,8 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
 void counters_flush_shard(struct shard *sh);
 void counters_live_shard_slow(struct shard *sh, int64_t bytes);
 
+void counters_shard_settle(struct shard *sh, int grew);
+
 /* A shard is flushed when one kind of call has been counted
  * COUNTERS_FLUSH times since its last drain: the call count itself is the
  * clock (a drain takes it back to zero), so no second counter is kept.  A
@@ -291,9 +318,13 @@ static inline int counters_flush_due(const struct shard *sh, unsigned kind)
  * nothing but its call site lives across that). */
 static inline void counters_request_shard(struct shard *sh, unsigned kind, size_t req)
 {
+	int64_t m = (int64_t)(req - 1);
 	counters_bump(&sh->calls[kind], 1);
 	counters_bump(&sh->requested, req);
-	counters_bump(&sh->hist[counters_bucket(req)], 1);
+	if (MT_LIKELY(m > 0))
+		counters_bump(&sh->hist[counters_top_bit((uint64_t)m) + 1], 1);
+	else
+		counters_bump(&sh->hist[req <= 1 ? 0 : MT_HIST_BUCKETS - 1], 1);
 	if (req > sh->largest)
 		sh->largest = req; /* a handler's larger request may be lost */
 }

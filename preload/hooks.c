@@ -50,21 +50,64 @@ extern char **environ;
 /* The program's call site of the hook that expands this. */
 #define HOOKS_RA ((uintptr_t)__builtin_return_address(0))
 
-/* malloc and free have two shortest paths that a malloc/free loop stays
- * on, chosen by one read of counters_fast: one thread (COUNTERS_FAST:
- * plain counter updates in the record), and many (COUNTERS_FAST_MT: the
- * calling thread's shard, when it has one).  Both need the real functions
- * resolved and block sizes from glibc chunk headers.  Everything else
- * goes out of line. */
+/* The shortest paths read glibc's chunk header themselves (boot.h,
+ * boot_chunk_usable) and send the rare mmapped chunk (IS_MMAPPED, 16
+ * bytes of overhead instead of 8) out of line: then a block's usable size
+ * is two instructions from its header, not five. */
+#define HOOKS_CHUNK_MMAPPED 2u
+static inline size_t hooks_chunk_head(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
 
-/* malloc off the shortest paths.  Out of line, so that malloc() keeps one
- * register across its one call; ra is malloc's call site. */
+static inline size_t hooks_chunk_usable(size_t h)
+{
+	return (h & ~(size_t)7) - 8;
+}
+
+/* Bootstrap-arena blocks (boot.h) carry a header word of their own in
+ * front, with glibc's IS_MMAPPED bit set: the shortest free paths, which
+ * read the header anyway, send them out of line with the mmapped chunks,
+ * where boot_owns() tells them apart, and need no range test of their
+ * own (five instructions a free).  The header sits in the block's own
+ * reservation, `align` bytes below it, so no neighbour can overwrite it. */
+/* Size 16 as well: glibc's malloc_usable_size of such a block (the
+ * program may ask; it is not interposed) is then 16 - 16 = 0, as it was
+ * for the zeroes in front of an arena block before. */
+#define HOOKS_ARENA_HEAD ((size_t)16 | HOOKS_CHUNK_MMAPPED)
+static void *hooks_boot_alloc(size_t n, size_t align)
+{
+	char *q;
+	if (align < 16)
+		align = 16;
+	/* at least one byte past the header, so the block is inside the
+	 * arena even when it is empty and ends it (boot_owns) */
+	if (n > SIZE_MAX - align - 1 || !(q = boot_alloc((n ? n : 1) + align, align)))
+		return NULL;
+	q += align;
+	((size_t *)(void *)q)[-1] = HOOKS_ARENA_HEAD;
+	return q;
+}
+
+/* malloc and free have two shortest paths that a malloc/free loop stays
+ * on: one thread (COUNTERS_FAST: plain counter updates in the record), and
+ * many (COUNTERS_FAST_MT: the calling thread's shard, when it has one).
+ * Both need the real functions resolved and block sizes from glibc chunk
+ * headers.  Everything else goes out of line.
+ *
+ * The exported malloc and free only jump through a pointer to the path
+ * of the current mode (hooks_route, called by counters.c whenever
+ * counters_fast changes), so no call tests the mode, and each path is
+ * specialised for it.  Because they jump, the path's own return address
+ * is the program's call site (HOOKS_RA). */
+
+/* malloc off the shortest paths.  ra is malloc's call site. */
 static __attribute__((noinline)) void *hooks_malloc_other(size_t n, uintptr_t ra)
 {
 	void *p;
 	size_t u;
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, 16);
+		return hooks_boot_alloc(n, 16);
 	p = real.malloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -73,8 +116,13 @@ static __attribute__((noinline)) void *hooks_malloc_other(size_t n, uintptr_t ra
 	return p;
 }
 
+static void *hooks_malloc_slow(size_t n)
+{
+	return hooks_malloc_other(n, HOOKS_RA);
+}
+
 /* The rest of malloc for a block picked for sampling (sample.h): out of
- * line, so that malloc() keeps only the block across its calls. */
+ * line, so that malloc keeps only the block across its calls. */
 static __attribute__((noinline, cold)) void *hooks_malloc_sampled(void *p, size_t u, uintptr_t ra)
 {
 	sample_take(p, u, ra);
@@ -90,71 +138,86 @@ static __attribute__((noinline, cold)) void *hooks_malloc_sampled_mt(void *p, si
 	return p;
 }
 
-/* The end of a threaded malloc whose bytes leave the shard's room or
- * whose shard is due a flush: out of line and reached by a tail call, so
- * that hooks_malloc_shard keeps nothing but the call site across its one
- * call. */
-static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, size_t u,
-								      struct shard *sh)
+/* The end of a threaded malloc whose bytes left the shard's room or
+ * whose shard is due a flush (the bytes are in the delta already):
+ * reached by a tail call, so that the threaded malloc keeps nothing but
+ * the call site across its one call. */
+static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, struct shard *sh)
 {
-	counters_grow_shard(sh, u);
-	if (counters_flush_due(sh, MT_CALL_MALLOC))
-		counters_flush_shard(sh);
+	counters_shard_settle(sh, 1);
 	return p;
 }
 
-/* malloc on the multithreaded shortest path: as on the single-threaded
- * one below, on the thread's shard.  Only ra lives across the real call:
- * the shard's pointer is read again from TLS (two instructions, where
- * keeping it would cost a saved register's three), and everything that
- * needs a call after it is a tail call.  Out of line, so that malloc()
- * keeps the frame of one path. */
-static __attribute__((noinline)) void *hooks_malloc_shard(size_t n, struct shard *sh,
-							   uintptr_t ra)
+/* The end of a single-threaded malloc that returned an mmapped chunk. */
+static __attribute__((noinline, cold)) void *hooks_malloc_st_mmapped(void *p, uintptr_t ra)
+{
+	size_t u = boot_chunk_usable(p);
+	sample_note_alloc(p, u, ra);
+	counters_grow_st(counters_rec, u);
+	return p;
+}
+
+/* The end of a single-threaded malloc whose block may make a new peak:
+ * reached by a tail call, so that nothing lives across the real call. */
+static __attribute__((noinline, cold)) void *hooks_malloc_st_peak(void *p, uint64_t cur)
+{
+	counters_peaks_st(counters_rec, cur);
+	return p;
+}
+
+/* malloc while single-threaded.  The request is counted before the real
+ * call (nothing reads the request counts between the two), so that n need
+ * not live across it; the block is counted after it with tail calls only
+ * (counters_grow_st spelt out), so that p need not live across a call
+ * either and the frame is the stack's alignment alone. */
+static void *hooks_malloc_st(size_t n)
 {
 	void *p;
-	size_t u;
+	size_t h, u;
+	uint64_t cur;
+	counters_request_st(counters_rec, MT_CALL_MALLOC, n);
+	p = real.malloc(n);
+	if (MT_LIKELY(p != NULL)) {
+		h = hooks_chunk_head(p);
+		if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+			return hooks_malloc_st_mmapped(p, HOOKS_RA);
+		u = hooks_chunk_usable(h);
+		if (MT_UNLIKELY(sample_count(u)))
+			return hooks_malloc_sampled(p, u, HOOKS_RA);
+		cur = counters_add_st(&counters_rec->heap_current, u);
+		if (MT_UNLIKELY(cur > counters_peak_limit))
+			return hooks_malloc_st_peak(p, cur);
+	}
+	return p;
+}
+
+/* malloc while multithreaded, on the thread's shard.  Only the call site
+ * lives across the real call: the shard's pointer is read again from TLS
+ * (two instructions, where keeping it would cost a saved register's
+ * three), and everything that needs a call after it is a tail call. */
+static void *hooks_malloc_mt(size_t n)
+{
+	struct shard *sh = shards_tls_mine;
+	void *p;
+	size_t h, u;
+	if (MT_UNLIKELY(sh == NULL))
+		return hooks_malloc_other(n, HOOKS_RA);
 	counters_request_shard(sh, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_UNLIKELY(p == NULL))
 		return p; /* a flush due waits for the next call */
-	u = boot_chunk_usable(p);
+	h = hooks_chunk_head(p);
+	u = MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED) ? boot_chunk_usable(p) : hooks_chunk_usable(h);
 	if (MT_UNLIKELY(sample_count(u)))
-		return hooks_malloc_sampled_mt(p, u, ra);
+		return hooks_malloc_sampled_mt(p, u, HOOKS_RA);
 	sh = shards_tls_mine; /* the same shard: only this thread changes it */
-	if (!counters_grow_fits(sh, u) || counters_flush_due(sh, MT_CALL_MALLOC))
-		return hooks_malloc_shard_slow(p, u, sh);
+	/* counted first, then one compare of the stored delta with the room
+	 * (a handler of this thread that counts in between tests its own) */
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
+	if (MT_UNLIKELY(sh->heap_delta > sh->heap_room) ||
+	    counters_flush_due(sh, MT_CALL_MALLOC))
+		return hooks_malloc_shard_slow(p, sh);
 	return p;
-}
-
-/* malloc()'s frame is built on entry even on the paths that only jump on:
- * __builtin_return_address, which they pass on, keeps GCC 12 from
- * building it later (shrink-wrapping), and a tail call that would let the
- * callee read the call site itself is not something C can demand. */
-MT_EXPORT void *malloc(size_t n)
-{
-	unsigned fast = __atomic_load_n(&counters_fast, __ATOMIC_RELAXED);
-	struct shard *sh;
-	void *p;
-	size_t u;
-	if (MT_LIKELY(fast & COUNTERS_FAST)) {
-		/* The request is counted before the real call (nothing reads the
-		 * request counts between the two), so that n need not live
-		 * across it. */
-		counters_request_st(counters_rec, MT_CALL_MALLOC, n);
-		p = real.malloc(n);
-		if (MT_LIKELY(p != NULL)) {
-			u = boot_chunk_usable(p);
-			if (MT_UNLIKELY(sample_count(u)))
-				return hooks_malloc_sampled(p, u, HOOKS_RA);
-			counters_grow_st(counters_rec, u);
-		}
-		return p;
-	}
-	if (MT_LIKELY(fast & COUNTERS_FAST_MT) && MT_LIKELY((sh = shards_tls_mine) != NULL))
-		return hooks_malloc_shard(n, sh, HOOKS_RA);
-	return hooks_malloc_other(n, HOOKS_RA);
 }
 
 /* The end of a free whose block the sampled-block filter could not rule
@@ -166,9 +229,9 @@ static __attribute__((noinline, cold)) void hooks_free_maybe_sampled(void *p)
 	real.free(p);
 }
 
-/* free off the shortest paths.  A function of its own so that free()
- * itself makes no call it returns from, and needs no stack frame. */
-static __attribute__((noinline)) void hooks_free_other(void *p)
+/* free off the shortest paths (and of NULL, mmapped chunks and arena
+ * blocks on them). */
+static __attribute__((noinline)) void hooks_free_slow(void *p)
 {
 	size_t u;
 	if (MT_UNLIKELY(!boot_ensure()) || MT_UNLIKELY(boot_owns(p)))
@@ -183,79 +246,213 @@ static __attribute__((noinline)) void hooks_free_other(void *p)
 	counters_note_free(u);
 }
 
-/* The rest of hooks_free_shard when the block may be sampled, or the
- * count needs a call (counters_free_shard_quick said no): the counting
- * with its calls, then the real free. */
-static __attribute__((noinline, cold)) void hooks_free_shard_slow(void *p, unsigned fast,
-								   struct shard *sh, size_t u)
+/* free while single-threaded, with and without sampled blocks live.
+ * Counted first, so the call to the real free is a tail call and neither
+ * builds a stack frame. */
+static void hooks_free_st_sites(void *p)
 {
-	counters_free_shard(sh, u);
-	if ((fast & COUNTERS_FAST_SITES) && sites_maybe(p)) {
+	size_t h;
+	if (MT_UNLIKELY(p == NULL) ||
+	    MT_UNLIKELY((h = hooks_chunk_head(p)) & HOOKS_CHUNK_MMAPPED)) {
+		hooks_free_slow(p);
+		return;
+	}
+	counters_free_st(counters_rec, hooks_chunk_usable(h));
+	if (MT_UNLIKELY(sites_maybe(p))) {
 		hooks_free_maybe_sampled(p);
 		return;
 	}
 	real.free(p);
 }
 
-/* free on the multithreaded shortest path.  Out of line, and arranged so
- * that each of its calls is a tail call: neither it nor free() builds a
- * stack frame. */
-static __attribute__((noinline)) void hooks_free_shard(void *p, unsigned fast, struct shard *sh)
+static void hooks_free_st(void *p)
 {
-	size_t u = boot_chunk_usable(p);
-	if (((fast & COUNTERS_FAST_SITES) && MT_UNLIKELY(sites_maybe(p))) ||
-	    MT_UNLIKELY(!counters_free_shard_quick(sh, u))) {
-		hooks_free_shard_slow(p, fast, sh, u);
+	size_t h;
+	if (MT_UNLIKELY(p == NULL) ||
+	    MT_UNLIKELY((h = hooks_chunk_head(p)) & HOOKS_CHUNK_MMAPPED)) {
+		hooks_free_slow(p);
+		return;
+	}
+	counters_free_st(counters_rec, hooks_chunk_usable(h));
+	real.free(p);
+}
+
+/* The end of a threaded free whose count is due a flush or whose delta
+ * went below -COUNTERS_DELTA_MAX (both already counted). */
+static __attribute__((noinline, cold)) void hooks_free_shard_slow(void *p, struct shard *sh,
+								   int sites)
+{
+	counters_shard_settle(sh, 0);
+	if (sites && sites_maybe(p)) {
+		hooks_free_maybe_sampled(p);
 		return;
 	}
 	real.free(p);
 }
 
+/* free while multithreaded, on the thread's shard: counted first (the
+ * call, then the bytes), then one compare each of the stored count and
+ * delta against their limits; each call is a tail call, so it builds no
+ * stack frame.  A thread without a shard yet goes the slow way (it claims
+ * one only when a count needs it).  A shrinking delta makes no peak, so
+ * the room is not tested. */
+static inline __attribute__((always_inline)) void hooks_free_mt_common(void *p, int sites)
+{
+	struct shard *sh;
+	size_t h;
+	if (MT_UNLIKELY(p == NULL) ||
+	    MT_UNLIKELY((h = hooks_chunk_head(p)) & HOOKS_CHUNK_MMAPPED) ||
+	    MT_UNLIKELY((sh = shards_tls_mine) == NULL)) {
+		hooks_free_slow(p);
+		return;
+	}
+	counters_bump(&sh->calls[MT_CALL_FREE], 1);
+	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)hooks_chunk_usable(h));
+	if (MT_UNLIKELY(counters_flush_due(sh, MT_CALL_FREE)) ||
+	    MT_UNLIKELY(sh->heap_delta <= -COUNTERS_DELTA_MAX)) {
+		hooks_free_shard_slow(p, sh, sites);
+		return;
+	}
+	if (sites && MT_UNLIKELY(sites_maybe(p))) {
+		hooks_free_maybe_sampled(p);
+		return;
+	}
+	real.free(p);
+}
+
+static void hooks_free_mt_sites(void *p)
+{
+	hooks_free_mt_common(p, 1);
+}
+
+static void hooks_free_mt(void *p)
+{
+	hooks_free_mt_common(p, 0);
+}
+
+/* Where malloc and free jump: hooks_route sets them from counters_fast. */
+MT_HIDDEN void *(*hooks_malloc_path)(size_t) = hooks_malloc_slow;
+MT_HIDDEN void (*hooks_free_path)(void *) = hooks_free_slow;
+
+void hooks_route(unsigned fast);
+void hooks_route(unsigned fast)
+{
+	void *(*m)(size_t) = hooks_malloc_slow;
+	void (*f)(void *) = hooks_free_slow;
+	if (fast & COUNTERS_FAST) {
+		m = hooks_malloc_st;
+		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_st_sites : hooks_free_st;
+	} else if (fast & COUNTERS_FAST_MT) {
+		m = hooks_malloc_mt;
+		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_mt_sites : hooks_free_mt;
+	}
+	__atomic_store_n(&hooks_malloc_path, m, __ATOMIC_RELAXED);
+	__atomic_store_n(&hooks_free_path, f, __ATOMIC_RELAXED);
+}
+
+/* The interposers proper: one indirect jump each.  On x86-64 written as
+ * such, so that the path is entered with the program's return address on
+ * top of the stack whatever the compiler's options; elsewhere a C tail
+ * call, which GCC and clang make at -O1 and above. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl malloc\n"
+	".type malloc, @function\n"
+	"malloc:\n"
+	"\tjmp *hooks_malloc_path(%rip)\n"
+	".size malloc, .-malloc\n"
+	".globl free\n"
+	".type free, @function\n"
+	"free:\n"
+	"\tjmp *hooks_free_path(%rip)\n"
+	".size free, .-free\n");
+#else
+MT_EXPORT void *malloc(size_t n)
+{
+	return hooks_malloc_path(n);
+}
+
 MT_EXPORT void free(void *p)
 {
-	unsigned fast = __atomic_load_n(&counters_fast, __ATOMIC_RELAXED);
-	struct shard *sh;
-	/* Counted first, so the call to the real free is a tail call.  Exact
-	 * compares: with sampling on (the default) the first one is taken;
-	 * with it off, or before any block was sampled, the second skips the
-	 * filter. */
-	if (MT_LIKELY(p != NULL) && MT_LIKELY(!boot_owns(p))) {
-		if (MT_LIKELY(fast == (COUNTERS_FAST | COUNTERS_FAST_SITES))) {
-			counters_free_st(counters_rec, boot_chunk_usable(p));
-			if (MT_UNLIKELY(sites_maybe(p))) {
-				hooks_free_maybe_sampled(p);
-				return;
-			}
-			real.free(p);
-			return;
-		}
-		if (MT_LIKELY(fast == COUNTERS_FAST)) {
-			counters_free_st(counters_rec, boot_chunk_usable(p));
-			real.free(p);
-			return;
-		}
-		if (MT_LIKELY(fast & COUNTERS_FAST_MT) && MT_LIKELY((sh = shards_tls_mine) != NULL)) {
-			hooks_free_shard(p, fast, sh);
-			return;
-		}
+	hooks_free_path(p);
+}
+#endif
+
+/* calloc while single-threaded: as hooks_malloc_st, on the same cold
+ * paths. */
+static inline __attribute__((always_inline)) void *hooks_calloc_st(size_t n, size_t m,
+								   size_t bytes, uintptr_t ra)
+{
+	void *p;
+	size_t h, u;
+	uint64_t cur;
+	counters_request_st(counters_rec, MT_CALL_CALLOC, bytes);
+	p = real.calloc(n, m);
+	if (MT_LIKELY(p != NULL)) {
+		h = hooks_chunk_head(p);
+		if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+			return hooks_malloc_st_mmapped(p, ra);
+		u = hooks_chunk_usable(h);
+		if (MT_UNLIKELY(sample_count(u)))
+			return hooks_malloc_sampled(p, u, ra);
+		cur = counters_add_st(&counters_rec->heap_current, u);
+		if (MT_UNLIKELY(cur > counters_peak_limit))
+			return hooks_malloc_st_peak(p, cur);
 	}
-	hooks_free_other(p);
+	return p;
+}
+
+/* calloc off the shortest path. */
+static __attribute__((noinline)) void *hooks_calloc_other(size_t n, size_t m, size_t bytes,
+							   uintptr_t ra)
+{
+	size_t u;
+	void *p;
+	if (MT_UNLIKELY(!boot_ensure()))
+		return hooks_boot_alloc(bytes, 16);
+	p = real.calloc(n, m);
+	u = p ? boot_usable(p) : 0;
+	if (p)
+		sample_note_alloc(p, u, ra);
+	counters_note_alloc(MT_CALL_CALLOC, bytes, u);
+	return p;
+}
+
+/* calloc while multithreaded, for a thread with a shard: as
+ * hooks_malloc_mt. */
+static __attribute__((noinline)) void *hooks_calloc_mt(size_t n, size_t m, size_t bytes,
+							uintptr_t ra, struct shard *sh)
+{
+	void *p;
+	size_t h, u;
+	counters_request_shard(sh, MT_CALL_CALLOC, bytes);
+	p = real.calloc(n, m);
+	if (MT_UNLIKELY(p == NULL))
+		return p;
+	h = hooks_chunk_head(p);
+	u = MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED) ? boot_chunk_usable(p) : hooks_chunk_usable(h);
+	if (MT_UNLIKELY(sample_count(u)))
+		return hooks_malloc_sampled_mt(p, u, ra);
+	sh = shards_tls_mine;
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
+	if (MT_UNLIKELY(sh->heap_delta > sh->heap_room) || counters_flush_due(sh, MT_CALL_CALLOC))
+		return hooks_malloc_shard_slow(p, sh);
+	return p;
 }
 
 MT_EXPORT void *calloc(size_t n, size_t m)
 {
-	size_t bytes, u;
-	void *p;
+	void *(*path)(size_t) = __atomic_load_n(&hooks_malloc_path, __ATOMIC_RELAXED);
+	struct shard *sh;
+	size_t bytes;
 	if (__builtin_mul_overflow(n, m, &bytes))
 		bytes = SIZE_MAX;
-	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(bytes, 16);
-	p = real.calloc(n, m);
-	u = p ? boot_usable(p) : 0;
-	if (p)
-		sample_note_alloc(p, u, HOOKS_RA);
-	counters_note_alloc(MT_CALL_CALLOC, bytes, u);
-	return p;
+	/* malloc's route says which shortest path is on */
+	if (MT_LIKELY(path == hooks_malloc_st))
+		return hooks_calloc_st(n, m, bytes, HOOKS_RA);
+	if (MT_LIKELY(path == hooks_malloc_mt) && MT_LIKELY((sh = shards_tls_mine) != NULL))
+		return hooks_calloc_mt(n, m, bytes, HOOKS_RA, sh);
+	return hooks_calloc_other(n, m, bytes, HOOKS_RA);
 }
 
 /* realloc of a bootstrap-arena block: move it to the real heap. */
@@ -302,7 +499,7 @@ MT_EXPORT void *realloc(void *p, size_t n)
 {
 	void *q;
 	if (MT_UNLIKELY(!boot_ensure())) {
-		q = boot_alloc(n, 16);
+		q = hooks_boot_alloc(n, 16);
 		if (q && p)
 			memcpy(q, p, n < boot_span(p) ? n : boot_span(p));
 		return q;
@@ -333,7 +530,7 @@ MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	size_t u;
 	int rc;
 	if (MT_UNLIKELY(!boot_ensure())) {
-		*out = boot_alloc(n, align);
+		*out = hooks_boot_alloc(n, align);
 		return *out ? 0 : ENOMEM;
 	}
 	rc = real.posix_memalign(out, align, n);
@@ -350,7 +547,7 @@ static void *hooks_aligned(void *(*fn)(size_t, size_t), unsigned kind, size_t al
 	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, align);
+		return hooks_boot_alloc(n, align);
 	p = fn(align, n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -362,14 +559,14 @@ static void *hooks_aligned(void *(*fn)(size_t, size_t), unsigned kind, size_t al
 MT_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, align);
+		return hooks_boot_alloc(n, align);
 	return hooks_aligned(real.aligned_alloc, MT_CALL_ALIGNED_ALLOC, align, n, HOOKS_RA);
 }
 
 MT_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, align);
+		return hooks_boot_alloc(n, align);
 	return hooks_aligned(real.memalign, MT_CALL_MEMALIGN, align, n, HOOKS_RA);
 }
 
@@ -378,7 +575,7 @@ MT_EXPORT void *valloc(size_t n)
 	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, 4096);
+		return hooks_boot_alloc(n, 4096);
 	p = real.valloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -392,7 +589,7 @@ MT_EXPORT void *pvalloc(size_t n)
 	size_t u;
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
-		return boot_alloc(n, 4096);
+		return hooks_boot_alloc(n, 4096);
 	p = real.pvalloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)

@@ -37,11 +37,28 @@ static inline unsigned sites_slot(const void *p)
 			  (64 - SITES_FILTER_BITS));
 }
 
-/* 0 if p is surely not a sampled block. */
+/* 0 if p is surely not a sampled block.  On x86-64 the bit is tested in
+ * memory by one bt: the slot (below 2^16) indexes the bitmap from its
+ * start, so the word's load, the shift and the test are one instruction
+ * (four fewer on every free; bench/RESULTS.md, issue 32).  A relaxed
+ * read either way: bits are set under the lock before the block is
+ * handed out (sites.c). */
 static inline int sites_maybe(const void *p)
 {
 	unsigned k = sites_slot(p);
+#if defined(__x86_64__)
+	__asm__ goto("btq %q0, %1\n\t"
+		     "jc %l[hit]"
+		     :
+		     : "r"((uint64_t)k), "m"(*(const uint64_t(*)[(1u << SITES_FILTER_BITS) / 64])sites_filter)
+		     : "cc"
+		     : hit);
+	return 0;
+hit:
+	return 1;
+#else
 	return (__atomic_load_n(&sites_filter[k / 64], __ATOMIC_RELAXED) >> (k % 64)) & 1;
+#endif
 }
 
 /* The cold half of sites_note_free. */
