@@ -380,7 +380,7 @@ static int row_order(const void *a, const void *b)
 }
 
 int diff_compare(const struct diff_run *base, const struct diff_run *nw, const struct diff_limit *lim,
-		 double floor_mb, struct diff_result *out)
+		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out)
 {
 	memset(out, 0, sizeof *out);
 	out->peak = (struct diff_row){ "peak", base->peak_mb, nw->peak_mb, 0 };
@@ -430,7 +430,7 @@ int diff_compare(const struct diff_run *base, const struct diff_run *nw, const s
 			/* a change too small to print is no change */
 			if (isnan(r.base_mb) == isnan(r.new_mb) && fabs(r.new_mb - r.base_mb) < DIFF_NOISE_MB)
 				continue;
-			r.regressed = diff_exceeds(lim, floor_mb, r.base_mb, r.new_mb);
+			r.regressed = diff_exceeds(proc_lim, floor_mb, r.base_mb, r.new_mb);
 			out->n_regressed += (size_t)r.regressed;
 			out->rows[out->n_rows++] = r;
 		}
@@ -496,15 +496,21 @@ static void name_text(const char *name, char *buf, size_t len)
 	snprintf(buf, len, "%.*s...", (int)n, name);
 }
 
-static void diff_human(FILE *f, const struct diff_result *r, const struct diff_limit *lim)
+static void diff_human(FILE *f, const struct diff_result *r, const struct diff_limit *lim,
+		       const struct diff_limit *proc_lim)
 {
-	char lt[40], ch[40], pc[16], b[24], n[24], nm[DIFF_NAME_WIDTH + 8];
+	char lt[40], plt[48], ch[40], pc[16], b[24], n[24], nm[DIFF_NAME_WIDTH + 8];
 
 	limit_text(lim, lt, sizeof lt);
+	plt[0] = '\0';
+	if (proc_lim->percent != lim->percent || proc_lim->value != lim->value) {
+		strcpy(plt, ", processes +");
+		limit_text(proc_lim, plt + strlen(plt), sizeof plt - strlen(plt));
+	}
 	change_text(&r->peak, ch, sizeof ch);
 	percent_text(&r->peak, pc, sizeof pc);
-	fprintf(f, "%s: peak %.1f MB -> %.1f MB (%s, %s), limit +%s; %zu regressed\n",
-		r->n_regressed ? "REGRESSION" : "ok", r->peak.base_mb, r->peak.new_mb, ch, pc, lt,
+	fprintf(f, "%s: peak %.1f MB -> %.1f MB (%s, %s), limit +%s%s; %zu regressed\n",
+		r->n_regressed ? "REGRESSION" : "ok", r->peak.base_mb, r->peak.new_mb, ch, pc, lt, plt,
 		r->n_regressed);
 	size_t shown = r->n_rows < DIFF_SHOW_ROWS ? r->n_rows : DIFF_SHOW_ROWS;
 	for (size_t i = 0; i < shown; i++) {
@@ -545,7 +551,8 @@ static void json_row(struct jsonw *w, const struct diff_row *r, int with_name)
 	jsonw_object_end(w);
 }
 
-static int diff_json(int fd, const struct diff_result *r, const struct diff_limit *lim, double floor_mb)
+static int diff_json(int fd, const struct diff_result *r, const struct diff_limit *lim,
+		     const struct diff_limit *proc_lim, double floor_mb)
 {
 	struct jsonw w;
 	char lt[40];
@@ -558,6 +565,9 @@ static int diff_json(int fd, const struct diff_result *r, const struct diff_limi
 	jsonw_key(&w, "regressed");
 	jsonw_uint(&w, r->n_regressed);
 	jsonw_key(&w, "max_increase");
+	jsonw_string(&w, lt);
+	limit_text(proc_lim, lt, sizeof lt);
+	jsonw_key(&w, "process_max_increase");
 	jsonw_string(&w, lt);
 	json_mb(&w, "floor_mb", floor_mb);
 	jsonw_key(&w, "peak");
@@ -623,9 +633,10 @@ static void junit_case(FILE *f, const char *kind, const struct diff_row *r, cons
 
 /* JUnit XML into path.tmp, then renamed: a CI system never reads half a
  * file.  0 or -errno. */
-static int diff_junit(const char *path, const struct diff_result *r, const struct diff_limit *lim)
+static int diff_junit(const char *path, const struct diff_result *r, const struct diff_limit *lim,
+		      const struct diff_limit *proc_lim)
 {
-	char tmp[4096], lt[40];
+	char tmp[4096], lt[40], plt[40];
 
 	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
 		return -ENAMETOOLONG;
@@ -633,12 +644,13 @@ static int diff_junit(const char *path, const struct diff_result *r, const struc
 	if (!f)
 		return -errno;
 	limit_text(lim, lt, sizeof lt);
+	limit_text(proc_lim, plt, sizeof plt);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<testsuite name=\"memsup diff\" tests=\"%zu\" failures=\"%zu\">\n",
 		r->n_rows + 1, r->n_regressed);
 	junit_case(f, "peak", &r->peak, lt);
 	for (size_t i = 0; i < r->n_rows; i++)
-		junit_case(f, "process: ", &r->rows[i], lt);
+		junit_case(f, "process: ", &r->rows[i], plt);
 	fputs("</testsuite>\n", f);
 	int rc = ferror(f) ? -EIO : 0;
 	if (fclose(f) != 0 && !rc)
@@ -665,6 +677,8 @@ static void diff_usage(FILE *f)
 	      "      --max-increase LIMIT  how much a figure may grow: a percent (5%) or\n"
 	      "                            a size (20MB, 1GB; decimal, as the evidence);\n"
 	      "                            default " DIFF_DEFAULT_LIMIT "\n"
+	      "      --process-max-increase LIMIT  the same for each process; default:\n"
+	      "                            --max-increase\n"
 	      "      --floor MB            a process regresses only when it also grew by\n"
 	      "                            at least MB (default 1), so that tiny ones'\n"
 	      "                            noise never fails the gate\n"
@@ -715,7 +729,8 @@ static const char *diff_opt_value(int argc, char **argv, int *i, const char *nam
 
 int diff_main(int argc, char **argv)
 {
-	struct diff_limit lim;
+	struct diff_limit lim, proc_lim;
+	int proc_lim_set = 0;
 	double floor_mb = DIFF_DEFAULT_FLOOR_MB;
 	const char *paths[2], *junit = NULL;
 	int n_paths = 0, json = 0, missing;
@@ -741,6 +756,13 @@ int diff_main(int argc, char **argv)
 				return diff_bad("--max-increase: '%s' is %s", missing ? "" : v,
 						rc == -ERANGE ? "out of range (at most 1000000% or 1000000000MB)"
 							      : "not a limit (a percent like 5% or a size like 20MB)");
+		} else if ((v = diff_opt_value(argc, argv, &i, "--process-max-increase", &missing)) || missing) {
+			int rc = missing ? -EINVAL : diff_limit_parse(v, &proc_lim);
+			if (rc < 0)
+				return diff_bad("--process-max-increase: '%s' is %s", missing ? "" : v,
+						rc == -ERANGE ? "out of range (at most 1000000% or 1000000000MB)"
+							      : "not a limit (a percent like 5% or a size like 20MB)");
+			proc_lim_set = 1;
 		} else if ((v = diff_opt_value(argc, argv, &i, "--floor", &missing)) || missing) {
 			int rc = missing ? -EINVAL : number_real(v, 0, 0, 1e9, &floor_mb);
 			if (rc < 0)
@@ -756,6 +778,8 @@ int diff_main(int argc, char **argv)
 	}
 	if (n_paths != 2)
 		return diff_bad("needs BASE and NEW (see memsup diff --help)");
+	if (!proc_lim_set)
+		proc_lim = lim;
 
 	struct diff_run base, nw;
 	if (diff_run_read(paths[0], &base, msg, sizeof msg) < 0)
@@ -770,19 +794,19 @@ int diff_main(int argc, char **argv)
 		return diff_bad("NEW '%s' is not an evidence directory", paths[1]);
 	}
 	struct diff_result res;
-	int rc = diff_compare(&base, &nw, &lim, floor_mb, &res);
+	int rc = diff_compare(&base, &nw, &lim, &proc_lim, floor_mb, &res);
 	if (rc < 0) {
 		rc = diff_bad("%s", strerror(-rc));
 		goto out;
 	}
-	if (junit && (rc = diff_junit(junit, &res, &lim)) < 0) {
+	if (junit && (rc = diff_junit(junit, &res, &lim, &proc_lim)) < 0) {
 		rc = diff_bad("--junit %s: %s", junit, strerror(-rc));
 		goto out;
 	}
 	if (json)
-		rc = fflush(stdout) == 0 ? diff_json(STDOUT_FILENO, &res, &lim, floor_mb) : -errno;
+		rc = fflush(stdout) == 0 ? diff_json(STDOUT_FILENO, &res, &lim, &proc_lim, floor_mb) : -errno;
 	else
-		diff_human(stdout, &res, &lim);
+		diff_human(stdout, &res, &lim, &proc_lim);
 	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
 		rc = errno ? -errno : -EIO;
 	if (rc < 0)

@@ -64,11 +64,11 @@ struct diff_result {
 };
 
 /* Compare: the answer against lim; each process (matched by key, then
- * those left over by key2) against lim and, as well, floor_mb; a change
+ * those left over by key2) against proc_lim and, as well, floor_mb; a change
  * under 0.1 MB is not a row.  0 or -ENOMEM.  Borrowed names live as long
  * as the runs. */
 int diff_compare(const struct diff_run *base, const struct diff_run *nw, const struct diff_limit *lim,
-		 double floor_mb, struct diff_result *out);
+		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out);
 void diff_result_free(struct diff_result *r);
 
 /* argv[0] is "diff".  Writes the verdict on stdout (or --json), JUnit XML
