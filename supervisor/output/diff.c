@@ -258,6 +258,101 @@ static int diff_images_key(struct diff_images *im, struct diff_run *out)
 	return 0;
 }
 
+/* ---- call sites (stacks.json) ---- */
+
+/* Frames of a site's stack named, innermost first; at most this many. */
+#define DIFF_SITE_FRAMES 8
+
+static int diff_skip_image(const struct jsonr_value *item, void *ctx)
+{
+	(void)item;
+	(void)ctx;
+	return 0; /* the images' own views are not compared: the tree's is */
+}
+
+static int site_by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct diff_proc *)a)->key, ((const struct diff_proc *)b)->key);
+}
+
+/* A frame as text: its function, else its module's file name (an offset
+ * would change with every build, which is what a gate compares across). */
+static const char *frame_text(const struct jsonr_value *doc, double index, char *buf, size_t len)
+{
+	const struct jsonr_value *f = jsonr_at(jsonr_get(doc, "frames"), (size_t)index);
+	const char *fn = jsonr_str(jsonr_get(f, "function"), NULL);
+	if (fn && *fn && !strchr(fn, '\x1f'))
+		return fn;
+	const struct jsonr_value *m = jsonr_at(jsonr_get(doc, "modules"), (size_t)jsonr_num(jsonr_get(f, "module"), -1));
+	const char *path = jsonr_str(jsonr_get(m, "path"), "?"), *slash = strrchr(path, '/');
+	snprintf(buf, len, "[%s]", slash ? slash + 1 : path);
+	return buf;
+}
+
+/* The call sites at the tree's heap peak, summed over processes by their
+ * symbolized stack.  No stacks.json: none, has_sites 0.  0 or -errno with
+ * err. */
+static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, char *err, size_t errlen)
+{
+	struct jsonr_value *doc = NULL;
+	char e[400];
+	int rc = jsonr_read_file_streaming(dirfd, "stacks.json", DIFF_MAX_FILE_BYTES, "images", diff_skip_image,
+					   NULL, &doc, e, sizeof e);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0) {
+		diff_err(err, errlen, "%s/%s", path, *e ? e : strerror(-rc));
+		return rc;
+	}
+	const struct jsonr_value *sites = jsonr_get(jsonr_get(jsonr_get(doc, "tree"), "heap_peak"), "sites");
+	if (!sites || sites->type != JSONR_ARRAY) {
+		jsonr_free(doc);
+		out->has_sites = 1; /* a traced run without sites at its peak */
+		return 0;
+	}
+	rc = 0;
+	if (!(out->sites = calloc(sites->n + 1, sizeof *out->sites)))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < sites->n; i++) {
+		const struct jsonr_value *st = &sites->items[i], *frames = jsonr_get(st, "frames");
+		char key[2048], buf[300];
+		size_t kl = 0;
+		key[0] = '\0';
+		for (size_t k = 0; frames && k < frames->n && k < DIFF_SITE_FRAMES; k++) {
+			const char *t = frame_text(doc, jsonr_num(&frames->items[k], -1), buf, sizeof buf);
+			int w = snprintf(key + kl, sizeof key - kl, "%s%s", k ? " <- " : "", t);
+			if (w < 0 || (size_t)w >= sizeof key - kl)
+				break;
+			kl += (size_t)w;
+		}
+		struct diff_proc *p = &out->sites[out->n_sites++];
+		p->mb = jsonr_num(jsonr_get(st, "bytes"), 0) / 1e6;
+		if (!(p->key = strdup(*key ? key : "?")) || !(p->name = strdup(p->key)) || !(p->key2 = strdup(p->key)))
+			rc = -ENOMEM;
+	}
+	jsonr_free(doc);
+	if (rc < 0) {
+		diff_err(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	/* one row per stack: the same stack in several processes is summed */
+	qsort(out->sites, out->n_sites, sizeof *out->sites, site_by_key);
+	size_t w = 0;
+	for (size_t i = 0; i < out->n_sites; i++) {
+		if (w && strcmp(out->sites[w - 1].key, out->sites[i].key) == 0) {
+			out->sites[w - 1].mb += out->sites[i].mb;
+			free(out->sites[i].key);
+			free(out->sites[i].key2);
+			free(out->sites[i].name);
+			continue;
+		}
+		out->sites[w++] = out->sites[i];
+	}
+	out->n_sites = w;
+	out->has_sites = 1;
+	return 0;
+}
+
 /* The baseline that `memsup report --json` wrote: an array of one run. */
 static int diff_read_report(const char *path, struct diff_run *out, char *err, size_t errlen)
 {
@@ -337,6 +432,8 @@ int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errl
 	}
 	free(im.v);
 	out->has_procs = rc == 0;
+	if (rc == 0)
+		rc = diff_read_sites(dirfd, path, out, err, errlen);
 	if (rc < 0)
 		diff_run_free(out);
 	return rc;
@@ -352,6 +449,14 @@ void diff_run_free(struct diff_run *r)
 	free(r->procs);
 	r->procs = NULL;
 	r->n_procs = 0;
+	for (size_t i = 0; r->sites && i < r->n_sites; i++) {
+		free(r->sites[i].key);
+		free(r->sites[i].key2);
+		free(r->sites[i].name);
+	}
+	free(r->sites);
+	r->sites = NULL;
+	r->n_sites = 0;
 }
 
 /* ---- comparing ---- */
@@ -379,28 +484,21 @@ static int row_order(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int diff_compare(const struct diff_run *base, const struct diff_run *nw, const struct diff_limit *lim,
-		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out)
+/* Rows for the figures of bp and np that changed: pass 0 by key, pass 1
+ * over what is left by key2.  0 or -ENOMEM. */
+static int diff_match(struct diff_result *out, const struct diff_proc *bp, size_t n_base,
+		      const struct diff_proc *np, size_t n_new, const struct diff_limit *lim, double floor_mb,
+		      int site)
 {
-	memset(out, 0, sizeof *out);
-	out->peak = (struct diff_row){ "peak", base->peak_mb, nw->peak_mb, 0 };
-	out->peak.regressed = diff_exceeds(lim, 0, base->peak_mb, nw->peak_mb);
-	out->n_regressed = (size_t)out->peak.regressed;
-	/* a report baseline has no processes: comparing with none would call
-	 * every process new */
-	if (!base->has_procs || !nw->has_procs)
-		return 0;
-	if (!(out->rows = calloc(base->n_procs + nw->n_procs + 1, sizeof *out->rows)))
-		return -ENOMEM;
-	size_t nb = base->n_procs, nn = nw->n_procs;
+	size_t nb = n_base, nn = n_new;
 	const struct diff_proc **b CLEANUP_FREE = malloc((nb + 1) * sizeof *b);
 	const struct diff_proc **n CLEANUP_FREE = malloc((nn + 1) * sizeof *n);
 	if (!b || !n)
 		return -ENOMEM;
 	for (size_t i = 0; i < nb; i++)
-		b[i] = &base->procs[i];
+		b[i] = &bp[i];
 	for (size_t j = 0; j < nn; j++)
-		n[j] = &nw->procs[j];
+		n[j] = &np[j];
 	/* pass 0 by the whole command; pass 1, over what is left, by program;
 	 * after pass 1 whatever is left is gone (base) or new */
 	for (int pass = 0; pass < 2; pass++) {
@@ -418,7 +516,7 @@ int diff_compare(const struct diff_run *base, const struct diff_run *nw, const s
 					n[ln++] = n[j++];
 				continue;
 			}
-			struct diff_row r = { NULL, NAN, NAN, 0 };
+			struct diff_row r = { NULL, NAN, NAN, 0, site };
 			if (c <= 0) {
 				r.name = b[i]->name;
 				r.base_mb = b[i++]->mb;
@@ -430,13 +528,37 @@ int diff_compare(const struct diff_run *base, const struct diff_run *nw, const s
 			/* a change too small to print is no change */
 			if (isnan(r.base_mb) == isnan(r.new_mb) && fabs(r.new_mb - r.base_mb) < DIFF_NOISE_MB)
 				continue;
-			r.regressed = diff_exceeds(proc_lim, floor_mb, r.base_mb, r.new_mb);
+			r.regressed = diff_exceeds(lim, floor_mb, r.base_mb, r.new_mb);
 			out->n_regressed += (size_t)r.regressed;
 			out->rows[out->n_rows++] = r;
 		}
 		nb = lb;
 		nn = ln;
 	}
+	return 0;
+}
+
+int diff_compare(const struct diff_run *base, const struct diff_run *nw, const struct diff_limit *lim,
+		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->peak = (struct diff_row){ "peak", base->peak_mb, nw->peak_mb, 0, 0 };
+	out->peak.regressed = diff_exceeds(lim, 0, base->peak_mb, nw->peak_mb);
+	out->n_regressed = (size_t)out->peak.regressed;
+	/* a report baseline has no processes: comparing with none would call
+	 * every process new */
+	if (!base->has_procs || !nw->has_procs)
+		return 0;
+	/* an untraced run has no call sites: then none are compared */
+	int both_sites = base->has_sites && nw->has_sites;
+	size_t cap = base->n_procs + nw->n_procs + (both_sites ? base->n_sites + nw->n_sites : 0) + 1;
+	if (!(out->rows = calloc(cap, sizeof *out->rows)))
+		return -ENOMEM;
+	int rc = diff_match(out, base->procs, base->n_procs, nw->procs, nw->n_procs, proc_lim, floor_mb, 0);
+	if (rc == 0 && both_sites)
+		rc = diff_match(out, base->sites, base->n_sites, nw->sites, nw->n_sites, proc_lim, floor_mb, 1);
+	if (rc < 0)
+		return rc;
 	qsort(out->rows, out->n_rows, sizeof *out->rows, row_order);
 	return 0;
 }
@@ -520,11 +642,11 @@ static void diff_human(FILE *f, const struct diff_result *r, const struct diff_l
 		mb_text(w->base_mb, b, sizeof b);
 		mb_text(w->new_mb, n, sizeof n);
 		name_text(w->name, nm, sizeof nm);
-		fprintf(f, "  %-9s %10s %6s  %10s -> %-10s  %s\n", w->regressed ? "REGRESSED" : "changed", ch,
-			pc, b, n, nm);
+		fprintf(f, "  %-9s %10s %6s  %10s -> %-10s  %s%s\n", w->regressed ? "REGRESSED" : "changed", ch,
+			pc, b, n, w->site ? "site " : "", nm);
 	}
 	if (r->n_rows > shown)
-		fprintf(f, "  ... and %zu more changed processes (--json lists them all)\n", r->n_rows - shown);
+		fprintf(f, "  ... and %zu more changed (--json lists them all)\n", r->n_rows - shown);
 }
 
 static void json_mb(struct jsonw *w, const char *key, double mb)
@@ -540,7 +662,7 @@ static void json_row(struct jsonw *w, const struct diff_row *r, int with_name)
 {
 	jsonw_object_begin(w);
 	if (with_name) {
-		jsonw_key(w, "command");
+		jsonw_key(w, r->site ? "stack" : "command");
 		jsonw_string(w, r->name);
 	}
 	json_mb(w, "base_mb", r->base_mb);
@@ -575,7 +697,14 @@ static int diff_json(int fd, const struct diff_result *r, const struct diff_limi
 	jsonw_key(&w, "processes");
 	jsonw_array_begin(&w);
 	for (size_t i = 0; i < r->n_rows; i++)
-		json_row(&w, &r->rows[i], 1);
+		if (!r->rows[i].site)
+			json_row(&w, &r->rows[i], 1);
+	jsonw_array_end(&w);
+	jsonw_key(&w, "sites");
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < r->n_rows; i++)
+		if (r->rows[i].site)
+			json_row(&w, &r->rows[i], 1);
 	jsonw_array_end(&w);
 	jsonw_object_end(&w);
 	return jsonw_finish_line(&w);
@@ -650,7 +779,7 @@ static int diff_junit(const char *path, const struct diff_result *r, const struc
 		r->n_rows + 1, r->n_regressed);
 	junit_case(f, "peak", &r->peak, lt);
 	for (size_t i = 0; i < r->n_rows; i++)
-		junit_case(f, "process: ", &r->rows[i], plt);
+		junit_case(f, r->rows[i].site ? "site: " : "process: ", &r->rows[i], plt);
 	fputs("</testsuite>\n", f);
 	int rc = ferror(f) ? -EIO : 0;
 	if (fclose(f) != 0 && !rc)

@@ -40,6 +40,9 @@ struct diff_run {
 	struct diff_proc *procs; /* owned; none when the run came from a report */
 	size_t n_procs;
 	int has_procs;           /* 0: a report baseline, processes not compared */
+	struct diff_proc *sites; /* call sites at the heap peak, summed by symbolized stack (owned) */
+	size_t n_sites;
+	int has_sites;           /* 0: no stacks.json (an untraced run), sites not compared */
 };
 
 /* Read DIR (an evidence directory) or FILE (memsup report --json with one
@@ -54,6 +57,7 @@ struct diff_row {
 	double base_mb;     /* NAN: only in NEW */
 	double new_mb;      /* NAN: only in BASE */
 	int regressed;
+	int site;           /* 1: a call site (name: its stack, innermost first) */
 };
 
 struct diff_result {
