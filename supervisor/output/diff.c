@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -618,7 +620,7 @@ static void name_text(const char *name, char *buf, size_t len)
 	snprintf(buf, len, "%.*s...", (int)n, name);
 }
 
-static void diff_human(FILE *f, const struct diff_result *r, const struct diff_limit *lim,
+static void diff_human(FILE *f, const char *label, const struct diff_result *r, const struct diff_limit *lim,
 		       const struct diff_limit *proc_lim)
 {
 	char lt[40], plt[48], ch[40], pc[16], b[24], n[24], nm[DIFF_NAME_WIDTH + 8];
@@ -631,8 +633,8 @@ static void diff_human(FILE *f, const struct diff_result *r, const struct diff_l
 	}
 	change_text(&r->peak, ch, sizeof ch);
 	percent_text(&r->peak, pc, sizeof pc);
-	fprintf(f, "%s: peak %.1f MB -> %.1f MB (%s, %s), limit +%s%s; %zu regressed\n",
-		r->n_regressed ? "REGRESSION" : "ok", r->peak.base_mb, r->peak.new_mb, ch, pc, lt, plt,
+	fprintf(f, "%s%s%s: peak %.1f MB -> %.1f MB (%s, %s), limit +%s%s; %zu regressed\n", label ? label : "",
+		label ? ": " : "", r->n_regressed ? "REGRESSION" : "ok", r->peak.base_mb, r->peak.new_mb, ch, pc, lt, plt,
 		r->n_regressed);
 	size_t shown = r->n_rows < DIFF_SHOW_ROWS ? r->n_rows : DIFF_SHOW_ROWS;
 	for (size_t i = 0; i < shown; i++) {
@@ -673,41 +675,42 @@ static void json_row(struct jsonw *w, const struct diff_row *r, int with_name)
 	jsonw_object_end(w);
 }
 
-static int diff_json(int fd, const struct diff_result *r, const struct diff_limit *lim,
-		     const struct diff_limit *proc_lim, double floor_mb)
+static void diff_json_one(struct jsonw *w, const char *label, const struct diff_result *r,
+			  const struct diff_limit *lim, const struct diff_limit *proc_lim, double floor_mb)
 {
-	struct jsonw w;
 	char lt[40];
 
 	limit_text(lim, lt, sizeof lt);
-	jsonw_init(&w, fd, 2);
-	jsonw_object_begin(&w);
-	jsonw_key(&w, "verdict");
-	jsonw_string(&w, r->n_regressed ? "regression" : "ok");
-	jsonw_key(&w, "regressed");
-	jsonw_uint(&w, r->n_regressed);
-	jsonw_key(&w, "max_increase");
-	jsonw_string(&w, lt);
+	jsonw_object_begin(w);
+	if (label) {
+		jsonw_key(w, "meta");
+		jsonw_string(w, label);
+	}
+	jsonw_key(w, "verdict");
+	jsonw_string(w, r->n_regressed ? "regression" : "ok");
+	jsonw_key(w, "regressed");
+	jsonw_uint(w, r->n_regressed);
+	jsonw_key(w, "max_increase");
+	jsonw_string(w, lt);
 	limit_text(proc_lim, lt, sizeof lt);
-	jsonw_key(&w, "process_max_increase");
-	jsonw_string(&w, lt);
-	json_mb(&w, "floor_mb", floor_mb);
-	jsonw_key(&w, "peak");
-	json_row(&w, &r->peak, 0);
-	jsonw_key(&w, "processes");
-	jsonw_array_begin(&w);
+	jsonw_key(w, "process_max_increase");
+	jsonw_string(w, lt);
+	json_mb(w, "floor_mb", floor_mb);
+	jsonw_key(w, "peak");
+	json_row(w, &r->peak, 0);
+	jsonw_key(w, "processes");
+	jsonw_array_begin(w);
 	for (size_t i = 0; i < r->n_rows; i++)
 		if (!r->rows[i].site)
-			json_row(&w, &r->rows[i], 1);
-	jsonw_array_end(&w);
-	jsonw_key(&w, "sites");
-	jsonw_array_begin(&w);
+			json_row(w, &r->rows[i], 1);
+	jsonw_array_end(w);
+	jsonw_key(w, "sites");
+	jsonw_array_begin(w);
 	for (size_t i = 0; i < r->n_rows; i++)
 		if (r->rows[i].site)
-			json_row(&w, &r->rows[i], 1);
-	jsonw_array_end(&w);
-	jsonw_object_end(&w);
-	return jsonw_finish_line(&w);
+			json_row(w, &r->rows[i], 1);
+	jsonw_array_end(w);
+	jsonw_object_end(w);
 }
 
 /* XML 1.0 text: markup escaped; a control character or a byte that is not
@@ -762,8 +765,31 @@ static void junit_case(FILE *f, const char *kind, const struct diff_row *r, cons
 
 /* JUnit XML into path.tmp, then renamed: a CI system never reads half a
  * file.  0 or -errno. */
-static int diff_junit(const char *path, const struct diff_result *r, const struct diff_limit *lim,
-		      const struct diff_limit *proc_lim)
+static void junit_suite(FILE *f, const char *label, const struct diff_result *r, const char *lt, const char *plt)
+{
+	fputs("<testsuite name=\"memsup diff", f);
+	if (label) {
+		fputs(" ", f);
+		xml_text(f, label);
+	}
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\">\n", r->n_rows + 1, r->n_regressed);
+	junit_case(f, "peak", &r->peak, lt);
+	for (size_t i = 0; i < r->n_rows; i++)
+		junit_case(f, r->rows[i].site ? "site: " : "process: ", &r->rows[i], plt);
+	fputs("</testsuite>\n", f);
+}
+
+/* One compared pair: the single BASE and NEW, or a run of a sweep and its
+ * baseline, of the same --meta label. */
+struct diff_pair {
+	char *label;   /* NULL for a single pair (owned) */
+	char *base_path, *new_path; /* owned */
+	struct diff_run base, nw;
+	struct diff_result res;
+};
+
+static int diff_junit(const char *path, const struct diff_pair *pairs, size_t n, int sweep,
+		      const struct diff_limit *lim, const struct diff_limit *proc_lim)
 {
 	char tmp[4096], lt[40], plt[40];
 
@@ -774,13 +800,13 @@ static int diff_junit(const char *path, const struct diff_result *r, const struc
 		return -errno;
 	limit_text(lim, lt, sizeof lt);
 	limit_text(proc_lim, plt, sizeof plt);
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<testsuite name=\"memsup diff\" tests=\"%zu\" failures=\"%zu\">\n",
-		r->n_rows + 1, r->n_regressed);
-	junit_case(f, "peak", &r->peak, lt);
-	for (size_t i = 0; i < r->n_rows; i++)
-		junit_case(f, r->rows[i].site ? "site: " : "process: ", &r->rows[i], plt);
-	fputs("</testsuite>\n", f);
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+	if (sweep)
+		fputs("<testsuites name=\"memsup diff\">\n", f);
+	for (size_t i = 0; i < n; i++)
+		junit_suite(f, pairs[i].label, &pairs[i].res, lt, plt);
+	if (sweep)
+		fputs("</testsuites>\n", f);
 	int rc = ferror(f) ? -EIO : 0;
 	if (fclose(f) != 0 && !rc)
 		rc = -errno;
@@ -789,6 +815,168 @@ static int diff_junit(const char *path, const struct diff_result *r, const struc
 	if (rc)
 		unlink(tmp);
 	return rc;
+}
+
+/* ---- sweeps ---- */
+
+/* Whether path is a directory of runs rather than a run: a directory
+ * without resources.json, with a subdirectory that has one.  Anything
+ * else is read as a run, and says what it lacks. */
+static int diff_is_sweep(const char *path)
+{
+	struct stat st;
+	char f[PATH_MAX + 300];
+
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	snprintf(f, sizeof f, "%s/resources.json", path);
+	if (access(f, F_OK) == 0 || errno != ENOENT)
+		return 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	int found = 0;
+	for (struct dirent *e; !found && (e = readdir(d));)
+		if (e->d_name[0] != '.' && (size_t)snprintf(f, sizeof f, "%s/%s/resources.json", path, e->d_name) < sizeof f)
+			found = access(f, F_OK) == 0;
+	closedir(d);
+	return found;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A run's --meta labels as one string, keys sorted: "lr=0.1,mb=20".  NULL
+ * with err when the run has none or its record is broken. */
+static char *diff_label(const char *dir, char *err, size_t errlen)
+{
+	struct jsonr_value *res = NULL;
+	char **parts CLEANUP_FREE = NULL;
+	char e[400];
+	int dfd CLEANUP_CLOSE = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		diff_err(err, errlen, "%s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	if (jsonr_read_file(dfd, "resources.json", DIFF_MAX_FILE_BYTES, &res, e, sizeof e) < 0) {
+		diff_err(err, errlen, "%s/%s", dir, e);
+		return NULL;
+	}
+	const struct jsonr_value *meta = jsonr_get(res, "meta");
+	char *label = NULL;
+	if (!meta || meta->type != JSONR_OBJECT || !meta->n) {
+		diff_err(err, errlen, "%s: no --meta label to match it by", dir);
+		goto out;
+	}
+	parts = calloc(meta->n, sizeof *parts);
+	size_t len = 1;
+	for (size_t i = 0; parts && i < meta->n; i++) {
+		const struct jsonr_value *v = &meta->items[i];
+		char num[40];
+		const char *t = v->type == JSONR_STRING ? v->string : v->type == JSONR_BOOL ? (v->boolean ? "true" : "false") : "";
+		if (v->type == JSONR_NUMBER) {
+			snprintf(num, sizeof num, "%.17g", v->number);
+			t = num;
+		}
+		if (asprintf(&parts[i], "%s=%s", meta->keys[i], t) < 0)
+			parts[i] = NULL;
+		len += parts[i] ? strlen(parts[i]) + 1 : 0;
+	}
+	if (parts && (label = calloc(1, len))) {
+		qsort(parts, meta->n, sizeof *parts, str_cmp);
+		for (size_t i = 0; i < meta->n; i++) {
+			if (i)
+				strcat(label, ",");
+			strcat(label, parts[i] ? parts[i] : "?");
+		}
+	}
+	for (size_t i = 0; parts && i < meta->n; i++)
+		free(parts[i]);
+	if (!label)
+		diff_err(err, errlen, "%s: %s", dir, strerror(ENOMEM));
+out:
+	jsonr_free(res);
+	return label;
+}
+
+struct diff_labelled {
+	char *label, *path;
+};
+
+static int labelled_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct diff_labelled *)a)->label, ((const struct diff_labelled *)b)->label);
+}
+
+static void labelled_free(struct diff_labelled *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].label);
+		free(v[i].path);
+	}
+	free(v);
+}
+
+/* The runs in sweep directory dir (its subdirectories with a
+ * resources.json), sorted by label.  0 or -errno with err: a run without a
+ * label, two runs of one label, no run at all. */
+static int diff_sweep_list(const char *dir, struct diff_labelled **out, size_t *n_out, char *err, size_t errlen)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	struct diff_labelled *v = NULL;
+	size_t nv = 0;
+	int rc = 0;
+
+	if (n < 0) {
+		rc = -errno;
+		diff_err(err, errlen, "%s: %s", dir, strerror(errno));
+		return rc;
+	}
+	if (!(v = calloc((size_t)n + 1, sizeof *v)))
+		rc = -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX], rf[PATH_MAX + 32];
+		struct stat st;
+		if (rc == 0 && ents[i]->d_name[0] != '.' &&
+		    (size_t)snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name) < sizeof path &&
+		    stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			snprintf(rf, sizeof rf, "%s/resources.json", path);
+			if (access(rf, F_OK) == 0) {
+				if (!(v[nv].label = diff_label(path, err, errlen)))
+					rc = -EINVAL;
+				else if (!(v[nv].path = strdup(path)))
+					rc = -ENOMEM;
+				nv++;
+			}
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	if (rc == -ENOMEM)
+		diff_err(err, errlen, "%s: %s", dir, strerror(ENOMEM));
+	if (rc == 0 && !nv) {
+		diff_err(err, errlen, "%s: neither a run nor a directory of runs", dir);
+		rc = -ENOENT;
+	}
+	if (rc == 0) {
+		qsort(v, nv, sizeof *v, labelled_cmp);
+		for (size_t i = 1; i < nv; i++)
+			if (strcmp(v[i].label, v[i - 1].label) == 0) {
+				diff_err(err, errlen, "%s and %s have one label, %s", v[i - 1].path, v[i].path, v[i].label);
+				rc = -EINVAL;
+				break;
+			}
+	}
+	if (rc < 0) {
+		labelled_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n_out = nv;
+	return 0;
 }
 
 /* ---- the front end ---- */
@@ -911,41 +1099,98 @@ int diff_main(int argc, char **argv)
 	if (!proc_lim_set)
 		proc_lim = lim;
 
-	struct diff_run base, nw;
-	if (diff_run_read(paths[0], &base, msg, sizeof msg) < 0)
-		return diff_bad("baseline %s", msg);
-	if (diff_run_read(paths[1], &nw, msg, sizeof msg) < 0) {
-		diff_run_free(&base);
-		return diff_bad("new run %s", msg);
+	/* the pairs to compare: one, or a sweep's runs matched by label */
+	int sweep = diff_is_sweep(paths[0]);
+	if (sweep != diff_is_sweep(paths[1]))
+		return diff_bad("'%s' is %s, '%s' is not", paths[sweep ? 0 : 1], "a directory of runs",
+				paths[sweep ? 1 : 0]);
+	struct diff_pair *pairs = NULL;
+	size_t n_pairs = 0;
+	int rc = 0;
+	if (!sweep) {
+		if (!(pairs = calloc(1, sizeof *pairs)) || !(pairs[0].base_path = strdup(paths[0])) ||
+		    !(pairs[0].new_path = strdup(paths[1])))
+			rc = diff_bad("%s", strerror(ENOMEM));
+		n_pairs = pairs ? 1 : 0;
+	} else {
+		struct diff_labelled *bl = NULL, *nl = NULL;
+		size_t nb = 0, nn = 0;
+		if (diff_sweep_list(paths[0], &bl, &nb, msg, sizeof msg) < 0)
+			rc = diff_bad("baseline %s", msg);
+		else if (diff_sweep_list(paths[1], &nl, &nn, msg, sizeof msg) < 0)
+			rc = diff_bad("new run %s", msg);
+		/* both sorted by label: every label must be in both, or the
+		 * sweep is incomplete and cannot be judged */
+		else if (!(pairs = calloc(nn + 1, sizeof *pairs)))
+			rc = diff_bad("%s", strerror(ENOMEM));
+		for (size_t i = 0; rc == 0 && (i < nb || i < nn); i++) {
+			if (i >= nb || (i < nn && strcmp(bl[i].label, nl[i].label) > 0))
+				rc = diff_bad("new run %s (%s) has no baseline in %s", nl[i].path, nl[i].label, paths[0]);
+			else if (i >= nn || strcmp(bl[i].label, nl[i].label) < 0)
+				rc = diff_bad("baseline %s (%s) has no run in %s", bl[i].path, bl[i].label, paths[1]);
+			else {
+				pairs[i].label = bl[i].label;
+				pairs[i].base_path = bl[i].path;
+				pairs[i].new_path = nl[i].path;
+				bl[i].label = bl[i].path = nl[i].path = NULL;
+				n_pairs++;
+			}
+		}
+		labelled_free(bl, nb);
+		labelled_free(nl, nn);
 	}
-	if (!nw.has_procs) {
-		diff_run_free(&base);
-		diff_run_free(&nw);
-		return diff_bad("NEW '%s' is not an evidence directory", paths[1]);
+	for (size_t i = 0; rc == 0 && i < n_pairs; i++) {
+		struct diff_pair *p = &pairs[i];
+		if (diff_run_read(p->base_path, &p->base, msg, sizeof msg) < 0)
+			rc = diff_bad("baseline %s", msg);
+		else if (diff_run_read(p->new_path, &p->nw, msg, sizeof msg) < 0)
+			rc = diff_bad("new run %s", msg);
+		else if (!p->nw.has_procs)
+			rc = diff_bad("NEW '%s' is not an evidence directory", p->new_path);
+		else if ((rc = diff_compare(&p->base, &p->nw, &lim, &proc_lim, floor_mb, &p->res)) < 0)
+			rc = diff_bad("%s", strerror(-rc));
 	}
-	struct diff_result res;
-	int rc = diff_compare(&base, &nw, &lim, &proc_lim, floor_mb, &res);
-	if (rc < 0) {
-		rc = diff_bad("%s", strerror(-rc));
+	if (rc)
 		goto out;
-	}
-	if (junit && (rc = diff_junit(junit, &res, &lim, &proc_lim)) < 0) {
+	size_t regressed = 0;
+	for (size_t i = 0; i < n_pairs; i++)
+		regressed += pairs[i].res.n_regressed;
+	if (junit && (rc = diff_junit(junit, pairs, n_pairs, sweep, &lim, &proc_lim)) < 0) {
 		rc = diff_bad("--junit %s: %s", junit, strerror(-rc));
 		goto out;
 	}
-	if (json)
-		rc = fflush(stdout) == 0 ? diff_json(STDOUT_FILENO, &res, &lim, &proc_lim, floor_mb) : -errno;
-	else
-		diff_human(stdout, &res, &lim, &proc_lim);
+	if (json) {
+		struct jsonw w;
+		rc = fflush(stdout) == 0 ? 0 : -errno;
+		if (rc == 0) {
+			jsonw_init(&w, STDOUT_FILENO, 2);
+			if (sweep)
+				jsonw_array_begin(&w);
+			for (size_t i = 0; i < n_pairs; i++)
+				diff_json_one(&w, pairs[i].label, &pairs[i].res, &lim, &proc_lim, floor_mb);
+			if (sweep)
+				jsonw_array_end(&w);
+			rc = jsonw_finish_line(&w);
+		}
+	} else {
+		for (size_t i = 0; i < n_pairs; i++)
+			diff_human(stdout, pairs[i].label, &pairs[i].res, &lim, &proc_lim);
+	}
 	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
 		rc = errno ? -errno : -EIO;
 	if (rc < 0)
 		rc = diff_bad("writing the comparison: %s", strerror(-rc));
 	else
-		rc = res.n_regressed ? 1 : 0;
+		rc = regressed ? 1 : 0;
 out:
-	diff_result_free(&res);
-	diff_run_free(&base);
-	diff_run_free(&nw);
+	for (size_t i = 0; pairs && i < n_pairs; i++) {
+		diff_result_free(&pairs[i].res);
+		diff_run_free(&pairs[i].base);
+		diff_run_free(&pairs[i].nw);
+		free(pairs[i].label);
+		free(pairs[i].base_path);
+		free(pairs[i].new_path);
+	}
+	free(pairs);
 	return rc;
 }

@@ -347,3 +347,40 @@ Test(memsup_diff, compare_matches_and_orders)
 	cr_assert_str_eq(res.rows[1].name, "worker #2");
 	diff_result_free(&res);
 }
+
+/* memsup -q -o TMP/sweep/mb=LABEL --meta mb=LABEL -- steady MB 200 */
+static void sweep_run(struct sup_run *r, const char *sweep, int label, int mb)
+{
+	char dir[PATH_MAX], meta[32], size[16];
+	snprintf(dir, sizeof dir, "%s/%s/mb=%d", r->tmp, sweep, label);
+	snprintf(meta, sizeof meta, "mb=%d", label);
+	snprintf(size, sizeof size, "%d", mb);
+	const char *args[] = { "-q", "-o", dir, "--meta", meta, "--", prog("steady"), size, "200", NULL };
+	struct sup_run run;
+	tmp_make(&run);
+	memsup_start(&run, 0, args);
+	cr_assert_eq(memsup_wait(&run), 0, "memsup %s: status %d; stderr: %s", dir, run.status, run.err);
+}
+
+Test(memsup_diff, sweep_is_matched_by_meta_label, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	sweep_run(&r, "base", 10, 10);
+	sweep_run(&r, "base", 20, 20);
+	sweep_run(&r, "new", 10, 10);
+	sweep_run(&r, "new", 20, 50); /* the regression, in one run of two */
+	char base[PATH_MAX + 8], nw[PATH_MAX + 8];
+	snprintf(base, sizeof base, "%s/base", r.tmp);
+	snprintf(nw, sizeof nw, "%s/new", r.tmp);
+	const char *args[] = { base, nw, NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_assert(strstr(r.out, "mb=10: ok:") && strstr(r.out, "mb=20: REGRESSION:"), "%s", r.out);
+	const char *same[] = { base, base, NULL };
+	cr_assert_eq(diff_run(&r, same), 0, "stdout: %s\nstderr: %s", r.out, r.err);
+	/* a run whose baseline is gone: the sweep cannot be judged */
+	char gone[PATH_MAX + 32];
+	snprintf(gone, sizeof gone, "%s/base/mb=20/resources.json", r.tmp);
+	cr_assert_eq(unlink(gone), 0);
+	assert_bad(&r, args, "(mb=20) has no baseline");
+}
