@@ -3,11 +3,13 @@
  * The answer (peak_mb) and each process image are compared.  Pids differ
  * from run to run, so an image is matched by its whole command line, its
  * parent's program and its rank among equals; those left over (an argument
- * changed: a size, a temporary path) then by their program instead.  Both
- * are against one limit (--max-increase, a percent or MB); a
- * process must also grow by at least --floor MB, so that the noise of tiny
- * processes never fails a gate.  Exit 0 / 1 (a regression) / 125 (bad
- * usage or input).  A baseline that is missing or broken is 125, never a
+ * changed: a size, a temporary path) then by their program instead.  The
+ * call sites at the heap peak are matched by their symbolized stack, and a
+ * sweep run by run, paired by its --meta labels.  The answer is held to
+ * --max-increase, processes and sites to --process-max-increase (a percent
+ * or MB) and must also grow by --floor MB, so that the noise of tiny ones
+ * never fails a gate.  Exit 0 / 1 (a regression) / 125 (bad usage or
+ * input).  A baseline that is missing or broken is 125, never a
  * pass: a gate that passes when its baseline is gone guards nothing.
  *
  * Everything is read and compared before anything is written, so bad input
@@ -985,7 +987,8 @@ static void diff_usage(FILE *f)
 {
 	fputs("Usage: memsup diff [OPTIONS] BASE NEW\n"
 	      "A regression gate: compare the run NEW with the baseline BASE.  Each is an\n"
-	      "evidence directory, or (BASE) the one-run array of `memsup report --json`.\n"
+	      "evidence directory, or (BASE) the one-run array of `memsup report --json`,\n"
+	      "or both are directories of runs (a sweep), matched by their --meta labels.\n"
 	      "Compared: the answer (peak_mb), each process, matched by its command\n"
 	      "line, its parent's program and its rank among equal ones, then those left\n"
 	      "over by their program, and the call sites at the heap peak (stacks.json),\n"

@@ -1,9 +1,10 @@
 /* diff.h: `memsup diff BASE NEW`, a regression gate between two runs (see
  * man/memsup.1, DIFF).
  *
- * Reads only, with the strict reader (jsonr.h): resources.json and
- * processes.json of an evidence directory, or the one-run array that
- * `memsup report --json` writes (the answer only: it has no processes).
+ * Reads only, with the strict reader (jsonr.h): resources.json,
+ * processes.json and stacks.json of an evidence directory, or the one-run
+ * array that `memsup report --json` writes (the answer only: it has no
+ * processes); or, for a sweep, two directories of runs paired by --meta.
  * Comparing is pure (diff_compare) so that tests can drive it with runs
  * built in memory; diff_main is the front end.
  *
