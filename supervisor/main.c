@@ -1,7 +1,7 @@
 /* main.c: memsup's entry point.  The only place of a run that prints to
  * the user and the only place that may die; everything else returns
  * 0/-errno.  Two others speak for themselves, by design: the subcommands'
- * front ends (plot_main, flame_main, report_main: their own usage errors
+ * front ends (plot_main, flame_main, report_main, diff_main: their own usage errors
  * and output, then an exit status returned here), and the sentinel, a
  * process of its own that outlives a killed memsup (one line, then
  * _exit). */
@@ -17,6 +17,7 @@
 #include "collect/trace.h"
 #include "contain/contain.h"
 #include "contain/spawn.h"
+#include "output/diff.h"
 #include "output/evidence.h"
 #include "output/flame.h"
 #include "output/plot.h"
@@ -462,6 +463,8 @@ int main(int argc, char **argv)
 		return plot_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return report_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "diff") == 0)
+		return diff_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "flame") == 0)
 		return flame_main(argc - 1, argv + 1);
 

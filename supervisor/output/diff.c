@@ -1,0 +1,1199 @@
+/* diff.c: `memsup diff BASE NEW` -- a regression gate between two runs.
+ *
+ * The answer (peak_mb) and each process image are compared.  Pids differ
+ * from run to run, so an image is matched by its whole command line, its
+ * parent's program and its rank among equals; those left over (an argument
+ * changed: a size, a temporary path) then by their program instead.  The
+ * call sites at the heap peak are matched by their symbolized stack, and a
+ * sweep run by run, paired by its --meta labels.  The answer is held to
+ * --max-increase, processes and sites to --process-max-increase (a percent
+ * or MB) and must also grow by --floor MB, so that the noise of tiny ones
+ * never fails a gate.  Exit 0 / 1 (a regression) / 125 (bad usage or
+ * input).  A baseline that is missing or broken is 125, never a
+ * pass: a gate that passes when its baseline is gone guards nothing.
+ *
+ * Everything is read and compared before anything is written, so bad input
+ * leaves stdout empty and creates no --junit file. */
+#include "output/diff.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "jsonw.h"
+#include "number.h"
+#include "output/jsonr.h"
+
+/* As memsup report: a stray huge file is refused, not read. */
+#define DIFF_MAX_FILE_BYTES (256u << 20)
+/* The human output names at most this many processes. */
+#define DIFF_SHOW_ROWS 10
+/* ... and shows at most this many bytes of a command. */
+#define DIFF_NAME_WIDTH 60
+#define DIFF_DEFAULT_LIMIT "10%"
+#define DIFF_DEFAULT_FLOOR_MB 1.0
+/* A process whose peak moved by less is not listed (VmHWM moves by a few
+ * KB from run to run). */
+#define DIFF_NOISE_MB 0.1
+
+/* ---- the limit ---- */
+
+int diff_limit_parse(const char *s, struct diff_limit *out)
+{
+	static const struct {
+		const char *suffix;
+		double mb;      /* MB per unit; 0: a percent */
+		double hi;
+	} units[] = {
+		{ "%", 0, 1e6 }, { "KB", 1e-3, 1e12 }, { "MB", 1, 1e9 }, { "GB", 1e3, 1e6 },
+	};
+	char num[64];
+
+	if (!s)
+		return -EINVAL;
+	size_t len = strlen(s);
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		size_t sl = strlen(units[i].suffix);
+		if (len <= sl || len - sl >= sizeof num || strcmp(s + len - sl, units[i].suffix) != 0)
+			continue;
+		memcpy(num, s, len - sl);
+		num[len - sl] = '\0';
+		double v;
+		int rc = number_real(num, 0, 0, units[i].hi, &v);
+		if (rc < 0)
+			return rc;
+		out->percent = units[i].mb == 0;
+		out->value = out->percent ? v : v * units[i].mb;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int diff_exceeds(const struct diff_limit *lim, double floor_mb, double base_mb, double new_mb)
+{
+	if (isnan(new_mb))
+		return 0; /* gone: never a regression */
+	if (isnan(base_mb))
+		base_mb = 0; /* new: all of it is growth */
+	double grew = new_mb - base_mb;
+	double allowed = lim->percent ? base_mb * lim->value / 100 : lim->value;
+	return grew > allowed && grew >= floor_mb && grew > 0;
+}
+
+/* ---- reading a run ---- */
+
+static void diff_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void diff_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* One image as read, before its key is known. */
+struct diff_image {
+	long long pid, gen, parent_pid, parent_gen;
+	char *cmd;      /* argv joined by spaces, else exe, else "?" (owned) */
+	char *prog;     /* basename of argv[0] (owned) */
+	double mb;
+	size_t order;   /* position in processes.json */
+	const char *parent_prog; /* the parent's prog, "" for none */
+	size_t rank, rank2; /* 1 for the first of equal (parent_prog, cmd) / (parent_prog, prog) */
+};
+
+struct diff_images {
+	struct diff_image *v;
+	size_t n, cap;
+};
+
+static char *diff_command(const struct jsonr_value *p)
+{
+	const struct jsonr_value *argv = jsonr_get(p, "argv");
+	size_t len = 0;
+
+	for (size_t i = 0; argv && argv->type == JSONR_ARRAY && i < argv->n; i++)
+		if (argv->items[i].type == JSONR_STRING)
+			len += argv->items[i].len + 1;
+	if (!len) {
+		const char *exe = jsonr_str(jsonr_get(p, "exe"), "?");
+		return strdup(*exe && !memchr(exe, '\x1f', strlen(exe)) ? exe : "?");
+	}
+	char *s = malloc(len), *o = s;
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < argv->n; i++) {
+		const struct jsonr_value *a = &argv->items[i];
+		if (a->type != JSONR_STRING)
+			continue;
+		if (o != s)
+			*o++ = ' ';
+		/* a NUL inside an argument would end the key early: shown as '?' */
+		for (size_t k = 0; k < a->len; k++)
+			*o++ = a->string[k] && a->string[k] != '\x1f' ? a->string[k] : '?';
+	}
+	*o = '\0';
+	return s;
+}
+
+static int diff_image_add(const struct jsonr_value *p, void *ctx)
+{
+	struct diff_images *im = ctx;
+
+	if (im->n == im->cap) {
+		size_t cap = im->cap ? im->cap * 2 : 16;
+		struct diff_image *v = realloc(im->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		im->v = v;
+		im->cap = cap;
+	}
+	struct diff_image *d = &im->v[im->n];
+	memset(d, 0, sizeof *d);
+	const struct jsonr_value *lin = jsonr_get(p, "lineage");
+	d->pid = (long long)jsonr_num(jsonr_get(p, "pid"), -1);
+	d->gen = (long long)jsonr_num(jsonr_get(p, "gen"), 0);
+	d->parent_pid = (long long)jsonr_num(jsonr_get(lin, "parent_pid"), -1);
+	d->parent_gen = (long long)jsonr_num(jsonr_get(lin, "parent_gen"), 0);
+	/* VmHWM is the kernel's high-water mark, which no sampling interval
+	 * misses; the polled peak only where there is none */
+	double kb = jsonr_num(jsonr_get(p, "vm_hwm_kb"), -1);
+	double bytes = kb >= 0 ? kb * 1024 : jsonr_num(jsonr_get(p, "polled_peak_rss"), 0);
+	d->mb = bytes / 1e6;
+	d->order = im->n;
+	if (!(d->cmd = diff_command(p)))
+		return -ENOMEM;
+	/* the program: argv[0]'s basename, the first word of cmd */
+	size_t w = strcspn(d->cmd, " ");
+	const char *base = d->cmd;
+	for (size_t k = 0; k < w; k++)
+		if (d->cmd[k] == '/' && k + 1 < w)
+			base = d->cmd + k + 1;
+	if (!(d->prog = strndup(base, w - (size_t)(base - d->cmd)))) {
+		free(d->cmd);
+		return -ENOMEM;
+	}
+	im->n++;
+	return 0;
+}
+
+static int image_by_id(const void *a, const void *b)
+{
+	const struct diff_image *x = *(const struct diff_image *const *)a, *y = *(const struct diff_image *const *)b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->gen > y->gen) - (x->gen < y->gen);
+}
+
+/* By (parent's program, cmd or prog), then the order of the file. */
+static int image_by_name(const void *a, const void *b, void *by_prog)
+{
+	const struct diff_image *x = *(const struct diff_image *const *)a, *y = *(const struct diff_image *const *)b;
+	int c = strcmp(x->parent_prog, y->parent_prog);
+	if (!c)
+		c = *(const int *)by_prog ? strcmp(x->prog, y->prog) : strcmp(x->cmd, y->cmd);
+	if (!c)
+		c = (x->order > y->order) - (x->order < y->order);
+	return c;
+}
+
+/* Rank among equal names: 1, 2, ... in the order of the file. */
+static void diff_images_rank(struct diff_image **ix, size_t n, int by_prog)
+{
+	qsort_r(ix, n, sizeof *ix, image_by_name, &by_prog);
+	for (size_t i = 0; i < n; i++) {
+		size_t r = 1;
+		if (i && strcmp(ix[i]->parent_prog, ix[i - 1]->parent_prog) == 0 &&
+		    strcmp(by_prog ? ix[i]->prog : ix[i]->cmd, by_prog ? ix[i - 1]->prog : ix[i - 1]->cmd) == 0)
+			r = (by_prog ? ix[i - 1]->rank2 : ix[i - 1]->rank) + 1;
+		if (by_prog)
+			ix[i]->rank2 = r;
+		else
+			ix[i]->rank = r;
+	}
+}
+
+/* Keys from images: the parent found by (pid, gen) through a sorted index,
+ * then the rank among images of equal names.  0 or -ENOMEM. */
+static int diff_images_key(struct diff_images *im, struct diff_run *out)
+{
+	struct diff_image **ix CLEANUP_FREE = malloc((im->n ? im->n : 1) * sizeof *ix);
+	if (!ix)
+		return -ENOMEM;
+	for (size_t i = 0; i < im->n; i++)
+		ix[i] = &im->v[i];
+	qsort(ix, im->n, sizeof *ix, image_by_id);
+	for (size_t i = 0; i < im->n; i++) {
+		struct diff_image key = { .pid = im->v[i].parent_pid, .gen = im->v[i].parent_gen }, *kp = &key;
+		struct diff_image **hit = im->v[i].parent_pid < 0 ? NULL
+					  : bsearch(&kp, ix, im->n, sizeof *ix, image_by_id);
+		im->v[i].parent_prog = hit ? (*hit)->prog : "";
+	}
+	diff_images_rank(ix, im->n, 0);
+	diff_images_rank(ix, im->n, 1);
+	if (!(out->procs = calloc(im->n ? im->n : 1, sizeof *out->procs)))
+		return -ENOMEM;
+	for (size_t i = 0; i < im->n; i++) {
+		const struct diff_image *d = &im->v[i];
+		struct diff_proc *p = &out->procs[out->n_procs++];
+		p->mb = d->mb;
+		/* \x1f cannot occur in the names (diff_command) */
+		if (asprintf(&p->key, "%s\x1f%s\x1f%zu", d->parent_prog, d->cmd, d->rank) < 0)
+			p->key = NULL;
+		if (asprintf(&p->key2, "%s\x1f%s\x1f%zu", d->parent_prog, d->prog, d->rank2) < 0)
+			p->key2 = NULL;
+		if ((d->rank > 1 ? asprintf(&p->name, "%s #%zu", d->cmd, d->rank) : asprintf(&p->name, "%s", d->cmd)) < 0)
+			p->name = NULL;
+		if (!p->key || !p->key2 || !p->name)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- call sites (stacks.json) ---- */
+
+/* Frames of a site's stack named, innermost first; at most this many. */
+#define DIFF_SITE_FRAMES 8
+
+static int diff_skip_image(const struct jsonr_value *item, void *ctx)
+{
+	(void)item;
+	(void)ctx;
+	return 0; /* the images' own views are not compared: the tree's is */
+}
+
+static int site_by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct diff_proc *)a)->key, ((const struct diff_proc *)b)->key);
+}
+
+/* A frame as text: its function, else its module's file name (an offset
+ * would change with every build, which is what a gate compares across). */
+static const char *frame_text(const struct jsonr_value *doc, double index, char *buf, size_t len)
+{
+	const struct jsonr_value *f = jsonr_at(jsonr_get(doc, "frames"), (size_t)index);
+	const char *fn = jsonr_str(jsonr_get(f, "function"), NULL);
+	if (fn && *fn && !strchr(fn, '\x1f'))
+		return fn;
+	const struct jsonr_value *m = jsonr_at(jsonr_get(doc, "modules"), (size_t)jsonr_num(jsonr_get(f, "module"), -1));
+	const char *path = jsonr_str(jsonr_get(m, "path"), "?"), *slash = strrchr(path, '/');
+	snprintf(buf, len, "[%s]", slash ? slash + 1 : path);
+	return buf;
+}
+
+/* The call sites at the tree's heap peak, summed over processes by their
+ * symbolized stack.  No stacks.json: none, has_sites 0.  0 or -errno with
+ * err. */
+static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, char *err, size_t errlen)
+{
+	struct jsonr_value *doc = NULL;
+	char e[400];
+	int rc = jsonr_read_file_streaming(dirfd, "stacks.json", DIFF_MAX_FILE_BYTES, "images", diff_skip_image,
+					   NULL, &doc, e, sizeof e);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0) {
+		diff_err(err, errlen, "%s/%s", path, *e ? e : strerror(-rc));
+		return rc;
+	}
+	const struct jsonr_value *sites = jsonr_get(jsonr_get(jsonr_get(doc, "tree"), "heap_peak"), "sites");
+	if (!sites || sites->type != JSONR_ARRAY) {
+		jsonr_free(doc);
+		out->has_sites = 1; /* a traced run without sites at its peak */
+		return 0;
+	}
+	rc = 0;
+	if (!(out->sites = calloc(sites->n + 1, sizeof *out->sites)))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < sites->n; i++) {
+		const struct jsonr_value *st = &sites->items[i], *frames = jsonr_get(st, "frames");
+		char key[2048], buf[300];
+		size_t kl = 0;
+		key[0] = '\0';
+		for (size_t k = 0; frames && k < frames->n && k < DIFF_SITE_FRAMES; k++) {
+			const char *t = frame_text(doc, jsonr_num(&frames->items[k], -1), buf, sizeof buf);
+			int w = snprintf(key + kl, sizeof key - kl, "%s%s", k ? " <- " : "", t);
+			if (w < 0 || (size_t)w >= sizeof key - kl)
+				break;
+			kl += (size_t)w;
+		}
+		struct diff_proc *p = &out->sites[out->n_sites++];
+		p->mb = jsonr_num(jsonr_get(st, "bytes"), 0) / 1e6;
+		if (!(p->key = strdup(*key ? key : "?")) || !(p->name = strdup(p->key)) || !(p->key2 = strdup(p->key)))
+			rc = -ENOMEM;
+	}
+	jsonr_free(doc);
+	if (rc < 0) {
+		diff_err(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	/* one row per stack: the same stack in several processes is summed */
+	qsort(out->sites, out->n_sites, sizeof *out->sites, site_by_key);
+	size_t w = 0;
+	for (size_t i = 0; i < out->n_sites; i++) {
+		if (w && strcmp(out->sites[w - 1].key, out->sites[i].key) == 0) {
+			out->sites[w - 1].mb += out->sites[i].mb;
+			free(out->sites[i].key);
+			free(out->sites[i].key2);
+			free(out->sites[i].name);
+			continue;
+		}
+		out->sites[w++] = out->sites[i];
+	}
+	out->n_sites = w;
+	out->has_sites = 1;
+	return 0;
+}
+
+/* The baseline that `memsup report --json` wrote: an array of one run. */
+static int diff_read_report(const char *path, struct diff_run *out, char *err, size_t errlen)
+{
+	struct jsonr_value *doc = NULL;
+	int rc = jsonr_read_file(AT_FDCWD, path, DIFF_MAX_FILE_BYTES, &doc, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = -EINVAL;
+	if (doc->type != JSONR_ARRAY)
+		diff_err(err, errlen, "%s: not an evidence directory nor a `memsup report --json` array", path);
+	else if (doc->n != 1)
+		diff_err(err, errlen, "%s: holds %zu runs; a baseline is one run", path, doc->n);
+	else if (strcmp(jsonr_str(jsonr_get(&doc->items[0], "status"), ""), "ok") != 0)
+		diff_err(err, errlen, "%s: the run's status is not ok: %s", path,
+			 jsonr_str(jsonr_get(&doc->items[0], "status"), "(none)"));
+	else if (isnan(out->peak_mb = jsonr_num(jsonr_get(&doc->items[0], "peak_mb"), NAN)))
+		diff_err(err, errlen, "%s: no numeric \"peak_mb\"", path);
+	else
+		rc = 0;
+	jsonr_free(doc);
+	return rc;
+}
+
+int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errlen)
+{
+	struct stat st;
+	char e[400];
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	out->peak_mb = NAN;
+	if (stat(path, &st) < 0) {
+		rc = -errno;
+		diff_err(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		rc = diff_read_report(path, out, err, errlen);
+		if (rc < 0)
+			diff_run_free(out);
+		return rc;
+	}
+	int dirfd CLEANUP_CLOSE = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		rc = -errno;
+		diff_err(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	struct jsonr_value *res = NULL;
+	if ((rc = jsonr_read_file(dirfd, "resources.json", DIFF_MAX_FILE_BYTES, &res, e, sizeof e)) < 0) {
+		diff_err(err, errlen, "%s/%s", path, e);
+		return rc;
+	}
+	rc = -EINVAL;
+	const char *reason = jsonr_str(jsonr_get(res, "reason"), NULL);
+	if (res->type != JSONR_OBJECT)
+		diff_err(err, errlen, "%s/resources.json: not a JSON object", path);
+	else if (reason && strcmp(reason, "running") == 0)
+		diff_err(err, errlen, "%s: the run has not ended (reason \"running\")", path);
+	else if (isnan(out->peak_mb = jsonr_num(jsonr_get(res, "peak_mb"), NAN)))
+		diff_err(err, errlen, "%s/resources.json: no numeric \"peak_mb\"", path);
+	else
+		rc = 0;
+	jsonr_free(res);
+	if (rc < 0)
+		return rc;
+
+	struct diff_images im = { 0 };
+	rc = jsonr_read_file_each(dirfd, "processes.json", DIFF_MAX_FILE_BYTES, diff_image_add, &im, e, sizeof e);
+	if (rc < 0)
+		diff_err(err, errlen, "%s/%s", path, *e ? e : strerror(-rc));
+	else if ((rc = diff_images_key(&im, out)) < 0)
+		diff_err(err, errlen, "%s: %s", path, strerror(-rc));
+	for (size_t i = 0; i < im.n; i++) {
+		free(im.v[i].cmd);
+		free(im.v[i].prog);
+	}
+	free(im.v);
+	out->has_procs = rc == 0;
+	if (rc == 0)
+		rc = diff_read_sites(dirfd, path, out, err, errlen);
+	if (rc < 0)
+		diff_run_free(out);
+	return rc;
+}
+
+void diff_run_free(struct diff_run *r)
+{
+	for (size_t i = 0; r->procs && i < r->n_procs; i++) {
+		free(r->procs[i].key);
+		free(r->procs[i].key2);
+		free(r->procs[i].name);
+	}
+	free(r->procs);
+	r->procs = NULL;
+	r->n_procs = 0;
+	for (size_t i = 0; r->sites && i < r->n_sites; i++) {
+		free(r->sites[i].key);
+		free(r->sites[i].key2);
+		free(r->sites[i].name);
+	}
+	free(r->sites);
+	r->sites = NULL;
+	r->n_sites = 0;
+}
+
+/* ---- comparing ---- */
+
+static int proc_by_key(const void *a, const void *b, void *by_prog)
+{
+	const struct diff_proc *x = *(const struct diff_proc *const *)a, *y = *(const struct diff_proc *const *)b;
+	return *(const int *)by_prog ? strcmp(x->key2, y->key2) : strcmp(x->key, y->key);
+}
+
+static double row_change(const struct diff_row *r)
+{
+	return (isnan(r->new_mb) ? 0 : r->new_mb) - (isnan(r->base_mb) ? 0 : r->base_mb);
+}
+
+/* Regressions first, then the largest change either way. */
+static int row_order(const void *a, const void *b)
+{
+	const struct diff_row *x = a, *y = b;
+	if (x->regressed != y->regressed)
+		return y->regressed - x->regressed;
+	double cx = fabs(row_change(x)), cy = fabs(row_change(y));
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Rows for the figures of bp and np that changed: pass 0 by key, pass 1
+ * over what is left by key2.  0 or -ENOMEM. */
+static int diff_match(struct diff_result *out, const struct diff_proc *bp, size_t n_base,
+		      const struct diff_proc *np, size_t n_new, const struct diff_limit *lim, double floor_mb,
+		      int site)
+{
+	size_t nb = n_base, nn = n_new;
+	const struct diff_proc **b CLEANUP_FREE = malloc((nb + 1) * sizeof *b);
+	const struct diff_proc **n CLEANUP_FREE = malloc((nn + 1) * sizeof *n);
+	if (!b || !n)
+		return -ENOMEM;
+	for (size_t i = 0; i < nb; i++)
+		b[i] = &bp[i];
+	for (size_t j = 0; j < nn; j++)
+		n[j] = &np[j];
+	/* pass 0 by the whole command; pass 1, over what is left, by program;
+	 * after pass 1 whatever is left is gone (base) or new */
+	for (int pass = 0; pass < 2; pass++) {
+		int by_prog = pass;
+		qsort_r(b, nb, sizeof *b, proc_by_key, &by_prog);
+		qsort_r(n, nn, sizeof *n, proc_by_key, &by_prog);
+		size_t i = 0, j = 0, lb = 0, ln = 0;
+		while (i < nb || j < nn) {
+			int c = i == nb ? 1 : j == nn ? -1 : proc_by_key(&b[i], &n[j], &by_prog);
+			if (c && !pass) {
+				/* unmatched: kept for pass 1 */
+				if (c < 0)
+					b[lb++] = b[i++];
+				else
+					n[ln++] = n[j++];
+				continue;
+			}
+			struct diff_row r = { NULL, NAN, NAN, 0, site };
+			if (c <= 0) {
+				r.name = b[i]->name;
+				r.base_mb = b[i++]->mb;
+			}
+			if (c >= 0) {
+				r.name = n[j]->name; /* NEW's words for it */
+				r.new_mb = n[j++]->mb;
+			}
+			/* a change too small to print is no change */
+			if (isnan(r.base_mb) == isnan(r.new_mb) && fabs(r.new_mb - r.base_mb) < DIFF_NOISE_MB)
+				continue;
+			r.regressed = diff_exceeds(lim, floor_mb, r.base_mb, r.new_mb);
+			out->n_regressed += (size_t)r.regressed;
+			out->rows[out->n_rows++] = r;
+		}
+		nb = lb;
+		nn = ln;
+	}
+	return 0;
+}
+
+int diff_compare(const struct diff_run *base, const struct diff_run *nw, const struct diff_limit *lim,
+		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->peak = (struct diff_row){ "peak", base->peak_mb, nw->peak_mb, 0, 0 };
+	out->peak.regressed = diff_exceeds(lim, 0, base->peak_mb, nw->peak_mb);
+	out->n_regressed = (size_t)out->peak.regressed;
+	/* a report baseline has no processes: comparing with none would call
+	 * every process new */
+	if (!base->has_procs || !nw->has_procs)
+		return 0;
+	/* an untraced run has no call sites: then none are compared */
+	int both_sites = base->has_sites && nw->has_sites;
+	size_t cap = base->n_procs + nw->n_procs + (both_sites ? base->n_sites + nw->n_sites : 0) + 1;
+	if (!(out->rows = calloc(cap, sizeof *out->rows)))
+		return -ENOMEM;
+	int rc = diff_match(out, base->procs, base->n_procs, nw->procs, nw->n_procs, proc_lim, floor_mb, 0);
+	if (rc == 0 && both_sites)
+		rc = diff_match(out, base->sites, base->n_sites, nw->sites, nw->n_sites, proc_lim, floor_mb, 1);
+	if (rc < 0)
+		return rc;
+	qsort(out->rows, out->n_rows, sizeof *out->rows, row_order);
+	return 0;
+}
+
+void diff_result_free(struct diff_result *r)
+{
+	free(r->rows);
+	r->rows = NULL;
+	r->n_rows = 0;
+}
+
+/* ---- writing ---- */
+
+static void limit_text(const struct diff_limit *lim, char *buf, size_t len)
+{
+	snprintf(buf, len, lim->percent ? "%g%%" : "%g MB", lim->value);
+}
+
+/* "+30.1 MB", "-0.2 MB", "new", "gone" */
+static void change_text(const struct diff_row *r, char *buf, size_t len)
+{
+	if (isnan(r->base_mb))
+		snprintf(buf, len, "new");
+	else if (isnan(r->new_mb))
+		snprintf(buf, len, "gone");
+	else
+		snprintf(buf, len, "%+.1f MB", r->new_mb - r->base_mb);
+}
+
+static void percent_text(const struct diff_row *r, char *buf, size_t len)
+{
+	if (isnan(r->base_mb) || isnan(r->new_mb) || r->base_mb <= 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%+.0f%%", (r->new_mb - r->base_mb) / r->base_mb * 100);
+}
+
+static void mb_text(double mb, char *buf, size_t len)
+{
+	if (isnan(mb))
+		snprintf(buf, len, "(none)");
+	else
+		snprintf(buf, len, "%.1f MB", mb);
+}
+
+/* A command cut to DIFF_NAME_WIDTH bytes, never inside a UTF-8 sequence. */
+static void name_text(const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+	if (n <= DIFF_NAME_WIDTH) {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	n = DIFF_NAME_WIDTH - 3;
+	while (n && ((unsigned char)name[n] & 0xc0) == 0x80)
+		n--;
+	snprintf(buf, len, "%.*s...", (int)n, name);
+}
+
+static void diff_human(FILE *f, const char *label, const struct diff_result *r, const struct diff_limit *lim,
+		       const struct diff_limit *proc_lim)
+{
+	char lt[40], plt[48], ch[40], pc[16], b[24], n[24], nm[DIFF_NAME_WIDTH + 8];
+
+	limit_text(lim, lt, sizeof lt);
+	plt[0] = '\0';
+	if (proc_lim->percent != lim->percent || proc_lim->value != lim->value) {
+		strcpy(plt, ", processes +");
+		limit_text(proc_lim, plt + strlen(plt), sizeof plt - strlen(plt));
+	}
+	change_text(&r->peak, ch, sizeof ch);
+	percent_text(&r->peak, pc, sizeof pc);
+	fprintf(f, "%s%s%s: peak %.1f MB -> %.1f MB (%s, %s), limit +%s%s; %zu regressed\n", label ? label : "",
+		label ? ": " : "", r->n_regressed ? "REGRESSION" : "ok", r->peak.base_mb, r->peak.new_mb, ch, pc, lt, plt,
+		r->n_regressed);
+	size_t shown = r->n_rows < DIFF_SHOW_ROWS ? r->n_rows : DIFF_SHOW_ROWS;
+	for (size_t i = 0; i < shown; i++) {
+		const struct diff_row *w = &r->rows[i];
+		change_text(w, ch, sizeof ch);
+		percent_text(w, pc, sizeof pc);
+		mb_text(w->base_mb, b, sizeof b);
+		mb_text(w->new_mb, n, sizeof n);
+		name_text(w->name, nm, sizeof nm);
+		fprintf(f, "  %-9s %10s %6s  %10s -> %-10s  %s%s\n", w->regressed ? "REGRESSED" : "changed", ch,
+			pc, b, n, w->site ? "site " : "", nm);
+	}
+	if (r->n_rows > shown)
+		fprintf(f, "  ... and %zu more changed (--json lists them all)\n", r->n_rows - shown);
+}
+
+static void json_mb(struct jsonw *w, const char *key, double mb)
+{
+	jsonw_key(w, key);
+	if (isnan(mb))
+		jsonw_null(w);
+	else
+		jsonw_double(w, mb, 6);
+}
+
+static void json_row(struct jsonw *w, const struct diff_row *r, int with_name)
+{
+	jsonw_object_begin(w);
+	if (with_name) {
+		jsonw_key(w, r->site ? "stack" : "command");
+		jsonw_string(w, r->name);
+	}
+	json_mb(w, "base_mb", r->base_mb);
+	json_mb(w, "new_mb", r->new_mb);
+	json_mb(w, "change_mb", row_change(r));
+	jsonw_key(w, "regressed");
+	jsonw_bool(w, r->regressed);
+	jsonw_object_end(w);
+}
+
+static void diff_json_one(struct jsonw *w, const char *label, const struct diff_result *r,
+			  const struct diff_limit *lim, const struct diff_limit *proc_lim, double floor_mb)
+{
+	char lt[40];
+
+	limit_text(lim, lt, sizeof lt);
+	jsonw_object_begin(w);
+	if (label) {
+		jsonw_key(w, "meta");
+		jsonw_string(w, label);
+	}
+	jsonw_key(w, "verdict");
+	jsonw_string(w, r->n_regressed ? "regression" : "ok");
+	jsonw_key(w, "regressed");
+	jsonw_uint(w, r->n_regressed);
+	jsonw_key(w, "max_increase");
+	jsonw_string(w, lt);
+	limit_text(proc_lim, lt, sizeof lt);
+	jsonw_key(w, "process_max_increase");
+	jsonw_string(w, lt);
+	json_mb(w, "floor_mb", floor_mb);
+	jsonw_key(w, "peak");
+	json_row(w, &r->peak, 0);
+	jsonw_key(w, "processes");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < r->n_rows; i++)
+		if (!r->rows[i].site)
+			json_row(w, &r->rows[i], 1);
+	jsonw_array_end(w);
+	jsonw_key(w, "sites");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < r->n_rows; i++)
+		if (r->rows[i].site)
+			json_row(w, &r->rows[i], 1);
+	jsonw_array_end(w);
+	jsonw_object_end(w);
+}
+
+/* XML 1.0 text: markup escaped; a control character or a byte that is not
+ * UTF-8 (a command may hold any byte) becomes '?', which XML can carry. */
+static void xml_text(FILE *f, const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t l = jsonw_utf8_len((const unsigned char *)s + i, n - i);
+		if (c == '&')
+			fputs("&amp;", f);
+		else if (c == '<')
+			fputs("&lt;", f);
+		else if (c == '>')
+			fputs("&gt;", f);
+		else if (c == '"')
+			fputs("&quot;", f);
+		else if (c == '\'')
+			fputs("&apos;", f);
+		else if (!l || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) {
+			fputc('?', f);
+			l = 1;
+		} else {
+			fwrite(s + i, 1, l, f);
+		}
+		i += l ? l : 1;
+	}
+}
+
+static void junit_case(FILE *f, const char *kind, const struct diff_row *r, const char *lt)
+{
+	char ch[40], pc[16], b[24], n[24];
+
+	change_text(r, ch, sizeof ch);
+	percent_text(r, pc, sizeof pc);
+	mb_text(r->base_mb, b, sizeof b);
+	mb_text(r->new_mb, n, sizeof n);
+	fputs("  <testcase classname=\"memsup.diff\" name=\"", f);
+	fputs(kind, f);
+	if (r->name && strcmp(kind, "peak") != 0)
+		xml_text(f, r->name);
+	fputs("\">\n", f);
+	if (r->regressed) {
+		fprintf(f, "    <failure type=\"regression\" message=\"%s -&gt; %s (%s, %s), limit +", b, n,
+			ch, pc);
+		xml_text(f, lt);
+		fputs("\"/>\n", f);
+	}
+	fputs("  </testcase>\n", f);
+}
+
+/* JUnit XML into path.tmp, then renamed: a CI system never reads half a
+ * file.  0 or -errno. */
+static void junit_suite(FILE *f, const char *label, const struct diff_result *r, const char *lt, const char *plt)
+{
+	fputs("<testsuite name=\"memsup diff", f);
+	if (label) {
+		fputs(" ", f);
+		xml_text(f, label);
+	}
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\">\n", r->n_rows + 1, r->n_regressed);
+	junit_case(f, "peak", &r->peak, lt);
+	for (size_t i = 0; i < r->n_rows; i++)
+		junit_case(f, r->rows[i].site ? "site: " : "process: ", &r->rows[i], plt);
+	fputs("</testsuite>\n", f);
+}
+
+/* One compared pair: the single BASE and NEW, or a run of a sweep and its
+ * baseline, of the same --meta label. */
+struct diff_pair {
+	char *label;   /* NULL for a single pair (owned) */
+	char *base_path, *new_path; /* owned */
+	struct diff_run base, nw;
+	struct diff_result res;
+};
+
+static int diff_junit(const char *path, const struct diff_pair *pairs, size_t n, int sweep,
+		      const struct diff_limit *lim, const struct diff_limit *proc_lim)
+{
+	char tmp[4096], lt[40], plt[40];
+
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+		return -ENAMETOOLONG;
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	limit_text(lim, lt, sizeof lt);
+	limit_text(proc_lim, plt, sizeof plt);
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+	if (sweep)
+		fputs("<testsuites name=\"memsup diff\">\n", f);
+	for (size_t i = 0; i < n; i++)
+		junit_suite(f, pairs[i].label, &pairs[i].res, lt, plt);
+	if (sweep)
+		fputs("</testsuites>\n", f);
+	int rc = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/* ---- sweeps ---- */
+
+/* Whether path is a directory of runs rather than a run: a directory
+ * without resources.json, with a subdirectory that has one.  Anything
+ * else is read as a run, and says what it lacks. */
+static int diff_is_sweep(const char *path)
+{
+	struct stat st;
+	char f[PATH_MAX + 300];
+
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	snprintf(f, sizeof f, "%s/resources.json", path);
+	if (access(f, F_OK) == 0 || errno != ENOENT)
+		return 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	int found = 0;
+	for (struct dirent *e; !found && (e = readdir(d));)
+		if (e->d_name[0] != '.' && (size_t)snprintf(f, sizeof f, "%s/%s/resources.json", path, e->d_name) < sizeof f)
+			found = access(f, F_OK) == 0;
+	closedir(d);
+	return found;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A run's --meta labels as one string, keys sorted: "lr=0.1,mb=20".  NULL
+ * with err when the run has none or its record is broken. */
+static char *diff_label(const char *dir, char *err, size_t errlen)
+{
+	struct jsonr_value *res = NULL;
+	char **parts CLEANUP_FREE = NULL;
+	char e[400];
+	int dfd CLEANUP_CLOSE = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		diff_err(err, errlen, "%s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	if (jsonr_read_file(dfd, "resources.json", DIFF_MAX_FILE_BYTES, &res, e, sizeof e) < 0) {
+		diff_err(err, errlen, "%s/%s", dir, e);
+		return NULL;
+	}
+	const struct jsonr_value *meta = jsonr_get(res, "meta");
+	char *label = NULL;
+	if (!meta || meta->type != JSONR_OBJECT || !meta->n) {
+		diff_err(err, errlen, "%s: no --meta label to match it by", dir);
+		goto out;
+	}
+	parts = calloc(meta->n, sizeof *parts);
+	size_t len = 1;
+	for (size_t i = 0; parts && i < meta->n; i++) {
+		const struct jsonr_value *v = &meta->items[i];
+		char num[40];
+		const char *t = v->type == JSONR_STRING ? v->string : v->type == JSONR_BOOL ? (v->boolean ? "true" : "false") : "";
+		if (v->type == JSONR_NUMBER) {
+			snprintf(num, sizeof num, "%.17g", v->number);
+			t = num;
+		}
+		if (asprintf(&parts[i], "%s=%s", meta->keys[i], t) < 0)
+			parts[i] = NULL;
+		len += parts[i] ? strlen(parts[i]) + 1 : 0;
+	}
+	if (parts && (label = calloc(1, len))) {
+		qsort(parts, meta->n, sizeof *parts, str_cmp);
+		for (size_t i = 0; i < meta->n; i++) {
+			if (i)
+				strcat(label, ",");
+			strcat(label, parts[i] ? parts[i] : "?");
+		}
+	}
+	for (size_t i = 0; parts && i < meta->n; i++)
+		free(parts[i]);
+	if (!label)
+		diff_err(err, errlen, "%s: %s", dir, strerror(ENOMEM));
+out:
+	jsonr_free(res);
+	return label;
+}
+
+struct diff_labelled {
+	char *label, *path;
+};
+
+static int labelled_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct diff_labelled *)a)->label, ((const struct diff_labelled *)b)->label);
+}
+
+static void labelled_free(struct diff_labelled *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].label);
+		free(v[i].path);
+	}
+	free(v);
+}
+
+/* The runs in sweep directory dir (its subdirectories with a
+ * resources.json), sorted by label.  0 or -errno with err: a run without a
+ * label, two runs of one label, no run at all. */
+static int diff_sweep_list(const char *dir, struct diff_labelled **out, size_t *n_out, char *err, size_t errlen)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	struct diff_labelled *v = NULL;
+	size_t nv = 0;
+	int rc = 0;
+
+	if (n < 0) {
+		rc = -errno;
+		diff_err(err, errlen, "%s: %s", dir, strerror(errno));
+		return rc;
+	}
+	if (!(v = calloc((size_t)n + 1, sizeof *v)))
+		rc = -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX], rf[PATH_MAX + 32];
+		struct stat st;
+		if (rc == 0 && ents[i]->d_name[0] != '.' &&
+		    (size_t)snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name) < sizeof path &&
+		    stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			snprintf(rf, sizeof rf, "%s/resources.json", path);
+			if (access(rf, F_OK) == 0) {
+				if (!(v[nv].label = diff_label(path, err, errlen)))
+					rc = -EINVAL;
+				else if (!(v[nv].path = strdup(path)))
+					rc = -ENOMEM;
+				nv++;
+			}
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	if (rc == -ENOMEM)
+		diff_err(err, errlen, "%s: %s", dir, strerror(ENOMEM));
+	if (rc == 0 && !nv) {
+		diff_err(err, errlen, "%s: neither a run nor a directory of runs", dir);
+		rc = -ENOENT;
+	}
+	if (rc == 0) {
+		qsort(v, nv, sizeof *v, labelled_cmp);
+		for (size_t i = 1; i < nv; i++)
+			if (strcmp(v[i].label, v[i - 1].label) == 0) {
+				diff_err(err, errlen, "%s and %s have one label, %s", v[i - 1].path, v[i].path, v[i].label);
+				rc = -EINVAL;
+				break;
+			}
+	}
+	if (rc < 0) {
+		labelled_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n_out = nv;
+	return 0;
+}
+
+/* ---- the front end ---- */
+
+static void diff_usage(FILE *f)
+{
+	fputs("Usage: memsup diff [OPTIONS] BASE NEW\n"
+	      "A regression gate: compare the run NEW with the baseline BASE.  Each is an\n"
+	      "evidence directory, or (BASE) the one-run array of `memsup report --json`,\n"
+	      "or both are directories of runs (a sweep), matched by their --meta labels.\n"
+	      "Compared: the answer (peak_mb), each process, matched by its command\n"
+	      "line, its parent's program and its rank among equal ones, then those left\n"
+	      "over by their program, and the call sites at the heap peak (stacks.json),\n"
+	      "matched by their symbolized stack.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --max-increase LIMIT  how much a figure may grow: a percent (5%) or\n"
+	      "                            a size (20MB, 1GB; decimal, as the evidence);\n"
+	      "                            default " DIFF_DEFAULT_LIMIT "\n"
+	      "      --process-max-increase LIMIT  the same for each process and site;\n"
+	      "                            default: --max-increase\n"
+	      "      --floor MB            a process regresses only when it also grew by\n"
+	      "                            at least MB (default 1), so that tiny ones'\n"
+	      "                            noise never fails the gate\n"
+	      "      --json                the comparison as one JSON object on stdout\n"
+	      "      --junit FILE          also write it as JUnit XML to FILE (a failed\n"
+	      "                            test case per regression)\n"
+	      "  -h, --help                show this help and exit\n"
+	      "\n"
+	      "Exit status: 0 no regression; 1 a regression; 125 bad usage or input (a\n"
+	      "missing or broken baseline too: never a pass).  See memsup(1), DIFF.\n",
+	      f);
+}
+
+static int diff_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Bad usage or input: one line naming the bad value, on stderr; 125. */
+static int diff_bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memsup diff: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 125;
+}
+
+/* --NAME VALUE or --NAME=VALUE at argv[*i]; NULL when a is not --NAME. */
+static const char *diff_opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+
+	*missing = 0;
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n])
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+int diff_main(int argc, char **argv)
+{
+	struct diff_limit lim, proc_lim;
+	int proc_lim_set = 0;
+	double floor_mb = DIFF_DEFAULT_FLOOR_MB;
+	const char *paths[2], *junit = NULL;
+	int n_paths = 0, json = 0, missing;
+	char msg[512];
+
+	diff_limit_parse(DIFF_DEFAULT_LIMIT, &lim);
+	for (int i = 1, only_paths = 0; i < argc; i++) {
+		const char *a = argv[i], *v;
+		if (only_paths || a[0] != '-' || !a[1]) {
+			if (n_paths == 2)
+				return diff_bad("one BASE and one NEW, not also '%s'", a);
+			paths[n_paths++] = a;
+		} else if (strcmp(a, "--") == 0) {
+			only_paths = 1;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			diff_usage(stdout);
+			return fflush(stdout) == 0 ? 0 : 125;
+		} else if (strcmp(a, "--json") == 0) {
+			json = 1;
+		} else if ((v = diff_opt_value(argc, argv, &i, "--max-increase", &missing)) || missing) {
+			int rc = missing ? -EINVAL : diff_limit_parse(v, &lim);
+			if (rc < 0)
+				return diff_bad("--max-increase: '%s' is %s", missing ? "" : v,
+						rc == -ERANGE ? "out of range (at most 1000000% or 1000000000MB)"
+							      : "not a limit (a percent like 5% or a size like 20MB)");
+		} else if ((v = diff_opt_value(argc, argv, &i, "--process-max-increase", &missing)) || missing) {
+			int rc = missing ? -EINVAL : diff_limit_parse(v, &proc_lim);
+			if (rc < 0)
+				return diff_bad("--process-max-increase: '%s' is %s", missing ? "" : v,
+						rc == -ERANGE ? "out of range (at most 1000000% or 1000000000MB)"
+							      : "not a limit (a percent like 5% or a size like 20MB)");
+			proc_lim_set = 1;
+		} else if ((v = diff_opt_value(argc, argv, &i, "--floor", &missing)) || missing) {
+			int rc = missing ? -EINVAL : number_real(v, 0, 0, 1e9, &floor_mb);
+			if (rc < 0)
+				return diff_bad("%s", number_message(msg, sizeof msg, "floor", missing ? "" : v, rc,
+								     "0 to 1000000000 MB"));
+		} else if ((v = diff_opt_value(argc, argv, &i, "--junit", &missing)) || missing) {
+			if (missing || !*v)
+				return diff_bad("--junit needs a FILE");
+			junit = v;
+		} else {
+			return diff_bad("unknown option '%s' (see memsup diff --help)", a);
+		}
+	}
+	if (n_paths != 2)
+		return diff_bad("needs BASE and NEW (see memsup diff --help)");
+	if (!proc_lim_set)
+		proc_lim = lim;
+
+	/* the pairs to compare: one, or a sweep's runs matched by label */
+	int sweep = diff_is_sweep(paths[0]);
+	if (sweep != diff_is_sweep(paths[1]))
+		return diff_bad("'%s' is %s, '%s' is not", paths[sweep ? 0 : 1], "a directory of runs",
+				paths[sweep ? 1 : 0]);
+	struct diff_pair *pairs = NULL;
+	size_t n_pairs = 0;
+	int rc = 0;
+	if (!sweep) {
+		if (!(pairs = calloc(1, sizeof *pairs)) || !(pairs[0].base_path = strdup(paths[0])) ||
+		    !(pairs[0].new_path = strdup(paths[1])))
+			rc = diff_bad("%s", strerror(ENOMEM));
+		n_pairs = pairs ? 1 : 0;
+	} else {
+		struct diff_labelled *bl = NULL, *nl = NULL;
+		size_t nb = 0, nn = 0;
+		if (diff_sweep_list(paths[0], &bl, &nb, msg, sizeof msg) < 0)
+			rc = diff_bad("baseline %s", msg);
+		else if (diff_sweep_list(paths[1], &nl, &nn, msg, sizeof msg) < 0)
+			rc = diff_bad("new run %s", msg);
+		/* both sorted by label: every label must be in both, or the
+		 * sweep is incomplete and cannot be judged */
+		else if (!(pairs = calloc(nn + 1, sizeof *pairs)))
+			rc = diff_bad("%s", strerror(ENOMEM));
+		for (size_t i = 0; rc == 0 && (i < nb || i < nn); i++) {
+			if (i >= nb || (i < nn && strcmp(bl[i].label, nl[i].label) > 0))
+				rc = diff_bad("new run %s (%s) has no baseline in %s", nl[i].path, nl[i].label, paths[0]);
+			else if (i >= nn || strcmp(bl[i].label, nl[i].label) < 0)
+				rc = diff_bad("baseline %s (%s) has no run in %s", bl[i].path, bl[i].label, paths[1]);
+			else {
+				pairs[i].label = bl[i].label;
+				pairs[i].base_path = bl[i].path;
+				pairs[i].new_path = nl[i].path;
+				bl[i].label = bl[i].path = nl[i].path = NULL;
+				n_pairs++;
+			}
+		}
+		labelled_free(bl, nb);
+		labelled_free(nl, nn);
+	}
+	for (size_t i = 0; rc == 0 && i < n_pairs; i++) {
+		struct diff_pair *p = &pairs[i];
+		if (diff_run_read(p->base_path, &p->base, msg, sizeof msg) < 0)
+			rc = diff_bad("baseline %s", msg);
+		else if (diff_run_read(p->new_path, &p->nw, msg, sizeof msg) < 0)
+			rc = diff_bad("new run %s", msg);
+		else if (!p->nw.has_procs)
+			rc = diff_bad("NEW '%s' is not an evidence directory", p->new_path);
+		else if ((rc = diff_compare(&p->base, &p->nw, &lim, &proc_lim, floor_mb, &p->res)) < 0)
+			rc = diff_bad("%s", strerror(-rc));
+	}
+	if (rc)
+		goto out;
+	size_t regressed = 0;
+	for (size_t i = 0; i < n_pairs; i++)
+		regressed += pairs[i].res.n_regressed;
+	if (junit && (rc = diff_junit(junit, pairs, n_pairs, sweep, &lim, &proc_lim)) < 0) {
+		rc = diff_bad("--junit %s: %s", junit, strerror(-rc));
+		goto out;
+	}
+	if (json) {
+		struct jsonw w;
+		rc = fflush(stdout) == 0 ? 0 : -errno;
+		if (rc == 0) {
+			jsonw_init(&w, STDOUT_FILENO, 2);
+			if (sweep)
+				jsonw_array_begin(&w);
+			for (size_t i = 0; i < n_pairs; i++)
+				diff_json_one(&w, pairs[i].label, &pairs[i].res, &lim, &proc_lim, floor_mb);
+			if (sweep)
+				jsonw_array_end(&w);
+			rc = jsonw_finish_line(&w);
+		}
+	} else {
+		for (size_t i = 0; i < n_pairs; i++)
+			diff_human(stdout, pairs[i].label, &pairs[i].res, &lim, &proc_lim);
+	}
+	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+		rc = errno ? -errno : -EIO;
+	if (rc < 0)
+		rc = diff_bad("writing the comparison: %s", strerror(-rc));
+	else
+		rc = regressed ? 1 : 0;
+out:
+	for (size_t i = 0; pairs && i < n_pairs; i++) {
+		diff_result_free(&pairs[i].res);
+		diff_run_free(&pairs[i].base);
+		diff_run_free(&pairs[i].nw);
+		free(pairs[i].label);
+		free(pairs[i].base_path);
+		free(pairs[i].new_path);
+	}
+	free(pairs);
+	return rc;
+}

@@ -1,0 +1,85 @@
+/* diff.h: `memsup diff BASE NEW`, a regression gate between two runs (see
+ * man/memsup.1, DIFF).
+ *
+ * Reads only, with the strict reader (jsonr.h): resources.json,
+ * processes.json and stacks.json of an evidence directory, or the one-run
+ * array that `memsup report --json` writes (the answer only: it has no
+ * processes); or, for a sweep, two directories of runs paired by --meta.
+ * Comparing is pure (diff_compare) so that tests can drive it with runs
+ * built in memory; diff_main is the front end.
+ *
+ * Sizes are MB as the evidence writes them (bytes / UNITS_MB). */
+#ifndef MEMSUP_DIFF_H
+#define MEMSUP_DIFF_H
+
+#include <stddef.h>
+
+/* How much a figure may grow: a percent of its base, or an absolute MB. */
+struct diff_limit {
+	int percent;  /* 1: value is a percent of the base; 0: value is MB */
+	double value; /* >= 0 */
+};
+
+/* "5%", "20MB", "1.5GB", "500KB" (decimal units, as every _mb figure).
+ * 0, -EINVAL (not of that form) or -ERANGE (over 1e6 % or 1e9 MB). */
+int diff_limit_parse(const char *s, struct diff_limit *out);
+
+/* Whether new_mb grew past the limit over base_mb, and by at least
+ * floor_mb (so that the noise of tiny figures never fails a gate). */
+int diff_exceeds(const struct diff_limit *lim, double floor_mb, double base_mb, double new_mb);
+
+/* One process image of a run: key matches it to the other run's. */
+struct diff_proc {
+	char *key;   /* parent's program \x1f command line \x1f rank among equal ones (owned) */
+	char *key2;  /* parent's program \x1f program \x1f rank: the second pass (owned) */
+	char *name;  /* the command as people read it, "#N" for the Nth equal one (owned) */
+	double mb;   /* its peak RSS: VmHWM, else the polled peak */
+};
+
+struct diff_run {
+	double peak_mb;          /* the answer */
+	struct diff_proc *procs; /* owned; none when the run came from a report */
+	size_t n_procs;
+	int has_procs;           /* 0: a report baseline, processes not compared */
+	struct diff_proc *sites; /* call sites at the heap peak, summed by symbolized stack (owned) */
+	size_t n_sites;
+	int has_sites;           /* 0: no stacks.json (an untraced run), sites not compared */
+};
+
+/* Read DIR (an evidence directory) or FILE (memsup report --json with one
+ * run).  0, or -errno with err saying what is wrong with which file
+ * ("base/resources.json: line 3 col 7: ..."); *out is then empty. */
+int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errlen);
+void diff_run_free(struct diff_run *r);
+
+/* One compared figure: the answer (row 0) or a process. */
+struct diff_row {
+	const char *name;   /* borrowed from the runs; "peak" for the answer */
+	double base_mb;     /* NAN: only in NEW */
+	double new_mb;      /* NAN: only in BASE */
+	int regressed;
+	int site;           /* 1: a call site (name: its stack, innermost first) */
+};
+
+struct diff_result {
+	struct diff_row peak;  /* the answer */
+	struct diff_row *rows; /* processes whose size changed, largest change first (owned) */
+	size_t n_rows;
+	size_t n_regressed;    /* the answer and processes together */
+};
+
+/* Compare: the answer against lim; each process (matched by key, then
+ * those left over by key2) against proc_lim and, as well, floor_mb; a change
+ * under 0.1 MB is not a row.  0 or -ENOMEM.  Borrowed names live as long
+ * as the runs. */
+int diff_compare(const struct diff_run *base, const struct diff_run *nw, const struct diff_limit *lim,
+		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out);
+void diff_result_free(struct diff_result *r);
+
+/* argv[0] is "diff".  Writes the verdict on stdout (or --json), JUnit XML
+ * to --junit FILE, messages on stderr.  Returns 0 (no regression), 1 (a
+ * regression) or 125 (bad usage or input: nothing written, nothing
+ * created).  Never exits. */
+int diff_main(int argc, char **argv);
+
+#endif /* MEMSUP_DIFF_H */

@@ -1,0 +1,386 @@
+/* test_memsup_diff.c: `memsup diff BASE NEW`, the regression gate, run as
+ * the real memsup ($MEMSUP) over evidence directories that memsup made of
+ * trees of known size (tests/progs/steady), and over hand-broken ones.  The
+ * JSON and JUnit XML are read back with python3's json and xml.etree, not
+ * with our own code.  The limit's parser and the comparison are also driven
+ * directly (diff.h). */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "output/diff.h"
+#include "test_memsup_util.h"
+
+/* memsup -q -o TMP/name -- sh -c "steady A & steady B; wait": a tree of a
+ * shell and two children holding A and B MB; the evidence dir's path. */
+static const char *tree_run(struct sup_run *r, const char *name, int a_mb, int b_mb)
+{
+	static char dirs[4][PATH_MAX];
+	static int slot;
+	char *dir = dirs[slot++ % 4], script[2 * PATH_MAX + 64];
+	const char *steady = prog("steady");
+
+	snprintf(dir, PATH_MAX, "%s/%s", r->tmp, name);
+	snprintf(script, sizeof script, "%s %d 250 & %s %d 250; wait", steady, a_mb, steady, b_mb);
+	const char *args[] = { "-q", "-o", dir, "--", "sh", "-c", script, NULL };
+	struct sup_run run;
+	tmp_make(&run);
+	memsup_start(&run, 0, args);
+	cr_assert_eq(memsup_wait(&run), 0, "memsup %s: status %d; stderr: %s", name, run.status, run.err);
+	return dir;
+}
+
+/* memsup diff ARGS... in r->tmp; its status, r->out and r->err. */
+static int diff_run(struct sup_run *r, const char *const *args)
+{
+	const char *argv[32];
+	int n = 0;
+	argv[n++] = env_or_skip("MEMSUP");
+	argv[n++] = "diff";
+	for (int i = 0; args[i] && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	sup_spawn(r, NULL, argv);
+	return memsup_wait(r);
+}
+
+/* python3 CODE FILE: its exit status (0: the file passed the check). */
+static int py_check(const char *code, const char *file)
+{
+	char path[] = "/tmp/test_memsup_diff_py.XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, code, strlen(code)), (ssize_t)strlen(code));
+	close(fd);
+	char cmd[2 * PATH_MAX];
+	snprintf(cmd, sizeof cmd, "python3 %s '%s' >&2", path, file);
+	int st = system(cmd);
+	unlink(path);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1000;
+}
+
+/* ---- the gate over real runs ---- */
+
+Test(memsup_diff, child_regression_is_found_and_named, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *base = tree_run(&r, "base", 10, 20);
+	const char *nw = tree_run(&r, "new", 10, 50);
+	/* 40 MB lets the answer through: the child alone must fail the gate */
+	const char *args[] = { "--max-increase", "40MB", "--process-max-increase", "10%", base, nw, NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_assert(strncmp(r.out, "REGRESSION:", 11) == 0, "%s", r.out);
+	cr_assert(strstr(r.out, "REGRESSED") && strstr(r.out, "steady 50 250"), "%s", r.out);
+	/* the unchanged child is not a row: the few lines that changed */
+	cr_assert_null(strstr(r.out, "steady 10 250"), "%s", r.out);
+	/* and with one limit for both, 40 MB lets it all through */
+	const char *one[] = { "--max-increase", "40MB", base, nw, NULL };
+	cr_assert_eq(diff_run(&r, one), 0, "stdout: %s\nstderr: %s", r.out, r.err);
+}
+
+Test(memsup_diff, same_sizes_pass, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *base = tree_run(&r, "base", 10, 20);
+	const char *nw = tree_run(&r, "new", 10, 20);
+	const char *args[] = { base, nw, NULL };
+	cr_assert_eq(diff_run(&r, args), 0, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_assert(strncmp(r.out, "ok:", 3) == 0, "%s", r.out);
+}
+
+Test(memsup_diff, noise_under_the_limit_passes, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *base = tree_run(&r, "base", 10, 20);
+	const char *nw = tree_run(&r, "new", 10, 22);
+	const char *pass[] = { "--max-increase", "20%", base, nw, NULL };
+	cr_assert_eq(diff_run(&r, pass), 0, "stdout: %s\nstderr: %s", r.out, r.err);
+	/* the same 2 MB is over a limit of 1 MB: the gate does see it */
+	const char *fail[] = { "--max-increase", "1MB", base, nw, NULL };
+	cr_assert_eq(diff_run(&r, fail), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_assert(strstr(r.out, "steady 22 250"), "%s", r.out);
+}
+
+Test(memsup_diff, junit_is_well_formed_with_a_failure, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *base = tree_run(&r, "base", 10, 20);
+	const char *nw = tree_run(&r, "new", 10, 50);
+	const char *xml = sup_tmp_path(&r, "junit.xml");
+	const char *args[] = { "--junit", xml, base, nw, NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stderr: %s", r.err);
+	static const char check[] =
+		"import sys, xml.etree.ElementTree as ET\n"
+		"s = ET.parse(sys.argv[1]).getroot()\n"
+		"assert s.tag == 'testsuite', s.tag\n"
+		"f = [c for c in s.iter('testcase') if c.find('failure') is not None]\n"
+		"assert int(s.get('failures')) == len(f) >= 2, ET.tostring(s)\n"
+		"assert f[0].get('name') == 'peak', f[0].get('name')\n"
+		"assert any('steady 50 250' in c.get('name') for c in f), ET.tostring(s)\n";
+	cr_assert_eq(py_check(check, xml), 0);
+	/* a pass is a suite without failures */
+	const char *ok[] = { "--junit", xml, base, base, NULL };
+	cr_assert_eq(diff_run(&r, ok), 0, "stderr: %s", r.err);
+	cr_assert_eq(py_check("import sys, xml.etree.ElementTree as ET\n"
+			      "s = ET.parse(sys.argv[1]).getroot()\n"
+			      "assert s.get('failures') == '0' and s.find('.//failure') is None\n",
+			      xml),
+		     0);
+}
+
+Test(memsup_diff, json_names_the_regression, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *base = tree_run(&r, "base", 10, 20);
+	const char *nw = tree_run(&r, "new", 10, 50);
+	const char *args[] = { "--json", base, nw, NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stderr: %s", r.err);
+	const char *out = sup_tmp_path(&r, "memsup.stdout");
+	cr_assert_eq(py_check("import sys, json\n"
+			      "d = json.load(open(sys.argv[1]))\n"
+			      "assert d['verdict'] == 'regression' and d['peak']['regressed'], d\n"
+			      "p = [x for x in d['processes'] if x['regressed']]\n"
+			      "assert len(p) == 1 and p[0]['command'].endswith('steady 50 250'), d\n"
+			      "assert 25 < p[0]['change_mb'] < 35, p\n",
+			      out),
+		     0);
+}
+
+Test(memsup_diff, report_json_is_a_baseline, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *base = tree_run(&r, "base", 10, 20);
+	const char *nw = tree_run(&r, "new", 10, 50);
+	const char *rargs[] = { env_or_skip("MEMSUP"), "report", "--json", base, NULL };
+	sup_spawn(&r, NULL, rargs);
+	cr_assert_eq(memsup_wait(&r), 0, "%s", r.err);
+	char json[PATH_MAX];
+	snprintf(json, sizeof json, "%s/memsup.stdout", r.tmp);
+	char copy[PATH_MAX];
+	snprintf(copy, sizeof copy, "%s/base.json", r.tmp);
+	cr_assert_eq(rename(json, copy), 0);
+	const char *args[] = { copy, nw, NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_assert(strncmp(r.out, "REGRESSION:", 11) == 0, "%s", r.out);
+}
+
+/* sh -c "site_shares 40 1 0 400 & merge_tree hold MB 400; wait": three
+ * sampled call sites of known shares and one block of MB from `block`. */
+static const char *site_run(struct sup_run *r, const char *name, int mb)
+{
+	static char dirs[4][PATH_MAX];
+	static int slot;
+	char *dir = dirs[slot++ % 4], script[2 * PATH_MAX + 64];
+
+	snprintf(dir, PATH_MAX, "%s/%s", r->tmp, name);
+	snprintf(script, sizeof script, "%s 40 1 0 400 & %s hold %d 400; wait", prog("site_shares"),
+		 prog("merge_tree"), mb);
+	const char *args[] = { "-q", "-o", dir, "--", "sh", "-c", script, NULL };
+	struct sup_run run;
+	tmp_make(&run);
+	memsup_start(&run, 0, args);
+	cr_assert_eq(memsup_wait(&run), 0, "memsup %s: status %d; stderr: %s", name, run.status, run.err);
+	return dir;
+}
+
+Test(memsup_diff, call_site_regression_is_found_and_named, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *base = site_run(&r, "base", 10);
+	const char *nw = site_run(&r, "new", 40);
+	/* 100%: far over the sampler's noise on the other sites; the block's
+	 * site grew by 300% */
+	const char *args[] = { "--max-increase", "1000%", "--process-max-increase", "100%", "--json", base, nw, NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_assert_eq(py_check("import sys, json\n"
+			      "d = json.load(open(sys.argv[1]))\n"
+			      "assert not d['peak']['regressed'], d\n"
+			      "s = [x for x in d['sites'] if x['regressed']]\n"
+			      "assert len(s) == 1 and s[0]['stack'].startswith('block <- main'), d\n"
+			      "assert 25 < s[0]['change_mb'] < 35, s\n",
+			      sup_tmp_path(&r, "memsup.stdout")),
+		     0);
+}
+
+/* ---- bad input: 125, one line naming it, nothing written or created ---- */
+
+static void assert_bad(struct sup_run *r, const char *const *args, const char *says)
+{
+	const char *xml = sup_tmp_path(r, "never.xml");
+	const char *argv[16];
+	int n = 0;
+	argv[n++] = "--junit";
+	argv[n++] = xml;
+	for (int i = 0; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	cr_assert_eq(diff_run(r, argv), 125, "stdout: %s\nstderr: %s", r->out, r->err);
+	cr_assert_str_empty(r->out);
+	cr_assert(strstr(r->err, says), "wanted '%s' in: %s", says, r->err);
+	cr_assert(strncmp(r->err, "memsup diff: ", 13) == 0 && strchr(r->err, '\n') == r->err + strlen(r->err) - 1,
+		  "one line: %s", r->err);
+	cr_assert_not(path_exists(xml));
+}
+
+Test(memsup_diff, missing_baseline_is_125, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *nw = tree_run(&r, "new", 10, 20);
+	const char *gone = sup_tmp_path(&r, "no-such-run");
+	const char *args[] = { gone, nw, NULL };
+	assert_bad(&r, args, "baseline");
+	cr_assert(strstr(r.err, "no-such-run: No such file or directory"), "%s", r.err);
+	/* a directory that is not a run */
+	const char *empty = sup_tmp_path(&r, "empty");
+	cr_assert_eq(mkdir(empty, 0755), 0);
+	const char *args2[] = { empty, nw, NULL };
+	assert_bad(&r, args2, "empty/resources.json: No such file or directory");
+}
+
+Test(memsup_diff, broken_baseline_is_125, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *nw = tree_run(&r, "new", 10, 20);
+	char broken[PATH_MAX + 32];
+	snprintf(broken, sizeof broken, "%s/broken", r.tmp);
+	cr_assert_eq(mkdir(broken, 0755), 0);
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/resources.json", broken);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("{\"peak_mb\": 12.5,", f); /* torn */
+	fclose(f);
+	const char *args[] = { broken, nw, NULL };
+	assert_bad(&r, args, "broken/resources.json: line 1");
+	/* whole, but without the answer */
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("{\"peak_mb\": null, \"reason\": null}\n", f);
+	fclose(f);
+	assert_bad(&r, args, "no numeric \"peak_mb\"");
+	/* a report baseline of two runs is not one baseline */
+	snprintf(path, sizeof path, "%s/two.json", r.tmp);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("[{\"status\":\"ok\",\"peak_mb\":1},{\"status\":\"ok\",\"peak_mb\":2}]\n", f);
+	fclose(f);
+	const char *args2[] = { path, nw, NULL };
+	assert_bad(&r, args2, "holds 2 runs");
+}
+
+Test(memsup_diff, bad_limit_is_125, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *nw = tree_run(&r, "new", 10, 20);
+	const char *a1[] = { "--max-increase", "5", nw, nw, NULL };
+	assert_bad(&r, a1, "--max-increase: '5' is not a limit");
+	const char *a2[] = { "--max-increase", "-5%", nw, nw, NULL };
+	assert_bad(&r, a2, "'-5%'");
+	const char *a3[] = { "--floor", "x", nw, nw, NULL };
+	assert_bad(&r, a3, "'x' is not a number");
+	const char *a4[] = { nw, NULL };
+	assert_bad(&r, a4, "needs BASE and NEW");
+}
+
+/* ---- the pure half ---- */
+
+Test(memsup_diff, limit_parse)
+{
+	struct diff_limit l;
+	cr_assert_eq(diff_limit_parse("5%", &l), 0);
+	cr_assert(l.percent && l.value == 5);
+	cr_assert_eq(diff_limit_parse("20MB", &l), 0);
+	cr_assert(!l.percent && l.value == 20);
+	cr_assert_eq(diff_limit_parse("1.5GB", &l), 0);
+	cr_assert(!l.percent && l.value == 1500);
+	cr_assert_eq(diff_limit_parse("500KB", &l), 0);
+	cr_assert(!l.percent && fabs(l.value - 0.5) < 1e-12);
+	const char *bad[] = { "", "%", "5", "MB", "5 %", " 5%", "-1%", "0x5MB", "5mb", "inf%", "5%%", NULL };
+	for (int i = 0; bad[i]; i++)
+		cr_assert_eq(diff_limit_parse(bad[i], &l), -EINVAL, "'%s'", bad[i]);
+	cr_assert_eq(diff_limit_parse("2000000%", &l), -ERANGE);
+}
+
+Test(memsup_diff, exceeds_needs_limit_and_floor)
+{
+	struct diff_limit pct = { 1, 10 }, mb = { 0, 5 };
+	cr_assert_not(diff_exceeds(&pct, 0, 100, 110));  /* at the limit: passes */
+	cr_assert(diff_exceeds(&pct, 0, 100, 110.5));
+	cr_assert_not(diff_exceeds(&pct, 1, 0.5, 1.2));  /* +140%, but under the floor */
+	cr_assert(diff_exceeds(&mb, 1, NAN, 6));          /* a new process: all growth */
+	cr_assert_not(diff_exceeds(&mb, 1, 6, NAN));      /* gone: never a regression */
+	cr_assert_not(diff_exceeds(&mb, 0, 100, 50));
+}
+
+/* Two processes of one program whose arguments changed are still matched
+ * (the second pass), and a twin of equal command is matched by rank. */
+Test(memsup_diff, compare_matches_and_orders)
+{
+	struct diff_proc bp[] = {
+		{ "\x1fsteady 20\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 20", 22 },
+		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5 },
+		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 5 },
+	};
+	struct diff_proc np[] = {
+		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 9 },
+		{ "\x1fsteady 50\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 50", 52 },
+		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5.01 },
+	};
+	struct diff_run b = { 30, bp, 3, 1 }, n = { 60, np, 3, 1 };
+	struct diff_limit lim = { 1, 10 };
+	struct diff_result res;
+	cr_assert_eq(diff_compare(&b, &n, &lim, &lim, 1, &res), 0);
+	cr_assert(res.peak.regressed);
+	cr_assert_eq(res.n_regressed, 3);
+	cr_assert_eq(res.n_rows, 2, "the 0.01 MB change is no row");
+	cr_assert_str_eq(res.rows[0].name, "steady 50");
+	cr_assert_eq(res.rows[0].base_mb, 22);
+	cr_assert_str_eq(res.rows[1].name, "worker #2");
+	diff_result_free(&res);
+}
+
+/* memsup -q -o TMP/sweep/mb=LABEL --meta mb=LABEL -- steady MB 200 */
+static void sweep_run(struct sup_run *r, const char *sweep, int label, int mb)
+{
+	char dir[PATH_MAX], meta[32], size[16];
+	snprintf(dir, sizeof dir, "%s/%s/mb=%d", r->tmp, sweep, label);
+	snprintf(meta, sizeof meta, "mb=%d", label);
+	snprintf(size, sizeof size, "%d", mb);
+	const char *args[] = { "-q", "-o", dir, "--meta", meta, "--", prog("steady"), size, "200", NULL };
+	struct sup_run run;
+	tmp_make(&run);
+	memsup_start(&run, 0, args);
+	cr_assert_eq(memsup_wait(&run), 0, "memsup %s: status %d; stderr: %s", dir, run.status, run.err);
+}
+
+Test(memsup_diff, sweep_is_matched_by_meta_label, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	sweep_run(&r, "base", 10, 10);
+	sweep_run(&r, "base", 20, 20);
+	sweep_run(&r, "new", 10, 10);
+	sweep_run(&r, "new", 20, 50); /* the regression, in one run of two */
+	char base[PATH_MAX + 8], nw[PATH_MAX + 8];
+	snprintf(base, sizeof base, "%s/base", r.tmp);
+	snprintf(nw, sizeof nw, "%s/new", r.tmp);
+	const char *args[] = { base, nw, NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_assert(strstr(r.out, "mb=10: ok:") && strstr(r.out, "mb=20: REGRESSION:"), "%s", r.out);
+	const char *same[] = { base, base, NULL };
+	cr_assert_eq(diff_run(&r, same), 0, "stdout: %s\nstderr: %s", r.out, r.err);
+	/* a run whose baseline is gone: the sweep cannot be judged */
+	char gone[PATH_MAX + 32];
+	snprintf(gone, sizeof gone, "%s/base/mb=20/resources.json", r.tmp);
+	cr_assert_eq(unlink(gone), 0);
+	assert_bad(&r, args, "(mb=20) has no baseline");
+}
