@@ -105,10 +105,22 @@ static void expect_no_cgroup_left(struct sup_run *r, const char *who)
 	cr_expect_not_null(strstr(c, "\"cgroups_left\": []"), "%s: %s", who, c);
 }
 
-static void expect_no_gap(struct sup_run *r, const char *who)
+/* The cleanup is no gap in the sampling: the bug it was (a 45 s gap,
+ * "memsup was stopped") is a gap as long as the removal's wait (up to
+ * CG_REMOVE_WAIT_MS, 3 s).  A gap of a fraction of a second is the
+ * machine's own stall (a loaded distcheck showed one of 0.51 s), which
+ * the finding rightly names. */
+static void expect_no_cleanup_gap(struct sup_run *r, const char *who)
 {
-	cr_expect_null(strstr(r->rec, "sampling_gap"), "%s: a sampling gap was claimed: %s", who,
-		       rec_str(r, "blind_spots"));
+	const char *spots = rec_str(r, "blind_spots");
+	for (const char *g = strstr(spots, "\"kind\": \"sampling_gap\""); g;
+	     g = strstr(g + 1, "\"kind\": \"sampling_gap\"")) {
+		const char *gs = strstr(g, "\"gap_s\": "), *to = strstr(g, "\"to_s\": ");
+		cr_assert(gs && to, "%s: a sampling gap without its figures: %s", who, spots);
+		double gap = strtod(gs + 9, NULL), end = strtod(to + 8, NULL);
+		cr_expect_lt(gap, 1.5, "%s: a sampling gap of %.3f s to %.3f s was claimed: %s",
+			     who, gap, end, spots);
+	}
 }
 
 /* memsup -o TMP/ev [outer...] -- sh -c 'echo $$ >TMP/inner.pid; exec
@@ -152,7 +164,7 @@ Test(memsup_nested, outer_budget_ends_inner_memsup_in_seconds, .timeout = 60)
 	cr_expect_lt(took, 6.0, "memsup took %.1f s for a 1.5 s budget", took);
 	double wall = rec_num(r, "wall_s");
 	cr_expect(wall >= 1.45 && wall < 3.0, "wall_s %.3f for a 1.5 s budget", wall);
-	expect_no_gap(r, "outer");
+	expect_no_cleanup_gap(r, "outer");
 	expect_no_cgroup_left(r, "outer");
 	pid_t inner = pid_from(r, "inner.pid"), sl = pid_from(r, "sleep.pid");
 	cr_expect_gt(inner, 0, "the inner memsup did not start");
@@ -183,13 +195,13 @@ Test(memsup_nested, inner_budget_ends_first_and_both_clean_up, .timeout = 60)
 	cr_expect_lt(took, 6.0, "memsup took %.1f s for a 1 s inner budget", took);
 	double wall = rec_num(r, "wall_s");
 	cr_expect(wall >= 0.95 && wall < 3.0, "outer wall_s %.3f", wall);
-	expect_no_gap(r, "outer");
+	expect_no_cleanup_gap(r, "outer");
 	expect_no_cgroup_left(r, "outer");
 	rec_load(in);
 	cr_expect_str_eq(rec_str(in, "reason"), "\"wall_budget_exceeded\"");
 	double iwall = rec_num(in, "wall_s");
 	cr_expect(iwall >= 0.95 && iwall < 2.5, "inner wall_s %.3f", iwall);
-	expect_no_gap(in, "inner");
+	expect_no_cleanup_gap(in, "inner");
 	expect_no_cgroup_left(in, "inner");
 	pid_t sl = pid_from(r, "sleep.pid");
 	cr_expect(sl > 0 && !alive(sl), "the inner command %d is still alive", (int)sl);
@@ -291,7 +303,7 @@ static void child_cgroups_case(int freeze, int v1only)
 			   "the leftover %d was not listed (found) as the run's: %s", (int)left,
 			   rec_str(r, "leftover_processes_killed"));
 	cr_expect_lt(took, 8.0, "memsup took %.1f s", took);
-	expect_no_gap(r, "memsup");
+	expect_no_cleanup_gap(r, "memsup");
 	expect_no_cgroup_left(r, "memsup");
 	cr_log_info("%d child cgroups%s removed; memsup took %.2f s", n, freeze ? " (frozen)" : "",
 		    took);
@@ -400,7 +412,7 @@ Test(memsup_nested, cgroup_that_cannot_go_is_named_not_waited_on, .timeout = 60)
 	cr_expect(took >= 2.9 && took < 6.0, "memsup took %.1f s: the wait is 3 s", took);
 	double wall = rec_num(r, "wall_s");
 	cr_expect_lt(wall, 1.5, "wall_s %.3f counts the wait for the cgroups", wall);
-	expect_no_gap(r, "memsup");
+	expect_no_cleanup_gap(r, "memsup");
 	cr_expect_not_null(strstr(rec_str(r, "notes"), "could not all be removed"), "%s",
 			   rec_str(r, "notes"));
 	cr_log_info("memsup took %.2f s, wall_s %.3f: %s", took, wall, c);

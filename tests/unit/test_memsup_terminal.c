@@ -134,6 +134,12 @@ static int pty_wait(struct pty_run *p)
 			nanosleep(&ts, NULL);
 		}
 	}
+	/* what it wrote just before it ended may still be in the pty */
+	for (int i = 0; i < 100; i++) {
+		size_t before = p->n;
+		if (pty_read_some(p) < 0 || p->n == before)
+			break;
+	}
 	close(p->master);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
 }
