@@ -42,8 +42,10 @@
 #define DIFF_NAME_WIDTH 60
 #define DIFF_DEFAULT_LIMIT "10%"
 #define DIFF_DEFAULT_FLOOR_MB 1.0
-/* A process whose peak moved by less is not listed (VmHWM moves by a few
- * KB from run to run). */
+/* A process whose peak moved by less than this, or than --floor when that
+ * is larger, is not listed: its figures move by that much from run to run
+ * (a polled RSS by a page table's worth, 0.1 MB, in a loaded test), and a
+ * change that could never regress is not one of "the lines that changed". */
 #define DIFF_NOISE_MB 0.1
 
 /* ---- the limit ---- */
@@ -530,7 +532,8 @@ static int diff_match(struct diff_result *out, const struct diff_proc *bp, size_
 				r.new_mb = n[j++]->mb;
 			}
 			/* a change too small to print is no change */
-			if (isnan(r.base_mb) == isnan(r.new_mb) && fabs(r.new_mb - r.base_mb) < DIFF_NOISE_MB)
+			double noise = floor_mb > DIFF_NOISE_MB ? floor_mb : DIFF_NOISE_MB;
+			if (isnan(r.base_mb) == isnan(r.new_mb) && fabs(r.new_mb - r.base_mb) < noise)
 				continue;
 			r.regressed = diff_exceeds(lim, floor_mb, r.base_mb, r.new_mb);
 			out->n_regressed += (size_t)r.regressed;
