@@ -136,6 +136,11 @@ static const char *config_path(const char *path)
 	return config_strings_take(out);
 }
 
+const char *config_keep_string(const char *s)
+{
+	return config_strings_copy(s);
+}
+
 int config_set_dir(const char *dir)
 {
 	const char *copy = config_strings_copy(dir);
