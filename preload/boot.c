@@ -106,18 +106,19 @@ static int boot_check_glibc(const struct boot_real *r)
 	 * later large blocks would be served differently) or inflate VmPeak
 	 * (above it).  Mmapped chunks use the same header with glibc's fixed
 	 * 16-byte overhead (musable() in malloc.c, unchanged since 2.26).
-	 * Every shape is here: tcache sizes, sizes past the tcache (1500,
-	 * 3000: from the bins or the top chunk) and blocks split off an
-	 * aligned chunk.  They stay small, and the alignments below a page:
-	 * each heap page the probe is first to touch is a page fault in every
-	 * process, and the earlier 5000, 20000 and 4096-aligned probes cost
-	 * six of them in a `true`.  Largest first: a freed block past the
-	 * tcache goes back into the top chunk, so the next probe reuses its
-	 * pages (two heap pages in a `true`, against four smallest first). */
+	 * Every shape is here: tcache sizes, a size past the tcache (1100:
+	 * from the bins or the top chunk) and blocks split off an aligned
+	 * chunk.  Each heap page the probe is first to touch is a page fault
+	 * in every process (a `true` never mallocs), so the probes are small
+	 * and in the one order, found by trying them all, whose blocks and
+	 * the chunks left over from splitting stay in the heap's first page
+	 * together with glibc's tcache (one fault; the 3000- and 1500-byte
+	 * probes before took two, and the earlier 5000, 20000 and
+	 * 4096-aligned ones six). */
 	static const struct {
 		size_t size, align;
-	} probes[] = { { 3000, 64 },  { 1500, 512 }, { 1000, 64 }, { 100, 512 },
-		       { 25, 64 },    { 24, 512 },   { 1, 64 },    { 0, 512 } };
+	} probes[] = { { 1100, 512 }, { 100, 64 }, { 25, 64 },
+		       { 24, 512 },   { 1, 64 },   { 0, 64 } };
 	const char *name, *base;
 	void *start;
 	int ok = 1;

@@ -15,42 +15,60 @@
 
 struct config config = { .dir = "", .out = "", .self_path = "" };
 
-/* config's strings, one after the other (config.h says why).  Room for
- * four paths (MEMTRACE_DIR, MEMTRACE_OUT, this .so, a standalone tree's
- * private directory) and each kept variable twice (an export that sets a
- * variable again appends it again). */
+/* config's strings, one after the other (config.h says why).  The first
+ * few hundred bytes of them, which is all that a run with short paths
+ * writes (this .so, MEMTRACE_DIR, the kept variables), go to config_hot,
+ * in .bss beside the small variables that every start writes anyway: its
+ * first byte written at start is then no page fault of its own (the
+ * strings were one page of .lbss, one fault in every image).  A string
+ * that does not fit what is left of it goes to config_strings, with room
+ * for four paths (MEMTRACE_DIR, MEMTRACE_OUT, this .so, a standalone
+ * tree's private directory) and each kept variable twice (an export that
+ * sets a variable again appends it again).  Neither is ever written past
+ * its end: a string that fits neither is not kept. */
+#define CONFIG_HOT_BYTES 768u
 #define CONFIG_STRINGS_BYTES ((4 + 2 * CONFIG_KEEP_COUNT) * CONFIG_VAR_BYTES)
-/* The count sits beside the bytes, so that the first string and the count
- * take one page between them: one page fault at start, not two on two
- * pages (config_load writes the count before anything reads it, so that
- * its page is not first mapped for reading and then faulted again). */
+static struct {
+	size_t used;
+	char bytes[CONFIG_HOT_BYTES];
+} config_hot;
 static struct {
 	size_t used;
 	char bytes[CONFIG_STRINGS_BYTES];
 } config_strings MT_TABLE;
 
-/* Where the next string goes, and how many bytes it may take (at most
- * cap); the string is kept by config_strings_take. */
-static char *config_strings_end(size_t cap, size_t *room)
+/* Where the next string goes, if it takes `need` bytes with its NUL, and
+ * how many bytes it may take there (at most cap; less than need when it
+ * fits nowhere); the string is kept by config_strings_take. */
+static char *config_strings_end(size_t need, size_t cap, size_t *room)
 {
-	size_t left = sizeof config_strings.bytes - config_strings.used;
+	size_t left = sizeof config_hot.bytes - config_hot.used;
+	if (need <= left) {
+		*room = left < cap ? left : cap;
+		return config_hot.bytes + config_hot.used;
+	}
+	left = sizeof config_strings.bytes - config_strings.used;
 	*room = left < cap ? left : cap;
 	return config_strings.bytes + config_strings.used;
 }
 
 static const char *config_strings_take(const char *s)
 {
-	config_strings.used += strlen(s) + 1;
+	size_t n = strlen(s) + 1;
+	if (s >= config_hot.bytes && s < config_hot.bytes + sizeof config_hot.bytes)
+		config_hot.used += n;
+	else
+		config_strings.used += n;
 	return s;
 }
 
-/* A copy of s (shorter than PATH_MAX) kept in config_strings; NULL when
+/* A copy of s (shorter than PATH_MAX) kept in config's strings; NULL when
  * it does not fit. */
 static const char *config_strings_copy(const char *s)
 {
 	struct sys_str str;
 	size_t room;
-	char *out = config_strings_end(PATH_MAX, &room);
+	char *out = config_strings_end(strlen(s) + 1, PATH_MAX, &room);
 	sys_str_init(&str, out, room);
 	sys_str_add(&str, s);
 	return str.truncated ? NULL : config_strings_take(out);
@@ -86,15 +104,15 @@ static const char *const config_keep_names[CONFIG_KEEP_COUNT] = {
 
 static char config_unset[1];
 
-/* config.keep[which] = "NAME=value", appended to config_strings; "" when
- * value is NULL or too long. */
+/* config.keep[which] = "NAME=value", appended to config's strings; ""
+ * when value is NULL or too long. */
 static void config_keep(enum config_keep which, const char *value)
 {
 	struct sys_str s;
-	size_t room;
-	char *out = config_strings_end(CONFIG_VAR_BYTES, &room);
+	size_t room, need = value ? strlen(config_keep_names[which]) + strlen(value) + 2 : 0;
+	char *out = config_strings_end(need, CONFIG_VAR_BYTES, &room);
 	config.keep[which] = config_unset;
-	if (!value || room < CONFIG_VAR_BYTES)
+	if (!value || room < need)
 		return;
 	sys_str_init(&s, out, room);
 	sys_str_add(&s, config_keep_names[which]);
@@ -106,15 +124,21 @@ static void config_keep(enum config_keep which, const char *value)
 	config_strings_take(out);
 }
 
-/* The absolute form of path, kept in config_strings; NULL when it does
- * not fit in PATH_MAX or getcwd fails. */
+/* The absolute form of path, kept in config's strings; NULL when it does
+ * not fit in PATH_MAX or getcwd fails.  A relative path asks for PATH_MAX
+ * bytes: the directory's length is not known before getcwd. */
 static const char *config_path(const char *path)
 {
-	size_t room;
-	char *out = config_strings_end(PATH_MAX, &room);
-	if (room < PATH_MAX || config_absolute(path, out, room) != 0)
+	size_t room, need = path[0] == '/' ? strlen(path) + 1 : PATH_MAX;
+	char *out = config_strings_end(need, PATH_MAX, &room);
+	if (room < need || config_absolute(path, out, room) != 0)
 		return NULL;
 	return config_strings_take(out);
+}
+
+const char *config_keep_string(const char *s)
+{
+	return config_strings_copy(s);
 }
 
 int config_set_dir(const char *dir)
@@ -181,8 +205,6 @@ void config_load(void)
 	if (config.loaded)
 		return;
 	config.loaded = 1;
-	/* a write first: see config_strings */
-	*(volatile size_t *)&config_strings.used = 0;
 	config.secure = getauxval(AT_SECURE) != 0;
 	config.quiet = config_flag(getenv(MT_ENV_QUIET));
 	config.debug = config_flag(getenv(MT_ENV_DEBUG));

@@ -88,6 +88,11 @@ int config_tree_parse(const char *value, int32_t *pid, uint64_t *ino);
  * and MEMTRACE_TREE) and in config.keep; 0 or -errno.  Constructor only. */
 int config_export(enum config_keep which, const char *value);
 
+/* A copy of s (shorter than PATH_MAX) kept with config's strings for the
+ * image's life; NULL when it does not fit.  Constructor only (config_load
+ * need not have run). */
+const char *config_keep_string(const char *s);
+
 /* config.dir = a copy of dir (the standalone tree's private directory);
  * 0, or -ENOSPC with config.dir unchanged.  Constructor only. */
 int config_set_dir(const char *dir);

@@ -18,7 +18,11 @@ static struct {
 	ino_t ino;
 	mode_t type;      /* S_IFMT bits */
 	int dup_fd;       /* taken when the program starts to end; -1 none */
-	char path[PATH_MAX]; /* terminal or regular file: where to open it again */
+	/* terminal or regular file: where to open it again ("" if not);
+	 * kept with config's strings, not in a PATH_MAX array here: the
+	 * array made the shim's small variables one page longer, one more
+	 * page fault at every start */
+	const char *path;
 } errfd = { 0, 0, 0, 0, -1, "" };
 
 static int errfd_stat(int fd, struct stat *st)
@@ -35,6 +39,8 @@ static int errfd_is_original(int fd)
 void errfd_note_start(void)
 {
 	struct stat st;
+	char link[PATH_MAX];
+	const char *kept;
 	long n;
 	if (errfd_stat(2, &st) != 0)
 		return;
@@ -44,9 +50,13 @@ void errfd_note_start(void)
 	errfd.type = st.st_mode & S_IFMT;
 	if (errfd.type != S_IFCHR && errfd.type != S_IFREG)
 		return;
-	n = sys_call6(SYS_readlink, (long)"/proc/self/fd/2", (long)errfd.path,
-		      sizeof errfd.path - 1, 0, 0, 0);
-	errfd.path[n > 0 && errfd.path[0] == '/' ? n : 0] = '\0';
+	n = sys_call6(SYS_readlink, (long)"/proc/self/fd/2", (long)link, sizeof link - 1, 0, 0,
+		      0);
+	if (n <= 0 || link[0] != '/')
+		return;
+	link[n] = '\0';
+	if ((kept = config_keep_string(link)) != NULL)
+		errfd.path = kept;
 }
 
 struct errfd_scan {

@@ -86,6 +86,48 @@ static void life_child(void)
 		shim_guard_leave();
 }
 
+/* pthread_atfork and at_quick_exit are not in glibc's libc.so but in
+ * libc_nonshared.a: one-line wrappers of __register_atfork and
+ * __cxa_at_quick_exit (both exported by libc.so.6, GLIBC_2.3.2 and 2.10)
+ * that pass this object's __dso_handle.  The link puts them after
+ * everything else, libgcc's unwinder included, on a 64 KB window of the
+ * shim's code (the kernel maps a read fault's neighbours with it) that
+ * nothing else a start or an end runs touches: one page fault in every
+ * image, for two calls.  So with glibc the constructor calls what they
+ * call, exactly as they call it. */
+#ifdef __GLIBC__
+extern void *__dso_handle __attribute__((visibility("hidden")));
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+			     void *dso);
+extern int __cxa_at_quick_exit(void (*fn)(void *), void *dso);
+
+static void life_on_quick_exit_cxa(void *arg)
+{
+	(void)arg;
+	life_on_quick_exit();
+}
+
+static void life_register_fork(void)
+{
+	__register_atfork(life_prepare, life_parent, life_child, __dso_handle);
+}
+
+static void life_register_quick_exit(void)
+{
+	__cxa_at_quick_exit(life_on_quick_exit_cxa, __dso_handle);
+}
+#else
+static void life_register_fork(void)
+{
+	pthread_atfork(life_prepare, life_parent, life_child);
+}
+
+static void life_register_quick_exit(void)
+{
+	at_quick_exit(life_on_quick_exit);
+}
+#endif
+
 /* glibc passes (argc, argv, envp) to ELF constructors. */
 __attribute__((constructor)) static void life_start(int argc, char **argv, char **envp)
 {
@@ -94,10 +136,12 @@ __attribute__((constructor)) static void life_start(int argc, char **argv, char 
 	track_init();
 	errfd_note_start();
 	image_start(argc, argv);
-	pthread_atfork(life_prepare, life_parent, life_child);
-	/* on_exit sees main's return value as well as exit()'s argument. */
+	/* on_exit sees main's return value as well as exit()'s argument;
+	 * registered between the two as before (exit handlers run in
+	 * reverse order of registration). */
+	life_register_fork();
 	life_exit_hooked = on_exit(life_on_exit, NULL) == 0;
-	at_quick_exit(life_on_quick_exit);
+	life_register_quick_exit();
 }
 
 /* Only if on_exit could not be registered (exit status then unknown: 0). */
