@@ -611,10 +611,23 @@ static void mb_text(double mb, char *buf, size_t len)
 		snprintf(buf, len, "%.1f MB", mb);
 }
 
-/* A command cut to DIFF_NAME_WIDTH bytes, never inside a UTF-8 sequence. */
+/* A command cut to DIFF_NAME_WIDTH bytes, never inside a UTF-8 sequence.
+ * Too long, its program is named by its file name alone first: the
+ * arguments tell two processes apart, a build tree's path does not. */
 static void name_text(const char *name, char *buf, size_t len)
 {
 	size_t n = strlen(name);
+	if (n > DIFF_NAME_WIDTH) {
+		const char *end = strchr(name, ' ');
+		const char *slash = NULL;
+		for (const char *c = name; *c && c != end; c++)
+			if (*c == '/')
+				slash = c;
+		if (slash && slash[1] && slash[1] != ' ') {
+			name = slash + 1;
+			n = strlen(name);
+		}
+	}
 	if (n <= DIFF_NAME_WIDTH) {
 		snprintf(buf, len, "%s", name);
 		return;
