@@ -227,30 +227,48 @@ case_suspend() {
 	done_with "$s"
 }
 
+# ttyprobe CODE under memsup ARGS at shell $1, its window resized to X x Y
+# while it runs, then q: 0 with the last size in $size once the command's
+# CODE came back, else 1 after bad() (name $2).  Cases 5 and 13 differ in
+# how memsup gives the command its terminal, and in what the record says.
+# LOOSE 1: the probe's lines may run on, and rc= need not start its line
+# (what the transcript's pty echoes shares the lines).
+probe_and_resize() {
+	local s=$1 name=$2 code=$3 x=$4 y=$5 eol='$' bol='^'
+	[ "$6" = 1 ] && eol='' bol=''
+	shift 6
+	typeln "$s" "$M $* -- $MT_PROGS/ttyprobe $code; echo rc=\$?"
+	size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
+	if ! wait_for "$s" "^probe: tty 1 1 1 devtty ok fg yes group own$eol"; then
+		bad "$name" "not a terminal, no /dev/tty, or not the foreground group" "$s"
+		return 1
+	fi
+	if ! wait_for "$s" "^probe: size $size$eol"; then
+		bad "$name" "the size is not the pane's ($size)" "$s"
+		return 1
+	fi
+	T resize-window -t "$s" -x "$x" -y "$y"
+	size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
+	if ! wait_for "$s" "^probe: size $size$eol"; then
+		bad "$name" "no SIGWINCH, or not the new size ($size)" "$s"
+		return 1
+	fi
+	typeln "$s" q
+	if ! wait_for "$s" "${bol}rc=$code\$"; then
+		bad "$name" "exit status not the command's $code" "$s"
+		return 1
+	fi
+}
+
 # ---- 5. the window's size, and changes of it, reach the command --------------
 case_resize() {
 	local s=c5 ev="$tmp/ev5" name="window size" size
 	start "$s" || { bad "$name" "no shell prompt" "$s"; return; }
-	typeln "$s" "$M -o $ev -- $MT_PROGS/ttyprobe 3; echo rc=\$?"
-	size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
-	if ! wait_for "$s" '^probe: tty 1 1 1 devtty ok fg yes group own$'; then
-		bad "$name" "not a terminal, no /dev/tty, or not the foreground group" "$s"
-	elif ! wait_for "$s" "^probe: size $size\$"; then
-		bad "$name" "the size is not the pane's ($size)" "$s"
-	else
-		T resize-window -t "$s" -x 100 -y 30
-		size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
-		if ! wait_for "$s" "^probe: size $size\$"; then
-			bad "$name" "no SIGWINCH, or not the new size ($size)" "$s"
+	if probe_and_resize "$s" "$name" 3 100 30 0 -o "$ev"; then
+		if [ "$(rec "$ev" exit_code)" != 3 ] || [ "$(rec "$ev" output.mode)" != '"terminal"' ]; then
+			bad "$name" "record: exit_code $(rec "$ev" exit_code), output $(rec "$ev" output)" "$s"
 		else
-			typeln "$s" q
-			if ! wait_for "$s" '^rc=3$'; then
-				bad "$name" "exit status not the command's 3" "$s"
-			elif [ "$(rec "$ev" exit_code)" != 3 ] || [ "$(rec "$ev" output.mode)" != '"terminal"' ]; then
-				bad "$name" "record: exit_code $(rec "$ev" exit_code), output $(rec "$ev" output)" "$s"
-			else
-				ok "isatty, /dev/tty, the foreground group, the size and a resize ($size) reach the command; exit 3"
-			fi
+			ok "isatty, /dev/tty, the foreground group, the size and a resize ($size) reach the command; exit 3"
 		fi
 	fi
 	done_with "$s"
@@ -469,26 +487,11 @@ PY
 case_transcript_probe() {
 	local s=c13 ev="$tmp/ev13" name="--output transcript, the pty" size
 	start "$s" || { bad "$name" "no shell prompt" "$s"; return; }
-	typeln "$s" "$M -o $ev --output transcript -- $MT_PROGS/ttyprobe 6; echo rc=\$?"
-	size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
-	if ! wait_for "$s" '^probe: tty 1 1 1 devtty ok fg yes group own'; then
-		bad "$name" "not a terminal, no /dev/tty, or not the foreground group" "$s"
-	elif ! wait_for "$s" "^probe: size $size"; then
-		bad "$name" "the pty's size is not the pane's ($size)" "$s"
-	else
-		T resize-window -t "$s" -x 90 -y 25
-		size=$(T display-message -p -t "$s" '#{pane_height}x#{pane_width}')
-		if ! wait_for "$s" "^probe: size $size"; then
-			bad "$name" "the resize did not reach the pty ($size)" "$s"
+	if probe_and_resize "$s" "$name" 6 90 25 1 -o "$ev" --output transcript; then
+		if ! grep -q "probe: size $size" "$ev/stdout.log"; then
+			bad "$name" "stdout.log lacks the new size" "$s"
 		else
-			typeln "$s" q
-			if ! wait_for "$s" 'rc=6$'; then
-				bad "$name" "exit status not the command's 6" "$s"
-			elif ! grep -q "probe: size $size" "$ev/stdout.log"; then
-				bad "$name" "stdout.log lacks the new size" "$s"
-			else
-				ok "$name: a terminal of its own, sized as memsup's and resized with it; exit 6"
-			fi
+			ok "$name: a terminal of its own, sized as memsup's and resized with it; exit 6"
 		fi
 	fi
 	done_with "$s"
