@@ -27,12 +27,8 @@ static void check(struct sup_run *r, const char *name, const char *arg)
 	char cmd[2 * PATH_MAX + 600];
 	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' '%s' 2>&1",
 		 py_script("memsup_findings.py"), name, r->dir, arg ? arg : "");
-	FILE *f = popen(cmd, "r");
-	cr_assert_not_null(f);
 	static char out[16384];
-	size_t got = fread(out, 1, sizeof out - 1, f);
-	out[got] = '\0';
-	int st = pclose(f);
+	int st = py_output(cmd, out, sizeof out);
 	cr_assert_eq(st, 0, "check %s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->tmp);
 	if (system(cmd) != 0)

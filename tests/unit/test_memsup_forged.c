@@ -102,11 +102,7 @@ static void py_check(const struct sup_run *r, const char *name, pid_t outsider, 
 	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' '%s' %d %ld %d 2>&1",
 		 py_script("memsup_forged.py"), name, r->dir, env_or_skip("MEMSUP"), (int)outsider,
 		 above, FORGED_ABOVE);
-	FILE *p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	size_t n = fread(out, 1, sizeof out - 1, p);
-	out[n] = '\0';
-	int st = pclose(p);
+	int st = py_output(cmd, out, sizeof out);
 	cr_assert_eq(st, 0, "check %s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
 }
 

@@ -19,11 +19,7 @@ static void py_check(const struct sup_run *r, const char *name)
 	char cmd[2 * PATH_MAX + 128], out[8192];
 	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' 2>&1", py_script("memsup_merge.py"),
 		 name, r->dir);
-	FILE *p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	size_t n = fread(out, 1, sizeof out - 1, p);
-	out[n] = '\0';
-	int st = pclose(p);
+	int st = py_output(cmd, out, sizeof out);
 	cr_assert_eq(st, 0, "check %s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
 }
 

@@ -51,11 +51,7 @@ static int check(const char *name, const struct sup_run *r, uint64_t heap_peak, 
 	char cmd[2 * PATH_MAX + 600];
 	snprintf(cmd, sizeof cmd, "python3 '%s' %s '%s' %llu 2>&1",
 		 py_script("memsup_sites_peak.py"), name, r->dir, (unsigned long long)heap_peak);
-	FILE *f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	size_t got = fread(out, 1, cap - 1, f);
-	out[got] = '\0';
-	return pclose(f);
+	return py_output(cmd, out, cap);
 }
 
 static void done(const struct sup_run *r)

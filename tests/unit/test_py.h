@@ -5,7 +5,8 @@
  * string: py_script("name.py") is its path below $MT_SRCDIR, which
  * AM_TESTS_ENVIRONMENT sets (the test skips, saying so, without it).  The
  * path is a static buffer, one of four in turn: use it before the fifth
- * call.
+ * call.  py_output() runs such a check's command line and keeps what it
+ * printed, for the test's message.
  */
 #ifndef TEST_PY_H
 #define TEST_PY_H
@@ -25,6 +26,18 @@ static inline const char *py_script(const char *name)
 	char *p = path[slot++ % 4];
 	snprintf(p, PATH_MAX, "%s/tests/py/%s", src, name);
 	return p;
+}
+
+/* Run `cmd` (its stderr sent to stdout by the caller, "2>&1"), keep what
+ * it printed in out (cap bytes, NUL-terminated, the rest dropped); its
+ * status as pclose(3) gives it. */
+static inline int py_output(const char *cmd, char *out, size_t cap)
+{
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f, "cannot run %s", cmd);
+	size_t got = fread(out, 1, cap - 1, f);
+	out[got] = '\0';
+	return pclose(f);
 }
 
 #endif /* TEST_PY_H */
