@@ -109,15 +109,19 @@ check_valgrind() {
 check_distcheck() {
 	local log=/tmp/memtrace-distcheck.log
 	make -j"$(nproc)" distcheck >"$log" 2>&1 && return 0
-	# Name the failing tests and show the end of each one's log: the
-	# summary alone says only how many failed.
-	grep -E '^(FAIL|ERROR):' "$log" | head -20 | sed 's/^/# /'
-	local t
-	for t in $(grep -E '^(FAIL|ERROR):' "$log" | awk '{print $2}' | head -5); do
-		find . -path "*/_build/*" -name "$(basename "$t").log" 2>/dev/null \
-			| head -1 | xargs -r tail -25 | sed 's/^/#   /'
+	# CI keeps only the end of what a check prints, so the end is what
+	# matters: the last lines of make first, then each failing test point
+	# with the assertion or error lines of its log.
+	tail -12 "$log" | sed 's/^/# /'
+	local t f
+	for t in $(grep -E '^(FAIL|ERROR):' "$log" | awk '{print $2}' | sort -u | head -5); do
+		f=$(find . -path "*/_build/*" -name "$(basename "$t").log" 2>/dev/null | head -1)
+		[ -n "$f" ] || continue
+		echo "#   $t:"
+		grep -E '^(not ok|# .*(ssert|rror|expected|signal|timed out|FAIL))|rror:|Traceback' "$f" \
+			| tail -12 | cut -c1-300 | sed 's/^/#     /'
 	done
-	tail -30 "$log" | sed 's/^/# /'
+	grep -E '^(FAIL|ERROR):' "$log" | head -10 | sed 's/^/# /'
 	return 1
 }
 
