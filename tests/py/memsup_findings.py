@@ -174,9 +174,13 @@ def demo_answer_and_gaps_add_up():
     assert abs(s['answer_mb'] - (s['pss_sum_mb'] + s['answer_minus_pss_mb'])) < 0.02, s
     assert abs(s['above_answer_mb'] - (s['rss_sum_mb'] - s['answer_mb'])) < 0.02, s
     within(s['rss_sum_mb'], 200.0, 210.0, 'summed RSS: the parent\'s 20 MB four times')
-    # the parent's 20 MB in three children, and the program's shared pages;
-    # smaps may be read a little off the peak sample (pview.h: within 10 %)
-    within(s['counted_twice_mb'], 55.0, 85.0, 'shared: the parent\'s 20 MB in three children')
+    # the parent's 20 MB in three children, and the libraries' pages (about
+    # 70 MB in all).  smaps may be read a little off the peak sample: each
+    # member's reading is kept while its RSS agrees with the sample's within
+    # 10 % or 4 MB (pview.h), so a child still growing lends up to 6 MB of
+    # its own memory to this difference; 4 MB + 3 x 6 MB above 70 (CI saw
+    # 85.6 under load)
+    within(s['counted_twice_mb'], 55.0, 92.0, 'shared: the parent\'s 20 MB in three children')
     # the parent's 20 MB of heap in each child counted once
     h = one('heap_inherited')
     within(h['inherited_mb'], 59.9, 60.1, 'inherited heap')
