@@ -8,7 +8,10 @@
  * sweep run by run, paired by its --meta labels.  The answer is held to
  * --max-increase, processes and sites to --process-max-increase (a percent
  * or MB) and must also grow by --floor MB, so that the noise of tiny ones
- * never fails a gate.  Exit 0 / 1 (a regression) / 125 (bad usage or
+ * never fails a gate.  What the tree and each image still held in heap
+ * when they ended by exit (record.heap_current) is compared the same way:
+ * a slow leak shows there before it moves a peak.  Exit 0 / 1 (a
+ * regression) / 125 (bad usage or
  * input).  A baseline that is missing or broken is 125, never a
  * pass: a gate that passes when its baseline is gone guards nothing.
  *
@@ -47,6 +50,10 @@
  * (a polled RSS by a page table's worth, 0.1 MB, in a loaded test), and a
  * change that could never regress is not one of "the lines that changed". */
 #define DIFF_NOISE_MB 0.1
+
+/* How a row is named in the text verdict, after its change. */
+static const char *const diff_kind_word[] = { [DIFF_PROCESS] = "", [DIFF_SITE] = "site ",
+					      [DIFF_LIVE] = "live at exit " };
 
 /* ---- the limit ---- */
 
@@ -111,6 +118,7 @@ struct diff_image {
 	char *cmd;      /* argv joined by spaces, else exe, else "?" (owned) */
 	char *prog;     /* basename of argv[0] (owned) */
 	double mb;
+	double live_mb; /* heap_current of an image that ended by exit or _exit, else NAN */
 	size_t order;   /* position in processes.json */
 	const char *parent_prog; /* the parent's prog, "" for none */
 	size_t rank, rank2; /* 1 for the first of equal (parent_prog, cmd) / (parent_prog, prog) */
@@ -174,6 +182,14 @@ static int diff_image_add(const struct jsonr_value *p, void *ctx)
 	double kb = jsonr_num(jsonr_get(p, "vm_hwm_kb"), -1);
 	double bytes = kb >= 0 ? kb * 1024 : jsonr_num(jsonr_get(p, "polled_peak_rss"), 0);
 	d->mb = bytes / 1e6;
+	/* what the image still held when it chose to end: a slow leak shows
+	 * here long before it moves a peak.  An image killed, still running
+	 * or replaced by exec has no such figure. */
+	const struct jsonr_value *rec = jsonr_get(p, "record");
+	const char *state = jsonr_str(jsonr_get(rec, "state"), "");
+	double live = jsonr_num(jsonr_get(rec, "heap_current"), NAN);
+	d->live_mb = (strcmp(state, "exited") == 0 || strcmp(state, "_exit") == 0) && live >= 0
+		     ? live / 1e6 : NAN;
 	d->order = im->n;
 	if (!(d->cmd = diff_command(p)))
 		return -ENOMEM;
@@ -251,6 +267,9 @@ static int diff_images_key(struct diff_images *im, struct diff_run *out)
 		const struct diff_image *d = &im->v[i];
 		struct diff_proc *p = &out->procs[out->n_procs++];
 		p->mb = d->mb;
+		p->live_mb = d->live_mb;
+		if (!isnan(d->live_mb))
+			out->live_mb = (isnan(out->live_mb) ? 0 : out->live_mb) + d->live_mb;
 		/* \x1f cannot occur in the names (diff_command) */
 		if (asprintf(&p->key, "%s\x1f%s\x1f%zu", d->parent_prog, d->cmd, d->rank) < 0)
 			p->key = NULL;
@@ -390,6 +409,7 @@ int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errl
 
 	memset(out, 0, sizeof *out);
 	out->peak_mb = NAN;
+	out->live_mb = NAN;
 	if (stat(path, &st) < 0) {
 		rc = -errno;
 		diff_err(err, errlen, "%s: %s", path, strerror(errno));
@@ -494,7 +514,7 @@ static int row_order(const void *a, const void *b)
  * over what is left by key2.  0 or -ENOMEM. */
 static int diff_match(struct diff_result *out, const struct diff_proc *bp, size_t n_base,
 		      const struct diff_proc *np, size_t n_new, const struct diff_limit *lim, double floor_mb,
-		      int site)
+		      enum diff_kind kind)
 {
 	size_t nb = n_base, nn = n_new;
 	const struct diff_proc **b CLEANUP_FREE = malloc((nb + 1) * sizeof *b);
@@ -522,15 +542,24 @@ static int diff_match(struct diff_result *out, const struct diff_proc *bp, size_
 					n[ln++] = n[j++];
 				continue;
 			}
-			struct diff_row r = { NULL, NAN, NAN, 0, site };
+			struct diff_row r = { NULL, NAN, NAN, 0, kind };
+			int known = 1;
 			if (c <= 0) {
 				r.name = b[i]->name;
-				r.base_mb = b[i++]->mb;
+				r.base_mb = kind == DIFF_LIVE ? b[i]->live_mb : b[i]->mb;
+				known &= !isnan(r.base_mb);
+				i++;
 			}
 			if (c >= 0) {
 				r.name = n[j]->name; /* NEW's words for it */
-				r.new_mb = n[j++]->mb;
+				r.new_mb = kind == DIFF_LIVE ? n[j]->live_mb : n[j]->mb;
+				known &= !isnan(r.new_mb);
+				j++;
 			}
+			/* live at exit: only images that ended by exit on each
+			 * side they are on have the figure */
+			if (!known)
+				continue;
 			/* a change too small to print is no change */
 			double noise = floor_mb > DIFF_NOISE_MB ? floor_mb : DIFF_NOISE_MB;
 			if (isnan(r.base_mb) == isnan(r.new_mb) && fabs(r.new_mb - r.base_mb) < noise)
@@ -552,18 +581,30 @@ int diff_compare(const struct diff_run *base, const struct diff_run *nw, const s
 	out->peak = (struct diff_row){ "peak", base->peak_mb, nw->peak_mb, 0, 0 };
 	out->peak.regressed = diff_exceeds(lim, 0, base->peak_mb, nw->peak_mb);
 	out->n_regressed = (size_t)out->peak.regressed;
+	/* the tree's live heap at exit: a limit of the answer's, and the
+	 * floor, since it is often a few kB that any change doubles */
+	out->live = (struct diff_row){ "live at exit", base->live_mb, nw->live_mb, 0, DIFF_LIVE };
+	if (!isnan(base->live_mb) && !isnan(nw->live_mb)) {
+		out->live.regressed = diff_exceeds(lim, floor_mb, base->live_mb, nw->live_mb);
+		out->n_regressed += (size_t)out->live.regressed;
+	}
 	/* a report baseline has no processes: comparing with none would call
 	 * every process new */
 	if (!base->has_procs || !nw->has_procs)
 		return 0;
 	/* an untraced run has no call sites: then none are compared */
 	int both_sites = base->has_sites && nw->has_sites;
-	size_t cap = base->n_procs + nw->n_procs + (both_sites ? base->n_sites + nw->n_sites : 0) + 1;
+	size_t cap = 2 * (base->n_procs + nw->n_procs) + (both_sites ? base->n_sites + nw->n_sites : 0) + 1;
 	if (!(out->rows = calloc(cap, sizeof *out->rows)))
 		return -ENOMEM;
-	int rc = diff_match(out, base->procs, base->n_procs, nw->procs, nw->n_procs, proc_lim, floor_mb, 0);
+	int rc = diff_match(out, base->procs, base->n_procs, nw->procs, nw->n_procs, proc_lim, floor_mb,
+			    DIFF_PROCESS);
+	if (rc == 0)
+		rc = diff_match(out, base->procs, base->n_procs, nw->procs, nw->n_procs, proc_lim, floor_mb,
+				DIFF_LIVE);
 	if (rc == 0 && both_sites)
-		rc = diff_match(out, base->sites, base->n_sites, nw->sites, nw->n_sites, proc_lim, floor_mb, 1);
+		rc = diff_match(out, base->sites, base->n_sites, nw->sites, nw->n_sites, proc_lim, floor_mb,
+				DIFF_SITE);
 	if (rc < 0)
 		return rc;
 	qsort(out->rows, out->n_rows, sizeof *out->rows, row_order);
@@ -654,6 +695,11 @@ static void diff_human(FILE *f, const char *label, const struct diff_result *r, 
 	fprintf(f, "%s%s%s: peak %.1f MB -> %.1f MB (%s, %s), limit +%s%s; %zu regressed\n", label ? label : "",
 		label ? ": " : "", r->n_regressed ? "REGRESSION" : "ok", r->peak.base_mb, r->peak.new_mb, ch, pc, lt, plt,
 		r->n_regressed);
+	if (!isnan(r->live.base_mb) && !isnan(r->live.new_mb)) {
+		change_text(&r->live, ch, sizeof ch);
+		fprintf(f, "  %-9s %10s %6s  live heap at exit %.3f MB -> %.3f MB\n",
+			r->live.regressed ? "REGRESSED" : "tree", ch, "", r->live.base_mb, r->live.new_mb);
+	}
 	size_t shown = r->n_rows < DIFF_SHOW_ROWS ? r->n_rows : DIFF_SHOW_ROWS;
 	for (size_t i = 0; i < shown; i++) {
 		const struct diff_row *w = &r->rows[i];
@@ -663,7 +709,7 @@ static void diff_human(FILE *f, const char *label, const struct diff_result *r, 
 		mb_text(w->new_mb, n, sizeof n);
 		name_text(w->name, nm, sizeof nm);
 		fprintf(f, "  %-9s %10s %6s  %10s -> %-10s  %s%s\n", w->regressed ? "REGRESSED" : "changed", ch,
-			pc, b, n, w->site ? "site " : "", nm);
+			pc, b, n, diff_kind_word[w->kind], nm);
 	}
 	if (r->n_rows > shown)
 		fprintf(f, "  ... and %zu more changed (--json lists them all)\n", r->n_rows - shown);
@@ -682,7 +728,7 @@ static void json_row(struct jsonw *w, const struct diff_row *r, int with_name)
 {
 	jsonw_object_begin(w);
 	if (with_name) {
-		jsonw_key(w, r->site ? "stack" : "command");
+		jsonw_key(w, r->kind == DIFF_SITE ? "stack" : "command");
 		jsonw_string(w, r->name);
 	}
 	json_mb(w, "base_mb", r->base_mb);
@@ -716,18 +762,18 @@ static void diff_json_one(struct jsonw *w, const char *label, const struct diff_
 	json_mb(w, "floor_mb", floor_mb);
 	jsonw_key(w, "peak");
 	json_row(w, &r->peak, 0);
-	jsonw_key(w, "processes");
-	jsonw_array_begin(w);
-	for (size_t i = 0; i < r->n_rows; i++)
-		if (!r->rows[i].site)
-			json_row(w, &r->rows[i], 1);
-	jsonw_array_end(w);
-	jsonw_key(w, "sites");
-	jsonw_array_begin(w);
-	for (size_t i = 0; i < r->n_rows; i++)
-		if (r->rows[i].site)
-			json_row(w, &r->rows[i], 1);
-	jsonw_array_end(w);
+	jsonw_key(w, "live_at_exit");
+	json_row(w, &r->live, 0);
+	static const char *const lists[] = { [DIFF_PROCESS] = "processes", [DIFF_SITE] = "sites",
+					     [DIFF_LIVE] = "processes_live_at_exit" };
+	for (int kind = DIFF_PROCESS; kind <= DIFF_LIVE; kind++) {
+		jsonw_key(w, lists[kind]);
+		jsonw_array_begin(w);
+		for (size_t i = 0; i < r->n_rows; i++)
+			if (r->rows[i].kind == (enum diff_kind)kind)
+				json_row(w, &r->rows[i], 1);
+		jsonw_array_end(w);
+	}
 	jsonw_object_end(w);
 }
 
@@ -790,10 +836,15 @@ static void junit_suite(FILE *f, const char *label, const struct diff_result *r,
 		fputs(" ", f);
 		xml_text(f, label);
 	}
-	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\">\n", r->n_rows + 1, r->n_regressed);
+	int live = !isnan(r->live.base_mb) && !isnan(r->live.new_mb);
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\">\n", r->n_rows + 1 + (size_t)live, r->n_regressed);
 	junit_case(f, "peak", &r->peak, lt);
+	if (live)
+		junit_case(f, "live at exit", &r->live, lt);
+	static const char *const kinds[] = { [DIFF_PROCESS] = "process: ", [DIFF_SITE] = "site: ",
+					     [DIFF_LIVE] = "live at exit: " };
 	for (size_t i = 0; i < r->n_rows; i++)
-		junit_case(f, r->rows[i].site ? "site: " : "process: ", &r->rows[i], plt);
+		junit_case(f, kinds[r->rows[i].kind], &r->rows[i], plt);
 	fputs("</testsuite>\n", f);
 }
 
@@ -1007,8 +1058,9 @@ static void diff_usage(FILE *f)
 	      "or both are directories of runs (a sweep), matched by their --meta labels.\n"
 	      "Compared: the answer (peak_mb), each process, matched by its command\n"
 	      "line, its parent's program and its rank among equal ones, then those left\n"
-	      "over by their program, and the call sites at the heap peak (stacks.json),\n"
-	      "matched by their symbolized stack.\n"
+	      "over by their program, the call sites at the heap peak (stacks.json),\n"
+	      "matched by their symbolized stack, and the heap each process and the\n"
+	      "tree still held when they ended by exit (a leak that moves no peak).\n"
 	      "\n"
 	      "Options:\n"
 	      "      --max-increase LIMIT  how much a figure may grow: a percent (5%) or\n"

@@ -34,6 +34,9 @@ struct diff_proc {
 	char *key2;  /* parent's program \x1f program \x1f rank: the second pass (owned) */
 	char *name;  /* the command as people read it, "#N" for the Nth equal one (owned) */
 	double mb;   /* its peak RSS: VmHWM, else the polled peak */
+	double live_mb; /* its heap still allocated when it ended by exit or
+			   _exit (record.heap_current); NAN otherwise, and
+			   for sites */
 };
 
 struct diff_run {
@@ -44,6 +47,7 @@ struct diff_run {
 	struct diff_proc *sites; /* call sites at the heap peak, summed by symbolized stack (owned) */
 	size_t n_sites;
 	int has_sites;           /* 0: no stacks.json (an untraced run), sites not compared */
+	double live_mb;          /* live_mb summed over processes; NAN: none had it */
 };
 
 /* Read DIR (an evidence directory) or FILE (memsup report --json with one
@@ -52,25 +56,35 @@ struct diff_run {
 int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errlen);
 void diff_run_free(struct diff_run *r);
 
-/* One compared figure: the answer (row 0) or a process. */
+/* What a row compares. */
+enum diff_kind {
+	DIFF_PROCESS = 0, /* a process image's peak RSS */
+	DIFF_SITE,        /* a call site's bytes at the heap peak */
+	DIFF_LIVE,        /* a process image's heap live at its exit */
+};
+
+/* One compared figure: the answer, the tree's live heap at exit, a
+ * process, a site. */
 struct diff_row {
 	const char *name;   /* borrowed from the runs; "peak" for the answer */
 	double base_mb;     /* NAN: only in NEW */
 	double new_mb;      /* NAN: only in BASE */
 	int regressed;
-	int site;           /* 1: a call site (name: its stack, innermost first) */
+	enum diff_kind kind; /* DIFF_SITE: name is its stack, innermost first */
 };
 
 struct diff_result {
 	struct diff_row peak;  /* the answer */
+	struct diff_row live;  /* the tree's live heap at exit (NAN: a side without it) */
 	struct diff_row *rows; /* processes whose size changed, largest change first (owned) */
 	size_t n_rows;
 	size_t n_regressed;    /* the answer and processes together */
 };
 
-/* Compare: the answer against lim; each process (matched by key, then
- * those left over by key2) against proc_lim and, as well, floor_mb; a change
- * under 0.1 MB is not a row.  0 or -ENOMEM.  Borrowed names live as long
+/* Compare: the answer against lim; the tree's live heap at exit against
+ * lim and floor_mb; each process (matched by key, then those left over by
+ * key2), its live heap at exit and each site against proc_lim and, as
+ * well, floor_mb; a change under 0.1 MB (or floor_mb) is not a row.  0 or -ENOMEM.  Borrowed names live as long
  * as the runs. */
 int diff_compare(const struct diff_run *base, const struct diff_run *nw, const struct diff_limit *lim,
 		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out);

@@ -326,16 +326,16 @@ Test(memsup_diff, exceeds_needs_limit_and_floor)
 Test(memsup_diff, compare_matches_and_orders)
 {
 	struct diff_proc bp[] = {
-		{ "\x1fsteady 20\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 20", 22 },
-		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5 },
-		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 5 },
+		{ "\x1fsteady 20\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 20", 22, NAN },
+		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5, NAN },
+		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 5, NAN },
 	};
 	struct diff_proc np[] = {
-		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 9 },
-		{ "\x1fsteady 50\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 50", 52 },
-		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5.01 },
+		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 9, NAN },
+		{ "\x1fsteady 50\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 50", 52, NAN },
+		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5.01, NAN },
 	};
-	struct diff_run b = { 30, bp, 3, 1 }, n = { 60, np, 3, 1 };
+	struct diff_run b = { 30, bp, 3, 1, NULL, 0, 0, NAN }, n = { 60, np, 3, 1, NULL, 0, 0, NAN };
 	struct diff_limit lim = { 1, 10 };
 	struct diff_result res;
 	cr_assert_eq(diff_compare(&b, &n, &lim, &lim, 1, &res), 0);
@@ -346,6 +346,76 @@ Test(memsup_diff, compare_matches_and_orders)
 	cr_assert_eq(res.rows[0].base_mb, 22);
 	cr_assert_str_eq(res.rows[1].name, "worker #2");
 	diff_result_free(&res);
+}
+
+/* Equal peaks, one process's heap at exit grown: only the live rows
+ * move, and they are named as what they are. */
+Test(memsup_diff, compare_live_at_exit)
+{
+	struct diff_proc bp[] = {
+		{ "\x1f" "cc a.c\x1f" "1", "\x1f" "cc\x1f" "1", "cc a.c", 40, 0.5 },
+		{ "\x1fld\x1f" "1", "\x1fld\x1f" "1", "ld", 30, NAN },
+	};
+	struct diff_proc np[] = {
+		{ "\x1f" "cc a.c\x1f" "1", "\x1f" "cc\x1f" "1", "cc a.c", 40, 9.5 },
+		{ "\x1fld\x1f" "1", "\x1fld\x1f" "1", "ld", 30, 25 },
+	};
+	struct diff_run b = { 70, bp, 2, 1, NULL, 0, 0, 0.5 }, n = { 70, np, 2, 1, NULL, 0, 0, 34.5 };
+	struct diff_limit lim = { 1, 10 };
+	struct diff_result res;
+	cr_assert_eq(diff_compare(&b, &n, &lim, &lim, 1, &res), 0);
+	cr_assert_not(res.peak.regressed);
+	cr_assert(res.live.regressed, "the tree's live heap at exit grew 0.5 -> 34.5 MB");
+	/* ld was killed in BASE (no figure): its 25 MB in NEW is no row */
+	cr_assert_eq(res.n_rows, 1);
+	cr_assert_eq(res.rows[0].kind, DIFF_LIVE);
+	cr_assert_str_eq(res.rows[0].name, "cc a.c");
+	cr_assert(res.rows[0].regressed);
+	cr_assert_eq(res.n_regressed, 2);
+	diff_result_free(&res);
+	/* without the figure on one side, the tree's live heap is not judged */
+	n.live_mb = NAN;
+	cr_assert_eq(diff_compare(&b, &n, &lim, &lim, 1, &res), 0);
+	cr_assert_not(res.live.regressed);
+	cr_assert_eq(res.n_regressed, 1);
+	diff_result_free(&res);
+}
+
+/* A leak that does not move the peak: leaker holds 31 MB at its peak in
+ * both runs, but leaves 1 MB allocated at exit in BASE and 12 MB in NEW.
+ * The gate fails on what was live at exit and names the process. */
+Test(memsup_diff, leak_at_exit_is_found_with_an_equal_peak, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	char base[PATH_MAX], nw[PATH_MAX];
+	const char *sizes[2][2] = { { "1", "30" }, { "12", "19" } };
+	for (int k = 0; k < 2; k++) {
+		char *dir = k ? nw : base;
+		snprintf(dir, PATH_MAX, "%s/%s", r.tmp, k ? "new" : "base");
+		const char *args[] = { "-q", "-o", dir, "--", prog("leaker"), sizes[k][0], sizes[k][1], NULL };
+		struct sup_run run;
+		tmp_make(&run);
+		memsup_start(&run, 0, args);
+		cr_assert_eq(memsup_wait(&run), 0, "memsup: status %d; stderr: %s", run.status, run.err);
+	}
+	const char *args[] = { "--json", base, nw, NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	const char *out = sup_tmp_path(&r, "memsup.stdout");
+	cr_assert_eq(py_check("import sys, json\n"
+			      "d = json.load(open(sys.argv[1]))\n"
+			      "assert d['verdict'] == 'regression' and not d['peak']['regressed'], d\n"
+			      "t = d['live_at_exit']\n"
+			      "assert t['regressed'] and 1.0 <= t['base_mb'] < 1.1 and 12.0 <= t['new_mb'] < 12.1, t\n"
+			      "p = d['processes_live_at_exit']\n"
+			      "assert len(p) == 1 and p[0]['regressed'] and p[0]['command'].endswith('leaker 12 19'), p\n"
+			      "assert 10.9 < p[0]['change_mb'] < 11.1, p\n",
+			      out),
+		     0);
+	const char *text[] = { base, nw, NULL };
+	cr_assert_eq(diff_run(&r, text), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_assert(strstr(r.out, "live heap at exit 1.0") && strstr(r.out, "live at exit ") &&
+		  strstr(r.out, "leaker 12 19"), "%s", r.out);
 }
 
 /* memsup -q -o TMP/sweep/mb=LABEL --meta mb=LABEL -- steady MB 200 */
