@@ -15,17 +15,20 @@
  *                      the one mapping: a head, a hole, the rest in two);
  *   hold_grown         maps one region of 0.05 M and grows it with mremap
  *                      (MREMAP_MAYMOVE) to 0.15 M.
+ * Then main mallocs one block of 0.01 M (the heap peaks while everything
+ * is held, so the tree's heap peak under memsup is that moment too).
  * Each function makes its own mmap and mremap calls, so that the mapping
  * call's caller (a sampled stack's first frame) is the function.  TOUCH 1
  * writes every page held (then the peak of RSS is the peak of mappings).
  * When all are held it prints one line
- *   pid=N sixty=B thirty=B ten=B partial=B grown=B early=B
+ *   pid=N sixty=B thirty=B ten=B partial=B grown=B early=B heap=B
  * with B the bytes each function holds mapped now (early: what drop_early
- * mapped, all unmapped since), holds for HOLD_MS milliseconds, unmaps
- * everything and exits 0 (2 on a bad argument or a failed call).  The heap
- * stays small: the line goes out through write(2).
+ * mapped, all unmapped since; heap: the block's malloc_usable_size), holds for HOLD_MS milliseconds, unmaps
+ * everything, frees the block and exits 0 (2 on a bad argument or a failed
+ * call).  The heap holds nothing else: the line goes out through write(2).
  */
 
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,7 +165,7 @@ int main(int argc, char **argv)
 	long hold_ms = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
 	uint64_t seed = UINT64_C(0x9E3779B97F4A7C15);
 	size_t m, early, a, b, c, part, grown;
-	char line[200];
+	char line[220], *heap;
 	int n;
 
 	touch = argc > 3 && atoi(argv[3]) == 1;
@@ -176,9 +179,13 @@ int main(int argc, char **argv)
 	c = hold_ten(m / 10, &seed);
 	part = hold_partial(m / 10 * 2);
 	grown = hold_grown(m / 20);
+	heap = malloc(m / 100);
+	if (!heap)
+		fail("malloc");
 	n = snprintf(line, sizeof line,
-		     "pid=%d sixty=%zu thirty=%zu ten=%zu partial=%zu grown=%zu early=%zu\n",
-		     (int)getpid(), a, b, c, part, grown, early);
+		     "pid=%d sixty=%zu thirty=%zu ten=%zu partial=%zu grown=%zu early=%zu "
+		     "heap=%zu\n",
+		     (int)getpid(), a, b, c, part, grown, early, malloc_usable_size(heap));
 	if (write(1, line, (size_t)n) != n)
 		return 2;
 	{
@@ -191,5 +198,6 @@ int main(int argc, char **argv)
 		if (munmap(held[nheld].p, held[nheld].len) != 0)
 			return 2;
 	}
+	free(heap);
 	return 0;
 }
