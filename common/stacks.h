@@ -78,8 +78,12 @@
  * length (MREMAP_DONTUNMAP keeps the old range).  File-backed mappings are
  * not sampled (MAP_ANONYMOUS alone), and neither is a mapping made or
  * unmapped by a signal handler that interrupted the shim, as record.h's
- * map figures do not count it.  At most MT_STACKS_MAP_SAMPLES sampled
- * mappings are live at once; a sample beyond them is untracked (below).
+ * map figures do not count it.  A new mapping over a sampled range, made
+ * while another thread's fork holds the table's lock, is counted in
+ * lost_frees and that range stays live until it is unmapped (munmap holds
+ * the map table's lock, which a fork takes first, so it never meets this).  At most
+ * MT_STACKS_MAP_SAMPLES sampled mappings are live at once; a sample
+ * beyond them is untracked (below).  The catch-all stack 0 has no kind.
  *
  * The image's peak.  The set of sampled blocks changes only at sampled
  * events (a sampled allocation or mapping, a sampled block's free, a
