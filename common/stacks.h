@@ -59,21 +59,56 @@
  * it for exactly S bytes.  A sampled block's free (or realloc) removes it
  * from the live columns.
  *
+ * Mapped memory.  Anonymous mappings the program makes itself (its calls of
+ * the exported mmap, mmap64 and mremap; not glibc's malloc, whose large
+ * chunks come from its internal __mmap and are heap blocks above, nor the
+ * loader's) are sampled by the same countdown, one countdown per thread
+ * shared with the heap: a mapping of S bytes (its length rounded up to whole
+ * pages, as record.h's map figures count it, PROT_NONE reservations
+ * included) is sampled with probability 1 - exp(-S/R) and counts for
+ * S / (1 - exp(-S/R)).  Their stacks carry MT_STACK_MMAP: a stack's
+ * identity is its frames and that bit, so a heap site and a mapping site
+ * are never one stack.  A munmap (or a MAP_FIXED mapping over it, or an
+ * mremap moving it away) of part of a sampled mapping keeps the rest: the
+ * remaining pieces count for the sample's weight times their share of its
+ * length (still unbiased; exact at sample_bytes 1), each piece a sampled
+ * block of its own in live_count; unmapping all of it removes it
+ * (sampled_frees).  An mremap is the old range unmapped and the new range
+ * mapped anew: sampled again, at the mremap's call site, for its whole new
+ * length (MREMAP_DONTUNMAP keeps the old range).  File-backed mappings are
+ * not sampled (MAP_ANONYMOUS alone), and neither is a mapping made or
+ * unmapped by a signal handler that interrupted the shim, as record.h's
+ * map figures do not count it.  A new mapping over a sampled range, made
+ * while another thread's fork holds the table's lock, is counted in
+ * lost_frees and that range stays live until it is unmapped (munmap holds
+ * the map table's lock, which a fork takes first, so it never meets this).  At most
+ * MT_STACKS_MAP_SAMPLES sampled mappings are live at once; a sample
+ * beyond them is untracked (below).  The catch-all stack 0 has no kind.
+ *
  * The image's peak.  The set of sampled blocks changes only at sampled
- * events (a sampled allocation, a sampled block's free).  At each event, and
- * at the end of the image, the shim first compares the record's heap_peak
- * with `seen_heap_peak`, the heap_peak it saw at the previous event: if the
- * peak rose in between, the set as it stood (unchanged since that event)
- * was live at the new peak, and the shim copies the live columns into the
- * peak columns (only the stacks changed since the previous copy) with
- * `peak_heap` = that heap_peak.  So:
- *  - the peak columns are the sampled set at the image's heap peak, exactly
- *    (with every block sampled, the exact heap at the peak), except that
+ * events (a sampled allocation or mapping, a sampled block's free, a
+ * sampled mapping's munmap).  At each event, and at the end of the image,
+ * the shim first compares the record's total_peak (heap + its own
+ * mappings, record.h) with `seen_total_peak`, the total_peak it saw at the
+ * previous event: if the peak rose in between, the set as it stood
+ * (unchanged since that event) was live at the new peak, and the shim
+ * copies the live columns into the peak columns (only the stacks changed
+ * since the previous copy) with `peak_total` = that total_peak and
+ * `peak_heap` = the heap_peak of that moment.  So:
+ *  - the peak columns are the sampled set, heap and mmap kinds, at the
+ *    image's total peak, exactly (with every block sampled, the exact heap
+ *    and anonymous mappings at that peak), except that
  *  - while the image runs, a peak reached after the last event is not in
- *    them yet: when the record's heap_peak exceeds `seen_heap_peak`, the
+ *    them yet: when the record's total_peak exceeds `seen_total_peak`, the
  *    live columns are the set at the peak (nothing changed since the rise).
- * A multithreaded image's heap_peak lags by up to 64 KiB per thread
- * (record.h), and the comparison with it.
+ * An image that maps nothing itself has total_peak == heap_peak: its peak
+ * columns are the set at its heap peak, as they were before mappings were
+ * sampled.  An image that does map is taken at its total peak, which may
+ * be a moment of a large file mapping (not sampled); `seen_heap_peak` is
+ * still the heap_peak at the last event.  A table written before mappings
+ * were sampled has seen_total_peak 0: its columns are at the heap peak.
+ * A multithreaded image's peaks lag by up to 64 KiB per thread (record.h),
+ * and the comparison with them.
  *
  * Stacks.  pc[0] is the return address into the function that called the
  * allocator (malloc, calloc, ..., operator new's own call to malloc), pc[1]
@@ -104,6 +139,7 @@
 #define MT_STACKS_MODULE_SLOTS  1024u /* executable mappings of files */
 #define MT_STACKS_PATH_BYTES    432u  /* module path, NUL-terminated, truncated */
 #define MT_STACKS_BUILD_ID_BYTES 32u
+#define MT_STACKS_MAP_SAMPLES   4096u /* sampled mappings live at once */
 
 #define MT_STACKS_HEADER_BYTES  4096u
 #define MT_STACKS_MODULE_BYTES  512u
@@ -135,6 +171,9 @@ enum mt_stacks_state {
 #define MT_STACK_BACKTRACE (1u << 1) /* frames from the unwind tables (.eh_frame) */
 #define MT_STACK_TRUNCATED (1u << 2) /* deeper than MT_STACKS_FRAMES */
 #define MT_STACK_CATCHALL  (1u << 3) /* stack 0 (see above) */
+#define MT_STACK_MMAP      (1u << 4) /* kind "mmap": anonymous mappings the
+                                        program made itself ("Mapped memory"
+                                        above); without it kind "heap" */
 
 /* Module flags. */
 #define MT_MODULE_PATH_TRUNCATED (1u << 0)
@@ -195,6 +234,14 @@ struct mt_stacks_header {
 	uint64_t end_mono_ns;
 	uint32_t state;            /* enum mt_stacks_state, stored last */
 	uint32_t reserved0;
+
+	/* -- appended (still version 1: zero in a table written before) ------ */
+	uint64_t peak_total;       /* total_peak the peak columns were live at */
+	uint64_t seen_total_peak;  /* total_peak at the last sampled event */
+	uint64_t map_samples;      /* of `samples`, sampled mappings (kind mmap) */
+	uint64_t map_unmaps;       /* sampled mappings unmapped whole (also in
+	                              sampled_frees) */
+	uint64_t map_cuts;         /* sampled mappings unmapped in part */
 };
 
 /* One executable mapping of a file (or the vdso), from /proc/self/maps. */

@@ -600,16 +600,18 @@ MT_EXPORT void *pvalloc(size_t n)
 
 /* ---- mmap family -------------------------------------------------------- */
 
+/* The program's mappings, and its call site for the sampler (track.h). */
 MT_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	boot_ensure();
-	return track_mmap(real.mmap, addr, len, prot, flags, fd, off);
+	return track_mmap(real.mmap, addr, len, prot, flags, fd, off, HOOKS_RA);
 }
 
 MT_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	boot_ensure();
-	return track_mmap(real.mmap64 ? real.mmap64 : real.mmap, addr, len, prot, flags, fd, off);
+	return track_mmap(real.mmap64 ? real.mmap64 : real.mmap, addr, len, prot, flags, fd, off,
+			  HOOKS_RA);
 }
 
 MT_EXPORT int munmap(void *addr, size_t len)
@@ -636,7 +638,7 @@ MT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 		}
 		return (void *)r;
 	}
-	return track_mremap(old, old_len, new_len, flags, new_addr);
+	return track_mremap(old, old_len, new_len, flags, new_addr, HOOKS_RA);
 }
 
 /* ---- threads -------------------------------------------------------------- */

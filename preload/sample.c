@@ -131,19 +131,21 @@ static uint64_t sample_seed(void)
 	return z ? z : 1;
 }
 
-void sample_take(void *p, size_t usable, uintptr_t ra)
+/* The count reached zero: 1 if this event is sampled, with its weight in
+ * *weight (sample.h); draws the next count. */
+static int sample_due(size_t usable, uint64_t *weight)
 {
 	uint64_t rate = __atomic_load_n(&sample_interval, __ATOMIC_RELAXED);
 	int64_t left = sample_tls_left;
 	if (!rate) {
 		sample_tls_left = SAMPLE_IDLE;
-		return;
+		return 0;
 	}
 	if (rate == 1) {
 		/* Every block: the count stays at zero. */
 		sample_tls_left = 0;
-		sites_note_sample(p, usable, usable, ra);
-		return;
+		*weight = usable;
+		return 1;
 	}
 	if (!sample_tls_rng) {
 		/* The thread's first count starts now; the bytes that brought us
@@ -152,14 +154,28 @@ void sample_take(void *p, size_t usable, uintptr_t ra)
 		left += (int64_t)sample_draw(&sample_tls_rng, rate);
 		sample_tls_left = left;
 		if (left > 0)
-			return;
+			return 0;
 	}
 	sample_tls_left = (int64_t)sample_draw(&sample_tls_rng, rate);
 	MT_ASSERT(sample_tls_left >= 0);
-	uint64_t weight = sample_weight(usable, rate);
+	*weight = sample_weight(usable, rate);
 	/* stacks.h: a sampled block counts for at least its own bytes */
-	MT_ASSERT(weight >= usable);
-	sites_note_sample(p, usable, weight, ra);
+	MT_ASSERT(*weight >= usable);
+	return 1;
+}
+
+void sample_take(void *p, size_t usable, uintptr_t ra)
+{
+	uint64_t weight;
+	if (sample_due(usable, &weight))
+		sites_note_sample(p, usable, weight, ra);
+}
+
+void sample_take_map(void *p, size_t len, uintptr_t ra)
+{
+	uint64_t weight;
+	if (sample_due(len, &weight))
+		sites_note_map(p, len, weight, ra);
 }
 
 void sample_start(uint64_t rate)

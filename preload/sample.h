@@ -68,6 +68,17 @@ due:
 			sample_take((p), (usable), (ra));               \
 	} while (0)
 
+/* An anonymous mapping of `len` bytes (whole pages) at p, made by the code
+ * at `ra` (stacks.h, "Mapped memory"): the same countdown as the heap's,
+ * so a thread's bytes, allocated or mapped, are one stream.  Called by
+ * track.c with the shim's guard held (sites_note_map expects it). */
+void sample_take_map(void *p, size_t len, uintptr_t ra);
+#define sample_note_map(p, len, ra)                                     \
+	do {                                                            \
+		if (MT_UNLIKELY(sample_count(len)))                     \
+			sample_take_map((p), (len), (ra));              \
+	} while (0)
+
 /* Constructor: sampling at mean interval `rate` bytes from now on (0 off);
  * restarts the calling thread's count. */
 void sample_start(uint64_t rate);

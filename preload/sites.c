@@ -335,6 +335,8 @@ static int sites_fill(struct mt_stacks_header *h)
 	sites_refresh_at = 1;
 	h->seen_heap_peak = h->peak_heap =
 		__atomic_load_n(&counters_rec->heap_peak, __ATOMIC_RELAXED);
+	h->seen_total_peak = h->peak_total =
+		__atomic_load_n(&counters_rec->total_peak, __ATOMIC_RELAXED);
 	if (h->flags & MT_STACKS_FLAG_FILE_FULL)
 		return -ENOSPC;
 	__atomic_store_n(&h->magic, MT_STACKS_MAGIC, __ATOMIC_RELEASE);
@@ -420,8 +422,9 @@ static void sites_mark(uint32_t id)
 }
 
 /* The live columns of the changed stacks into the peak columns, under the
- * sequence lock (stacks.h). */
-static void sites_snapshot(struct mt_stacks_header *h, uint64_t peak)
+ * sequence lock (stacks.h): the set at total_peak `total`, when heap_peak
+ * was `peak`. */
+static void sites_snapshot(struct mt_stacks_header *h, uint64_t total, uint64_t peak)
 {
 	uint64_t seq = h->peak_seq;
 	/* stacks.h: even when stable.  Only the lock holder writes it, so an
@@ -440,22 +443,27 @@ static void sites_snapshot(struct mt_stacks_header *h, uint64_t peak)
 	}
 	sites_dirty_n = 0;
 	sites_put(&h->peak_heap, peak);
+	sites_put(&h->peak_total, total);
 	sites_put(&h->peak_mono_ns, sys_mono_ns());
 	MT_ASSERT(h->peak_seq == seq + 1);
 	__atomic_store_n(&h->peak_seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-/* Before the sampled set changes: if the heap peak rose since the last
- * change, the set as it stands was live at that peak. */
+/* Before the sampled set changes: if the total peak (heap + mappings)
+ * rose since the last change, the set as it stands was live at that peak
+ * (stacks.h, "The image's peak"). */
 static void sites_event(struct mt_stacks_header *h)
 {
+	uint64_t total = __atomic_load_n(&counters_rec->total_peak, __ATOMIC_RELAXED);
 	uint64_t peak = __atomic_load_n(&counters_rec->heap_peak, __ATOMIC_RELAXED);
-	if (peak <= h->seen_heap_peak)
+	if (peak != h->seen_heap_peak)
+		sites_put(&h->seen_heap_peak, peak);
+	if (total <= h->seen_total_peak)
 		return;
 	/* stacks.h: the peak columns are the set at the highest peak seen */
-	MT_ASSERT(h->peak_heap <= h->seen_heap_peak);
-	sites_snapshot(h, peak);
-	sites_put(&h->seen_heap_peak, peak);
+	MT_ASSERT(h->peak_total <= h->seen_total_peak);
+	sites_snapshot(h, total, peak);
+	sites_put(&h->seen_total_peak, total);
 }
 
 /* ---- stacks ---------------------------------------------------------------- */
@@ -508,10 +516,11 @@ static int sites_index_room(uint32_t count)
 	return 1;
 }
 
+/* A stack's identity is its frames and its kind (stacks.h, MT_STACK_MMAP). */
 static uint32_t sites_stack_for(struct mt_stacks_header *h, const uint64_t *pcs, unsigned n,
 				uint32_t flags, int miss)
 {
-	uint64_t hash = sites_hash(pcs, n);
+	uint64_t hash = sites_hash(pcs, n) ^ ((flags & MT_STACK_MMAP) ? UINT64_C(0x6d6d6170) : 0);
 	const uint32_t mask = sites_index_mask();
 	uint32_t slot = (uint32_t)(hash >> 32) & mask, id, count;
 	struct mt_stack *st;
@@ -522,6 +531,7 @@ static uint32_t sites_stack_for(struct mt_stacks_header *h, const uint64_t *pcs,
 			break;
 		st = mt_stacks_stack(h, v - 1);
 		if (sites_hashes[v - 1] == hash && st->nframes == n &&
+		    ((st->flags ^ flags) & MT_STACK_MMAP) == 0 &&
 		    memcmp(st->pc, pcs, n * sizeof pcs[0]) == 0)
 			return v - 1;
 		slot = (slot + 1) & mask;
@@ -734,9 +744,130 @@ static void sites_add(struct mt_stacks_header *h, uintptr_t p, uint32_t id, uint
 	sites_column_add(h, id, 1, w, var);
 }
 
+/* ---- sampled mappings --------------------------------------------------------------- */
+
+/* The sampled mappings live now (stacks.h, "Mapped memory"): disjoint
+ * [start, end) ranges sorted by address, each with its weight and its
+ * variance << 16 | stack id, as the live table's entries.  Apart from the
+ * live table, so that free() never looks at them (no filter bit) and a
+ * munmap finds every sampled range it overlaps.  Touched only as it
+ * fills (.lbss). */
+struct sites_region {
+	uintptr_t start, end;
+	uint64_t weight;
+	uint64_t var_stack;
+};
+static struct sites_region sites_regions[MT_STACKS_MAP_SAMPLES] MT_TABLE;
+static uint32_t sites_regions_n;
+
+/* The first region whose end is above addr. */
+static uint32_t sites_region_at(uintptr_t addr)
+{
+	uint32_t lo = 0, hi = sites_regions_n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (sites_regions[mid].end > addr)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static void sites_region_insert(uint32_t i, uintptr_t s, uintptr_t e, uint64_t w, uint64_t var,
+				uint32_t id)
+{
+	MT_ASSERT(sites_regions_n < MT_STACKS_MAP_SAMPLES && i <= sites_regions_n);
+	memmove(&sites_regions[i + 1], &sites_regions[i],
+		(sites_regions_n - i) * sizeof sites_regions[0]);
+	if (var > SITES_VAR_MAX)
+		var = SITES_VAR_MAX;
+	sites_regions[i].start = s;
+	sites_regions[i].end = e;
+	sites_regions[i].weight = w;
+	sites_regions[i].var_stack = var << 16 | id;
+	__atomic_store_n(&sites_regions_n, sites_regions_n + 1, __ATOMIC_RELAXED);
+	/* sorted and disjoint */
+	MT_ASSERT(i == 0 || sites_regions[i - 1].end <= s);
+	MT_ASSERT(i + 1 == sites_regions_n || e <= sites_regions[i + 1].start);
+}
+
+static void sites_region_delete(uint32_t i)
+{
+	MT_ASSERT(i < sites_regions_n);
+	memmove(&sites_regions[i], &sites_regions[i + 1],
+		(sites_regions_n - i - 1) * sizeof sites_regions[0]);
+	__atomic_store_n(&sites_regions_n, sites_regions_n - 1, __ATOMIC_RELAXED);
+}
+
+/* A piece [s, e) of a sampled mapping of `len` bytes counting for w (and
+ * var): its share of the weight, its share squared of the variance. */
+static void sites_region_piece(struct mt_stacks_header *h, uint32_t i, uintptr_t s, uintptr_t e,
+			       uint64_t len, uint64_t w, uint64_t var, uint32_t id)
+{
+	double f = (double)(e - s) / (double)len;
+	uint64_t pw = (uint64_t)((double)w * f + 0.5), pv = (uint64_t)((double)var * f * f + 0.5);
+	if (sites_regions_n == MT_STACKS_MAP_SAMPLES) {
+		__atomic_fetch_add(&h->untracked_samples, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->untracked_bytes, pw, __ATOMIC_RELAXED);
+		return;
+	}
+	sites_region_insert(i, s, e, pw, pv, id);
+	sites_column_add(h, id, 1, pw, pv);
+}
+
+/* [s, e) was unmapped: every sampled mapping it overlaps leaves the live
+ * columns, and what is left of it outside [s, e) comes back as pieces.
+ * Under the lock.  1 if any changed. */
+static int sites_region_cut(struct mt_stacks_header *h, uintptr_t s, uintptr_t e)
+{
+	uint32_t i = sites_region_at(s);
+	int changed = 0;
+	while (i < sites_regions_n && sites_regions[i].start < e) {
+		struct sites_region r = sites_regions[i];
+		uint64_t var = r.var_stack >> 16, len = r.end - r.start;
+		uint32_t id = (uint32_t)(r.var_stack & 0xffff);
+		if (!changed)
+			sites_event(h);
+		changed = 1;
+		sites_column_add(h, id, -1, r.weight, var);
+		sites_region_delete(i);
+		if (r.start >= s && r.end <= e) {
+			__atomic_fetch_add(&h->sampled_frees, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&h->map_unmaps, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		__atomic_fetch_add(&h->map_cuts, 1, __ATOMIC_RELAXED);
+		if (r.start < s)
+			sites_region_piece(h, i++, r.start, s, len, r.weight, var, id);
+		if (r.end > e)
+			sites_region_piece(h, i++, e, r.end, len, r.weight, var, id);
+	}
+	return changed;
+}
+
+/* A sampled mapping [s, e) of stack id; whatever sampled range it overlaps
+ * is gone (MAP_FIXED, or unmapped where the shim could not see it). */
+static void sites_region_add(struct mt_stacks_header *h, uintptr_t s, uintptr_t e, uint32_t id,
+			     uint64_t w, uint64_t var)
+{
+	sites_region_cut(h, s, e);
+	if (sites_regions_n == MT_STACKS_MAP_SAMPLES) {
+		__atomic_fetch_add(&h->untracked_samples, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->untracked_bytes, w, __ATOMIC_RELAXED);
+		return;
+	}
+	MT_ASSERT(id < h->stack_count);
+	sites_region_insert(sites_region_at(s), s, e, w, var, id);
+	sites_column_add(h, id, 1, w, var);
+}
+
 /* ---- entry points -------------------------------------------------------------- */
 
-void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra)
+/* A sampled block (kind 0) or mapping (kind MT_STACK_MMAP), with the
+ * shim's guard held by the caller.  0 when a fork held the lock (not
+ * taken: a skip). */
+static int sites_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra, uint32_t kind)
 {
 	uint64_t pcs[MT_STACKS_FRAMES], t0, var = sample_var_kib2(weight, usable);
 	uint32_t flags = 0, id;
@@ -744,12 +875,6 @@ void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra)
 	unsigned n;
 	int miss = 0;
 
-	if (!__atomic_load_n(&sites_ready, __ATOMIC_RELAXED) || sites_broken)
-		return;
-	if (!shim_guard_enter()) {
-		__atomic_fetch_add(&sites_skips, 1, __ATOMIC_RELAXED);
-		return;
-	}
 	t0 = sys_mono_ns();
 	if (!__atomic_load_n(&sites_hdr, __ATOMIC_ACQUIRE)) {
 		if (!sites_lock_unless_fork(1))
@@ -767,8 +892,13 @@ void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra)
 		h = sites_hdr;
 		sites_own_events = 1;
 		sites_event(h);
-		id = sites_stack_for(h, pcs, n, flags, miss);
-		sites_add(h, (uintptr_t)p, id, weight, var);
+		id = sites_stack_for(h, pcs, n, flags | kind, miss);
+		if (kind & MT_STACK_MMAP) {
+			sites_region_add(h, (uintptr_t)p, (uintptr_t)p + usable, id, weight, var);
+			__atomic_fetch_add(&h->map_samples, 1, __ATOMIC_RELAXED);
+		} else {
+			sites_add(h, (uintptr_t)p, id, weight, var);
+		}
 		__atomic_fetch_add(&mt_stacks_stack(h, id)->total_count, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&mt_stacks_stack(h, id)->total_bytes, weight, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&h->samples, 1, __ATOMIC_RELAXED);
@@ -782,11 +912,47 @@ void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra)
 		__atomic_fetch_add(&h->sample_ns, sys_mono_ns() - t0, __ATOMIC_RELAXED);
 		sites_unlock();
 	}
-	shim_guard_leave();
-	return;
+	return 1;
 skip: /* a fork holds the lock: this block is not sampled */
 	__atomic_fetch_add(&sites_skips, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra)
+{
+	if (!__atomic_load_n(&sites_ready, __ATOMIC_RELAXED) || sites_broken)
+		return;
+	if (!shim_guard_enter()) {
+		__atomic_fetch_add(&sites_skips, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	sites_sample(p, usable, weight, ra, 0);
 	shim_guard_leave();
+}
+
+void sites_note_map(void *p, size_t len, uint64_t weight, uintptr_t ra)
+{
+	/* sites.h: track.c holds the guard; a handler inside the shim never
+	 * gets here (track.c passes its mappings through untracked) */
+	MT_ASSERT(shim_guard != 0);
+	if (!__atomic_load_n(&sites_ready, __ATOMIC_RELAXED) || sites_broken || !len)
+		return;
+	sites_sample(p, len, weight, ra, MT_STACK_MMAP);
+}
+
+void sites_note_unmap(uintptr_t start, uintptr_t end)
+{
+	MT_ASSERT(shim_guard != 0);
+	if (start >= end || !__atomic_load_n(&sites_regions_n, __ATOMIC_RELAXED))
+		return;
+	if (!sites_lock_unless_fork(1)) {
+		/* a fork holds the lock: the regions stay (stacks.h) */
+		__atomic_fetch_add(&sites_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (sites_hdr && sites_region_cut(sites_hdr, start, end))
+		sites_own_events = 1;
+	sites_unlock();
 }
 
 /* p's entry out of the table, its sample kept in *held when held is not
@@ -956,6 +1122,8 @@ void sites_fork_child(void)
 	sites_dirty_n = 0;
 	h->peak_seq = 0;
 	h->peak_heap = h->seen_heap_peak = counters_rec->heap_peak;
+	h->peak_total = h->seen_total_peak = counters_rec->total_peak;
+	h->map_samples = h->map_unmaps = h->map_cuts = 0;
 	h->peak_mono_ns = h->start_mono_ns;
 	h->end_mono_ns = 0;
 	h->state = MT_STACKS_RUNNING;

@@ -86,6 +86,18 @@ void sites_unhold(void *p, const struct sites_held *held);
  * estimated bytes, allocated by the code at return address ra. */
 void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra);
 
+/* Sampled mappings (stacks.h, "Mapped memory"), from track.c with the
+ * shim's guard held: an anonymous mapping [p, p + len) sampled by
+ * sample_take_map, and a range [start, end) that is no longer what it
+ * was (munmap, the old range of an mremap, any new mapping over it).
+ * Ranges are kept apart from the live table of heap blocks, in a sorted
+ * table of up to MT_STACKS_MAP_SAMPLES, so free() never sees them.
+ * sites_note_unmap costs one load while no sampled mapping is live.  Lock
+ * order: track.c may hold the map table's lock (maps.h) around these; the
+ * sites lock is never held while the map table's is taken. */
+void sites_note_map(void *p, size_t len, uint64_t weight, uintptr_t ra);
+void sites_note_unmap(uintptr_t start, uintptr_t end);
+
 /* Constructor: sampling on (config.sample_bytes) once the record exists. */
 void sites_start(void);
 /* The image ends (store_finish, with the record's state): last peak

@@ -34,6 +34,7 @@ struct topsites_frame {
 struct topsites_acc {
 	uint64_t rate;        /* the tables' interval (0: they differ) */
 	uint64_t total, var, samples, heap_peaks;
+	int mapped;           /* a table has mmap-kind stacks (stacks.h) */
 	unsigned tables, sites, nlines;
 	struct {
 		uint64_t bytes;
@@ -235,6 +236,9 @@ static void topsites_name(struct mt_stacks_header *h, uint32_t n)
 		sys_str_init(&s, topsites_text[k], TOPSITES_TEXT_BYTES);
 		if (st->flags & MT_STACK_CATCHALL)
 			sys_str_add(&s, "[stack table full, or no stack]");
+		/* stacks.h: the kind; a heap site reads as it always did */
+		if (st->flags & MT_STACK_MMAP)
+			sys_str_add(&s, "[mmap] ");
 		for (uint32_t j = 0; j < frames && j < TOPSITES_FRAMES; j++) {
 			if (j)
 				sys_str_add(&s, " < ");
@@ -266,17 +270,23 @@ static void topsites_merge(struct topsites_acc *a, const char *text, uint64_t by
 	memcpy(a->line[small].text, text, TOPSITES_TEXT_BYTES);
 }
 
-/* One image's table, whose record says heap_peak. */
+/* One image's table, whose record says heap_peak (and total_peak, 0 when
+ * not known). */
 static void topsites_add(struct topsites_acc *a, struct mt_stacks_header *h, uint32_t count,
-			 uint64_t heap_peak)
+			 uint64_t heap_peak, uint64_t total_peak)
 {
-	/* stacks.h: a peak reached after the last sampled event is the live set */
-	uint32_t n = topsites_pick(a, h, heap_peak > h->seen_heap_peak, count);
+	/* stacks.h: a peak reached after the last sampled event is the live
+	 * set; the peak is the total one in a table that says it saw it */
+	int live = total_peak && h->seen_total_peak ? total_peak > h->seen_total_peak
+						    : heap_peak > h->seen_heap_peak;
+	uint32_t n = topsites_pick(a, h, live, count);
 	topsites_name(h, n);
 	for (uint32_t k = 0; k < n; k++)
 		topsites_merge(a, topsites_text[k], topsites_bytes[k]);
 	a->rate = a->tables++ && a->rate != h->sample_bytes ? 0 : h->sample_bytes;
 	a->heap_peaks += heap_peak;
+	for (uint32_t k = 0; k < n && !a->mapped; k++)
+		a->mapped = (mt_stacks_stack(h, topsites_id[k])->flags & MT_STACK_MMAP) != 0;
 }
 
 static void topsites_print(const struct topsites_acc *a, const char *of_what)
@@ -287,7 +297,8 @@ static void topsites_print(const struct topsites_acc *a, const char *of_what)
 	struct sys_str s;
 
 	sys_str_init(&s, line, sizeof line);
-	sys_str_add(&s, "memtrace:   heap by call site, ");
+	sys_str_add(&s, a->mapped ? "memtrace:   heap and mappings by call site, "
+				  : "memtrace:   heap by call site, ");
 	sys_str_add(&s, of_what);
 	if (a->rate == 1) {
 		sys_str_add(&s, " (every block sampled)");
@@ -306,6 +317,8 @@ static void topsites_print(const struct topsites_acc *a, const char *of_what)
 	}
 	sys_str_add(&s, " of ");
 	render_bytes(&s, a->heap_peaks);
+	if (a->mapped)
+		sys_str_add(&s, " heap");
 	sys_str_add(&s, "\n");
 	errfd_write(line, s.len);
 	/* the largest lines, largest first */
@@ -351,8 +364,10 @@ void topsites_write(const struct mt_record *r)
 		return;
 	memset(&topsites_acc, 0, sizeof topsites_acc);
 	topsites_add(&topsites_acc, h, __atomic_load_n(&h->stack_count, __ATOMIC_ACQUIRE),
-		     r->heap_peak);
-	topsites_print(&topsites_acc, "at the heap peak");
+		     r->heap_peak, r->total_peak);
+	/* stacks.h: an image that maps is taken at its heap+mmap peak */
+	topsites_print(&topsites_acc, topsites_acc.mapped ? "at the heap+mmap peak"
+							  : "at the heap peak");
 }
 
 /* Another image's table, read whole; its stack count, 0 if it is none. */
@@ -384,7 +399,7 @@ void topsites_write_tree(const char *dir, const struct topsites_image *images, u
 		uint32_t count = topsites_read(dir, images[i].pid, images[i].gen);
 		if (count)
 			topsites_add(&topsites_acc, (struct mt_stacks_header *)topsites_buf, count,
-				     images[i].heap_peak);
+				     images[i].heap_peak, 0);
 	}
 	if (topsites_acc.tables)
 		topsites_print(&topsites_acc, "each image above at its own heap peak");

@@ -8,6 +8,8 @@
 #include "counters.h"
 #include "invariant.h"
 #include "record.h"
+#include "sample.h"
+#include "sites.h"
 #include "sys.h"
 #include "track.h"
 
@@ -44,8 +46,21 @@ static void track_apply(const struct maps_delta *d, uint64_t largest)
 		counters_note_map_untracked(d->untracked_bytes);
 }
 
+/* Sampled mappings (stacks.h, "Mapped memory"): a new mapping first ends
+ * whatever sampled range it lands on (MAP_FIXED, or one unmapped where the
+ * shim could not see it), then an anonymous one goes to the sampler, all
+ * before the map figures count it: sites.c compares the record's peaks at
+ * each change of the sampled set, which must not yet include the new
+ * range (as the heap hooks sample before counting). */
+static void track_sample_new(void *p, size_t n, int anon, uintptr_t ra)
+{
+	sites_note_unmap((uintptr_t)p, (uintptr_t)p + n);
+	if (anon)
+		sample_note_map(p, n, ra);
+}
+
 void *track_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *addr, size_t len,
-		 int prot, int flags, int fd, off_t off)
+		 int prot, int flags, int fd, off_t off, uintptr_t ra)
 {
 	void *p = fn ? fn(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
 	struct maps_delta d = { { 0, 0 }, 0, 0 };
@@ -55,6 +70,7 @@ void *track_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *addr, 
 	if (p != MAP_FAILED) {
 		size_t n = track_round(len);
 		int saved = errno;
+		track_sample_new(p, n, (flags & MAP_ANONYMOUS) != 0, ra);
 		maps_add(&track_maps, (uintptr_t)p, n, (flags & MAP_ANONYMOUS) ? MAPS_ANON : MAPS_FILE,
 			 &d);
 		track_apply(&d, n);
@@ -83,8 +99,12 @@ int track_munmap(void *addr, size_t len)
 	rc = real.munmap(addr, len);
 	if (rc == 0) {
 		int saved = errno;
-		maps_remove_locked(&track_maps, (uintptr_t)addr, (uintptr_t)addr + track_round(len),
-				   &d);
+		uintptr_t end = (uintptr_t)addr + track_round(len);
+		maps_remove_locked(&track_maps, (uintptr_t)addr, end, &d);
+		/* under the map lock, as the table's update: the range cannot
+		 * be mapped (and sampled) again by another thread before its
+		 * old samples are gone (sites.h: this lock order) */
+		sites_note_unmap((uintptr_t)addr, end);
 		errno = saved;
 	}
 	maps_unlock(&track_maps);
@@ -93,10 +113,27 @@ int track_munmap(void *addr, size_t len)
 	return rc;
 }
 
-void *track_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr)
+/* The kind of the tracked region holding addr, or -1 (under the lock). */
+static int track_kind_at(uintptr_t addr)
+{
+	size_t lo = 0, hi = track_maps.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (track_maps.slots[mid].end > addr)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo < track_maps.n && track_maps.slots[lo].start <= addr)
+		return (int)track_maps.slots[lo].kind;
+	return -1;
+}
+
+void *track_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr,
+		   uintptr_t ra)
 {
 	struct maps_delta d = { { 0, 0 }, 0, 0 };
-	int tracked = 0;
+	int tracked = 0, kind = -1;
 	void *p;
 	if (!shim_guard_enter())
 		return real.mremap(old, old_len, new_len, flags, new_addr);
@@ -106,13 +143,22 @@ void *track_mremap(void *old, size_t old_len, size_t new_len, int flags, void *n
 	if (p != MAP_FAILED) {
 		int saved = errno;
 		int keep = (flags & MREMAP_DONTUNMAP) || old_len == 0;
+		kind = track_kind_at((uintptr_t)old);
 		tracked = maps_remap_locked(&track_maps, (uintptr_t)old, track_round(old_len),
 					    (uintptr_t)p, track_round(new_len), keep, &d);
+		/* stacks.h: the old range unmapped (as munmap, under the lock) */
+		if (tracked && !keep)
+			sites_note_unmap((uintptr_t)old, (uintptr_t)old + track_round(old_len));
 		errno = saved;
 	}
 	maps_unlock(&track_maps);
-	if (tracked)
+	if (tracked) {
+		int saved = errno;
+		/* ... and the new one mapped anew, sampled at this call site */
+		track_sample_new(p, track_round(new_len), kind == MAPS_ANON, ra);
+		errno = saved;
 		track_apply(&d, track_round(new_len));
+	}
 	shim_guard_leave();
 	return p;
 }

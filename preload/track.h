@@ -6,11 +6,17 @@
  * range is ours alone).  A thread already inside the shim (a signal handler
  * that maps memory) is passed through untracked: its munmap then finds
  * nothing to remove, so the figures stay consistent.
+ *
+ * Anonymous mappings are also sampled for call sites (stacks.h, "Mapped
+ * memory"; sample.h, sites.h): the cost of an mmap that is not sampled is
+ * one countdown and one load; of munmap, one load while no sampled
+ * mapping is live.
  */
 #ifndef MEMTRACE_TRACK_H
 #define MEMTRACE_TRACK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "maps.h"
@@ -19,9 +25,13 @@
 extern MT_HIDDEN struct maps_table track_maps;
 
 void track_init(void);
+/* `ra` is the program's call site of the hook (the return address of
+ * mmap, mmap64 or mremap): the first frame of a sampled mapping's stack
+ * (stacks.h, "Mapped memory"). */
 void *track_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *addr, size_t len,
-		 int prot, int flags, int fd, off_t off);
+		 int prot, int flags, int fd, off_t off, uintptr_t ra);
 int track_munmap(void *addr, size_t len);
-void *track_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr);
+void *track_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr,
+		   uintptr_t ra);
 
 #endif /* MEMTRACE_TRACK_H */

@@ -202,7 +202,11 @@ static int callsites_image(struct callsite_view *v, const struct image_view *iv,
 		return 0;
 	ci->h = f.h;
 	ci->peak_consistent = f.peak_consistent;
-	ci->peak_from_live = iv->traced && iv->rec.heap_peak > f.h.seen_heap_peak;
+	/* stacks.h: the set at the image's total peak (heap_peak in a table
+	 * written before mappings were sampled: seen_total_peak 0) */
+	ci->peak_from_live = iv->traced && (f.h.seen_total_peak
+						    ? iv->rec.total_peak > f.h.seen_total_peak
+						    : iv->rec.heap_peak > f.h.seen_heap_peak);
 	if (v->n_images == 1)
 		v->sample_bytes = f.h.sample_bytes;
 	else if (v->sample_bytes != f.h.sample_bytes)

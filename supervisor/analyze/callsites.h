@@ -12,8 +12,15 @@
  *
  * Built at the end of the run from the stacks files (stackfile.h) and what
  * peaksites kept; the images are the merged run's (merge.h).  An image
- * whose record says its heap peaked after its last sampled event has its
+ * whose record says its total peaked after its last sampled event has its
  * live set as the set at its peak (stacks.h).
+ *
+ * A site is of kind heap or mmap (its flags' MT_STACK_MMAP: anonymous
+ * mappings the program made itself, stacks.h "Mapped memory"); both kinds
+ * are in every set.  An image's own peak is its total peak (heap and its
+ * own mappings), which is its heap peak when it mapped nothing itself; the
+ * tree's moments are the tree's heap and RSS peaks as before, with the
+ * mappings live then.
  *
  * Return convention: 0 or -ENOMEM.
  */
@@ -36,7 +43,7 @@ struct callsite {
 	uint32_t gen;
 	const uint32_t *frames;   /* symbols.h frame indices */
 	uint32_t nframes;
-	uint32_t flags;           /* MT_STACK_* */
+	uint32_t flags;           /* MT_STACK_*: MT_STACK_MMAP is the kind */
 	uint64_t bytes, count, var;
 };
 
@@ -50,7 +57,7 @@ struct callsite_image {
 	const struct image_view *iv;
 	struct mt_stacks_header h; /* the file's header at the end */
 	int error;                 /* the file could not be read (stackfile.h) */
-	int peak_from_live;        /* its heap peaked after its last event */
+	int peak_from_live;        /* its total peaked after its last event */
 	int peak_consistent;
 	struct callsite_set at_peak, at_exit;
 };

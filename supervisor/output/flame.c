@@ -235,6 +235,17 @@ static int flame_build(struct flame *f, const struct jsonr_value *doc,
 		}
 		f->nodes[0].bytes += (uint64_t)bytes;
 		f->nodes[at].bytes += (uint64_t)bytes;
+		/* stacks.h: anonymous mappings the program made itself stand on
+		 * a root of their own in their process ("kind": "mmap"); heap
+		 * sites ("heap", or no kind in an older stacks.json) as before */
+		const char *kind = jsonr_str(jsonr_get(site, "kind"), NULL);
+		if (kind && strcmp(kind, "mmap") == 0) {
+			if ((at = flame_child(f, at, "[mmap]", FLAME_FRAME, 0)) == FLAME_NONE) {
+				free(names);
+				return -ENOMEM;
+			}
+			f->nodes[at].bytes += (uint64_t)bytes;
+		}
 		if (!fr || fr->type != JSONR_ARRAY || fr->n == 0) {
 			at = flame_child(f, at, "[no stack: table full]", FLAME_FRAME, 0);
 			if (at == FLAME_NONE) {

@@ -40,6 +40,9 @@ static void put_set(struct jsonw *w, const struct callsite_set *s, int with_pid)
 		jsonw_array_end(w);
 		put_u(w, "bytes", c->bytes);
 		put_u(w, "samples", c->count);
+		/* stacks.h: anonymous mappings the program made, or heap */
+		jsonw_key(w, "kind");
+		jsonw_string(w, (c->flags & MT_STACK_MMAP) ? "mmap" : "heap");
 		if (c->flags & MT_STACK_CATCHALL) {
 			jsonw_key(w, "catchall");
 			jsonw_bool(w, 1);
@@ -225,7 +228,8 @@ struct stacksjson_line {
 static void stacksjson_label(const struct callsite_view *v, const struct callsite *c, char *buf,
 			     size_t cap)
 {
-	size_t o = (size_t)snprintf(buf, cap, "pid %d:", (int)c->pid);
+	size_t o = (size_t)snprintf(buf, cap, "pid %d:%s", (int)c->pid,
+				    (c->flags & MT_STACK_MMAP) ? " [mmap]" : "");
 	if (c->nframes == 0)
 		snprintf(buf + o, cap - o, " [no stack: table full]");
 	for (uint32_t j = 0; j < c->nframes && j < 3 && o < cap; j++) {
@@ -252,8 +256,11 @@ void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows)
 	const struct callsite_tree *t = &v->tree[PEAKSITES_HEAP];
 	struct stacksjson_line *lines;
 	size_t n = 0;
+	int mapped = 0;
 	if (!t->set.n || !t->set.bytes)
 		return;
+	for (size_t i = 0; i < t->set.n && !mapped; i++)
+		mapped = (t->set.v[i].flags & MT_STACK_MMAP) != 0;
 	lines = calloc(STACKSJSON_LINES, sizeof *lines);
 	if (!lines)
 		return;
@@ -278,9 +285,9 @@ void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows)
 			k--;
 		}
 	}
-	fprintf(out, "memsup: heap at the tree's heap peak (%.3f s) by call site: est. %.1f MB +- "
+	fprintf(out, "memsup: heap%s at the tree's heap peak (%.3f s) by call site: est. %.1f MB +- "
 		"%.1f MB of %.1f MB traced:\n",
-		t->at_s, (double)t->set.bytes / UNITS_MB, callsites_se(&t->set) / UNITS_MB,
+		mapped ? " and mapped memory" : "", t->at_s, (double)t->set.bytes / UNITS_MB, callsites_se(&t->set) / UNITS_MB,
 		(double)t->heap / UNITS_MB);
 	for (size_t k = 0; k < n && k < rows; k++)
 		fprintf(out, "memsup: %6.1f%% %9.1f  %s\n",

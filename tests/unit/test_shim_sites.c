@@ -1,5 +1,6 @@
 /* test_shim_sites.c: the sampled-site tables without LD_PRELOAD: samples
- * in and out, the exact peak snapshot (stacks.h "The image's peak"), the
+ * in and out, sampled mappings cut by munmap (stacks.h "Mapped memory"),
+ * the exact peak snapshot (stacks.h "The image's peak"), the
  * free filter, the queue for frees made inside the shim, and what happens
  * when the live table or the stack table is full.  The table lives in the
  * test's own memory (no MEMTRACE_DIR); block addresses are never
@@ -166,15 +167,23 @@ Test(sites, stack_index_grows_and_finds_every_stack, .timeout = 60)
 }
 
 /* The peak columns hold the set as it stood when the heap peaked. */
+/* The record's peaks as an image that maps nothing itself has them: its
+ * total peak is its heap peak (stacks.h: the snapshots follow the total). */
+static void peak(uint64_t v)
+{
+	rec->heap_peak = v;
+	rec->total_peak = v;
+}
+
 Test(sites, peak_snapshot_is_exact)
 {
 	struct mt_stacks_header *h;
 	start(1);
-	rec->heap_peak = 0;
+	peak(0);
 	sample(0x10000, 1000, 0xa1);      /* {A}, no peak rise seen yet */
 	h = sites_table();
 	cr_expect_eq(h->peak_seq, 0);
-	rec->heap_peak = 1000;            /* the heap peaks with {A} */
+	peak(1000);                    /* the heap peaks with {A} */
 	sample(0x20000, 500, 0xb2);       /* event: {A} was live at 1000 */
 	cr_expect_eq(h->peak_heap, 1000);
 	cr_expect_eq(stack_of(0xa1)->peak_bytes, 1000);
@@ -183,7 +192,7 @@ Test(sites, peak_snapshot_is_exact)
 	sites_forget((void *)0x10000);    /* no new peak: no snapshot */
 	cr_expect_eq(h->peak_seq, 2);
 	cr_expect_eq(stack_of(0xa1)->peak_bytes, 1000);
-	rec->heap_peak = 1200;            /* {B} + unsampled blocks peak higher */
+	peak(1200);                    /* {B} + unsampled blocks peak higher */
 	sites_forget((void *)0x20000);    /* event: {B} was live at 1200 */
 	cr_expect_eq(h->peak_heap, 1200);
 	cr_expect_eq(stack_of(0xa1)->peak_bytes, 0);
@@ -191,7 +200,7 @@ Test(sites, peak_snapshot_is_exact)
 	/* A rise after the last event: the live set is the peak's, and the
 	 * end of the image copies it. */
 	sample(0x30000, 700, 0xc3);
-	rec->heap_peak = 5000;
+	peak(5000);
 	cr_expect_eq(h->seen_heap_peak, 1200);
 	sites_finish(MT_STATE_EXITED);
 	cr_expect_eq(h->state, MT_STACKS_FINISHED);
@@ -328,4 +337,101 @@ Test(sites, sampling_off_makes_nothing)
 	start(0);
 	sample(0x10000, 100, 0xa1);
 	cr_expect_null(sites_table());
+}
+
+/* A sampled mapping (stacks.h, "Mapped memory") of `len` bytes at p from
+ * call site ra, as track.c hands it over: with the shim's guard held. */
+static void map_sample(uintptr_t p, uint64_t len, uint64_t weight, uintptr_t ra)
+{
+	cr_assert(shim_guard_enter());
+	sites_note_map((void *)p, len, weight, ra);
+	shim_guard_leave();
+}
+
+static void unmap(uintptr_t s, uintptr_t e)
+{
+	cr_assert(shim_guard_enter());
+	sites_note_unmap(s, e);
+	shim_guard_leave();
+}
+
+/* Mappings are sites of their own kind, apart from heap blocks at the same
+ * call site; a partial munmap keeps the rest (its share of the weight), a
+ * hole splits one in two pieces, a whole munmap takes it out, a new mapping
+ * over a sampled range ends it; free() never sees them. */
+Test(sites, mappings_are_cut_by_what_is_unmapped)
+{
+	struct mt_stacks_header *h;
+	const struct mt_stack *m;
+	start(1);
+	sample(0x10000, 100, 0xa1);
+	map_sample(0x100000, 0x10000, 0x10000, 0xa1); /* same call site, kind mmap */
+	h = sites_table();
+	cr_assert_eq(h->stack_count, 3, "a heap stack and a mapping stack");
+	m = mt_stacks_stack(h, 2);
+	cr_expect(m->flags & MT_STACK_MMAP);
+	cr_expect(!(mt_stacks_stack(h, 1)->flags & MT_STACK_MMAP));
+	cr_expect_eq(m->live_bytes, 0x10000);
+	cr_expect_eq(h->map_samples, 1);
+	cr_expect(!sites_maybe((void *)0x100000), "no filter bit: free() never looks");
+	sites_forget((void *)0x100000);            /* a free of its address: nothing */
+	cr_expect_eq(m->live_bytes, 0x10000);
+
+	unmap(0x100000, 0x104000);                  /* the head: a quarter */
+	cr_expect_eq(m->live_bytes, 0xc000);
+	cr_expect_eq(m->live_count, 1);
+	unmap(0x108000, 0x10c000);                  /* a hole: two pieces */
+	cr_expect_eq(m->live_bytes, 0x8000);
+	cr_expect_eq(m->live_count, 2);
+	cr_expect_eq(h->map_cuts, 2);
+	unmap(0x0f0000, 0x10a000);                  /* the first piece, and around it */
+	cr_expect_eq(m->live_bytes, 0x4000);
+	cr_expect_eq(m->live_count, 1);
+	cr_expect_eq(h->map_unmaps, 1);
+	/* a mapping over the rest (MAP_FIXED) ends it */
+	map_sample(0x10c000, 0x2000, 0x2000, 0xb2);
+	cr_expect_eq(m->live_bytes, 0x2000);
+	unmap(0x10e000, 0x110000);
+	cr_expect_eq(m->live_bytes, 0, "%lu", (unsigned long)m->live_bytes);
+	cr_expect_eq(m->live_count, 0);
+	cr_expect_eq(stack_of(0xb2)->live_bytes, 0x2000);
+	cr_expect_eq(m->total_bytes, 0x10000, "total: what was sampled");
+	cr_expect_eq(stack_of(0xa1)->live_bytes, 100, "the heap block is untouched");
+}
+
+/* A piece counts for its share of the sample's weight (unbiased at any
+ * interval): a mapping of 4 pages counting for 10 pages keeps 5 for its
+ * half, and the variance goes with the square of the share. */
+Test(sites, mapping_pieces_keep_their_share_of_the_weight)
+{
+	const struct mt_stack *m;
+	start(1 << 20);
+	map_sample(0x200000, 0x4000, 0xa000, 0xc3);
+	m = stack_of(0xc3);
+	cr_expect_eq(m->live_bytes, 0xa000);
+	uint64_t var = m->live_var;
+	cr_expect_gt(var, 0);
+	unmap(0x202000, 0x204000);
+	cr_expect_eq(m->live_bytes, 0x5000);
+	cr_expect(m->live_var >= var / 4 - 1 && m->live_var <= var / 4 + 1, "%lu of %lu",
+		  (unsigned long)m->live_var, (unsigned long)var);
+}
+
+/* The peak columns follow the total peak (heap + mappings): a mapping's
+ * rise is a peak the heap alone never had. */
+Test(sites, mappings_make_the_total_peak)
+{
+	struct mt_stacks_header *h;
+	start(1);
+	peak(1000);
+	sample(0x10000, 1000, 0xa1);
+	map_sample(0x300000, 0x10000, 0x10000, 0xd4);
+	h = sites_table();
+	rec->total_peak = 1000 + 0x10000;          /* then the mapping is counted */
+	unmap(0x300000, 0x310000);                  /* event: both were live at the peak */
+	cr_expect_eq(h->peak_total, 1000 + 0x10000);
+	cr_expect_eq(h->peak_heap, 1000);
+	cr_expect_eq(stack_of(0xd4)->peak_bytes, 0x10000);
+	cr_expect_eq(stack_of(0xa1)->peak_bytes, 1000);
+	cr_expect_eq(stack_of(0xd4)->live_bytes, 0);
 }

@@ -391,6 +391,30 @@ Test(shim_stacks, standalone_summary_names_the_sites, .timeout = 60)
 	shim_done(&r);
 }
 
+/* Mapped memory (stacks.h, "Mapped memory"): map_sites's own anonymous
+ * mappings are sites of their own kind in the standalone summary, "[mmap]"
+ * before the frames, at the image's heap+mmap peak; with every mapping
+ * sampled each function's line is its mapped length (map_sites 20: 12, 6,
+ * 2 MB in pieces, 3 MB grown by mremap, 2 MB left of a region cut twice). */
+Test(shim_stacks, standalone_summary_names_mapping_sites, .timeout = 60)
+{
+	const char *argv[] = { "map_sites", "20", NULL };
+	const char *every[] = { "MEMTRACE_SAMPLE_BYTES=1", NULL };
+	struct shim_run r;
+	shim_run(&r, argv, every, SHIM_NO_DIR);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "memtrace:   heap and mappings by call site, at the "
+					 "heap+mmap peak (every block sampled): "),
+			   "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "  [mmap] hold_sixty < main"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "  [mmap] hold_grown < main"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "  [mmap] hold_partial < main"), "%s", r.err);
+	cr_expect_null(strstr(r.err, "drop_early"), "unmapped before the peak: %s", r.err);
+	/* the heap block is no mapping */
+	cr_expect_null(strstr(r.err, "[mmap] main"), "%s", r.err);
+	shim_done(&r);
+}
+
 /* A standalone tree's table (two images): the listed images' sites, each
  * at its own peak, in the same summary; the tree's directory, with its
  * stacks files, removed. */
