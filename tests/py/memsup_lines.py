@@ -20,12 +20,12 @@ ARG = sys.argv[3] if len(sys.argv) > 3 else None
 st = json.load(open(os.path.join(d, 'stacks.json')))
 frames, modules = st['frames'], st['modules']
 truth = {}
-for m in re.finditer(r'site=(\w+) line=(\d+) bytes=(\d+)(?: caller=(\w+) caller_line=(\d+))?',
+for m in re.finditer(r'site=(.+?) line=(\d+) bytes=(\d+)(?: caller=(\w+) caller_line=(\d+))?\n',
                      open(os.path.join(d, 'stdout.log')).read()):
     truth[m.group(1)] = {'line': int(m.group(2)), 'bytes': int(m.group(3)),
                          'caller': m.group(4),
                          'caller_line': int(m.group(5)) if m.group(5) else None}
-assert len(truth) == 5, truth
+assert len(truth) == (1 if CHECK == 'cxx_names_are_demangled' else 5), truth
 assert st['sample_bytes'] == 1, st['sample_bytes']
 images = [i for i in st['images'] if i['error'] is None]
 assert len(images) == 1, st['images']
@@ -150,6 +150,21 @@ def without_addr2line_names_stay_functions():
     site_of('site_inl')
     folded = open(os.path.join(d, 'flame.folded')).read()
     assert ';site_big ' in folded, folded
+
+
+def cxx_names_are_demangled():
+    fn = 'store::Pool<int>::grow(unsigned long)'
+    t = truth[fn]
+    s = site_of('operator new(unsigned long)')
+    new, grow = frames[s['frames'][0]], frames[s['frames'][1]]
+    print(new, grow, t)
+    # operator new from libstdc++ without its DWARF: demangled all the same
+    assert modules[new['module']]['path'].split('/')[-1].startswith('libstdc++'), new
+    assert grow['function'] == fn, grow
+    assert grow['file'].endswith('/lines_cxx.cc') and grow['line'] == t['line'], (grow, t)
+    assert s['bytes'] == t['bytes'], (s, t)
+    folded = open(os.path.join(d, 'flame.folded')).read()
+    assert ';%s (lines_cxx.cc:%d);operator new(unsigned long) ' % (fn, t['line']) in folded, folded
 
 
 globals()[CHECK]()

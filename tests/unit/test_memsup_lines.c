@@ -178,3 +178,20 @@ Test(memsup_lines, addr2line_not_in_path, .timeout = 120)
 	check(&r, "without_addr2line_names_stay_functions", NULL);
 	done(&r);
 }
+
+/* C++: a member function of a class template in a namespace, from its
+ * DWARF, and libstdc++'s operator new from its symbols alone, both
+ * demangled (tests/progs/lines_cxx.cc, built here with g++ -g). */
+Test(memsup_lines, cxx_names_are_demangled, .timeout = 120)
+{
+	struct sup_run r;
+	char src[PATH_MAX];
+	if (system("command -v g++ >/dev/null 2>&1") != 0)
+		cr_skip_test("g++ is not installed");
+	snprintf(src, sizeof src, "%s/tests/progs/lines_cxx.cc", env_or_skip("MT_SRCDIR"));
+	tmp_make(&r);
+	shell(&r, "g++ -g -O2 -fno-omit-frame-pointer -o lines_cxx '%s'", src);
+	run_lines(&r, sup_tmp_path(&r, "lines_cxx"), NULL);
+	check(&r, "cxx_names_are_demangled", NULL);
+	done(&r);
+}
