@@ -5,11 +5,13 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analyze/addr2line.h"
@@ -163,30 +165,6 @@ static int addr2line_input(const uint64_t *addrs, size_t n)
 	return fd;
 }
 
-/* In the child: stdin, stdout and stderr set, signals as at memsup's
- * start, then the tool; an exec failure's errno goes up the report pipe. */
-static _Noreturn void addr2line_child(const char *tool, char *const argv[], int in, int out,
-				      int report)
-{
-	sigset_t none;
-	int null = open("/dev/null", O_WRONLY | O_CLOEXEC), e;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* memsup ignores these (main.c); an exec keeps an ignored signal so */
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGXFSZ, SIG_DFL);
-	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
-	    (null >= 0 && dup2(null, STDERR_FILENO) < 0)) {
-		e = errno;
-	} else {
-		execv(tool, argv);
-		e = errno;
-	}
-	while (write(report, &e, sizeof e) < 0 && errno == EINTR) {
-	}
-	_exit(127);
-}
-
 /* Reads fd to its end into *text until the deadline: 0, -ETIMEDOUT, -E2BIG,
  * -ENOMEM, -errno. */
 static int addr2line_read(int fd, uint64_t deadline_ns, char **text, size_t *len)
@@ -226,12 +204,37 @@ static int addr2line_read(int fd, uint64_t deadline_ns, char **text, size_t *len
 	return 0;
 }
 
+/* Waits for pid until the deadline, then kills it: its exit status, or -1
+ * when it had to be killed. */
+static int addr2line_reap(pid_t pid, uint64_t deadline_ns)
+{
+	int status;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (clock_mono_ns() >= deadline_ns)
+			break;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+	}
+	return -1;
+}
+
 int addr2line_run(const char *tool, const char *file, const uint64_t *addrs, size_t n,
 		  int inlines, uint64_t deadline_ns, struct addr2line_result *out)
 {
 	char *argv[] = { (char *)tool, "-a", "-f", "-C", inlines ? "-i" : "-f", "-e", (char *)file,
 			 NULL };
-	int pout[2], prep[2], in, rc, status, e = 0;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, dfl;
+	int pout[2], in, rc, status;
 	char *text = NULL;
 	size_t len;
 	pid_t pid;
@@ -243,42 +246,55 @@ int addr2line_run(const char *tool, const char *file, const uint64_t *addrs, siz
 		close(in);
 		return rc;
 	}
-	if (pipe2(prep, O_CLOEXEC) < 0) {
-		rc = -errno;
+	/* posix_spawn: no copy of memsup's page tables (it may be large at
+	 * the end of a big run), and an exec failure is its return value.
+	 * The tool starts with memsup's signals unblocked and the ones memsup
+	 * ignores (main.c) at their defaults. */
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGXFSZ);
+	if ((rc = posix_spawn_file_actions_init(&fa)) != 0) {
 		close(in);
 		close(pout[0]);
 		close(pout[1]);
-		return rc;
+		return -rc;
 	}
-	pid = fork();
-	if (pid == 0)
-		addr2line_child(tool, argv, in, pout[1], prep[1]);
-	rc = pid < 0 ? -errno : 0;
+	if ((rc = posix_spawnattr_init(&attr)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		close(in);
+		close(pout[0]);
+		close(pout[1]);
+		return -rc;
+	}
+	rc = posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, pout[1], STDOUT_FILENO);
+	if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&attr, &none);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&attr, &dfl);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (!rc)
+		rc = posix_spawn(&pid, tool, &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
 	close(in);
 	close(pout[1]);
-	close(prep[1]);
-	if (pid < 0) {
+	if (rc) {
 		close(pout[0]);
-		close(prep[0]);
-		return rc;
+		return rc == ENOENT || rc == EACCES || rc == ENOEXEC ? -ENOENT : -rc;
 	}
-	/* EOF at once when the exec succeeded (the pipe is close-on-exec) */
-	ssize_t got;
-	do
-		got = read(prep[0], &e, sizeof e);
-	while (got < 0 && errno == EINTR);
-	close(prep[0]);
-	if (got == (ssize_t)sizeof e)
-		rc = -ENOENT;
-	else
-		rc = addr2line_read(pout[0], deadline_ns, &text, &len);
+	rc = addr2line_read(pout[0], deadline_ns, &text, &len);
 	close(pout[0]);
-	if (rc < 0)
-		kill(pid, SIGKILL); /* it may be stuck: the deadline holds */
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-	}
-	if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-		rc = -EPROTO;
+	/* it closed its output (or the deadline passed): it has the rest of
+	 * the deadline to exit */
+	status = addr2line_reap(pid, rc < 0 ? 0 : deadline_ns);
+	if (rc == 0 && !(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		rc = status < 0 ? -ETIMEDOUT : -EPROTO;
 	if (rc == 0 && (rc = addr2line_parse(text, addrs, n, out)) == 0)
 		out->text = text;
 	else

@@ -7,14 +7,17 @@
  * interleave with the reader, no deadlock on full pipes) and writes, for
  * each, the address, then a function line and a "file:line" line per
  * frame, innermost first (-i: the functions inlined at that address, then
- * the one they were inlined into).  Its stderr goes to /dev/null.  It runs
- * with memsup's signals unblocked and the signals memsup ignores at their
- * defaults, and is killed when the deadline passes.
+ * the one they were inlined into).  Its stderr goes to /dev/null.  It is
+ * started with posix_spawn (no copy of a large memsup's page tables; an
+ * exec failure is the call's own error), with memsup's signals unblocked
+ * and the signals memsup ignores at their defaults, and is killed when
+ * the deadline passes, whether it is still writing or has closed its
+ * output and not exited.
  *
  * The tool: $MEMSUP_ADDR2LINE when set (a path, or a name looked up in
  * PATH; empty: none), else `addr2line` in PATH.
  *
- * Not thread-safe (it forks).  Return convention: 0, -ENOENT (no tool, or
+ * Not thread-safe (it reaps its child by pid).  Return convention: 0, -ENOENT (no tool, or
  * it could not be executed), -ETIMEDOUT, -EPROTO (it failed, or answered
  * what was not asked), -ENOMEM, or another -errno of fork, pipe, memfd.
  */

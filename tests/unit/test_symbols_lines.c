@@ -126,6 +126,10 @@ Test(symbols_lines, runner_says_missing_failed_and_hung_tools, .timeout = 30)
 	cr_expect_eq(addr2line_run(script("hangs", "exec sleep 600"), "/bin/sh", addrs, 1, 1,
 				   clock_mono_ns() + 300000000u, &r),
 		     -ETIMEDOUT);
+	/* closes its output at once and never exits: killed all the same */
+	cr_expect_eq(addr2line_run(script("lingers", "exec >&-; exec sleep 600"), "/bin/sh", addrs,
+				   1, 1, clock_mono_ns() + 300000000u, &r),
+		     -ETIMEDOUT);
 	/* a well-behaved fake: reads the addresses from stdin, in order */
 	const char *echo = script("echoes", "while read a; do echo $a; echo fn_$a; echo f.c:12; done");
 	const uint64_t two[] = { 0x10, 0xabc };
