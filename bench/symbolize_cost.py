@@ -13,8 +13,9 @@ large traced workload in two modes, interleaved, --reps times:
 
 and reports, medians per mode: `finish` (the seconds memsup ran after the
 command: the record's wall_s against memsup's own wall), memsup's own CPU in
-that end phase (`perf stat --no-inherit -e task-clock` of memsup, minus the
-record's memsup_cpu_s, taken when the run's loop ended), the CPU of the
+that end phase (its utime + stime from /proc/PID/stat once it has exited,
+before it is reaped, minus the record's memsup_cpu_s, taken when the run's
+loop ended; 10 ms ticks), the CPU of the
 addr2line runs and their count, and what the run's stacks.json holds
 (modules with frames, modules whose lines were read, frames, frames with a
 line).
@@ -27,8 +28,7 @@ Works (--work, comma-separated):
   images   2,000 runs of tests/progs/lines_sites (built with -g): 2,000
            images, one module with DWARF in the file
 
-Run it through scripts/pids-guard.sh.  Needs perf (task-clock only: a VM
-without hardware counters will do), addr2line, and a build tree
+Run it through scripts/pids-guard.sh.  Needs addr2line and a build tree
 (--builddir, default the source tree).
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
@@ -54,28 +54,26 @@ def seconds(t):
     return int(m) * 60 + float(s)
 
 
-def run(memsup, out, cmd, cwd, env, perf_csv):
-    argv = ["perf", "stat", "--no-inherit", "-e", "task-clock", "-x,", "-o", str(perf_csv),
-            "--", str(memsup), "-q", "-o", str(out), "--"] + cmd
+def run(memsup, out, cmd, cwd, env):
+    """memsup on cmd; its own CPU (every thread, not its children's) read
+    from /proc/PID/stat once it has exited and before it is reaped."""
+    argv = [str(memsup), "-q", "-o", str(out), "--"] + cmd
     t0 = time.monotonic()
-    done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
     wall = time.monotonic() - t0
-    if done.returncode != 0:
-        raise SystemExit(f"{cmd[:4]}... under memsup exited {done.returncode}: "
-                         f"{done.stderr[-2000:]}")
-    task_ms = None
-    for line in perf_csv.read_text().splitlines():
-        f = line.split(",")
-        if len(f) > 2 and f[2].startswith("task-clock"):
-            task_ms = float(f[0])
+    f = Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    own_cpu = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    if p.wait() != 0:
+        raise SystemExit(f"{cmd[:4]}... under memsup exited {p.returncode}")
     rec = json.loads((out / "resources.json").read_text())
     st = json.loads((out / "stacks.json").read_text())
     mods = [m for m in st["modules"] if m.get("frames")]
     return {
         "wall": wall,
         "finish": wall - rec["wall_s"],
-        "end_cpu": task_ms / 1000 - rec["memsup_cpu_s"] if task_ms is not None else None,
+        "end_cpu": own_cpu - rec["memsup_cpu_s"],
         "modules": len(mods),
         "read": sum(1 for m in mods if m.get("lines") == "read"),
         "frames": len(st["frames"]),
@@ -96,8 +94,8 @@ def main():
     builddir = benchlib.find_builddir(args.builddir)
     memsup = benchlib.memsup_path(builddir)
     a2l = shutil.which("addr2line")
-    if not a2l or not shutil.which("perf"):
-        raise SystemExit("symbolize_cost.py needs addr2line (binutils) and perf")
+    if not a2l:
+        raise SystemExit("symbolize_cost.py needs addr2line (binutils)")
     tmp = Path(tempfile.mkdtemp(prefix="memtrace-symbolize-"))
     wrapper = tmp / "addr2line-timed"
     wrapper.write_text(WRAPPER.format(a2l=a2l))
@@ -144,7 +142,7 @@ def main():
                     env["A2L_LOG"] = str(log)
                     env["MEMSUP_ADDR2LINE"] = str(wrapper) if mode == "lines" else ""
                     out = tmp / f"ev-{work}-{rep}-{mode.replace(' ', '_')}"
-                    r = run(memsup, out, cmd, cwd, env, tmp / "perf.csv")
+                    r = run(memsup, out, cmd, cwd, env)
                     lines = [l.split() for l in log.read_text().splitlines() if l.strip()]
                     lines = lines[1::2]  # the children's line of each `times`
                     r["a2l_runs"] = len(lines)

@@ -224,10 +224,10 @@ static int symbols_ask(struct symbols *s, struct symbols_module *m, const char *
 		return 0;
 	}
 	for (size_t j = 0; j < n && !rc; j++) {
-		const struct addr2line_frame *a = &r.frames[r.first[j]];
 		uint32_t c = r.count[j];
 		if (!c)
-			continue;
+			continue; /* (frames may be NULL when no answer has one) */
+		const struct addr2line_frame *a = &r.frames[r.first[j]];
 		if (inlines) {
 			rc = symbols_take_answer(s, (uint32_t)which[j], a, c);
 		} else if (a[c - 1].function) {
