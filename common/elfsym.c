@@ -132,6 +132,49 @@ static int elfsym_shdr(const struct elfsym *e, unsigned i, Elf64_Shdr *sh)
 	return elfsym_read_all(e, sh, sizeof *sh, e->shoff + (uint64_t)i * sizeof *sh);
 }
 
+int elfsym_section(const struct elfsym *e, const char *name, struct elfsym_section *out)
+{
+	Elf64_Shdr strs, sh;
+	size_t len = strlen(name);
+	char buf[64];
+	int rc;
+	if (len + 1 > sizeof buf)
+		return -ENOENT;
+	if (!e->shnum || (rc = elfsym_shdr(e, e->shstrndx, &strs)) != 0)
+		return e->shnum ? rc : -ENOENT;
+	for (unsigned i = 1; i < e->shnum; i++) {
+		if ((rc = elfsym_shdr(e, i, &sh)) != 0)
+			return rc;
+		if (sh.sh_name >= strs.sh_size || strs.sh_size - sh.sh_name < len + 1)
+			continue;
+		if ((rc = elfsym_read_all(e, buf, len + 1, strs.sh_offset + sh.sh_name)) != 0)
+			return rc;
+		if (memcmp(buf, name, len + 1) != 0)
+			continue;
+		out->offset = sh.sh_offset;
+		out->size = sh.sh_size;
+		out->type = sh.sh_type;
+		out->flags = sh.sh_flags;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int elfsym_build_id_sections(const struct elfsym *e, uint8_t *out, size_t cap)
+{
+	for (unsigned i = 1; i < e->shnum; i++) {
+		Elf64_Shdr sh;
+		int rc = elfsym_shdr(e, i, &sh);
+		if (rc)
+			return rc;
+		if (sh.sh_type != SHT_NOTE || sh.sh_size > (1u << 20))
+			continue;
+		if ((rc = elfsym_notes(e, sh.sh_offset, sh.sh_size, out, cap)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* The first query at or above addr. */
 static size_t elfsym_lower(const struct elfsym_query *q, size_t n, uint64_t addr)
 {

@@ -44,6 +44,22 @@ int elfsym_file_vaddr(const struct elfsym *e, uint64_t off, uint64_t *vaddr);
  * segment lies at its p_vaddr from there; otherwise file offsets. */
 int elfsym_build_id(const struct elfsym *e, int mapped, uint8_t *out, size_t cap);
 
+/* A section found by name (elfsym_section). */
+struct elfsym_section {
+	uint64_t offset, size;    /* in the file */
+	uint32_t type;            /* SHT_*: SHT_NOBITS has no bytes in the file */
+	uint64_t flags;           /* SHF_*: SHF_COMPRESSED for zlib/zstd debug */
+};
+
+/* The first section named `name` (".debug_line", ".gnu_debuglink"): 0, or
+ * -ENOENT when there is none, -ENOEXEC / -errno. */
+int elfsym_section(const struct elfsym *e, const char *name, struct elfsym_section *out);
+
+/* The NT_GNU_BUILD_ID note of the file's SHT_NOTE sections (a separate
+ * debug file's program headers need not point at its notes): as
+ * elfsym_build_id. */
+int elfsym_build_id_sections(const struct elfsym *e, uint8_t *out, size_t cap);
+
 struct elfsym_query {
 	uint64_t addr;        /* in: a virtual address of the file */
 	uint64_t sym_value;   /* out: the symbol's start (when found) */

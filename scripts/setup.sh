@@ -14,10 +14,14 @@ cd "$top"
 # (libclang_rt.fuzzer: libclang-rt-14-dev on Debian 12) for scripts/fuzz.sh;
 # threaded real programs and another allocator for the shim's thread tests
 # (xz, zstd, pigz, jemalloc); groff for the man pages' lint (tests/man_lint.sh);
-# tmux and less for memsup at a real terminal (tests/terminal.sh).
+# tmux and less for memsup at a real terminal (tests/terminal.sh); binutils
+# (addr2line, objcopy) for the call sites' file:line, libc6-dbg for a libc
+# frame named through its build-id debug file, g++ for a C++ name demangled
+# (tests/unit/test_memsup_lines.c).
 packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev
           python3 perl git valgrind clang libclang-rt-14-dev
-          xz-utils zstd pigz libjemalloc2 groff-base tmux less)
+          xz-utils zstd pigz libjemalloc2 groff-base tmux less
+          binutils libc6-dbg g++)
 missing=()
 for pkg in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' \

@@ -5,7 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/addr2line.h"
 #include "analyze/symbols.h"
+#include "clock.h"
 #include "elfsym.h"
 #include "grow.h"
 
@@ -68,6 +70,8 @@ static int symbols_rehash(struct symbols *s)
 	if (!idx)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_frames; i++) {
+		if (s->frames[i].flags & SYMBOLS_FRAME_EXPANDED)
+			continue; /* reached through its innermost frame */
 		size_t k = symbols_hash(s->frames[i].module, s->frames[i].file_offset) & (cap - 1);
 		while (idx[k])
 			k = (k + 1) & (cap - 1);
@@ -95,7 +99,8 @@ int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64
 	if (s->n_frames >= UINT32_MAX - 1 ||
 	    grow_array((void **)&s->frames, &s->cap_frames, s->n_frames + 1, sizeof *s->frames) < 0)
 		return -ENOMEM;
-	s->frames[s->n_frames] = (struct symbols_frame){ module, off, 0, NULL };
+	s->frames[s->n_frames] = (struct symbols_frame){ module, off, 0, NULL, NULL, 0, 0,
+							 SYMBOLS_NO_FRAME };
 	s->index[k] = (uint32_t)s->n_frames + 1;
 	return (int64_t)s->n_frames++;
 }
@@ -130,12 +135,160 @@ static const char *symbols_name(struct symbols *s, const char *name)
 	return d;
 }
 
+/* ---- source lines: addr2line over the module's DWARF ------------------------- */
+
+/* A copy of an expanded frame: `outer` of frame `at` becomes a new frame
+ * at the same address.  Its index, or -ENOMEM. */
+static int64_t symbols_expand(struct symbols *s, uint32_t at)
+{
+	if (s->n_frames >= UINT32_MAX - 1 ||
+	    grow_array((void **)&s->frames, &s->cap_frames, s->n_frames + 1, sizeof *s->frames) < 0)
+		return -ENOMEM;
+	struct symbols_frame *f = &s->frames[s->n_frames];
+	*f = s->frames[at];
+	f->function = NULL;
+	f->file = NULL;
+	f->line = 0;
+	f->flags = SYMBOLS_FRAME_EXPANDED;
+	f->outer = SYMBOLS_NO_FRAME;
+	s->frames[at].outer = (uint32_t)s->n_frames;
+	return (int64_t)s->n_frames++;
+}
+
+/* Frame fi as the answer's frames a[0..c), innermost first: fi becomes
+ * a[0], and the functions it was inlined into follow it through `outer`. */
+static int symbols_take_answer(struct symbols *s, uint32_t fi, const struct addr2line_frame *a,
+			       uint32_t c)
+{
+	const char *symtab = s->frames[fi].function; /* the called function's ELF name */
+	uint32_t at = fi;
+	for (uint32_t k = 0; k < c; k++) {
+		const char *fn = a[k].function, *file = a[k].file;
+		if (k > 0) {
+			int64_t x = symbols_expand(s, at);
+			if (x < 0)
+				return (int)x;
+			s->frames[at].flags |= SYMBOLS_FRAME_INLINED;
+			at = (uint32_t)x;
+		}
+		if (fn && !(fn = symbols_name(s, fn)))
+			return -ENOMEM;
+		if (file && !(file = symbols_name(s, file)))
+			return -ENOMEM;
+		/* DWARF's name where it has one (demangled, without the
+		 * .constprop/.isra suffix of a clone), else the symbol's for
+		 * the function that was called */
+		s->frames[at].function = fn ? fn : k == c - 1 ? symtab : NULL;
+		s->frames[at].file = file;
+		s->frames[at].line = file ? a[k].line : 0;
+	}
+	return 0;
+}
+
+static int symbols_tool(struct symbols *s)
+{
+	if (!s->tool_looked) {
+		s->tool_looked = 1;
+		if (!addr2line_tool(s->tool, sizeof s->tool, &s->no_tool))
+			s->tool[0] = '\0';
+	}
+	return s->tool[0] != '\0';
+}
+
+/* Runs addr2line on `file` for the call addresses addr[j] of frames
+ * which[j]: with inlines, every answer; without, the function names only
+ * (demangled).  The module's lines state on failure. */
+static int symbols_ask(struct symbols *s, struct symbols_module *m, const char *file,
+		       const uint64_t *addr, const size_t *which, size_t n, int inlines)
+{
+	struct addr2line_result r;
+	uint64_t now = clock_mono_ns();
+	int rc;
+	if (!s->deadline_ns)
+		s->deadline_ns = now + SYMBOLS_BUDGET_NS;
+	if (!symbols_tool(s)) {
+		m->lines = SYMBOLS_LINES_NO_TOOL;
+		return 0;
+	}
+	if (now >= s->deadline_ns) {
+		m->lines = SYMBOLS_LINES_TIMEOUT;
+		return 0;
+	}
+	rc = addr2line_run(s->tool, file, addr, n, inlines, s->deadline_ns, &r);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0) {
+		m->lines = rc == -ETIMEDOUT ? SYMBOLS_LINES_TIMEOUT
+			   : rc == -ENOENT  ? SYMBOLS_LINES_NO_TOOL
+					    : SYMBOLS_LINES_FAILED;
+		return 0;
+	}
+	for (size_t j = 0; j < n && !rc; j++) {
+		uint32_t c = r.count[j];
+		if (!c)
+			continue; /* (frames may be NULL when no answer has one) */
+		const struct addr2line_frame *a = &r.frames[r.first[j]];
+		if (inlines) {
+			rc = symbols_take_answer(s, (uint32_t)which[j], a, c);
+		} else if (a[c - 1].function) {
+			const char *fn = symbols_name(s, a[c - 1].function);
+			if (!fn)
+				rc = -ENOMEM;
+			s->frames[which[j]].function = fn;
+		}
+	}
+	addr2line_free(&r);
+	if (inlines && !rc)
+		m->lines = SYMBOLS_LINES_READ;
+	return rc;
+}
+
+/* The lines of module m's frames which[j], at call addresses addr[j]. */
+static int symbols_lines(struct symbols *s, struct symbols_module *m, const struct elfsym *e,
+			 const uint64_t *addr, const size_t *which, size_t n)
+{
+	int mangled = 0;
+	if (!n)
+		return 0; /* no frame to name: not even looked for (a build maps
+			     many modules no sample falls in) */
+	if (debugfile_find(m->path, e, m->build_id, m->build_id_len, NULL, &m->debug) < 0) {
+		m->lines = SYMBOLS_LINES_NO_DEBUG;
+		return 0;
+	}
+	switch (m->debug.how) {
+	case DEBUGFILE_IN_FILE:
+	case DEBUGFILE_BUILD_ID:
+	case DEBUGFILE_DEBUGLINK:
+		return symbols_ask(s, m, m->debug.path, addr, which, n, 1);
+	case DEBUGFILE_MISMATCH:
+		m->lines = SYMBOLS_LINES_MISMATCH;
+		break;
+	case DEBUGFILE_NONE:
+		m->lines = SYMBOLS_LINES_NO_DEBUG;
+		break;
+	}
+	/* no lines, but C++ names read better demangled */
+	for (size_t j = 0; j < n && !mangled; j++) {
+		const char *fn = s->frames[which[j]].function;
+		mangled = fn && fn[0] == '_' && fn[1] == 'Z';
+	}
+	if (mangled) {
+		enum symbols_lines keep = m->lines;
+		int rc = symbols_ask(s, m, m->path, addr, which, n, 0);
+		m->lines = keep;
+		return rc;
+	}
+	return 0;
+}
+
 /* The frames of module mi, named from its file. */
 static int symbols_read_module(struct symbols *s, uint32_t mi)
 {
 	struct symbols_module *m = &s->modules[mi];
-	struct elfsym_query *q;
-	size_t *which, nq = 0, n = 0;
+	struct elfsym_query *q = NULL;
+	struct elfsym_section symtab;
+	size_t *which = NULL, nq = 0, n = 0;
+	uint64_t *addr = NULL;
 	struct elfsym e;
 	uint8_t id[MT_STACKS_BUILD_ID_BYTES];
 	int fd, rc = 0, idlen;
@@ -159,20 +312,20 @@ static int symbols_read_module(struct symbols *s, uint32_t mi)
 		m->state = SYMBOLS_CHANGED;
 		goto out;
 	}
+	m->stripped = elfsym_section(&e, ".symtab", &symtab) != 0;
 	for (size_t i = 0; i < s->n_frames; i++)
 		n += s->frames[i].module == mi;
 	q = calloc(n ? n : 1, sizeof *q);
 	which = calloc(n ? n : 1, sizeof *which);
-	if (!q || !which) {
-		free(q);
-		free(which);
+	addr = calloc(n ? n : 1, sizeof *addr);
+	if (!q || !which || !addr) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < s->n_frames; i++) {
 		struct symbols_frame *f = &s->frames[i];
 		uint64_t va;
-		if (f->module != mi || f->file_offset == 0)
+		if (f->module != mi || f->file_offset == 0 || (f->flags & SYMBOLS_FRAME_EXPANDED))
 			continue;
 		/* the call instruction's address: the byte before the return */
 		if (elfsym_file_vaddr(&e, f->file_offset - 1, &va) != 0)
@@ -184,20 +337,27 @@ static int symbols_read_module(struct symbols *s, uint32_t mi)
 	}
 	if (nq > 1) /* q may be NULL for none */
 		qsort(q, nq, sizeof *q, symbols_by_addr);
-	for (size_t j = 0; j < nq; j++)
+	for (size_t j = 0; j < nq; j++) {
 		which[j] = (size_t)q[j].sym_size;
+		addr[j] = q[j].addr;
+	}
 	if (elfsym_resolve(&e, q, nq) != 0) {
 		m->state = SYMBOLS_NO_SYMBOLS;
 	} else {
 		char name[512];
 		m->state = SYMBOLS_NAMED;
 		for (size_t j = 0; j < nq; j++)
-			if (q[j].found && elfsym_name(&e, &q[j], name, sizeof name) > 0)
-				s->frames[which[j]].function = symbols_name(s, name);
+			if (q[j].found && elfsym_name(&e, &q[j], name, sizeof name) > 0 &&
+			    !(s->frames[which[j]].function = symbols_name(s, name))) {
+				rc = -ENOMEM;
+				goto out;
+			}
 	}
+	rc = symbols_lines(s, m, &e, addr, which, nq);
+out:
 	free(q);
 	free(which);
-out:
+	free(addr);
 	close(fd);
 	return rc;
 }
@@ -210,6 +370,20 @@ int symbols_resolve(struct symbols *s)
 			if (rc < 0)
 				return rc;
 		}
+	/* what the record says of each module's frames */
+	for (uint32_t i = 0; i < s->n_modules; i++) {
+		struct symbols_module *m = &s->modules[i];
+		m->n_frames = m->n_unnamed = m->n_no_line = 0;
+	}
+	for (size_t i = 0; i < s->n_frames; i++) {
+		const struct symbols_frame *f = &s->frames[i];
+		if (f->module == SYMBOLS_NO_MODULE || f->module >= s->n_modules)
+			continue;
+		struct symbols_module *m = &s->modules[f->module];
+		m->n_frames++;
+		m->n_unnamed += !f->function;
+		m->n_no_line += !f->file || !f->line;
+	}
 	return 0;
 }
 
@@ -218,4 +392,29 @@ const char *symbols_state_name(enum symbols_state st)
 	static const char *const names[] = { "unread", "named", "missing", "not_elf",
 					     "changed", "no_symbols", "no_file" };
 	return (unsigned)st < sizeof names / sizeof names[0] ? names[st] : "?";
+}
+
+const char *symbols_lines_name(enum symbols_lines l)
+{
+	static const char *const names[] = { "not_read", "read", "no_debug_info",
+					     "debug_file_mismatch", "no_addr2line",
+					     "addr2line_failed", "addr2line_timeout" };
+	return (unsigned)l < sizeof names / sizeof names[0] ? names[l] : "?";
+}
+
+const char *symbols_module_why(const struct symbols_module *m)
+{
+	if (!m->n_unnamed && !m->n_no_line)
+		return NULL;
+	if (m->state != SYMBOLS_NAMED && m->state != SYMBOLS_NO_SYMBOLS)
+		return symbols_state_name(m->state);
+	switch (m->lines) {
+	case SYMBOLS_LINES_READ:
+		/* its DWARF does not cover them (assembly, PLT stubs) */
+		return "not_in_debug_info";
+	case SYMBOLS_LINES_NO_DEBUG:
+		return m->stripped ? "stripped" : "no_debug_info";
+	default:
+		return symbols_lines_name(m->lines);
+	}
 }

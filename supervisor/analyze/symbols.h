@@ -10,7 +10,21 @@
  * symbols (.symtab, else .dynsym) looked up for all its frames in one
  * pass.  A frame in no module (JIT code) keeps its absolute address.
  *
- * Not thread-safe.  Return convention: 0 or -ENOMEM.
+ * Then source lines: each module's DWARF is found where debuggers look
+ * (debugfile.h: the file itself, /usr/lib/debug/.build-id/, its
+ * .gnu_debuglink) and addr2line (addr2line.h) is run once per module with
+ * all its frames' call addresses (the byte before each return address).
+ * It gives each frame its file and line and, where functions were
+ * inlined at that address, the chain of them: the frame interned by pc
+ * becomes the innermost inlined function (SYMBOLS_FRAME_INLINED) and
+ * `outer` links the frames it was inlined into, the last the function
+ * that was really called; C++ names come demangled.  A module without
+ * DWARF whose symbols are mangled C++ names has addr2line demangle them.
+ * Every module says in `lines` where its lines came from or why there are
+ * none, and all of it has one time budget (SYMBOLS_BUDGET_NS) after which
+ * the modules left keep their function names alone.
+ *
+ * Not thread-safe (addr2line is forked).  Return convention: 0 or -ENOMEM.
  */
 #ifndef MEMSUP_SYMBOLS_H
 #define MEMSUP_SYMBOLS_H
@@ -18,9 +32,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/debugfile.h"
 #include "stacks.h"
 
 #define SYMBOLS_NO_MODULE UINT32_MAX
+#define SYMBOLS_NO_FRAME UINT32_MAX
+/* addr2line's time for the whole run, every module */
+#define SYMBOLS_BUDGET_NS (120 * UINT64_C(1000000000))
 
 enum symbols_state {
 	SYMBOLS_UNREAD = 0, /* not looked at yet */
@@ -32,6 +50,17 @@ enum symbols_state {
 	SYMBOLS_NO_FILE,    /* the vdso */
 };
 
+/* Where a module's frames got their source lines, or why they have none. */
+enum symbols_lines {
+	SYMBOLS_LINES_UNREAD = 0,   /* the file was not read (see its state) */
+	SYMBOLS_LINES_READ,         /* from its DWARF (debug.how says where) */
+	SYMBOLS_LINES_NO_DEBUG,     /* no DWARF in it, no separate debug file */
+	SYMBOLS_LINES_MISMATCH,     /* the only debug file is another build's */
+	SYMBOLS_LINES_NO_TOOL,      /* no addr2line to read DWARF with */
+	SYMBOLS_LINES_FAILED,       /* addr2line failed on it */
+	SYMBOLS_LINES_TIMEOUT,      /* the time budget ran out */
+};
+
 struct symbols_module {
 	char *path;
 	uint64_t inode;
@@ -40,6 +69,10 @@ struct symbols_module {
 	uint32_t build_id_len;
 	int vdso;
 	enum symbols_state state;
+	int stripped;              /* no .symtab (only exported names) */
+	enum symbols_lines lines;
+	struct debugfile debug;    /* where its DWARF was looked for and found */
+	uint32_t n_frames, n_unnamed, n_no_line; /* its frames (inlined expanded) */
 };
 
 struct symbols_frame {
@@ -49,7 +82,18 @@ struct symbols_frame {
 	uint64_t vaddr;           /* the return address as an ELF virtual
 				     address of the module (0: unknown) */
 	const char *function;     /* NULL: unknown */
+	const char *file;         /* source file as its DWARF names it; NULL: unknown */
+	uint32_t line;            /* 0: unknown */
+	uint32_t flags;           /* SYMBOLS_FRAME_* */
+	uint32_t outer;           /* the frame this one was inlined into (same
+				     address), or SYMBOLS_NO_FRAME */
 };
+
+/* The frame is a function inlined into its `outer` frame. */
+#define SYMBOLS_FRAME_INLINED 1u
+/* The frame is an outer frame of an inlined chain, not interned by pc:
+ * lists of frames hold the innermost, and reach it through `outer`. */
+#define SYMBOLS_FRAME_EXPANDED 2u
 
 struct symbols {
 	struct symbols_module *modules;
@@ -58,8 +102,12 @@ struct symbols {
 	size_t n_frames, cap_frames;
 	uint32_t *index;          /* frames by hash (frame + 1; 0 empty) */
 	size_t index_cap;
-	char **names;             /* function names, owned */
+	char **names;             /* function and file names, owned */
 	size_t n_names, cap_names;
+	uint64_t deadline_ns;     /* of the addr2line budget (0: not started) */
+	char tool[4096];          /* addr2line's path; "" none */
+	const char *no_tool;      /* why there is none */
+	int tool_looked;
 };
 
 void symbols_init(struct symbols *s);
@@ -74,7 +122,18 @@ int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64
 		      uint64_t pc);
 /* Names every frame not named yet (each module's file read once). */
 int symbols_resolve(struct symbols *s);
-/* The words of enum symbols_state, for stacks.json. */
+/* The words of enum symbols_state and enum symbols_lines, for stacks.json. */
 const char *symbols_state_name(enum symbols_state st);
+const char *symbols_lines_name(enum symbols_lines l);
+/* Why a module's frames lack a function or a line, one word (NULL: every
+ * frame has both): its state's, "stripped", "no_debug_info", ... */
+const char *symbols_module_why(const struct symbols_module *m);
+
+/* The frame after f in a stack, outward at the same address: the function
+ * f was inlined into, or SYMBOLS_NO_FRAME. */
+static inline uint32_t symbols_outer(const struct symbols *s, uint32_t f)
+{
+	return f < s->n_frames ? s->frames[f].outer : SYMBOLS_NO_FRAME;
+}
 
 #endif /* MEMSUP_SYMBOLS_H */

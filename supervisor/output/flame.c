@@ -81,13 +81,23 @@ static uint32_t flame_child(struct flame *f, uint32_t parent, const char *name,
 	return c;
 }
 
-/* A frame's name: its function, else module+0xOFFSET, else its address. */
+/* A frame's name: its function with its source line, "f (file.c:12)" (the
+ * file's last component), its function alone, else module+0xOFFSET, else
+ * its address. */
 static char *flame_frame_name(const struct jsonr_value *frame, const struct jsonr_value *modules)
 {
 	const char *fn = jsonr_str(jsonr_get(frame, "function"), NULL);
+	const char *file = jsonr_str(jsonr_get(frame, "file"), NULL);
+	double line = jsonr_num(jsonr_get(frame, "line"), 0);
 	const struct jsonr_value *mod = jsonr_get(frame, "module");
 	double off = jsonr_num(jsonr_get(frame, "offset"), -1);
 	char buf[512];
+	if (fn && *fn && file && *file && line >= 1 && line <= 4294967295.0) {
+		const char *base = strrchr(file, '/');
+		snprintf(buf, sizeof buf, "%s (%s:%" PRIu32 ")", fn, base ? base + 1 : file,
+			 (uint32_t)line);
+		return strdup(buf);
+	}
 	if (fn && *fn)
 		return strdup(fn);
 	if (mod && mod->type == JSONR_NUMBER) {

@@ -17,8 +17,11 @@
  * The moment is the tree's heap peak (the sample with the largest traced
  * heap) or, with --at rss, its RSS peak.  flame_render() is pure: the same
  * stacks.json gives the same bytes (children largest first, ties by name;
- * numbers locale-free).  A frame without a function name is "module+0xOFF"
- * (its ELF address) or, in no module, its address.
+ * numbers locale-free).  A frame with a source line is "function
+ * (file.c:12)" (the file's last component), one without is its function;
+ * a frame without a function name is "module+0xOFF" (its ELF address) or,
+ * in no module, its address.  Frames at one call address that were inlined
+ * into each other are one box each, as stacks.json lists them.
  *
  * Return convention: 0 or -errno, with a message in err (errlen may be 0).
  */

@@ -16,8 +16,19 @@ static void put_u(struct jsonw *w, const char *key, uint64_t v)
 	jsonw_uint(w, v);
 }
 
+/* A site's frames, innermost first, each inlined chain expanded (symbols.h). */
+static void put_frame_list(struct jsonw *w, const struct symbols *sym, const struct callsite *c)
+{
+	jsonw_array_begin(w);
+	for (uint32_t j = 0; j < c->nframes; j++)
+		for (uint32_t f = c->frames[j]; f != SYMBOLS_NO_FRAME; f = symbols_outer(sym, f))
+			jsonw_uint(w, f);
+	jsonw_array_end(w);
+}
+
 /* A site list; with_pid: the tree's (each site names its process). */
-static void put_set(struct jsonw *w, const struct callsite_set *s, int with_pid)
+static void put_set(struct jsonw *w, const struct symbols *sym, const struct callsite_set *s,
+		    int with_pid)
 {
 	put_u(w, "estimated_bytes", s->bytes);
 	jsonw_key(w, "se_bytes");
@@ -34,10 +45,7 @@ static void put_set(struct jsonw *w, const struct callsite_set *s, int with_pid)
 			put_u(w, "gen", c->gen);
 		}
 		jsonw_key(w, "frames");
-		jsonw_array_begin(w);
-		for (uint32_t j = 0; j < c->nframes; j++)
-			jsonw_uint(w, c->frames[j]);
-		jsonw_array_end(w);
+		put_frame_list(w, sym, c);
 		put_u(w, "bytes", c->bytes);
 		put_u(w, "samples", c->count);
 		/* stacks.h: anonymous mappings the program made, or heap */
@@ -52,7 +60,7 @@ static void put_set(struct jsonw *w, const struct callsite_set *s, int with_pid)
 	jsonw_array_end(w);
 }
 
-static void put_tree(struct jsonw *w, const struct callsite_tree *t)
+static void put_tree(struct jsonw *w, const struct symbols *sym, const struct callsite_tree *t)
 {
 	if (t->at_s < 0) {
 		jsonw_null(w);
@@ -64,7 +72,7 @@ static void put_tree(struct jsonw *w, const struct callsite_tree *t)
 	put_u(w, "traced_heap", t->heap);
 	put_u(w, "polled_heap", t->polled);
 	put_u(w, "rss", t->rss);
-	put_set(w, &t->set, 1);
+	put_set(w, sym, &t->set, 1);
 	jsonw_object_end(w);
 }
 
@@ -84,7 +92,7 @@ static void put_command(struct jsonw *w, const struct image_view *iv)
 		jsonw_string(w, iv->exe);
 }
 
-static void put_image(struct jsonw *w, const struct callsite_image *ci)
+static void put_image(struct jsonw *w, const struct symbols *sym, const struct callsite_image *ci)
 {
 	const struct mt_stacks_header *h = &ci->h;
 	jsonw_object_begin(w);
@@ -122,11 +130,11 @@ static void put_image(struct jsonw *w, const struct callsite_image *ci)
 		jsonw_string(w, ci->peak_from_live ? "live" : "peak");
 		jsonw_key(w, "consistent");
 		jsonw_bool(w, ci->peak_consistent);
-		put_set(w, &ci->at_peak, 0);
+		put_set(w, sym, &ci->at_peak, 0);
 		jsonw_object_end(w);
 		jsonw_key(w, "at_exit");
 		jsonw_object_begin(w);
-		put_set(w, &ci->at_exit, 0);
+		put_set(w, sym, &ci->at_exit, 0);
 		jsonw_object_end(w);
 	}
 	jsonw_object_end(w);
@@ -151,6 +159,16 @@ static void put_frames(struct jsonw *w, const struct symbols *s)
 		put_u(w, "file_offset", f->file_offset);
 		jsonw_key(w, "function");
 		jsonw_string(w, f->function);
+		/* source lines, from the module's DWARF (symbols.h) */
+		jsonw_key(w, "file");
+		jsonw_string(w, f->file);
+		jsonw_key(w, "line");
+		if (f->file && f->line)
+			jsonw_uint(w, f->line);
+		else
+			jsonw_null(w);
+		jsonw_key(w, "inlined");
+		jsonw_bool(w, (f->flags & SYMBOLS_FRAME_INLINED) != 0);
 		jsonw_object_end(w);
 	}
 	jsonw_array_end(w);
@@ -177,6 +195,20 @@ static void put_modules(struct jsonw *w, const struct symbols *s)
 		}
 		jsonw_key(w, "symbols");
 		jsonw_string(w, symbols_state_name(m->state));
+		/* source lines: where its DWARF was found and what came of it */
+		jsonw_key(w, "stripped");
+		jsonw_bool(w, m->stripped);
+		jsonw_key(w, "debug");
+		jsonw_string(w, debugfile_how_name(m->debug.how));
+		jsonw_key(w, "debug_file");
+		jsonw_string(w, m->debug.how != DEBUGFILE_NONE ? m->debug.path : NULL);
+		jsonw_key(w, "lines");
+		jsonw_string(w, symbols_lines_name(m->lines));
+		put_u(w, "frames", m->n_frames);
+		put_u(w, "frames_unnamed", m->n_unnamed);
+		put_u(w, "frames_without_line", m->n_no_line);
+		jsonw_key(w, "unnamed_why");
+		jsonw_string(w, symbols_module_why(m));
 		jsonw_object_end(w);
 	}
 	jsonw_array_end(w);
@@ -195,14 +227,14 @@ static void put_document(struct jsonw *w, const void *ctx)
 	jsonw_key(w, "tree");
 	jsonw_object_begin(w);
 	jsonw_key(w, "heap_peak");
-	put_tree(w, &v->tree[PEAKSITES_HEAP]);
+	put_tree(w, &v->sym, &v->tree[PEAKSITES_HEAP]);
 	jsonw_key(w, "rss_peak");
-	put_tree(w, &v->tree[PEAKSITES_RSS]);
+	put_tree(w, &v->sym, &v->tree[PEAKSITES_RSS]);
 	jsonw_object_end(w);
 	jsonw_key(w, "images");
 	jsonw_array_begin(w);
 	for (size_t i = 0; i < v->n_images; i++)
-		put_image(w, &v->images[i]);
+		put_image(w, &v->sym, &v->images[i]);
 	jsonw_array_end(w);
 	jsonw_key(w, "frames");
 	put_frames(w, &v->sym);
@@ -221,34 +253,47 @@ int stacksjson_write(int dirfd, const struct callsite_view *v)
 #define STACKSJSON_LINES 256u
 
 struct stacksjson_line {
-	char text[256];
+	char text[384];
 	uint64_t bytes;
 };
+
+/* One frame as the summary names it: "function (file.c:12)", the function
+ * alone without a line, else module+0xOFFSET as flame.svg and the shim
+ * name it, else its address. */
+static size_t stacksjson_frame(const struct symbols *sym, const struct symbols_frame *f,
+			       const char *sep, char *buf, size_t cap)
+{
+	int n;
+	if (f->function && f->file && f->line) {
+		const char *base = strrchr(f->file, '/');
+		n = snprintf(buf, cap, "%s%s (%s:%u)", sep, f->function, base ? base + 1 : f->file,
+			     (unsigned)f->line);
+	} else if (f->function) {
+		n = snprintf(buf, cap, "%s%s", sep, f->function);
+	} else if (f->module != SYMBOLS_NO_MODULE) {
+		const char *path = sym->modules[f->module].path, *base = strrchr(path, '/');
+		n = snprintf(buf, cap, "%s%s+0x%llx", sep, base ? base + 1 : path,
+			     (unsigned long long)(f->vaddr ? f->vaddr : f->file_offset));
+	} else {
+		n = snprintf(buf, cap, "%s0x%llx", sep, (unsigned long long)f->file_offset);
+	}
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
 
 static void stacksjson_label(const struct callsite_view *v, const struct callsite *c, char *buf,
 			     size_t cap)
 {
 	size_t o = (size_t)snprintf(buf, cap, "pid %d:%s", (int)c->pid,
 				    (c->flags & MT_STACK_MMAP) ? " [mmap]" : "");
+	unsigned shown = 0;
 	if (c->nframes == 0)
 		snprintf(buf + o, cap - o, " [no stack: table full]");
-	for (uint32_t j = 0; j < c->nframes && j < 3 && o < cap; j++) {
-		const struct symbols_frame *f = &v->sym.frames[c->frames[j]];
-		const char *sep = j ? " < " : " ";
-		if (f->function) {
-			o += (size_t)snprintf(buf + o, cap - o, "%s%s", sep, f->function);
-		} else if (f->module != SYMBOLS_NO_MODULE) {
-			/* as flame.svg and the shim name it: module+0xOFFSET */
-			const char *path = v->sym.modules[f->module].path, *base = strrchr(path, '/');
-			o += (size_t)snprintf(buf + o, cap - o, "%s%s+0x%llx", sep,
-					      base ? base + 1 : path,
-					      (unsigned long long)(f->vaddr ? f->vaddr
-									    : f->file_offset));
-		} else {
-			o += (size_t)snprintf(buf + o, cap - o, "%s0x%llx", sep,
-					      (unsigned long long)f->file_offset);
-		}
-	}
+	/* the three innermost frames, inlined ones counted */
+	for (uint32_t j = 0; j < c->nframes && shown < 3 && o + 1 < cap; j++)
+		for (uint32_t f = c->frames[j]; f != SYMBOLS_NO_FRAME && shown < 3 && o + 1 < cap;
+		     f = symbols_outer(&v->sym, f))
+			o += stacksjson_frame(&v->sym, &v->sym.frames[f], shown++ ? " < " : " ",
+					      buf + o, cap - o);
 }
 
 void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows)
@@ -266,7 +311,7 @@ void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows)
 		return;
 	/* sites come largest first: the first few hundred decide the top */
 	for (size_t i = 0; i < t->set.n && i < 4 * STACKSJSON_LINES; i++) {
-		char text[256];
+		char text[384];
 		size_t k;
 		stacksjson_label(v, &t->set.v[i], text, sizeof text);
 		for (k = 0; k < n && strcmp(lines[k].text, text) != 0; k++) {

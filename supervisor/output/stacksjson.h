@@ -25,10 +25,18 @@
  *                             return address as an ELF virtual address of
  *                             the module; null when its file could not be
  *                             read), file_offset (or the address itself,
- *                             without a module), function (or null)
+ *                             without a module), function (or null), file
+ *                             and line (of the call, from DWARF; or null),
+ *                             inlined (a function inlined into the frame
+ *                             after it at the same address: sites list
+ *                             every inlined frame, innermost first)
  *   modules[]                 path, build_id (hex or null), symbols (what
  *                             became of its file: named, missing, changed
- *                             since the run, ...)
+ *                             since the run, ...), stripped, debug and
+ *                             debug_file (where its DWARF was found),
+ *                             lines (read, or why not), its frames,
+ *                             frames_unnamed, frames_without_line and
+ *                             unnamed_why (symbols.h)
  *
  * The same module prints the summary's few lines (as processes.h does for
  * its table).
@@ -52,7 +60,8 @@ int stacksjson_write(int dirfd, const struct callsite_view *v);
 
 /* The end-of-run summary's lines: the tree's heap at its heap peak by call
  * site, the `rows` largest first, each a process and its three innermost
- * functions (sites that read the same are one line).  Nothing when no
+ * frames, "function (file.c:12)" where the line is known (sites that read
+ * the same are one line).  Nothing when no
  * site was sampled then. */
 void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows);
 
