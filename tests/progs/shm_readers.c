@@ -3,13 +3,14 @@
  * Usage: shm_readers [MB [HOLD_MS]] (defaults 64 and 500).
  * The parent makes a shm_open(3) object of MB decimal MB (tmpfs pages),
  * writes every page, then forks three readers that map it and read every
- * page; all four hold it for HOLD_MS at the same time.  The tree holds MB
+ * page; all four hold it for HOLD_MS at the same time, once all have read.  The tree holds MB
  * of distinct memory (plus a few MB of program per process), all of it
  * shared memory: summed RSS counts it four times (RssShmem of each), the
  * processes' Pss divides it among the four, and the kernel charges it once
  * to the cgroup of the process that first wrote it (memory.stat shmem).
  * The name is unlinked at once, so nothing outlives the run.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,18 +68,47 @@ int main(int argc, char **argv)
 	munmap(p, bytes);
 	printf("shm_readers: %zu bytes of shared memory, 4 readers\n", bytes);
 	fflush(stdout);
-	/* the parent is reader 0; each child maps its own view after fork */
+	/* The parent is reader 0; each child maps its own view after fork.
+	 * All four hold it at once: a reader that has read every page says so
+	 * on `done`, and holds only once `go` closes, after the last one has
+	 * (on a loaded machine one reader's 16,000 page faults can take longer
+	 * than another's whole hold, and the tree would never hold four). */
+	int done[2], go[2];
+	if (pipe(done) < 0 || pipe(go) < 0) {
+		perror("shm_readers: pipe");
+		return 1;
+	}
 	for (int i = 1; i < 4; i++) {
 		pid_t pid = fork();
 		if (pid < 0) {
 			perror("shm_readers: fork");
 			return 1;
 		}
-		if (pid == 0)
-			_exit(read_all(fd, bytes) ? 2 : (nap_ms(hold_ms), 0));
+		if (pid == 0) {
+			close(go[1]);
+			int bad = read_all(fd, bytes);
+			char c = (char)bad;
+			ssize_t w = write(done[1], &c, 1);
+			while (read(go[0], &c, 1) < 0 && errno == EINTR)
+				; /* EOF: every reader has read */
+			if (!bad && w == 1)
+				nap_ms(hold_ms);
+			_exit(bad || w != 1 ? 2 : 0);
+		}
 	}
+	close(done[1]);
+	close(go[0]);
 	if (read_all(fd, bytes))
 		return 2;
+	for (int i = 1; i < 4; i++) {
+		char c;
+		ssize_t n;
+		while ((n = read(done[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
+			break; /* a reader died: wait() below says so */
+	}
+	close(go[1]);
 	nap_ms(hold_ms);
 	int status, bad = 0;
 	while (wait(&status) > 0)
