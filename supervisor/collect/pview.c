@@ -351,7 +351,7 @@ static int rss_agree(uint64_t a, uint64_t b)
  * agrees with its RSS at the peak, until `until` (smaps_rollup waits for
  * the memory map lock, as cmdline does).  Bytes.  Returns 1 when every
  * member then has figures. */
-static int read_smaps_now(struct pview *pv, int only_missing, uint64_t until)
+static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
 {
 	int all = 1;
 	for (size_t i = 0; i < pv->peak.n; i++) {
@@ -379,18 +379,6 @@ static int read_smaps_now(struct pview *pv, int only_missing, uint64_t until)
 			p->hwm_gen = m->gen;
 		}
 	}
-	return all;
-}
-
-/* read_smaps_now, charged to the CPU bound: the next read waits
- * PVIEW_SMAPS_CPU_GAP times what this one cost. */
-static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
-{
-	uint64_t cpu0 = clock_thread_cpu_ns();
-	int all = read_smaps_now(pv, only_missing, until);
-	uint64_t cost = clock_thread_cpu_ns() - cpu0;
-	pv->peak.smaps_cpu_ns = cost;
-	pv->peak.smaps_quiet_ns = clock_mono_ns() + cost * PVIEW_SMAPS_CPU_GAP;
 	return all;
 }
 
@@ -451,7 +439,6 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 	int due = !pk->smaps_ns || since >= PVIEW_SMAPS_MIN_MS * NS_PER_MS ||
 		  (!pk->have_smaps && since >= PVIEW_SMAPS_RETRY_MS * NS_PER_MS) ||
 		  tree_rss * 100 >= pk->smaps_rss * (100 + PVIEW_SMAPS_GROWTH_PCT);
-	due = due && (!pk->smaps_ns || clock_mono_ns() >= pk->smaps_quiet_ns);
 	if (due) {
 		/* a peak's reads get a budget of their own, larger: every
 		 * member, where a sample looks only at the newcomers */
@@ -480,8 +467,7 @@ static void complete_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss)
 {
 	struct pview_peak *pk = &pv->peak;
 	if (!pk->n || pk->have_smaps || !rss_agree(tree_rss, pk->rss) ||
-	    t_ns - pk->smaps_ns < PVIEW_SMAPS_RETRY_MS * NS_PER_MS ||
-	    clock_mono_ns() < pk->smaps_quiet_ns)
+	    t_ns - pk->smaps_ns < PVIEW_SMAPS_RETRY_MS * NS_PER_MS)
 		return;
 	pk->smaps_ns = t_ns;
 	/* the same budget as a new peak's reads */

@@ -20,8 +20,7 @@
  * PVIEW_SMAPS_GROWTH_PCT percent since the last read (or every
  * PVIEW_SMAPS_RETRY_MS when the last read missed a process; then also at
  * a later sample where the tree holds about the peak again, for the
- * members still without figures), and never sooner after a read than
- * PVIEW_SMAPS_CPU_GAP times the CPU that read took.
+ * members still without figures).
  *
  * Times are CLOCK_MONOTONIC nanoseconds.  Return convention: 0 or -errno.
  */
@@ -48,13 +47,6 @@ enum untraced_why {
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u
 #define PVIEW_SMAPS_RETRY_MS 50u   /* after a read that missed a process */
-/* smaps_rollup walks every page table of the process: 1-3 ms of CPU for a
- * process of a few hundred MB, read at each 10% of growth and every
- * 250 ms it was 40% of memsup's CPU watching a sort grow to 1 GB.  A read
- * that cost C of CPU is followed by at least PVIEW_SMAPS_CPU_GAP * C
- * without one, which holds these reads to 0.5% of a core, whatever the
- * size: a small tree's reads (tens of us) are not delayed at all. */
-#define PVIEW_SMAPS_CPU_GAP 200u
 /* smaps_rollup's own Rss must agree with the RSS the sample read of that
  * process (within 10%, and 4 MB for small ones): otherwise the two were
  * taken at different moments (the process freed or grew in between) and
@@ -121,8 +113,6 @@ struct pview_peak {
 	uint64_t smaps_ns;         /* when they were read (may be an earlier
 				      peak sample: within the growth bound) */
 	uint64_t smaps_rss;        /* tree RSS of the sample they were read at */
-	uint64_t smaps_cpu_ns;     /* the CPU the last read took */
-	uint64_t smaps_quiet_ns;   /* no read before this (the CPU bound) */
 };
 
 /* What one sample adds up to. */
