@@ -21,6 +21,9 @@
 #include "stacks.h"
 
 #define SYMBOLS_NO_MODULE UINT32_MAX
+/* The module of Python frames (analyze/pyframes.h): none, a frame of the
+ * interpreter's own code table. */
+#define SYMBOLS_PYTHON UINT32_C(0xFFFFFFFE)
 
 enum symbols_state {
 	SYMBOLS_UNREAD = 0, /* not looked at yet */
@@ -48,7 +51,11 @@ struct symbols_frame {
 				     when module is SYMBOLS_NO_MODULE */
 	uint64_t vaddr;           /* the return address as an ELF virtual
 				     address of the module (0: unknown) */
-	const char *function;     /* NULL: unknown */
+	const char *function;     /* NULL: unknown; a Python frame's
+				     qualified name */
+	const char *file;         /* source file (a Python frame's), or NULL */
+	uint32_t line;            /* its line, 0: unknown */
+	uint8_t python;           /* a Python frame (module SYMBOLS_PYTHON) */
 };
 
 struct symbols {
@@ -72,6 +79,9 @@ int64_t symbols_module(struct symbols *s, const struct mt_stacks_module *m);
  * (module SYMBOLS_NO_MODULE); -ENOMEM. */
 int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64_t file_offset,
 		      uint64_t pc);
+/* The index of the Python frame (function, file, line): one frame for
+ * each distinct three; -ENOMEM.  file may be NULL. */
+int64_t symbols_pyframe(struct symbols *s, const char *function, const char *file, uint32_t line);
 /* Names every frame not named yet (each module's file read once). */
 int symbols_resolve(struct symbols *s);
 /* The words of enum symbols_state, for stacks.json. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/pyframes.h"
 #include "jsonw.h"
 #include "output/evidence.h"
 #include "output/stacksjson.h"
@@ -81,6 +82,29 @@ static void put_command(struct jsonw *w, const struct image_view *iv)
 		jsonw_string(w, iv->exe);
 }
 
+/* What the shim found of a CPython in the image: null when none. */
+static void put_python(struct jsonw *w, const struct mt_stacks_header *h)
+{
+	char version[32];
+	jsonw_key(w, "python");
+	if (h->py_state == MT_PY_NONE) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_object_begin(w);
+	pyframes_version_text(h->py_version, version, sizeof version);
+	jsonw_key(w, "version");
+	jsonw_string(w, version);
+	jsonw_key(w, "frames");
+	/* stacks.h: an unknown version is walked not at all, and says so */
+	jsonw_string(w, h->py_state == MT_PY_WALKED ? "python" : "native_only_unknown_version");
+	put_u(w, "python_samples", h->py_samples);
+	put_u(w, "python_frames", h->py_frames);
+	put_u(w, "truncated_samples", h->py_truncated);
+	put_u(w, "code_objects", h->code_count);
+	jsonw_object_end(w);
+}
+
 static void put_image(struct jsonw *w, const struct callsite_image *ci)
 {
 	const struct mt_stacks_header *h = &ci->h;
@@ -111,6 +135,7 @@ static void put_image(struct jsonw *w, const struct callsite_image *ci)
 		put_u(w, "lost_frees", h->lost_frees);
 		put_u(w, "sample_ns", h->sample_ns);
 		put_u(w, "stacks", h->stack_count);
+		put_python(w, h);
 		jsonw_key(w, "at_peak");
 		jsonw_object_begin(w);
 		jsonw_key(w, "from");
@@ -136,7 +161,7 @@ static void put_frames(struct jsonw *w, const struct symbols *s)
 		const struct symbols_frame *f = &s->frames[i];
 		jsonw_object_begin(w);
 		jsonw_key(w, "module");
-		if (f->module == SYMBOLS_NO_MODULE)
+		if (f->module == SYMBOLS_NO_MODULE || f->python)
 			jsonw_null(w);
 		else
 			jsonw_uint(w, f->module);
@@ -145,9 +170,20 @@ static void put_frames(struct jsonw *w, const struct symbols *s)
 			jsonw_uint(w, f->vaddr);
 		else
 			jsonw_null(w);
-		put_u(w, "file_offset", f->file_offset);
+		put_u(w, "file_offset", f->python ? 0 : f->file_offset);
 		jsonw_key(w, "function");
 		jsonw_string(w, f->function);
+		if (f->python) {
+			jsonw_key(w, "file");
+			jsonw_string(w, f->file);
+			jsonw_key(w, "line");
+			if (f->line)
+				jsonw_uint(w, f->line);
+			else
+				jsonw_null(w);
+			jsonw_key(w, "python");
+			jsonw_bool(w, 1);
+		}
 		jsonw_object_end(w);
 	}
 	jsonw_array_end(w);
@@ -233,7 +269,7 @@ static void stacksjson_label(const struct callsite_view *v, const struct callsit
 		const char *sep = j ? " < " : " ";
 		if (f->function) {
 			o += (size_t)snprintf(buf + o, cap - o, "%s%s", sep, f->function);
-		} else if (f->module != SYMBOLS_NO_MODULE) {
+		} else if (f->module != SYMBOLS_NO_MODULE && !f->python) {
 			/* as flame.svg and the shim name it: module+0xOFFSET */
 			const char *path = v->sym.modules[f->module].path, *base = strrchr(path, '/');
 			o += (size_t)snprintf(buf + o, cap - o, "%s%s+0x%llx", sep,

@@ -1,0 +1,82 @@
+/* python.h: the Python frames of a sampled allocation in a CPython image
+ * (common/stacks.h, "Python frames").
+ *
+ * Finding the interpreter.  When the module table (modules.c) adds the
+ * first executable mapping of a file named python* or libpython*, it hands
+ * it to python_probe, which looks up `Py_Version`, `_PyRuntime` and
+ * `PyCode_Type` in the mapped image's dynamic symbol table (its GNU hash
+ * table, read from memory: the loader has put the dynamic section's
+ * addresses in place).  Py_Version's major.minor picks the layout from
+ * python.c's one table, an entry per version; a version not in it leaves
+ * the image at MT_PY_UNKNOWN (native frames only) and the header says so.
+ * That is all the probe does: no dlsym (it may allocate and takes the
+ * loader's lock), no call into the interpreter.
+ *
+ * The walk, at sample time only (never on the allocation fast path),
+ * under sites.c's lock: the thread state whose thread_id is this thread's
+ * (the GIL holder's, else the interpreter's list of threads, at most 64
+ * looked at), then its current frame and `previous` links, at most
+ * PYTHON_FRAMES_MAX frames.  Every read of the interpreter's memory goes
+ * through process_vm_readv on ourselves: a pointer that is stale (a thread
+ * ending meanwhile, a frame being set up) or wild gives EFAULT, never a
+ * fault in the program, and the walk stops there.  It costs a system call
+ * per read (one for the thread state, one for each frame and one for its
+ * code object's header; a code object seen before is not read again beyond
+ * that), which a sample can afford (bench/RESULTS.md: the walk's cost per
+ * sample); a direct load would be cheaper but could crash the program on a
+ * pointer read mid-update.  The interpreter is never called: no
+ * allocation, no lock, no GIL.
+ *
+ * Each code object is added once to the stacks file's code table (its
+ * qualified name and file name copied from compact ASCII/UTF-8 strings,
+ * its first line and line table), remembered in a private cache by
+ * address and checked against the object's own fields at each use (an
+ * address reused by another code object gets a new entry).
+ */
+#ifndef MEMTRACE_PYTHON_H
+#define MEMTRACE_PYTHON_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stacks.h"
+
+/* Python frames kept per sample at most: they take the stack's last slots
+ * (the outermost native frames give way first). */
+#define PYTHON_FRAMES_MAX 16u
+
+/* Makes room for `n` code entries in the table; 1 if there is room. */
+typedef int (*python_reserve_fn)(uint32_t n);
+
+/* Constructor (callstack_init): reads MEMTRACE_PY_VERSION, a test knob
+ * that makes the probe take its value (hex, e.g. 0x03630000) for the
+ * image's Py_Version. */
+void python_init(void);
+
+/* A mapped file the module table is adding: its ELF header is mapped at
+ * elf_start in process pid.  Probes it if its name is python's and no
+ * interpreter was found yet; records the outcome in h's py_state and
+ * py_version. */
+void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, const char *path,
+		  size_t path_len);
+
+/* Appends the calling thread's Python frames (tagged, stacks.h) to
+ * pcs[0..n), keeping at most max in all (native frames past max -
+ * Python frames are dropped and MT_STACK_TRUNCATED set), new code objects
+ * added to h's table.  Returns the new count; without a known interpreter
+ * returns n at once.  Caller holds sites.c's lock. */
+unsigned python_stack(struct mt_stacks_header *h, uint64_t *pcs, unsigned n, unsigned max,
+		      uint32_t *flags, python_reserve_fn reserve);
+
+/* The walk alone, for the unit tests and the benchmark: fills up to max
+ * (code object address, instruction offset in code units, entry) of the
+ * calling thread, innermost first; the count, 0 when there is no Python
+ * here. */
+struct python_raw_frame {
+	uintptr_t code;
+	uint32_t instr;
+	int entry;
+};
+unsigned python_walk(struct python_raw_frame *out, unsigned max);
+
+#endif /* MEMTRACE_PYTHON_H */
