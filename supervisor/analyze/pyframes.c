@@ -75,7 +75,7 @@ int pyframes_line_311(const uint8_t *t, size_t len, uint32_t firstlineno, uint32
 			return -1;
 		cur += delta;
 		if (instr < at + units) {
-			if (none || cur <= 0 || cur > UINT32_MAX)
+			if (none || cur < 0 || cur > UINT32_MAX)
 				return -1;
 			*line = (uint32_t)cur;
 			return 0;
