@@ -264,10 +264,21 @@ static void stacksjson_label(const struct callsite_view *v, const struct callsit
 	size_t o = (size_t)snprintf(buf, cap, "pid %d:", (int)c->pid);
 	if (c->nframes == 0)
 		snprintf(buf + o, cap - o, " [no stack: table full]");
-	for (uint32_t j = 0; j < c->nframes && j < 3 && o < cap; j++) {
+	/* a Python site by its Python frames: the interpreter's own C
+	 * functions inside them say nothing the Python line does not */
+	uint32_t from = 0;
+	while (from < c->nframes && !v->sym.frames[c->frames[from]].python)
+		from++;
+	if (from == c->nframes)
+		from = 0;
+	for (uint32_t j = from; j < c->nframes && j < from + 3 && o < cap; j++) {
 		const struct symbols_frame *f = &v->sym.frames[c->frames[j]];
-		const char *sep = j ? " < " : " ";
-		if (f->function) {
+		const char *sep = j > from ? " < " : " ";
+		if (f->python && f->file) {
+			const char *base = strrchr(f->file, '/');
+			o += (size_t)snprintf(buf + o, cap - o, "%s%s (%s:%u)", sep, f->function,
+					      base ? base + 1 : f->file, f->line);
+		} else if (f->function) {
 			o += (size_t)snprintf(buf + o, cap - o, "%s%s", sep, f->function);
 		} else if (f->module != SYMBOLS_NO_MODULE && !f->python) {
 			/* as flame.svg and the shim name it: module+0xOFFSET */
