@@ -23,12 +23,12 @@
  * publishes the same figures in _PyRuntime's _Py_DebugOffsets). */
 struct python_layout {
 	uint32_t version;            /* major.minor as Py_Version's top half */
-	uint32_t rt_tstate_current;  /* _PyRuntime: the GIL holder's tstate */
-	uint32_t rt_interp_head;     /* _PyRuntime.interpreters.head */
-	uint32_t interp_threads;     /* PyInterpreterState.threads.head */
-	uint32_t ts_next;            /* PyThreadState.next */
+	uint32_t rt_tss_key;         /* _PyRuntime.gilstate.autoTSSkey (Py_tss_t:
+					int _is_initialized, pthread_key_t _key) */
 	uint32_t ts_thread_id;       /* PyThreadState.thread_id (pthread_self) */
 	uint32_t ts_cframe;          /* PyThreadState.cframe */
+	uint32_t ts_chunk;           /* PyThreadState.datastack_chunk */
+	uint32_t chunk_previous, chunk_size, chunk_data; /* _PyStackChunk */
 	uint32_t cframe_frame;       /* _PyCFrame.current_frame */
 	uint32_t fr_code;            /* _PyInterpreterFrame.f_code */
 	uint32_t fr_previous;
@@ -47,12 +47,13 @@ struct python_layout {
 static const struct python_layout python_layouts[] = {
 	{
 		.version = 0x030b,
-		.rt_tstate_current = 576,
-		.rt_interp_head = 40,
-		.interp_threads = 16,
-		.ts_next = 8,
+		.rt_tss_key = 592,
 		.ts_thread_id = 152,
 		.ts_cframe = 56,
+		.ts_chunk = 296,
+		.chunk_previous = 0,
+		.chunk_size = 8,
+		.chunk_data = 24,
 		.cframe_frame = 8,
 		.fr_code = 32,
 		.fr_previous = 48,
@@ -78,9 +79,8 @@ static const struct python_layout python_layouts[] = {
 
 /* The largest offsets read in one go. */
 #define PYTHON_CODE_READ 192u
-#define PYTHON_TS_READ 256u
 #define PYTHON_FRAME_READ 128u
-#define PYTHON_THREADS_MAX 64u
+#define PYTHON_CHUNKS_MAX 32u
 
 /* The interpreter found (set by python_probe under sites.c's lock, read
  * by python_stack under it too). */
@@ -102,7 +102,8 @@ void python_init(void)
 
 /* ---- reading our own memory ----------------------------------------------- */
 
-static pid_t python_pid;
+static pid_t python_pid; /* 0: look it up at the next read (a fork child
+			    must read itself, not its parent) */
 
 /* n bytes at `at` into buf: 1 if all of them could be read. */
 static int python_peek(void *buf, size_t n, uintptr_t at)
@@ -110,8 +111,20 @@ static int python_peek(void *buf, size_t n, uintptr_t at)
 	struct iovec local = { buf, n }, remote = { (void *)at, n };
 	if (at < 4096)
 		return 0;
+	if (!python_pid)
+		python_pid = sys_getpid();
 	return sys_call6(SYS_process_vm_readv, python_pid, (long)&local, 1, (long)&remote, 1, 0) ==
 	       (long)n;
+}
+
+/* A read that is known to be of live memory of this thread (see "The
+ * walk" below) is a copy; any other goes through python_peek. */
+static int python_read(void *buf, size_t n, uintptr_t at, int direct)
+{
+	if (!direct)
+		return python_peek(buf, n, at);
+	memcpy(buf, (const void *)at, n);
+	return 1;
 }
 
 static uint64_t python_u64(const uint8_t *b, uint32_t off)
@@ -257,62 +270,113 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
 	__atomic_store_n(&h->py_state, MT_PY_UNKNOWN, __ATOMIC_RELEASE);
 }
 
-/* ---- the walk ---------------------------------------------------------------- */
+/* ---- the walk ---------------------------------------------------------------- *
+ *
+ * What is read directly and why that is safe.  process_vm_readv on every
+ * read cost 8 us a call on the test VM, 80-400 us a sample
+ * (bench/RESULTS.md), so the walk reads directly what is this thread's own
+ * live state, and through python_peek what may not be:
+ *  - the thread state: pthread_getspecific of the interpreter's own
+ *    thread-state key (_PyRuntime.gilstate.autoTSSkey, in the
+ *    interpreter's data segment), which gives this thread's and no other's
+ *    (a libc call, not the interpreter's); the interpreter clears the key
+ *    before it frees a thread state, and only this thread does either.  It
+ *    must say this thread's id, or there is no Python here.
+ *  - its current frame, through its cframe: the root one inside the
+ *    thread state, or a C local of an evaluation loop still running on
+ *    this thread's stack.
+ *  - its frames: the interpreter pushes them in chunks of its thread
+ *    state's data stack (datastack_chunk and its `previous` chain), which
+ *    only this thread changes and which stay mapped while a frame of them
+ *    is current (their headers read directly too, up to 32 of them).  A
+ *    frame inside a chunk is read directly; one outside them
+ *    (a generator's, a frame object's) through python_peek.
+ *  - a frame's code object: the frame holds a reference to it, so it lives
+ *    while the frame is current; read directly for a chunk's frame, through
+ *    python_peek otherwise, and its type must be PyCode_Type either way.
+ *  - the names and line table of a code object not seen before: through
+ *    python_peek (a few times per code object, not per sample).
+ * A thread inside the allocator holds its frames still: nothing of its
+ * chain changes until the allocation returns. */
 
-/* The calling thread's current frame, or 0. */
-static uintptr_t python_current_frame(const struct python_layout *L)
+struct python_chunks {
+	uintptr_t lo[PYTHON_CHUNKS_MAX], hi[PYTHON_CHUNKS_MAX];
+	unsigned n;
+};
+
+static int python_in_chunks(const struct python_chunks *c, uintptr_t at, size_t n)
 {
-	uint8_t ts[PYTHON_TS_READ];
-	uintptr_t t = 0, interp = 0, cframe, frame;
-	const uint64_t self = (uint64_t)pthread_self();
-	/* the GIL holder first: the thread that allocates inside the
-	 * interpreter usually holds it */
-	if (L->rt_tstate_current &&
-	    python_peek(&t, sizeof t, python_runtime + L->rt_tstate_current) && t &&
-	    python_peek(ts, sizeof ts, t) && python_u64(ts, L->ts_thread_id) == self)
-		goto found;
-	if (!python_peek(&interp, sizeof interp, python_runtime + L->rt_interp_head) || !interp ||
-	    !python_peek(&t, sizeof t, interp + L->interp_threads))
-		return 0;
-	for (unsigned i = 0; t && i < PYTHON_THREADS_MAX; i++) {
-		if (!python_peek(ts, sizeof ts, t))
-			return 0;
-		if (python_u64(ts, L->ts_thread_id) == self)
-			goto found;
-		t = (uintptr_t)python_u64(ts, L->ts_next);
-	}
+	for (unsigned i = 0; i < c->n; i++)
+		if (at >= c->lo[i] && at < c->hi[i] && c->hi[i] - at >= n)
+			return 1;
 	return 0;
-found:
-	cframe = (uintptr_t)python_u64(ts, L->ts_cframe);
-	if (!cframe || !python_peek(&frame, sizeof frame, cframe + L->cframe_frame))
+}
+
+/* The calling thread's thread state, or 0. */
+static uintptr_t python_tstate(const struct python_layout *L)
+{
+	const int32_t *tss = (const int32_t *)(python_runtime + L->rt_tss_key);
+	uintptr_t t;
+	if (!__atomic_load_n(&tss[0], __ATOMIC_RELAXED))
 		return 0;
-	return frame;
+	t = (uintptr_t)pthread_getspecific((pthread_key_t)__atomic_load_n(&tss[1],
+									 __ATOMIC_RELAXED));
+	if (!t || (t & 7) ||
+	    *(const uint64_t *)(t + L->ts_thread_id) != (uint64_t)pthread_self())
+		return 0;
+	return t;
 }
 
 unsigned python_walk(struct python_raw_frame *out, unsigned max)
 {
 	const struct python_layout *L = python_lay;
-	uintptr_t frame;
+	struct python_chunks ch;
+	uintptr_t t, frame, chunk, cframe;
 	unsigned n = 0;
-	if (!L)
+	if (!L || !(t = python_tstate(L)))
 		return 0;
-	python_pid = sys_getpid(); /* a fork child reads itself, not its parent */
-	frame = python_current_frame(L);
-	while (frame && n < max) {
+	python_pid = 0;
+	ch.n = 0;
+	chunk = *(const uintptr_t *)(t + L->ts_chunk);
+	while (chunk && !(chunk & 7) && ch.n < PYTHON_CHUNKS_MAX) {
+		uint64_t size;
+		uint8_t head[32];
+		python_read(head, L->chunk_data, chunk, 1); /* this thread's own */
+		size = python_u64(head, L->chunk_size);
+		if (size <= L->chunk_data || size > (UINT64_C(1) << 32))
+			break;
+		ch.lo[ch.n] = chunk + L->chunk_data;
+		ch.hi[ch.n] = chunk + size;
+		ch.n++;
+		chunk = (uintptr_t)python_u64(head, L->chunk_previous);
+	}
+	cframe = *(const uintptr_t *)(t + L->ts_cframe);
+	/* the root cframe inside the thread state, or a C local of an
+	 * evaluation loop still running on this thread's stack */
+	if (!cframe || (cframe & 7))
+		return 0;
+	python_read(&frame, sizeof frame, cframe + L->cframe_frame, 1);
+	while (frame && !(frame & 7) && n < max) {
 		uint8_t fr[PYTHON_FRAME_READ], co[PYTHON_CODE_READ];
 		uintptr_t code, instr, first;
 		uint64_t units;
-		if (!python_peek(fr, L->fr_bytes, frame))
+		int direct = python_in_chunks(&ch, frame, L->fr_bytes);
+		if (!python_read(fr, L->fr_bytes, frame, direct))
 			break;
 		code = (uintptr_t)python_u64(fr, L->fr_code);
 		/* a code object, or the walk ends: it is the chain's one check
 		 * that a frame is what it claims */
-		if (!python_peek(co, L->co_code, code) || python_u64(co, L->co_type) != python_code_type)
+		if (!code || (code & 7) || !python_read(co, L->co_code, code, direct) ||
+		    python_u64(co, L->co_type) != python_code_type)
 			break;
 		instr = (uintptr_t)python_u64(fr, L->fr_instr);
 		first = code + L->co_code;
 		units = python_u64(co, L->co_size);
 		out[n].code = code;
+		out[n].name = (uintptr_t)python_u64(co, L->co_qualname);
+		out[n].file = (uintptr_t)python_u64(co, L->co_filename);
+		out[n].lines = (uintptr_t)python_u64(co, L->co_linetable);
+		out[n].firstlineno = python_u32(co, L->co_firstlineno);
 		/* prev_instr is one unit before the first until the frame
 		 * starts: offset 0 then */
 		out[n].instr = instr >= first && (instr - first) / 2 < units
@@ -384,21 +448,14 @@ bad:
 
 /* The code table index of the code object at `code` (added if new), or
  * MT_PYFRAME_CODE_MASK when it cannot be (table full, unreadable). */
-static uint32_t python_code_index(struct mt_stacks_header *h, uintptr_t code,
+static uint32_t python_code_index(struct mt_stacks_header *h, const struct python_raw_frame *r,
 				  python_reserve_fn reserve)
 {
 	const struct python_layout *L = python_lay;
-	uint8_t co[PYTHON_CODE_READ];
-	uintptr_t name, file, lines;
-	uint32_t firstlineno, count, slot;
+	uintptr_t code = r->code, name = r->name, file = r->file, lines = r->lines;
+	uint32_t firstlineno = r->firstlineno, count, slot;
 	struct python_cached *c;
 	struct mt_stacks_code *e;
-	if (!python_peek(co, L->co_code, code))
-		return MT_PYFRAME_CODE_MASK;
-	name = (uintptr_t)python_u64(co, L->co_qualname);
-	file = (uintptr_t)python_u64(co, L->co_filename);
-	lines = (uintptr_t)python_u64(co, L->co_linetable);
-	firstlineno = python_u32(co, L->co_firstlineno);
 	slot = (uint32_t)((code * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - PYTHON_CACHE_BITS));
 	count = __atomic_load_n(&h->code_count, __ATOMIC_RELAXED);
 	c = &python_cache[slot];
@@ -454,7 +511,7 @@ unsigned python_stack(struct mt_stacks_header *h, uint64_t *pcs, unsigned n, uns
 		__atomic_fetch_add(&h->py_truncated, 1, __ATOMIC_RELAXED);
 	}
 	for (unsigned i = 0; i < k; i++)
-		pcs[keep + i] = mt_pyframe_make(python_code_index(h, raw[i].code, reserve),
+		pcs[keep + i] = mt_pyframe_make(python_code_index(h, &raw[i], reserve),
 						 raw[i].instr, raw[i].entry);
 	*flags |= MT_STACK_PYTHON;
 	__atomic_fetch_add(&h->py_samples, 1, __ATOMIC_RELAXED);

@@ -13,19 +13,18 @@
  * loader's lock), no call into the interpreter.
  *
  * The walk, at sample time only (never on the allocation fast path),
- * under sites.c's lock: the thread state whose thread_id is this thread's
- * (the GIL holder's, else the interpreter's list of threads, at most 64
- * looked at), then its current frame and `previous` links, at most
- * PYTHON_FRAMES_MAX frames.  Every read of the interpreter's memory goes
- * through process_vm_readv on ourselves: a pointer that is stale (a thread
- * ending meanwhile, a frame being set up) or wild gives EFAULT, never a
- * fault in the program, and the walk stops there.  It costs a system call
- * per read (one for the thread state, one for each frame and one for its
- * code object's header; a code object seen before is not read again beyond
- * that), which a sample can afford (bench/RESULTS.md: the walk's cost per
- * sample); a direct load would be cheaper but could crash the program on a
- * pointer read mid-update.  The interpreter is never called: no
- * allocation, no lock, no GIL.
+ * under sites.c's lock: this thread's thread state (pthread_getspecific of
+ * the interpreter's own key: this thread's and no other's), then its
+ * current frame and `previous` links, at most PYTHON_FRAMES_MAX frames.
+ * What is this thread's own live state (its thread state, the frames in
+ * its data stack's chunks, the code objects they hold) is read directly;
+ * anything else (a generator's frame, the chunk headers, a new code
+ * object's names and line table) through process_vm_readv on ourselves,
+ * where a stale or wild pointer gives EFAULT, never a fault in the
+ * program, and the walk stops there (python.c, "The walk", says why the
+ * direct reads are safe).  A sample's walk costs no system call once its
+ * code objects are known (bench/RESULTS.md: its cost per sample).  The
+ * interpreter is never called: no allocation, no lock, no GIL.
  *
  * Each code object is added once to the stacks file's code table (its
  * qualified name and file name copied from compact ASCII/UTF-8 strings,
@@ -74,6 +73,8 @@ unsigned python_stack(struct mt_stacks_header *h, uint64_t *pcs, unsigned n, uns
  * here. */
 struct python_raw_frame {
 	uintptr_t code;
+	uintptr_t name, file, lines; /* its co_qualname, co_filename, co_linetable */
+	uint32_t firstlineno;
 	uint32_t instr;
 	int entry;
 };
