@@ -18,31 +18,9 @@
 /* Offsets of what the walk reads, in bytes.  3.11's from its own headers
  * (Include/internal/pycore_runtime.h, pycore_frame.h, cpython/code.h,
  * cpython/unicodeobject.h), as offsetof gives them on x86-64 and other
- * LP64 targets; tests/unit/test_python.c checks them against the installed
- * headers when they are there.  3.12 and 3.13 are one entry each (3.13
+ * LP64 targets; tests/unit/test_shim_python.c checks them against the
+ * installed headers when they are there (python3.11-dev).  3.12 and 3.13 are one entry each (3.13
  * publishes the same figures in _PyRuntime's _Py_DebugOffsets). */
-struct python_layout {
-	uint32_t version;            /* major.minor as Py_Version's top half */
-	uint32_t rt_tss_key;         /* _PyRuntime.gilstate.autoTSSkey (Py_tss_t:
-					int _is_initialized, pthread_key_t _key) */
-	uint32_t ts_thread_id;       /* PyThreadState.thread_id (pthread_self) */
-	uint32_t ts_cframe;          /* PyThreadState.cframe */
-	uint32_t ts_chunk;           /* PyThreadState.datastack_chunk */
-	uint32_t chunk_previous, chunk_size, chunk_data; /* _PyStackChunk */
-	uint32_t cframe_frame;       /* _PyCFrame.current_frame */
-	uint32_t fr_code;            /* _PyInterpreterFrame.f_code */
-	uint32_t fr_previous;
-	uint32_t fr_instr;           /* prev_instr */
-	uint32_t fr_entry;           /* is_entry (one byte) */
-	uint32_t fr_bytes;           /* bytes read of a frame */
-	uint32_t co_type;            /* ob_type */
-	uint32_t co_size;            /* ob_size: code units */
-	uint32_t co_firstlineno;
-	uint32_t co_filename, co_qualname, co_linetable;
-	uint32_t co_code;            /* co_code_adaptive */
-	uint32_t str_length, str_state, str_ascii_data, str_utf8_length, str_utf8;
-	uint32_t bytes_size, bytes_data;
-};
 
 static const struct python_layout python_layouts[] = {
 	{
@@ -76,6 +54,14 @@ static const struct python_layout python_layouts[] = {
 		.bytes_data = 32,
 	},
 };
+
+const struct python_layout *python_layout_find(uint32_t py_version)
+{
+	for (size_t i = 0; i < sizeof python_layouts / sizeof python_layouts[0]; i++)
+		if (python_layouts[i].version == py_version >> 16)
+			return &python_layouts[i];
+	return NULL;
+}
 
 /* The largest offsets read in one go. */
 #define PYTHON_CODE_READ 192u
@@ -258,14 +244,14 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
 	if (python_version_knob)
 		version = (uint32_t)python_version_knob;
 	__atomic_store_n(&h->py_version, version, __ATOMIC_RELAXED);
-	for (size_t i = 0; i < sizeof python_layouts / sizeof python_layouts[0]; i++)
-		if (python_layouts[i].version == version >> 16) {
-			python_runtime = at_runtime;
-			python_code_type = at_code_type;
-			python_lay = &python_layouts[i];
-			__atomic_store_n(&h->py_state, MT_PY_WALKED, __ATOMIC_RELEASE);
-			return;
-		}
+	const struct python_layout *L = python_layout_find(version);
+	if (L) {
+		python_runtime = at_runtime;
+		python_code_type = at_code_type;
+		python_lay = L;
+		__atomic_store_n(&h->py_state, MT_PY_WALKED, __ATOMIC_RELEASE);
+		return;
+	}
 	/* stacks.h: an unknown version falls back to native frames, and says so */
 	__atomic_store_n(&h->py_state, MT_PY_UNKNOWN, __ATOMIC_RELEASE);
 }

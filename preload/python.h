@@ -40,6 +40,35 @@
 
 #include "stacks.h"
 
+/* The offsets the walk reads of one CPython minor version, in bytes
+ * (python.c holds the table, an entry per version). */
+struct python_layout {
+	uint32_t version;            /* major.minor as Py_Version's top half */
+	uint32_t rt_tss_key;         /* _PyRuntime.gilstate.autoTSSkey (Py_tss_t:
+					int _is_initialized, pthread_key_t _key) */
+	uint32_t ts_thread_id;       /* PyThreadState.thread_id (pthread_self) */
+	uint32_t ts_cframe;          /* PyThreadState.cframe */
+	uint32_t ts_chunk;           /* PyThreadState.datastack_chunk */
+	uint32_t chunk_previous, chunk_size, chunk_data; /* _PyStackChunk */
+	uint32_t cframe_frame;       /* _PyCFrame.current_frame */
+	uint32_t fr_code;            /* _PyInterpreterFrame.f_code */
+	uint32_t fr_previous;
+	uint32_t fr_instr;           /* prev_instr */
+	uint32_t fr_entry;           /* is_entry (one byte) */
+	uint32_t fr_bytes;           /* bytes read of a frame */
+	uint32_t co_type;            /* ob_type */
+	uint32_t co_size;            /* ob_size: code units */
+	uint32_t co_firstlineno;
+	uint32_t co_filename, co_qualname, co_linetable;
+	uint32_t co_code;            /* co_code_adaptive */
+	uint32_t str_length, str_state, str_ascii_data, str_utf8_length, str_utf8;
+	uint32_t bytes_size, bytes_data;
+};
+
+/* The layout of Py_Version's major.minor, or NULL: a version the shim
+ * does not know. */
+const struct python_layout *python_layout_find(uint32_t py_version);
+
 /* Python frames kept per sample at most: they take the stack's last slots
  * (the outermost native frames give way first). */
 #define PYTHON_FRAMES_MAX 16u
