@@ -50,6 +50,7 @@ static const struct python_layout python_layouts[] = {
 		.str_ascii_data = 48,
 		.str_utf8_length = 48,
 		.str_utf8 = 56,
+		.str_compact_data = 72,
 		.bytes_size = 16,
 		.bytes_data = 32,
 	},
@@ -390,6 +391,65 @@ static struct python_cached python_cache[1u << PYTHON_CACHE_BITS] MT_TABLE;
 /* A str object's text into buf (cap bytes with the NUL): compact ASCII,
  * or compact with its UTF-8 form already made.  Returns MT_CODE_*
  * flags for truncation or unreadable text (then buf says "?"). */
+/* A compact non-ASCII str of `n` code points of `kind` bytes each (1, 2
+ * or 4) as UTF-8 into buf, as python_text. */
+static uint32_t python_text_encode(const struct python_layout *L, uintptr_t str, uint64_t n,
+				   unsigned kind, char *buf, size_t cap, uint32_t truncated,
+				   uint32_t unreadable)
+{
+	uint8_t units[4 * 160];
+	size_t o = 0;
+	uint32_t flags = 0;
+	if (kind != 1 && kind != 2 && kind != 4)
+		goto bad;
+	if (n > sizeof units / kind) {
+		n = sizeof units / kind;
+		flags |= truncated;
+	}
+	if (n && !python_peek(units, n * kind, str + L->str_compact_data))
+		goto bad;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t c = kind == 1 ? units[i]
+			     : kind == 2 ? (uint32_t)units[2 * i] | (uint32_t)units[2 * i + 1] << 8
+					 : python_u32(units, (uint32_t)(4 * i));
+		char e[4];
+		size_t k;
+		if (c == 0 || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+			c = '?'; /* a NUL would cut the name; a surrogate is no UTF-8 */
+		if (c < 0x80) {
+			e[0] = (char)c;
+			k = 1;
+		} else if (c < 0x800) {
+			e[0] = (char)(0xC0 | c >> 6);
+			e[1] = (char)(0x80 | (c & 63));
+			k = 2;
+		} else if (c < 0x10000) {
+			e[0] = (char)(0xE0 | c >> 12);
+			e[1] = (char)(0x80 | ((c >> 6) & 63));
+			e[2] = (char)(0x80 | (c & 63));
+			k = 3;
+		} else {
+			e[0] = (char)(0xF0 | c >> 18);
+			e[1] = (char)(0x80 | ((c >> 12) & 63));
+			e[2] = (char)(0x80 | ((c >> 6) & 63));
+			e[3] = (char)(0x80 | (c & 63));
+			k = 4;
+		}
+		if (o + k > cap - 1) {
+			flags |= truncated;
+			break;
+		}
+		memcpy(buf + o, e, k);
+		o += k;
+	}
+	buf[o] = '\0';
+	return flags;
+bad:
+	buf[0] = '?';
+	buf[1] = '\0';
+	return unreadable;
+}
+
 static uint32_t python_text(const struct python_layout *L, uintptr_t str, char *buf, size_t cap,
 			    uint32_t truncated, uint32_t unreadable)
 {
@@ -398,7 +458,9 @@ static uint32_t python_text(const struct python_layout *L, uintptr_t str, char *
 	uint64_t len;
 	uintptr_t data;
 	buf[0] = '\0';
-	if (!python_peek(head, L->str_utf8 + 8, str))
+	/* the ASCII head first: a short ASCII string may end its mapping
+	 * before where the compact form's fields would be */
+	if (!python_peek(head, L->str_ascii_data, str))
 		goto bad;
 	state = python_u32(head, L->str_state);
 	/* 3.11: interned:2 kind:3 compact:1 ascii:1 ready:1 */
@@ -408,10 +470,13 @@ static uint32_t python_text(const struct python_layout *L, uintptr_t str, char *
 		len = python_u64(head, L->str_length);
 		data = str + L->str_ascii_data;
 	} else {
+		if (!python_peek(head, L->str_utf8 + 8, str))
+			goto bad;
 		len = python_u64(head, L->str_utf8_length);
 		data = (uintptr_t)python_u64(head, L->str_utf8);
-		if (!data)
-			goto bad;
+		if (!data) /* no UTF-8 form made yet: encode the code points */
+			return python_text_encode(L, str, python_u64(head, L->str_length),
+						  (state >> 2) & 7, buf, cap, truncated, unreadable);
 	}
 	uint32_t flags = 0;
 	if (len > cap - 1) {
@@ -420,6 +485,11 @@ static uint32_t python_text(const struct python_layout *L, uintptr_t str, char *
 	}
 	if (len && !python_peek(buf, len, data))
 		goto bad;
+	if (flags) /* not inside a character */
+		while (len && ((uint8_t)buf[len - 1] & 0xC0) == 0x80)
+			len--;
+	if (flags && len && ((uint8_t)buf[len - 1] & 0xC0) == 0xC0)
+		len--;
 	buf[len] = '\0';
 	/* a NUL inside would cut the name where a reader looks */
 	for (size_t i = 0; i < len; i++)

@@ -62,6 +62,7 @@ struct python_layout {
 	uint32_t co_filename, co_qualname, co_linetable;
 	uint32_t co_code;            /* co_code_adaptive */
 	uint32_t str_length, str_state, str_ascii_data, str_utf8_length, str_utf8;
+	uint32_t str_compact_data;   /* a compact non-ASCII str's code points */
 	uint32_t bytes_size, bytes_data;
 };
 

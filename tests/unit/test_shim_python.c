@@ -53,6 +53,7 @@ static const char probe_src[] =
 	"P(\"str_ascii_data\", sizeof(PyASCIIObject));\n"
 	"P(\"str_utf8_length\", offsetof(PyCompactUnicodeObject, utf8_length));\n"
 	"P(\"str_utf8\", offsetof(PyCompactUnicodeObject, utf8));\n"
+	"P(\"str_compact_data\", sizeof(PyCompactUnicodeObject));\n"
 	"P(\"bytes_size\", offsetof(PyVarObject, ob_size));\n"
 	"P(\"bytes_data\", offsetof(PyBytesObject, ob_sval));\n"
 	"return 0; }\n";
@@ -97,6 +98,7 @@ Test(shim_python, layout_311_is_the_headers, .timeout = 60)
 		F(fr_previous); F(fr_instr); F(fr_entry); F(co_type); F(co_size);
 		F(co_firstlineno); F(co_filename); F(co_qualname); F(co_linetable); F(co_code);
 		F(str_length); F(str_state); F(str_ascii_data); F(str_utf8_length); F(str_utf8);
+		F(str_compact_data);
 		F(bytes_size); F(bytes_data);
 		else
 			cr_assert_fail("unknown field %s", name);
@@ -109,7 +111,7 @@ Test(shim_python, layout_311_is_the_headers, .timeout = 60)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	(void)!system(cmd);
 	cr_assert_eq(st, 0, "the probe did not build or run");
-	cr_assert_eq(seen, 30, "every field printed (%u)", seen);
+	cr_assert_eq(seen, 31, "every field printed (%u)", seen);
 }
 
 /* Versions without an entry have no layout: their images fall back to
