@@ -121,6 +121,25 @@
  * in no module (JIT code, a library unloaded before the table saw it) stays
  * an address.  Stack 0 is the catch-all (MT_STACK_CATCHALL, no frames):
  * samples whose stack did not fit the table, or could not be taken at all.
+ *
+ * Python frames.  In a CPython image whose version the shim knows
+ * (preload/python.h), a sample also reads the interpreter's frame chain of
+ * the allocating thread, and the stack's last frames are its Python
+ * frames, innermost first, after the native ones: each a tagged value
+ * (MT_PYFRAME_*, bits 63-60 are 0xA, which no user-space address has)
+ * holding an index into the code table, the instruction's offset in code
+ * units and whether the frame was entered from C (its run of Python frames
+ * ends there: it belongs to the next native frame of the interpreter's
+ * evaluation loop).  The code table (at MT_STACKS_CODES_OFFSET, counted by
+ * `code_count`, append-only and published as the stacks are) holds, per
+ * code object, its qualified name, file name, first line and a copy of its
+ * line table, from which a reader works out the line (the table's format is
+ * the interpreter version's: `py_version`).  `py_state` says whether this
+ * image is a Python the shim read (MT_PY_WALKED), one whose version it does
+ * not know (MT_PY_UNKNOWN: native frames only), or neither (MT_PY_NONE).
+ * These fields sat in the header's zeroed tail before, so older files read
+ * as "no Python", and a reader of this version reads older files as they
+ * were: no version bump.
  */
 #ifndef MEMTRACE_STACKS_H
 #define MEMTRACE_STACKS_H
@@ -147,7 +166,47 @@
 #define MT_STACKS_MODULES_OFFSET MT_STACKS_HEADER_BYTES
 #define MT_STACKS_STACKS_OFFSET \
 	(MT_STACKS_MODULES_OFFSET + MT_STACKS_MODULE_SLOTS * MT_STACKS_MODULE_BYTES)
-#define MT_STACKS_SIZE (MT_STACKS_STACKS_OFFSET + MT_STACKS_SLOTS * MT_STACKS_STACK_BYTES)
+#define MT_STACKS_CODE_SLOTS    512u  /* distinct Python code objects */
+#define MT_STACKS_CODE_BYTES    2048u
+#define MT_STACKS_CODE_NAME_BYTES 160u  /* qualified name, NUL-terminated */
+#define MT_STACKS_CODE_FILE_BYTES 320u  /* file name, NUL-terminated */
+#define MT_STACKS_CODE_LINES_BYTES 1536u /* line table bytes kept */
+#define MT_STACKS_CODES_OFFSET \
+	(MT_STACKS_STACKS_OFFSET + MT_STACKS_SLOTS * MT_STACKS_STACK_BYTES)
+#define MT_STACKS_SIZE (MT_STACKS_CODES_OFFSET + MT_STACKS_CODE_SLOTS * MT_STACKS_CODE_BYTES)
+
+/* A Python frame in a stack's pc[] (see "Python frames" above). */
+#define MT_PYFRAME_TAG_MASK  UINT64_C(0xF000000000000000)
+#define MT_PYFRAME_TAG       UINT64_C(0xA000000000000000)
+#define MT_PYFRAME_ENTRY     UINT64_C(0x0800000000000000) /* entered from C */
+#define MT_PYFRAME_CODE_SHIFT 32
+#define MT_PYFRAME_CODE_MASK UINT64_C(0xFFFFF)            /* code table index */
+#define MT_PYFRAME_INSTR_MASK UINT64_C(0xFFFFFFFF)        /* code units */
+static inline int mt_pyframe_is(uint64_t pc)
+{
+	return (pc & MT_PYFRAME_TAG_MASK) == MT_PYFRAME_TAG;
+}
+static inline uint64_t mt_pyframe_make(uint32_t code, uint32_t instr, int entry)
+{
+	return MT_PYFRAME_TAG | (entry ? MT_PYFRAME_ENTRY : 0) |
+	       ((uint64_t)(code & MT_PYFRAME_CODE_MASK) << MT_PYFRAME_CODE_SHIFT) | instr;
+}
+static inline uint32_t mt_pyframe_code(uint64_t pc)
+{
+	return (uint32_t)((pc >> MT_PYFRAME_CODE_SHIFT) & MT_PYFRAME_CODE_MASK);
+}
+static inline uint32_t mt_pyframe_instr(uint64_t pc)
+{
+	return (uint32_t)(pc & MT_PYFRAME_INSTR_MASK);
+}
+
+/* py_state */
+enum mt_py_state {
+	MT_PY_NONE = 0,    /* no CPython found in the image (yet) */
+	MT_PY_WALKED = 1,  /* a CPython of a known layout: its frames are read */
+	MT_PY_UNKNOWN = 2, /* a CPython whose layout the shim does not know
+			      (py_version says which): native frames only */
+};
 
 /* state */
 enum mt_stacks_state {
@@ -174,6 +233,7 @@ enum mt_stacks_state {
 #define MT_STACK_MMAP      (1u << 4) /* kind "mmap": anonymous mappings the
                                         program made itself ("Mapped memory"
                                         above); without it kind "heap" */
+#define MT_STACK_PYTHON    (1u << 8) /* its last frames are Python frames */
 
 /* Module flags. */
 #define MT_MODULE_PATH_TRUNCATED (1u << 0)
@@ -242,6 +302,35 @@ struct mt_stacks_header {
 	uint64_t map_unmaps;       /* sampled mappings unmapped whole (also in
 	                              sampled_frees) */
 	uint64_t map_cuts;         /* sampled mappings unmapped in part */
+	/* -- Python (see "Python frames"; all 0 in a file without them) ------- */
+	uint32_t code_bytes;       /* MT_STACKS_CODE_BYTES, set with the layout */
+	uint32_t code_slots;       /* MT_STACKS_CODE_SLOTS */
+	uint32_t code_count;       /* published count (release) */
+	uint32_t py_state;         /* enum mt_py_state */
+	uint64_t py_version;       /* the interpreter's Py_Version (0x030b07f0) */
+	uint64_t py_samples;       /* samples that held Python frames */
+	uint64_t py_frames;        /* Python frames taken, all samples */
+	uint64_t py_truncated;     /* samples whose Python or native frames were cut */
+};
+
+/* Code table flags. */
+#define MT_CODE_NAME_TRUNCATED  (1u << 0)
+#define MT_CODE_FILE_TRUNCATED  (1u << 1)
+#define MT_CODE_LINES_TRUNCATED (1u << 2) /* lines past the copy are unknown */
+#define MT_CODE_NAME_UNREADABLE (1u << 3) /* not compact ASCII/UTF-8 text */
+#define MT_CODE_FILE_UNREADABLE (1u << 4)
+
+/* One Python code object (see "Python frames"). */
+struct mt_stacks_code {
+	uint64_t addr;            /* the code object in this image */
+	uint32_t firstlineno;
+	uint32_t flags;           /* MT_CODE_* */
+	uint32_t lines_len;       /* bytes of `lines` that hold the table */
+	uint32_t lines_full;      /* the table's whole length */
+	uint32_t reserved[2];
+	char name[MT_STACKS_CODE_NAME_BYTES];
+	char file[MT_STACKS_CODE_FILE_BYTES];
+	uint8_t lines[MT_STACKS_CODE_LINES_BYTES];
 };
 
 /* One executable mapping of a file (or the vdso), from /proc/self/maps. */
@@ -285,6 +374,19 @@ static inline struct mt_stack *mt_stacks_stack(void *table, uint32_t i)
 				   (uint64_t)i * MT_STACKS_STACK_BYTES);
 }
 
+static inline struct mt_stacks_code *mt_stacks_code(void *table, uint32_t i)
+{
+	return (struct mt_stacks_code *)((char *)table + MT_STACKS_CODES_OFFSET +
+					 (uint64_t)i * MT_STACKS_CODE_BYTES);
+}
+
+/* Whether a header's code table is of this layout (else a reader ignores
+ * it, and its Python frames name no code). */
+static inline int mt_stacks_codes_ok(const struct mt_stacks_header *h)
+{
+	return h->code_bytes == MT_STACKS_CODE_BYTES && h->code_slots == MT_STACKS_CODE_SLOTS;
+}
+
 /* The version and layout constants of this build: what a writer stores
  * before the magic, and what a reader requires of a file. */
 static inline void mt_stacks_set_layout(struct mt_stacks_header *h)
@@ -296,6 +398,8 @@ static inline void mt_stacks_set_layout(struct mt_stacks_header *h)
 	h->stack_bytes = MT_STACKS_STACK_BYTES;
 	h->stack_slots = MT_STACKS_SLOTS;
 	h->max_frames = MT_STACKS_FRAMES;
+	h->code_bytes = MT_STACKS_CODE_BYTES;
+	h->code_slots = MT_STACKS_CODE_SLOTS;
 }
 
 static inline int mt_stacks_layout_ok(const struct mt_stacks_header *h)
@@ -310,5 +414,6 @@ static inline int mt_stacks_layout_ok(const struct mt_stacks_header *h)
 _Static_assert(sizeof(struct mt_stacks_header) <= MT_STACKS_HEADER_BYTES, "header too big");
 _Static_assert(sizeof(struct mt_stacks_module) == MT_STACKS_MODULE_BYTES, "module size");
 _Static_assert(sizeof(struct mt_stack) == MT_STACKS_STACK_BYTES, "stack size");
+_Static_assert(sizeof(struct mt_stacks_code) == MT_STACKS_CODE_BYTES, "code size");
 
 #endif /* MEMTRACE_STACKS_H */

@@ -11,6 +11,7 @@
 #include "cfi.h"
 #include "invariant.h"
 #include "modules.h"
+#include "python.h"
 #include "selfmaps.h"
 #include "stacks.h"
 #include "sys.h"
@@ -129,6 +130,7 @@ unsigned callstack_fp(uint64_t *pcs, unsigned max, uintptr_t ra, int *complete, 
 
 void callstack_init(void)
 {
+	python_init();
 }
 #elif defined(HAVE_UNWIND_H)
 /* libgcc's unwinder, found at start by callstack_init; NULL without it. */
@@ -145,6 +147,7 @@ void callstack_init(void)
 	 * may be held.  One dlopen, not an RTLD_NOLOAD look first: that look
 	 * opens and reads the file as well, and cost every process without
 	 * libgcc_s a second search. */
+	python_init();
 	boot_arena_begin(); /* dlerror's state too: a failed look allocates */
 	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (h) {
@@ -160,6 +163,7 @@ void callstack_init(void)
 #else
 void callstack_init(void)
 {
+	python_init();
 }
 #endif
 

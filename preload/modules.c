@@ -7,6 +7,7 @@
 
 #include "elfsym.h"
 #include "modules.h"
+#include "python.h"
 #include "selfmaps.h"
 #include "shim.h"
 #include "sys.h"
@@ -186,8 +187,11 @@ static int modules_add(const struct selfmaps_entry *m, void *ctx)
 	if ((uintptr_t)modules_refresh >= m->start && (uintptr_t)modules_refresh < m->end)
 		e->flags |= MT_MODULE_SELF;
 	if (!vdso && sc->elf_inode == m->inode && sc->elf_major == m->dev_major &&
-	    sc->elf_minor == m->dev_minor && sc->elf_start <= m->start)
+	    sc->elf_minor == m->dev_minor && sc->elf_start <= m->start) {
 		modules_build_id(sc, e);
+		/* the interpreter's symbols, if this is python (python.h) */
+		python_probe(sc->h, sc->pid, sc->elf_start, m->path, m->path_len);
+	}
 	sc->count++;
 	sc->added++;
 	/* Whole entry first, then the count (stacks.h). */

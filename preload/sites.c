@@ -16,6 +16,7 @@
 #include "imagename.h"
 #include "invariant.h"
 #include "modules.h"
+#include "python.h"
 #include "sample.h"
 #include "sites.h"
 #include "sys.h"
@@ -83,11 +84,13 @@ static int sites_own_events;  /* this image sampled or freed a sample itself */
 static int sites_missed;      /* a pc in no module since the last refresh */
 static uint32_t sites_refresh_at; /* stack_count at the last module refresh */
 static uint64_t sites_module_room, sites_stack_room; /* bytes the file holds */
+static uint64_t sites_code_room; /* of the Python code table (python.h) */
 static char sites_path[PATH_MAX + 64] MT_TABLE;
 
 #define SITES_GROW_BYTES (16u << 10)
 #define SITES_MODULES_BYTES ((uint64_t)MT_STACKS_MODULE_SLOTS * MT_STACKS_MODULE_BYTES)
 #define SITES_STACKS_BYTES ((uint64_t)MT_STACKS_SLOTS * MT_STACKS_STACK_BYTES)
+#define SITES_CODES_BYTES ((uint64_t)MT_STACKS_CODE_SLOTS * MT_STACKS_CODE_BYTES)
 
 static void sites_put(uint64_t *field, uint64_t v)
 {
@@ -276,6 +279,20 @@ static int sites_reserve_stacks(uint32_t n)
 			     (uint64_t)n * MT_STACKS_STACK_BYTES);
 }
 
+static int sites_reserve_codes(uint32_t n)
+{
+	return sites_reserve(MT_STACKS_CODES_OFFSET, SITES_CODES_BYTES, &sites_code_room,
+			     (uint64_t)n * MT_STACKS_CODE_BYTES);
+}
+
+/* All three tables' room: the whole table (memory of our own). */
+static void sites_room_all(void)
+{
+	sites_module_room = SITES_MODULES_BYTES;
+	sites_stack_room = SITES_STACKS_BYTES;
+	sites_code_room = SITES_CODES_BYTES;
+}
+
 static void sites_unlink(void)
 {
 	sys_call6(SYS_unlink, (long)sites_path, 0, 0, 0, 0, 0);
@@ -306,7 +323,7 @@ static struct mt_stacks_header *sites_map_file(void)
 		sites_unlink();
 		return NULL;
 	}
-	sites_module_room = sites_stack_room = 0;
+	sites_module_room = sites_stack_room = sites_code_room = 0;
 	return m;
 }
 
@@ -365,8 +382,7 @@ static int sites_make(void)
 	}
 	if (!h) {
 		h = sites_map_anon();
-		sites_module_room = SITES_MODULES_BYTES;
-		sites_stack_room = SITES_STACKS_BYTES;
+		sites_room_all();
 		if (!h || sites_fill(h) != 0) {
 			sites_broken = 1;
 			return 0;
@@ -381,17 +397,17 @@ static int sites_make(void)
 static void sites_materialize(void)
 {
 	struct mt_stacks_header *mem = sites_hdr, *f;
-	uint32_t nmod = mem->module_count, nstk = mem->stack_count;
+	uint32_t nmod = mem->module_count, nstk = mem->stack_count, ncode = mem->code_count;
 	sites_want_file = 0;
 	if (!(f = sites_map_file()))
 		return;
 	sites_is_file = 1;
-	if (!sites_reserve_modules(nmod) || !sites_reserve_stacks(nstk)) {
+	if (!sites_reserve_modules(nmod) || !sites_reserve_stacks(nstk) ||
+	    (ncode && !sites_reserve_codes(ncode))) {
 		sys_munmap(f, MT_STACKS_SIZE);
 		sites_unlink();
 		sites_is_file = 0;
-		sites_module_room = SITES_MODULES_BYTES;
-		sites_stack_room = SITES_STACKS_BYTES;
+		sites_room_all();
 		return;
 	}
 	memcpy(f, mem, MT_STACKS_HEADER_BYTES);
@@ -401,6 +417,7 @@ static void sites_materialize(void)
 	       (size_t)nmod * MT_STACKS_MODULE_BYTES);
 	memcpy(mt_stacks_stack(f, 0), mt_stacks_stack(mem, 0),
 	       (size_t)nstk * MT_STACKS_STACK_BYTES);
+	memcpy(mt_stacks_code(f, 0), mt_stacks_code(mem, 0), (size_t)ncode * MT_STACKS_CODE_BYTES);
 	__atomic_store_n(&f->magic, MT_STACKS_MAGIC, __ATOMIC_RELEASE);
 	/* Every reader of sites_hdr holds the lock, as we do. */
 	__atomic_store_n(&sites_hdr, f, __ATOMIC_RELEASE);
@@ -892,6 +909,9 @@ static int sites_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra, u
 		h = sites_hdr;
 		sites_own_events = 1;
 		sites_event(h);
+		/* the interpreter's frames, if any (python.h): under the lock,
+		 * which the code table needs */
+		n = python_stack(h, pcs, n, MT_STACKS_FRAMES, &flags, sites_reserve_codes);
 		id = sites_stack_for(h, pcs, n, flags | kind, miss);
 		if (kind & MT_STACK_MMAP) {
 			sites_region_add(h, (uintptr_t)p, (uintptr_t)p + usable, id, weight, var);
@@ -1083,11 +1103,12 @@ void sites_fork_child(void)
 			       (size_t)old->module_count * MT_STACKS_MODULE_BYTES);
 			memcpy(mt_stacks_stack(h, 0), mt_stacks_stack(old, 0),
 			       (size_t)old->stack_count * MT_STACKS_STACK_BYTES);
+			memcpy(mt_stacks_code(h, 0), mt_stacks_code(old, 0),
+			       (size_t)old->code_count * MT_STACKS_CODE_BYTES);
 		}
 		sys_munmap(old, MT_STACKS_SIZE);
 		sites_is_file = 0;
-		sites_module_room = SITES_MODULES_BYTES;
-		sites_stack_room = SITES_STACKS_BYTES;
+		sites_room_all();
 		if (!h) {
 			/* No memory: sampling stops; the samples' frees find no
 			 * entry to update. */
@@ -1108,6 +1129,7 @@ void sites_fork_child(void)
 	h->samples = h->sampled_frees = h->untracked_samples = h->untracked_bytes = 0;
 	h->catchall_samples = h->skipped_samples = h->lost_frees = 0;
 	h->fp_samples = h->backtrace_samples = h->sample_ns = h->module_refreshes = 0;
+	h->py_samples = h->py_frames = h->py_truncated = 0;
 	sites_skips = sites_lost = 0;
 	nstk = h->stack_count;
 	for (uint32_t i = 0; i < nstk; i++) {

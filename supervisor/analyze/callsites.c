@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/callsites.h"
+#include "analyze/pyframes.h"
 #include "collect/stackfile.h"
 #include "collect/stackfold.h"
 #include "grow.h"
@@ -72,6 +73,20 @@ struct callsites_file {
 	size_t pc_cap, pc_n;
 };
 
+/* The symbols frame of a Python frame of this file (stacks.h): its code
+ * entry's names and the line of its instruction. */
+static int64_t callsites_pyframe(struct callsites_file *cf, uint64_t pc)
+{
+	const struct stackfile *f = cf->f;
+	uint32_t code = mt_pyframe_code(pc), line = 0;
+	if (code >= f->h.code_count)
+		return symbols_pyframe(&cf->v->sym, "<unknown code>", NULL, 0);
+	const struct mt_stacks_code *c = &f->codes[code];
+	if (pyframes_line(f->h.py_version, c, mt_pyframe_instr(pc), &line) < 0)
+		line = 0;
+	return symbols_pyframe(&cf->v->sym, c->name, c->file[0] ? c->file : NULL, line);
+}
+
 /* The symbols frame of pc in this file's address space. */
 static int64_t callsites_pc(struct callsites_file *cf, uint32_t seen, uint64_t pc)
 {
@@ -118,7 +133,8 @@ static int64_t callsites_pc(struct callsites_file *cf, uint32_t seen, uint64_t p
 			break;
 		}
 	}
-	int64_t fi = symbols_frame(&cf->v->sym, mi, start, off, pc);
+	int64_t fi = mt_pyframe_is(pc) ? callsites_pyframe(cf, pc)
+				       : symbols_frame(&cf->v->sym, mi, start, off, pc);
 	if (fi < 0)
 		return fi;
 	if (pc) { /* 0 marks an empty slot */
@@ -134,21 +150,29 @@ static const uint32_t *callsites_frames(struct callsites_file *cf, uint32_t i)
 {
 	const struct mt_stack *st = &cf->f->stacks[i];
 	struct callsite_view *v = cf->v;
-	uint32_t *list;
+	uint32_t *base, *list;
 	if (cf->lists[i])
 		return cf->lists[i];
-	list = malloc((st->nframes ? st->nframes : 1) * sizeof *list);
-	if (!list || grow_array((void **)&v->frame_lists, &v->cap_lists, v->n_lists + 1,
+	/* the list's count in front of it: pyframes_interleave may shorten
+	 * it once every frame is named (callsites_place_python) */
+	base = malloc((st->nframes + 1u) * sizeof *base);
+	if (!base || grow_array((void **)&v->frame_lists, &v->cap_lists, v->n_lists + 1,
 				    sizeof *v->frame_lists) < 0) {
-		free(list);
+		free(base);
 		return NULL;
 	}
-	v->frame_lists[v->n_lists++] = list;
+	v->frame_lists[v->n_lists++] = base;
+	base[0] = st->nframes;
+	list = base + 1;
 	for (uint32_t j = 0; j < st->nframes; j++) {
 		int64_t fi = callsites_pc(cf, st->modules_seen, st->pc[j]);
 		if (fi < 0)
 			return NULL;
 		list[j] = (uint32_t)fi;
+		if (mt_pyframe_is(st->pc[j]) && (st->pc[j] & MT_PYFRAME_ENTRY))
+			list[j] |= PYFRAMES_ENTRY_BIT;
+		if (mt_pyframe_is(st->pc[j]))
+			v->python = 1;
 	}
 	cf->lists[i] = list;
 	return list;
@@ -259,6 +283,32 @@ static int callsites_image(struct callsite_view *v, const struct image_view *iv,
 	return rc;
 }
 
+/* Each site's count as its list now says (callsites_frames). */
+static void callsites_recount(struct callsite_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i].frames)
+			set->v[i].nframes = set->v[i].frames[-1];
+}
+
+/* Python frames where the interpreter ran them (pyframes.h), once every
+ * native frame is named: each list once, then every site's count. */
+static void callsites_place_python(struct callsite_view *v)
+{
+	if (!v->python)
+		return;
+	for (size_t i = 0; i < v->n_lists; i++) {
+		uint32_t *base = v->frame_lists[i];
+		base[0] = pyframes_interleave(base + 1, base[0], &v->sym);
+	}
+	for (size_t i = 0; i < v->n_images; i++) {
+		callsites_recount(&v->images[i].at_peak);
+		callsites_recount(&v->images[i].at_exit);
+	}
+	for (int k = 0; k < PEAKSITES_KINDS; k++)
+		callsites_recount(&v->tree[k].set);
+}
+
 int callsites_build(struct callsite_view *v, const struct merged_run *m, const struct peaksites *p,
 		    int records_dirfd, const struct stackfold_index *packed)
 {
@@ -277,6 +327,8 @@ int callsites_build(struct callsite_view *v, const struct merged_run *m, const s
 			rc = callsites_image(v, &m->images[i], p, records_dirfd, packed);
 	if (!rc)
 		rc = symbols_resolve(&v->sym);
+	if (!rc)
+		callsites_place_python(v);
 	if (rc) {
 		callsites_free(v);
 		return rc;

@@ -76,8 +76,10 @@ struct callsite_view {
 	size_t n_images, cap_images;
 	struct callsite_tree tree[PEAKSITES_KINDS];
 	uint64_t sample_bytes;     /* the images' interval; 0 if they differ */
-	uint32_t **frame_lists;    /* owned arrays the sites point into */
+	uint32_t **frame_lists;    /* owned arrays the sites point into (each
+				      site's frames[-1] is its list's count) */
 	size_t n_lists, cap_lists;
+	int python;                /* some stack holds Python frames */
 };
 
 /* An image's stacks are its stacks file in `records_dirfd` (-1: none), else

@@ -100,7 +100,44 @@ int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64
 	    grow_array((void **)&s->frames, &s->cap_frames, s->n_frames + 1, sizeof *s->frames) < 0)
 		return -ENOMEM;
 	s->frames[s->n_frames] = (struct symbols_frame){ module, off, 0, NULL, NULL, 0, 0,
-							 SYMBOLS_NO_FRAME };
+							 SYMBOLS_NO_FRAME, 0 };
+	s->index[k] = (uint32_t)s->n_frames + 1;
+	return (int64_t)s->n_frames++;
+}
+
+static const char *symbols_name(struct symbols *s, const char *name);
+
+static uint64_t symbols_text_hash(uint64_t h, const char *t)
+{
+	for (; t && *t; t++)
+		h = (h ^ (uint8_t)*t) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+int64_t symbols_pyframe(struct symbols *s, const char *function, const char *file, uint32_t line)
+{
+	uint64_t key = symbols_text_hash(symbols_text_hash(UINT64_C(0xcbf29ce484222325) ^ line,
+							   function), file);
+	size_t k;
+	if ((s->n_frames + 1) * 2 > s->index_cap && symbols_rehash(s) < 0)
+		return -ENOMEM;
+	for (k = symbols_hash(SYMBOLS_PYTHON, key) & (s->index_cap - 1); s->index[k];
+	     k = (k + 1) & (s->index_cap - 1)) {
+		const struct symbols_frame *f = &s->frames[s->index[k] - 1];
+		if (f->module == SYMBOLS_PYTHON && f->file_offset == key && f->line == line &&
+		    strcmp(f->function, function) == 0 &&
+		    (f->file == file || (f->file && file && strcmp(f->file, file) == 0)))
+			return s->index[k] - 1;
+	}
+	if (s->n_frames >= UINT32_MAX - 1 ||
+	    grow_array((void **)&s->frames, &s->cap_frames, s->n_frames + 1, sizeof *s->frames) < 0)
+		return -ENOMEM;
+	const char *fn = symbols_name(s, function), *fl = file ? symbols_name(s, file) : NULL;
+	if (!fn || (file && !fl))
+		return -ENOMEM;
+	s->frames[s->n_frames] = (struct symbols_frame){ .module = SYMBOLS_PYTHON, .file_offset = key,
+							 .function = fn, .file = fl, .line = line,
+							 .outer = SYMBOLS_NO_FRAME, .python = 1 };
 	s->index[k] = (uint32_t)s->n_frames + 1;
 	return (int64_t)s->n_frames++;
 }

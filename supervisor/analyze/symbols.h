@@ -39,6 +39,9 @@
 #define SYMBOLS_NO_FRAME UINT32_MAX
 /* addr2line's time for the whole run, every module */
 #define SYMBOLS_BUDGET_NS (120 * UINT64_C(1000000000))
+/* The module of Python frames (analyze/pyframes.h): none, a frame of the
+ * interpreter's own code table. */
+#define SYMBOLS_PYTHON UINT32_C(0xFFFFFFFE)
 
 enum symbols_state {
 	SYMBOLS_UNREAD = 0, /* not looked at yet */
@@ -81,12 +84,15 @@ struct symbols_frame {
 				     when module is SYMBOLS_NO_MODULE */
 	uint64_t vaddr;           /* the return address as an ELF virtual
 				     address of the module (0: unknown) */
-	const char *function;     /* NULL: unknown */
-	const char *file;         /* source file as its DWARF names it; NULL: unknown */
+	const char *function;     /* NULL: unknown; a Python frame's
+				     qualified name */
+	const char *file;         /* source file as its DWARF names it, or a
+				     Python frame's; NULL: unknown */
 	uint32_t line;            /* 0: unknown */
 	uint32_t flags;           /* SYMBOLS_FRAME_* */
 	uint32_t outer;           /* the frame this one was inlined into (same
 				     address), or SYMBOLS_NO_FRAME */
+	uint8_t python;           /* a Python frame (module SYMBOLS_PYTHON) */
 };
 
 /* The frame is a function inlined into its `outer` frame. */
@@ -120,6 +126,9 @@ int64_t symbols_module(struct symbols *s, const struct mt_stacks_module *m);
  * (module SYMBOLS_NO_MODULE); -ENOMEM. */
 int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64_t file_offset,
 		      uint64_t pc);
+/* The index of the Python frame (function, file, line): one frame for
+ * each distinct three; -ENOMEM.  file may be NULL. */
+int64_t symbols_pyframe(struct symbols *s, const char *function, const char *file, uint32_t line);
 /* Names every frame not named yet (each module's file read once). */
 int symbols_resolve(struct symbols *s);
 /* The words of enum symbols_state and enum symbols_lines, for stacks.json. */

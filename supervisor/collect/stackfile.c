@@ -28,7 +28,32 @@ static int stackfile_header(int fd, off_t size, int32_t pid, uint32_t gen,
 		return (int)r;
 	if ((size_t)r < sizeof *h)
 		return -STACKFILE_ESHORT;
-	return filecheck_stacks_header(h, (uint64_t)size, pid, gen);
+	int rc = filecheck_stacks_header(h, (uint64_t)size, pid, gen);
+	if (rc == 0)
+		stackfile_clamp_codes(h, (uint64_t)size);
+	return rc;
+}
+
+void stackfile_clamp_codes(struct mt_stacks_header *h, uint64_t file_bytes)
+{
+	uint64_t room = 0;
+	/* a code table of another layout is not read (stacks.h) */
+	if (!mt_stacks_codes_ok(h) || h->code_count > MT_STACKS_CODE_SLOTS)
+		h->code_count = mt_stacks_codes_ok(h) ? MT_STACKS_CODE_SLOTS : 0;
+	if (file_bytes > MT_STACKS_CODES_OFFSET)
+		room = (file_bytes - MT_STACKS_CODES_OFFSET) / MT_STACKS_CODE_BYTES;
+	if (h->code_count > room)
+		h->code_count = (uint32_t)room;
+}
+
+void stackfile_clamp_code_entries(struct mt_stacks_code *codes, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		codes[i].name[MT_STACKS_CODE_NAME_BYTES - 1] = '\0';
+		codes[i].file[MT_STACKS_CODE_FILE_BYTES - 1] = '\0';
+		if (codes[i].lines_len > MT_STACKS_CODE_LINES_BYTES)
+			codes[i].lines_len = 0;
+	}
 }
 
 static int stackfile_size(int fd, off_t *size)
@@ -53,6 +78,7 @@ void stackfile_free(struct stackfile *f)
 {
 	free(f->modules);
 	free(f->stacks);
+	free(f->codes);
 	memset(f, 0, sizeof *f);
 }
 
@@ -69,7 +95,8 @@ int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out)
 		return rc;
 	out->modules = calloc(out->h.module_count ? out->h.module_count : 1, MT_STACKS_MODULE_BYTES);
 	out->stacks = calloc(out->h.stack_count ? out->h.stack_count : 1, MT_STACKS_STACK_BYTES);
-	if (!out->modules || !out->stacks) {
+	out->codes = calloc(out->h.code_count ? out->h.code_count : 1, MT_STACKS_CODE_BYTES);
+	if (!out->modules || !out->stacks || !out->codes) {
 		stackfile_free(out);
 		return -ENOMEM;
 	}
@@ -99,6 +126,32 @@ int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out)
 	}
 	if ((size_t)r < (size_t)out->h.stack_count * MT_STACKS_STACK_BYTES)
 		out->h.stack_count = (uint32_t)((size_t)r / MT_STACKS_STACK_BYTES);
+	/* the code table after the stacks: a stack read above names only
+	 * codes published before it (stacks.h), so the count read now covers
+	 * them */
+	if (out->h.code_count || mt_stacks_codes_ok(&out->h)) {
+		uint32_t cc = 0;
+		if (recordfile_pread_full(fd, &cc, sizeof cc,
+					  offsetof(struct mt_stacks_header, code_count)) == sizeof cc &&
+		    cc > out->h.code_count) {
+			struct mt_stacks_header h2 = out->h;
+			h2.code_count = cc;
+			stackfile_clamp_codes(&h2, (uint64_t)size);
+			void *more = realloc(out->codes, (size_t)(h2.code_count ? h2.code_count : 1) *
+								 MT_STACKS_CODE_BYTES);
+			if (more) {
+				out->codes = more;
+				out->h.code_count = h2.code_count;
+			}
+		}
+		r = recordfile_pread_full(fd, out->codes,
+					  (size_t)out->h.code_count * MT_STACKS_CODE_BYTES,
+					  MT_STACKS_CODES_OFFSET);
+		if (r < 0)
+			r = 0;
+		if ((size_t)r < (size_t)out->h.code_count * MT_STACKS_CODE_BYTES)
+			out->h.code_count = (uint32_t)((size_t)r / MT_STACKS_CODE_BYTES);
+	}
 	stackfile_clamp_entries(out);
 	return 0;
 }
@@ -106,6 +159,10 @@ int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out)
 void stackfile_clamp_entries(struct stackfile *out)
 {
 	filecheck_stacks_entries(out->modules, out->h.module_count, out->stacks, out->h.stack_count);
+	if (out->codes)
+		stackfile_clamp_code_entries(out->codes, out->h.code_count);
+	else
+		out->h.code_count = 0;
 }
 
 void stackfile_name(char *buf, size_t cap, int32_t pid, uint32_t gen)

@@ -18,7 +18,8 @@
 static size_t published_bytes(const struct mt_stacks_header *h)
 {
 	return MT_STACKS_HEADER_BYTES + (size_t)h->module_count * MT_STACKS_MODULE_BYTES +
-	       (size_t)h->stack_count * MT_STACKS_STACK_BYTES;
+	       (size_t)h->stack_count * MT_STACKS_STACK_BYTES +
+	       (size_t)h->code_count * MT_STACKS_CODE_BYTES;
 }
 
 /* Reads n bytes at off into buf: 0, or -EBADMSG when the file is shorter. */
@@ -48,6 +49,7 @@ static int read_published(int fd, int32_t pid, uint32_t gen, unsigned char **raw
 	MT_ASSERT(n <= MT_STACKS_SIZE);
 	size_t mods = (size_t)h.module_count * MT_STACKS_MODULE_BYTES;
 	size_t stacks = (size_t)h.stack_count * MT_STACKS_STACK_BYTES;
+	size_t codes = (size_t)h.code_count * MT_STACKS_CODE_BYTES;
 	unsigned char *p = malloc(n);
 	if (!p)
 		return -ENOMEM;
@@ -56,6 +58,9 @@ static int read_published(int fd, int32_t pid, uint32_t gen, unsigned char **raw
 		rc = read_part(fd, p + MT_STACKS_HEADER_BYTES, mods, MT_STACKS_MODULES_OFFSET);
 	if (!rc)
 		rc = read_part(fd, p + MT_STACKS_HEADER_BYTES + mods, stacks, MT_STACKS_STACKS_OFFSET);
+	if (!rc && codes)
+		rc = read_part(fd, p + MT_STACKS_HEADER_BYTES + mods + stacks, codes,
+			       MT_STACKS_CODES_OFFSET);
 	/* the counts as checked, so that the part is what they describe (a
 	 * writer still running could only have added more) */
 	memcpy(p, &h, sizeof h);
@@ -173,7 +178,9 @@ static int decode_at(int fd, off_t off, unsigned char *raw, struct stackfold_ima
 	memcpy(&h, raw, len < sizeof h ? len : sizeof h);
 	if (len < sizeof h || h.magic != MT_STACKS_MAGIC || h.version != MT_STACKS_VERSION ||
 	    !mt_stacks_layout_ok(&h) || h.module_count > MT_STACKS_MODULE_SLOTS ||
-	    h.stack_count > MT_STACKS_SLOTS || published_bytes(&h) != len || h.pid != pid ||
+	    h.stack_count > MT_STACKS_SLOTS ||
+	    (h.code_count && (!mt_stacks_codes_ok(&h) || h.code_count > MT_STACKS_CODE_SLOTS)) ||
+	    published_bytes(&h) != len || h.pid != pid ||
 	    h.gen != gen)
 		return -EBADMSG;
 	out->pid = pid;
@@ -282,14 +289,17 @@ int stackfold_index_read(const struct stackfold_index *ix, int32_t pid, uint32_t
 	memcpy(&out->h, im.bytes, sizeof out->h);
 	size_t mods = (size_t)out->h.module_count * MT_STACKS_MODULE_BYTES;
 	size_t stacks = (size_t)out->h.stack_count * MT_STACKS_STACK_BYTES;
+	size_t codes = (size_t)out->h.code_count * MT_STACKS_CODE_BYTES;
 	out->modules = malloc(mods ? mods : 1);
 	out->stacks = malloc(stacks ? stacks : 1);
-	if (!out->modules || !out->stacks) {
+	out->codes = malloc(codes ? codes : 1);
+	if (!out->modules || !out->stacks || !out->codes) {
 		stackfile_free(out);
 		return -ENOMEM;
 	}
 	memcpy(out->modules, im.bytes + MT_STACKS_HEADER_BYTES, mods);
 	memcpy(out->stacks, im.bytes + MT_STACKS_HEADER_BYTES + mods, stacks);
+	memcpy(out->codes, im.bytes + MT_STACKS_HEADER_BYTES + mods + stacks, codes);
 	/* packed once its writer had ended: consistent unless it died inside
 	 * an update of the peak columns */
 	out->peak_consistent = !(out->h.peak_seq & 1);

@@ -8,7 +8,8 @@
  * each image ends (live.c folds its record) and, for what is left, once
  * stacks.json is written, memsup packs its stacks file into `stacks.fold`
  * of the evidence directory and removes it: only the published part (the
- * header, the module_count modules, the stack_count stacks) is kept, with
+ * header, the module_count modules, the stack_count stacks, the code_count
+ * Python code objects) is kept, with
  * its zero runs encoded.  stacks.json reads them back by image through an
  * index of the file (stackfold_index_*).
  *
@@ -18,7 +19,8 @@
  *     u32 magic "MSF2"   u32 n        i32 pid   u32 gen
  *     n bytes: the stacks file's header (header_bytes), then its first
  *              module_count module entries, then its first stack_count
- *              stack entries, zero runs encoded as in records.fold
+ *              stack entries, then its first code_count code entries (none
+ *              in a file without Python frames), zero runs encoded as in records.fold
  *              (fold.h); the header's own sizes and counts say where
  *              each part ends
  *     u32 CRC-32 (IEEE) of pid, gen and the n bytes

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/pyframes.h"
 #include "jsonw.h"
 #include "output/evidence.h"
 #include "output/stacksjson.h"
@@ -92,6 +93,29 @@ static void put_command(struct jsonw *w, const struct image_view *iv)
 		jsonw_string(w, iv->exe);
 }
 
+/* What the shim found of a CPython in the image: null when none. */
+static void put_python(struct jsonw *w, const struct mt_stacks_header *h)
+{
+	char version[32];
+	jsonw_key(w, "python");
+	if (h->py_state == MT_PY_NONE) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_object_begin(w);
+	pyframes_version_text(h->py_version, version, sizeof version);
+	jsonw_key(w, "version");
+	jsonw_string(w, version);
+	jsonw_key(w, "frames");
+	/* stacks.h: an unknown version is walked not at all, and says so */
+	jsonw_string(w, h->py_state == MT_PY_WALKED ? "python" : "native_only_unknown_version");
+	put_u(w, "python_samples", h->py_samples);
+	put_u(w, "python_frames", h->py_frames);
+	put_u(w, "truncated_samples", h->py_truncated);
+	put_u(w, "code_objects", h->code_count);
+	jsonw_object_end(w);
+}
+
 static void put_image(struct jsonw *w, const struct symbols *sym, const struct callsite_image *ci)
 {
 	const struct mt_stacks_header *h = &ci->h;
@@ -122,6 +146,7 @@ static void put_image(struct jsonw *w, const struct symbols *sym, const struct c
 		put_u(w, "lost_frees", h->lost_frees);
 		put_u(w, "sample_ns", h->sample_ns);
 		put_u(w, "stacks", h->stack_count);
+		put_python(w, h);
 		jsonw_key(w, "at_peak");
 		jsonw_object_begin(w);
 		jsonw_key(w, "from");
@@ -147,7 +172,7 @@ static void put_frames(struct jsonw *w, const struct symbols *s)
 		const struct symbols_frame *f = &s->frames[i];
 		jsonw_object_begin(w);
 		jsonw_key(w, "module");
-		if (f->module == SYMBOLS_NO_MODULE)
+		if (f->module == SYMBOLS_NO_MODULE || f->python)
 			jsonw_null(w);
 		else
 			jsonw_uint(w, f->module);
@@ -156,10 +181,11 @@ static void put_frames(struct jsonw *w, const struct symbols *s)
 			jsonw_uint(w, f->vaddr);
 		else
 			jsonw_null(w);
-		put_u(w, "file_offset", f->file_offset);
+		put_u(w, "file_offset", f->python ? 0 : f->file_offset);
 		jsonw_key(w, "function");
 		jsonw_string(w, f->function);
-		/* source lines, from the module's DWARF (symbols.h) */
+		/* source lines: from the module's DWARF (symbols.h), or a
+		 * Python frame's code object (pyframes.h) */
 		jsonw_key(w, "file");
 		jsonw_string(w, f->file);
 		jsonw_key(w, "line");
@@ -169,6 +195,10 @@ static void put_frames(struct jsonw *w, const struct symbols *s)
 			jsonw_null(w);
 		jsonw_key(w, "inlined");
 		jsonw_bool(w, (f->flags & SYMBOLS_FRAME_INLINED) != 0);
+		if (f->python) {
+			jsonw_key(w, "python");
+			jsonw_bool(w, 1);
+		}
 		jsonw_object_end(w);
 	}
 	jsonw_array_end(w);
@@ -270,7 +300,7 @@ static size_t stacksjson_frame(const struct symbols *sym, const struct symbols_f
 			     (unsigned)f->line);
 	} else if (f->function) {
 		n = snprintf(buf, cap, "%s%s", sep, f->function);
-	} else if (f->module != SYMBOLS_NO_MODULE) {
+	} else if (f->module < sym->n_modules) {
 		const char *path = sym->modules[f->module].path, *base = strrchr(path, '/');
 		n = snprintf(buf, cap, "%s%s+0x%llx", sep, base ? base + 1 : path,
 			     (unsigned long long)(f->vaddr ? f->vaddr : f->file_offset));
@@ -288,8 +318,15 @@ static void stacksjson_label(const struct callsite_view *v, const struct callsit
 	unsigned shown = 0;
 	if (c->nframes == 0)
 		snprintf(buf + o, cap - o, " [no stack: table full]");
+	/* a Python site by its Python frames: the interpreter's own C
+	 * functions inside them say nothing the Python line does not */
+	uint32_t from = 0;
+	while (from < c->nframes && !v->sym.frames[c->frames[from]].python)
+		from++;
+	if (from == c->nframes)
+		from = 0;
 	/* the three innermost frames, inlined ones counted */
-	for (uint32_t j = 0; j < c->nframes && shown < 3 && o + 1 < cap; j++)
+	for (uint32_t j = from; j < c->nframes && shown < 3 && o + 1 < cap; j++)
 		for (uint32_t f = c->frames[j]; f != SYMBOLS_NO_FRAME && shown < 3 && o + 1 < cap;
 		     f = symbols_outer(&v->sym, f))
 			o += stacksjson_frame(&v->sym, &v->sym.frames[f], shown++ ? " < " : " ",

@@ -1,0 +1,576 @@
+/* python.c: CPython's frames for the sampler (see python.h).  Never
+ * allocates, never locks (its callers hold sites.c's lock), never calls
+ * the interpreter; every read of its memory is process_vm_readv on self. */
+#include <elf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "invariant.h"
+#include "python.h"
+#include "shim.h"
+#include "sys.h"
+
+/* ---- the layouts: one entry per CPython minor version ---------------------- */
+
+/* Offsets of what the walk reads, in bytes.  3.11's from its own headers
+ * (Include/internal/pycore_runtime.h, pycore_frame.h, cpython/code.h,
+ * cpython/unicodeobject.h), as offsetof gives them on x86-64 and other
+ * LP64 targets; tests/unit/test_shim_python.c checks them against the
+ * installed headers when they are there (python3.11-dev).  3.12 and 3.13 are one entry each (3.13
+ * publishes the same figures in _PyRuntime's _Py_DebugOffsets). */
+
+static const struct python_layout python_layouts[] = {
+	{
+		.version = 0x030b,
+		.rt_tss_key = 592,
+		.ts_thread_id = 152,
+		.ts_cframe = 56,
+		.ts_chunk = 296,
+		.chunk_previous = 0,
+		.chunk_size = 8,
+		.chunk_data = 24,
+		.cframe_frame = 8,
+		.fr_code = 32,
+		.fr_previous = 48,
+		.fr_instr = 56,
+		.fr_entry = 68,
+		.fr_bytes = 72,
+		.co_type = 8,
+		.co_size = 16,
+		.co_firstlineno = 72,
+		.co_filename = 112,
+		.co_qualname = 128,
+		.co_linetable = 136,
+		.co_code = 184,
+		.str_length = 16,
+		.str_state = 32,
+		.str_ascii_data = 48,
+		.str_utf8_length = 48,
+		.str_utf8 = 56,
+		.str_compact_data = 72,
+		.bytes_size = 16,
+		.bytes_data = 32,
+	},
+};
+
+const struct python_layout *python_layout_find(uint32_t py_version)
+{
+	for (size_t i = 0; i < sizeof python_layouts / sizeof python_layouts[0]; i++)
+		if (python_layouts[i].version == py_version >> 16)
+			return &python_layouts[i];
+	return NULL;
+}
+
+/* The largest offsets read in one go. */
+#define PYTHON_CODE_READ 192u
+#define PYTHON_FRAME_READ 128u
+#define PYTHON_CHUNKS_MAX 32u
+
+/* The interpreter found (set by python_probe under sites.c's lock, read
+ * by python_stack under it too). */
+static const struct python_layout *python_lay;
+static uintptr_t python_runtime, python_code_type;
+static uint64_t python_version_knob; /* MEMTRACE_PY_VERSION, 0: none */
+static int python_probed;             /* a python* file was looked at */
+
+void python_init(void)
+{
+	const char *v = getenv("MEMTRACE_PY_VERSION");
+	if (v && v[0]) {
+		char *end;
+		unsigned long long x = strtoull(v, &end, 16);
+		if (*end == '\0')
+			python_version_knob = x;
+	}
+}
+
+/* ---- reading our own memory ----------------------------------------------- */
+
+static pid_t python_pid; /* 0: look it up at the next read (a fork child
+			    must read itself, not its parent) */
+
+/* n bytes at `at` into buf: 1 if all of them could be read. */
+static int python_peek(void *buf, size_t n, uintptr_t at)
+{
+	struct iovec local = { buf, n }, remote = { (void *)at, n };
+	if (at < 4096)
+		return 0;
+	if (!python_pid)
+		python_pid = sys_getpid();
+	return sys_call6(SYS_process_vm_readv, python_pid, (long)&local, 1, (long)&remote, 1, 0) ==
+	       (long)n;
+}
+
+/* A read that is known to be of live memory of this thread (see "The
+ * walk" below) is a copy; any other goes through python_peek. */
+static int python_read(void *buf, size_t n, uintptr_t at, int direct)
+{
+	if (!direct)
+		return python_peek(buf, n, at);
+	memcpy(buf, (const void *)at, n);
+	return 1;
+}
+
+static uint64_t python_u64(const uint8_t *b, uint32_t off)
+{
+	uint64_t v;
+	memcpy(&v, b + off, sizeof v);
+	return v;
+}
+
+static uint32_t python_u32(const uint8_t *b, uint32_t off)
+{
+	uint32_t v;
+	memcpy(&v, b + off, sizeof v);
+	return v;
+}
+
+/* ---- the probe: the mapped image's dynamic symbols ------------------------- */
+
+struct python_dyn {
+	uintptr_t gnu_hash, symtab, strtab;
+	uint64_t strsz;
+	uintptr_t bias;
+};
+
+/* The dynamic section of the ELF mapped at base: 0 when found. */
+static int python_dynamic(uintptr_t base, struct python_dyn *d)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	uintptr_t dyn = 0, first_load = UINTPTR_MAX;
+	if (!python_peek(&eh, sizeof eh, base) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof ph || eh.e_phnum > 64)
+		return -1;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (!python_peek(&ph, sizeof ph, base + eh.e_phoff + i * sizeof ph))
+			return -1;
+		if (ph.p_type == PT_LOAD && ph.p_offset == 0 && first_load == UINTPTR_MAX)
+			first_load = ph.p_vaddr;
+		else if (ph.p_type == PT_DYNAMIC)
+			dyn = ph.p_vaddr;
+	}
+	if (!dyn || first_load == UINTPTR_MAX)
+		return -1;
+	memset(d, 0, sizeof *d);
+	d->bias = base - (first_load & ~(uintptr_t)4095);
+	dyn += d->bias;
+	for (unsigned i = 0; i < 256; i++) {
+		Elf64_Dyn e;
+		if (!python_peek(&e, sizeof e, dyn + i * sizeof e))
+			return -1;
+		if (e.d_tag == DT_NULL)
+			break;
+		/* glibc's loader relocates these in place; another may not */
+		uintptr_t p = e.d_un.d_ptr >= d->bias ? e.d_un.d_ptr : e.d_un.d_ptr + d->bias;
+		if (e.d_tag == DT_GNU_HASH)
+			d->gnu_hash = p;
+		else if (e.d_tag == DT_SYMTAB)
+			d->symtab = p;
+		else if (e.d_tag == DT_STRTAB)
+			d->strtab = p;
+		else if (e.d_tag == DT_STRSZ)
+			d->strsz = e.d_un.d_val;
+	}
+	return d->gnu_hash && d->symtab && d->strtab ? 0 : -1;
+}
+
+/* The address of defined symbol `name`, through the GNU hash table; 0 if
+ * it is not there. */
+static uintptr_t python_dynsym(const struct python_dyn *d, const char *name)
+{
+	uint32_t hdr[4], h = 5381, idx, hv;
+	size_t len = strlen(name);
+	for (const char *c = name; *c; c++)
+		h = h * 33 + (uint8_t)*c;
+	if (!python_peek(hdr, sizeof hdr, d->gnu_hash) || hdr[0] == 0)
+		return 0;
+	uintptr_t buckets = d->gnu_hash + 16 + (uintptr_t)hdr[2] * 8;
+	uintptr_t chain = buckets + (uintptr_t)hdr[0] * 4;
+	if (!python_peek(&idx, sizeof idx, buckets + (uintptr_t)(h % hdr[0]) * 4) || idx < hdr[1])
+		return 0;
+	for (unsigned steps = 0; steps < 4096; steps++, idx++) {
+		if (!python_peek(&hv, sizeof hv, chain + (uintptr_t)(idx - hdr[1]) * 4))
+			return 0;
+		if ((hv | 1) == (h | 1)) {
+			Elf64_Sym sym;
+			char got[64];
+			if (!python_peek(&sym, sizeof sym, d->symtab + (uintptr_t)idx * sizeof sym))
+				return 0;
+			if (sym.st_name < d->strsz && len < sizeof got &&
+			    python_peek(got, len + 1, d->strtab + sym.st_name) &&
+			    memcmp(got, name, len + 1) == 0)
+				return sym.st_shndx != SHN_UNDEF && sym.st_value
+					       ? (uintptr_t)sym.st_value + d->bias
+					       : 0;
+		}
+		if (hv & 1)
+			break;
+	}
+	return 0;
+}
+
+static int python_is_name(const char *path, size_t len)
+{
+	const char *base = path;
+	for (size_t i = 0; i < len; i++)
+		if (path[i] == '/')
+			base = path + i + 1;
+	len -= (size_t)(base - path);
+	return (len >= 6 && memcmp(base, "python", 6) == 0) ||
+	       (len >= 9 && memcmp(base, "libpython", 9) == 0);
+}
+
+void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, const char *path,
+		  size_t path_len)
+{
+	struct python_dyn d;
+	uintptr_t at_version, at_runtime, at_code_type;
+	uint32_t version = 0;
+	if (python_lay || !python_is_name(path, path_len))
+		return;
+	python_pid = pid;
+	if (python_dynamic(elf_start, &d) != 0)
+		return;
+	at_version = python_dynsym(&d, "Py_Version");
+	at_runtime = python_dynsym(&d, "_PyRuntime");
+	at_code_type = python_dynsym(&d, "PyCode_Type");
+	if (!at_version || !at_runtime || !at_code_type ||
+	    !python_peek(&version, sizeof version, at_version))
+		return; /* python's name, not the interpreter (a launcher) */
+	python_probed = 1;
+	if (python_version_knob)
+		version = (uint32_t)python_version_knob;
+	__atomic_store_n(&h->py_version, version, __ATOMIC_RELAXED);
+	const struct python_layout *L = python_layout_find(version);
+	if (L) {
+		python_runtime = at_runtime;
+		python_code_type = at_code_type;
+		python_lay = L;
+		__atomic_store_n(&h->py_state, MT_PY_WALKED, __ATOMIC_RELEASE);
+		return;
+	}
+	/* stacks.h: an unknown version falls back to native frames, and says so */
+	__atomic_store_n(&h->py_state, MT_PY_UNKNOWN, __ATOMIC_RELEASE);
+}
+
+/* ---- the walk ---------------------------------------------------------------- *
+ *
+ * What is read directly and why that is safe.  process_vm_readv on every
+ * read cost 8 us a call on the test VM, 80-400 us a sample
+ * (bench/RESULTS.md), so the walk reads directly what is this thread's own
+ * live state, and through python_peek what may not be:
+ *  - the thread state: pthread_getspecific of the interpreter's own
+ *    thread-state key (_PyRuntime.gilstate.autoTSSkey, in the
+ *    interpreter's data segment), which gives this thread's and no other's
+ *    (a libc call, not the interpreter's); the interpreter clears the key
+ *    before it frees a thread state, and only this thread does either.  It
+ *    must say this thread's id, or there is no Python here.
+ *  - its current frame, through its cframe: the root one inside the
+ *    thread state, or a C local of an evaluation loop still running on
+ *    this thread's stack.
+ *  - its frames: the interpreter pushes them in chunks of its thread
+ *    state's data stack (datastack_chunk and its `previous` chain), which
+ *    only this thread changes and which stay mapped while a frame of them
+ *    is current (their headers read directly too, up to 32 of them).  A
+ *    frame inside a chunk is read directly; one outside them
+ *    (a generator's, a frame object's) through python_peek.
+ *  - a frame's code object: the frame holds a reference to it, so it lives
+ *    while the frame is current; read directly for a chunk's frame, through
+ *    python_peek otherwise, and its type must be PyCode_Type either way.
+ *  - the names and line table of a code object not seen before: through
+ *    python_peek (a few times per code object, not per sample).
+ * A thread inside the allocator holds its frames still: nothing of its
+ * chain changes until the allocation returns. */
+
+struct python_chunks {
+	uintptr_t lo[PYTHON_CHUNKS_MAX], hi[PYTHON_CHUNKS_MAX];
+	unsigned n;
+};
+
+static int python_in_chunks(const struct python_chunks *c, uintptr_t at, size_t n)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		if (at >= c->lo[i] && at < c->hi[i] && c->hi[i] - at >= n)
+			return 1;
+	return 0;
+}
+
+/* The calling thread's thread state, or 0. */
+static uintptr_t python_tstate(const struct python_layout *L)
+{
+	const int32_t *tss = (const int32_t *)(python_runtime + L->rt_tss_key);
+	uintptr_t t;
+	if (!__atomic_load_n(&tss[0], __ATOMIC_RELAXED))
+		return 0;
+	t = (uintptr_t)pthread_getspecific((pthread_key_t)__atomic_load_n(&tss[1],
+									 __ATOMIC_RELAXED));
+	if (!t || (t & 7) ||
+	    *(const uint64_t *)(t + L->ts_thread_id) != (uint64_t)pthread_self())
+		return 0;
+	return t;
+}
+
+unsigned python_walk(struct python_raw_frame *out, unsigned max)
+{
+	const struct python_layout *L = python_lay;
+	struct python_chunks ch;
+	uintptr_t t, frame, chunk, cframe;
+	unsigned n = 0;
+	if (!L || !(t = python_tstate(L)))
+		return 0;
+	python_pid = 0;
+	ch.n = 0;
+	chunk = *(const uintptr_t *)(t + L->ts_chunk);
+	while (chunk && !(chunk & 7) && ch.n < PYTHON_CHUNKS_MAX) {
+		uint64_t size;
+		uint8_t head[32];
+		python_read(head, L->chunk_data, chunk, 1); /* this thread's own */
+		size = python_u64(head, L->chunk_size);
+		if (size <= L->chunk_data || size > (UINT64_C(1) << 32))
+			break;
+		ch.lo[ch.n] = chunk + L->chunk_data;
+		ch.hi[ch.n] = chunk + size;
+		ch.n++;
+		chunk = (uintptr_t)python_u64(head, L->chunk_previous);
+	}
+	cframe = *(const uintptr_t *)(t + L->ts_cframe);
+	/* the root cframe inside the thread state, or a C local of an
+	 * evaluation loop still running on this thread's stack */
+	if (!cframe || (cframe & 7))
+		return 0;
+	python_read(&frame, sizeof frame, cframe + L->cframe_frame, 1);
+	while (frame && !(frame & 7) && n < max) {
+		uint8_t fr[PYTHON_FRAME_READ], co[PYTHON_CODE_READ];
+		uintptr_t code, instr, first;
+		uint64_t units;
+		int direct = python_in_chunks(&ch, frame, L->fr_bytes);
+		if (!python_read(fr, L->fr_bytes, frame, direct))
+			break;
+		code = (uintptr_t)python_u64(fr, L->fr_code);
+		/* a code object, or the walk ends: it is the chain's one check
+		 * that a frame is what it claims */
+		if (!code || (code & 7) || !python_read(co, L->co_code, code, direct) ||
+		    python_u64(co, L->co_type) != python_code_type)
+			break;
+		instr = (uintptr_t)python_u64(fr, L->fr_instr);
+		first = code + L->co_code;
+		units = python_u64(co, L->co_size);
+		out[n].code = code;
+		out[n].name = (uintptr_t)python_u64(co, L->co_qualname);
+		out[n].file = (uintptr_t)python_u64(co, L->co_filename);
+		out[n].lines = (uintptr_t)python_u64(co, L->co_linetable);
+		out[n].firstlineno = python_u32(co, L->co_firstlineno);
+		/* prev_instr is one unit before the first until the frame
+		 * starts: offset 0 then */
+		out[n].instr = instr >= first && (instr - first) / 2 < units
+				       ? (uint32_t)((instr - first) / 2)
+				       : 0;
+		out[n].entry = fr[L->fr_entry] != 0;
+		n++;
+		frame = (uintptr_t)python_u64(fr, L->fr_previous);
+	}
+	return n;
+}
+
+/* ---- the code table ------------------------------------------------------------ */
+
+/* Code objects seen, by address: open addressing, never deleted (a stale
+ * entry is caught by its check fields and replaced). */
+#define PYTHON_CACHE_BITS 11u
+struct python_cached {
+	uintptr_t code, name, file, lines;
+	uint32_t firstlineno;
+	uint32_t index;
+};
+static struct python_cached python_cache[1u << PYTHON_CACHE_BITS] MT_TABLE;
+
+/* A str object's text into buf (cap bytes with the NUL): compact ASCII,
+ * or compact with its UTF-8 form already made.  Returns MT_CODE_*
+ * flags for truncation or unreadable text (then buf says "?"). */
+/* A compact non-ASCII str of `n` code points of `kind` bytes each (1, 2
+ * or 4) as UTF-8 into buf, as python_text. */
+static uint32_t python_text_encode(const struct python_layout *L, uintptr_t str, uint64_t n,
+				   unsigned kind, char *buf, size_t cap, uint32_t truncated,
+				   uint32_t unreadable)
+{
+	uint8_t units[4 * 160];
+	size_t o = 0;
+	uint32_t flags = 0;
+	if (kind != 1 && kind != 2 && kind != 4)
+		goto bad;
+	if (n > sizeof units / kind) {
+		n = sizeof units / kind;
+		flags |= truncated;
+	}
+	if (n && !python_peek(units, n * kind, str + L->str_compact_data))
+		goto bad;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t c = kind == 1 ? units[i]
+			     : kind == 2 ? (uint32_t)units[2 * i] | (uint32_t)units[2 * i + 1] << 8
+					 : python_u32(units, (uint32_t)(4 * i));
+		char e[4];
+		size_t k;
+		if (c == 0 || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+			c = '?'; /* a NUL would cut the name; a surrogate is no UTF-8 */
+		if (c < 0x80) {
+			e[0] = (char)c;
+			k = 1;
+		} else if (c < 0x800) {
+			e[0] = (char)(0xC0 | c >> 6);
+			e[1] = (char)(0x80 | (c & 63));
+			k = 2;
+		} else if (c < 0x10000) {
+			e[0] = (char)(0xE0 | c >> 12);
+			e[1] = (char)(0x80 | ((c >> 6) & 63));
+			e[2] = (char)(0x80 | (c & 63));
+			k = 3;
+		} else {
+			e[0] = (char)(0xF0 | c >> 18);
+			e[1] = (char)(0x80 | ((c >> 12) & 63));
+			e[2] = (char)(0x80 | ((c >> 6) & 63));
+			e[3] = (char)(0x80 | (c & 63));
+			k = 4;
+		}
+		if (o + k > cap - 1) {
+			flags |= truncated;
+			break;
+		}
+		memcpy(buf + o, e, k);
+		o += k;
+	}
+	buf[o] = '\0';
+	return flags;
+bad:
+	buf[0] = '?';
+	buf[1] = '\0';
+	return unreadable;
+}
+
+static uint32_t python_text(const struct python_layout *L, uintptr_t str, char *buf, size_t cap,
+			    uint32_t truncated, uint32_t unreadable)
+{
+	uint8_t head[64];
+	uint32_t state;
+	uint64_t len;
+	uintptr_t data;
+	buf[0] = '\0';
+	/* the ASCII head first: a short ASCII string may end its mapping
+	 * before where the compact form's fields would be */
+	if (!python_peek(head, L->str_ascii_data, str))
+		goto bad;
+	state = python_u32(head, L->str_state);
+	/* 3.11: interned:2 kind:3 compact:1 ascii:1 ready:1 */
+	if (!(state & (1u << 5)))
+		goto bad;
+	if (state & (1u << 6)) {
+		len = python_u64(head, L->str_length);
+		data = str + L->str_ascii_data;
+	} else {
+		if (!python_peek(head, L->str_utf8 + 8, str))
+			goto bad;
+		len = python_u64(head, L->str_utf8_length);
+		data = (uintptr_t)python_u64(head, L->str_utf8);
+		if (!data) /* no UTF-8 form made yet: encode the code points */
+			return python_text_encode(L, str, python_u64(head, L->str_length),
+						  (state >> 2) & 7, buf, cap, truncated, unreadable);
+	}
+	uint32_t flags = 0;
+	if (len > cap - 1) {
+		len = cap - 1;
+		flags |= truncated;
+	}
+	if (len && !python_peek(buf, len, data))
+		goto bad;
+	if (flags) /* not inside a character */
+		while (len && ((uint8_t)buf[len - 1] & 0xC0) == 0x80)
+			len--;
+	if (flags && len && ((uint8_t)buf[len - 1] & 0xC0) == 0xC0)
+		len--;
+	buf[len] = '\0';
+	/* a NUL inside would cut the name where a reader looks */
+	for (size_t i = 0; i < len; i++)
+		if (!buf[i])
+			buf[i] = '?';
+	return flags;
+bad:
+	buf[0] = '?';
+	buf[1] = '\0';
+	return unreadable;
+}
+
+/* The code table index of the code object at `code` (added if new), or
+ * MT_PYFRAME_CODE_MASK when it cannot be (table full, unreadable). */
+static uint32_t python_code_index(struct mt_stacks_header *h, const struct python_raw_frame *r,
+				  python_reserve_fn reserve)
+{
+	const struct python_layout *L = python_lay;
+	uintptr_t code = r->code, name = r->name, file = r->file, lines = r->lines;
+	uint32_t firstlineno = r->firstlineno, count, slot;
+	struct python_cached *c;
+	struct mt_stacks_code *e;
+	slot = (uint32_t)((code * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - PYTHON_CACHE_BITS));
+	count = __atomic_load_n(&h->code_count, __ATOMIC_RELAXED);
+	c = &python_cache[slot];
+	for (unsigned probes = 0; probes < 8; probes++) {
+		c = &python_cache[(slot + probes) & ((1u << PYTHON_CACHE_BITS) - 1)];
+		if (c->code == code && c->name == name && c->file == file && c->lines == lines &&
+		    c->firstlineno == firstlineno && c->index < count)
+			return c->index;
+		if (c->code == 0 || c->code == code)
+			break;
+	}
+	if (count >= MT_STACKS_CODE_SLOTS || !reserve(count + 1))
+		return MT_PYFRAME_CODE_MASK;
+	e = mt_stacks_code(h, count);
+	memset(e, 0, sizeof *e);
+	e->addr = code;
+	e->firstlineno = firstlineno;
+	e->flags |= python_text(L, name, e->name, sizeof e->name, MT_CODE_NAME_TRUNCATED,
+				MT_CODE_NAME_UNREADABLE);
+	e->flags |= python_text(L, file, e->file, sizeof e->file, MT_CODE_FILE_TRUNCATED,
+				MT_CODE_FILE_UNREADABLE);
+	uint8_t bh[64];
+	if (python_peek(bh, L->bytes_data, lines)) {
+		uint64_t len = python_u64(bh, L->bytes_size);
+		uint64_t keep = len < MT_STACKS_CODE_LINES_BYTES ? len : MT_STACKS_CODE_LINES_BYTES;
+		if (keep && python_peek(e->lines, keep, lines + L->bytes_data)) {
+			e->lines_len = (uint32_t)keep;
+			e->lines_full = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+			if (keep < len)
+				e->flags |= MT_CODE_LINES_TRUNCATED;
+		}
+	}
+	/* stacks.h: append-only, entry i whole before the count says i+1 */
+	__atomic_store_n(&h->code_count, count + 1, __ATOMIC_RELEASE);
+	if (c->code == 0 || c->code == code)
+		*c = (struct python_cached){ code, name, file, lines, firstlineno, count };
+	return count;
+}
+
+unsigned python_stack(struct mt_stacks_header *h, uint64_t *pcs, unsigned n, unsigned max,
+		      uint32_t *flags, python_reserve_fn reserve)
+{
+	struct python_raw_frame raw[PYTHON_FRAMES_MAX];
+	unsigned k, keep;
+	if (!python_lay || max > MT_STACKS_FRAMES)
+		return n;
+	k = python_walk(raw, max < PYTHON_FRAMES_MAX ? max : PYTHON_FRAMES_MAX);
+	if (k == 0)
+		return n;
+	keep = n + k <= max ? n : max - k;
+	if (keep < n) {
+		*flags |= MT_STACK_TRUNCATED;
+		__atomic_fetch_add(&h->py_truncated, 1, __ATOMIC_RELAXED);
+	}
+	for (unsigned i = 0; i < k; i++)
+		pcs[keep + i] = mt_pyframe_make(python_code_index(h, &raw[i], reserve),
+						 raw[i].instr, raw[i].entry);
+	*flags |= MT_STACK_PYTHON;
+	__atomic_fetch_add(&h->py_samples, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->py_frames, k, __ATOMIC_RELAXED);
+	return keep + k;
+}

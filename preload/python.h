@@ -1,0 +1,113 @@
+/* python.h: the Python frames of a sampled allocation in a CPython image
+ * (common/stacks.h, "Python frames").
+ *
+ * Finding the interpreter.  When the module table (modules.c) adds the
+ * first executable mapping of a file named python* or libpython*, it hands
+ * it to python_probe, which looks up `Py_Version`, `_PyRuntime` and
+ * `PyCode_Type` in the mapped image's dynamic symbol table (its GNU hash
+ * table, read from memory: the loader has put the dynamic section's
+ * addresses in place).  Py_Version's major.minor picks the layout from
+ * python.c's one table, an entry per version; a version not in it leaves
+ * the image at MT_PY_UNKNOWN (native frames only) and the header says so.
+ * That is all the probe does: no dlsym (it may allocate and takes the
+ * loader's lock), no call into the interpreter.
+ *
+ * The walk, at sample time only (never on the allocation fast path),
+ * under sites.c's lock: this thread's thread state (pthread_getspecific of
+ * the interpreter's own key: this thread's and no other's), then its
+ * current frame and `previous` links, at most PYTHON_FRAMES_MAX frames.
+ * What is this thread's own live state (its thread state, the frames in
+ * its data stack's chunks, the code objects they hold) is read directly;
+ * anything else (a generator's frame, the chunk headers, a new code
+ * object's names and line table) through process_vm_readv on ourselves,
+ * where a stale or wild pointer gives EFAULT, never a fault in the
+ * program, and the walk stops there (python.c, "The walk", says why the
+ * direct reads are safe).  A sample's walk costs no system call once its
+ * code objects are known (bench/RESULTS.md: its cost per sample).  The
+ * interpreter is never called: no allocation, no lock, no GIL.
+ *
+ * Each code object is added once to the stacks file's code table (its
+ * qualified name and file name copied from compact ASCII/UTF-8 strings,
+ * its first line and line table), remembered in a private cache by
+ * address and checked against the object's own fields at each use (an
+ * address reused by another code object gets a new entry).
+ */
+#ifndef MEMTRACE_PYTHON_H
+#define MEMTRACE_PYTHON_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stacks.h"
+
+/* The offsets the walk reads of one CPython minor version, in bytes
+ * (python.c holds the table, an entry per version). */
+struct python_layout {
+	uint32_t version;            /* major.minor as Py_Version's top half */
+	uint32_t rt_tss_key;         /* _PyRuntime.gilstate.autoTSSkey (Py_tss_t:
+					int _is_initialized, pthread_key_t _key) */
+	uint32_t ts_thread_id;       /* PyThreadState.thread_id (pthread_self) */
+	uint32_t ts_cframe;          /* PyThreadState.cframe */
+	uint32_t ts_chunk;           /* PyThreadState.datastack_chunk */
+	uint32_t chunk_previous, chunk_size, chunk_data; /* _PyStackChunk */
+	uint32_t cframe_frame;       /* _PyCFrame.current_frame */
+	uint32_t fr_code;            /* _PyInterpreterFrame.f_code */
+	uint32_t fr_previous;
+	uint32_t fr_instr;           /* prev_instr */
+	uint32_t fr_entry;           /* is_entry (one byte) */
+	uint32_t fr_bytes;           /* bytes read of a frame */
+	uint32_t co_type;            /* ob_type */
+	uint32_t co_size;            /* ob_size: code units */
+	uint32_t co_firstlineno;
+	uint32_t co_filename, co_qualname, co_linetable;
+	uint32_t co_code;            /* co_code_adaptive */
+	uint32_t str_length, str_state, str_ascii_data, str_utf8_length, str_utf8;
+	uint32_t str_compact_data;   /* a compact non-ASCII str's code points */
+	uint32_t bytes_size, bytes_data;
+};
+
+/* The layout of Py_Version's major.minor, or NULL: a version the shim
+ * does not know. */
+const struct python_layout *python_layout_find(uint32_t py_version);
+
+/* Python frames kept per sample at most: they take the stack's last slots
+ * (the outermost native frames give way first). */
+#define PYTHON_FRAMES_MAX 16u
+
+/* Makes room for `n` code entries in the table; 1 if there is room. */
+typedef int (*python_reserve_fn)(uint32_t n);
+
+/* Constructor (callstack_init): reads MEMTRACE_PY_VERSION, a test knob
+ * that makes the probe take its value (hex, e.g. 0x03630000) for the
+ * image's Py_Version. */
+void python_init(void);
+
+/* A mapped file the module table is adding: its ELF header is mapped at
+ * elf_start in process pid.  Probes it if its name is python's and no
+ * interpreter was found yet; records the outcome in h's py_state and
+ * py_version. */
+void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, const char *path,
+		  size_t path_len);
+
+/* Appends the calling thread's Python frames (tagged, stacks.h) to
+ * pcs[0..n), keeping at most max in all (native frames past max -
+ * Python frames are dropped and MT_STACK_TRUNCATED set), new code objects
+ * added to h's table.  Returns the new count; without a known interpreter
+ * returns n at once.  Caller holds sites.c's lock. */
+unsigned python_stack(struct mt_stacks_header *h, uint64_t *pcs, unsigned n, unsigned max,
+		      uint32_t *flags, python_reserve_fn reserve);
+
+/* The walk alone, for the unit tests and the benchmark: fills up to max
+ * (code object address, instruction offset in code units, entry) of the
+ * calling thread, innermost first; the count, 0 when there is no Python
+ * here. */
+struct python_raw_frame {
+	uintptr_t code;
+	uintptr_t name, file, lines; /* its co_qualname, co_filename, co_linetable */
+	uint32_t firstlineno;
+	uint32_t instr;
+	int entry;
+};
+unsigned python_walk(struct python_raw_frame *out, unsigned max);
+
+#endif /* MEMTRACE_PYTHON_H */
