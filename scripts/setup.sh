@@ -14,10 +14,13 @@ cd "$top"
 # (libclang_rt.fuzzer: libclang-rt-14-dev on Debian 12) for scripts/fuzz.sh;
 # threaded real programs and another allocator for the shim's thread tests
 # (xz, zstd, pigz, jemalloc); groff for the man pages' lint (tests/man_lint.sh);
-# tmux and less for memsup at a real terminal (tests/terminal.sh).
+# tmux and less for memsup at a real terminal (tests/terminal.sh); Slurm
+# 22.05 and munge for a one-node cluster of the test's own (tests/slurm.sh;
+# their services are not started, the test runs its own daemons).
 packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev
           python3 perl git valgrind clang libclang-rt-14-dev
-          xz-utils zstd pigz libjemalloc2 groff-base tmux less)
+          xz-utils zstd pigz libjemalloc2 groff-base tmux less
+          slurmctld slurmd slurm-client munge)
 missing=()
 for pkg in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' \
