@@ -213,7 +213,7 @@ fi
 
 # The step's own cgroups, then memsup: 3 children hold 30 MB each at once.
 srun -J step --mem=300M bash -c "cat /proc/self/cgroup >'$w/step.cgroup'; \
-	MEMSUP_DEBUG=1 exec '$M' -q -o '$w/step' -- '$P/forktree' 3 30 3000" \
+	MEMSUP_DEBUG=1 exec '$M' -q -o '$w/step' -- '$P/forktree' 3 30 5000" \
 	>"$w/step.out" 2>"$w/step.err" &
 step_srun=$!
 # ---- 4. (beside it) Slurm's figure, polled while the step runs
@@ -254,9 +254,9 @@ assert os.path.dirname(mem[0]) == step, f"memsup made {mem[0]}, not below the st
 frz = [p for p in c["paths"] if p.startswith("/sys/fs/cgroup/freezer/")]
 fstep = "/sys/fs/cgroup/freezer" + own["freezer"]
 assert frz and os.path.dirname(frz[0]) == fstep, f"freezer {frz}, not below the step's {fstep}"
+debug = open(sys.argv[3]).read()
 for want in (f"memsup's own memory cgroup: {step}", f"memsup's own freezer cgroup: {fstep}"):
     assert want in debug, f"MEMSUP_DEBUG=1 did not say {want!r}: {debug[:600]}"
-debug = open(sys.argv[3]).read()
 # 3 x 30 MB at once, plus the programs
 assert r['peak_source'] == "cgroup", f"peak_source {r['peak_source']}"
 assert 90 <= r['peak_mb'] <= 100, f"peak {r['peak_mb']} MB for 3 x 30 MB"
@@ -298,11 +298,12 @@ json.dump(fig, open(sys.argv[3], "w"), indent=1)
 print(f"sstat MaxRSS {maxrss:.1f} MB over {len(rows)} polls; memsup peak_mb {r['peak_mb']:.1f} "
       f"({r['peak_source']}), peak_tree_rss_mb {r['peak_tree_rss_mb']:.1f}, "
       f"one process at most {r['rusage_children_maxrss_mb']:.1f}")
-# The step holds 3 x 30 MB for 3 s, longer than Slurm polls: its MaxRSS
+# The step holds 3 x 30 MB for 5 s, longer than Slurm polls: its MaxRSS
 # sees the hold; it is the largest sum Slurm polled, so never above the
-# kernel peak memsup read from the cgroup (by more than a page or two)
+# peaks memsup read (the cgroup's; the summed RSS) by more than 5%
 assert maxrss >= 0.9 * 90, f"sstat MaxRSS {maxrss:.1f} MB, the step held 3 x 30 MB"
-assert maxrss <= r['peak_mb'] * 1.05 + 1, f"sstat MaxRSS {maxrss:.1f} above memsup peak {r['peak_mb']}"
+top = max(r['peak_mb'], r['peak_tree_rss_mb'])
+assert maxrss <= top * 1.05 + 1, f"sstat MaxRSS {maxrss:.1f} above memsup's peaks {r['peak_mb']}, {r['peak_tree_rss_mb']}"
 PY
 
 # ---- 5. past Slurm's --mem: the cgroup OOM killer ----------------------------
@@ -324,7 +325,9 @@ assert r['exit_code'] == -9 and r['reason'] is None, \
     f"exit_code {r['exit_code']} reason {r['reason']}: want -9 (SIGKILL by the kernel), null"
 assert r['oom_kills'] and r['oom_kills'] >= 1, f"oom_kills {r['oom_kills']}"
 assert rc == 137, f"srun exited {rc}, memsup exits 128+9"
-assert 0.85 * limit <= r['peak_mb'] <= limit * 1.01, f"peak {r['peak_mb']} MB, Slurm limit {limit:.1f}"
+# Slurm's limit is on the step's task cgroup, which holds memsup too (more
+# of it in a sanitizer build): the tree got most of it, never more
+assert 0.6 * limit <= r['peak_mb'] <= limit * 1.01, f"peak {r['peak_mb']} MB, Slurm limit {limit:.1f}"
 job = slurm(sys.argv[3])
 state = job[0].get("JobState") if job else "?"
 print(f"memsup: exit_code -9, oom_kills {r['oom_kills']}, peak {r['peak_mb']:.1f} MB of the "
