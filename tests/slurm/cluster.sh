@@ -21,6 +21,8 @@
 # side by side on a 2-core machine, each within its --mem.  No slurmdbd:
 # accounting_storage/none, so sstat answers while a step runs, sacct never.
 #
+# SLURM_CLUSTER_PLUGINS=linuxproc starts it without the cgroup plugins at
+# once (to try what a machine where they fail would run).
 # Each wait is bounded (SLURM_CLUSTER_WAIT_S, default 90 s, for the node to
 # become idle); when the cluster cannot start, the end of every daemon's
 # log is printed.  The stop cancels every job, ends the daemons (TERM, then
@@ -227,6 +229,10 @@ EOF
 $node State=UNKNOWN
 PartitionName=mt Nodes=$SC_NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
 EOF
+	# cgroup.conf only for the cgroup plugins: the fallback must not depend
+	# on what made them fail
+	rm -f "$d/cgroup.conf"
+	[ "$3" = cgroup ] || return 0
 	cat >"$d/cgroup.conf" <<EOF
 CgroupPlugin=$SC_CGPLUGIN
 ConstrainRAMSpace=yes
@@ -367,7 +373,9 @@ slurm_cluster_start() {
 
 	SC_PLUGINS=cgroup
 	SC_FALLBACK=""
-	if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
+	if [ "${SLURM_CLUSTER_PLUGINS:-}" = linuxproc ]; then
+		SC_FALLBACK="SLURM_CLUSTER_PLUGINS=linuxproc"
+	elif [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
 		SC_CGPLUGIN=cgroup/v2
 	else
 		SC_CGPLUGIN=cgroup/v1
