@@ -15,8 +15,9 @@ cd "$top"
 # threaded real programs and another allocator for the shim's thread tests
 # (xz, zstd, pigz, jemalloc); groff for the man pages' lint (tests/man_lint.sh);
 # tmux and less for memsup at a real terminal (tests/terminal.sh); Slurm
-# 22.05 and munge for a one-node cluster of the test's own (tests/slurm.sh;
-# their services are not started, the test runs its own daemons).
+# 22.05 and munge for a one-node cluster of the test's own (tests/slurm.sh
+# runs daemons of its own, with their own configuration, whatever the
+# packages' services do).
 packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev
           python3 perl git valgrind clang libclang-rt-14-dev
           xz-utils zstd pigz libjemalloc2 groff-base tmux less
