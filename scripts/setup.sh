@@ -17,11 +17,13 @@ cd "$top"
 # tmux and less for memsup at a real terminal (tests/terminal.sh); binutils
 # (addr2line, objcopy) for the call sites' file:line, libc6-dbg for a libc
 # frame named through its build-id debug file, g++ for a C++ name demangled
-# (tests/unit/test_memsup_lines.c).
+# (tests/unit/test_memsup_lines.c); Slurm 22.05 and munge for a one-node
+# cluster of the test's own (tests/slurm.sh runs daemons of its own, with
+# their own configuration, whatever the packages' services do).
 packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev
           python3 perl git valgrind clang libclang-rt-14-dev
           xz-utils zstd pigz libjemalloc2 groff-base tmux less
-          binutils libc6-dbg g++)
+          binutils libc6-dbg g++ slurmctld slurmd slurm-client munge)
 missing=()
 for pkg in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' \
