@@ -120,7 +120,11 @@ Test(memsup_kernel, malloc_64mb_is_cgroup_anon, .timeout = 60)
 	require_memory(&r);
 	tl_load(&r);
 	const struct timeline_point *p = expect_split(offsetof(struct timeline_point, cgroup_anon));
-	cr_expect_geq(p->cgroup_anon, 64 * MB, "largest cgroup_anon %.0f", p->cgroup_anon);
+	/* memory.stat is summed from per-CPU counters that the kernel folds
+	 * in batches (64 pages a CPU), so a read may lag the pages by up to a
+	 * batch per CPU: a helper's suite saw 63.92 MB under load */
+	double lag = 64.0 * 4096 * (double)sysconf(_SC_NPROCESSORS_ONLN);
+	cr_expect_geq(p->cgroup_anon, 64 * MB - lag, "largest cgroup_anon %.0f", p->cgroup_anon);
 	cr_expect_lt(p->cgroup_shmem + p->cgroup_page_cache, 8 * MB,
 		     "the heap counted as file or shared memory: shmem %.0f, page cache %.0f",
 		     p->cgroup_shmem, p->cgroup_page_cache);
