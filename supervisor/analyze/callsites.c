@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analyze/callsites.h"
 #include "analyze/pyframes.h"
@@ -71,7 +72,28 @@ struct callsites_file {
 	uint64_t *pcs;
 	uint32_t *pc_frame;
 	size_t pc_cap, pc_n;
+	int64_t perfmap;           /* the JIT map's module; -ENOENT: none;
+				      CALLSITES_PERFMAP_UNSEEN: not looked for */
 };
+
+#define CALLSITES_PERFMAP_UNSEEN INT64_MIN
+
+/* The module of this image's /tmp/perf-PID.map (symbols_perfmap), looked
+ * for at its first frame in no file.  Only a map written since the image
+ * started (a second of slack for file times) is this image's. */
+static int64_t callsites_perfmap(struct callsites_file *cf)
+{
+	if (cf->perfmap == CALLSITES_PERFMAP_UNSEEN) {
+		struct timespec mono, real;
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		clock_gettime(CLOCK_REALTIME, &real);
+		uint64_t now = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+		uint64_t ago = now > cf->f->h.start_mono_ns ? now - cf->f->h.start_mono_ns : 0;
+		int64_t born = (int64_t)real.tv_sec - (int64_t)(ago / 1000000000u) - 1;
+		cf->perfmap = symbols_perfmap(&cf->v->sym, cf->f->h.pid, born);
+	}
+	return cf->perfmap;
+}
 
 /* The symbols frame of a Python frame of this file (stacks.h): its code
  * entry's names and the line of its instruction. */
@@ -132,6 +154,14 @@ static int64_t callsites_pc(struct callsites_file *cf, uint32_t seen, uint64_t p
 			off = m->file_offset;
 			break;
 		}
+	}
+	/* in no file: JIT code, named by the runtime's map if it wrote one */
+	if (mi == SYMBOLS_NO_MODULE && pc && !mt_pyframe_is(pc)) {
+		int64_t pm = callsites_perfmap(cf);
+		if (pm == -ENOMEM)
+			return pm;
+		if (pm >= 0)
+			mi = (uint32_t)pm; /* start and off 0: file_offset is pc */
 	}
 	int64_t fi = mt_pyframe_is(pc) ? callsites_pyframe(cf, pc)
 				       : symbols_frame(&cf->v->sym, mi, start, off, pc);
@@ -239,6 +269,7 @@ static int callsites_image(struct callsite_view *v, const struct image_view *iv,
 	memset(&cf, 0, sizeof cf);
 	cf.v = v;
 	cf.f = &f;
+	cf.perfmap = CALLSITES_PERFMAP_UNSEEN;
 	cf.modules = calloc(f.h.module_count ? f.h.module_count : 1, sizeof *cf.modules);
 	cf.lists = calloc(f.h.stack_count ? f.h.stack_count : 1, sizeof *cf.lists);
 	rc = cf.modules && cf.lists ? 0 : -ENOMEM;

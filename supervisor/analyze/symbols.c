@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyze/addr2line.h"
 #include "analyze/symbols.h"
+#include "analyze/perfmap.h"
 #include "clock.h"
 #include "elfsym.h"
 #include "grow.h"
@@ -54,6 +56,59 @@ int64_t symbols_module(struct symbols *s, const struct mt_stacks_module *m)
 	memcpy(x->build_id, m->build_id, x->build_id_len);
 	x->vdso = (m->flags & MT_MODULE_VDSO) != 0;
 	return (int64_t)s->n_modules++;
+}
+
+static const char *symbols_name(struct symbols *s, const char *name);
+
+int64_t symbols_perfmap(struct symbols *s, int pid, int64_t not_before)
+{
+	char path[64];
+	struct stat st;
+	if (perfmap_path(pid, path, sizeof path) < 0 || stat(path, &st) < 0 ||
+	    !S_ISREG(st.st_mode) || st.st_mtime < not_before)
+		return -ENOENT;
+	for (size_t i = 0; i < s->n_modules; i++)
+		if (s->modules[i].perfmap && s->modules[i].inode == (uint64_t)st.st_ino &&
+		    strcmp(s->modules[i].path, path) == 0)
+			return (int64_t)i;
+	if (grow_array((void **)&s->modules, &s->cap_modules, s->n_modules + 1, sizeof *s->modules) < 0)
+		return -ENOMEM;
+	struct symbols_module *x = &s->modules[s->n_modules];
+	memset(x, 0, sizeof *x);
+	if (!(x->path = strdup(path)))
+		return -ENOMEM;
+	x->inode = (uint64_t)st.st_ino;
+	x->perfmap = 1;
+	return (int64_t)s->n_modules++;
+}
+
+/* A JIT's map names the frames of its module (perfmap.h): each return
+ * address looked up at the call, the byte before it. */
+static int symbols_read_perfmap(struct symbols *s, uint32_t mi)
+{
+	struct symbols_module *m = &s->modules[mi];
+	struct perfmap pm;
+	FILE *f = fopen(m->path, "re");
+	if (!f) {
+		m->state = SYMBOLS_MISSING;
+		return 0;
+	}
+	int rc = perfmap_read(f, &pm);
+	fclose(f);
+	if (rc == -ENOMEM)
+		return rc;
+	m->state = rc < 0 ? SYMBOLS_MISSING : pm.n ? SYMBOLS_NAMED : SYMBOLS_NO_SYMBOLS;
+	m->lines = SYMBOLS_LINES_NO_DEBUG; /* generated code has no lines */
+	for (size_t i = 0; rc == 0 && i < s->n_frames; i++) {
+		struct symbols_frame *fr = &s->frames[i];
+		if (fr->module != mi || fr->function || !fr->file_offset)
+			continue;
+		const char *name = perfmap_find(&pm, fr->file_offset - 1);
+		if (name && !(fr->function = symbols_name(s, name)))
+			rc = -ENOMEM;
+	}
+	perfmap_free(&pm);
+	return rc < 0 ? rc : 0;
 }
 
 static uint64_t symbols_hash(uint32_t module, uint64_t off)
@@ -403,7 +458,8 @@ int symbols_resolve(struct symbols *s)
 {
 	for (uint32_t i = 0; i < s->n_modules; i++)
 		if (s->modules[i].state == SYMBOLS_UNREAD) {
-			int rc = symbols_read_module(s, i);
+			int rc = s->modules[i].perfmap ? symbols_read_perfmap(s, i)
+						       : symbols_read_module(s, i);
 			if (rc < 0)
 				return rc;
 		}
@@ -443,6 +499,8 @@ const char *symbols_module_why(const struct symbols_module *m)
 {
 	if (!m->n_unnamed && !m->n_no_line)
 		return NULL;
+	if (m->perfmap && m->state == SYMBOLS_NAMED)
+		return m->n_unnamed ? "not_in_perf_map" : "jit_code_has_no_lines";
 	if (m->state != SYMBOLS_NAMED && m->state != SYMBOLS_NO_SYMBOLS)
 		return symbols_state_name(m->state);
 	switch (m->lines) {

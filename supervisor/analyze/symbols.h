@@ -71,6 +71,8 @@ struct symbols_module {
 	uint8_t build_id[MT_STACKS_BUILD_ID_BYTES];
 	uint32_t build_id_len;
 	int vdso;
+	int perfmap;               /* path is a JIT's /tmp/perf-PID.map (perfmap.h):
+				      its frames' file_offset is the address */
 	enum symbols_state state;
 	int stripped;              /* no .symtab (only exported names) */
 	enum symbols_lines lines;
@@ -129,6 +131,12 @@ int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64
 /* The index of the Python frame (function, file, line): one frame for
  * each distinct three; -ENOMEM.  file may be NULL. */
 int64_t symbols_pyframe(struct symbols *s, const char *function, const char *file, uint32_t line);
+/* The module of process pid's JIT code, named by its /tmp/perf-PID.map
+ * when that file exists and was written since not_before (CLOCK_REALTIME
+ * seconds: a map left by an earlier process of the same pid names
+ * nothing); -ENOENT when there is none, -ENOMEM.  Its frames are made with
+ * symbols_frame(s, module, 0, 0, pc). */
+int64_t symbols_perfmap(struct symbols *s, int pid, int64_t not_before);
 /* Names every frame not named yet (each module's file read once). */
 int symbols_resolve(struct symbols *s);
 /* The words of enum symbols_state and enum symbols_lines, for stacks.json. */
