@@ -36,28 +36,6 @@ static void run_lines(struct sup_run *r, const char *program, const char *const 
 
 /* Run check `name` of tests/py/memsup_lines.py on r->dir (arg may be NULL);
  * 77 from it skips the test with what it printed. */
-static void check(struct sup_run *r, const char *name, const char *arg)
-{
-	char cmd[3 * PATH_MAX + 600];
-	static char out[8192];
-	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' '%s' 2>&1", py_script("memsup_lines.py"),
-		 name, r->dir, arg ? arg : "");
-	int st = py_output(cmd, out, sizeof out);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-		cr_skip_test("%s", out);
-	cr_assert_eq(st, 0, "check %s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
-	if (out[0])
-		cr_log_info("%s", out);
-}
-
-static void done(struct sup_run *r)
-{
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->tmp);
-	if (system(cmd) != 0)
-		cr_log_warn("could not remove %s", r->tmp);
-}
-
 /* A shell command in r->tmp; the test fails with it when it fails. */
 static void shell(const struct sup_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void shell(const struct sup_run *r, const char *fmt, ...)
@@ -85,8 +63,8 @@ Test(memsup_lines, exact_line_for_each_site, .timeout = 120)
 	struct sup_run r;
 	tmp_make(&r);
 	run_lines(&r, prog("lines_sites"), NULL);
-	check(&r, "exact_line_for_each_site", sup_tmp_path(&r, "memsup.stderr"));
-	done(&r);
+	sup_py_check(&r, "memsup_lines.py", "exact_line_for_each_site", sup_tmp_path(&r, "memsup.stderr"));
+	sup_done(&r);
 }
 
 /* An always_inline function inlined at -O2: one return address, two
@@ -97,8 +75,8 @@ Test(memsup_lines, inlined_function_shows_both_frames, .timeout = 120)
 	struct sup_run r;
 	tmp_make(&r);
 	run_lines(&r, prog("lines_sites"), NULL);
-	check(&r, "inlined_function_shows_both_frames", NULL);
-	done(&r);
+	sup_py_check(&r, "memsup_lines.py", "inlined_function_shows_both_frames", NULL);
+	sup_done(&r);
 }
 
 /* A block from a thread: libc's start_thread gets pthread_create.c:NNN from
@@ -108,8 +86,8 @@ Test(memsup_lines, libc_frame_from_build_id_debug_file, .timeout = 120)
 	struct sup_run r;
 	tmp_make(&r);
 	run_lines(&r, prog("lines_sites"), NULL);
-	check(&r, "libc_frame_from_build_id_debug_file", NULL);
-	done(&r);
+	sup_py_check(&r, "memsup_lines.py", "libc_frame_from_build_id_debug_file", NULL);
+	sup_done(&r);
 }
 
 /* A stripped copy whose DWARF was moved out (objcopy --only-keep-debug) and
@@ -123,8 +101,8 @@ Test(memsup_lines, stripped_copy_with_debuglink, .timeout = 120)
 		  "objcopy --strip-all --add-gnu-debuglink=lines_sites.debug '%s' lines_sites",
 	      prog("lines_sites"), prog("lines_sites"));
 	run_lines(&r, sup_tmp_path(&r, "lines_sites"), NULL);
-	check(&r, "stripped_copy_with_debuglink", sup_tmp_path(&r, "lines_sites.debug"));
-	done(&r);
+	sup_py_check(&r, "memsup_lines.py", "stripped_copy_with_debuglink", sup_tmp_path(&r, "lines_sites.debug"));
+	sup_done(&r);
 }
 
 /* The same stripped copy without its debug file: frames in it have no name
@@ -136,8 +114,8 @@ Test(memsup_lines, stripped_copy_without_debug_file, .timeout = 120)
 	tmp_make(&r);
 	shell(&r, "objcopy --strip-all '%s' lines_sites", prog("lines_sites"));
 	run_lines(&r, sup_tmp_path(&r, "lines_sites"), NULL);
-	check(&r, "stripped_copy_without_debug_file", NULL);
-	done(&r);
+	sup_py_check(&r, "memsup_lines.py", "stripped_copy_without_debug_file", NULL);
+	sup_done(&r);
 }
 
 /* A debug file of another build where the debuglink points (its build-id
@@ -151,8 +129,8 @@ Test(memsup_lines, mismatched_debug_file_is_not_used, .timeout = 120)
 		  "objcopy --strip-all --add-gnu-debuglink=lines_sites.debug '%s' lines_sites",
 	      prog("sites_532"), prog("lines_sites"));
 	run_lines(&r, sup_tmp_path(&r, "lines_sites"), NULL);
-	check(&r, "mismatched_debug_file_is_not_used", sup_tmp_path(&r, "lines_sites.debug"));
-	done(&r);
+	sup_py_check(&r, "memsup_lines.py", "mismatched_debug_file_is_not_used", sup_tmp_path(&r, "lines_sites.debug"));
+	sup_done(&r);
 }
 
 /* MEMSUP_ADDR2LINE naming no program: the functions of before, no lines,
@@ -163,8 +141,8 @@ Test(memsup_lines, without_addr2line_names_stay_functions, .timeout = 120)
 	struct sup_run r;
 	tmp_make(&r);
 	run_lines(&r, prog("lines_sites"), env);
-	check(&r, "without_addr2line_names_stay_functions", NULL);
-	done(&r);
+	sup_py_check(&r, "memsup_lines.py", "without_addr2line_names_stay_functions", NULL);
+	sup_done(&r);
 }
 
 /* The same with a PATH that has no addr2line (the program named by its
@@ -175,8 +153,8 @@ Test(memsup_lines, addr2line_not_in_path, .timeout = 120)
 	struct sup_run r;
 	tmp_make(&r);
 	run_lines(&r, prog("lines_sites"), env);
-	check(&r, "without_addr2line_names_stay_functions", NULL);
-	done(&r);
+	sup_py_check(&r, "memsup_lines.py", "without_addr2line_names_stay_functions", NULL);
+	sup_done(&r);
 }
 
 /* C++: a member function of a class template in a namespace, from its
@@ -192,6 +170,6 @@ Test(memsup_lines, cxx_names_are_demangled, .timeout = 120)
 	tmp_make(&r);
 	shell(&r, "g++ -g -O2 -fno-omit-frame-pointer -o lines_cxx '%s'", src);
 	run_lines(&r, sup_tmp_path(&r, "lines_cxx"), NULL);
-	check(&r, "cxx_names_are_demangled", NULL);
-	done(&r);
+	sup_py_check(&r, "memsup_lines.py", "cxx_names_are_demangled", NULL);
+	sup_done(&r);
 }

@@ -14,26 +14,6 @@
 #include "test_memsup_util.h"
 #include "test_py.h"
 
-static void check(struct sup_run *r, const char *name)
-{
-	char cmd[2 * PATH_MAX + 600];
-	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' 2>&1", py_script("memsup_mapsites.py"),
-		 name, r->dir);
-	static char out[16384];
-	int st = py_output(cmd, out, sizeof out);
-	cr_assert_eq(st, 0, "check %s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
-	if (out[0])
-		cr_log_info("%s", out);
-}
-
-static void done(struct sup_run *r)
-{
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->tmp);
-	if (system(cmd) != 0)
-		cr_log_warn("could not remove %s", r->tmp);
-}
-
 /* At the default interval: each function's share of the mapped bytes at
  * the image's peak within 5 points of the truth, the estimate within 4
  * standard errors (and 1%) of it, every site of kind mmap; what was
@@ -45,8 +25,8 @@ Test(memsup_mapsites, shares_at_the_default_interval, .timeout = 120)
 	struct sup_run r;
 	const char *args[] = { "-q", "--", prog("map_sites"), "100", "400", "1", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "shares_at_the_default_interval");
-	done(&r);
+	sup_py_check(&r, "memsup_mapsites.py", "shares_at_the_default_interval", NULL);
+	sup_done(&r);
 }
 
 /* Every mapping sampled: each function's bytes at the image's peak are
@@ -61,8 +41,8 @@ Test(memsup_mapsites, exact_with_every_mapping_sampled, .timeout = 120)
 	const char *args[] = { "-q", "-e", "MEMTRACE_SAMPLE_BYTES=1", "--", prog("map_sites"), "60",
 			       "300", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "exact_with_every_mapping_sampled");
-	done(&r);
+	sup_py_check(&r, "memsup_mapsites.py", "exact_with_every_mapping_sampled", NULL);
+	sup_done(&r);
 }
 
 /* A malloc-only program (site_shares: glibc's large blocks are mmapped
@@ -73,8 +53,8 @@ Test(memsup_mapsites, malloc_mappings_stay_heap, .timeout = 120)
 	const char *args[] = { "-q", "-e", "MEMTRACE_SAMPLE_BYTES=1", "--", prog("site_shares"),
 			       "60", "1", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "malloc_mappings_stay_heap");
-	done(&r);
+	sup_py_check(&r, "memsup_mapsites.py", "malloc_mappings_stay_heap", NULL);
+	sup_done(&r);
 }
 
 /* python3 holding many small objects: pymalloc's arenas are mappings of
@@ -91,8 +71,8 @@ Test(memsup_mapsites, python_arenas_have_call_sites, .timeout = 180)
 			       "time.sleep(0.3)\n",
 			       NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "python_arenas_have_call_sites");
-	done(&r);
+	sup_py_check(&r, "memsup_mapsites.py", "python_arenas_have_call_sites", NULL);
+	sup_done(&r);
 }
 
 /* The summary names mapping sites with their kind. */
@@ -107,5 +87,5 @@ Test(memsup_mapsites, summary_names_the_kind, .timeout = 60)
 	/* map_sites is built with -g: its frames carry their lines */
 	cr_expect_not_null(strstr(r.err, ": [mmap] hold_sixty (map_sites.c:"), "%s", r.err);
 	cr_expect_not_null(strstr(r.err, ": [mmap] hold_grown (map_sites.c:"), "%s", r.err);
-	done(&r);
+	sup_done(&r);
 }

@@ -8,7 +8,6 @@
 
 #include "analyze/perfmap.h"
 #include "test_memsup_util.h"
-#include "test_py.h"
 
 static void read_text(const char *text, struct perfmap *pm)
 {
@@ -64,11 +63,7 @@ static void jit_run(struct sup_run *r, const char *mode, const char *check)
 	if (strstr(r->out, "x86-64 only") || strstr(r->err, "x86-64 only"))
 		cr_skip_test("jit_sites makes x86-64 code only");
 	cr_assert_eq(st, 0, "stderr: %s", r->err);
-	char cmd[2 * PATH_MAX + 200];
-	static char out[16384];
-	snprintf(cmd, sizeof cmd, "python3 '%s' %s '%s' 2>&1", py_script("memsup_perfmap.py"), check,
-		 r->dir);
-	cr_assert_eq(py_output(cmd, out, sizeof out), 0, "%s\nmemsup stderr: %s", out, r->err);
+	sup_py_check(r, "memsup_perfmap.py", check, NULL);
 }
 
 /* A frame in generated code is named by the map the program wrote, and

@@ -32,26 +32,6 @@ static const char *py_prog(const char *name)
 	return out;
 }
 
-static void check(struct sup_run *r, const char *name)
-{
-	char cmd[3 * PATH_MAX + 600];
-	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' '%s' 2>&1",
-		 py_script("memsup_pyframes.py"), name, r->dir, getenv("MT_SRCDIR"));
-	static char out[16384];
-	int st = py_output(cmd, out, sizeof out);
-	cr_assert_eq(st, 0, "check %s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
-	if (out[0])
-		cr_log_info("%s", out);
-}
-
-static void done(struct sup_run *r)
-{
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->tmp);
-	if (system(cmd) != 0)
-		cr_log_warn("could not remove %s", r->tmp);
-}
-
 /* At the default interval: the three functions, each at its allocation
  * line in its file, hold their shares of the image's heap at its peak
  * within 5 points, in the image's set and the tree's; the Python frames
@@ -62,8 +42,8 @@ Test(memsup_pyframes, python_functions_and_lines, .timeout = 120)
 	struct sup_run r;
 	const char *args[] = { "-q", "--", python_or_skip(), py_prog("py_sites.py"), "200", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "python_functions_and_lines");
-	done(&r);
+	sup_py_check(&r, "memsup_pyframes.py", "python_functions_and_lines", getenv("MT_SRCDIR"));
+	sup_done(&r);
 }
 
 /* A Python parent that starts Python children: every image of the tree
@@ -74,8 +54,8 @@ Test(memsup_pyframes, python_children_too, .timeout = 180)
 	struct sup_run r;
 	const char *args[] = { "-q", "--", python_or_skip(), py_prog("py_parent.py"), "80", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "python_children_too");
-	done(&r);
+	sup_py_check(&r, "memsup_pyframes.py", "python_children_too", getenv("MT_SRCDIR"));
+	sup_done(&r);
 }
 
 /* A Python whose layout the shim does not know (a version simulated by
@@ -86,8 +66,8 @@ Test(memsup_pyframes, unknown_version_falls_back, .timeout = 120)
 	const char *args[] = { "-q", "-e", "MEMTRACE_PY_VERSION=0x036300f0", "--",
 			       python_or_skip(), py_prog("py_sites.py"), "40", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "unknown_version_falls_back");
-	done(&r);
+	sup_py_check(&r, "memsup_pyframes.py", "unknown_version_falls_back", getenv("MT_SRCDIR"));
+	sup_done(&r);
 }
 
 /* A program that is not Python: no image says Python, no frame is one. */
@@ -96,6 +76,6 @@ Test(memsup_pyframes, native_program_has_none, .timeout = 120)
 	struct sup_run r;
 	const char *args[] = { "-q", "--", prog("site_shares"), "60", "2", "0", "200", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "native_program_has_none");
-	done(&r);
+	sup_py_check(&r, "memsup_pyframes.py", "native_program_has_none", getenv("MT_SRCDIR"));
+	sup_done(&r);
 }

@@ -14,26 +14,6 @@
 /* Run the check named `name` of tests/py/memsup_stacks.py (the test's own
  * name) on r->dir; fail the test with python's output if it raises, else
  * log what it printed. */
-static void check(struct sup_run *r, const char *name)
-{
-	char cmd[2 * PATH_MAX + 600];
-	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' 2>&1", py_script("memsup_stacks.py"),
-		 name, r->dir);
-	static char out[16384];
-	int st = py_output(cmd, out, sizeof out);
-	cr_assert_eq(st, 0, "check %s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
-	if (out[0])
-		cr_log_info("%s", out);
-}
-
-static void done(struct sup_run *r)
-{
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->tmp);
-	if (system(cmd) != 0)
-		cr_log_warn("could not remove %s", r->tmp);
-}
-
 /* At the default interval: each function's share of the tree's heap at its
  * heap peak within 5 points of the truth, the estimate within 4 standard
  * errors (and 1%) of the traced heap it estimates, both processes there;
@@ -43,8 +23,8 @@ Test(memsup_stacks, shares_at_the_tree_heap_peak, .timeout = 120)
 	struct sup_run r;
 	const char *args[] = { "-q", "--", prog("site_shares"), "300", "2", "0", "300", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "shares_at_the_tree_heap_peak");
-	done(&r);
+	sup_py_check(&r, "memsup_stacks.py", "shares_at_the_tree_heap_peak", NULL);
+	sup_done(&r);
 }
 
 /* Every block sampled: exact, per process and function, at the tree's
@@ -55,8 +35,8 @@ Test(memsup_stacks, exact_with_every_block_sampled, .timeout = 120)
 	const char *args[] = { "-q", "-e", "MEMTRACE_SAMPLE_BYTES=1", "--", prog("site_shares"),
 			       "100", "2", "0", "300", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	check(&r, "exact_with_every_block_sampled");
-	done(&r);
+	sup_py_check(&r, "memsup_stacks.py", "exact_with_every_block_sampled", NULL);
+	sup_done(&r);
 }
 
 /* The pictures are redrawn from stacks.json alone, byte for byte; --at rss
@@ -107,7 +87,7 @@ Test(memsup_stacks, memsup_flame_redraws_the_same, .timeout = 120)
 		cr_expect_eq(memsup_wait(&f), 125, "case %zu: %s", i, f.err);
 		cr_expect_neq(f.err[0], '\0', "case %zu says why", i);
 	}
-	done(&r);
+	sup_done(&r);
 }
 
 /* Without tracing there is nothing sampled: no stacks.json, no flame. */
@@ -121,7 +101,7 @@ Test(memsup_stacks, untraced_run_has_no_call_sites, .timeout = 60)
 	cr_expect(!path_exists(path));
 	snprintf(path, sizeof path, "%s/flame.svg", r.dir);
 	cr_expect(!path_exists(path));
-	done(&r);
+	sup_done(&r);
 }
 
 /* The summary names the largest sites at the tree's heap peak, by function
@@ -136,5 +116,5 @@ Test(memsup_stacks, summary_lists_the_sites, .timeout = 60)
 	cr_expect_not_null(strstr(r.err, ": hold_half (site_shares.c:"), "%s", r.err);
 	cr_expect_not_null(strstr(r.err, ") < shares_take (site_shares.c:"), "%s", r.err);
 	cr_expect_not_null(strstr(r.err, ") < main (site_shares.c:"), "%s", r.err);
-	done(&r);
+	sup_done(&r);
 }

@@ -270,4 +270,32 @@ static inline int wait_for_file(const char *path)
 	return 0;
 }
 
+/* Run the check `name` (the test's own name) of tests/py/SCRIPT on r->dir,
+ * with `arg` (NULL: "") after it: fail the test with python's output and
+ * memsup's stderr if it raises, skip it with that output if it exits 77
+ * (something the check needs is not here), else log what it printed. */
+static inline void sup_py_check(const struct sup_run *r, const char *script, const char *name,
+				const char *arg)
+{
+	char cmd[3 * PATH_MAX + 600];
+	static char out[16384];
+	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' '%s' 2>&1", py_script(script), name, r->dir,
+		 arg ? arg : "");
+	int st = py_output(cmd, out, sizeof out);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		cr_skip_test("%s", out);
+	cr_assert_eq(st, 0, "check %s failed:\n%s\nmemsup stderr:\n%s", name, out, r->err);
+	if (out[0])
+		cr_log_info("%s", out);
+}
+
+/* Remove the run's directory (its evidence with it) once a test passed. */
+static inline void sup_done(const struct sup_run *r)
+{
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->tmp);
+	if (system(cmd) != 0)
+		cr_log_warn("could not remove %s", r->tmp);
+}
+
 #endif
