@@ -16,6 +16,19 @@ run (another sleep_tree), so that what a sample costs is seen against a busy
 machine's process table: a scan of /proc pays for them, cgroup.procs does
 not.  It must run inside a pids-limited cgroup (scripts/pids-guard.sh).
 
+Issue 32 (sampling that follows the memory):
+  memsup-dense   this memsup with --rss-mb 1000000: a budget keeps every sample
+                 dense (the record's sampling.adaptive false), so the cost of
+                 one sample is measured beside the adaptive default
+  memsup-before  --before BIN: another memsup binary (the commit before),
+                 run with the same arguments
+  floor rows     --floor-ms 10,100: bench/wake_floor at each period, so the
+                 idle tree's cost is set against a bare 100 Hz and 10 Hz wake
+The verdicts at the end: CPU per sample of memsup-dense for trees of 1 and 10
+against the bare wake at --poll-ms (target at most 1.5x); the per-process
+part of a sample, (per sample at N - per sample at 1) / (N - 1), in us; and
+the default memsup's idle CPU against the 10 Hz floor (target: no more).
+
 What is measured is the CPU of the observer process alone, never of the tree
 it watches: the driver waits for the observer with waitid(WNOWAIT), so that it
 is a zombie that still has its /proc entry, then reads
@@ -131,10 +144,12 @@ class Bench:
                 self.memsup_extra.append("--no-trace")
         self.unrelated = None
 
-    def memsup_argv(self, outdir, n, children=False, scan=False):
-        return ([str(self.memsup), "-q", "-o", str(outdir), "--poll-ms", str(self.args.poll_ms)]
+    def memsup_argv(self, outdir, n, children=False, scan=False, dense=False, binary=None):
+        return ([str(binary or self.memsup), "-q", "-o", str(outdir), "--poll-ms",
+                 str(self.args.poll_ms)]
                 + self.memsup_extra + (["--discovery", "children"] if children else [])
                 + (["--cgroup", "off"] if scan or children else [])
+                + (["--rss-mb", "1000000"] if dense else [])
                 + ["--", self.tree, str(n), str(self.args.seconds)])
 
     def start_unrelated(self):
@@ -169,11 +184,13 @@ class Bench:
         log = self.tmp / f"{who}-{n}-{rep}.log"
         if who == "seed":
             argv = self.seed_argv(outdir, n)
-        elif who == "floor":
-            argv = [self.floor, str(self.args.poll_ms), str(self.args.seconds)]
+        elif who.startswith("floor"):
+            argv = [self.floor, str(n), str(self.args.seconds)]
         else:
             argv = self.memsup_argv(outdir, n, children=(who == "memsup-children"),
-                                    scan=(who == "memsup-scan"))
+                                    scan=(who == "memsup-scan"), dense=(who == "memsup-dense"),
+                                    binary=(self.args.before if who == "memsup-before"
+                                            else None))
         r = run_observer(argv, log)
         rec = {}
         try:
@@ -185,6 +202,7 @@ class Bench:
         r["max_processes"] = rec.get("max_processes")
         r["samples"] = rec.get("samples")
         r["mode"] = (rec.get("containment") or {}).get("mode", rec.get("discovery"))
+        r["sampling"] = rec.get("sampling")
         if r["samples"] is None and (outdir / "rss.jsonl").exists():
             r["samples"] = sum(1 for _ in open(outdir / "rss.jsonl"))
         if who == "seed":
@@ -211,10 +229,14 @@ class Bench:
             # children files are the other way: time both when memsup has both.
             if "--discovery" in self.help and "children" in self.help and self.args.alt:
                 who.append("memsup-children")
-        if self.seed:
+            if self.args.dense:
+                who.append("memsup-dense")
+            if self.args.before:
+                who.append("memsup-before")
+        if self.seed and self.args.seed_run:
             who.append("seed")
         res = {n: {w: [] for w in who} for n in self.args.trees}
-        floor = []
+        floor = {ms: [] for ms in self.args.floor_ms}
         self.start_unrelated()
         try:
             for rep in range(self.args.reps):
@@ -223,11 +245,63 @@ class Bench:
                     order = who[k:] + who[:k]
                     for w in order:
                         res[n][w].append(self.one(w, n, rep))
-                floor.append(self.one("floor", 0, rep))
+                for ms in self.args.floor_ms:
+                    floor[ms].append(self.one(f"floor{ms}", ms, rep))
         finally:
             self.stop_unrelated()
-        res["floor"] = {"floor": floor}
+        res["floor"] = floor
         return who, res
+
+
+def per_sample_us(runs):
+    """Median CPU per sample, microseconds (the observer's whole CPU over its
+    samples: the per-second record writes and the start are in it)."""
+    v = [1e6 * r["cpu_s"] / r["samples"] for r in runs if r.get("samples")]
+    return benchlib.summary(v)[0] if v else None
+
+
+def floor_wake_us(fl, ms, seconds):
+    """Median CPU per wake of wake_floor, microseconds."""
+    return benchlib.summary([1e6 * r["cpu_s"] / (seconds * 1000 / ms) for r in fl])[0]
+
+
+def verdicts(b, who, res):
+    """Issue 32's checks, each with its count and its verdict."""
+    out = []
+    floors = res.get("floor", {})
+    dense_ms = b.args.poll_ms
+    if floors.get(dense_ms) and "memsup-dense" in who:
+        fw = floor_wake_us(floors[dense_ms], dense_ms, b.args.seconds)
+        for n in (1, 10):
+            if n in res and res[n].get("memsup-dense"):
+                ups = per_sample_us(res[n]["memsup-dense"])
+                x = ups / fw if fw else float("inf")
+                out.append(f"- CPU per sample, N={n}, dense: {ups:.0f} us, {x:.2f}x the bare "
+                           f"wake's {fw:.0f} us (target <= 1.5x): "
+                           f"**{'met' if x <= 1.5 else 'not met'}**")
+    ns = sorted(n for n in res if n != "floor" and n > 1 and 1 in res)
+    for w in ("memsup-dense", "memsup"):
+        if w not in who:
+            continue
+        for n in ns:
+            a, z = per_sample_us(res[1][w]), per_sample_us(res[n][w])
+            if a and z:
+                out.append(f"- per-process part of a sample ({w}), N={n}: "
+                           f"({z:.0f} - {a:.0f}) / {n - 1} = {(z - a) / (n - 1):.1f} us a process")
+        break
+    if floors.get(100) and "memsup" in who:
+        f10 = benchlib.summary([100 * r["cpu_s"] / r["wall_s"] for r in floors[100]])[0]
+        for n in sorted(k for k in res if k != "floor"):
+            runs = res[n].get("memsup") or []
+            if not runs:
+                continue
+            pm = benchlib.summary([100 * r["cpu_s"] / r["wall_s"] for r in runs])[0]
+            ad = sorted({str((r.get("sampling") or {}).get("adaptive")) for r in runs})
+            out.append(f"- idle tree N={n}, default memsup (adaptive {'/'.join(ad)}): "
+                       f"{pm:.3f}% of a core against a bare 10 Hz wake's {f10:.3f}% "
+                       f"(target: no more): **{'met' if pm <= f10 else 'not met'}** "
+                       f"({pm / f10:.2f}x)")
+    return "\n".join(out)
 
 
 def render(b, who, res, argv):
@@ -249,7 +323,7 @@ def render(b, who, res, argv):
              + (" memsup-scan: the same memsup with `--cgroup off` (the /proc scan)."
                 if "memsup-scan" in who else ""), ""]
     header = ["tree", "observer", "mode", "CPU s", "% of one core (min-max)", "seed / this",
-              "processes seen", "peak tree RSS MB", "samples/s"]
+              "processes seen", "peak tree RSS MB", "samples/s", "us CPU per sample"]
     rows = []
     for n, per in res.items():
         if n == "floor":
@@ -272,27 +346,87 @@ def render(b, who, res, argv):
             rss = [r["peak_tree_rss_mb"] for r in runs if r["peak_tree_rss_mb"] is not None]
             sps = [r["samples"] / r["wall_s"] for r in runs if r["samples"]]
             modes = sorted({str(r.get("mode")) for r in runs if r.get("mode")})
+            ups = per_sample_us(runs)
             rows.append([str(n), w, "/".join(modes) or "-", f"{cm[0]:.3f}",
                          f"**{pm[0]:.2f}%** ({pm[1]:.2f}-{pm[2]:.2f})", ratio,
                          str(max(mp)) if mp else "-",
                          f"{benchlib.summary(rss)[0]:.1f}" if rss else "-",
-                         f"{benchlib.summary(sps)[0]:.0f}" if sps else "-"])
+                         f"{benchlib.summary(sps)[0]:.0f}" if sps else "-",
+                         f"{ups:.0f}" if ups else "-"])
             if w == "seed" and seed_in:
                 rows.append([str(n), "seed, inside measure_command", "-", "-",
                              f"{seed_in[0]:.2f}% ({seed_in[1]:.2f}-{seed_in[2]:.2f})",
-                             "-", "-", "-", "-"])
-    fl = res.get("floor", {}).get("floor")
-    if fl:
+                             "-", "-", "-", "-", "-"])
+    for ms, fl in sorted(res.get("floor", {}).items()):
+        if not fl:
+            continue
         pm = benchlib.summary([100 * r["cpu_s"] / r["wall_s"] for r in fl])
-        rows.append(["-", f"floor: `wake_floor {b.args.poll_ms} {b.args.seconds}`", "-",
+        rows.append(["-", f"floor: `wake_floor {ms} {b.args.seconds}`", "-",
                      f"{benchlib.summary([r['cpu_s'] for r in fl])[0]:.3f}",
                      f"**{pm[0]:.2f}%** ({pm[1]:.2f}-{pm[2]:.2f})", "-", "-", "-",
-                     f"{1000 / b.args.poll_ms:.0f}"])
+                     f"{1000 / ms:.0f}", f"{floor_wake_us(fl, ms, b.args.seconds):.0f}"])
     lines.append(benchlib.md_table(header, rows))
+    lines += ["", verdicts(b, who, res)]
     bad = [(n, w, r["rc"]) for n, per in res.items() for w in per for r in per[w] if r["rc"] != 0]
     if bad:
         lines += ["", "Runs that did not exit 0: " + ", ".join(f"{w} N={n} rc={rc}"
                                                              for n, w, rc in bad)]
+    return "\n".join(lines)
+
+
+def spike_check(b, runs):
+    """Issue 32's spike scenario, `runs` times: memsup --no-trace on `spike 100
+    50 0 0 1000` (flat for 1 s, then 100 MB touched, held 50 ms, freed).  Per
+    run: whether the kernel's threshold woke memsup, whether a sample's
+    per-process view held the spiking pid at 90 MB or more, and how far into
+    the rise the first rising sample was (its RSS above the flat level, over
+    the populate rate the next rising samples show: an estimate in ms)."""
+    spike = str(Path(b.builddir or ".") / "tests" / "progs" / "spike")
+    return "\n".join(spike_runs(b, runs, spike, dense) for dense in (False, True))
+
+
+def spike_runs(b, runs, spike, dense):
+    """spike_check's runs of one memsup: adaptive (the default), or held dense
+    by --rss-mb 1000000 (the same rate as before issue 32) for comparison."""
+    lines, ok_wake, ok_view, lat = [f"memsup {'held dense (--rss-mb)' if dense else 'default'}:"], \
+        0, 0, []
+    for i in range(runs):
+        out = b.tmp / f"spike-{'dense' if dense else 'adaptive'}-{i}"
+        argv = [str(b.memsup), "-q", "-o", str(out), "--poll-ms", str(b.args.poll_ms),
+                "--no-trace"] + (["--rss-mb", "1000000"] if dense else []) + \
+            ["--", spike, "100", "50", "0", "0", "1000"]
+        subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        try:
+            rec = json.loads((out / "resources.json").read_text())
+            tl = [json.loads(x) for x in open(out / "timeline.jsonl")]
+        except (OSError, ValueError):
+            lines.append(f"run {i + 1}: no evidence")
+            continue
+        pid, samp = rec.get("pid"), rec.get("sampling") or {}
+        woke = samp.get("threshold_wakeups", 0) > 0
+        view = max([t["top"][0][1] for t in tl if t.get("top") and t["top"][0][0] == pid] or [0])
+        base = min(t["rss"] for t in tl[:5])
+        first = next((k for k, t in enumerate(tl) if t["rss"] > base + 2e6), None)
+        est = None
+        if first is not None and first + 1 < len(tl):
+            a, z = tl[first], tl[first + 1]
+            rate = (z["rss"] - a["rss"]) / max(z["t"] - a["t"], 1e-6)
+            if rate > 0:
+                est = 1000 * (a["rss"] - base) / rate
+        ok_wake += woke
+        ok_view += view >= 90e6
+        if est is not None:
+            lat.append(est)
+        lines.append(f"run {i + 1}: threshold wake-ups {samp.get('threshold_wakeups')}, "
+                     f"per-process view at the peak {view / 1e6:.1f} MB, first rising sample "
+                     f"{(tl[first]['rss'] - base) / 1e6 if first is not None else float('nan'):.1f}"
+                     f" MB into the rise (~{est if est is not None else float('nan'):.1f} ms), "
+                     f"samples {rec.get('samples')}")
+    within = sum(1 for x in lat if x <= 10)
+    lines.append(f"- spike ({'dense' if dense else 'default'}): woken by the kernel in {ok_wake} of {runs}; per-process view at the "
+                 f"peak in {ok_view} of {runs}; first sample within ~10 ms of the rise in "
+                 f"{within} of {runs}: **{'met' if ok_view == runs and within == runs else 'not met'}**")
     return "\n".join(lines)
 
 
@@ -312,15 +446,30 @@ def main(argv=None):
                     help="do not time memsup --cgroup off beside the default")
     ap.add_argument("--unrelated", type=int, default=0,
                     help="idle processes kept alive outside the trees (needs pids-guard.sh)")
+    ap.add_argument("--dense", action="store_true",
+                    help="also time this memsup held dense (--rss-mb 1000000)")
+    ap.add_argument("--before", help="another memsup binary to time with the same arguments")
+    ap.add_argument("--floor-ms", type=lambda s: [int(x) for x in s.split(",")],
+                    default=None, help="wake_floor periods (default: --poll-ms)")
+    ap.add_argument("--no-seed", dest="seed_run", action="store_false",
+                    help="do not time the seed's measure_command")
+    ap.add_argument("--spike", type=int, default=0,
+                    help="also run issue 32's spike scenario this many times")
     ap.add_argument("--json")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
+    if args.floor_ms is None:
+        args.floor_ms = [args.poll_ms]
     b = Bench(args)
     if not b.memsup:
         print("memsup_cpu: no memsup binary found (build it, or pass --memsup)", file=sys.stderr)
     if not b.seed:
         print("memsup_cpu: seed_measure.py not found (pass --seed)", file=sys.stderr)
     facts = benchlib.machine_facts()
+    if args.spike:
+        print(spike_check(b, args.spike))
+        if args.reps == 0:
+            return 0
     who, res = b.run()
     print(f"Run: {benchlib.facts_line(facts)}\n")
     print(render(b, who, res, ["python3", "bench/memsup_cpu.py"] +

@@ -48,6 +48,36 @@
 /* memsup's own children from before the run that it keeps apart */
 #define RUN_PRIOR_MAX 64
 
+/* Sampling that follows the memory (issue 32; the record's "sampling").
+ * While the tree's memory moves memsup samples every --poll-ms (dense);
+ * once nothing has moved for PACE_SPARSE_MS it samples every
+ * PACE_SPARSE_MS (sparse), with the kernel watching two marks around the
+ * usage (contain_watch): a crossing, or a new record file (a process
+ * started), wakes it at once, and the samples are dense again.  "Moved":
+ * the cgroup's usage or the summed RSS more than PACE_DELTA (1/64 of it,
+ * between 1 and 8 MiB: well under transient_peak's 10 MB) from the mark of
+ * the last movement, or another number of processes.  Only where the
+ * kernel can tell the usage crossing a mark (cgroup v1), and not under a
+ * polled budget: --rss-mb and --max-procs are checked at samples, and
+ * their promise is one --poll-ms. */
+#define PACE_SPARSE_MS 100
+#define PACE_DELTA_MIN (1ull << 20)
+#define PACE_DELTA_MAX (8ull << 20)
+
+struct pace {
+	int adaptive;              /* the rate may follow the memory */
+	int sparse;                /* on the sparse schedule now */
+	int woke;                  /* the kernel or a new record woke a
+				      sparse memsup: the next sample is
+				      movement */
+	uint64_t sparse_ns;
+	int have_mark;
+	uint64_t mark_usage, mark_rss; /* at the last movement */
+	unsigned mark_n;
+	uint64_t quiet_since;      /* the last movement */
+	uint64_t sparse_since;     /* the switch to sparse */
+};
+
 struct run {
 	const struct run_config *cfg;
 	struct evidence *ev;
@@ -86,6 +116,9 @@ struct run {
 	struct track *track;
 	/* what holds --max-procs (procs.h) */
 	struct procs_plan procs;
+	uint64_t period_ns;        /* --poll-ms: the dense interval */
+	uint64_t next_due;         /* when the next sample is due */
+	struct pace pace;
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -94,6 +127,7 @@ static char run_started_at[40];
 static char run_stuck[1024];
 static char run_note_finish[PATH_MAX + 128];
 static char run_note_stops[256];
+static char run_pace_why[160];
 static struct contain_info run_containment;
 
 static double since_start_s(const struct run *r, uint64_t now)
@@ -602,7 +636,125 @@ static int procs_view_skipped(const struct run *r)
 	return r->procs.by == PROCS_BY_SCAN || r->procs.by == PROCS_BY_RLIMIT;
 }
 
-static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
+/* ---- the pace: dense while the memory moves, sparse while it is flat -------- */
+
+static uint64_t pace_delta(uint64_t v)
+{
+	uint64_t d = v / 64;
+	return d < PACE_DELTA_MIN ? PACE_DELTA_MIN : d > PACE_DELTA_MAX ? PACE_DELTA_MAX : d;
+}
+
+static int pace_moved(uint64_t now, uint64_t mark)
+{
+	uint64_t d = now > mark ? now - mark : mark - now;
+	return d > pace_delta(now > mark ? now : mark);
+}
+
+/* Whether the rate may follow the memory here; the record says, and why
+ * not. */
+static void pace_open(struct run *r)
+{
+	const struct sup_options *o = r->cfg->opt;
+	struct sup_sampling *s = &r->rec->sampling;
+	const char *why = NULL;
+	r->period_ns = (uint64_t)(o->poll_ms * 1e6);
+	if (r->period_ns == 0)
+		r->period_ns = 1;
+	s->dense_s = o->poll_ms / 1000.0;
+	if (o->poll_ms >= PACE_SPARSE_MS)
+		why = "--poll-ms is no denser than the flat tree's interval (100 ms)";
+	else if (o->rss_mb > 0)
+		why = "--rss-mb is a budget polled at samples: every one is due at --poll-ms";
+	else if (o->max_procs > 0)
+		why = "--max-procs is a budget checked at samples: every one is due at --poll-ms";
+	else
+		why = contain_unwatchable(r->contain);
+	r->pace.adaptive = why == NULL;
+	r->pace.sparse_ns = (uint64_t)PACE_SPARSE_MS * 1000000u;
+	s->adaptive = why == NULL;
+	s->why_not = why;
+	s->sparse_s = why ? 0 : PACE_SPARSE_MS / 1000.0;
+}
+
+static void pace_switch(struct run *r, uint64_t now, int sparse)
+{
+	struct pace *p = &r->pace;
+	struct sup_sampling *s = &r->rec->sampling;
+	if (p->sparse)
+		s->sparse_time_s += (double)(now - p->sparse_since) / 1e9;
+	p->sparse = sparse;
+	if (sparse)
+		p->sparse_since = now;
+	else
+		contain_unwatch(r->contain); /* its eventfd closed: unregistered */
+	if (s->n_changes < RUNRECORD_MAX_PACE_CHANGES)
+		s->changes[s->n_changes] = (struct sup_pace_change){ since_start_s(r, now), sparse };
+	s->n_changes++;
+	s->switches++;
+}
+
+/* The rate after a sample that read rss bytes in n processes. */
+static void pace_after_sample(struct run *r, uint64_t now, uint64_t rss, unsigned n)
+{
+	struct pace *p = &r->pace;
+	const struct contain_state *k = &r->kernel;
+	if (!p->adaptive)
+		return;
+	int moved = p->woke || !p->have_mark || n != p->mark_n || pace_moved(rss, p->mark_rss) ||
+		    (k->have_usage && pace_moved(k->usage, p->mark_usage));
+	p->woke = 0;
+	if (moved) {
+		p->have_mark = 1;
+		p->mark_usage = k->usage;
+		p->mark_rss = rss;
+		p->mark_n = n;
+		p->quiet_since = now;
+		if (p->sparse)
+			pace_switch(r, now, 0);
+		return;
+	}
+	if (p->sparse || !k->have_usage || now - p->quiet_since < p->sparse_ns)
+		return;
+	/* the peak's per-process view still lacks smaps figures that a sample
+	 * of about the peak's size can complete (pview.c, complete_peak):
+	 * dense, so that it gets every chance a dense run gives it */
+	const struct pview_peak *pk = r->pv ? pview_peak(r->pv) : NULL;
+	if (pk && pk->n && !pk->have_smaps && rss * 10 >= pk->rss * 9 && rss * 10 <= pk->rss * 11)
+		return;
+	/* flat for a sparse interval: the kernel watches the marks around
+	 * the usage now, and memsup looks less often */
+	uint64_t d = pace_delta(k->usage);
+	int rc = contain_watch(r->contain, k->usage > d ? k->usage - d : 0, k->usage + d);
+	if (rc < 0) {
+		/* what the kernel refused once it refuses again: dense for good */
+		snprintf(run_pace_why, sizeof run_pace_why, "the kernel refused a usage threshold "
+			 "(cgroup.event_control: %s)", strerror(-rc));
+		p->adaptive = 0;
+		r->rec->sampling.adaptive = 0;
+		r->rec->sampling.why_not = run_pace_why;
+		return;
+	}
+	p->mark_usage = k->usage;
+	p->mark_rss = rss;
+	pace_switch(r, now, 1);
+}
+
+/* The kernel or a new record woke a sparse memsup: the next sample at
+ * once, but never sooner than --poll-ms after the last. */
+static void pace_wake(struct run *r, uint64_t *next, uint64_t *counter)
+{
+	if (!r->pace.sparse || r->pace.woke)
+		return;
+	r->pace.woke = 1;
+	(*counter)++;
+	uint64_t now = clock_mono_ns(), soonest = r->last_sample_ns + r->period_ns;
+	uint64_t at = now > soonest ? now : soonest;
+	if (at < *next)
+		*next = at;
+}
+
+/* `due`: when the schedule wanted this sample. */
+static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reason *reason)
 {
 	struct sup_record *rec = r->rec;
 	uint64_t rss;
@@ -619,10 +771,18 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 	if (r->live)
 		live_update(r->live, 0);
 	uint64_t read_ns = clock_mono_ns();
-	if (r->last_sample_ns)
+	/* a sparse interval is no gap while on time: what counts is from one
+	 * poll period before the sample was due; poll_interval_p99_s is of
+	 * the dense intervals */
+	uint64_t from = r->last_sample_ns;
+	if (from && due > from + r->period_ns)
+		from = due - r->period_ns;
+	else if (from)
 		jitter_add(&r->jit, now - r->last_sample_ns);
-	note_gap(r, r->last_sample_ns, now);
+	note_gap(r, from, now);
 	r->last_sample_ns = now;
+	if (r->pace.sparse)
+		rec->sampling.samples_sparse++;
 	/* elapsed is taken after reading, as the seed does */
 	double elapsed = since_start_s(r, clock_mono_ns());
 	rec->samples++;
@@ -710,6 +870,7 @@ static void take_sample(struct run *r, uint64_t now, enum sup_reason *reason)
 	}
 	if (*reason == SUP_REASON_NONE)
 		*reason = b;
+	pace_after_sample(r, now, rss, n);
 }
 
 static void finish_times(struct run *r)
@@ -719,8 +880,12 @@ static void finish_times(struct run *r)
 	uint64_t end = clock_mono_ns() - r->cleanup_ns;
 	rec->wall_s = since_start_s(r, end);
 	/* the stretch from the last sample to the moment memsup saw the end:
-	 * long only if memsup could not look (stopped) while the tree ended */
-	note_gap(r, r->last_sample_ns, end);
+	 * long only if memsup could not look (stopped) while the tree ended;
+	 * sparse, it counts from one poll period before the next was due */
+	uint64_t from = r->last_sample_ns;
+	if (from && r->pace.sparse && r->next_due > from + r->period_ns)
+		from = (end < r->next_due ? end : r->next_due) - r->period_ns;
+	note_gap(r, from, end);
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
 		rec->rusage_children_maxrss_mb = (double)ru.ru_maxrss * UNITS_KIB / UNITS_MB;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
@@ -728,6 +893,9 @@ static void finish_times(struct run *r)
 				    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	if (r->jit.count > 0)
 		rec->poll_interval_p99_s = (double)jitter_quantile(&r->jit, 0.99) / 1e9;
+	if (r->pace.sparse) /* the last stretch, up to the end memsup saw */
+		rec->sampling.sparse_time_s += (double)(end - r->pace.sparse_since) / 1e9;
+	r->pace.sparse = 0;
 }
 
 /* Folds the ended images' records (live_fold_ended), after one last look
@@ -785,9 +953,7 @@ static void job_stopped(struct run *r)
 static enum sup_reason supervise(struct run *r)
 {
 	const struct sup_options *o = r->cfg->opt;
-	uint64_t period = (uint64_t)(o->poll_ms * 1e6);
-	if (period == 0)
-		period = 1;
+	uint64_t period = r->period_ns;
 	uint64_t wall_end = o->wall_s > 0 ? r->start_ns + (uint64_t)(o->wall_s * 1e9) : 0;
 	uint64_t next = r->start_ns, next_record = r->start_ns + NS_PER_S;
 	enum sup_reason reason = SUP_REASON_NONE;
@@ -800,12 +966,14 @@ static enum sup_reason supervise(struct run *r)
 			break;
 		}
 		if (now >= next) {
-			take_sample(r, now, &reason);
+			take_sample(r, now, next, &reason);
 			if (reason != SUP_REASON_NONE)
 				break;
-			/* Steady schedule: deadline k = start + k*period.  Deadlines
-			 * already past are skipped, never run late in a burst. */
-			next += period;
+			/* Steady schedule: deadline k = start + k*period, or
+			 * sparse's longer step while the memory is flat.
+			 * Deadlines already past are skipped, never run late
+			 * in a burst. */
+			next += r->pace.sparse ? r->pace.sparse_ns : period;
 			if (next <= now)
 				next += ((now - next) / period + 1) * period;
 		}
@@ -833,6 +1001,7 @@ static enum sup_reason supervise(struct run *r)
 			if (next_record <= now)
 				next_record = now + NS_PER_S;
 		}
+		r->next_due = next;
 		uint64_t wake = next;
 		if (wall_end && wall_end < wake)
 			wake = wall_end;
@@ -850,11 +1019,15 @@ static enum sup_reason supervise(struct run *r)
 		 * slots 5..: the command's output, moved as it comes */
 		short kev;
 		int kfd = contain_event_fd(r->contain, &kev);
-		struct pollfd pfd[5 + OUTPUT_POLL_SLOTS] = {
+		/* slot 5: sparse, the usage's marks (contain_watch); once it
+		 * woke memsup it is not looked at again before the sample */
+		int wfd = r->pace.sparse && !r->pace.woke ? contain_watch_fd(r->contain) : -1;
+		struct pollfd pfd[6 + OUTPUT_POLL_SLOTS] = {
 			{ r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
-			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 }, { kfd, kev, 0 } };
-		output_poll_set(r, pfd + 5);
-		int np = ppoll(pfd, 5 + OUTPUT_POLL_SLOTS, &ts, NULL);
+			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 }, { kfd, kev, 0 },
+			{ wfd, POLLIN, 0 } };
+		output_poll_set(r, pfd + 6);
+		int np = ppoll(pfd, 6 + OUTPUT_POLL_SLOTS, &ts, NULL);
 		if (np > 0 && pfd[0].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
@@ -863,8 +1036,11 @@ static enum sup_reason supervise(struct run *r)
 			reap(r);
 		if (r->stop_sig && !r->main_done)
 			job_stopped(r);
-		if (np > 0 && lfd >= 0 && pfd[2].revents)
+		if (np > 0 && lfd >= 0 && pfd[2].revents) {
 			live_update(r->live, 0);
+			/* a new image: churn is movement (short processes seen) */
+			pace_wake(r, &next, &r->rec->sampling.churn_wakeups);
+		}
 		/* slot 3: a line in the marks file, stamped now */
 		if (np > 0 && mfd >= 0 && pfd[3].revents)
 			phases_read_file(r->cfg->phases, since_start_s(r, clock_mono_ns()), 0,
@@ -872,7 +1048,10 @@ static enum sup_reason supervise(struct run *r)
 		/* slot 4: the kernel has news (an OOM kill): sample now */
 		if (np > 0 && kfd >= 0 && pfd[4].revents)
 			next = clock_mono_ns();
-		int rc = np > 0 ? output_pump(r, pfd + 5) : 0;
+		/* slot 5: the usage crossed a mark: dense again */
+		if (np > 0 && wfd >= 0 && pfd[5].revents)
+			pace_wake(r, &next, &r->rec->sampling.threshold_wakeups);
+		int rc = np > 0 ? output_pump(r, pfd + 6) : 0;
 		if (rc < 0) {
 			relay_failed(r, rc, &reason);
 			break;
@@ -1207,6 +1386,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	if (status == 0)
 		status = launch(&r, &orig);
 	if (status == 0) {
+		pace_open(&r);
 		enum sup_reason reason = evidence_write_record(ev, rec, 0) == 0
 			? supervise(&r) : SUP_REASON_EVIDENCE_FAILED;
 		status = end_run(&r, reason, views);

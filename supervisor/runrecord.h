@@ -98,6 +98,30 @@ struct sup_reaped {
 
 #define RUNRECORD_MAX_REAPED 256u
 
+/* Which rate the samples came at, and when (issue 32: sampling that
+ * follows the memory; run.c's pace): dense every --poll-ms while the
+ * tree's memory moves, sparse while it is flat and the kernel can tell
+ * memsup that it moved.  The record's "sampling". */
+#define RUNRECORD_MAX_PACE_CHANGES 64u
+struct sup_sampling {
+	double dense_s;            /* --poll-ms */
+	double sparse_s;           /* the flat tree's interval; 0: none (null) */
+	int adaptive;              /* the rate followed the memory */
+	const char *why_not;       /* !adaptive: why (NULL before the run) */
+	double sparse_time_s;      /* seconds spent sparse */
+	uint64_t switches;         /* changes of rate, either way */
+	uint64_t threshold_wakeups; /* the kernel said the memory crossed a mark */
+	uint64_t churn_wakeups;    /* a new record file woke a sparse memsup */
+	uint64_t samples_sparse;   /* samples taken on the sparse schedule */
+	/* the first changes: at t (seconds since the launch), to sparse or
+	 * to dense */
+	struct sup_pace_change {
+		double t;
+		int sparse;
+	} changes[RUNRECORD_MAX_PACE_CHANGES];
+	size_t n_changes;          /* may pass the array: the rest unlisted */
+};
+
 struct sup_record {
 	/* what was asked */
 	char *const *command;
@@ -139,10 +163,16 @@ struct sup_record {
 	size_t n_reaped;           /* how many there were (may exceed the array) */
 	double rusage_children_maxrss_mb; /* < 0: not known yet */
 	double memsup_cpu_s;              /* memsup's own user+system CPU; < 0: unknown */
-	double poll_interval_p99_s;       /* < 0: fewer than 2 samples */
+	double poll_interval_p99_s;       /* of the intervals on the dense
+					     schedule; < 0: fewer than 2 */
 	double longest_gap_s;             /* longest stretch without a sample, up
-					     to the end memsup saw; < 0: none */
+					     to the end memsup saw; a sparse
+					     interval counts from one poll
+					     period before its sample was due
+					     (it is no gap when on time);
+					     < 0: none */
 	double longest_gap_at_s;          /* when it began */
+	struct sup_sampling sampling;     /* which rate applied when */
 	const char *notes[RUNRECORD_MAX_NOTES];
 	size_t n_notes;
 	/* the kernel's figures of the run's cgroup: the peak, oom kills and

@@ -378,6 +378,7 @@ int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 	r->sup.fd = -1;
 	r->memdir = r->pidsdir = -1;
 	r->procs_fd = r->usage_fd = r->pids_events_fd = r->oom_fd = r->event_fd = -1;
+	r->watch_fd = -1;
 	r->list_dir = r->cgstat_fd = -1;
 	r->stat_fd = r->kmem_fd = r->failcnt_fd = r->memsw_failcnt_fd = -1;
 	pidmap_init(&r->members, sizeof(struct cg_member));
@@ -782,6 +783,7 @@ void cgroup_run_close(struct contain *c)
 	close_fd(&r->sup.fd);
 	if (r->event_fd != r->oom_fd)
 		close_fd(&r->event_fd);
+	close_fd(&r->watch_fd);
 	close_fd(&r->oom_fd);
 	close_fd(&r->procs_fd);
 	close_fd(&r->cgstat_fd);
@@ -1128,6 +1130,73 @@ int cgroup_run_event_fd(const struct contain *c, short *events)
 	const struct cgrun *r = of_const(c);
 	*events = r->event_events;
 	return r->event_fd;
+}
+
+/* ---- the memory's movement (contain_watch) ---------------------------------- */
+
+const char *cgroup_run_unwatchable(const struct contain *c)
+{
+	const struct cgrun *r = of_const(c);
+	if (r->memdir < 0)
+		return "no memory cgroup for the run: nothing tells memsup that the memory moved";
+	/* v2's memory.events counts limit events alone (low, high, max, oom);
+	 * a PSI trigger (memory.pressure) tells of stalls, not of usage, and
+	 * its first event after arming can be spurious */
+	if (r->v2_files)
+		return "cgroup v2 has no notification of a usage crossing a mark in its core "
+		       "files (memory.events counts limit events; memory.pressure, stalls)";
+	if (r->usage_fd < 0 || !cgroup_has(r->memdir, "cgroup.event_control"))
+		return "the v1 memory cgroup has no memory.usage_in_bytes or "
+		       "cgroup.event_control to set thresholds on";
+	return NULL;
+}
+
+/* One threshold on memory.usage_in_bytes, told to efd. */
+static int watch_mark(struct cgrun *r, int efd, uint64_t mark)
+{
+	char reg[96];
+	snprintf(reg, sizeof reg, "%d %d %llu", efd, r->usage_fd, (unsigned long long)mark);
+	return cgroup_write(r->memdir, "cgroup.event_control", reg);
+}
+
+int cgroup_run_watch(struct contain *c, uint64_t low, uint64_t high)
+{
+	struct cgrun *r = of(c);
+	/* closing the eventfd is what unregisters its thresholds (the
+	 * kernel drops them when the eventfd's file is released) */
+	close_fd(&r->watch_fd);
+	if (cgroup_run_unwatchable(c))
+		return -ENOTSUP;
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (efd < 0)
+		return -errno;
+	int rc = watch_mark(r, efd, high);
+	if (rc == 0 && low > 0)
+		rc = watch_mark(r, efd, low);
+	if (rc < 0) {
+		close(efd);
+		return rc;
+	}
+	r->watch_fd = efd;
+	/* the usage may have crossed a mark between the caller's reading and
+	 * the registration, which the kernel then never tells: told here */
+	uint64_t now;
+	if (read_u64(r->usage_fd, &now) == 0 && (now >= high || (low > 0 && now <= low))) {
+		uint64_t one = 1;
+		if (write(efd, &one, sizeof one) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int cgroup_run_watch_fd(const struct contain *c)
+{
+	return of_const(c)->watch_fd;
+}
+
+void cgroup_run_unwatch(struct contain *c)
+{
+	close_fd(&of(c)->watch_fd);
 }
 
 int cgroup_run_figures(struct contain *c, struct contain_figures *f)

@@ -163,6 +163,8 @@ struct cgrun {
 	int event_fd;              /* v1: an eventfd on memory.oom_control; v2:
 				      oom_fd itself (POLLPRI) */
 	short event_events;
+	int watch_fd;              /* v1: the eventfd of the usage thresholds
+				      (contain_watch); -1 none armed */
 	int proc_fd;               /* the proc root, for statm */
 	/* membership */
 	char *buf;                 /* cgroup.procs text */
@@ -233,6 +235,10 @@ size_t cgroup_run_sampled(const struct contain *c, const struct tree_member **ou
 int cgroup_run_poll(struct contain *c, struct contain_state *st);
 int cgroup_run_event_fd(const struct contain *c, short *events);
 int cgroup_run_figures(struct contain *c, struct contain_figures *f);
+int cgroup_run_watch(struct contain *c, uint64_t low, uint64_t high);
+int cgroup_run_watch_fd(const struct contain *c);
+void cgroup_run_unwatch(struct contain *c);
+const char *cgroup_run_unwatchable(const struct contain *c);
 int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n);
 /* rmdir every dir made and the cgroups below it, bottom-up, waiting
  * CG_REMOVE_WAIT_MS in all for the last tasks to leave (none on a second
@@ -246,6 +252,9 @@ int cgroup_run_finish(struct contain *c);
 		.start = cgroup_run_start, .members = cgroup_run_members,         \
 		.sample = cgroup_run_sample, .sampled = cgroup_run_sampled,       \
 		.poll = cgroup_run_poll, .event_fd = cgroup_run_event_fd,         \
+		.watch = cgroup_run_watch, .watch_fd = cgroup_run_watch_fd,       \
+		.unwatch = cgroup_run_unwatch,                                    \
+		.unwatchable = cgroup_run_unwatchable,                            \
 		.figures = cgroup_run_figures, .kill_all = cgroup_run_kill_all,   \
 		.finish = cgroup_run_finish,                                      \
 	}

@@ -379,6 +379,30 @@ int contain_event_fd(const struct contain *c, short *events)
 	return c->ops->event_fd ? c->ops->event_fd(c, events) : -1;
 }
 
+int contain_watch(struct contain *c, uint64_t low, uint64_t high)
+{
+	return c->ops->watch ? c->ops->watch(c, low, high) : -ENOTSUP;
+}
+
+int contain_watch_fd(const struct contain *c)
+{
+	return c->ops->watch_fd ? c->ops->watch_fd(c) : -1;
+}
+
+void contain_unwatch(struct contain *c)
+{
+	if (c->ops->unwatch)
+		c->ops->unwatch(c);
+}
+
+const char *contain_unwatchable(const struct contain *c)
+{
+	if (c->ops->unwatchable)
+		return c->ops->unwatchable(c);
+	return c->ops->watch ? NULL : "no memory cgroup for the run (the /proc scan): nothing "
+				      "tells memsup that the memory moved";
+}
+
 int contain_figures(struct contain *c, struct contain_figures *f)
 {
 	memset(f, 0, sizeof *f);

@@ -218,6 +218,24 @@ int contain_poll(struct contain *c, struct contain_state *st);
  * sample at once (an OOM kill); -1 when there is none. */
 int contain_event_fd(const struct contain *c, short *events);
 
+/* The run's memory moving, told by the kernel (issue 32: sampling that
+ * follows the memory).  contain_watch() arms it: the fd contain_watch_fd()
+ * gives turns readable (POLLIN) once the run's memory usage has crossed
+ * `low` or `high`, either way, after the call (cgroup v1: two thresholds
+ * on memory.usage_in_bytes through cgroup.event_control, one eventfd for
+ * both; the kernel checks them every 128 page events a CPU, so a crossing
+ * is told within about half a megabyte of charges).  A new call replaces
+ * what was armed (the old eventfd closed: that is what unregisters it);
+ * contain_unwatch() drops it; contain_close() releases it.  low 0: no low
+ * mark.  0, or -errno with nothing armed (-ENOTSUP: the backend cannot). */
+int contain_watch(struct contain *c, uint64_t low, uint64_t high);
+int contain_watch_fd(const struct contain *c);
+void contain_unwatch(struct contain *c);
+/* NULL when contain_watch() can work here, else why not: a sentence for
+ * the record (no memory cgroup, cgroup v2's core files have no usage
+ * threshold, ...), valid until contain_close(). */
+const char *contain_unwatchable(const struct contain *c);
+
 /* The memory figures now (all unset for the /proc scan). */
 int contain_figures(struct contain *c, struct contain_figures *f);
 
@@ -254,7 +272,8 @@ int contain_abandon(struct contain *c);
  * thing it could not have -- and fails (-errno, nothing left made) when it
  * cannot be used here, with the reason in missing.  NULL members get the
  * generic behaviour:
- * poll, event_fd, figures: nothing to say; kill_all: no atomic kill (the
+ * poll, event_fd, figures: nothing to say; watch: -ENOTSUP (unwatchable
+ * says why; NULL unwatchable: no memory cgroup); kill_all: no atomic kill (the
  * SIGSTOP sweeps); finish: nothing to remove; abandon: contain_kill() with
  * a sleeping waiter, then finish; exclude: nothing to do (a cgroup holds
  * only what was started in it). */
@@ -270,6 +289,10 @@ struct contain_ops {
 	size_t (*sampled)(const struct contain *c, const struct tree_member **out);
 	int (*poll)(struct contain *c, struct contain_state *st);
 	int (*event_fd)(const struct contain *c, short *events);
+	int (*watch)(struct contain *c, uint64_t low, uint64_t high);
+	int (*watch_fd)(const struct contain *c);
+	void (*unwatch)(struct contain *c);
+	const char *(*unwatchable)(const struct contain *c);
 	int (*figures)(struct contain *c, struct contain_figures *f);
 	/* every member at once; members[0..n) is the listing just made */
 	int (*kill_all)(struct contain *c, const pid_t *members, size_t n);

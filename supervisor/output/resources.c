@@ -196,6 +196,49 @@ static void put_count_or_null(struct jsonw *w, const char *key, uint64_t n, int 
 
 /* "containment" (how the run was held together, and what was missing),
  * then the kernel's figures of its cgroup. */
+/* "sampling": which rate applied when (runrecord.h's sup_sampling); null
+ * before the run started. */
+static void put_sampling(struct jsonw *w, const struct sup_record *r)
+{
+	const struct sup_sampling *s = &r->sampling;
+	jsonw_key(w, "sampling");
+	if (s->dense_s <= 0) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_object_begin(w);
+	jsonw_key(w, "dense_ms");
+	put_float(w, s->dense_s * 1000);
+	jsonw_key(w, "sparse_ms");
+	put_float_or_null(w, s->sparse_s * 1000, s->sparse_s > 0);
+	jsonw_key(w, "adaptive");
+	jsonw_bool(w, s->adaptive);
+	jsonw_key(w, "why_not");
+	jsonw_string(w, s->adaptive ? NULL : s->why_not);
+	jsonw_key(w, "sparse_s");
+	put_float(w, s->sparse_time_s);
+	jsonw_key(w, "samples_sparse");
+	jsonw_uint(w, s->samples_sparse);
+	jsonw_key(w, "switches");
+	jsonw_uint(w, s->switches);
+	jsonw_key(w, "threshold_wakeups");
+	jsonw_uint(w, s->threshold_wakeups);
+	jsonw_key(w, "churn_wakeups");
+	jsonw_uint(w, s->churn_wakeups);
+	jsonw_key(w, "changes");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < s->n_changes && i < RUNRECORD_MAX_PACE_CHANGES; i++) {
+		jsonw_array_begin(w);
+		put_float(w, s->changes[i].t);
+		jsonw_string(w, s->changes[i].sparse ? "sparse" : "dense");
+		jsonw_array_end(w);
+	}
+	jsonw_array_end(w);
+	jsonw_key(w, "changes_total");
+	jsonw_uint(w, s->n_changes);
+	jsonw_object_end(w);
+}
+
 static void put_containment(struct jsonw *w, const struct sup_record *r)
 {
 	const struct contain_info *c = r->containment;
@@ -402,6 +445,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	put_float_or_null(&w, r->longest_gap_s, r->longest_gap_s >= 0);
 	jsonw_key(&w, "longest_gap_at_s");
 	put_float_or_null(&w, r->longest_gap_at_s, r->longest_gap_at_s >= 0);
+	put_sampling(&w, r);
 	jsonw_key(&w, "memsup_cpu_s");
 	put_float_or_null(&w, r->memsup_cpu_s, r->memsup_cpu_s >= 0);
 	jsonw_key(&w, "discovery");

@@ -119,7 +119,11 @@ Test(memsup_budget, sigkilled_memsup_leaves_valid_evidence, .timeout = 30)
 	struct sup_run r;
 	char path[PATH_MAX + 32], text[65536];
 	tmp_make(&r);
-	const char *args[] = { "--no-trace", "--", prog("steady"), "20", "20000", NULL };
+	/* --rss-mb far above the tree keeps every sample dense (a flat tree
+	 * is sampled every 100 ms otherwise: memsup(1) --poll-ms), so the
+	 * rewritten record's count below is the dense rate's */
+	const char *args[] = { "--no-trace", "--rss-mb", "100000", "--", prog("steady"), "20",
+			       "20000", NULL };
 	memsup_start(&r, 1, args);
 	usleep(2500 * 1000); /* past two record rewrites */
 	kill(r.pid, SIGKILL);
