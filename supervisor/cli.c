@@ -43,6 +43,10 @@ const char cli_help_text[] =
 	"      --cgroup MODE      auto (default: a cgroup of the run's own when memsup\n"
 	"                         can make one, else the /proc scan) or off\n"
 	"      --poll-ms MS       sampling period in milliseconds (default 10)\n"
+	"      --sparse-ms MS     while the tree's memory is flat, sample every MS\n"
+	"                         instead (100 is a good value), waking when the\n"
+	"                         kernel says it moved (cgroup v1); 0, the default:\n"
+	"                         every --poll-ms\n"
 	"      --grace-s SECONDS  on a budget breach send SIGTERM first and SIGKILL\n"
 	"                         after SECONDS (default: SIGKILL at once)\n"
 	"  -C, --cwd DIR          run COMMAND in DIR\n"
@@ -111,6 +115,7 @@ enum {
 	OPT_MEM_MAX,
 	OPT_CGROUP,
 	OPT_LOG_MAX,
+	OPT_SPARSE,
 };
 
 static const struct option long_opts[] = {
@@ -120,6 +125,7 @@ static const struct option long_opts[] = {
 	{ "mem-max", required_argument, NULL, OPT_MEM_MAX },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "poll-ms", required_argument, NULL, OPT_POLL },
+	{ "sparse-ms", required_argument, NULL, OPT_SPARSE },
 	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
 	{ "grace-s", required_argument, NULL, OPT_GRACE },
 	{ "cwd", required_argument, NULL, 'C' },
@@ -171,12 +177,13 @@ static const struct cli_range {
 	/* a limit in bytes, of at least a page */
 	{ OPT_MEM_MAX, 0, 0.1, 1e9, 0, "from 0.1 to 1000000000 MB" },
 	{ OPT_POLL, 0, 0.1, 60000, 0, "from 0.1 to 60000 milliseconds" },
+	{ OPT_SPARSE, 0, 0, 60000, 0, "from 0 (every --poll-ms) to 60000 milliseconds" },
 	{ OPT_GRACE, 0, 0, 86400, 1, "more than 0, at most 86400 seconds" },
 	{ OPT_MAX_PROCS, 1, 1, 4194304, 0, "a whole number from 1 to 4194304" },
 };
 
-/* --wall-s, --rss-mb, --mem-max, --poll-ms, --grace-s, --max-procs
- * (number.h). */
+/* --wall-s, --rss-mb, --mem-max, --poll-ms, --sparse-ms, --grace-s,
+ * --max-procs (number.h). */
 static int parse_number(int c, const char *arg, struct sup_options *o, char *err, size_t errlen)
 {
 	const struct cli_range *r = NULL;
@@ -206,6 +213,8 @@ static int parse_number(int c, const char *arg, struct sup_options *o, char *err
 		o->mem_max_mb = v;
 	else if (c == OPT_POLL)
 		o->poll_ms = v;
+	else if (c == OPT_SPARSE)
+		o->sparse_ms = v;
 	else if (c == OPT_GRACE)
 		o->grace_s = v;
 	else
@@ -371,6 +380,7 @@ static int parse_option(int c, char **argv, struct sup_options *o, char *err, si
 	case OPT_RSS:
 	case OPT_MEM_MAX:
 	case OPT_POLL:
+	case OPT_SPARSE:
 	case OPT_GRACE:
 	case OPT_MAX_PROCS:
 		return parse_number(c, optarg, o, err, errlen);

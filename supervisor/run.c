@@ -48,19 +48,19 @@
 /* memsup's own children from before the run that it keeps apart */
 #define RUN_PRIOR_MAX 64
 
-/* Sampling that follows the memory (issue 32; the record's "sampling").
+/* Sampling that follows the memory (issue 32; the record's "sampling"),
+ * asked for with --sparse-ms (off by default while it proves itself).
  * While the tree's memory moves memsup samples every --poll-ms (dense);
- * once nothing has moved for PACE_SPARSE_MS it samples every
- * PACE_SPARSE_MS (sparse), with the kernel watching two marks around the
- * usage (contain_watch): a crossing, or a new record file (a process
- * started), wakes it at once, and the samples are dense again.  "Moved":
- * the cgroup's usage or the summed RSS more than PACE_DELTA (1/64 of it,
+ * once nothing has moved for --sparse-ms it samples every --sparse-ms
+ * (sparse), with the kernel watching two marks around the usage
+ * (contain_watch): a crossing, or a new record file (a process started),
+ * wakes it at once, and the samples are dense again.  "Moved": the
+ * cgroup's usage or the summed RSS more than PACE_DELTA (1/64 of it,
  * between 1 and 8 MiB: well under transient_peak's 10 MB) from the mark of
  * the last movement, or another number of processes.  Only where the
  * kernel can tell the usage crossing a mark (cgroup v1), and not under a
  * polled budget: --rss-mb and --max-procs are checked at samples, and
  * their promise is one --poll-ms. */
-#define PACE_SPARSE_MS 100
 #define PACE_DELTA_MIN (1ull << 20)
 #define PACE_DELTA_MAX (8ull << 20)
 
@@ -661,8 +661,10 @@ static void pace_open(struct run *r)
 	if (r->period_ns == 0)
 		r->period_ns = 1;
 	s->dense_s = o->poll_ms / 1000.0;
-	if (o->poll_ms >= PACE_SPARSE_MS)
-		why = "--poll-ms is no denser than the flat tree's interval (100 ms)";
+	if (o->sparse_ms <= 0)
+		why = "not asked: --sparse-ms 0 (the default) samples every --poll-ms";
+	else if (o->poll_ms >= o->sparse_ms)
+		why = "--poll-ms is no denser than --sparse-ms";
 	else if (o->rss_mb > 0)
 		why = "--rss-mb is a budget polled at samples: every one is due at --poll-ms";
 	else if (o->max_procs > 0)
@@ -670,10 +672,10 @@ static void pace_open(struct run *r)
 	else
 		why = contain_unwatchable(r->contain);
 	r->pace.adaptive = why == NULL;
-	r->pace.sparse_ns = (uint64_t)PACE_SPARSE_MS * 1000000u;
+	r->pace.sparse_ns = (uint64_t)(o->sparse_ms * 1e6);
 	s->adaptive = why == NULL;
 	s->why_not = why;
-	s->sparse_s = why ? 0 : PACE_SPARSE_MS / 1000.0;
+	s->sparse_s = why ? 0 : o->sparse_ms / 1000.0;
 }
 
 static void pace_switch(struct run *r, uint64_t now, int sparse)

@@ -132,7 +132,7 @@ static void tl_load(const struct sup_run *r, const char *name)
 Test(memsup_adaptive, idle_tree_is_sampled_sparsely, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--", prog("sleeper"), "2", NULL };
+	const char *args[] = { "--sparse-ms", "100", "--", prog("sleeper"), "2", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
 	require_watchable(&r);
@@ -158,8 +158,8 @@ Test(memsup_adaptive, idle_tree_is_sampled_sparsely, .timeout = 60)
 Test(memsup_adaptive, growing_process_is_sampled_densely, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--no-trace", "--wall-s", "2.5", "--", prog("grower"), "2", "20",
-			       "400", NULL };
+	const char *args[] = { "--sparse-ms", "100", "--no-trace", "--wall-s", "2.5", "--",
+			       prog("grower"), "2", "20", "400", NULL };
 	cr_assert_eq(memsup_run(&r, args), 124, "stderr: %s", r.err);
 	rec_load(&r);
 	require_watchable(&r);
@@ -186,8 +186,8 @@ Test(memsup_adaptive, growing_process_is_sampled_densely, .timeout = 60)
 Test(memsup_adaptive, flat_tree_that_spikes_gets_a_sample_at_the_spike, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--no-trace", "--", prog("spike"), "100", "80", "0", "0", "1000",
-			       NULL };
+	const char *args[] = { "--sparse-ms", "100", "--no-trace", "--", prog("spike"), "100",
+			       "80", "0", "0", "1000", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
 	require_watchable(&r);
@@ -208,7 +208,8 @@ Test(memsup_adaptive, flat_tree_that_spikes_gets_a_sample_at_the_spike, .timeout
 Test(memsup_adaptive, no_memory_cgroup_stays_dense_and_says_why, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--cgroup", "off", "--", prog("sleeper"), "1", NULL };
+	const char *args[] = { "--sparse-ms", "100", "--cgroup", "off", "--", prog("sleeper"), "1",
+			       NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
 	cr_expect(!samp_true(&r, "adaptive"), "%s", sampling(&r));
@@ -224,12 +225,27 @@ Test(memsup_adaptive, no_memory_cgroup_stays_dense_and_says_why, .timeout = 60)
 Test(memsup_adaptive, rss_budget_stays_dense_and_says_why, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--rss-mb", "1000", "--", prog("sleeper"), "1", NULL };
+	const char *args[] = { "--sparse-ms", "100", "--rss-mb", "1000", "--", prog("sleeper"), "1",
+			       NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
 	cr_expect(!samp_true(&r, "adaptive"), "%s", sampling(&r));
 	cr_expect_not_null(strstr(samp_at(&r, "why_not"), "--rss-mb"), "%s", sampling(&r));
 	cr_expect_eq(samp_num(&r, "samples_sparse"), 0);
+}
+
+/* Without --sparse-ms (the default) an idle tree is sampled every
+ * --poll-ms, as before the pace existed, and the record says why. */
+Test(memsup_adaptive, default_is_dense_and_says_why, .timeout = 60)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("sleeper"), "1", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect(!samp_true(&r, "adaptive"), "%s", sampling(&r));
+	cr_expect_not_null(strstr(samp_at(&r, "why_not"), "--sparse-ms"), "%s", sampling(&r));
+	cr_expect_eq(samp_num(&r, "samples_sparse"), 0);
+	cr_expect_eq(samp_num(&r, "switches"), 0);
 }
 
 /* ---- the backends, on fixture trees ----------------------------------------------- */
