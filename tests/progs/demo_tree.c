@@ -1,7 +1,8 @@
 /* demo_tree.c: the bundled demo workload (scripts/demo.sh).
  *
  * The parent holds 20 MB and forks 3 children that each hold 40 MB at the
- * same time for about 0.4 s, so the tree holds about 20 + 3 x 40 = 140 MB of
+ * same time for about 0.4 s (from the moment all three have touched theirs),
+ * so the tree holds about 20 + 3 x 40 = 140 MB of
  * distinct pages at once (plus a few MB of code and stack per process).
  * Each child also still maps the parent's 20 MB copy-on-write, so RSS summed
  * over the tree counts those shared pages four times (about 200 MB), and
@@ -13,6 +14,7 @@
  * (after the last wait), by appending a line to $MEMSUP_MARK: the way any
  * program, in any language, marks phases without linking anything.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,15 @@ int main(void)
 	       (int)getpid(), PARENT_MB, CHILDREN, CHILD_MB);
 	fflush(stdout);
 	mark("children");
+	/* Each child says on `held` that it has touched its block, and holds
+	 * it from the moment `go` closes, when all three have: on a loaded
+	 * machine one child's 10,000 page faults can outlast another's whole
+	 * hold, and the tree would never hold 140 MB at once. */
+	int held[2], go[2];
+	if (pipe(held) < 0 || pipe(go) < 0) {
+		perror("demo_tree: pipe");
+		return 1;
+	}
 	for (int i = 0; i < CHILDREN; i++) {
 		pid_t pid = fork();
 		if (pid < 0) {
@@ -74,7 +85,12 @@ int main(void)
 			return 1;
 		}
 		if (pid == 0) {
-			char *p = hold(CHILD_MB * MB);
+			close(go[1]);
+			char *p = hold(CHILD_MB * MB), c = 1;
+			if (write(held[1], &c, 1) != 1)
+				perror("demo_tree: held");
+			while (read(go[0], &c, 1) < 0 && errno == EINTR)
+				; /* EOF: all three hold theirs */
 			nap_ms(600 - 100 * i); /* all three overlap for ~400 ms */
 			printf("demo_tree: child %d done (%d MB)\n", (int)getpid(), CHILD_MB);
 			fflush(stdout);
@@ -83,6 +99,18 @@ int main(void)
 		}
 		nap_ms(100);
 	}
+	close(held[1]);
+	close(go[0]);
+	for (int i = 0; i < CHILDREN; i++) {
+		char c;
+		ssize_t n;
+		while ((n = read(held[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
+			break; /* a child died: wait() reaps it */
+	}
+	close(go[1]);
+	close(held[0]);
 	while (wait(NULL) > 0)
 		;
 	mark("cleanup");
