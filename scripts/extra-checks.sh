@@ -15,7 +15,8 @@
 #   distcheck   `make distcheck`: the tarball builds and passes from scratch
 #   fuzz        scripts/fuzz.sh: each libFuzzer harness of tests/fuzz/ (the
 #               /proc parsers, the record reader, JSON escaping, the command
-#               line, the ELF symbol reader, the shim's maps parser) for 20 s
+#               line, the ELF symbol reader, the shim's maps parser, the
+#               stacks file reader, a JIT's perf map) for 20 s
 #               on its seed corpus: no crash, no sanitizer report, no broken
 #               invariant
 #

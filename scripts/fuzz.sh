@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh [--seconds N] [--build-dir DIR] [harness...]
 #
 # Harnesses: fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli fuzz_elfsym
-# fuzz_selfmaps fuzz_stackfile (default: all, one after the other, at nice
+# fuzz_selfmaps fuzz_stackfile fuzz_perfmap (default: all, one after the other, at nice
 # 19).  Each is built with clang
 # -fsanitize=fuzzer,address,undefined from the few source files it needs and
 # a private config header, so no configured tree is needed.  The committed
@@ -30,7 +30,7 @@ seconds=20
 build=${TMPDIR:-/tmp}/memtrace-fuzz-$(id -u)
 fuzz_options "$@"
 ((${#harnesses[@]})) || harnesses=(fuzz_procfs fuzz_recordfile fuzz_jsonw fuzz_jsonr fuzz_cli
-	fuzz_elfsym fuzz_selfmaps fuzz_stackfile)
+	fuzz_elfsym fuzz_selfmaps fuzz_stackfile fuzz_perfmap)
 
 # Sources each harness links (only what it needs) and its -max_len: a proc
 # reader's buffer (4 KiB), a record file plus patches, twice the JSON
@@ -49,6 +49,7 @@ sources() {
 	fuzz_selfmaps) echo preload/selfmaps.c preload/sys.c common/decimal.c ;;
 	fuzz_stackfile) echo supervisor/collect/stackfile.c supervisor/collect/recordfile.c \
 		common/filecheck.c common/imagename.c common/decimal.c ;;
+	fuzz_perfmap) echo supervisor/analyze/perfmap.c ;;
 	*) return 1 ;;
 	esac
 }
@@ -62,6 +63,7 @@ max_len() {
 	fuzz_elfsym) echo 16384 ;;
 	fuzz_selfmaps) echo 4096 ;;
 	fuzz_stackfile) echo 8192 ;;
+	fuzz_perfmap) echo 8192 ;;
 	esac
 }
 
