@@ -4,8 +4,9 @@
  * from run to run, so an image is matched by its whole command line, its
  * parent's program and its rank among equals; those left over (an argument
  * changed: a size, a temporary path) then by their program instead.  The
- * call sites at the heap peak are matched by their symbolized stack, and a
- * sweep run by run, paired by its --meta labels.  The answer is held to
+ * call sites, each image's at its own peak, are matched by their symbolized
+ * stack and summed over images, and a sweep run by run, paired by its
+ * --meta labels.  The answer is held to
  * --max-increase, processes and sites to --process-max-increase (a percent
  * or MB) and must also grow by --floor MB, so that the noise of tiny ones
  * never fails a gate.  What the tree and each image still held in heap
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "grow.h"
 #include "jsonw.h"
 #include "number.h"
 #include "output/jsonr.h"
@@ -288,11 +290,36 @@ static int diff_images_key(struct diff_images *im, struct diff_run *out)
 /* Frames of a site's stack named, innermost first; at most this many. */
 #define DIFF_SITE_FRAMES 8
 
-static int diff_skip_image(const struct jsonr_value *item, void *ctx)
+/* One site of an image's own peak, as read before the frames are (they
+ * follow the images in stacks.json): its frame indexes and bytes. */
+struct diff_raw_site {
+	double frames[DIFF_SITE_FRAMES];
+	size_t nframes;
+	double bytes;
+};
+
+struct diff_raw_sites {
+	struct diff_raw_site *v;
+	size_t n, cap;
+};
+
+/* jsonr_item_fn over stacks.json's images: each one's sites at its own
+ * peak (at_peak), kept by frame index until the frames are read. */
+static int diff_image_sites(const struct jsonr_value *image, void *ctx)
 {
-	(void)item;
-	(void)ctx;
-	return 0; /* the images' own views are not compared: the tree's is */
+	struct diff_raw_sites *raw = ctx;
+	const struct jsonr_value *sites = jsonr_get(jsonr_get(image, "at_peak"), "sites");
+	for (size_t i = 0; sites && sites->type == JSONR_ARRAY && i < sites->n; i++) {
+		const struct jsonr_value *st = &sites->items[i], *frames = jsonr_get(st, "frames");
+		if (grow_array((void **)&raw->v, &raw->cap, raw->n + 1, sizeof *raw->v) < 0)
+			return -ENOMEM;
+		struct diff_raw_site *r = &raw->v[raw->n++];
+		r->nframes = 0;
+		for (size_t k = 0; frames && k < frames->n && k < DIFF_SITE_FRAMES; k++)
+			r->frames[r->nframes++] = jsonr_num(&frames->items[k], -1);
+		r->bytes = jsonr_num(jsonr_get(st, "bytes"), 0);
+	}
+	return 0;
 }
 
 static int site_by_key(const void *a, const void *b)
@@ -314,47 +341,45 @@ static const char *frame_text(const struct jsonr_value *doc, double index, char 
 	return buf;
 }
 
-/* The call sites at the tree's heap peak, summed over processes by their
- * symbolized stack.  No stacks.json: none, has_sites 0.  0 or -errno with
- * err. */
+/* The call sites of every image at its own peak (images[].at_peak),
+ * summed over images by their symbolized stack.  Not the tree's set at its
+ * heap peak: which images that sample caught depends on when the poll
+ * fell (a child that had not yet mapped its memory is absent), and a gate
+ * must compare what each site costs, not which processes overlapped in
+ * one run.  No stacks.json: none, has_sites 0.  0 or -errno with err. */
 static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, char *err, size_t errlen)
 {
 	struct jsonr_value *doc = NULL;
+	struct diff_raw_sites raw = { 0 };
 	char e[400];
-	int rc = jsonr_read_file_streaming(dirfd, "stacks.json", DIFF_MAX_FILE_BYTES, "images", diff_skip_image,
-					   NULL, &doc, e, sizeof e);
+	int rc = jsonr_read_file_streaming(dirfd, "stacks.json", DIFF_MAX_FILE_BYTES, "images", diff_image_sites,
+					   &raw, &doc, e, sizeof e);
 	if (rc == -ENOENT)
 		return 0;
 	if (rc < 0) {
+		free(raw.v);
 		diff_err(err, errlen, "%s/%s", path, *e ? e : strerror(-rc));
 		return rc;
 	}
-	const struct jsonr_value *sites = jsonr_get(jsonr_get(jsonr_get(doc, "tree"), "heap_peak"), "sites");
-	if (!sites || sites->type != JSONR_ARRAY) {
-		jsonr_free(doc);
-		out->has_sites = 1; /* a traced run without sites at its peak */
-		return 0;
-	}
-	rc = 0;
-	if (!(out->sites = calloc(sites->n + 1, sizeof *out->sites)))
+	if (!(out->sites = calloc(raw.n + 1, sizeof *out->sites)))
 		rc = -ENOMEM;
-	for (size_t i = 0; rc == 0 && i < sites->n; i++) {
-		const struct jsonr_value *st = &sites->items[i], *frames = jsonr_get(st, "frames");
+	for (size_t i = 0; rc == 0 && i < raw.n; i++) {
 		char key[2048], buf[300];
 		size_t kl = 0;
 		key[0] = '\0';
-		for (size_t k = 0; frames && k < frames->n && k < DIFF_SITE_FRAMES; k++) {
-			const char *t = frame_text(doc, jsonr_num(&frames->items[k], -1), buf, sizeof buf);
+		for (size_t k = 0; k < raw.v[i].nframes; k++) {
+			const char *t = frame_text(doc, raw.v[i].frames[k], buf, sizeof buf);
 			int w = snprintf(key + kl, sizeof key - kl, "%s%s", k ? " <- " : "", t);
 			if (w < 0 || (size_t)w >= sizeof key - kl)
 				break;
 			kl += (size_t)w;
 		}
 		struct diff_proc *p = &out->sites[out->n_sites++];
-		p->mb = jsonr_num(jsonr_get(st, "bytes"), 0) / 1e6;
+		p->mb = raw.v[i].bytes / 1e6;
 		if (!(p->key = strdup(*key ? key : "?")) || !(p->name = strdup(p->key)) || !(p->key2 = strdup(p->key)))
 			rc = -ENOMEM;
 	}
+	free(raw.v);
 	jsonr_free(doc);
 	if (rc < 0) {
 		diff_err(err, errlen, "%s: %s", path, strerror(-rc));
@@ -1058,9 +1083,10 @@ static void diff_usage(FILE *f)
 	      "or both are directories of runs (a sweep), matched by their --meta labels.\n"
 	      "Compared: the answer (peak_mb), each process, matched by its command\n"
 	      "line, its parent's program and its rank among equal ones, then those left\n"
-	      "over by their program, the call sites at the heap peak (stacks.json),\n"
-	      "matched by their symbolized stack, and the heap each process and the\n"
-	      "tree still held when they ended by exit (a leak that moves no peak).\n"
+	      "over by their program, the call sites (stacks.json), each process's at\n"
+	      "its own peak, matched by their symbolized stack and summed, and the\n"
+	      "heap each process and the tree still held when they ended by exit (a\n"
+	      "leak that moves no peak).\n"
 	      "\n"
 	      "Options:\n"
 	      "      --max-increase LIMIT  how much a figure may grow: a percent (5%) or\n"

@@ -44,7 +44,7 @@ struct diff_run {
 	struct diff_proc *procs; /* owned; none when the run came from a report */
 	size_t n_procs;
 	int has_procs;           /* 0: a report baseline, processes not compared */
-	struct diff_proc *sites; /* call sites at the heap peak, summed by symbolized stack (owned) */
+	struct diff_proc *sites; /* call sites at each image's own peak, summed by symbolized stack (owned) */
 	size_t n_sites;
 	int has_sites;           /* 0: no stacks.json (an untraced run), sites not compared */
 	double live_mb;          /* live_mb summed over processes; NAN: none had it */
@@ -59,7 +59,7 @@ void diff_run_free(struct diff_run *r);
 /* What a row compares. */
 enum diff_kind {
 	DIFF_PROCESS = 0, /* a process image's peak RSS */
-	DIFF_SITE,        /* a call site's bytes at the heap peak */
+	DIFF_SITE,        /* a call site's bytes at its images' own peaks */
 	DIFF_LIVE,        /* a process image's heap live at its exit */
 };
 
