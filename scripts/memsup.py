@@ -38,7 +38,9 @@ measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
         processes_sampled, peak_heap_mb, peak_mapped_mb, peak_pss_mb,
         blind_spots, records_not_believed and records_not_believed_total
         (records left out of every figure: forged, or for no process of
-        the tree), and (newer memsup) meta, markers, phases, output
+        the tree), and (newer memsup) meta, markers, phases, sampling,
+        slurm (the Slurm job memsup ran in, and the range Slurm's MaxRSS
+        can read of the run; null outside Slurm), output
         (always {"mode": "log", ...} here: the command's stdout and stderr
         go to stdout.log only, as in the seed, never to this process).
     Where the values differ from the seed's: `scope` reads "command launch

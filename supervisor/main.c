@@ -12,6 +12,7 @@
 #include "analyze/phases.h"
 #include "cli.h"
 #include "collect/procfs.h"
+#include "collect/slurmjob.h"
 #include "collect/stackfold.h"
 #include "collect/staging.h"
 #include "collect/trace.h"
@@ -189,6 +190,7 @@ static struct sup_run {
 	struct run_views views;
 	struct merged_run merged;
 	struct callsite_view sites;
+	struct slurm_job slurm;    /* the Slurm job memsup runs in, if any */
 } this_run;
 
 /* The evidence directory (-o, or a fresh name) and its marker channel. */
@@ -510,6 +512,10 @@ int main(int argc, char **argv)
 	build_env(s);
 	start_record(s);
 	set_up_tracing(s);
+	/* memsup's own environment: the Slurm step it was started in */
+	slurmjob_detect(&s->slurm, environ);
+	if (s->slurm.job_id[0])
+		s->rec.slurm = &s->slurm;
 
 	struct run_config cfg = {
 		.opt = &s->opt, .envp = s->traced_env ? s->traced_env : s->envp,

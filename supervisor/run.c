@@ -8,6 +8,8 @@
 #include "analyze/phases.h"
 #include "collect/fold.h"
 #include "collect/jitter.h"
+#include "collect/slowpoll.h"
+#include "collect/slurmjob.h"
 #include "collect/live.h"
 #include "collect/peaksites.h"
 #include "collect/procfs.h"
@@ -119,6 +121,8 @@ struct run {
 	uint64_t period_ns;        /* --poll-ms: the dense interval */
 	uint64_t next_due;         /* when the next sample is due */
 	struct pace pace;
+	/* Slurm's poll of the summed RSS, followed from these samples */
+	struct slowpoll slurm_poll;
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -550,6 +554,26 @@ static void top_members(struct timeline_sample *tl, const struct tree_member *m,
 	}
 }
 
+/* Slurm's poll, followed (slowpoll.h) on the figure its plugin reads:
+ * jobacct_gather/cgroup the task cgroup's anonymous memory (memory.stat's
+ * rss, of which the run's cgroup is part), where memsup reads memory.stat,
+ * else the summed RSS, as jobacct_gather/linux reads /proc.  Chosen at the
+ * first sample and kept, so that one run's range is of one figure; a
+ * sample without memory.stat is then no reading of it. */
+static void slurm_poll_sample(struct run *r, double elapsed, uint64_t rss)
+{
+	struct sup_record *rec = r->rec;
+	if (!r->slurm_poll.period_s)
+		return;
+	if (!rec->slurm_poll_reads)
+		rec->slurm_poll_reads = strcmp(rec->slurm->gather, "cgroup") == 0 && r->kernel.have_split
+			? "cgroup_anon" : "summed_rss";
+	if (strcmp(rec->slurm_poll_reads, "cgroup_anon") != 0)
+		slowpoll_sample(&r->slurm_poll, elapsed, rss);
+	else if (r->kernel.have_split)
+		slowpoll_sample(&r->slurm_poll, elapsed, r->kernel.anon);
+}
+
 /* A stretch without a sample, from `from` to `to`: the longest is evidence
  * (memsup stopped, the machine stalled: findings' sampling_gap). */
 static void note_gap(struct run *r, uint64_t from, uint64_t to)
@@ -806,6 +830,7 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 	enum sup_reason b = breach(r, elapsed, rss, n);
 	if (evidence_append_sample(r->ev, elapsed, rss) < 0)
 		*reason = SUP_REASON_EVIDENCE_FAILED;
+	slurm_poll_sample(r, elapsed, rss);
 	if (r->pv) {
 		/* the per-process view and the live records of the same moment:
 		 * each member's image is the one current at `now`, when the
@@ -898,6 +923,10 @@ static void finish_times(struct run *r)
 	if (r->pace.sparse) /* the last stretch, up to the end memsup saw */
 		rec->sampling.sparse_time_s += (double)(end - r->pace.sparse_since) / 1e9;
 	r->pace.sparse = 0;
+	if (r->slurm_poll.samples) {
+		slowpoll_range(&r->slurm_poll, &rec->slurm_poll_low, &rec->slurm_poll_high);
+		rec->have_slurm_poll = 1;
+	}
 }
 
 /* Folds the ended images' records (live_fold_ended), after one last look
@@ -1380,6 +1409,9 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	r.term.fd = -1;
 	r.sentinel.fd = -1;
 	jitter_init(&r.jit);
+	/* jobacct_gather/none polls nothing: no figure to follow */
+	slowpoll_init(&r.slurm_poll, rec->slurm && rec->slurm->job_id[0] && strcmp(rec->slurm->gather, "none") != 0
+				     ? rec->slurm->poll_s : 0);
 	format_started_at();
 	rec->started_at = run_started_at;
 	r.start_ns = clock_mono_ns();

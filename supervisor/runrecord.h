@@ -122,6 +122,8 @@ struct sup_sampling {
 	size_t n_changes;          /* may pass the array: the rest unlisted */
 };
 
+struct slurm_job;
+
 struct sup_record {
 	/* what was asked */
 	char *const *command;
@@ -208,6 +210,16 @@ struct sup_record {
 	 * (< 0: none) */
 	const char *max_procs_by;
 	double max_procs_reached_at_s;
+	/* the Slurm job memsup ran in (slurmjob.h); NULL: none.  What
+	 * Slurm's poll, every slurm->poll_s, could read of this run
+	 * (slowpoll.h), in bytes: the least and the most over when its polls
+	 * fell; have_slurm_poll 0 when it polls only as tasks end, keeps no
+	 * figure, or no sample was taken */
+	const struct slurm_job *slurm;
+	int have_slurm_poll;
+	uint64_t slurm_poll_low, slurm_poll_high;
+	const char *slurm_poll_reads;     /* "summed_rss" or "cgroup_anon": the
+					     figure followed (run.c) */
 };
 
 #define RUNRECORD_MAX_NOT_BELIEVED 100u

@@ -15,6 +15,7 @@
 #include "analyze/findings.h"
 #include "analyze/answer.h"
 #include "collect/recordfile.h"
+#include "collect/slurmjob.h"
 #include "units.h"
 
 #include <stdarg.h>
@@ -96,6 +97,13 @@
  *   inside the gap. */
 #define GAP_MIN_PERIODS 10.0
 #define GAP_MIN_S 0.25
+/* slurm_maxrss: memsup ran in a Slurm job, and Slurm's MaxRSS (the most
+ *   summed RSS one of its polls read) can differ from the answer by >= 10
+ *   MB and >= 5 % of it, at the least or the most a poll could read of
+ *   this run (slowpoll.h), as transient_peak's margins; always when Slurm
+ *   keeps no figure (jobacct_gather/none) or polls only as tasks end. */
+#define SLURM_MIN_MB 10.0
+#define SLURM_MIN_FRACTION 0.05
 
 /* ---- building findings -------------------------------------------------- */
 
@@ -1159,6 +1167,84 @@ static void rule_gap(struct ctx *c, const struct merged_run *m)
 	finding_commit(c);
 }
 
+/* What Slurm's MaxRSS says of this run, against the answer. */
+static void rule_slurm(struct ctx *c, const struct merged_run *m)
+{
+	const struct sup_record *r = m->rec;
+	const struct slurm_job *j = r ? r->slurm : NULL;
+	if (!j || !j->job_id[0] || r->peak_mb < 0)
+		return;
+	char job[128];
+	snprintf(job, sizeof job, "Slurm job %s%s%s", j->job_id, j->step_id[0] ? " step " : "",
+		 j->step_id);
+	double tree = r->peak_mb;
+	struct finding *f;
+	if (strcmp(j->gather, "none") == 0) {
+		f = finding_begin(c, "slurm_maxrss");
+		fig_add(f, "tree_peak_mb", tree, 2);
+		say(f, "%s keeps no memory figure (JobAcctGatherType jobacct_gather/none in %s): "
+		    "sstat and sacct have no MaxRSS for it; the tree held %s%.1f MB at once (%s).",
+		    job, j->conf, r->peak_source == SUP_PEAK_CGROUP ? "" : "at least ", tree,
+		    answer_short(r));
+		finding_commit(c);
+		return;
+	}
+	char how[PATH_MAX + 160];
+	if (j->gather[0])
+		snprintf(how, sizeof how, "jobacct_gather/%s", j->gather);
+	else
+		snprintf(how, sizeof how, "%s unread: %s; its plugin unknown", j->conf,
+			 strerror(j->conf_error));
+	if (!r->have_slurm_poll) {
+		if (j->poll_s > 0)
+			return; /* no sample: nothing to say of the run */
+		f = finding_begin(c, "slurm_maxrss");
+		fig_add(f, "slurm_poll_s", 0, 0);
+		fig_add(f, "tree_peak_mb", tree, 2);
+		say(f, "%s (%s) has Slurm's periodic poll off (task=0, from %s): its MaxRSS comes "
+		    "only from what Slurm gathers as the job ends, not from the run's peak; the tree "
+		    "held %s%.1f MB at once (%s).", job, how, j->poll_from,
+		    r->peak_source == SUP_PEAK_CGROUP ? "" : "at least ", tree, answer_short(r));
+		finding_commit(c);
+		return;
+	}
+	double low = (double)r->slurm_poll_low / UNITS_MB, high = (double)r->slurm_poll_high / UNITS_MB;
+	double under = tree - low, over = high - tree;
+	double margin = tree * SLURM_MIN_FRACTION > SLURM_MIN_MB ? tree * SLURM_MIN_FRACTION : SLURM_MIN_MB;
+	if (under < margin && over < margin)
+		return;
+	f = finding_begin(c, "slurm_maxrss");
+	fig_add(f, "slurm_poll_s", j->poll_s, 3);
+	fig_add(f, "slurm_maxrss_low_mb", low, 2);
+	fig_add(f, "slurm_maxrss_high_mb", high, 2);
+	fig_add(f, "tree_peak_mb", tree, 2);
+	fig_add(f, "between_polls_mb", high - low, 2);
+	fig_add(f, "beyond_poll_mb", tree > high ? tree - high : 0, 2);
+	fig_add(f, "poll_above_answer_mb", over > 0 ? over : 0, 2);
+	int anon = r->slurm_poll_reads && strcmp(r->slurm_poll_reads, "cgroup_anon") == 0;
+	char rest[400] = "";
+	size_t o = 0;
+	if (high - low >= SLURM_MIN_MB && o < sizeof rest)
+		o += (size_t)snprintf(rest + o, sizeof rest - o, "; up to %.1f MB came and went "
+				      "between two of Slurm's polls", high - low);
+	if (tree - high >= SLURM_MIN_MB && o < sizeof rest)
+		o += (size_t)snprintf(rest + o, sizeof rest - o, "; %.1f MB of the answer is in no "
+				      "poll's figure at any sample (%s)", tree - high,
+				      anon ? "page cache, shared memory, kernel memory"
+					   : "page cache, kernel memory, or between memsup's own samples");
+	if (over >= SLURM_MIN_MB && o < sizeof rest)
+		o += (size_t)snprintf(rest + o, sizeof rest - o, "; the summed RSS reads %.1f MB above "
+				      "the answer: pages shared between processes, counted once per "
+				      "process", over);
+	say(f, "%s (%s, a poll every %g s, from %s): Slurm's MaxRSS (sstat, sacct, seff) is the "
+	    "most %s that one poll read, between %.1f and %.1f MB for this run depending on when its "
+	    "polls fell; the tree held %s%.1f MB at once (%s)%s.",
+	    job, how, j->poll_s, j->poll_from,
+	    anon ? "anonymous memory of the task's cgroup" : "summed RSS of its processes", low, high,
+	    r->peak_source == SUP_PEAK_CGROUP ? "" : "at least ", tree, answer_short(r), rest);
+	finding_commit(c);
+}
+
 size_t findings_compute(const struct merged_run *m, struct finding *out, size_t cap)
 {
 	struct ctx c;
@@ -1184,6 +1270,7 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 	rule_corrupt(&c, m);
 	rule_implausible(&c, m);
 	rule_gap(&c, m);
+	rule_slurm(&c, m);
 	return c.n;
 }
 

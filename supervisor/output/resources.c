@@ -3,6 +3,7 @@
 #include "analyze/findings.h"
 #include "analyze/merge.h"
 #include "analyze/phases.h"
+#include "collect/slurmjob.h"
 #include "jsonw.h"
 #include "output/pyfloat.h"
 #include "version.h"
@@ -198,6 +199,40 @@ static void put_count_or_null(struct jsonw *w, const char *key, uint64_t n, int 
  * then the kernel's figures of its cgroup. */
 /* "sampling": which rate applied when (runrecord.h's sup_sampling); null
  * before the run started. */
+/* "slurm": the job memsup ran in and what Slurm's poll could read of the
+ * run (slurmjob.h, slowpoll.h); null outside Slurm. */
+static void put_slurm(struct jsonw *w, const struct sup_record *r)
+{
+	const struct slurm_job *j = r->slurm;
+	jsonw_key(w, "slurm");
+	if (!j || !j->job_id[0]) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_object_begin(w);
+	jsonw_key(w, "job_id");
+	jsonw_string(w, j->job_id);
+	jsonw_key(w, "step_id");
+	jsonw_string(w, j->step_id[0] ? j->step_id : NULL);
+	jsonw_key(w, "config");
+	jsonw_string(w, j->conf);
+	jsonw_key(w, "config_error");
+	jsonw_string(w, j->conf_error ? strerror(j->conf_error) : NULL);
+	jsonw_key(w, "jobacct_gather");
+	jsonw_string(w, j->gather[0] ? j->gather : NULL);
+	jsonw_key(w, "poll_s");
+	put_float(w, j->poll_s);
+	jsonw_key(w, "poll_from");
+	jsonw_string(w, j->poll_from);
+	jsonw_key(w, "poll_reads");
+	jsonw_string(w, r->slurm_poll_reads);
+	jsonw_key(w, "poll_low_mb");
+	put_float_or_null(w, (double)r->slurm_poll_low / UNITS_MB, r->have_slurm_poll);
+	jsonw_key(w, "poll_high_mb");
+	put_float_or_null(w, (double)r->slurm_poll_high / UNITS_MB, r->have_slurm_poll);
+	jsonw_object_end(w);
+}
+
 static void put_sampling(struct jsonw *w, const struct sup_record *r)
 {
 	const struct sup_sampling *s = &r->sampling;
@@ -446,6 +481,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	jsonw_key(&w, "longest_gap_at_s");
 	put_float_or_null(&w, r->longest_gap_at_s, r->longest_gap_at_s >= 0);
 	put_sampling(&w, r);
+	put_slurm(&w, r);
 	jsonw_key(&w, "memsup_cpu_s");
 	put_float_or_null(&w, r->memsup_cpu_s, r->memsup_cpu_s >= 0);
 	jsonw_key(&w, "discovery");
