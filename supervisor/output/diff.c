@@ -6,15 +6,15 @@
  * changed: a size, a temporary path) then by their program instead.  The
  * call sites, each image's at its own peak, are matched by their symbolized
  * stack and summed over images, and a sweep run by run, paired by its
- * --meta labels.  The answer is held to
- * --max-increase, processes and sites to --process-max-increase (a percent
- * or MB) and must also grow by --floor MB, so that the noise of tiny ones
- * never fails a gate.  What the tree and each image still held in heap
- * when they ended by exit (record.heap_current) is compared the same way:
- * a slow leak shows there before it moves a peak.  Exit 0 / 1 (a
- * regression) / 125 (bad usage or
- * input).  A baseline that is missing or broken is 125, never a
- * pass: a gate that passes when its baseline is gone guards nothing.
+ * --meta labels.  The answer is held to --max-increase, processes and
+ * sites to --process-max-increase (a percent or MB) and must also grow by
+ * --floor MB, so that the noise of tiny ones never fails a gate.  What the
+ * tree and each image still held in heap when they ended by exit
+ * (record.heap_current), and each site as its images ended (stacks.json's
+ * at_exit), is compared the same way: a slow leak shows there before it
+ * moves a peak.  Exit 0 / 1 (a regression) / 125 (bad usage or input).  A
+ * baseline that is missing or broken is 125, never a pass: a gate that
+ * passes when its baseline is gone guards nothing.
  *
  * Everything is read and compared before anything is written, so bad input
  * leaves stdout empty and creates no --junit file. */
@@ -55,7 +55,8 @@
 
 /* How a row is named in the text verdict, after its change. */
 static const char *const diff_kind_word[] = { [DIFF_PROCESS] = "", [DIFF_SITE] = "site ",
-					      [DIFF_LIVE] = "live at exit " };
+					      [DIFF_LIVE] = "live at exit ",
+					      [DIFF_SITE_LIVE] = "site live at exit " };
 
 /* ---- the limit ---- */
 
@@ -290,12 +291,14 @@ static int diff_images_key(struct diff_images *im, struct diff_run *out)
 /* Frames of a site's stack named, innermost first; at most this many. */
 #define DIFF_SITE_FRAMES 8
 
-/* One site of an image's own peak, as read before the frames are (they
- * follow the images in stacks.json): its frame indexes and bytes. */
+/* One site of an image, at its own peak or live as it ended, as read
+ * before the frames are (they follow the images in stacks.json): its
+ * frame indexes and bytes. */
 struct diff_raw_site {
 	double frames[DIFF_SITE_FRAMES];
 	size_t nframes;
 	double bytes;
+	int at_exit;
 };
 
 struct diff_raw_sites {
@@ -304,20 +307,25 @@ struct diff_raw_sites {
 };
 
 /* jsonr_item_fn over stacks.json's images: each one's sites at its own
- * peak (at_peak), kept by frame index until the frames are read. */
+ * peak (at_peak) and live as it ended (at_exit), kept by frame index until
+ * the frames are read. */
 static int diff_image_sites(const struct jsonr_value *image, void *ctx)
 {
 	struct diff_raw_sites *raw = ctx;
-	const struct jsonr_value *sites = jsonr_get(jsonr_get(image, "at_peak"), "sites");
-	for (size_t i = 0; sites && sites->type == JSONR_ARRAY && i < sites->n; i++) {
-		const struct jsonr_value *st = &sites->items[i], *frames = jsonr_get(st, "frames");
-		if (grow_array((void **)&raw->v, &raw->cap, raw->n + 1, sizeof *raw->v) < 0)
-			return -ENOMEM;
-		struct diff_raw_site *r = &raw->v[raw->n++];
-		r->nframes = 0;
-		for (size_t k = 0; frames && k < frames->n && k < DIFF_SITE_FRAMES; k++)
-			r->frames[r->nframes++] = jsonr_num(&frames->items[k], -1);
-		r->bytes = jsonr_num(jsonr_get(st, "bytes"), 0);
+	for (int at_exit = 0; at_exit < 2; at_exit++) {
+		const struct jsonr_value *sites =
+			jsonr_get(jsonr_get(image, at_exit ? "at_exit" : "at_peak"), "sites");
+		for (size_t i = 0; sites && sites->type == JSONR_ARRAY && i < sites->n; i++) {
+			const struct jsonr_value *st = &sites->items[i], *frames = jsonr_get(st, "frames");
+			if (grow_array((void **)&raw->v, &raw->cap, raw->n + 1, sizeof *raw->v) < 0)
+				return -ENOMEM;
+			struct diff_raw_site *r = &raw->v[raw->n++];
+			r->nframes = 0;
+			for (size_t k = 0; frames && k < frames->n && k < DIFF_SITE_FRAMES; k++)
+				r->frames[r->nframes++] = jsonr_num(&frames->items[k], -1);
+			r->bytes = jsonr_num(jsonr_get(st, "bytes"), 0);
+			r->at_exit = at_exit;
+		}
 	}
 	return 0;
 }
@@ -375,7 +383,9 @@ static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, ch
 			kl += (size_t)w;
 		}
 		struct diff_proc *p = &out->sites[out->n_sites++];
-		p->mb = raw.v[i].bytes / 1e6;
+		/* a traced run knows a site it does not list: 0 bytes there */
+		p->mb = raw.v[i].at_exit ? 0 : raw.v[i].bytes / 1e6;
+		p->live_mb = raw.v[i].at_exit ? raw.v[i].bytes / 1e6 : 0;
 		if (!(p->key = strdup(*key ? key : "?")) || !(p->name = strdup(p->key)) || !(p->key2 = strdup(p->key)))
 			rc = -ENOMEM;
 	}
@@ -391,6 +401,7 @@ static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, ch
 	for (size_t i = 0; i < out->n_sites; i++) {
 		if (w && strcmp(out->sites[w - 1].key, out->sites[i].key) == 0) {
 			out->sites[w - 1].mb += out->sites[i].mb;
+			out->sites[w - 1].live_mb += out->sites[i].live_mb;
 			free(out->sites[i].key);
 			free(out->sites[i].key2);
 			free(out->sites[i].name);
@@ -571,13 +582,13 @@ static int diff_match(struct diff_result *out, const struct diff_proc *bp, size_
 			int known = 1;
 			if (c <= 0) {
 				r.name = b[i]->name;
-				r.base_mb = kind == DIFF_LIVE ? b[i]->live_mb : b[i]->mb;
+				r.base_mb = kind == DIFF_LIVE || kind == DIFF_SITE_LIVE ? b[i]->live_mb : b[i]->mb;
 				known &= !isnan(r.base_mb);
 				i++;
 			}
 			if (c >= 0) {
 				r.name = n[j]->name; /* NEW's words for it */
-				r.new_mb = kind == DIFF_LIVE ? n[j]->live_mb : n[j]->mb;
+				r.new_mb = kind == DIFF_LIVE || kind == DIFF_SITE_LIVE ? n[j]->live_mb : n[j]->mb;
 				known &= !isnan(r.new_mb);
 				j++;
 			}
@@ -619,7 +630,7 @@ int diff_compare(const struct diff_run *base, const struct diff_run *nw, const s
 		return 0;
 	/* an untraced run has no call sites: then none are compared */
 	int both_sites = base->has_sites && nw->has_sites;
-	size_t cap = 2 * (base->n_procs + nw->n_procs) + (both_sites ? base->n_sites + nw->n_sites : 0) + 1;
+	size_t cap = 2 * (base->n_procs + nw->n_procs) + (both_sites ? 2 * (base->n_sites + nw->n_sites) : 0) + 1;
 	if (!(out->rows = calloc(cap, sizeof *out->rows)))
 		return -ENOMEM;
 	int rc = diff_match(out, base->procs, base->n_procs, nw->procs, nw->n_procs, proc_lim, floor_mb,
@@ -630,6 +641,9 @@ int diff_compare(const struct diff_run *base, const struct diff_run *nw, const s
 	if (rc == 0 && both_sites)
 		rc = diff_match(out, base->sites, base->n_sites, nw->sites, nw->n_sites, proc_lim, floor_mb,
 				DIFF_SITE);
+	if (rc == 0 && both_sites)
+		rc = diff_match(out, base->sites, base->n_sites, nw->sites, nw->n_sites, proc_lim, floor_mb,
+				DIFF_SITE_LIVE);
 	if (rc < 0)
 		return rc;
 	qsort(out->rows, out->n_rows, sizeof *out->rows, row_order);
@@ -753,7 +767,7 @@ static void json_row(struct jsonw *w, const struct diff_row *r, int with_name)
 {
 	jsonw_object_begin(w);
 	if (with_name) {
-		jsonw_key(w, r->kind == DIFF_SITE ? "stack" : "command");
+		jsonw_key(w, r->kind == DIFF_SITE || r->kind == DIFF_SITE_LIVE ? "stack" : "command");
 		jsonw_string(w, r->name);
 	}
 	json_mb(w, "base_mb", r->base_mb);
@@ -790,8 +804,9 @@ static void diff_json_one(struct jsonw *w, const char *label, const struct diff_
 	jsonw_key(w, "live_at_exit");
 	json_row(w, &r->live, 0);
 	static const char *const lists[] = { [DIFF_PROCESS] = "processes", [DIFF_SITE] = "sites",
-					     [DIFF_LIVE] = "processes_live_at_exit" };
-	for (int kind = DIFF_PROCESS; kind <= DIFF_LIVE; kind++) {
+					     [DIFF_LIVE] = "processes_live_at_exit",
+					     [DIFF_SITE_LIVE] = "sites_live_at_exit" };
+	for (int kind = DIFF_PROCESS; kind <= DIFF_SITE_LIVE; kind++) {
 		jsonw_key(w, lists[kind]);
 		jsonw_array_begin(w);
 		for (size_t i = 0; i < r->n_rows; i++)
@@ -867,7 +882,8 @@ static void junit_suite(FILE *f, const char *label, const struct diff_result *r,
 	if (live)
 		junit_case(f, "live at exit", &r->live, lt);
 	static const char *const kinds[] = { [DIFF_PROCESS] = "process: ", [DIFF_SITE] = "site: ",
-					     [DIFF_LIVE] = "live at exit: " };
+					     [DIFF_LIVE] = "live at exit: ",
+					     [DIFF_SITE_LIVE] = "site live at exit: " };
 	for (size_t i = 0; i < r->n_rows; i++)
 		junit_case(f, kinds[r->rows[i].kind], &r->rows[i], plt);
 	fputs("</testsuite>\n", f);
@@ -1085,8 +1101,8 @@ static void diff_usage(FILE *f)
 	      "line, its parent's program and its rank among equal ones, then those left\n"
 	      "over by their program, the call sites (stacks.json), each process's at\n"
 	      "its own peak, matched by their symbolized stack and summed, and the\n"
-	      "heap each process and the tree still held when they ended by exit (a\n"
-	      "leak that moves no peak).\n"
+	      "heap each process, each site and the tree still held when they ended\n"
+	      "(a leak that moves no peak).\n"
 	      "\n"
 	      "Options:\n"
 	      "      --max-increase LIMIT  how much a figure may grow: a percent (5%) or\n"

@@ -35,8 +35,8 @@ struct diff_proc {
 	char *name;  /* the command as people read it, "#N" for the Nth equal one (owned) */
 	double mb;   /* its peak RSS: VmHWM, else the polled peak */
 	double live_mb; /* its heap still allocated when it ended by exit or
-			   _exit (record.heap_current); NAN otherwise, and
-			   for sites */
+			   _exit (record.heap_current); NAN otherwise.  A
+			   site's: its bytes still live as its images ended */
 };
 
 struct diff_run {
@@ -61,6 +61,7 @@ enum diff_kind {
 	DIFF_PROCESS = 0, /* a process image's peak RSS */
 	DIFF_SITE,        /* a call site's bytes at its images' own peaks */
 	DIFF_LIVE,        /* a process image's heap live at its exit */
+	DIFF_SITE_LIVE,   /* a call site's bytes live as its images ended */
 };
 
 /* One compared figure: the answer, the tree's live heap at exit, a
@@ -70,7 +71,8 @@ struct diff_row {
 	double base_mb;     /* NAN: only in NEW */
 	double new_mb;      /* NAN: only in BASE */
 	int regressed;
-	enum diff_kind kind; /* DIFF_SITE: name is its stack, innermost first */
+	enum diff_kind kind; /* DIFF_SITE, DIFF_SITE_LIVE: name is its stack,
+				innermost first */
 };
 
 struct diff_result {

@@ -416,7 +416,8 @@ Test(memsup_diff, compare_live_at_exit)
 
 /* A leak that does not move the peak: leaker holds 31 MB at its peak in
  * both runs, but leaves 1 MB allocated at exit in BASE and 12 MB in NEW.
- * The gate fails on what was live at exit and names the process. */
+ * The gate fails on what was live at exit and names the process and the
+ * call site (leaker allocates in main). */
 Test(memsup_diff, leak_at_exit_is_found_with_an_equal_peak, .timeout = 60)
 {
 	struct sup_run r;
@@ -442,13 +443,19 @@ Test(memsup_diff, leak_at_exit_is_found_with_an_equal_peak, .timeout = 60)
 			      "assert t['regressed'] and 1.0 <= t['base_mb'] < 1.1 and 12.0 <= t['new_mb'] < 12.1, t\n"
 			      "p = d['processes_live_at_exit']\n"
 			      "assert len(p) == 1 and p[0]['regressed'] and p[0]['command'].endswith('leaker 12 19'), p\n"
-			      "assert 10.9 < p[0]['change_mb'] < 11.1, p\n",
+			      "assert 10.9 < p[0]['change_mb'] < 11.1, p\n"
+			      /* and the call site that leaks, by the sampler's estimate:
+			       * 11 MB more; 12 blocks of 1 MB at a mean interval of 512 KiB:
+			       * about 1.5 MB of error, taken 4 times */
+			      "s = d['sites_live_at_exit']\n"
+			      "assert len(s) == 1 and s[0]['stack'].startswith('main <- '), s\n"
+			      "assert s[0]['regressed'] and 5 < s[0]['change_mb'] < 18, s\n",
 			      out),
 		     0);
 	const char *text[] = { base, nw, NULL };
 	cr_assert_eq(diff_run(&r, text), 1, "stdout: %s\nstderr: %s", r.out, r.err);
 	cr_assert(strstr(r.out, "live heap at exit 1.0") && strstr(r.out, "live at exit ") &&
-		  strstr(r.out, "leaker 12 19"), "%s", r.out);
+		  strstr(r.out, "leaker 12 19") && strstr(r.out, "site live at exit main <- "), "%s", r.out);
 }
 
 /* memsup -q -o TMP/sweep/mb=LABEL --meta mb=LABEL -- steady MB 200 */
