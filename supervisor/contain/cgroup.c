@@ -1100,19 +1100,35 @@ static int read_events(struct cgrun *r, struct contain_state *st)
 	return rc;
 }
 
+/* memory.stat is the costliest file of a sample (the kernel sums its
+ * counters over the cgroup and its descendants, 40 lines on v1, and on v1
+ * kmem is read beside it) and the one that moves least: a usage that did
+ * not move left the parts where they were, but for the counters' per-CPU
+ * flush (read_memstat), which this many samples later are read again. */
+#define CG_SPLIT_KEEP_SAMPLES 10u
+
 int cgroup_run_poll(struct contain *c, struct contain_state *st)
 {
 	struct cgrun *r = of(c);
-	struct cg_memstat ms;
 	memset(st, 0, sizeof *st);
 	if (r->usage_fd >= 0 && read_u64(r->usage_fd, &st->usage) == 0)
 		st->have_usage = 1;
-	if (read_memstat(r, &ms) == 0) {
+	if (r->have_split && st->have_usage && st->usage == r->split_usage &&
+	    r->split_kept < CG_SPLIT_KEEP_SAMPLES) {
+		r->split_kept++;
+	} else {
+		r->have_split = read_memstat(r, &r->split) == 0;
+		r->split_usage = st->usage;
+		/* without the usage there is nothing to keep it by */
+		r->split_kept = st->have_usage ? 0 : CG_SPLIT_KEEP_SAMPLES;
+	}
+	if (r->have_split) {
+		const struct cg_memstat *ms = &r->split;
 		st->have_split = 1;
-		st->anon = ms.anon;
-		st->page_cache = ms.file - ms.shmem;
-		st->shmem = ms.shmem;
-		st->kernel = ms.kernel;
+		st->anon = ms->anon;
+		st->page_cache = ms->file - ms->shmem;
+		st->shmem = ms->shmem;
+		st->kernel = ms->kernel;
 	}
 	read_events(r, st);
 	if (r->pids_events_fd >= 0)

@@ -166,6 +166,13 @@ struct cgrun {
 	int watch_fd;              /* v1: the eventfd of the usage thresholds
 				      (contain_watch); -1 none armed */
 	int proc_fd;               /* the proc root, for statm */
+	/* memory.stat's split as last read, and the usage it was read at:
+	 * kept while the usage stays the same, for up to
+	 * CG_SPLIT_KEEP_SAMPLES samples (cgroup_run_poll) */
+	int have_split;
+	struct cg_memstat split;
+	uint64_t split_usage;
+	unsigned split_kept;
 	/* membership */
 	char *buf;                 /* cgroup.procs text */
 	size_t buf_cap;

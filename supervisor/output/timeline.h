@@ -11,7 +11,9 @@
  *                   untraced), "pss" at samples where it was measured,
  *                   "cgroup" the run's cgroup memory usage where there is a
  *                   memory cgroup (memory.current), then its memory.stat
- *                   split into four parts that stack to about it,
+ *                   split (as last read: contain/cgroup.c reads it when
+ *                   the usage moves, and every tenth sample) into four
+ *                   parts that stack to about it,
  *                   "cgroup_anon", "cgroup_page_cache" (file pages but
  *                   shared memory), "cgroup_shmem" (tmpfs, shm_open, shared
  *                   anonymous) and "cgroup_kernel", and its limit events

@@ -597,3 +597,41 @@ Test(cgroup, stale_sweep_removes_the_cgroups_below_bottom_up)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", own);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/* ---- memory.stat kept while the usage stays ---------------------------------- */
+
+/* memory.stat is read again when the usage moves, and after 10 samples of
+ * the same usage (cgroup.c: CG_SPLIT_KEEP_SAMPLES), not at every sample:
+ * the file changes here under an unchanged memory.current, and the polls
+ * show the old split exactly 10 times, then the new one; a usage that
+ * moves shows the file's split at once. */
+Test(cgroup, memory_stat_is_read_when_the_usage_moves)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "v2");
+	struct contain_config cc = fixture_config(&fx);
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	const char *stat = "user.slice/run.scope/memsup-100-run/memory.stat";
+	const char *current = "user.slice/run.scope/memsup-100-run/memory.current";
+	struct contain_state st;
+	cr_assert_eq(contain_poll(c, &st), 0);
+	cr_assert(st.have_split);
+	cr_assert_eq(st.anon, 50000000);
+	put_file(&fx, stat, "anon 60000000\nfile 20000000\nkernel 3000000\nsock 20000\nshmem 5000000\n");
+	for (int i = 0; i < 10; i++) {
+		cr_assert_eq(contain_poll(c, &st), 0);
+		cr_assert(st.have_split);
+		cr_assert_eq(st.anon, 50000000, "poll %d after the read: the kept split", i + 1);
+		cr_assert_eq(st.usage, 3000000);
+	}
+	cr_assert_eq(contain_poll(c, &st), 0);
+	cr_assert_eq(st.anon, 60000000, "the 11th poll of one usage reads the file again");
+	put_file(&fx, stat, "anon 70000000\nfile 20000000\nkernel 3000000\nsock 20000\nshmem 5000000\n");
+	put_file(&fx, current, "3000001\n");
+	cr_assert_eq(contain_poll(c, &st), 0);
+	cr_assert_eq(st.usage, 3000001);
+	cr_assert_eq(st.anon, 70000000, "a usage that moved: read at once");
+	contain_close(c);
+	fixture_remove(&fx);
+}
