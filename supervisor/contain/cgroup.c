@@ -1107,6 +1107,13 @@ static int read_events(struct cgrun *r, struct contain_state *st)
  * flush (read_memstat), which this many samples later are read again. */
 #define CG_SPLIT_KEEP_SAMPLES 10u
 
+int cgroup_split_agrees(uint64_t usage, const struct cg_memstat *ms)
+{
+	uint64_t sum = ms->anon + ms->file + ms->kernel;
+	uint64_t gap = usage > sum ? usage - sum : sum - usage;
+	return gap <= CG_SPLIT_SLACK_BYTES + usage / 16;
+}
+
 int cgroup_run_poll(struct contain *c, struct contain_state *st)
 {
 	struct cgrun *r = of(c);
@@ -1118,6 +1125,16 @@ int cgroup_run_poll(struct contain *c, struct contain_state *st)
 		r->split_kept++;
 	} else {
 		r->have_split = read_memstat(r, &r->split) == 0;
+		if (r->have_split && st->have_usage && !cgroup_split_agrees(st->usage, &r->split)) {
+			/* the tree moved between the two reads (a member
+			 * ended, or grew fast, while memsup waited for the
+			 * CPU): both once more, so that the parts are of the
+			 * usage they stand beside */
+			uint64_t again;
+			if (read_u64(r->usage_fd, &again) == 0)
+				st->usage = again;
+			r->have_split = read_memstat(r, &r->split) == 0;
+		}
 		r->split_usage = st->usage;
 		/* without the usage there is nothing to keep it by */
 		r->split_kept = st->have_usage ? 0 : CG_SPLIT_KEEP_SAMPLES;

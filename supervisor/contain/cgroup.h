@@ -108,6 +108,16 @@ struct cg_memstat {
 				      memory is another file's
 				      (memory.kmem.usage_in_bytes) */
 };
+
+/* How far memory.stat's parts may stand from the usage read just before
+ * them: the counters' per-CPU lag (cgroup.c, read_memstat) is a few
+ * hundred KB a CPU. */
+#define CG_SPLIT_SLACK_BYTES (2u << 20)
+
+/* 1 when the parts of `ms` (anon + file + kernel) add up to `usage`
+ * within CG_SPLIT_SLACK_BYTES and 1/16 of it; 0 when the tree moved
+ * between the two reads (cgroup_run_poll reads both again).  Pure. */
+int cgroup_split_agrees(uint64_t usage, const struct cg_memstat *ms);
 /* A memory.stat text of cgroup v2 (v2 != 0) or v1, in one pass.  0, or
  * -EINVAL when anon or file is missing or a value it uses is no number.
  * Pure: the per-sample poll and the end-of-run figures both call it. */

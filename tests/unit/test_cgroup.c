@@ -600,6 +600,28 @@ Test(cgroup, stale_sweep_removes_the_cgroups_below_bottom_up)
 
 /* ---- memory.stat kept while the usage stays ---------------------------------- */
 
+/* The parts agree with the usage within 2 MB and 1/16: the demo's peak
+ * sample once read usage 141.75 MB and anon 121.43 MB (a child ended
+ * between the two reads), which must not stand as the answer's parts. */
+Test(cgroup, split_agrees_within_the_counters_lag)
+{
+	struct cg_memstat ms = { .anon = 121430016, .file = 2000000, .kernel = 1000000 };
+	cr_assert_not(cgroup_split_agrees(141750000, &ms), "16 MB apart");
+	ms.anon = 135000000;
+	cr_assert(cgroup_split_agrees(141750000, &ms), "3.75 MB apart, within 2 MB + 1/16");
+	struct cg_memstat z = { 0 };
+	cr_assert(cgroup_split_agrees(0, &z));
+	/* nothing in the parts: a usage up to 2 MB / (15/16) agrees */
+	cr_assert(cgroup_split_agrees(CG_SPLIT_SLACK_BYTES + CG_SPLIT_SLACK_BYTES / 15, &z));
+	cr_assert_not(cgroup_split_agrees(CG_SPLIT_SLACK_BYTES + CG_SPLIT_SLACK_BYTES / 15 + 2, &z));
+	/* parts above the usage (flushed after the usage fell) are as far off */
+	struct cg_memstat big = { .anon = 100000000 };
+	cr_assert_not(cgroup_split_agrees(80000000, &big));
+	/* huge values do not wrap */
+	struct cg_memstat huge = { .anon = UINT64_MAX / 4, .file = UINT64_MAX / 4 };
+	cr_assert(cgroup_split_agrees(UINT64_MAX / 2, &huge));
+}
+
 /* memory.stat is read again when the usage moves, and after 10 samples of
  * the same usage (cgroup.c: CG_SPLIT_KEEP_SAMPLES), not at every sample:
  * the file changes here under an unchanged memory.current, and the polls
