@@ -19,6 +19,11 @@ __thread int shim_guard __attribute__((tls_model("initial-exec")));
 
 _Alignas(64) char boot_arena[BOOT_ARENA_BYTES] MT_TABLE;
 int boot_glibc_chunks;
+/* 1: the heap probe is due (glibc's malloc, not probed yet); 2: running;
+ * 0: done or not for this allocator.  Until it has run, the hooks size
+ * blocks with malloc_usable_size, which the probe checks the headers
+ * against, so a block gets the same size on either side of it. */
+int boot_probe_due;
 static size_t boot_used;
 static int boot_state; /* 0 idle, 1 resolving, 2 done */
 
@@ -96,6 +101,24 @@ static int boot_same_object(void *a, void *b)
 	return ba == bb;
 }
 
+/* 1 if the malloc found is glibc's own (libc.so's, with memalign): the
+ * probe below is then due.  Allocates nothing. */
+static int boot_glibc_candidate(const struct boot_real *r)
+{
+#if defined(__x86_64__)
+	const char *name, *base;
+	void *start;
+	if (!boot_object_of((void *)r->malloc, &name, &start) || !name)
+		return 0;
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	return strncmp(base, "libc.so", 7) == 0 && r->memalign;
+#else
+	(void)r;
+	return 0;
+#endif
+}
+
 /* See boot_usable(): 1 if glibc's chunk header gives malloc_usable_size
  * exactly, checked on real blocks of every shape. */
 static int boot_check_glibc(const struct boot_real *r)
@@ -114,20 +137,13 @@ static int boot_check_glibc(const struct boot_real *r)
 	 * the chunks left over from splitting stay in the heap's first page
 	 * together with glibc's tcache (one fault; the 3000- and 1500-byte
 	 * probes before took two, and the earlier 5000, 20000 and
-	 * 4096-aligned ones six). */
+	 * 4096-aligned ones six).  It runs at the program's first
+	 * allocation (boot_probe_heap), which touches that page anyway. */
 	static const struct {
 		size_t size, align;
 	} probes[] = { { 1100, 512 }, { 100, 64 }, { 25, 64 },
 		       { 24, 512 },   { 1, 64 },   { 0, 64 } };
-	const char *name, *base;
-	void *start;
 	int ok = 1;
-	if (!boot_object_of((void *)r->malloc, &name, &start) || !name)
-		return 0;
-	base = strrchr(name, '/');
-	base = base ? base + 1 : name;
-	if (strncmp(base, "libc.so", 7) != 0 || !r->memalign)
-		return 0;
 	for (size_t i = 0; ok && i < sizeof probes / sizeof probes[0]; i++) {
 		void *p = r->malloc(probes[i].size);
 		void *q = r->memalign(probes[i].align, probes[i].size + 1);
@@ -153,6 +169,7 @@ static int boot_check_glibc(const struct boot_real *r)
 static void boot_resolve(void)
 {
 	struct boot_real r;
+	int probe = 0;
 	memset(&r, 0, sizeof r);
 	/* The ones we cannot run without. */
 	r.malloc = (void *(*)(size_t))boot_sym("malloc");
@@ -221,10 +238,25 @@ static void boot_resolve(void)
 		r.usable = boot_usable_unknown;
 		counters_set_flag(MT_FLAG_HEAP_UNSIZED);
 	} else {
-		boot_glibc_chunks = boot_check_glibc(&r);
+		probe = boot_glibc_candidate(&r);
 	}
 	real = r;
 	counters_set_glibc_sizes(boot_glibc_chunks);
+	__atomic_store_n(&boot_probe_due, probe, __ATOMIC_RELAXED);
+}
+
+void boot_probe_heap(void)
+{
+	int expected = 1, ok;
+	/* One caller runs it; any other (a signal handler's allocation
+	 * meanwhile) goes on with malloc_usable_size. */
+	if (!__atomic_compare_exchange_n(&boot_probe_due, &expected, 2, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	ok = boot_check_glibc(&real);
+	__atomic_store_n(&boot_glibc_chunks, ok, __ATOMIC_RELAXED);
+	counters_set_glibc_sizes(ok);
+	__atomic_store_n(&boot_probe_due, 0, __ATOMIC_RELEASE);
 }
 
 int boot_init(void)

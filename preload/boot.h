@@ -122,6 +122,23 @@ static inline size_t boot_chunk_usable(const void *p)
 	return (h & ~(size_t)7) - 8 - ((h & 2) << 2);
 }
 
+/* The probe behind boot_glibc_chunks runs at the program's first
+ * allocation, not at start: a program that never allocates (a `true`)
+ * then has no heap made for it, and one that does touches the heap's
+ * first page, where the probe's blocks stay, with that allocation
+ * anyway (bench/RESULTS.md, section 11).  Every allocating hook calls
+ * boot_heap_ensure before the real call, so the probe's blocks come
+ * first in the heap, as when it ran at start; so does every hook that
+ * makes the process multithreaded, so that it runs while the counters
+ * are still single-threaded. */
+extern MT_HIDDEN int boot_probe_due;
+void boot_probe_heap(void);
+static inline void boot_heap_ensure(void)
+{
+	if (MT_UNLIKELY(__atomic_load_n(&boot_probe_due, __ATOMIC_RELAXED) == 1))
+		boot_probe_heap();
+}
+
 static inline size_t boot_usable(void *p)
 {
 #if defined(__x86_64__)

@@ -130,7 +130,6 @@ unsigned callstack_fp(uint64_t *pcs, unsigned max, uintptr_t ra, int *complete, 
 
 void callstack_init(void)
 {
-	python_init();
 }
 #elif defined(HAVE_UNWIND_H)
 /* libgcc's unwinder, found at start by callstack_init; NULL without it. */
@@ -147,7 +146,6 @@ void callstack_init(void)
 	 * may be held.  One dlopen, not an RTLD_NOLOAD look first: that look
 	 * opens and reads the file as well, and cost every process without
 	 * libgcc_s a second search. */
-	python_init();
 	boot_arena_begin(); /* dlerror's state too: a failed look allocates */
 	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (h) {
@@ -163,7 +161,6 @@ void callstack_init(void)
 #else
 void callstack_init(void)
 {
-	python_init();
 }
 #endif
 

@@ -160,6 +160,19 @@ uint64_t config_sample_bytes(const char *value, uint64_t dflt)
 	return n && value[n] == '\0' ? v : dflt;
 }
 
+/* MEMTRACE_PY_VERSION's value (config.h): strtoull's hex, 0 unless all
+ * of value is a number.  strtoull only when it is set: a `true` never
+ * runs libc's number parsing. */
+static uint64_t config_py_version(const char *value)
+{
+	char *end;
+	unsigned long long x;
+	if (!value || !value[0])
+		return 0;
+	x = strtoull(value, &end, 16);
+	return *end == '\0' ? x : 0;
+}
+
 int config_tree_parse(const char *value, int32_t *pid, uint64_t *ino)
 {
 	uint64_t p, i;
@@ -211,6 +224,10 @@ void config_load(void)
 	config.follow = config_flag(getenv(MT_ENV_FOLLOW)) && !config.secure;
 	config.sample_bytes =
 		config_sample_bytes(getenv(MT_ENV_SAMPLE), MT_STACKS_DEFAULT_SAMPLE_BYTES);
+	/* Read here rather than in python.c, whose code lies past the first
+	 * 64 KB of .text: the only start code there, it cost every traced
+	 * image a page fault (Makefile.am, SHIM_CORE_SOURCES). */
+	config.py_version = config_py_version(getenv("MEMTRACE_PY_VERSION"));
 	/* Anything but "each" is the default: a table from the tree's root. */
 	config.summary_each = summary && strcmp(summary, "each") == 0;
 	if (dir && dir[0] && (abs = config_path(dir)) != NULL) {

@@ -45,6 +45,10 @@ struct config {
 	 * 0 = no sampling, 1 = every block.  Unset or not a decimal number:
 	 * MT_STACKS_DEFAULT_SAMPLE_BYTES. */
 	uint64_t sample_bytes;
+	/* MEMTRACE_PY_VERSION: a test knob, hex (e.g. 0x03630000), that the
+	 * Python probe takes for the image's Py_Version (python.h); 0 when
+	 * unset or not a whole hex number. */
+	uint64_t py_version;
 	/* Strings, packed one after the other in one buffer of config.c's
 	 * (each first write to a page is a fault, 10-20 us, in every
 	 * process: three PATH_MAX arrays and the kept variables were four

@@ -108,6 +108,7 @@ static __attribute__((noinline)) void *hooks_malloc_other(size_t n, uintptr_t ra
 	size_t u;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return hooks_boot_alloc(n, 16);
+	boot_heap_ensure();
 	p = real.malloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -410,6 +411,7 @@ static __attribute__((noinline)) void *hooks_calloc_other(size_t n, size_t m, si
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return hooks_boot_alloc(bytes, 16);
+	boot_heap_ensure();
 	p = real.calloc(n, m);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -459,7 +461,9 @@ MT_EXPORT void *calloc(size_t n, size_t m)
 static void *hooks_realloc_boot(void *p, size_t n, unsigned kind, uintptr_t ra)
 {
 	size_t span = boot_span(p), u = 0;
-	void *q = real.malloc(n);
+	void *q;
+	boot_heap_ensure();
+	q = real.malloc(n);
 	if (q) {
 		memcpy(q, p, n < span ? n : span);
 		u = boot_usable(q);
@@ -474,8 +478,10 @@ static void *hooks_realloc_boot(void *p, size_t n, unsigned kind, uintptr_t ra)
 static void *hooks_realloc_real(void *p, size_t n, unsigned kind, uintptr_t ra)
 {
 	struct sites_held held = { 0, 0, 0, 0 };
-	size_t old = p ? boot_usable(p) : 0, u;
+	size_t old, u;
 	void *q;
+	boot_heap_ensure();
+	old = p ? boot_usable(p) : 0;
 	if (p && sites_maybe(p))
 		sites_hold(p, &held);
 	/* Not real.reallocarray for reallocarray: glibc's calls realloc through
@@ -533,6 +539,7 @@ MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		*out = hooks_boot_alloc(n, align);
 		return *out ? 0 : ENOMEM;
 	}
+	boot_heap_ensure();
 	rc = real.posix_memalign(out, align, n);
 	u = rc == 0 && *out ? boot_usable(*out) : 0;
 	if (u)
@@ -548,6 +555,7 @@ static void *hooks_aligned(void *(*fn)(size_t, size_t), unsigned kind, size_t al
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return hooks_boot_alloc(n, align);
+	boot_heap_ensure();
 	p = fn(align, n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -576,6 +584,7 @@ MT_EXPORT void *valloc(size_t n)
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return hooks_boot_alloc(n, 4096);
+	boot_heap_ensure();
 	p = real.valloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -590,6 +599,7 @@ MT_EXPORT void *pvalloc(size_t n)
 	void *p;
 	if (MT_UNLIKELY(!boot_ensure()))
 		return hooks_boot_alloc(n, 4096);
+	boot_heap_ensure();
 	p = real.pvalloc(n);
 	u = p ? boot_usable(p) : 0;
 	if (p)
@@ -643,20 +653,27 @@ MT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 
 /* ---- threads -------------------------------------------------------------- */
 
-/* Atomics from here on: the switch happens before the new thread exists. */
+/* Atomics from here on: the switch happens before the new thread exists.
+ * The heap probe, if still due, runs first, while one thread is all
+ * there is (boot.h). */
+static void hooks_go_multithreaded(void)
+{
+	if (boot_ensure())
+		boot_heap_ensure();
+	counters_go_multithreaded();
+}
+
 MT_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
 			     void *arg)
 {
-	boot_ensure();
-	counters_go_multithreaded();
+	hooks_go_multithreaded();
 	return real.pthread_create(t, attr, fn, arg);
 }
 
 /* glibc's thrd_create calls its internal pthread_create, past the hook. */
 MT_EXPORT int thrd_create(thrd_t *t, thrd_start_t fn, void *arg)
 {
-	boot_ensure();
-	counters_go_multithreaded();
+	hooks_go_multithreaded();
 	return real.thrd_create(t, fn, arg);
 }
 
@@ -669,8 +686,7 @@ MT_EXPORT int thrd_create(thrd_t *t, thrd_start_t fn, void *arg)
  * aio, which starts helpers anyway) switches. */
 static void hooks_threads_ahead(void)
 {
-	boot_ensure();
-	counters_go_multithreaded();
+	hooks_go_multithreaded();
 }
 
 /* A real function that cannot be resolved (a libc without it) behaves as
@@ -682,7 +698,7 @@ MT_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
 {
 	boot_ensure();
 	if (sev && sev->sigev_notify == SIGEV_THREAD)
-		counters_go_multithreaded();
+		hooks_go_multithreaded();
 	return HOOKS_CALL_REAL(timer_create, clock, sev, id);
 }
 
@@ -690,7 +706,7 @@ MT_EXPORT int mq_notify(mqd_t q, const struct sigevent *sev)
 {
 	boot_ensure();
 	if (sev && sev->sigev_notify == SIGEV_THREAD)
-		counters_go_multithreaded();
+		hooks_go_multithreaded();
 	return HOOKS_CALL_REAL(mq_notify, q, sev);
 }
 

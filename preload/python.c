@@ -3,11 +3,11 @@
  * the interpreter; every read of its memory is process_vm_readv on self. */
 #include <elf.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include "config.h"
 #include "invariant.h"
 #include "python.h"
 #include "shim.h"
@@ -73,19 +73,7 @@ const struct python_layout *python_layout_find(uint32_t py_version)
  * by python_stack under it too). */
 static const struct python_layout *python_lay;
 static uintptr_t python_runtime, python_code_type;
-static uint64_t python_version_knob; /* MEMTRACE_PY_VERSION, 0: none */
 static int python_probed;             /* a python* file was looked at */
-
-void python_init(void)
-{
-	const char *v = getenv("MEMTRACE_PY_VERSION");
-	if (v && v[0]) {
-		char *end;
-		unsigned long long x = strtoull(v, &end, 16);
-		if (*end == '\0')
-			python_version_knob = x;
-	}
-}
 
 /* ---- reading our own memory ----------------------------------------------- */
 
@@ -242,8 +230,8 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
 	    !python_peek(&version, sizeof version, at_version))
 		return; /* python's name, not the interpreter (a launcher) */
 	python_probed = 1;
-	if (python_version_knob)
-		version = (uint32_t)python_version_knob;
+	if (config.py_version)
+		version = (uint32_t)config.py_version;
 	__atomic_store_n(&h->py_version, version, __ATOMIC_RELAXED);
 	const struct python_layout *L = python_layout_find(version);
 	if (L) {

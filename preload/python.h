@@ -77,11 +77,6 @@ const struct python_layout *python_layout_find(uint32_t py_version);
 /* Makes room for `n` code entries in the table; 1 if there is room. */
 typedef int (*python_reserve_fn)(uint32_t n);
 
-/* Constructor (callstack_init): reads MEMTRACE_PY_VERSION, a test knob
- * that makes the probe take its value (hex, e.g. 0x03630000) for the
- * image's Py_Version. */
-void python_init(void);
-
 /* A mapped file the module table is adding: its ELF header is mapped at
  * elf_start in process pid.  Probes it if its name is python's and no
  * interpreter was found yet; records the outcome in h's py_state and

@@ -25,10 +25,12 @@ static void bind_fresh(void)
 }
 
 /* The shortest paths take block sizes from glibc's chunk headers, which
- * boot_init trusts only once its probe of real blocks agrees with
+ * the shim trusts only once its probe of real blocks agrees with
  * malloc_usable_size (boot.c).  On the glibc the tests run on it must: a
  * probe that failed would send every call down the slow paths, and
- * nothing else would say so. */
+ * nothing else would say so.  boot_init only makes the probe due: it
+ * runs at the first allocation (boot_heap_ensure), so that a program
+ * that never allocates gets no heap. */
 Test(counters, glibc_chunk_headers_are_trusted_after_boot)
 {
 #if defined(__SANITIZE_ADDRESS__)
@@ -36,6 +38,11 @@ Test(counters, glibc_chunk_headers_are_trusted_after_boot)
 #endif
 	bind_fresh();
 	cr_assert_eq(boot_init(), 1);
+	cr_expect_eq(boot_probe_due, 1);
+	cr_expect_eq(boot_glibc_chunks, 0);
+	cr_expect_not(counters_fast & COUNTERS_FAST, "counters_fast %#x", counters_fast);
+	boot_heap_ensure();
+	cr_expect_eq(boot_probe_due, 0);
 	cr_expect_eq(boot_glibc_chunks, 1);
 	cr_expect(counters_fast & COUNTERS_FAST, "counters_fast %#x", counters_fast);
 }
