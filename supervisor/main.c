@@ -11,6 +11,7 @@
 #include "analyze/merge.h"
 #include "analyze/phases.h"
 #include "cli.h"
+#include "commands.h"
 #include "collect/procfs.h"
 #include "collect/slurmjob.h"
 #include "collect/stackfold.h"
