@@ -34,11 +34,11 @@ int subcmd_bad_usage(const struct subcmd *cmd, const char *fmt, ...)
 }
 
 /* A line of the command's (unknown, extra): its "%s" is the word.  The
- * template is data, not a format: nothing else in it is expanded. */
-static int bad_word(const struct subcmd *cmd, const char *tmpl, const char *word)
+ * template is data, not a format: nothing else in it is expanded.  usage:
+ * the command's usage follows, instead of its tail. */
+static int bad_word(const struct subcmd *cmd, const char *tmpl, const char *word, int usage)
 {
 	const char *at = strstr(tmpl, "%s");
-	int usage = tmpl == cmd->unknown && (cmd->flags & SUBCMD_USAGE_ON_UNKNOWN);
 	if (!at)
 		at = tmpl + strlen(tmpl);
 	int len = (int)(at - tmpl);
@@ -97,7 +97,7 @@ int subcmd_parse(const struct subcmd *cmd, int argc, char **argv, void *ctx,
 		const struct subcmd_opt *o;
 		if (!opts || a[0] != '-' || !a[1]) {
 			if (*n_operands == cap)
-				return bad_word(cmd, cmd->extra, a);
+				return bad_word(cmd, cmd->extra, a, 0);
 			operands[(*n_operands)++] = argv[i];
 		} else if (strcmp(a, "--") == 0) {
 			opts = 0;
@@ -113,7 +113,8 @@ int subcmd_parse(const struct subcmd *cmd, int argc, char **argv, void *ctx,
 			if (rc)
 				return rc;
 		} else {
-			return bad_word(cmd, cmd->unknown, a);
+			return bad_word(cmd, cmd->unknown, a,
+					(cmd->flags & SUBCMD_USAGE_ON_UNKNOWN) != 0);
 		}
 	}
 	return SUBCMD_CONTINUE;

@@ -69,7 +69,8 @@ struct subcmd {
 	const struct subcmd_opt *opts; /* ends with a NULL name */
 	const char *unknown;       /* the unknown-option line; "%s" stands for
 				      the word (the only thing expanded) */
-	const char *extra;         /* the line for one operand too many; "%s" */
+	const char *extra;         /* the line for one operand too many; "%s";
+				      NULL when the caller has room for all */
 	const char *tail;          /* after every usage error's line, or NULL */
 	unsigned flags;
 };
