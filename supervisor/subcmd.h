@@ -10,8 +10,8 @@
  *                         only "-o VALUE"; the value is the next word
  *                         whatever it is ("--sort --csv" sorts by "--csv")
  *   -WORD                 an option no entry names: "unknown option"
- *   -                     an operand (stdin's usual name), as any word
- *                         not starting with '-'
+ *   -, and any word not starting with '-'
+ *                         an operand
  *   a value missing at the end of argv: "NAME needs a value", or the
  *   entry's own words
  *   an operand past the caller's room for them: the command's "extra" line
