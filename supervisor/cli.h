@@ -67,11 +67,6 @@ void cli_free(struct sup_options *o);
  * what they like. */
 int cli_at_terminal(struct sup_options *o, int in_tty, int out_tty, char *err, size_t errlen);
 
-/* For the subcommands' options: "NAME VALUE" or "NAME=VALUE" at argv[*i]
- * gives VALUE (*i moved past it), or NULL when argv[*i] is not this option
- * -- or is, without its value: then *missing is set. */
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name, int *missing);
-
 /* The --help text (matches man/memsup.1 and the README). */
 extern const char cli_help_text[];
 

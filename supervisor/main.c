@@ -1,16 +1,17 @@
 /* main.c: memsup's entry point.  The only place of a run that prints to
  * the user and the only place that may die; everything else returns
  * 0/-errno.  Two others speak for themselves, by design: the subcommands'
- * front ends (plot_main, flame_main, report_main, diff_main: their own usage errors
- * and output, then an exit status returned here), and the sentinel, a
- * process of its own that outlives a killed memsup (one line, then
- * _exit). */
+ * front ends (commands.h: plot_main, flame_main, report_main, diff_main,
+ * each in its cmd_*.c: their own usage errors and output, then an exit
+ * status returned here), and the sentinel, a process of its own that
+ * outlives a killed memsup (one line, then _exit). */
 #include "analyze/callsites.h"
 #include "analyze/answer.h"
 #include "analyze/findings.h"
 #include "analyze/merge.h"
 #include "analyze/phases.h"
 #include "cli.h"
+#include "commands.h"
 #include "collect/procfs.h"
 #include "collect/slurmjob.h"
 #include "collect/stackfold.h"

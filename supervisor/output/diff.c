@@ -17,7 +17,8 @@
  * passes when its baseline is gone guards nothing.
  *
  * Everything is read and compared before anything is written, so bad input
- * leaves stdout empty and creates no --junit file. */
+ * leaves stdout empty and creates no --junit file.  The command line is
+ * cmd_diff.c's. */
 #include "output/diff.h"
 
 #include <errno.h>
@@ -45,8 +46,6 @@
 #define DIFF_SHOW_ROWS 10
 /* ... and shows at most this many bytes of a command. */
 #define DIFF_NAME_WIDTH 60
-#define DIFF_DEFAULT_LIMIT "10%"
-#define DIFF_DEFAULT_FLOOR_MB 1.0
 /* A process whose peak moved by less than this, or than --floor when that
  * is larger, is not listed: its figures move by that much from run to run
  * (a polled RSS by a page table's worth, 0.1 MB, in a loaded test), and a
@@ -1089,158 +1088,62 @@ static int diff_sweep_list(const char *dir, struct diff_labelled **out, size_t *
 	return 0;
 }
 
-/* ---- the front end ---- */
+/* ---- the gate ---- */
 
-static void diff_usage(FILE *f)
-{
-	fputs("Usage: memsup diff [OPTIONS] BASE NEW\n"
-	      "A regression gate: compare the run NEW with the baseline BASE.  Each is an\n"
-	      "evidence directory, or (BASE) the one-run array of `memsup report --json`,\n"
-	      "or both are directories of runs (a sweep), matched by their --meta labels.\n"
-	      "Compared: the answer (peak_mb), each process, matched by its command\n"
-	      "line, its parent's program and its rank among equal ones, then those left\n"
-	      "over by their program, the call sites (stacks.json), each process's at\n"
-	      "its own peak, matched by their symbolized stack and summed, and the\n"
-	      "heap each process, each site and the tree still held when they ended\n"
-	      "(a leak that moves no peak).\n"
-	      "\n"
-	      "Options:\n"
-	      "      --max-increase LIMIT  how much a figure may grow: a percent (5%) or\n"
-	      "                            a size (20MB, 1GB; decimal, as the evidence);\n"
-	      "                            default " DIFF_DEFAULT_LIMIT "\n"
-	      "      --process-max-increase LIMIT  the same for each process and site;\n"
-	      "                            default: --max-increase\n"
-	      "      --floor MB            a process regresses only when it also grew by\n"
-	      "                            at least MB (default 1), so that tiny ones'\n"
-	      "                            noise never fails the gate\n"
-	      "      --json                the comparison as one JSON object on stdout\n"
-	      "      --junit FILE          also write it as JUnit XML to FILE (a failed\n"
-	      "                            test case per regression)\n"
-	      "  -h, --help                show this help and exit\n"
-	      "\n"
-	      "Exit status: 0 no regression; 1 a regression; 125 bad usage or input (a\n"
-	      "missing or broken baseline too: never a pass).  See memsup(1), DIFF.\n",
-	      f);
-}
+/* What makes the gate fail before a verdict: the line for err, and
+ * -EINVAL (bad input) unless code says otherwise. */
+static int gate_fail(int code, char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-static int diff_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Bad usage or input: one line naming the bad value, on stderr; 125. */
-static int diff_bad(const char *fmt, ...)
+static int gate_fail(int code, char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("memsup diff: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (errlen)
+		vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return 125;
+	return code;
 }
 
-/* --NAME VALUE or --NAME=VALUE at argv[*i]; NULL when a is not --NAME. */
-static const char *diff_opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+int diff_gate(const char *base_path, const char *new_path, const struct diff_opts *o, char *err,
+	      size_t errlen)
 {
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-
-	*missing = 0;
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = 1;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
-int diff_main(int argc, char **argv)
-{
-	struct diff_limit lim, proc_lim;
-	int proc_lim_set = 0;
-	double floor_mb = DIFF_DEFAULT_FLOOR_MB;
-	const char *paths[2], *junit = NULL;
-	int n_paths = 0, json = 0, missing;
+	const char *paths[2] = { base_path, new_path };
+	const struct diff_limit *lim = &o->lim, *proc_lim = &o->proc_lim;
 	char msg[512];
-
-	diff_limit_parse(DIFF_DEFAULT_LIMIT, &lim);
-	for (int i = 1, only_paths = 0; i < argc; i++) {
-		const char *a = argv[i], *v;
-		if (only_paths || a[0] != '-' || !a[1]) {
-			if (n_paths == 2)
-				return diff_bad("one BASE and one NEW, not also '%s'", a);
-			paths[n_paths++] = a;
-		} else if (strcmp(a, "--") == 0) {
-			only_paths = 1;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			diff_usage(stdout);
-			return fflush(stdout) == 0 ? 0 : 125;
-		} else if (strcmp(a, "--json") == 0) {
-			json = 1;
-		} else if ((v = diff_opt_value(argc, argv, &i, "--max-increase", &missing)) || missing) {
-			int rc = missing ? -EINVAL : diff_limit_parse(v, &lim);
-			if (rc < 0)
-				return diff_bad("--max-increase: '%s' is %s", missing ? "" : v,
-						rc == -ERANGE ? "out of range (at most 1000000% or 1000000000MB)"
-							      : "not a limit (a percent like 5% or a size like 20MB)");
-		} else if ((v = diff_opt_value(argc, argv, &i, "--process-max-increase", &missing)) || missing) {
-			int rc = missing ? -EINVAL : diff_limit_parse(v, &proc_lim);
-			if (rc < 0)
-				return diff_bad("--process-max-increase: '%s' is %s", missing ? "" : v,
-						rc == -ERANGE ? "out of range (at most 1000000% or 1000000000MB)"
-							      : "not a limit (a percent like 5% or a size like 20MB)");
-			proc_lim_set = 1;
-		} else if ((v = diff_opt_value(argc, argv, &i, "--floor", &missing)) || missing) {
-			int rc = missing ? -EINVAL : number_real(v, 0, 0, 1e9, &floor_mb);
-			if (rc < 0)
-				return diff_bad("%s", number_message(msg, sizeof msg, "floor", missing ? "" : v, rc,
-								     "0 to 1000000000 MB"));
-		} else if ((v = diff_opt_value(argc, argv, &i, "--junit", &missing)) || missing) {
-			if (missing || !*v)
-				return diff_bad("--junit needs a FILE");
-			junit = v;
-		} else {
-			return diff_bad("unknown option '%s' (see memsup diff --help)", a);
-		}
-	}
-	if (n_paths != 2)
-		return diff_bad("needs BASE and NEW (see memsup diff --help)");
-	if (!proc_lim_set)
-		proc_lim = lim;
 
 	/* the pairs to compare: one, or a sweep's runs matched by label */
 	int sweep = diff_is_sweep(paths[0]);
 	if (sweep != diff_is_sweep(paths[1]))
-		return diff_bad("'%s' is %s, '%s' is not", paths[sweep ? 0 : 1], "a directory of runs",
-				paths[sweep ? 1 : 0]);
+		return gate_fail(-EINVAL, err, errlen, "'%s' is %s, '%s' is not", paths[sweep ? 0 : 1],
+				 "a directory of runs", paths[sweep ? 1 : 0]);
 	struct diff_pair *pairs = NULL;
 	size_t n_pairs = 0;
 	int rc = 0;
 	if (!sweep) {
 		if (!(pairs = calloc(1, sizeof *pairs)) || !(pairs[0].base_path = strdup(paths[0])) ||
 		    !(pairs[0].new_path = strdup(paths[1])))
-			rc = diff_bad("%s", strerror(ENOMEM));
+			rc = gate_fail(-ENOMEM, err, errlen, "%s", strerror(ENOMEM));
 		n_pairs = pairs ? 1 : 0;
 	} else {
 		struct diff_labelled *bl = NULL, *nl = NULL;
 		size_t nb = 0, nn = 0;
 		if (diff_sweep_list(paths[0], &bl, &nb, msg, sizeof msg) < 0)
-			rc = diff_bad("baseline %s", msg);
+			rc = gate_fail(-EINVAL, err, errlen, "baseline %s", msg);
 		else if (diff_sweep_list(paths[1], &nl, &nn, msg, sizeof msg) < 0)
-			rc = diff_bad("new run %s", msg);
+			rc = gate_fail(-EINVAL, err, errlen, "new run %s", msg);
 		/* both sorted by label: every label must be in both, or the
 		 * sweep is incomplete and cannot be judged */
 		else if (!(pairs = calloc(nn + 1, sizeof *pairs)))
-			rc = diff_bad("%s", strerror(ENOMEM));
+			rc = gate_fail(-ENOMEM, err, errlen, "%s", strerror(ENOMEM));
 		for (size_t i = 0; rc == 0 && (i < nb || i < nn); i++) {
 			if (i >= nb || (i < nn && strcmp(bl[i].label, nl[i].label) > 0))
-				rc = diff_bad("new run %s (%s) has no baseline in %s", nl[i].path, nl[i].label, paths[0]);
+				rc = gate_fail(-EINVAL, err, errlen, "new run %s (%s) has no baseline in %s", nl[i].path,
+					       nl[i].label, paths[0]);
 			else if (i >= nn || strcmp(bl[i].label, nl[i].label) < 0)
-				rc = diff_bad("baseline %s (%s) has no run in %s", bl[i].path, bl[i].label, paths[1]);
+				rc = gate_fail(-EINVAL, err, errlen, "baseline %s (%s) has no run in %s", bl[i].path,
+					       bl[i].label, paths[1]);
 			else {
 				pairs[i].label = bl[i].label;
 				pairs[i].base_path = bl[i].path;
@@ -1255,24 +1158,24 @@ int diff_main(int argc, char **argv)
 	for (size_t i = 0; rc == 0 && i < n_pairs; i++) {
 		struct diff_pair *p = &pairs[i];
 		if (diff_run_read(p->base_path, &p->base, msg, sizeof msg) < 0)
-			rc = diff_bad("baseline %s", msg);
+			rc = gate_fail(-EINVAL, err, errlen, "baseline %s", msg);
 		else if (diff_run_read(p->new_path, &p->nw, msg, sizeof msg) < 0)
-			rc = diff_bad("new run %s", msg);
+			rc = gate_fail(-EINVAL, err, errlen, "new run %s", msg);
 		else if (!p->nw.has_procs)
-			rc = diff_bad("NEW '%s' is not an evidence directory", p->new_path);
-		else if ((rc = diff_compare(&p->base, &p->nw, &lim, &proc_lim, floor_mb, &p->res)) < 0)
-			rc = diff_bad("%s", strerror(-rc));
+			rc = gate_fail(-EINVAL, err, errlen, "NEW '%s' is not an evidence directory", p->new_path);
+		else if ((rc = diff_compare(&p->base, &p->nw, lim, proc_lim, o->floor_mb, &p->res)) < 0)
+			rc = gate_fail(rc, err, errlen, "%s", strerror(-rc));
 	}
 	if (rc)
 		goto out;
 	size_t regressed = 0;
 	for (size_t i = 0; i < n_pairs; i++)
 		regressed += pairs[i].res.n_regressed;
-	if (junit && (rc = diff_junit(junit, pairs, n_pairs, sweep, &lim, &proc_lim)) < 0) {
-		rc = diff_bad("--junit %s: %s", junit, strerror(-rc));
+	if (o->junit && (rc = diff_junit(o->junit, pairs, n_pairs, sweep, lim, proc_lim)) < 0) {
+		rc = gate_fail(rc, err, errlen, "--junit %s: %s", o->junit, strerror(-rc));
 		goto out;
 	}
-	if (json) {
+	if (o->json) {
 		struct jsonw w;
 		rc = fflush(stdout) == 0 ? 0 : -errno;
 		if (rc == 0) {
@@ -1280,19 +1183,19 @@ int diff_main(int argc, char **argv)
 			if (sweep)
 				jsonw_array_begin(&w);
 			for (size_t i = 0; i < n_pairs; i++)
-				diff_json_one(&w, pairs[i].label, &pairs[i].res, &lim, &proc_lim, floor_mb);
+				diff_json_one(&w, pairs[i].label, &pairs[i].res, lim, proc_lim, o->floor_mb);
 			if (sweep)
 				jsonw_array_end(&w);
 			rc = jsonw_finish_line(&w);
 		}
 	} else {
 		for (size_t i = 0; i < n_pairs; i++)
-			diff_human(stdout, pairs[i].label, &pairs[i].res, &lim, &proc_lim);
+			diff_human(stdout, pairs[i].label, &pairs[i].res, lim, proc_lim);
 	}
 	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
 		rc = errno ? -errno : -EIO;
 	if (rc < 0)
-		rc = diff_bad("writing the comparison: %s", strerror(-rc));
+		rc = gate_fail(rc, err, errlen, "writing the comparison: %s", strerror(-rc));
 	else
 		rc = regressed ? 1 : 0;
 out:

@@ -6,7 +6,8 @@
  * array that `memsup report --json` writes (the answer only: it has no
  * processes); or, for a sweep, two directories of runs paired by --meta.
  * Comparing is pure (diff_compare) so that tests can drive it with runs
- * built in memory; diff_main is the front end.
+ * built in memory; diff_gate does the whole gate for the front end
+ * (commands.h).
  *
  * Sizes are MB as the evidence writes them (bytes / UNITS_MB). */
 #ifndef MEMSUP_DIFF_H
@@ -92,10 +93,25 @@ int diff_compare(const struct diff_run *base, const struct diff_run *nw, const s
 		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out);
 void diff_result_free(struct diff_result *r);
 
-/* argv[0] is "diff".  Writes the verdict on stdout (or --json), JUnit XML
- * to --junit FILE, messages on stderr.  Returns 0 (no regression), 1 (a
- * regression) or 125 (bad usage or input: nothing written, nothing
- * created).  Never exits. */
-int diff_main(int argc, char **argv);
+/* The gate's settings: memsup diff's options and their defaults. */
+#define DIFF_DEFAULT_LIMIT "10%"
+#define DIFF_DEFAULT_FLOOR_MB 1.0
+
+struct diff_opts {
+	struct diff_limit lim;      /* --max-increase */
+	struct diff_limit proc_lim; /* --process-max-increase */
+	double floor_mb;            /* --floor */
+	int json;                   /* --json: the verdict as JSON */
+	const char *junit;          /* --junit FILE, or NULL */
+};
+
+/* The gate: BASE and NEW read (two runs, or two directories of runs paired
+ * by their --meta labels), compared, and the verdict written on stdout
+ * (and to o->junit).  0 (no regression) or 1 (a regression); -errno with a
+ * message in err when the input is bad or missing (-EINVAL), or nothing
+ * could be written -- then nothing was written on stdout and no --junit
+ * file made, unless writing stdout itself failed. */
+int diff_gate(const char *base, const char *nw, const struct diff_opts *o, char *err,
+	      size_t errlen);
 
 #endif /* MEMSUP_DIFF_H */

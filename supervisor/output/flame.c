@@ -1,4 +1,5 @@
-/* flame.c: flame.svg, flame.folded and `memsup flame` (see flame.h). */
+/* flame.c: flame.svg and flame.folded (see flame.h; `memsup flame` itself
+ * is cmd_flame.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -8,9 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "grow.h"
-#include "number.h"
 #include "output/flame.h"
 #include "output/jsonr.h"
 
@@ -495,10 +494,10 @@ int flame_folded(const struct flame *f, struct svg_buf *b)
 	return b->err;
 }
 
-/* ---- files and the command ------------------------------------------------------ */
+/* ---- files ------------------------------------------------------------------ */
 
-static int flame_render_both(int dirfd, int at_rss, unsigned width, struct svg_buf *svg,
-			     struct svg_buf *folded, char *err, size_t errlen)
+int flame_render_both(int dirfd, int at_rss, unsigned width, struct svg_buf *svg,
+		      struct svg_buf *folded, char *err, size_t errlen)
 {
 	struct flame f;
 	int rc = flame_load(dirfd, at_rss, &f, err, errlen);
@@ -527,103 +526,4 @@ int flame_write_dir(int dirfd, const char *dirpath, char *err, size_t errlen)
 	svg_buf_free(&svg);
 	svg_buf_free(&folded);
 	return rc;
-}
-
-static const char flame_usage[] =
-	"usage: memsup flame DIR [--at heap|rss] [--width N] [-o FILE|-] [--folded FILE|-]\n"
-	"Draw the tree's heap at its peak by call site, from DIR/stacks.json: an icicle\n"
-	"graph in DIR/flame.svg and the folded stacks (\"frame;frame;frame bytes\", for\n"
-	"flamegraph.pl and the like) in DIR/flame.folded (both replaced), or FILE.\n"
-	"  --at heap     the tree's heap peak: the sample with the largest traced heap,\n"
-	"                each process that peaked next to it at its exact peak (default)\n"
-	"  --at rss      the sample of the tree's RSS peak\n"
-	"  --width N     picture width in pixels (320..8192, default 1200)\n"
-	"  -o FILE       write the picture to FILE instead; - for stdout\n"
-	"  --folded FILE write the folded stacks to FILE instead; - for stdout\n"
-	"  -h, --help    this help\n";
-
-int flame_main(int argc, char **argv)
-{
-	const char *dir = NULL, *out = NULL, *fold = NULL;
-	unsigned width = 0;
-	int at_rss = 0, opts = 1, rc;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int missing = 0;
-		if (opts && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
-			fputs(flame_usage, stdout);
-			return 0;
-		} else if (opts && strcmp(a, "--") == 0) {
-			opts = 0;
-		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--at", &missing))) {
-			if (strcmp(v, "heap") != 0 && strcmp(v, "rss") != 0) {
-				fprintf(stderr, "memsup flame: --at: '%s' is neither heap nor rss\n", v);
-				return 125;
-			}
-			at_rss = strcmp(v, "rss") == 0;
-		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--width", &missing))) {
-			char msg[512];
-			uint64_t n;
-			int e = number_count(v, SVG_MIN_WIDTH, SVG_MAX_WIDTH, &n);
-			if (e < 0) {
-				fprintf(stderr, "memsup flame: %s\n",
-					number_message(msg, sizeof msg, "--width", v, e,
-						       "a whole number from 320 to 8192"));
-				return 125;
-			}
-			width = (unsigned)n;
-		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--folded", &missing))) {
-			fold = v;
-		} else if (opts && strcmp(a, "-o") == 0) {
-			if (i + 1 >= argc || !argv[i + 1][0]) {
-				fprintf(stderr, "memsup flame: -o needs a FILE (or - for stdout)\n");
-				return 125;
-			}
-			out = argv[++i];
-		} else if (missing) {
-			fprintf(stderr, "memsup flame: %s needs a value\n", a);
-			return 125;
-		} else if (opts && a[0] == '-' && a[1]) {
-			fprintf(stderr, "memsup flame: unknown option '%s'\n%s", a, flame_usage);
-			return 125;
-		} else if (!dir) {
-			dir = a;
-		} else {
-			fprintf(stderr, "memsup flame: one DIR only ('%s' is extra)\n", a);
-			return 125;
-		}
-	}
-	if (!dir) {
-		fprintf(stderr, "memsup flame: which evidence directory?\n%s", flame_usage);
-		return 125;
-	}
-	if (fold && !*fold) {
-		fprintf(stderr, "memsup flame: --folded: the file name is empty\n");
-		return 125;
-	}
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		fprintf(stderr, "memsup flame: %s: %s\n", dir, strerror(errno));
-		return 125;
-	}
-	struct svg_buf svg = { 0 }, folded = { 0 };
-	char err[512];
-	rc = flame_render_both(dfd, at_rss, width, &svg, &folded, err, sizeof err);
-	if (rc < 0) {
-		fprintf(stderr, "memsup flame: %s: %s\n", dir, err);
-	} else {
-		const char *what = out ? out : "flame.svg";
-		rc = out ? svg_write_path(out, &svg) : svg_write_atomic(dfd, what, &svg);
-		if (rc == 0) {
-			what = fold ? fold : "flame.folded";
-			rc = fold ? svg_write_path(fold, &folded)
-				  : svg_write_atomic(dfd, what, &folded);
-		}
-		if (rc < 0)
-			fprintf(stderr, "memsup flame: %s: %s\n", what, strerror(-rc));
-	}
-	close(dfd);
-	svg_buf_free(&svg);
-	svg_buf_free(&folded);
-	return rc < 0 ? 125 : 0;
 }

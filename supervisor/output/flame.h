@@ -1,5 +1,6 @@
 /* flame.h: the tree's heap at its peak by call site, drawn from an
- * evidence directory's stacks.json (stacksjson.h), and `memsup flame`.
+ * evidence directory's stacks.json (stacksjson.h), for the run's end and
+ * for `memsup flame` (whose front end is commands.h).
  *
  *   DIR/flame.svg     an icicle graph: the tree at the top, its processes
  *                     in the row below ("pid 123 make -j2"), then each
@@ -70,9 +71,10 @@ int flame_folded(const struct flame *f, struct svg_buf *b);
  * written whole or not at all (a .tmp renamed over). */
 int flame_write_dir(int dirfd, const char *dirpath, char *err, size_t errlen);
 
-/* `memsup flame DIR [--at heap|rss] [--width N] [-o FILE|-] [--folded
- * FILE|-] [-h]`; argv[0] is "flame".  memsup's exit status: 0, or 125 with
- * a message on stderr. */
-int flame_main(int argc, char **argv);
+/* Both at once from the directory at dirfd, appended to *svg and *folded
+ * (at_rss and width as for flame_load and flame_render): memsup flame
+ * writes them where it is told. */
+int flame_render_both(int dirfd, int at_rss, unsigned width, struct svg_buf *svg,
+		      struct svg_buf *folded, char *err, size_t errlen);
 
 #endif /* MEMSUP_FLAME_H */

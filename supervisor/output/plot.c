@@ -1,13 +1,11 @@
-/* plot.c: load an evidence directory into a struct plot_data, write
- * timeline.svg, and `memsup plot` (see plot.h).
+/* plot.c: load an evidence directory into a struct plot_data and draw
+ * timeline.svg (see plot.h; `memsup plot` itself is cmd_plot.c).
  *
  * resources.json and processes.json are read with jsonr, the two .jsonl
  * files line by line through timeline.h, their format's one owner.
  */
 #include "output/plot.h"
-#include "cli.h"
 #include "grow.h"
-#include "number.h"
 #include "output/jsonr.h"
 #include "output/timeline.h"
 #include "units.h"
@@ -827,8 +825,8 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 
 /* ---- writing -------------------------------------------------------------------- */
 
-static int render(int dirfd, unsigned width, unsigned height, struct svg_buf *b, char *err,
-		  size_t errlen)
+int plot_render(int dirfd, unsigned width, unsigned height, struct svg_buf *b, char *err,
+		size_t errlen)
 {
 	struct plot_set s;
 	int rc = plot_load(dirfd, &s, err, errlen);
@@ -858,7 +856,7 @@ int plot_write_dir(int dirfd, const char *dirpath, unsigned width, unsigned heig
 	}
 	struct svg_buf b = { 0 };
 	char why[256] = "";
-	rc = render(dirfd, width, height, &b, why, sizeof why);
+	rc = plot_render(dirfd, width, height, &b, why, sizeof why);
 	if (rc == 0) {
 		rc = svg_write_atomic(dirfd, "timeline.svg", &b);
 		if (rc < 0)
@@ -870,105 +868,4 @@ int plot_write_dir(int dirfd, const char *dirpath, unsigned width, unsigned heig
 	if (own >= 0)
 		close(own);
 	return rc;
-}
-
-/* ---- memsup plot ---------------------------------------------------------------- */
-
-static const char plot_usage[] =
-	"usage: memsup plot DIR [--width N] [--height N] [-o FILE|-]\n"
-	"Draw the evidence directory DIR as an SVG memory timeline: DIR/timeline.svg\n"
-	"(replaced), or FILE, or stdout with -o -.\n"
-	"  --width N    picture width in pixels (320..8192, default 960)\n"
-	"  --height N   picture height in pixels (240..8192, default 540)\n"
-	"  -o FILE      write FILE instead of DIR/timeline.svg; - for stdout\n"
-	"  -h, --help   this help\n";
-
-static int parse_dim(const char *opt, const char *val, unsigned lo, unsigned hi, unsigned *out)
-{
-	char msg[512], range[64];
-	uint64_t v;
-	int rc = number_count(val, lo, hi, &v);
-	if (rc < 0) {
-		snprintf(range, sizeof range, "a whole number from %u to %u", lo, hi);
-		fprintf(stderr, "memsup plot: %s\n", number_message(msg, sizeof msg, opt, val, rc, range));
-		return -1;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
-int plot_main(int argc, char **argv)
-{
-	unsigned width = 0, height = 0;
-	const char *dir = NULL, *out = NULL;
-	int opts = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int missing = 0;
-		if (opts && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
-			fputs(plot_usage, stdout);
-			return 0;
-		} else if (opts && strcmp(a, "--") == 0) {
-			opts = 0;
-		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--width", &missing))) {
-			if (parse_dim("--width", v, SVG_MIN_WIDTH, SVG_MAX_WIDTH, &width) < 0)
-				return 125;
-		} else if (opts && (v = cli_opt_value(argc, argv, &i, "--height", &missing))) {
-			if (parse_dim("--height", v, SVG_MIN_HEIGHT, SVG_MAX_HEIGHT, &height) < 0)
-				return 125;
-		} else if (opts && strcmp(a, "-o") == 0) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "memsup plot: -o needs a FILE (or - for stdout)\n");
-				return 125;
-			}
-			out = argv[++i];
-			if (!*out) {
-				fprintf(stderr, "memsup plot: -o: the file name is empty\n");
-				return 125;
-			}
-		} else if (missing) {
-			fprintf(stderr, "memsup plot: %s needs a value\n", a);
-			return 125;
-		} else if (opts && a[0] == '-' && a[1]) {
-			fprintf(stderr, "memsup plot: unknown option '%s'\n%s", a, plot_usage);
-			return 125;
-		} else if (!dir) {
-			dir = a;
-		} else {
-			fprintf(stderr, "memsup plot: one DIR only ('%s' is extra)\n", a);
-			return 125;
-		}
-	}
-	if (!dir) {
-		fprintf(stderr, "memsup plot: which evidence directory?\n%s", plot_usage);
-		return 125;
-	}
-	char err[512];
-	if (!out) {
-		if (plot_write_dir(-1, dir, width, height, err, sizeof err) < 0) {
-			fprintf(stderr, "memsup plot: %s\n", err);
-			return 125;
-		}
-		return 0;
-	}
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		fprintf(stderr, "memsup plot: %s: %s\n", dir, strerror(errno));
-		return 125;
-	}
-	struct svg_buf b = { 0 };
-	int rc = render(dfd, width, height, &b, err, sizeof err);
-	close(dfd);
-	if (rc < 0) {
-		fprintf(stderr, "memsup plot: %s: %s\n", dir, err);
-		svg_buf_free(&b);
-		return 125;
-	}
-	rc = svg_write_path(out, &b);
-	svg_buf_free(&b);
-	if (rc < 0) {
-		fprintf(stderr, "memsup plot: %s: %s\n", out, strerror(-rc));
-		return 125;
-	}
-	return 0;
 }

@@ -1,5 +1,5 @@
-/* plot.h: an evidence directory drawn as DIR/timeline.svg, and the
- * `memsup plot` subcommand.
+/* plot.h: an evidence directory drawn as DIR/timeline.svg (for the run's
+ * end and for `memsup plot`, whose front end is commands.h).
  *
  * plot_load() reads what the directory has -- resources.json (title,
  * budget, peak, the cgroup's high-water mark, wall time, "markers" or else
@@ -93,9 +93,13 @@ void plot_set_free(struct plot_set *s);
 int plot_write_dir(int dirfd, const char *dirpath, unsigned width, unsigned height,
 		   char *err, size_t errlen);
 
-/* `memsup plot DIR [--width N] [--height N] [-o FILE|-] [-h]`; argv[0] is
- * "plot".  Returns memsup's exit status: 0, or 125 with a message on
- * stderr (bad usage included; nothing is written then). */
-int plot_main(int argc, char **argv);
+/* The picture of the directory at dirfd, appended to *b (width/height as
+ * for plot_write_dir): memsup plot -o writes it where it is told. */
+int plot_render(int dirfd, unsigned width, unsigned height, struct svg_buf *b, char *err,
+		size_t errlen);
+
+/* plot_main moved to the front ends (commands.h); included here for the
+ * callers that still find it through this header. */
+#include "commands.h"
 
 #endif /* MEMSUP_PLOT_H */

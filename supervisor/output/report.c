@@ -1,4 +1,5 @@
-/* report.c: `memsup report DIR...` -- one row per evidence directory:
+/* report.c: the report of `memsup report DIR...` (its front end is
+ * cmd_report.c) -- one row per evidence directory:
  * meta, command, exit, reason, wall, peak tree RSS, peak heap, the largest
  * process and the number of blind-spot findings, as an aligned table for
  * people or as CSV (RFC 4180) / JSON (preload/jsonw) for programs.
@@ -6,8 +7,7 @@
  * Every directory becomes a row, whatever state it is in: a broken or
  * half-written one says why in its status column and the other rows go on.
  * Only the table shortens anything (long commands, with "..."); CSV and JSON
- * carry every byte.  Options are all parsed before anything is printed, so a
- * bad option leaves stdout empty. */
+ * carry every byte. */
 #include "output/report.h"
 
 #include <errno.h>
@@ -57,63 +57,14 @@ struct report_row {
 	long long blind_spots;          /* -1: absent */
 };
 
-enum report_format { REPORT_TABLE, REPORT_CSV, REPORT_JSON };
-
-enum report_key { KEY_NONE, KEY_DIR, KEY_PEAK, KEY_HEAP, KEY_WALL, KEY_EXIT, KEY_REASON, KEY_META };
-
-struct report_opts {
-	enum report_format format;
-	enum report_key key;
-	const char *meta_key;  /* KEY_META: the NAME of meta:NAME */
-	int reverse;
-};
-
-static void report_usage(FILE *f)
-{
-	fputs("Usage: memsup report [OPTIONS] DIR...\n"
-	      "One row per memsup evidence directory: meta, command, exit status, reason,\n"
-	      "wall time, the peak (the most the tree held at once, and how it was\n"
-	      "measured), peak heap, the largest process (by VmHWM) and the number of\n"
-	      "blind-spot findings, with a status: ok, running or broken: WHY.\n"
-	      "\n"
-	      "Options:\n"
-	      "      --csv          CSV (RFC 4180), one column per meta key (meta:KEY)\n"
-	      "      --json         a JSON array of objects\n"
-	      "      --sort KEY     order the rows by KEY: dir, reason or meta:NAME\n"
-	      "                     (ascending), peak, heap, wall or exit (descending);\n"
-	      "                     rows without the value come last; default: the\n"
-	      "                     order of the DIR arguments\n"
-	      "      --reverse      reverse the order that --sort gives\n"
-	      "  -h, --help         show this help and exit\n"
-	      "\n"
-	      "Exit status: 0 every row ok or running; 1 some row broken; 125 bad usage.\n"
-	      "See memsup-report(1).\n",
-	      f);
-}
-
-static int report_bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* A usage error: one line naming the bad value, on stderr; returns 125. */
-static int report_bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("memsup report: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'memsup report --help'.\n", stderr);
-	return 125;
-}
-
-static int report_parse_sort(struct report_opts *o, const char *key)
+int report_parse_sort(struct report_opts *o, const char *key)
 {
 	static const struct {
 		const char *name;
 		enum report_key key;
 	} keys[] = {
-		{ "dir", KEY_DIR },   { "peak", KEY_PEAK }, { "heap", KEY_HEAP },
-		{ "wall", KEY_WALL }, { "exit", KEY_EXIT }, { "reason", KEY_REASON },
+		{ "dir", REPORT_KEY_DIR },   { "peak", REPORT_KEY_PEAK }, { "heap", REPORT_KEY_HEAP },
+		{ "wall", REPORT_KEY_WALL }, { "exit", REPORT_KEY_EXIT }, { "reason", REPORT_KEY_REASON },
 	};
 
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -122,7 +73,7 @@ static int report_parse_sort(struct report_opts *o, const char *key)
 			return 0;
 		}
 	if (strncmp(key, "meta:", 5) == 0 && key[5]) {
-		o->key = KEY_META;
+		o->key = REPORT_KEY_META;
 		o->meta_key = key + 5;
 		return 0;
 	}
@@ -428,14 +379,14 @@ static int row_compare_key(const struct report_row *a, const struct report_row *
 
 	*missing = 0;
 	switch (o->key) {
-	case KEY_NONE:
+	case REPORT_KEY_NONE:
 		return 0;
-	case KEY_DIR:
+	case REPORT_KEY_DIR:
 		return strcmp(a->dir, b->dir);
-	case KEY_REASON:
+	case REPORT_KEY_REASON:
 		*missing = (a->reason ? 0 : 1) | (b->reason ? 0 : 2);
 		return *missing ? 0 : strcmp(a->reason, b->reason);
-	case KEY_META: {
+	case REPORT_KEY_META: {
 		const struct jsonr_value *va = jsonr_get(a->meta, o->meta_key);
 		const struct jsonr_value *vb = jsonr_get(b->meta, o->meta_key);
 		*missing = (va ? 0 : 1) | (vb ? 0 : 2);
@@ -451,10 +402,10 @@ static int row_compare_key(const struct report_row *a, const struct report_row *
 		int c = memcmp(sa, sb, la < lb ? la : lb);
 		return c ? c : (la > lb) - (la < lb);
 	}
-	case KEY_PEAK: x = a->peak_mb; y = b->peak_mb; break;
-	case KEY_HEAP: x = a->heap_mb; y = b->heap_mb; break;
-	case KEY_WALL: x = a->wall_s; y = b->wall_s; break;
-	case KEY_EXIT:
+	case REPORT_KEY_PEAK: x = a->peak_mb; y = b->peak_mb; break;
+	case REPORT_KEY_HEAP: x = a->heap_mb; y = b->heap_mb; break;
+	case REPORT_KEY_WALL: x = a->wall_s; y = b->wall_s; break;
+	case REPORT_KEY_EXIT:
 		x = a->has_exit ? (double)a->exit_status : NAN;
 		y = b->has_exit ? (double)b->exit_status : NAN;
 		break;
@@ -915,92 +866,53 @@ out:
 	return rc;
 }
 
-/* ---- main ---- */
+/* ---- the report ---- */
 
-int report_main(int argc, char **argv)
+int report_write(char *const *dirs, size_t n_dirs, const struct report_opts *o, char *err,
+		 size_t errlen)
 {
-	struct report_opts o = { .format = REPORT_TABLE, .key = KEY_NONE };
-	int n_dirs = 0, csv = 0, json = 0, rc = 0;
-	char **dirs CLEANUP_FREE = calloc((size_t)(argc > 0 ? argc : 1), sizeof *dirs);
+	int rc;
 
-	if (!dirs) {
-		fputs("memsup report: out of memory\n", stderr);
-		return 125;
-	}
-	/* Options anywhere before "--"; everything else is a directory. */
-	for (int i = 1, only_dirs = 0; i < argc; i++) {
-		const char *a = argv[i];
-		if (only_dirs || a[0] != '-' || !a[1]) {
-			dirs[n_dirs++] = argv[i];
-		} else if (strcmp(a, "--") == 0) {
-			only_dirs = 1;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			report_usage(stdout);
-			return fflush(stdout) == 0 ? 0 : 125;
-		} else if (strcmp(a, "--csv") == 0) {
-			csv = 1;
-		} else if (strcmp(a, "--json") == 0) {
-			json = 1;
-		} else if (strcmp(a, "--reverse") == 0) {
-			o.reverse = 1;
-		} else if (strcmp(a, "--sort") == 0 || strncmp(a, "--sort=", 7) == 0) {
-			const char *key = a[6] == '=' ? a + 7 : argv[++i];
-			if (!key)
-				return report_bad_usage("--sort needs a KEY (dir, peak, heap, wall, exit, reason "
-							"or meta:NAME)");
-			if (report_parse_sort(&o, key) < 0)
-				return report_bad_usage("--sort: unknown key '%s' (one of dir, peak, heap, wall, exit, "
-							"reason, meta:NAME)", key);
-		} else {
-			return report_bad_usage("unknown option '%s'", a);
-		}
-	}
-	if (csv && json)
-		return report_bad_usage("--csv and --json exclude each other: choose one");
-	if (!n_dirs)
-		return report_bad_usage("no evidence directory given");
-	o.format = csv ? REPORT_CSV : json ? REPORT_JSON : REPORT_TABLE;
-
-	struct report_row *rows CLEANUP_FREE = calloc((size_t)n_dirs, sizeof *rows);
-	struct report_row **order CLEANUP_FREE = calloc((size_t)n_dirs, sizeof *order);
+	struct report_row *rows CLEANUP_FREE = calloc(n_dirs, sizeof *rows);
+	struct report_row **order CLEANUP_FREE = calloc(n_dirs, sizeof *order);
 	if (!rows || !order) {
-		fputs("memsup report: out of memory\n", stderr);
-		rc = 125;
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
 		goto out;
 	}
 	int broken = 0;
-	for (int i = 0; i < n_dirs; i++) {
+	for (size_t i = 0; i < n_dirs; i++) {
 		rows[i].index = (size_t)i;
 		rows[i].dir = dirs[i];
 		row_read(&rows[i]);
 		broken |= rows[i].state == REPORT_BROKEN;
 		order[i] = &rows[i];
 	}
-	if (o.key != KEY_NONE)
-		qsort_r(order, (size_t)n_dirs, sizeof *order, row_compare, &o);
+	if (o->key != REPORT_KEY_NONE)
+		qsort_r(order, n_dirs, sizeof *order, row_compare, (void *)o);
 
 	size_t n_keys;
-	const char **keys = meta_union(order, (size_t)n_dirs, &n_keys);
+	const char **keys = meta_union(order, n_dirs, &n_keys);
 	int wrc;
 	if (n_keys == SIZE_MAX)
 		wrc = -ENOMEM;
-	else if (o.format == REPORT_JSON)
-		wrc = fflush(stdout) == 0 ? report_json(STDOUT_FILENO, order, (size_t)n_dirs, keys, n_keys) : -errno;
-	else if (o.format == REPORT_CSV)
-		wrc = report_csv(stdout, order, (size_t)n_dirs, keys, n_keys);
+	else if (o->format == REPORT_JSON)
+		wrc = fflush(stdout) == 0 ? report_json(STDOUT_FILENO, order, n_dirs, keys, n_keys) : -errno;
+	else if (o->format == REPORT_CSV)
+		wrc = report_csv(stdout, order, n_dirs, keys, n_keys);
 	else
-		wrc = report_table(stdout, order, (size_t)n_dirs, keys, n_keys);
+		wrc = report_table(stdout, order, n_dirs, keys, n_keys);
 	free(keys);
 	if (wrc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
 		wrc = errno ? -errno : -EIO;
 	if (wrc < 0) {
-		fprintf(stderr, "memsup report: writing the report: %s\n", strerror(-wrc));
-		rc = 125;
+		snprintf(err, errlen, "writing the report: %s", strerror(-wrc));
+		rc = wrc;
 	} else {
 		rc = broken ? 1 : 0;
 	}
 out:
-	for (int i = 0; rows && i < n_dirs; i++) {
+	for (size_t i = 0; rows && i < n_dirs; i++) {
 		jsonr_free(rows[i].res);
 		free(rows[i].largest_owned);
 	}

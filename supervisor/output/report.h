@@ -1,5 +1,6 @@
-/* report.h: `memsup report DIR...`, one row per evidence directory, to
- * compare the runs of a sweep (see man/memsup-report.1).
+/* report.h: the report of `memsup report DIR...` (its front end is
+ * commands.h), one row per evidence directory, to compare the runs of a
+ * sweep (see man/memsup-report.1).
  *
  * Reads only: resources.json and processes.json of each DIR, with the
  * strict reader (jsonr.h).  A directory that is missing, half-written,
@@ -11,10 +12,35 @@
 #ifndef MEMSUP_REPORT_H
 #define MEMSUP_REPORT_H
 
-/* argv[0] is "report".  Writes the report on stdout, messages on stderr.
- * Returns memsup's exit status: 0 when every row is ok or running, 1 when at
- * least one row is broken, 125 on bad usage (nothing written on stdout) or
- * when stdout cannot be written.  Never exits. */
-int report_main(int argc, char **argv);
+#include <stddef.h>
+
+enum report_format { REPORT_TABLE, REPORT_CSV, REPORT_JSON };
+
+enum report_key {
+	REPORT_KEY_NONE, REPORT_KEY_DIR, REPORT_KEY_PEAK, REPORT_KEY_HEAP, REPORT_KEY_WALL,
+	REPORT_KEY_EXIT, REPORT_KEY_REASON, REPORT_KEY_META,
+};
+
+/* How the report is written: the front end's options. */
+struct report_opts {
+	enum report_format format;
+	enum report_key key;   /* --sort; REPORT_KEY_NONE: the order of the DIRs */
+	const char *meta_key;  /* REPORT_KEY_META: the NAME of meta:NAME */
+	int reverse;           /* --reverse */
+};
+
+/* --sort KEY into o: dir, peak, heap, wall, exit, reason or meta:NAME
+ * (meta_key then points into key).  0 or -EINVAL. */
+int report_parse_sort(struct report_opts *o, const char *key);
+
+/* One row per dirs[i] (n_dirs > 0), written on stdout as o says.  1 when
+ * at least one row is broken, else 0; -errno with a message in err when
+ * memory ran out or stdout could not be written. */
+int report_write(char *const *dirs, size_t n_dirs, const struct report_opts *o, char *err,
+		 size_t errlen);
+
+/* report_main moved to the front ends (commands.h); included here for the
+ * callers that still find it through this header. */
+#include "commands.h"
 
 #endif /* MEMSUP_REPORT_H */
