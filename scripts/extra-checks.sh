@@ -5,7 +5,7 @@
 #
 #   sanitizers  a second build, in a copy of the sources, with
 #               ./configure --enable-sanitizers --enable-debug (ASan +
-#               UBSan on memsup and the unit tests, and every MT_ASSERT of
+#               UBSan on memsup and the Criterion tests, and every MT_ASSERT of
 #               common/invariant.h checked, the shim's too), whose
 #               `make check` must pass whole
 #   valgrind    memsup under memcheck on runs that end in each way (normal

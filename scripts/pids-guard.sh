@@ -21,7 +21,7 @@
 # Where no pids-limited cgroup can be made (no pids controller, no write
 # access), COMMAND runs unguarded, one line on stderr says why, and
 # MEMTRACE_PIDS_GUARD stays unset: the tests that can make many processes
-# (tests/unit/test_guard.h) then skip themselves, saying so.
+# (tests/e2e/test_guard.h) then skip themselves, saying so.
 # Exit status: COMMAND's (128+N if it was killed by signal N).
 set -u
 

@@ -17,7 +17,7 @@ cd "$top"
 # tmux and less for memsup at a real terminal (tests/terminal.sh); binutils
 # (addr2line, objcopy) for the call sites' file:line, libc6-dbg for a libc
 # frame named through its build-id debug file, g++ for a C++ name demangled
-# (tests/unit/test_memsup_lines.c); Slurm 22.05 and munge for a one-node
+# (tests/e2e/test_memsup_lines.c); Slurm 22.05 and munge for a one-node
 # cluster of the test's own (tests/slurm.sh runs daemons of its own, with
 # their own configuration, whatever the packages' services do).
 packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev

@@ -4,11 +4,12 @@
 # What it recognises, in backquotes unless said otherwise:
 #   `suite::name`              a Criterion Test(suite, name ...) in the C file
 #                              named last before it (test_x.c), else in any
-#                              of tests/unit/*.c
+#                              of tests/unit/*.c and tests/e2e/*.c
 #   `TestClass.test_method`    a unittest method of that class in tests/python/*.py
 #   `fuzz_name`                a libFuzzer harness, tests/fuzz/fuzz_name.c
 #   `tests/...`, `scripts/...` a file or directory of the source tree
-#   test_x.c, test_x.py        (bare) tests/unit/test_x.c, tests/python/test_x.py
+#   test_x.c, test_x.py        (bare) tests/unit/ or tests/e2e/test_x.c,
+#                              tests/python/test_x.py
 # Output: TAP, one line per distinct reference.  Needs MT_SRCDIR;
 # MT_GUARANTEES names another file to check (default docs/guarantees.md).
 set -u
@@ -50,12 +51,26 @@ if [ -z "$refs" ]; then
 fi
 
 # A Criterion test: "Test(suite, name" at the start of a line, then "," or ")",
-# in tests/unit/$3 when a file is given, else in any of tests/unit/*.c.
+# in the C test file $3 when one is given, else in any C test file.
 criterion_has() {
-	local files=("$MT_SRCDIR"/tests/unit/*.c)
-	[ -n "$3" ] && files=("$MT_SRCDIR/tests/unit/$3")
+	local files
+	if [ -n "$3" ]; then
+		files=("$(c_test_file "$3")") || return 1
+	else
+		files=("$MT_SRCDIR"/tests/unit/*.c "$MT_SRCDIR"/tests/e2e/*.c)
+	fi
 	[ -f "${files[0]}" ] &&
 		grep -Eq "^Test\([[:space:]]*$1[[:space:]]*,[[:space:]]*$2[[:space:]]*[,)]" "${files[@]}"
+}
+
+# A Criterion test file by its bare name: unit tests in tests/unit/,
+# end-to-end ones in tests/e2e/.  Prints its path; fails when neither has it.
+c_test_file() {
+	local d
+	for d in unit e2e; do
+		[ -f "$MT_SRCDIR/tests/$d/$1" ] && printf '%s\n' "$MT_SRCDIR/tests/$d/$1" && return 0
+	done
+	return 1
 }
 
 # A unittest method: "def name(" after "class Class(" and before the next class.
@@ -97,7 +112,7 @@ while IFS= read -r ref; do
 		;;
 	test_*.c)
 		what="test file"
-		[ -f "$MT_SRCDIR/tests/unit/$ref" ]
+		c_test_file "$ref" >/dev/null
 		;;
 	test_*.py)
 		what="test file"

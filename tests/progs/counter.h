@@ -1,5 +1,5 @@
 /* counter.h: counter's byte stream (tests/progs/counter.c), shared with the
- * tests that check it (tests/unit/test_memsup_logmax.c): the 8-byte
+ * tests that check it (tests/e2e/test_memsup_logmax.c): the 8-byte
  * little-endian words 0, 1, 2, ... one after the other, so that any piece
  * of it says where in the stream it came from, and making it costs next to
  * nothing (gigabytes of it in a test). */

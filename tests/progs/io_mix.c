@@ -1,5 +1,5 @@
 /* io_mix.c: output with known bytes, for the pass-through and stdout.log
- * tests (tests/unit/test_memsup_output.c).
+ * tests (tests/e2e/test_memsup_output.c).
  *
  *   io_mix binary BYTES SEED    BYTES of the stream (every byte value) to
  *                               stdout in uneven writes; exits 0, or dies of

@@ -1,5 +1,5 @@
 /* io_mix.h: io_mix's byte stream (tests/progs/io_mix.c), shared with the
- * test that checks it (tests/unit/test_memsup_output.c): byte i of the
+ * test that checks it (tests/e2e/test_memsup_output.c): byte i of the
  * stream of `seed`, every byte value, a pure function, so that a bare run
  * and a run under memsup compare without a copy kept. */
 #ifndef MT_IO_MIX_H

@@ -1,6 +1,6 @@
 /* memkinds.c: hold memory of one of the kinds memory.stat tells apart, of
  * a known size (decimal MB), for the kernel-split tests
- * (tests/unit/test_memsup_kernel.c).  Exits 0; 2 on an error.
+ * (tests/e2e/test_memsup_kernel.c).  Exits 0; 2 on an error.
  *
  *   memkinds anon MB HOLD_MS        malloc MB, write every page, hold
  *   memkinds shmem FILE MB HOLD_MS  write MB into FILE (on a tmpfs: shared

@@ -1,5 +1,5 @@
 /* merge_tree.c: workloads with known shapes and known heap sizes for the
- * merged view (tests/unit/test_memsup_merge.c).  Sizes are decimal MB,
+ * merged view (tests/e2e/test_memsup_merge.c).  Sizes are decimal MB,
  * allocated with malloc (glibc serves them with mmap: usable size is the
  * request rounded up to a page) and touched page by page.
  *

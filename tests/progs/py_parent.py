@@ -1,5 +1,5 @@
 """A Python parent that starts Python children: the Python frames of the
-whole tree (tests/unit/test_memsup_pyframes.c).  It holds 40 MiB itself in
+whole tree (tests/e2e/test_memsup_pyframes.c).  It holds 40 MiB itself in
 größe_hält() (a name that is not ASCII: the shim copies it as UTF-8) while
 its children, tests/progs/py_sites.py with argv[1] MiB each (default 80),
 run one after the other with the same interpreter."""

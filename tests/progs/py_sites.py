@@ -1,6 +1,6 @@
 """Three functions hold 50%, 30% and 20% of this program's peak, in
 4 MiB bytearrays kept in a list until the peak has been reached (the
-Python frames of tests/unit/test_memsup_pyframes.c).  argv[1]: total MiB,
+Python frames of tests/e2e/test_memsup_pyframes.c).  argv[1]: total MiB,
 a multiple of 40 (default 200).  A block of 4 MiB is sampled at the default
 interval with probability 1 - e^-8, so the shares come out within a
 fraction of a point.  Each allocation's line is marked "# ALLOC <name>"

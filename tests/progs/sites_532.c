@@ -1,6 +1,6 @@
 /* sites_532.c: one process whose three call sites hold 50%, 30% and 20% of
  * its heap peak, touched, and let go at once: the heap peak the poller is
- * least likely to see (tests/unit/test_memsup_sites_peak.c).
+ * least likely to see (tests/e2e/test_memsup_sites_peak.c).
  *
  * Usage: sites_532 [MIB [HOLD_MS [BLOCK_KIB]]]     (defaults 100 0 2048)
  *

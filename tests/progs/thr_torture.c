@@ -1,5 +1,5 @@
 /* thr_torture.c: threads living and dying every way a program can make
- * them, for the shim (tests/unit/test_shim_threads.c runs each mode bare and
+ * them, for the shim (tests/e2e/test_shim_threads.c runs each mode bare and
  * under libmemtrace.so and compares stdout, stderr and the exit status).
  *
  *   thr_torture concurrent N       N threads alive at once, each churning

@@ -1,5 +1,5 @@
 /* x_argdump.c: a command that tells exactly what it received, for the
- * hostile-environment tests (tests/unit/test_memsup_hostile.c).
+ * hostile-environment tests (tests/e2e/test_memsup_hostile.c).
  *
  *   X_ARGDUMP=FILE x_argdump ARG...
  *

@@ -1,7 +1,7 @@
 /* x_forge.c: a command that writes records of its own into $MEMTRACE_DIR
  * with valid headers and false contents, and a marker naming init, then
  * holds MB (default 10) for HOLD_MS (default 300).  memsup must believe
- * none of it (tests/unit/test_memsup_findings.c):
+ * none of it (tests/e2e/test_memsup_findings.c):
  *   1.0.mtr          pid 1, never in the tree: VmHWM of 9.4e18 kB and
  *                    4,294,967,287 markers
  *   4190000.0.mtr    claims to be a fork child of this process's own

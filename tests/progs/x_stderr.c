@@ -1,5 +1,5 @@
 /* x_stderr.c: programs that do things to their stderr before they end, for
- * the shim's standalone summary (tests/unit/test_shim_summary.c).
+ * the shim's standalone summary (tests/e2e/test_shim_summary.c).
  *
  *   x_stderr alloc MB            malloc MB decimal megabytes, free, exit 0
  *   x_stderr atexit-close        an atexit handler fcloses stdout and stderr

@@ -1,5 +1,5 @@
 /* x_stress.c: the shim under threads, fork, exec and signal handlers that
- * allocate (tests/unit/test_shim_hostile.c runs it under memsup).
+ * allocate (tests/e2e/test_shim_hostile.c runs it under memsup).
  *
  *   x_stress [THREADS [ITERS [FORKS]]]      (defaults 3 20000 16)
  *

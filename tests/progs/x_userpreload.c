@@ -1,5 +1,5 @@
 /* x_userpreload.c: a user's own LD_PRELOAD library, for the test that memsup
- * keeps it and adds the shim beside it (tests/unit/test_memsup_hostile.c).
+ * keeps it and adds the shim beside it (tests/e2e/test_memsup_hostile.c).
  *
  * Its constructor appends one line to the file named by X_USERPRELOAD_LOG:
  *   "<pid> <exe>\t<LD_PRELOAD as this image saw it>\n"

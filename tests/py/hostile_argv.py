@@ -1,4 +1,4 @@
-"""hostile_argv.py: run by tests/unit/test_memsup_hostile.c (run_argv_case:
+"""hostile_argv.py: run by tests/e2e/test_memsup_hostile.c (run_argv_case:
 hundred_thousand_arguments, every_byte_value_kept_exactly,
 every_byte_value_in_env).
 

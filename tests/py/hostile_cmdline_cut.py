@@ -1,4 +1,4 @@
-"""hostile_cmdline_cut.py: run by tests/unit/test_memsup_hostile.c
+"""hostile_cmdline_cut.py: run by tests/e2e/test_memsup_hostile.c
 (untraced_long_cmdline_says_cut).
 
     python3 tests/py/hostile_cmdline_cut.py EVIDENCE_DIR cut|whole

@@ -1,4 +1,4 @@
-"""hostile_env_bytes.py: run by tests/unit/test_memsup_hostile.c
+"""hostile_env_bytes.py: run by tests/e2e/test_memsup_hostile.c
 (every_byte_value_in_env).
 
     python3 tests/py/hostile_env_bytes.py EVIDENCE_DIR

@@ -1,4 +1,4 @@
-"""hostile_setuid.py: run by tests/unit/test_memsup_hostile.c
+"""hostile_setuid.py: run by tests/e2e/test_memsup_hostile.c
 (setuid_target_is_polled_and_classified_secure).
 
     python3 tests/py/hostile_setuid.py EVIDENCE_DIR COPY

@@ -1,4 +1,4 @@
-"""hostile_user_preload.py: run by tests/unit/test_memsup_hostile.c
+"""hostile_user_preload.py: run by tests/e2e/test_memsup_hostile.c
 (user_preload_case: user_ld_preload_kept_from_environment,
 user_ld_preload_kept_from_env_option).
 

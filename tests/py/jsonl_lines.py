@@ -1,5 +1,5 @@
 """jsonl_lines.py: run by jsonl_whole_lines() in
-tests/unit/test_memsup_harden.h (the evidence-failure tests of
+tests/e2e/test_memsup_harden.h (the evidence-failure tests of
 test_memsup_harden_evidence.c and others that check rss.jsonl or
 timeline.jsonl).
 

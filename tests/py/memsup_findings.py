@@ -1,4 +1,4 @@
-"""memsup_findings.py: the checks of tests/unit/test_memsup_findings.c.
+"""memsup_findings.py: the checks of tests/e2e/test_memsup_findings.c.
 
 Each test there runs memsup on a workload of known sizes and then
     python3 tests/py/memsup_findings.py CHECK EVIDENCE_DIR [ARG]

@@ -1,4 +1,4 @@
-"""memsup_forged.py: the checks of tests/unit/test_memsup_forged.c.
+"""memsup_forged.py: the checks of tests/e2e/test_memsup_forged.c.
 
     python3 tests/py/memsup_forged.py CHECK EVIDENCE_DIR MEMSUP OUTSIDER ABOVE N
 

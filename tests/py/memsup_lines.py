@@ -1,4 +1,4 @@
-"""memsup_lines.py: the checks of tests/unit/test_memsup_lines.c.
+"""memsup_lines.py: the checks of tests/e2e/test_memsup_lines.c.
 
 Each test there runs memsup, every block sampled, on tests/progs/lines_sites
 (or a stripped copy of it), which holds five blocks from five call sites and

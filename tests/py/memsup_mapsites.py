@@ -1,4 +1,4 @@
-"""memsup_mapsites.py: the checks of tests/unit/test_memsup_mapsites.c.
+"""memsup_mapsites.py: the checks of tests/e2e/test_memsup_mapsites.c.
 
     python3 tests/py/memsup_mapsites.py CHECK EVIDENCE_DIR
 

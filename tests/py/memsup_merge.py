@@ -1,4 +1,4 @@
-"""memsup_merge.py: the checks of tests/unit/test_memsup_merge.c.
+"""memsup_merge.py: the checks of tests/e2e/test_memsup_merge.c.
 
 Each test there runs memsup with the shim (the merged view) on a workload
 of known shape and heap (tests/progs/merge_tree.c, merge_static.c) and then

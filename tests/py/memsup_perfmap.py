@@ -1,4 +1,4 @@
-"""memsup_perfmap.py: the checks of tests/unit/test_memsup_perfmap.c.
+"""memsup_perfmap.py: the checks of tests/e2e/test_memsup_perfmap.c.
 
     python3 tests/py/memsup_perfmap.py CHECK EVIDENCE_DIR
 

@@ -1,4 +1,4 @@
-"""memsup_pyframes.py: the checks of tests/unit/test_memsup_pyframes.c.
+"""memsup_pyframes.py: the checks of tests/e2e/test_memsup_pyframes.c.
 
     python3 tests/py/memsup_pyframes.py CHECK EVIDENCE_DIR SRCDIR
 

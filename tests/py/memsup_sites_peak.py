@@ -1,4 +1,4 @@
-"""memsup_sites_peak.py: the check of tests/unit/test_memsup_sites_peak.c.
+"""memsup_sites_peak.py: the check of tests/e2e/test_memsup_sites_peak.c.
 
 That test runs memsup on tests/progs/sites_532 (one process; three call
 sites holding 50%, 30% and 20% of its heap peak, touched, then freed at

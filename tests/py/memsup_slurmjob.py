@@ -1,4 +1,4 @@
-"""memsup_slurmjob.py: the checks of tests/unit/test_memsup_slurmjob.c.
+"""memsup_slurmjob.py: the checks of tests/e2e/test_memsup_slurmjob.c.
 
     python3 tests/py/memsup_slurmjob.py CHECK EVIDENCE_DIR
 

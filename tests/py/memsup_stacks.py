@@ -1,4 +1,4 @@
-"""memsup_stacks.py: the checks of tests/unit/test_memsup_stacks.c.
+"""memsup_stacks.py: the checks of tests/e2e/test_memsup_stacks.c.
 
 Each test there runs memsup on tests/progs/site_shares (50%, 30% and 20%
 of its heap in three functions, in two processes at once; it prints the

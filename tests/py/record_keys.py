@@ -1,4 +1,4 @@
-"""record_keys.py: run by rec_load() in tests/unit/test_memsup_util.h, so
+"""record_keys.py: run by rec_load() in tests/common/test_memsup_util.h, so
 by most memsup tests after a run.
 
     python3 tests/py/record_keys.py DIR/resources.json

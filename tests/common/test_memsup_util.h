@@ -1,5 +1,6 @@
 /* test_memsup_util.h: helpers for the end-to-end memsup tests (header only,
- * included by each tests/unit/test_memsup_*.c).
+ * included by each tests/e2e/test_memsup_*.c, and by the unit tests that
+ * want its temporary directories and files).
  *
  * memsup_run() runs the built memsup ($MEMSUP) in a fresh temporary
  * directory, evidence in TMP/ev unless the caller passes its own -o, stdout

@@ -1,5 +1,5 @@
 /* test_memsup_harden.h: helpers shared by the hardening tests
- * (tests/unit/test_memsup_harden_*.c), over test_memsup_util.h.
+ * (tests/e2e/test_memsup_harden_*.c), over test_memsup_util.h.
  *
  * harden_start() is sup_spawn() (test_memsup_util.h) after the test
  * process made itself a child subreaper, so that
