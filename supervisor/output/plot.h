@@ -98,8 +98,4 @@ int plot_write_dir(int dirfd, const char *dirpath, unsigned width, unsigned heig
 int plot_render(int dirfd, unsigned width, unsigned height, struct svg_buf *b, char *err,
 		size_t errlen);
 
-/* plot_main moved to the front ends (commands.h); included here for the
- * callers that still find it through this header. */
-#include "commands.h"
-
 #endif /* MEMSUP_PLOT_H */

@@ -39,8 +39,4 @@ int report_parse_sort(struct report_opts *o, const char *key);
 int report_write(char *const *dirs, size_t n_dirs, const struct report_opts *o, char *err,
 		 size_t errlen);
 
-/* report_main moved to the front ends (commands.h); included here for the
- * callers that still find it through this header. */
-#include "commands.h"
-
 #endif /* MEMSUP_REPORT_H */

@@ -7,6 +7,7 @@
 #include "test_memsup_util.h"
 #include "test_py.h"
 
+#include "commands.h"
 #include "output/plot.h"
 #include "output/svg.h"
 #include "output/timeline.h"
