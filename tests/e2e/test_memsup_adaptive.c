@@ -25,6 +25,7 @@
 #include "collect/procfs.h"
 #include "contain/contain.h"
 #include "output/timeline.h"
+#include "test_cgfixture.h"
 
 #define MB 1e6
 
@@ -250,38 +251,10 @@ Test(memsup_adaptive, default_is_dense_and_says_why, .timeout = 60)
 
 /* ---- the backends, on fixture trees ----------------------------------------------- */
 
-struct fixture {
-	char dir[PATH_MAX];
-	char proc[PATH_MAX + 8];
-	char sys[PATH_MAX + 8];
-};
-
-static void fixture_copy(struct fixture *fx, const char *name)
-{
-	const char *data = env_or_skip("MT_DATA");
-	snprintf(fx->dir, sizeof fx->dir, "/tmp/memsup-adfx-XXXXXX");
-	cr_assert_not_null(mkdtemp(fx->dir));
-	char cmd[3 * PATH_MAX];
-	snprintf(cmd, sizeof cmd, "cp -a '%s/cgroup/%s/.' '%s'", data, name, fx->dir);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	snprintf(fx->proc, sizeof fx->proc, "%s/proc", fx->dir);
-	snprintf(fx->sys, sizeof fx->sys, "%s/sys", fx->dir);
-}
-
-static void fixture_remove(struct fixture *fx)
-{
-	char cmd[PATH_MAX + 32];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
 static struct contain *fixture_open(struct fixture *fx, const char *name, const char *mode)
 {
 	fixture_copy(fx, name);
-	struct contain_config cc = {
-		.proc_root = fx->proc, .self = 100, .discovery = TREE_AUTO,
-		.cgroup = CONTAIN_AUTO, .cgroup_root = fx->sys, .premade = 1,
-	};
+	struct contain_config cc = fixture_config(fx);
 	struct contain *c;
 	cr_assert_eq(contain_open(&c, &cc), 0);
 	cr_assert_str_eq(contain_info(c)->mode, mode);

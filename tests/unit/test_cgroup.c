@@ -21,43 +21,7 @@
 #include "collect/procfs.h"
 #include "contain/cgroup.h"
 #include "contain/contain.h"
-
-struct fixture {
-	char dir[PATH_MAX];
-	char proc[PATH_MAX + 8];
-	char sys[PATH_MAX + 8];
-};
-
-/* A private copy of tests/data/cgroup/NAME. */
-static void fixture_copy(struct fixture *fx, const char *name)
-{
-	const char *data = getenv("MT_DATA");
-	if (!data)
-		cr_skip_test("MT_DATA is not set (run through make check)");
-	snprintf(fx->dir, sizeof fx->dir, "/tmp/memsup-cgfx-XXXXXX");
-	cr_assert_not_null(mkdtemp(fx->dir));
-	char cmd[3 * PATH_MAX];
-	snprintf(cmd, sizeof cmd, "cp -a '%s/cgroup/%s/.' '%s'", data, name, fx->dir);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	snprintf(fx->proc, sizeof fx->proc, "%s/proc", fx->dir);
-	snprintf(fx->sys, sizeof fx->sys, "%s/sys", fx->dir);
-}
-
-static void fixture_remove(struct fixture *fx)
-{
-	char cmd[PATH_MAX + 32];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
-static struct contain_config fixture_config(const struct fixture *fx)
-{
-	struct contain_config cc = {
-		.proc_root = fx->proc, .self = 100, .discovery = TREE_AUTO,
-		.cgroup = CONTAIN_AUTO, .cgroup_root = fx->sys, .premade = 1,
-	};
-	return cc;
-}
+#include "test_cgfixture.h"
 
 /* The text of a fixture file (relative to its sys/). */
 static const char *sysfile(const struct fixture *fx, const char *rel)
