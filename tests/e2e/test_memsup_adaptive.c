@@ -26,6 +26,7 @@
 #include "contain/contain.h"
 #include "output/timeline.h"
 #include "test_cgfixture.h"
+#include "test_timeline_points.h"
 
 #define MB 1e6
 
@@ -83,22 +84,6 @@ static void require_watchable(struct sup_run *r)
 
 /* ---- the samples ---------------------------------------------------------------- */
 
-struct tl {
-	size_t n;
-	struct timeline_point p[4096];
-};
-
-static struct tl tl; /* one run per test process */
-
-static int tl_line(void *ctx, const char *line, size_t len, int whole)
-{
-	struct tl *t = ctx;
-	if (t->n < sizeof t->p / sizeof t->p[0] &&
-	    timeline_parse_sample(line, len, whole, &t->p[t->n]) == 0)
-		t->n++;
-	return 0;
-}
-
 /* The lines of DIR/name. */
 static size_t lines_of(const struct sup_run *r, const char *name)
 {
@@ -111,19 +96,6 @@ static size_t lines_of(const struct sup_run *r, const char *name)
 		n += ch == '\n';
 	fclose(f);
 	return n;
-}
-
-/* The samples of timeline.jsonl (rss.jsonl's, with the per-process view). */
-static void tl_load(const struct sup_run *r, const char *name)
-{
-	int found = 0;
-	int dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert_geq(dfd, 0, "%s: %s", r->dir, strerror(errno));
-	tl.n = 0;
-	cr_assert_eq(timeline_read_file(dfd, name, tl_line, &tl, &found), 0);
-	close(dfd);
-	cr_assert(found, "no %s in %s", name, r->dir);
-	cr_assert_gt(tl.n, 0, "no sample in %s", name);
 }
 
 /* ---- end to end ------------------------------------------------------------------ */

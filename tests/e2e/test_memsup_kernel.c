@@ -17,38 +17,10 @@
 #include <sys/vfs.h>
 
 #include "output/timeline.h"
+#include "test_timeline_points.h"
 
 #define MB 1e6
 #define TMPFS_MAGIC_ 0x01021994
-
-/* The sample lines of a run's timeline.jsonl. */
-struct tl {
-	size_t n;
-	struct timeline_point p[8192];
-};
-
-static struct tl tl; /* one run per test process */
-
-static int tl_line(void *ctx, const char *line, size_t len, int whole)
-{
-	struct tl *t = ctx;
-	if (t->n < sizeof t->p / sizeof t->p[0] &&
-	    timeline_parse_sample(line, len, whole, &t->p[t->n]) == 0)
-		t->n++;
-	return 0;
-}
-
-static void tl_load(const struct sup_run *r)
-{
-	int found = 0;
-	int dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert_geq(dfd, 0, "%s: %s", r->dir, strerror(errno));
-	tl.n = 0;
-	cr_assert_eq(timeline_read_file(dfd, "timeline.jsonl", tl_line, &tl, &found), 0);
-	close(dfd);
-	cr_assert(found, "no timeline.jsonl in %s", r->dir);
-	cr_assert_gt(tl.n, 0, "no sample in timeline.jsonl");
-}
 
 /* The run had a memory cgroup; else skip, or fail where one can be made. */
 static void require_memory(struct sup_run *r)
@@ -118,7 +90,7 @@ Test(memsup_kernel, malloc_64mb_is_cgroup_anon, .timeout = 60)
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
 	require_memory(&r);
-	tl_load(&r);
+	tl_load(&r, "timeline.jsonl");
 	const struct timeline_point *p = expect_split(offsetof(struct timeline_point, cgroup_anon));
 	/* memory.stat is summed from per-CPU counters that the kernel folds
 	 * in batches (64 pages a CPU), so a read may lag the pages by up to a
@@ -147,7 +119,7 @@ Test(memsup_kernel, tmpfs_32mb_is_cgroup_shmem, .timeout = 60)
 	cr_assert_eq(st, 0, "stderr: %s", r.err);
 	rec_load(&r);
 	require_memory(&r);
-	tl_load(&r);
+	tl_load(&r, "timeline.jsonl");
 	const struct timeline_point *p = expect_split(offsetof(struct timeline_point, cgroup_shmem));
 	cr_expect_geq(p->cgroup_shmem, 32 * MB, "largest cgroup_shmem %.0f", p->cgroup_shmem);
 	cr_expect_lt(p->cgroup_page_cache, 4 * MB, "shared memory counted as page cache too: %.0f",
@@ -173,7 +145,7 @@ Test(memsup_kernel, disk_file_read_back_grows_cgroup_page_cache, .timeout = 60)
 	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
 	rec_load(&r);
 	require_memory(&r);
-	tl_load(&r);
+	tl_load(&r, "timeline.jsonl");
 	const struct timeline_point *p =
 		expect_split(offsetof(struct timeline_point, cgroup_page_cache));
 	cr_expect_leq(p->cgroup_page_cache, 40 * MB, "page cache %.0f for a 32 MB file",
@@ -215,7 +187,7 @@ Test(memsup_kernel, mem_max_breach_is_a_timeline_event, .timeout = 60)
 	cr_assert_eq(st, 123, "stderr: %s", r.err);
 	rec_load(&r);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"mem_limit_exceeded\"");
-	tl_load(&r);
+	tl_load(&r, "timeline.jsonl");
 	const struct timeline_point *first = NULL, *rise = NULL;
 	for (size_t i = 0; i < tl.n; i++) {
 		const struct timeline_point *p = &tl.p[i];
@@ -245,7 +217,7 @@ Test(memsup_kernel, no_cgroup_no_kernel_keys, .timeout = 30)
 	const char *args[] = { "--no-trace", "--cgroup", "off", "--poll-ms", "20", "--",
 			       prog("memkinds"), "anon", "8", "200", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	tl_load(&r);
+	tl_load(&r, "timeline.jsonl");
 	for (size_t i = 0; i < tl.n; i++)
 		cr_expect(tl.p[i].cgroup < 0 && tl.p[i].cgroup_anon < 0 &&
 			  tl.p[i].cgroup_page_cache < 0 && tl.p[i].cgroup_shmem < 0 &&
