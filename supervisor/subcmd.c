@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "invariant.h"
+
 static void bad_line(const struct subcmd *cmd, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "memsup %s: ", cmd->name);
@@ -38,6 +40,10 @@ int subcmd_bad_usage(const struct subcmd *cmd, const char *fmt, ...)
  * the command's usage follows, instead of its tail. */
 static int bad_word(const struct subcmd *cmd, const char *tmpl, const char *word, int usage)
 {
+	/* a command that promised room for every operand, and had none */
+	MT_ASSERT_MSG(tmpl != NULL, "a line for every usage error the table allows");
+	if (!tmpl)
+		tmpl = "'%s' is one operand too many";
 	const char *at = strstr(tmpl, "%s");
 	if (!at)
 		at = tmpl + strlen(tmpl);
