@@ -638,6 +638,7 @@ static int set_mem_max(struct cgrun *r, uint64_t bytes, struct contain_info *inf
 		r->event_events = POLLPRI;
 	} else {
 		rc = cgroup_write(r->memdir, "memory.limit_in_bytes", v);
+		r->own_limit = rc == 0;
 		if (rc == 0 && cgroup_has(r->memdir, "memory.memsw.limit_in_bytes")) {
 			rc = cgroup_write(r->memdir, "memory.memsw.limit_in_bytes", v);
 			/* the kernel charges memory+swap first: at equal limits a
@@ -1090,7 +1091,12 @@ static int read_events(struct cgrun *r, struct contain_state *st)
 	int rc = procfs_pread_fd(r->oom_fd, buf, sizeof buf, &len);
 	if (rc == 0)
 		rc = cgroup_parse_key(buf, len, "oom_kill", &st->oom_kills);
-	if (rc == 0)
+	/* v1's failcnt counts the charges that failed at this cgroup's own
+	 * limit (a failure at an ancestor's counts there): without a limit
+	 * of the run's own it cannot move from the 0 the run began with */
+	if (rc == 0 && !r->v2_files && !r->own_limit && !r->premade)
+		st->limit_hits = 0;
+	else if (rc == 0)
 		rc = r->v2_files ? cgroup_parse_key(buf, len, "max", &st->limit_hits)
 		   : r->failcnt_fd >= 0 ? read_u64(r->failcnt_fd, &st->limit_hits) : -ENOENT;
 	if (rc == 0 && r->memsw_failcnt_fd >= 0 && read_u64(r->memsw_failcnt_fd, &memsw) == 0)

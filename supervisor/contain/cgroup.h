@@ -166,7 +166,9 @@ struct cgrun {
 	int usage_fd;              /* memory.current / memory.usage_in_bytes */
 	int stat_fd;               /* memory.stat */
 	int kmem_fd;               /* v1 memory.kmem.usage_in_bytes */
-	int failcnt_fd;            /* v1 memory.failcnt */
+	int failcnt_fd;            /* v1 memory.failcnt: read only under a
+				      limit of the run's own (own_limit) */
+	int own_limit;             /* v1: memsup set memory.limit_in_bytes */
 	int memsw_failcnt_fd;      /* v1 memory.memsw.failcnt, with --mem-max */
 	int pids_events_fd;        /* pids.events, with --max-procs */
 	int oom_fd;                /* memory.events / memory.oom_control */
