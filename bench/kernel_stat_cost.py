@@ -35,9 +35,11 @@ The per-file table is where the kernel's share shows: memory.stat is
 formatted anew (and its counters flushed) at every read.
 """
 import argparse
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -190,6 +192,7 @@ def main(argv=None):
     args.tree_prog = benchlib.bench_program(builddir, "sleep_tree")
     facts = benchlib.machine_facts()
     tmp = Path(tempfile.mkdtemp(prefix="mt-statcost-"))
+    atexit.register(shutil.rmtree, tmp, True)  # its runs' evidence, gone with it
 
     cpu = {label: [] for label, _ in memsups}
     for rep in range(args.reps):

@@ -48,8 +48,10 @@ loop that only wakes every POLL_MS: the CPU any 100 Hz poller pays on this
 machine before it reads a single /proc file.
 """
 import argparse
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -136,6 +138,7 @@ class Bench:
         self.tree = str(benchlib.bench_program(self.builddir, "sleep_tree"))
         self.floor = str(benchlib.bench_program(self.builddir, "wake_floor"))
         self.tmp = Path(tempfile.mkdtemp(prefix="mt-memsup-cpu-"))
+        atexit.register(shutil.rmtree, self.tmp, True)  # the runs' evidence, gone with it
         self.memsup_extra = []
         self.help = ""
         if self.memsup:
