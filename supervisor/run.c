@@ -820,9 +820,16 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 	if (n > rec->max_processes)
 		rec->max_processes = n;
 	/* what the cgroup's usage was made of where it was largest: the
-	 * sample's own counters, read with it (the first of equals kept) */
+	 * sample's own counters, read with it (the first of equals kept).
+	 * A sample whose parts did not add up to its usage (cgroup.c: a
+	 * member's pages unmapped and not yet uncharged as it exits) does
+	 * not displace one whose parts did */
+	const struct contain_state *best = &rec->kernel_at_peak;
+	int fits = r->kernel.have_split && r->kernel.split_agrees;
+	int best_fits = best->have_split && best->split_agrees;
 	if (r->kernel.have_usage &&
-	    (rec->kernel_peak_at_s < 0 || r->kernel.usage > rec->kernel_at_peak.usage)) {
+	    (rec->kernel_peak_at_s < 0 || (fits && !best_fits) ||
+	     (fits == best_fits && r->kernel.usage > best->usage))) {
 		rec->kernel_at_peak = r->kernel;
 		rec->kernel_peak_at_s = elapsed;
 	}

@@ -1148,6 +1148,10 @@ int cgroup_run_poll(struct contain *c, struct contain_state *st)
 	if (r->have_split) {
 		const struct cg_memstat *ms = &r->split;
 		st->have_split = 1;
+		/* still apart after the second reading: the kernel's own
+		 * moment, an exiting member's pages unmapped (out of anon) and
+		 * not yet uncharged (in the usage) */
+		st->split_agrees = !st->have_usage || cgroup_split_agrees(st->usage, ms);
 		st->anon = ms->anon;
 		st->page_cache = ms->file - ms->shmem;
 		st->shmem = ms->shmem;

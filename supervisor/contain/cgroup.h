@@ -116,7 +116,9 @@ struct cg_memstat {
 
 /* 1 when the parts of `ms` (anon + file + kernel) add up to `usage`
  * within CG_SPLIT_SLACK_BYTES and 1/16 of it; 0 when the tree moved
- * between the two reads (cgroup_run_poll reads both again).  Pure. */
+ * between the two reads (cgroup_run_poll reads both again, and says
+ * split_agrees 0 when they still disagree: an exiting member's pages are
+ * out of anon before they are out of the usage).  Pure. */
 int cgroup_split_agrees(uint64_t usage, const struct cg_memstat *ms);
 /* A memory.stat text of cgroup v2 (v2 != 0) or v1, in one pass.  0, or
  * -EINVAL when anon or file is missing or a value it uses is no number.

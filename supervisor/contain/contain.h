@@ -139,6 +139,9 @@ struct contain_state {
 	/* memory.stat's split, bytes: four parts that stack to about usage
 	 * (cgroup.c says how close, and why not exactly) */
 	int have_split;
+	int split_agrees;          /* the parts add up to the usage (cgroup.h,
+				      cgroup_split_agrees); not when a member
+				      was exiting as they were read */
 	uint64_t anon;             /* anonymous memory, huge pages included */
 	uint64_t page_cache;       /* file pages but shared memory: file - shmem */
 	uint64_t shmem;            /* tmpfs, shm_open, shared anonymous */

@@ -564,6 +564,31 @@ Test(cgroup, stale_sweep_removes_the_cgroups_below_bottom_up)
 
 /* ---- memory.stat kept while the usage stays ---------------------------------- */
 
+/* A sample whose parts stand apart from its usage after the second
+ * reading says so (split_agrees 0), keeping its parts for the timeline:
+ * the run's breakdown of the answer prefers a sample whose parts agree. */
+Test(cgroup, a_sample_says_whether_its_parts_add_up)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "v2");
+	struct contain_config cc = fixture_config(&fx);
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	const char *current = "user.slice/run.scope/memsup-100-run/memory.current";
+	struct contain_state st;
+	/* anon 50 + file 20 + kernel 3 + sock 0.02 MB: 73.02 MB */
+	put_file(&fx, current, "73020000\n");
+	cr_assert_eq(contain_poll(c, &st), 0);
+	cr_assert(st.have_split && st.split_agrees, "73.02 MB of parts for 73.02 MB");
+	put_file(&fx, current, "100000000\n");
+	cr_assert_eq(contain_poll(c, &st), 0);
+	cr_assert(st.have_split, "the parts stay in the sample");
+	cr_assert_eq(st.anon, 50000000);
+	cr_assert_not(st.split_agrees, "73 MB of parts for a usage of 100 MB");
+	contain_close(c);
+	fixture_remove(&fx);
+}
+
 /* The parts agree with the usage within 2 MB and 1/16: the demo's peak
  * sample once read usage 141.75 MB and anon 121.43 MB (a child ended
  * between the two reads), which must not stand as the answer's parts. */
