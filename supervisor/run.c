@@ -933,6 +933,18 @@ static void finish_times(struct run *r)
 	if (r->slurm_poll.samples) {
 		slowpoll_range(&r->slurm_poll, &rec->slurm_poll_low, &rec->slurm_poll_high);
 		rec->have_slurm_poll = 1;
+		/* Slurm's cgroup plugin reads the task's cgroup, where memsup
+		 * itself runs beside the run's: its own anonymous memory, as
+		 * the run ends (it grows, if at all, as the run goes on), is
+		 * in every poll's figure */
+		struct procfs_status self;
+		if (strcmp(rec->slurm_poll_reads, "cgroup_anon") == 0 &&
+		    procfs_read_status(r->cfg->proc_root, getpid(), &self) == 0 &&
+		    (self.have & PROCFS_HAVE_RSS_PARTS)) {
+			rec->slurm_memsup_anon = self.rss_anon_kb * 1024;
+			rec->slurm_poll_low += rec->slurm_memsup_anon;
+			rec->slurm_poll_high += rec->slurm_memsup_anon;
+		}
 	}
 }
 

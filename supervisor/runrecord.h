@@ -220,6 +220,9 @@ struct sup_record {
 	uint64_t slurm_poll_low, slurm_poll_high;
 	const char *slurm_poll_reads;     /* "summed_rss" or "cgroup_anon": the
 					     figure followed (run.c) */
+	uint64_t slurm_memsup_anon;       /* cgroup_anon: memsup's own anonymous
+					     memory, in the low and high (the
+					     task's cgroup holds memsup too) */
 };
 
 #define RUNRECORD_MAX_NOT_BELIEVED 100u

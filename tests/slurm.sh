@@ -297,8 +297,10 @@ s = r['slurm']
 gather = "cgroup" if sys.argv[5] == "cgroup" else "linux"
 assert s and s['job_id'] == sys.argv[6] and s['step_id'] == "0", f"memsup's record of the job: {s}"
 assert s['jobacct_gather'] == gather and s['poll_s'] == 1 and s['poll_from'] == "slurm.conf", s
-# the figure Slurm's plugin reads: the cgroup's anonymous memory, or /proc's RSS
+# the figure Slurm's plugin reads: the task cgroup's anonymous memory (the
+# run's and memsup's own), or /proc's RSS
 assert s['poll_reads'] == ("cgroup_anon" if gather == "cgroup" else "summed_rss"), s
+assert (s['memsup_anon_mb'] or 0) > 0 if gather == "cgroup" else s['memsup_anon_mb'] is None, s
 lo, hi = s['poll_low_mb'], s['poll_high_mb']
 # 3 x 30 MB held for 5 s, longer than a poll: every schedule reads it
 assert 90 <= lo <= hi, f"memsup's range for Slurm's poll: {lo}..{hi} MB"
@@ -316,8 +318,8 @@ json.dump(fig, open(sys.argv[3], "w"), indent=1)
 print(f"sstat MaxRSS {maxrss:.1f} MB over {len(rows)} polls; memsup: a poll every 1 s reads "
       f"{lo:.1f}..{hi:.1f} MB; peak_mb {r['peak_mb']:.1f} ({r['peak_source']}), "
       f"one process at most {r['rusage_children_maxrss_mb']:.1f}")
-# Slurm reads its own cgroup (memsup's own memory with the run's) or its
-# own /proc walk, a poll apart from memsup's: 5% and 1 MB
+# Slurm reads its counters a moment apart from memsup's, and its own /proc
+# walk (linux): 5% and 1 MB
 assert lo * 0.95 - 1 <= maxrss <= hi * 1.05 + 1, f"sstat MaxRSS {maxrss:.1f} outside memsup's {lo:.1f}..{hi:.1f}"
 PY
 

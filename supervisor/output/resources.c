@@ -226,6 +226,8 @@ static void put_slurm(struct jsonw *w, const struct sup_record *r)
 	jsonw_string(w, j->poll_from);
 	jsonw_key(w, "poll_reads");
 	jsonw_string(w, r->slurm_poll_reads);
+	jsonw_key(w, "memsup_anon_mb");
+	put_float_or_null(w, (double)r->slurm_memsup_anon / UNITS_MB, r->slurm_memsup_anon > 0);
 	jsonw_key(w, "poll_low_mb");
 	put_float_or_null(w, (double)r->slurm_poll_low / UNITS_MB, r->have_slurm_poll);
 	jsonw_key(w, "poll_high_mb");

@@ -32,7 +32,7 @@ def job_is_ours():
 def spike_between_polls_is_explained():
     job_is_ours()
     assert slurm['jobacct_gather'] == 'linux' and slurm['poll_s'] == 1, slurm
-    assert slurm['poll_reads'] == 'summed_rss', slurm
+    assert slurm['poll_reads'] == 'summed_rss' and slurm['memsup_anon_mb'] is None, slurm
     assert slurm['poll_from'] == 'slurm.conf' and slurm['config_error'] is None, slurm
     lo, hi = slurm['poll_low_mb'], slurm['poll_high_mb']
     # the unluckiest schedule reads steady 10 and the programs, never the spike
