@@ -123,6 +123,7 @@ struct run {
 	struct pace pace;
 	/* Slurm's poll of the summed RSS, followed from these samples */
 	struct slowpoll slurm_poll;
+	int slurm_poll_anon;       /* it follows the cgroup's anon, not RSS */
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -565,10 +566,11 @@ static void slurm_poll_sample(struct run *r, double elapsed, uint64_t rss)
 	struct sup_record *rec = r->rec;
 	if (!r->slurm_poll.period_s)
 		return;
-	if (!rec->slurm_poll_reads)
-		rec->slurm_poll_reads = strcmp(rec->slurm->gather, "cgroup") == 0 && r->kernel.have_split
-			? "cgroup_anon" : "summed_rss";
-	if (strcmp(rec->slurm_poll_reads, "cgroup_anon") != 0)
+	if (!rec->slurm_poll_reads) {
+		r->slurm_poll_anon = strcmp(rec->slurm->gather, "cgroup") == 0 && r->kernel.have_split;
+		rec->slurm_poll_reads = r->slurm_poll_anon ? "cgroup_anon" : "summed_rss";
+	}
+	if (!r->slurm_poll_anon)
 		slowpoll_sample(&r->slurm_poll, elapsed, rss);
 	else if (r->kernel.have_split)
 		slowpoll_sample(&r->slurm_poll, elapsed, r->kernel.anon);
@@ -938,7 +940,7 @@ static void finish_times(struct run *r)
 		 * the run ends (it grows, if at all, as the run goes on), is
 		 * in every poll's figure */
 		struct procfs_status self;
-		if (strcmp(rec->slurm_poll_reads, "cgroup_anon") == 0 &&
+		if (r->slurm_poll_anon &&
 		    procfs_read_status(r->cfg->proc_root, getpid(), &self) == 0 &&
 		    (self.have & PROCFS_HAVE_RSS_PARTS)) {
 			rec->slurm_memsup_anon = self.rss_anon_kb * 1024;

@@ -12,17 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "contain/spawn.h"
 #include "invariant.h"
-
-/* envp's value of `key`, or NULL. */
-static const char *env_get(char *const *envp, const char *key)
-{
-	size_t kl = strlen(key);
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (strncmp(envp[i], key, kl) == 0 && envp[i][kl] == '=')
-			return envp[i] + kl + 1;
-	return NULL;
-}
 
 /* src into dst[cap], cut at cap - 1 bytes. */
 static void copy_cut(char *dst, size_t cap, const char *src, size_t n)
@@ -184,14 +175,14 @@ static int read_conf(const char *path, char **text, size_t *len)
 int slurmjob_detect(struct slurm_job *out, char *const *envp)
 {
 	memset(out, 0, sizeof *out);
-	const char *job = env_get(envp, "SLURM_JOB_ID");
+	const char *job = spawn_env_get(envp, "SLURM_JOB_ID");
 	if (!job || !*job)
 		return 0;
 	copy_cut(out->job_id, sizeof out->job_id, job, strlen(job));
-	const char *step = env_get(envp, "SLURM_STEP_ID");
+	const char *step = spawn_env_get(envp, "SLURM_STEP_ID");
 	if (step)
 		copy_cut(out->step_id, sizeof out->step_id, step, strlen(step));
-	const char *conf = env_get(envp, "SLURM_CONF");
+	const char *conf = spawn_env_get(envp, "SLURM_CONF");
 	if (!conf || !*conf)
 		conf = SLURMJOB_DEFAULT_CONF;
 	copy_cut(out->conf, sizeof out->conf, conf, strlen(conf));
@@ -208,7 +199,7 @@ int slurmjob_detect(struct slurm_job *out, char *const *envp)
 		out->poll_from = "default";
 	}
 	/* srun --acctg-freq and sbatch's: the job's own period */
-	const char *freq = env_get(envp, "SLURM_ACCTG_FREQ");
+	const char *freq = spawn_env_get(envp, "SLURM_ACCTG_FREQ");
 	double s;
 	if (freq && *freq && slurmjob_parse_freq(freq, &s) == 0) {
 		out->poll_s = s;

@@ -104,19 +104,10 @@ int trace_preload_value(const char *user, const char *shim, char *out, size_t ca
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
 }
 
-static const char *env_get(char *const *envp, const char *key)
-{
-	size_t kl = strlen(key);
-	for (char *const *e = envp; *e; e++)
-		if (strncmp(*e, key, kl) == 0 && (*e)[kl] == '=')
-			return *e + kl + 1;
-	return NULL;
-}
-
 char **trace_build_env(char *const *envp, const char *shim, const char *records_dir,
 		       int follow, char **owned)
 {
-	const char *user = env_get(envp, "LD_PRELOAD");
+	const char *user = spawn_env_get(envp, "LD_PRELOAD");
 	size_t cap = (user ? strlen(user) : 0) + strlen(shim) + strlen(records_dir) + 256;
 	char *buf = malloc(cap), *p = buf;
 	*owned = NULL;

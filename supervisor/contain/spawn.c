@@ -42,6 +42,15 @@ static size_t key_len(const char *kv)
 	return eq ? (size_t)(eq - kv) : strlen(kv);
 }
 
+const char *spawn_env_get(char *const *envp, const char *key)
+{
+	size_t kl = strlen(key);
+	for (char *const *e = envp; e && *e; e++)
+		if (strncmp(*e, key, kl) == 0 && (*e)[kl] == '=')
+			return *e + kl + 1;
+	return NULL;
+}
+
 char **spawn_build_env(char *const *base, char *const *overrides, size_t n)
 {
 	size_t nb = 0;

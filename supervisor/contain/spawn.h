@@ -97,6 +97,9 @@ int spawn_become_subreaper(void);
  * pointers (to the strings of base/overrides, not copies), or NULL. */
 char **spawn_build_env(char *const *base, char *const *overrides, size_t n);
 
+/* The value of KEY in envp (NULL-terminated "KEY=VALUE"), or NULL. */
+const char *spawn_env_get(char *const *envp, const char *key);
+
 /* Fork and exec.  0 with *res filled (check res->start_errno), or -errno
  * when fork/pipe failed (nothing started). */
 int spawn_start(const struct spawn_request *req, struct spawn_result *res);
