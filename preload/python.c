@@ -15,13 +15,28 @@
 
 /* ---- the layouts: one entry per CPython minor version ---------------------- */
 
-/* Offsets of what the walk reads, in bytes.  3.11's from its own headers
- * (Include/internal/pycore_runtime.h, pycore_frame.h, cpython/code.h,
- * cpython/unicodeobject.h), as offsetof gives them on x86-64 and other
- * LP64 targets; tests/unit/test_shim_python.c checks them against the
- * installed headers when they are there (python3.11-dev).  3.12 and 3.13 are one entry each (3.13
- * publishes the same figures in _PyRuntime's _Py_DebugOffsets). */
-
+/* Offsets of what the walk reads, in bytes, as offsetof gives them on
+ * x86-64 and other LP64 targets, from each version's own headers
+ * (Include/internal/pycore_runtime.h, pycore_frame.h, pycore_tstate.h,
+ * cpython/code.h, cpython/unicodeobject.h); tests/unit/test_shim_python.c
+ * checks them against the installed headers of each version it finds
+ * (python3.11-dev, and 3.12 and 3.13 builds' include directories), and
+ * 3.13's against the _Py_DebugOffsets it publishes in _PyRuntime.
+ *
+ * What differs between them beyond offsets is a flag of the entry:
+ *  - 3.11: the thread state's cframe (_PyCFrame.current_frame) names the
+ *    current frame, and a frame's is_entry byte says it was entered from C.
+ *  - 3.12: still the cframe, but no is_entry: an evaluation loop entered
+ *    from C pushes a shim frame of its own (owner FRAME_OWNED_BY_CSTACK, a
+ *    C local of the loop) before the frame it runs, so the frame whose
+ *    `previous` is a shim is the entered one, and shims are no Python
+ *    frames (PYTHON_SHIM_ENTRY; fr_entry is then the owner byte).
+ *  - 3.13: no cframe: the thread state holds current_frame itself
+ *    (PYTHON_NO_CFRAME: ts_cframe is that field's offset); shims as in
+ *    3.12 (f_executable None); f_executable in f_code's place, instr_ptr
+ *    (the instruction running) in prev_instr's.
+ * The str state bits (kind 2-4, compact 5, ascii 6) and the line table's
+ * format are the same in all three. */
 static const struct python_layout python_layouts[] = {
 	{
 		.version = 0x030b,
@@ -54,6 +69,72 @@ static const struct python_layout python_layouts[] = {
 		.bytes_size = 16,
 		.bytes_data = 32,
 	},
+	{
+		.version = 0x030c,
+		.flags = PYTHON_SHIM_ENTRY,
+		.rt_tss_key = 1544,
+		.ts_thread_id = 136,
+		.ts_cframe = 56,
+		.ts_chunk = 232,
+		.chunk_previous = 0,
+		.chunk_size = 8,
+		.chunk_data = 24,
+		.cframe_frame = 0,
+		.fr_code = 0,
+		.fr_previous = 8,
+		.fr_instr = 56,
+		.fr_entry = 70, /* owner */
+		.owner_cstack = 3,
+		.fr_bytes = 72,
+		.co_type = 8,
+		.co_size = 16,
+		.co_firstlineno = 68,
+		.co_filename = 112,
+		.co_qualname = 128,
+		.co_linetable = 136,
+		.co_code = 192,
+		.str_length = 16,
+		.str_state = 32,
+		.str_ascii_data = 40,
+		.str_utf8_length = 40,
+		.str_utf8 = 48,
+		.str_compact_data = 56,
+		.bytes_size = 16,
+		.bytes_data = 32,
+	},
+	{
+		.version = 0x030d,
+		.flags = PYTHON_NO_CFRAME | PYTHON_SHIM_ENTRY,
+		.rt_tss_key = 2160,
+		.ts_thread_id = 152,
+		.ts_cframe = 72, /* current_frame */
+		.ts_chunk = 232,
+		.chunk_previous = 0,
+		.chunk_size = 8,
+		.chunk_data = 24,
+		.cframe_frame = 0,
+		.fr_code = 0,   /* f_executable */
+		.fr_previous = 8,
+		.fr_instr = 56, /* instr_ptr */
+		.fr_entry = 70, /* owner */
+		.owner_cstack = 3,
+		.fr_bytes = 72,
+		.co_type = 8,
+		.co_size = 16,
+		.co_firstlineno = 68,
+		.co_filename = 112,
+		.co_qualname = 128,
+		.co_linetable = 136,
+		.co_code = 200,
+		.str_length = 16,
+		.str_state = 32,
+		.str_ascii_data = 40,
+		.str_utf8_length = 40,
+		.str_utf8 = 48,
+		.str_compact_data = 56,
+		.bytes_size = 16,
+		.bytes_data = 32,
+	},
 };
 
 const struct python_layout *python_layout_find(uint32_t py_version)
@@ -65,9 +146,11 @@ const struct python_layout *python_layout_find(uint32_t py_version)
 }
 
 /* The largest offsets read in one go. */
-#define PYTHON_CODE_READ 192u
+#define PYTHON_CODE_READ 256u
 #define PYTHON_FRAME_READ 128u
 #define PYTHON_CHUNKS_MAX 32u
+_Static_assert(PYTHON_CODE_READ >= 200 && PYTHON_FRAME_READ >= 72,
+	       "a layout's co_code and fr_bytes fit the walk's buffers");
 
 /* The interpreter found (set by python_probe under sites.c's lock, read
  * by python_stack under it too). */
@@ -325,19 +408,33 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max)
 		ch.n++;
 		chunk = (uintptr_t)python_u64(head, L->chunk_previous);
 	}
-	cframe = *(const uintptr_t *)(t + L->ts_cframe);
-	/* the root cframe inside the thread state, or a C local of an
-	 * evaluation loop still running on this thread's stack */
-	if (!cframe || (cframe & 7))
-		return 0;
-	python_read(&frame, sizeof frame, cframe + L->cframe_frame, 1);
-	while (frame && !(frame & 7) && n < max) {
+	if (L->flags & PYTHON_NO_CFRAME) {
+		/* 3.13: the thread state names its current frame */
+		frame = *(const uintptr_t *)(t + L->ts_cframe);
+	} else {
+		cframe = *(const uintptr_t *)(t + L->ts_cframe);
+		/* the root cframe inside the thread state, or a C local of an
+		 * evaluation loop still running on this thread's stack */
+		if (!cframe || (cframe & 7))
+			return 0;
+		python_read(&frame, sizeof frame, cframe + L->cframe_frame, 1);
+	}
+	for (unsigned hops = 0; frame && !(frame & 7) && n < max && hops < 4 * max; hops++) {
 		uint8_t fr[PYTHON_FRAME_READ], co[PYTHON_CODE_READ];
 		uintptr_t code, instr, first;
 		uint64_t units;
 		int direct = python_in_chunks(&ch, frame, L->fr_bytes);
 		if (!python_read(fr, L->fr_bytes, frame, direct))
 			break;
+		if ((L->flags & PYTHON_SHIM_ENTRY) && (uint8_t)fr[L->fr_entry] == L->owner_cstack) {
+			/* an evaluation loop's shim (a C local of it, read
+			 * through python_peek): the frame before it was the
+			 * one entered from C */
+			if (n)
+				out[n - 1].entry = 1;
+			frame = (uintptr_t)python_u64(fr, L->fr_previous);
+			continue;
+		}
 		code = (uintptr_t)python_u64(fr, L->fr_code);
 		/* a code object, or the walk ends: it is the chain's one check
 		 * that a frame is what it claims */
@@ -352,12 +449,12 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max)
 		out[n].file = (uintptr_t)python_u64(co, L->co_filename);
 		out[n].lines = (uintptr_t)python_u64(co, L->co_linetable);
 		out[n].firstlineno = python_u32(co, L->co_firstlineno);
-		/* prev_instr is one unit before the first until the frame
-		 * starts: offset 0 then */
+		/* 3.11 and 3.12's prev_instr is one unit before the first
+		 * until the frame starts: offset 0 then */
 		out[n].instr = instr >= first && (instr - first) / 2 < units
 				       ? (uint32_t)((instr - first) / 2)
 				       : 0;
-		out[n].entry = fr[L->fr_entry] != 0;
+		out[n].entry = !(L->flags & PYTHON_SHIM_ENTRY) && fr[L->fr_entry] != 0;
 		n++;
 		frame = (uintptr_t)python_u64(fr, L->fr_previous);
 	}
