@@ -10,6 +10,7 @@
 #include "config.h"
 #include "invariant.h"
 #include "python.h"
+#include "selfmaps.h"
 #include "shim.h"
 #include "sys.h"
 
@@ -335,20 +336,24 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
  * (bench/RESULTS.md), so the walk reads directly what is this thread's own
  * live state, and through python_peek what may not be:
  *  - the thread state: pthread_getspecific of the interpreter's own
- *    thread-state key (_PyRuntime.gilstate.autoTSSkey, in the
+ *    thread-state key (_PyRuntime.gilstate.autoTSSkey, 3.12+
+ *    _PyRuntime.autoTSSkey, in the
  *    interpreter's data segment), which gives this thread's and no other's
  *    (a libc call, not the interpreter's); the interpreter clears the key
  *    before it frees a thread state, and only this thread does either.  It
  *    must say this thread's id, or there is no Python here.
  *  - its current frame, through its cframe: the root one inside the
  *    thread state, or a C local of an evaluation loop still running on
- *    this thread's stack.
+ *    this thread's stack (3.13: the thread state's current_frame).
  *  - its frames: the interpreter pushes them in chunks of its thread
  *    state's data stack (datastack_chunk and its `previous` chain), which
  *    only this thread changes and which stay mapped while a frame of them
  *    is current (their headers read directly too, up to 32 of them).  A
- *    frame inside a chunk is read directly; one outside them
- *    (a generator's, a frame object's) through python_peek.
+ *    frame inside a chunk is read directly; so is one on this thread's
+ *    stack between the walk's own frame and the stack's top (3.12 and
+ *    3.13's shim frames, C locals of running evaluation loops: that span
+ *    is mapped, python_on_stack); any other (a generator's, a frame
+ *    object's) through python_peek.
  *  - a frame's code object: the frame holds a reference to it, so it lives
  *    while the frame is current; read directly for a chunk's frame, through
  *    python_peek otherwise, and its type must be PyCode_Type either way.
@@ -368,6 +373,34 @@ static int python_in_chunks(const struct python_chunks *c, uintptr_t at, size_t 
 		if (at >= c->lo[i] && at < c->hi[i] && c->hi[i] - at >= n)
 			return 1;
 	return 0;
+}
+
+/* The main thread's stack top, set by the dynamic loader. */
+extern void *__libc_stack_end;
+
+/* This thread's stack, [lo, hi) (only this thread reads them), found as
+ * callstack.c finds it: below __libc_stack_end for the main thread, the
+ * mapping in /proc/self/maps for the others, once per thread. */
+static __thread uintptr_t python_tls_lo, python_tls_hi __attribute__((tls_model("initial-exec")));
+#define PYTHON_MAIN_SPAN (64u << 20)
+
+/* 1 if [at, at + n) lies in this thread's stack above the walk's own
+ * frame: a C local of a caller still running (3.12 and 3.13's shim
+ * frames), mapped whatever it holds. */
+static int python_on_stack(uintptr_t at, size_t n)
+{
+	uintptr_t here = (uintptr_t)&at, lo, top;
+	if (here < python_tls_lo || here >= python_tls_hi) {
+		top = (uintptr_t)__libc_stack_end;
+		if (top && here < top && top - here < PYTHON_MAIN_SPAN &&
+		    sys_gettid() == sys_getpid())
+			lo = top - PYTHON_MAIN_SPAN;
+		else if (selfmaps_find(here, &lo, &top) != 0)
+			return 0;
+		python_tls_lo = lo;
+		python_tls_hi = top;
+	}
+	return at > here && at < python_tls_hi && python_tls_hi - at >= n;
 }
 
 /* The calling thread's thread state, or 0. */
@@ -424,12 +457,16 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max)
 		uintptr_t code, instr, first;
 		uint64_t units;
 		int direct = python_in_chunks(&ch, frame, L->fr_bytes);
-		if (!python_read(fr, L->fr_bytes, frame, direct))
+		/* 3.12 and 3.13: a frame on this thread's stack (an
+		 * evaluation loop's shim, a C local of a loop still running)
+		 * is mapped, whatever it holds: read directly too */
+		int shim_here = !direct && (L->flags & PYTHON_SHIM_ENTRY) &&
+				python_on_stack(frame, L->fr_bytes);
+		if (!python_read(fr, L->fr_bytes, frame, direct || shim_here))
 			break;
 		if ((L->flags & PYTHON_SHIM_ENTRY) && (uint8_t)fr[L->fr_entry] == L->owner_cstack) {
-			/* an evaluation loop's shim (a C local of it, read
-			 * through python_peek): the frame before it was the
-			 * one entered from C */
+			/* an evaluation loop's shim: the frame before it was
+			 * the one entered from C */
 			if (n)
 				out[n - 1].entry = 1;
 			frame = (uintptr_t)python_u64(fr, L->fr_previous);
