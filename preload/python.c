@@ -105,7 +105,7 @@ static const struct python_layout python_layouts[] = {
 	},
 	{
 		.version = 0x030d,
-		.flags = PYTHON_NO_CFRAME | PYTHON_SHIM_ENTRY,
+		.flags = PYTHON_NO_CFRAME | PYTHON_SHIM_ENTRY | PYTHON_DEBUG_OFFSETS,
 		.rt_tss_key = 2160,
 		.ts_thread_id = 152,
 		.ts_cframe = 72, /* current_frame */
@@ -144,6 +144,54 @@ const struct python_layout *python_layout_find(uint32_t py_version)
 		if (python_layouts[i].version == py_version >> 16)
 			return &python_layouts[i];
 	return NULL;
+}
+
+/* Where 3.13's _Py_DebugOffsets publishes the offsets the walk reads (its
+ * struct, Include/internal/pycore_runtime.h: a cookie, version and
+ * free_threaded, then a uint64 per field; test_shim_python.c checks these
+ * positions against the headers and the check against a real libpython). */
+static const struct {
+	uint16_t at, field;
+} python_debug_checks[] = {
+	{ 184, offsetof(struct python_layout, ts_cframe) },      /* current_frame */
+	{ 192, offsetof(struct python_layout, ts_thread_id) },
+	{ 208, offsetof(struct python_layout, ts_chunk) },
+	{ 232, offsetof(struct python_layout, fr_previous) },
+	{ 240, offsetof(struct python_layout, fr_code) },        /* executable */
+	{ 248, offsetof(struct python_layout, fr_instr) },       /* instr_ptr */
+	{ 264, offsetof(struct python_layout, fr_entry) },       /* owner */
+	{ 280, offsetof(struct python_layout, co_filename) },
+	{ 296, offsetof(struct python_layout, co_qualname) },
+	{ 304, offsetof(struct python_layout, co_linetable) },
+	{ 312, offsetof(struct python_layout, co_firstlineno) },
+	{ 344, offsetof(struct python_layout, co_code) },
+	{ 360, offsetof(struct python_layout, co_type) },
+	{ 520, offsetof(struct python_layout, bytes_size) },
+	{ 528, offsetof(struct python_layout, bytes_data) },
+	{ 544, offsetof(struct python_layout, str_state) },
+	{ 552, offsetof(struct python_layout, str_length) },
+	{ 560, offsetof(struct python_layout, str_ascii_data) }, /* asciiobject_size */
+};
+
+int python_debug_offsets_agree(const struct python_layout *L, const uint8_t *d)
+{
+	uint64_t v;
+	if (memcmp(d, "xdebugpy", 8) != 0)
+		return 0;
+	memcpy(&v, d + 8, sizeof v);
+	if ((uint32_t)(v >> 16) != L->version)
+		return 0;
+	memcpy(&v, d + 16, sizeof v);
+	if (v != 0)
+		return 0; /* free-threaded */
+	for (size_t i = 0; i < sizeof python_debug_checks / sizeof python_debug_checks[0]; i++) {
+		uint32_t want;
+		memcpy(&v, d + python_debug_checks[i].at, sizeof v);
+		memcpy(&want, (const char *)L + python_debug_checks[i].field, sizeof want);
+		if (v != want)
+			return 0;
+	}
+	return 1;
 }
 
 /* The largest offsets read in one go. */
@@ -318,6 +366,13 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
 		version = (uint32_t)config.py_version;
 	__atomic_store_n(&h->py_version, version, __ATOMIC_RELAXED);
 	const struct python_layout *L = python_layout_find(version);
+	if (L && (L->flags & PYTHON_DEBUG_OFFSETS)) {
+		/* the interpreter's own word on its layout: a free-threaded or
+		 * otherwise different build of a known version is unknown */
+		uint8_t dbg[PYTHON_DEBUG_BYTES];
+		if (!python_peek(dbg, sizeof dbg, at_runtime) || !python_debug_offsets_agree(L, dbg))
+			L = NULL;
+	}
 	if (L) {
 		python_runtime = at_runtime;
 		python_code_type = at_code_type;

@@ -77,6 +77,17 @@ struct python_layout {
 /* struct python_layout's flags (python.c says what each changes). */
 #define PYTHON_NO_CFRAME  (1u << 0) /* 3.13: no _PyCFrame */
 #define PYTHON_SHIM_ENTRY (1u << 1) /* 3.12+: shim frames, no is_entry */
+#define PYTHON_DEBUG_OFFSETS (1u << 2) /* 3.13+: _PyRuntime starts with
+					  _Py_DebugOffsets, checked at the probe */
+
+/* The bytes of _Py_DebugOffsets the probe reads, from _PyRuntime's start. */
+#define PYTHON_DEBUG_BYTES 568u
+
+/* Whether the _Py_DebugOffsets at d (PYTHON_DEBUG_BYTES of them) agree
+ * with L: its cookie, a build with the GIL (a free-threaded build lays
+ * its objects out otherwise, under the same version), and each offset of
+ * the walk it publishes.  1 if so. */
+int python_debug_offsets_agree(const struct python_layout *L, const uint8_t *d);
 
 /* The layout of Py_Version's major.minor, or NULL: a version the shim
  * does not know. */

@@ -5,7 +5,8 @@
  * or shim frames).  3.11 with Debian's /usr/include/python3.11
  * (python3.11-dev), 3.12 and 3.13 with the include directory beside the
  * interpreter tests/common/test_pythons.h finds; 3.13's table also against
- * the _Py_DebugOffsets its libpython publishes in _PyRuntime.  Each test
+ * the _Py_DebugOffsets its libpython publishes in _PyRuntime, which the
+ * probe checks too (python_debug_offsets_agree).  Each test
  * skips, saying so, without its headers or a C compiler.  A wrong offset
  * would make the walk read the wrong field, end early, or name the wrong
  * function. */
@@ -202,6 +203,8 @@ Test(shim_python, layout_313_is_the_headers, .timeout = 60)
 /* 3.13's libpython says where its fields are in _PyRuntime.debug_offsets
  * (for debuggers and profilers): the figures compiled into the library,
  * read by a program linked with it (no interpreter started). */
+#define PY_STR2(x) #x
+#define PY_STR(x) PY_STR2(x)
 static const char debug_src[] =
 	"#define Py_BUILD_CORE 1\n"
 	"#include <Python.h>\n"
@@ -231,11 +234,21 @@ static const char debug_src[] =
 	"P(\"str_state\", d->unicode_object.state);\n"
 	"P(\"str_length\", d->unicode_object.length);\n"
 	"P(\"str_ascii_data\", d->unicode_object.asciiobject_size);\n"
+	"for (unsigned i = 0; i < " PY_STR(PYTHON_DEBUG_BYTES) "; i++)\n"
+	"  printf(\"byte %u\\n\", ((const unsigned char *)d)[i]);\n"
 	"return 0; }\n";
+
+static uint8_t debug_bytes[PYTHON_DEBUG_BYTES];
+static unsigned debug_n;
 
 static void debug_line(const struct python_layout *L, const char *name, unsigned long v)
 {
 	unsigned long want;
+	if (strcmp(name, "byte") == 0) {
+		if (debug_n < sizeof debug_bytes)
+			debug_bytes[debug_n++] = (uint8_t)v;
+		return;
+	}
 	if (strcmp(name, "free_threaded") == 0) {
 		cr_expect_eq(v, 0, "a free-threaded build has another layout");
 		return;
@@ -267,7 +280,21 @@ Test(shim_python, layout_313_is_its_debug_offsets, .timeout = 60)
 		cr_skip_test("%s is not there: this 3.13 is linked statically", so);
 	snprintf(flags, sizeof flags, "-I%s -L%s -Wl,-rpath,%s -lpython3.13", inc, lib, lib);
 	unsigned seen = run_probe(debug_src, flags, debug_line, L);
-	cr_assert_eq(seen, 20, "every offset printed (%u)", seen);
+	cr_assert_eq(seen, 20 + PYTHON_DEBUG_BYTES, "every offset printed (%u)", seen);
+	/* the probe's own check (python_probe) on the library's real bytes,
+	 * and each thing it refuses */
+	cr_assert_eq(debug_n, PYTHON_DEBUG_BYTES);
+	cr_assert(python_debug_offsets_agree(L, debug_bytes), "3.13's own offsets agree");
+	cr_assert_not(python_debug_offsets_agree(python_layout_find(0x030c01f0), debug_bytes),
+		      "not 3.12's layout");
+	debug_bytes[16] = 1;
+	cr_assert_not(python_debug_offsets_agree(L, debug_bytes), "a free-threaded build");
+	debug_bytes[16] = 0;
+	debug_bytes[264] ^= 1; /* interpreter_frame.owner */
+	cr_assert_not(python_debug_offsets_agree(L, debug_bytes), "another frame layout");
+	debug_bytes[264] ^= 1;
+	debug_bytes[0] = 'X';
+	cr_assert_not(python_debug_offsets_agree(L, debug_bytes), "no cookie");
 }
 
 /* Versions without an entry have no layout: their images fall back to
