@@ -100,6 +100,21 @@ Test(memsup_pyframes, unknown_version_falls_back, .timeout = 120)
 	sup_done(&r);
 }
 
+/* A 3.12 told it is 3.13 (a version in the table): its _PyRuntime holds
+ * no _Py_DebugOffsets that agree with 3.13's entry, so the probe takes it
+ * for a build it does not know (as a free-threaded 3.13 would be): native
+ * frames only, and stacks.json says so. */
+Test(memsup_pyframes, python312_posing_as_313_falls_back, .timeout = 120)
+{
+	struct sup_run r;
+	const char *args[] = { "-q", "-e", "MEMTRACE_PY_VERSION=0x030d00f0", "--",
+			       py_interp_or_skip(12), py_prog("py_sites.py"), "40", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	setenv("MT_PY_POSING", "3.13.0", 1);
+	sup_py_check(&r, "memsup_pyframes.py", "unknown_version_falls_back", getenv("MT_SRCDIR"));
+	sup_done(&r);
+}
+
 /* A program that is not Python: no image says Python, no frame is one. */
 Test(memsup_pyframes, native_program_has_none, .timeout = 120)
 {

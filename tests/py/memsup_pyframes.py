@@ -6,7 +6,9 @@ CHECK names one of the functions below (the test's own name).  The
 programs, tests/progs/py_sites.py and py_parent.py, mark each allocating
 line "# ALLOC <function>" and print the truth (bytes held per function,
 per pid) on stdout, which memsup keeps in stdout.log.  MT_PY_WANT
-(default 3.11) is the interpreter's major.minor the images must say.  The checks read
+(default 3.11) is the interpreter's major.minor the images must say;
+MT_PY_POSING (default 3.99.0) the version unknown_version_falls_back's
+image was told it is.  The checks read
 stacks.json with the json module (a real parser, not memsup's).  Standard
 library only.
 """
@@ -120,7 +122,8 @@ def unknown_version_falls_back():
     (pid, truth), = TRUTH.items()
     img = next(i for i in st['images'] if i['pid'] == pid)
     py = img['python']
-    assert py == {'version': '3.99.0', 'frames': 'native_only_unknown_version',
+    assert py == {'version': os.environ.get('MT_PY_POSING', '3.99.0'),
+                  'frames': 'native_only_unknown_version',
                   'python_samples': 0, 'python_frames': 0, 'truncated_samples': 0,
                   'code_objects': 0}, py
     assert not any(f.get('python') for f in frames), 'a Python frame without a walk'
