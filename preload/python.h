@@ -8,8 +8,9 @@
  * table, read from memory: the loader has put the dynamic section's
  * addresses in place).  Py_Version's major.minor picks the layout from
  * python.c's one table, an entry per version (3.11, 3.12, 3.13); a
- * version not in it leaves
- * the image at MT_PY_UNKNOWN (native frames only) and the header says so.
+ * version not in it leaves the image at MT_PY_UNKNOWN (native frames
+ * only) and the header says so, as does a 3.13 whose own _Py_DebugOffsets
+ * (at _PyRuntime's start) disagree with its entry (a free-threaded build).
  * That is all the probe does: no dlsym (it may allocate and takes the
  * loader's lock), no call into the interpreter.
  *
