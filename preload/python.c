@@ -3,6 +3,7 @@
  * the interpreter; every read of its memory is process_vm_readv on self. */
 #include <elf.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
