@@ -1,6 +1,8 @@
 /* python.c: CPython's frames for the sampler (see python.h).  Never
  * allocates, never locks (its callers hold sites.c's lock), never calls
- * the interpreter; every read of its memory is process_vm_readv on self. */
+ * the interpreter; what it reads of the interpreter's memory is this
+ * thread's own live state, read directly, or else read with
+ * process_vm_readv on self ("The walk" below says which is which). */
 #include <elf.h>
 #include <pthread.h>
 #include <stddef.h>
