@@ -4,7 +4,7 @@
 The walk (preload/python.c) runs only when a block is sampled, so its cost
 is per sample, not per allocation.  Two measures:
 
-1. Instructions (callgrind, repeatable): python3.11 runs a workload that
+1. Instructions (callgrind, repeatable): the interpreter runs a workload that
    allocates at DEPTH nested Python calls under the shim with a small
    sampling interval; callgrind collects only inside python_stack (the
    walk and the code table) and, separately, inside callstack_capture (the
@@ -17,7 +17,10 @@ is per sample, not per allocation.  Two measures:
    five times each; stacks.json's sample_ns / samples per image is the
    mean time a sample took (stack + table), median of the runs.
 
-Usage: pyframes_cost.py [--builddir DIR] [--python /usr/bin/python3.11]
+Usage: pyframes_cost.py [--builddir DIR] [--python PATH|3.N] [--runs N]
+--python names the interpreter (default /usr/bin/python3.11), or a minor
+version, 3.12 or 3.13, found as the tests find it (tests/common/
+test_pythons.h: $MT_PYTHON312 / $MT_PYTHON313, else pyenv's highest build).
 Python 3 standard library only.
 """
 import argparse
@@ -78,12 +81,32 @@ def calls(memsup, py, script, depth, env_args):
         return img['samples'], img['sample_ns'], img['python']
 
 
+def find_python(name):
+    """An interpreter path, or 3.N found as tests/common/test_pythons.h does."""
+    import glob
+    m = re.fullmatch(r'3\.(\d+)', name)
+    if not m:
+        return name
+    minor = m.group(1)
+    if minor == '11':
+        return '/usr/bin/python3.11'
+    if os.environ.get('MT_PYTHON3' + minor):
+        return os.environ['MT_PYTHON3' + minor]
+    for root in filter(None, [os.environ.get('PYENV_ROOT'), os.path.expanduser('~/.pyenv'),
+                              '/root/.pyenv']):
+        found = sorted(glob.glob('%s/versions/3.%s.*/bin/python3.%s' % (root, minor, minor)))
+        if found:
+            return found[-1]
+    sys.exit('no CPython 3.%s found (set MT_PYTHON3%s)' % (minor, minor))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--builddir')
     ap.add_argument('--python', default='/usr/bin/python3.11')
     ap.add_argument('--runs', type=int, default=5)
     a = ap.parse_args()
+    a.python = find_python(a.python)
     build = benchlib.find_builddir(a.builddir)
     shim, memsup = benchlib.shim_path(build), benchlib.memsup_path(build)
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,8 +1,11 @@
 /* python.c: CPython's frames for the sampler (see python.h).  Never
  * allocates, never locks (its callers hold sites.c's lock), never calls
- * the interpreter; every read of its memory is process_vm_readv on self. */
+ * the interpreter; what it reads of the interpreter's memory is this
+ * thread's own live state, read directly, or else read with
+ * process_vm_readv on self ("The walk" below says which is which). */
 #include <elf.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -10,18 +13,34 @@
 #include "config.h"
 #include "invariant.h"
 #include "python.h"
+#include "selfmaps.h"
 #include "shim.h"
 #include "sys.h"
 
 /* ---- the layouts: one entry per CPython minor version ---------------------- */
 
-/* Offsets of what the walk reads, in bytes.  3.11's from its own headers
- * (Include/internal/pycore_runtime.h, pycore_frame.h, cpython/code.h,
- * cpython/unicodeobject.h), as offsetof gives them on x86-64 and other
- * LP64 targets; tests/unit/test_shim_python.c checks them against the
- * installed headers when they are there (python3.11-dev).  3.12 and 3.13 are one entry each (3.13
- * publishes the same figures in _PyRuntime's _Py_DebugOffsets). */
-
+/* Offsets of what the walk reads, in bytes, as offsetof gives them on
+ * x86-64 and other LP64 targets, from each version's own headers
+ * (Include/internal/pycore_runtime.h, pycore_frame.h, pycore_tstate.h,
+ * cpython/code.h, cpython/unicodeobject.h); tests/unit/test_shim_python.c
+ * checks them against the installed headers of each version it finds
+ * (python3.11-dev, and 3.12 and 3.13 builds' include directories), and
+ * 3.13's against the _Py_DebugOffsets it publishes in _PyRuntime.
+ *
+ * What differs between them beyond offsets is a flag of the entry:
+ *  - 3.11: the thread state's cframe (_PyCFrame.current_frame) names the
+ *    current frame, and a frame's is_entry byte says it was entered from C.
+ *  - 3.12: still the cframe, but no is_entry: an evaluation loop entered
+ *    from C pushes a shim frame of its own (owner FRAME_OWNED_BY_CSTACK, a
+ *    C local of the loop) before the frame it runs, so the frame whose
+ *    `previous` is a shim is the entered one, and shims are no Python
+ *    frames (PYTHON_SHIM_ENTRY; fr_entry is then the owner byte).
+ *  - 3.13: no cframe: the thread state holds current_frame itself
+ *    (PYTHON_NO_CFRAME: ts_cframe is that field's offset); shims as in
+ *    3.12 (f_executable None); f_executable in f_code's place, instr_ptr
+ *    (the instruction running) in prev_instr's.
+ * The str state bits (kind 2-4, compact 5, ascii 6) and the line table's
+ * format are the same in all three. */
 static const struct python_layout python_layouts[] = {
 	{
 		.version = 0x030b,
@@ -54,6 +73,72 @@ static const struct python_layout python_layouts[] = {
 		.bytes_size = 16,
 		.bytes_data = 32,
 	},
+	{
+		.version = 0x030c,
+		.flags = PYTHON_SHIM_ENTRY,
+		.rt_tss_key = 1544,
+		.ts_thread_id = 136,
+		.ts_cframe = 56,
+		.ts_chunk = 232,
+		.chunk_previous = 0,
+		.chunk_size = 8,
+		.chunk_data = 24,
+		.cframe_frame = 0,
+		.fr_code = 0,
+		.fr_previous = 8,
+		.fr_instr = 56,
+		.fr_entry = 70, /* owner */
+		.owner_cstack = 3,
+		.fr_bytes = 72,
+		.co_type = 8,
+		.co_size = 16,
+		.co_firstlineno = 68,
+		.co_filename = 112,
+		.co_qualname = 128,
+		.co_linetable = 136,
+		.co_code = 192,
+		.str_length = 16,
+		.str_state = 32,
+		.str_ascii_data = 40,
+		.str_utf8_length = 40,
+		.str_utf8 = 48,
+		.str_compact_data = 56,
+		.bytes_size = 16,
+		.bytes_data = 32,
+	},
+	{
+		.version = 0x030d,
+		.flags = PYTHON_NO_CFRAME | PYTHON_SHIM_ENTRY | PYTHON_DEBUG_OFFSETS,
+		.rt_tss_key = 2160,
+		.ts_thread_id = 152,
+		.ts_cframe = 72, /* current_frame */
+		.ts_chunk = 232,
+		.chunk_previous = 0,
+		.chunk_size = 8,
+		.chunk_data = 24,
+		.cframe_frame = 0,
+		.fr_code = 0,   /* f_executable */
+		.fr_previous = 8,
+		.fr_instr = 56, /* instr_ptr */
+		.fr_entry = 70, /* owner */
+		.owner_cstack = 3,
+		.fr_bytes = 72,
+		.co_type = 8,
+		.co_size = 16,
+		.co_firstlineno = 68,
+		.co_filename = 112,
+		.co_qualname = 128,
+		.co_linetable = 136,
+		.co_code = 200,
+		.str_length = 16,
+		.str_state = 32,
+		.str_ascii_data = 40,
+		.str_utf8_length = 40,
+		.str_utf8 = 48,
+		.str_compact_data = 56,
+		.bytes_size = 16,
+		.bytes_data = 32,
+	},
 };
 
 const struct python_layout *python_layout_find(uint32_t py_version)
@@ -64,10 +149,60 @@ const struct python_layout *python_layout_find(uint32_t py_version)
 	return NULL;
 }
 
+/* Where 3.13's _Py_DebugOffsets publishes the offsets the walk reads (its
+ * struct, Include/internal/pycore_runtime.h: a cookie, version and
+ * free_threaded, then a uint64 per field; test_shim_python.c checks these
+ * positions against the headers and the check against a real libpython). */
+static const struct {
+	uint16_t at, field;
+} python_debug_checks[] = {
+	{ 184, offsetof(struct python_layout, ts_cframe) },      /* current_frame */
+	{ 192, offsetof(struct python_layout, ts_thread_id) },
+	{ 208, offsetof(struct python_layout, ts_chunk) },
+	{ 232, offsetof(struct python_layout, fr_previous) },
+	{ 240, offsetof(struct python_layout, fr_code) },        /* executable */
+	{ 248, offsetof(struct python_layout, fr_instr) },       /* instr_ptr */
+	{ 264, offsetof(struct python_layout, fr_entry) },       /* owner */
+	{ 280, offsetof(struct python_layout, co_filename) },
+	{ 296, offsetof(struct python_layout, co_qualname) },
+	{ 304, offsetof(struct python_layout, co_linetable) },
+	{ 312, offsetof(struct python_layout, co_firstlineno) },
+	{ 344, offsetof(struct python_layout, co_code) },
+	{ 360, offsetof(struct python_layout, co_type) },
+	{ 520, offsetof(struct python_layout, bytes_size) },
+	{ 528, offsetof(struct python_layout, bytes_data) },
+	{ 544, offsetof(struct python_layout, str_state) },
+	{ 552, offsetof(struct python_layout, str_length) },
+	{ 560, offsetof(struct python_layout, str_ascii_data) }, /* asciiobject_size */
+};
+
+int python_debug_offsets_agree(const struct python_layout *L, const uint8_t *d)
+{
+	uint64_t v;
+	if (memcmp(d, "xdebugpy", 8) != 0)
+		return 0;
+	memcpy(&v, d + 8, sizeof v);
+	if ((uint32_t)(v >> 16) != L->version)
+		return 0;
+	memcpy(&v, d + 16, sizeof v);
+	if (v != 0)
+		return 0; /* free-threaded */
+	for (size_t i = 0; i < sizeof python_debug_checks / sizeof python_debug_checks[0]; i++) {
+		uint32_t want;
+		memcpy(&v, d + python_debug_checks[i].at, sizeof v);
+		memcpy(&want, (const char *)L + python_debug_checks[i].field, sizeof want);
+		if (v != want)
+			return 0;
+	}
+	return 1;
+}
+
 /* The largest offsets read in one go. */
-#define PYTHON_CODE_READ 192u
+#define PYTHON_CODE_READ 256u
 #define PYTHON_FRAME_READ 128u
 #define PYTHON_CHUNKS_MAX 32u
+_Static_assert(PYTHON_CODE_READ >= 200 && PYTHON_FRAME_READ >= 72,
+	       "a layout's co_code and fr_bytes fit the walk's buffers");
 
 /* The interpreter found (set by python_probe under sites.c's lock, read
  * by python_stack under it too). */
@@ -234,6 +369,13 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
 		version = (uint32_t)config.py_version;
 	__atomic_store_n(&h->py_version, version, __ATOMIC_RELAXED);
 	const struct python_layout *L = python_layout_find(version);
+	if (L && (L->flags & PYTHON_DEBUG_OFFSETS)) {
+		/* the interpreter's own word on its layout: a free-threaded or
+		 * otherwise different build of a known version is unknown */
+		uint8_t dbg[PYTHON_DEBUG_BYTES];
+		if (!python_peek(dbg, sizeof dbg, at_runtime) || !python_debug_offsets_agree(L, dbg))
+			L = NULL;
+	}
 	if (L) {
 		python_runtime = at_runtime;
 		python_code_type = at_code_type;
@@ -252,20 +394,24 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
  * (bench/RESULTS.md), so the walk reads directly what is this thread's own
  * live state, and through python_peek what may not be:
  *  - the thread state: pthread_getspecific of the interpreter's own
- *    thread-state key (_PyRuntime.gilstate.autoTSSkey, in the
+ *    thread-state key (_PyRuntime.gilstate.autoTSSkey, 3.12+
+ *    _PyRuntime.autoTSSkey, in the
  *    interpreter's data segment), which gives this thread's and no other's
  *    (a libc call, not the interpreter's); the interpreter clears the key
  *    before it frees a thread state, and only this thread does either.  It
  *    must say this thread's id, or there is no Python here.
  *  - its current frame, through its cframe: the root one inside the
  *    thread state, or a C local of an evaluation loop still running on
- *    this thread's stack.
+ *    this thread's stack (3.13: the thread state's current_frame).
  *  - its frames: the interpreter pushes them in chunks of its thread
  *    state's data stack (datastack_chunk and its `previous` chain), which
  *    only this thread changes and which stay mapped while a frame of them
  *    is current (their headers read directly too, up to 32 of them).  A
- *    frame inside a chunk is read directly; one outside them
- *    (a generator's, a frame object's) through python_peek.
+ *    frame inside a chunk is read directly; so is one on this thread's
+ *    stack between the walk's own frame and the stack's top (3.12 and
+ *    3.13's shim frames, C locals of running evaluation loops: that span
+ *    is mapped, python_on_stack); any other (a generator's, a frame
+ *    object's) through python_peek.
  *  - a frame's code object: the frame holds a reference to it, so it lives
  *    while the frame is current; read directly for a chunk's frame, through
  *    python_peek otherwise, and its type must be PyCode_Type either way.
@@ -285,6 +431,34 @@ static int python_in_chunks(const struct python_chunks *c, uintptr_t at, size_t 
 		if (at >= c->lo[i] && at < c->hi[i] && c->hi[i] - at >= n)
 			return 1;
 	return 0;
+}
+
+/* The main thread's stack top, set by the dynamic loader. */
+extern void *__libc_stack_end;
+
+/* This thread's stack, [lo, hi) (only this thread reads them), found as
+ * callstack.c finds it: below __libc_stack_end for the main thread, the
+ * mapping in /proc/self/maps for the others, once per thread. */
+static __thread uintptr_t python_tls_lo, python_tls_hi __attribute__((tls_model("initial-exec")));
+#define PYTHON_MAIN_SPAN (64u << 20)
+
+/* 1 if [at, at + n) lies in this thread's stack above the walk's own
+ * frame: a C local of a caller still running (3.12 and 3.13's shim
+ * frames), mapped whatever it holds. */
+static int python_on_stack(uintptr_t at, size_t n)
+{
+	uintptr_t here = (uintptr_t)&at, lo, top;
+	if (here < python_tls_lo || here >= python_tls_hi) {
+		top = (uintptr_t)__libc_stack_end;
+		if (top && here < top && top - here < PYTHON_MAIN_SPAN &&
+		    sys_gettid() == sys_getpid())
+			lo = top - PYTHON_MAIN_SPAN;
+		else if (selfmaps_find(here, &lo, &top) != 0)
+			return 0;
+		python_tls_lo = lo;
+		python_tls_hi = top;
+	}
+	return at > here && at < python_tls_hi && python_tls_hi - at >= n;
 }
 
 /* The calling thread's thread state, or 0. */
@@ -325,19 +499,37 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max)
 		ch.n++;
 		chunk = (uintptr_t)python_u64(head, L->chunk_previous);
 	}
-	cframe = *(const uintptr_t *)(t + L->ts_cframe);
-	/* the root cframe inside the thread state, or a C local of an
-	 * evaluation loop still running on this thread's stack */
-	if (!cframe || (cframe & 7))
-		return 0;
-	python_read(&frame, sizeof frame, cframe + L->cframe_frame, 1);
-	while (frame && !(frame & 7) && n < max) {
+	if (L->flags & PYTHON_NO_CFRAME) {
+		/* 3.13: the thread state names its current frame */
+		frame = *(const uintptr_t *)(t + L->ts_cframe);
+	} else {
+		cframe = *(const uintptr_t *)(t + L->ts_cframe);
+		/* the root cframe inside the thread state, or a C local of an
+		 * evaluation loop still running on this thread's stack */
+		if (!cframe || (cframe & 7))
+			return 0;
+		python_read(&frame, sizeof frame, cframe + L->cframe_frame, 1);
+	}
+	for (unsigned hops = 0; frame && !(frame & 7) && n < max && hops < 4 * max; hops++) {
 		uint8_t fr[PYTHON_FRAME_READ], co[PYTHON_CODE_READ];
 		uintptr_t code, instr, first;
 		uint64_t units;
 		int direct = python_in_chunks(&ch, frame, L->fr_bytes);
-		if (!python_read(fr, L->fr_bytes, frame, direct))
+		/* 3.12 and 3.13: a frame on this thread's stack (an
+		 * evaluation loop's shim, a C local of a loop still running)
+		 * is mapped, whatever it holds: read directly too */
+		int shim_here = !direct && (L->flags & PYTHON_SHIM_ENTRY) &&
+				python_on_stack(frame, L->fr_bytes);
+		if (!python_read(fr, L->fr_bytes, frame, direct || shim_here))
 			break;
+		if ((L->flags & PYTHON_SHIM_ENTRY) && (uint8_t)fr[L->fr_entry] == L->owner_cstack) {
+			/* an evaluation loop's shim: the frame before it was
+			 * the one entered from C */
+			if (n)
+				out[n - 1].entry = 1;
+			frame = (uintptr_t)python_u64(fr, L->fr_previous);
+			continue;
+		}
 		code = (uintptr_t)python_u64(fr, L->fr_code);
 		/* a code object, or the walk ends: it is the chain's one check
 		 * that a frame is what it claims */
@@ -352,12 +544,12 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max)
 		out[n].file = (uintptr_t)python_u64(co, L->co_filename);
 		out[n].lines = (uintptr_t)python_u64(co, L->co_linetable);
 		out[n].firstlineno = python_u32(co, L->co_firstlineno);
-		/* prev_instr is one unit before the first until the frame
-		 * starts: offset 0 then */
+		/* 3.11 and 3.12's prev_instr is one unit before the first
+		 * until the frame starts: offset 0 then */
 		out[n].instr = instr >= first && (instr - first) / 2 < units
 				       ? (uint32_t)((instr - first) / 2)
 				       : 0;
-		out[n].entry = fr[L->fr_entry] != 0;
+		out[n].entry = !(L->flags & PYTHON_SHIM_ENTRY) && fr[L->fr_entry] != 0;
 		n++;
 		frame = (uintptr_t)python_u64(fr, L->fr_previous);
 	}

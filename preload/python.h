@@ -7,15 +7,19 @@
  * `PyCode_Type` in the mapped image's dynamic symbol table (its GNU hash
  * table, read from memory: the loader has put the dynamic section's
  * addresses in place).  Py_Version's major.minor picks the layout from
- * python.c's one table, an entry per version; a version not in it leaves
- * the image at MT_PY_UNKNOWN (native frames only) and the header says so.
+ * python.c's one table, an entry per version (3.11, 3.12, 3.13); a
+ * version not in it leaves the image at MT_PY_UNKNOWN (native frames
+ * only) and the header says so, as does a 3.13 whose own _Py_DebugOffsets
+ * (at _PyRuntime's start) disagree with its entry (a free-threaded build).
  * That is all the probe does: no dlsym (it may allocate and takes the
  * loader's lock), no call into the interpreter.
  *
  * The walk, at sample time only (never on the allocation fast path),
  * under sites.c's lock: this thread's thread state (pthread_getspecific of
  * the interpreter's own key: this thread's and no other's), then its
- * current frame and `previous` links, at most PYTHON_FRAMES_MAX frames.
+ * current frame and `previous` links, at most PYTHON_FRAMES_MAX frames
+ * (3.12 and 3.13's shim frames, an evaluation loop's own, skipped: they
+ * mark the frame entered from C).
  * What is this thread's own live state (its thread state, the frames in
  * its data stack's chunks, the code objects they hold) is read directly;
  * anything else (a generator's frame, the chunk headers, a new code
@@ -44,17 +48,22 @@
  * (python.c holds the table, an entry per version). */
 struct python_layout {
 	uint32_t version;            /* major.minor as Py_Version's top half */
+	uint32_t flags;              /* PYTHON_NO_CFRAME, PYTHON_SHIM_ENTRY
+					(python.c: what the walk does differently) */
 	uint32_t rt_tss_key;         /* _PyRuntime.gilstate.autoTSSkey (Py_tss_t:
 					int _is_initialized, pthread_key_t _key) */
 	uint32_t ts_thread_id;       /* PyThreadState.thread_id (pthread_self) */
-	uint32_t ts_cframe;          /* PyThreadState.cframe */
+	uint32_t ts_cframe;          /* PyThreadState.cframe (current_frame
+					with PYTHON_NO_CFRAME) */
 	uint32_t ts_chunk;           /* PyThreadState.datastack_chunk */
 	uint32_t chunk_previous, chunk_size, chunk_data; /* _PyStackChunk */
 	uint32_t cframe_frame;       /* _PyCFrame.current_frame */
-	uint32_t fr_code;            /* _PyInterpreterFrame.f_code */
+	uint32_t fr_code;            /* _PyInterpreterFrame.f_code (f_executable) */
 	uint32_t fr_previous;
-	uint32_t fr_instr;           /* prev_instr */
-	uint32_t fr_entry;           /* is_entry (one byte) */
+	uint32_t fr_instr;           /* prev_instr (instr_ptr) */
+	uint32_t fr_entry;           /* is_entry (one byte), or with
+					PYTHON_SHIM_ENTRY owner (one byte) */
+	uint32_t owner_cstack;       /* FRAME_OWNED_BY_CSTACK: a shim frame */
 	uint32_t fr_bytes;           /* bytes read of a frame */
 	uint32_t co_type;            /* ob_type */
 	uint32_t co_size;            /* ob_size: code units */
@@ -65,6 +74,21 @@ struct python_layout {
 	uint32_t str_compact_data;   /* a compact non-ASCII str's code points */
 	uint32_t bytes_size, bytes_data;
 };
+
+/* struct python_layout's flags (python.c says what each changes). */
+#define PYTHON_NO_CFRAME  (1u << 0) /* 3.13: no _PyCFrame */
+#define PYTHON_SHIM_ENTRY (1u << 1) /* 3.12+: shim frames, no is_entry */
+#define PYTHON_DEBUG_OFFSETS (1u << 2) /* 3.13+: _PyRuntime starts with
+					  _Py_DebugOffsets, checked at the probe */
+
+/* The bytes of _Py_DebugOffsets the probe reads, from _PyRuntime's start. */
+#define PYTHON_DEBUG_BYTES 568u
+
+/* Whether the _Py_DebugOffsets at d (PYTHON_DEBUG_BYTES of them) agree
+ * with L: its cookie, a build with the GIL (a free-threaded build lays
+ * its objects out otherwise, under the same version), and each offset of
+ * the walk it publishes.  1 if so. */
+int python_debug_offsets_agree(const struct python_layout *L, const uint8_t *d);
 
 /* The layout of Py_Version's major.minor, or NULL: a version the shim
  * does not know. */

@@ -105,6 +105,26 @@ read_stacks(directory) -> dict
     header's own sizes: from records/<pid>.<gen>.mts while the run goes on
     (or when memsup could not pack it), else from stacks.fold, where memsup
     packs them once stacks.json is written.  A torn last entry is skipped.
+    After the stacks come the code_count entries of the file's code table
+    (CPython code objects, when the image is a Python the shim read).
+
+read_sites(directory) -> dict
+    The same stacks files decoded, {(pid, gen): image}: image is {"pid",
+    "gen", "python", "stacks"}.  "python" is null for an image without
+    CPython, else as stacks.json says it ({"version": "3.12.1", "frames":
+    "python" or "native_only_unknown_version", "python_samples",
+    "python_frames", "truncated_samples", "code_objects"}).  Each stack is
+    {"flags", "python" (it ends with Python frames), "live_bytes",
+    "live_count", "peak_bytes", "peak_count", "total_bytes", "total_count"
+    (estimated bytes and samples: live now, live at the image's peak, ever
+    sampled), "frames"}; its frames are innermost first: native ones
+    {"pc", "module" (the mapped file's path, null when outside every
+    module), "file_offset"} (no symbols: memsup's stacks.json names them),
+    then its Python frames (CPython 3.11, 3.12, 3.13), innermost first,
+    {"function" (the qualified name), "file", "line" (null when unknown),
+    "python": True, "entry" (entered from C: its run of Python frames ends
+    there and belongs to the next native evaluation-loop frame)}: the
+    frames and lines stacks.json gives.
 
 memsup is found through $MEMSUP, else next to this file in a build tree
 (../supervisor/memsup), else where `make install` put it, else on PATH.
@@ -127,7 +147,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MemorySnapshot", "find_memsup", "mark", "measure_command", "take_snapshot"]
+__all__ = ["MemorySnapshot", "find_memsup", "mark", "measure_command", "read_records",
+           "read_sites", "read_stacks", "take_snapshot"]
 
 # `make install` rewrites this line with $(bindir) in the copy it installs.
 _INSTALLED_BINDIR = None
@@ -592,7 +613,58 @@ _STACKS_OFFSETS = {
     "gen": 44,
     "module_count": 64,
     "stack_count": 68,
+    "code_bytes": 248,
+    "code_slots": 252,
+    "code_count": 256,
+    "py_state": 260,
+    "py_version": 264,
+    "py_samples": 272,
+    "py_frames": 280,
+    "py_truncated": 288,
 }
+# a stack entry (struct mt_stack) and a code entry (struct mt_stacks_code)
+_STACK_OFFSETS = {
+    "nframes": 0,
+    "flags": 4,
+    "live_bytes": 16,
+    "live_count": 24,
+    "peak_bytes": 40,
+    "peak_count": 48,
+    "total_bytes": 64,
+    "total_count": 72,
+    "pc": 80,
+}
+_STACK_PYTHON = 0x100
+_MODULE_OFFSETS = {
+    "start": 0,
+    "end": 8,
+    "file_offset": 16,
+    "path": 80,
+}
+_MODULE_PATH_BYTES = 432
+_CODE_OFFSETS = {
+    "addr": 0,
+    "firstlineno": 8,
+    "flags": 12,
+    "lines_len": 16,
+    "lines_full": 20,
+    "name": 32,
+    "file": 192,
+    "lines": 512,
+}
+_CODE_LAYOUT = {"code_bytes": 2048, "code_slots": 512}
+_CODE_NAME_BYTES = 160
+_CODE_FILE_BYTES = 320
+_CODE_LINES_BYTES = 1536
+_STACKS_CODES_OFFSET = 3280896
+_PYFRAME_TAG_MASK = 0xF000000000000000
+_PYFRAME_TAG = 0xA000000000000000
+_PYFRAME_ENTRY = 0x800000000000000
+_PYFRAME_CODE_SHIFT = 32
+_PYFRAME_CODE_MASK = 0xFFFFF
+_PYFRAME_INSTR_MASK = 0xFFFFFFFF
+_PY_WALKED = 1
+_PY_UNKNOWN = 2
 # the six layout values and max_frames a stacks file must carry
 _STACKS_LAYOUT = {"header_bytes": 4096, "module_bytes": 512, "module_slots": 1024,
                   "stack_bytes": 336, "stack_slots": 8192, "max_frames": 32}
@@ -743,8 +815,26 @@ def _stacks_published(raw: bytes, pid: int = 0, gen: int = 0) -> bytes | None:
         return None
     mc, sc = counts
     hb, mb, sb = (_STACKS_LAYOUT[k] for k in ("header_bytes", "module_bytes", "stack_bytes"))
+    cc, cb = _codes_count(raw), _CODE_LAYOUT["code_bytes"]
+    cc = min(cc, max(0, len(raw) - _STACKS_CODES_OFFSET) // cb)
     return (raw[:hb] + raw[_STACKS_MODULES_OFFSET:_STACKS_MODULES_OFFSET + mc * mb]
-            + raw[_STACKS_STACKS_OFFSET:_STACKS_STACKS_OFFSET + sc * sb])
+            + raw[_STACKS_STACKS_OFFSET:_STACKS_STACKS_OFFSET + sc * sb]
+            + raw[_STACKS_CODES_OFFSET:_STACKS_CODES_OFFSET + cc * cb])
+
+
+def _codes_count(header: bytes) -> int:
+    """A stacks header's published code_count, 0 when its code table is
+    not of this layout (common/stacks.h, mt_stacks_codes_ok: a reader
+    then ignores it, as memsup does), clamped to its slots."""
+    import struct
+
+    o = _STACKS_OFFSETS
+    if len(header) < o["code_count"] + 4:
+        return 0
+    cb, cs, cc = struct.unpack_from("<III", header, o["code_bytes"])
+    if (cb, cs) != (_CODE_LAYOUT["code_bytes"], _CODE_LAYOUT["code_slots"]):
+        return 0
+    return min(cc, cs)
 
 
 def read_stacks(directory: str | os.PathLike) -> dict[tuple[int, int], bytes]:
@@ -771,6 +861,140 @@ def read_stacks(directory: str | os.PathLike) -> dict[tuple[int, int], bytes]:
             if part is not None:
                 stacks[image] = part
     return stacks
+
+
+def _python_line(table: bytes, firstlineno: int, instr: int) -> int | None:
+    """The line of code unit `instr` by CPython 3.11's location table (kept
+    by 3.12 and 3.13; supervisor/analyze/pyframes.c reads it the same
+    way), None where the table has no line for it."""
+    def varint(i: int) -> tuple[int, int]:
+        v = shift = 0
+        while True:
+            if i >= len(table) or shift > 30:
+                raise IndexError
+            b = table[i]
+            i += 1
+            v |= (b & 63) << shift
+            shift += 6
+            if not b & 64:
+                return v, i
+
+    def svarint(i: int) -> tuple[int, int]:
+        u, i = varint(i)
+        return (-(u >> 1) if u & 1 else u >> 1), i
+
+    cur, at, i = firstlineno, 0, 0
+    try:
+        while i < len(table):
+            first = table[i]
+            i += 1
+            code, units = (first >> 3) & 15, (first & 7) + 1
+            delta = 0
+            if not first & 128:
+                return None  # not the start of an entry: a damaged copy
+            if code == 14:  # long form: line delta, end line, two columns
+                delta, i = svarint(i)
+                for _ in range(3):
+                    _, i = varint(i)
+            elif code == 13:  # no columns
+                delta, i = svarint(i)
+            elif code in (10, 11, 12):  # one line, two column bytes
+                delta, i = code - 10, i + 2
+            elif code != 15:  # short form, one column byte
+                i += 1
+            if i > len(table):
+                return None
+            cur += delta
+            if instr < at + units:
+                return None if code == 15 or cur < 0 else cur
+            at += units
+    except IndexError:
+        pass
+    return None
+
+
+def _cstr(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def read_sites(directory: str | os.PathLike) -> dict[tuple[int, int], dict]:
+    """{(pid, gen): image} of an evidence directory's stacks files (as
+    read_stacks finds them), decoded: see the module doc."""
+    import struct
+
+    out: dict[tuple[int, int], dict] = {}
+    ho, so, co, mo = _STACKS_OFFSETS, _STACK_OFFSETS, _CODE_OFFSETS, _MODULE_OFFSETS
+    hb, mb, sb = (_STACKS_LAYOUT[k] for k in ("header_bytes", "module_bytes", "stack_bytes"))
+    cb = _CODE_LAYOUT["code_bytes"]
+    for image, part in read_stacks(directory).items():
+        if isinstance(_stacks_counts(part[:hb]), str):
+            continue  # the header checks; its counts against the part below
+        mc, sc = struct.unpack_from("<II", part, ho["module_count"])
+        mc = min(mc, _STACKS_LAYOUT["module_slots"], max(0, len(part) - hb) // mb)
+        sc = min(sc, _STACKS_LAYOUT["stack_slots"])
+        sc = min(sc, max(0, len(part) - hb - mc * mb) // sb)
+        cc = min(_codes_count(part), max(0, len(part) - hb - mc * mb - sc * sb) // cb)
+        state, = struct.unpack_from("<I", part, ho["py_state"])
+        version, = struct.unpack_from("<Q", part, ho["py_version"])
+        python = None
+        if state in (_PY_WALKED, _PY_UNKNOWN):
+            rel, serial = (version >> 4) & 15, version & 15
+            text = "%d.%d.%d" % (version >> 24 & 255, version >> 16 & 255, version >> 8 & 255)
+            if rel != 15:
+                text += ("a" if rel < 11 else "b" if rel == 11 else "rc") + str(serial)
+            python = {"version": text,
+                      "frames": "python" if state == _PY_WALKED
+                      else "native_only_unknown_version",
+                      "python_samples": struct.unpack_from("<Q", part, ho["py_samples"])[0],
+                      "python_frames": struct.unpack_from("<Q", part, ho["py_frames"])[0],
+                      "truncated_samples":
+                          struct.unpack_from("<Q", part, ho["py_truncated"])[0],
+                      "code_objects": cc}
+        modules = []
+        for m in range(mc):
+            at = hb + m * mb
+            start, end, foff = struct.unpack_from("<QQQ", part, at + mo["start"])
+            path = _cstr(part[at + mo["path"]:at + mo["path"] + _MODULE_PATH_BYTES])
+            modules.append((start, end, foff, path))
+        codes = []
+        for c in range(cc):
+            at = hb + mc * mb + sc * sb + c * cb
+            first, _flags, llen = struct.unpack_from("<III", part, at + co["firstlineno"])
+            codes.append((_cstr(part[at + co["name"]:at + co["name"] + _CODE_NAME_BYTES]),
+                          _cstr(part[at + co["file"]:at + co["file"] + _CODE_FILE_BYTES]),
+                          first,
+                          part[at + co["lines"]:at + co["lines"] + min(llen, _CODE_LINES_BYTES)]))
+        lines_known = version >> 16 in (0x030B, 0x030C, 0x030D)
+        stacks = []
+        for k in range(sc):
+            at = hb + mc * mb + k * sb
+            n, flags = struct.unpack_from("<II", part, at + so["nframes"])
+            pcs = struct.unpack_from("<%dQ" % min(n, _STACKS_LAYOUT["max_frames"]), part,
+                                     at + so["pc"])
+            frames = []
+            for pc in pcs:
+                if pc & _PYFRAME_TAG_MASK == _PYFRAME_TAG:
+                    ci = (pc >> _PYFRAME_CODE_SHIFT) & _PYFRAME_CODE_MASK
+                    f = {"function": "<unknown code>", "file": None, "line": None,
+                         "python": True, "entry": bool(pc & _PYFRAME_ENTRY)}
+                    if ci < len(codes):
+                        name, file, first, table = codes[ci]
+                        line = _python_line(table, first, pc & _PYFRAME_INSTR_MASK) \
+                            if lines_known else None
+                        f.update(function=name, file=file or None,
+                                 line=line if file and line else None)
+                    frames.append(f)
+                    continue
+                mod = next((m for m in modules if m[0] <= pc < m[1]), None)
+                frames.append({"pc": pc, "module": mod[3] if mod else None,
+                               "file_offset": pc - mod[0] + mod[2] if mod else None})
+            stacks.append({
+                "flags": flags, "python": bool(flags & _STACK_PYTHON), "frames": frames,
+                **{key: struct.unpack_from("<Q", part, at + so[key])[0]
+                   for key in ("live_bytes", "live_count", "peak_bytes", "peak_count",
+                               "total_bytes", "total_count")}})
+        out[image] = {"pid": image[0], "gen": image[1], "python": python, "stacks": stacks}
+    return out
 
 
 def read_records(directory: str | os.PathLike) -> dict[tuple[int, int], bytes]:

@@ -1,6 +1,7 @@
 /* pylayout.c: prints the Python block that scripts/memsup.py reads the
  * evidence directory's binary files with (records, stacks files and the
- * two fold files), from the headers that define them.  Built with the
+ * two fold files; a stacks file's stack, module and code entries), from
+ * the headers that define them.  Built with the
  * project; `make` puts its output into the installed python/memsup.py, and
  * tests/pylayout.sh fails when the block in scripts/memsup.py (the copy
  * the tests and the source tree use) differs from it: `make
@@ -64,7 +65,59 @@ int main(void)
 	OFF(struct mt_stacks_header, gen);
 	OFF(struct mt_stacks_header, module_count);
 	OFF(struct mt_stacks_header, stack_count);
+	OFF(struct mt_stacks_header, code_bytes);
+	OFF(struct mt_stacks_header, code_slots);
+	OFF(struct mt_stacks_header, code_count);
+	OFF(struct mt_stacks_header, py_state);
+	OFF(struct mt_stacks_header, py_version);
+	OFF(struct mt_stacks_header, py_samples);
+	OFF(struct mt_stacks_header, py_frames);
+	OFF(struct mt_stacks_header, py_truncated);
 	printf("}\n");
+	printf("# a stack entry (struct mt_stack) and a code entry (struct mt_stacks_code)\n");
+	printf("_STACK_OFFSETS = {\n");
+	OFF(struct mt_stack, nframes);
+	OFF(struct mt_stack, flags);
+	OFF(struct mt_stack, live_bytes);
+	OFF(struct mt_stack, live_count);
+	OFF(struct mt_stack, peak_bytes);
+	OFF(struct mt_stack, peak_count);
+	OFF(struct mt_stack, total_bytes);
+	OFF(struct mt_stack, total_count);
+	OFF(struct mt_stack, pc);
+	printf("}\n");
+	printf("_STACK_PYTHON = 0x%X\n", (unsigned)MT_STACK_PYTHON);
+	printf("_MODULE_OFFSETS = {\n");
+	OFF(struct mt_stacks_module, start);
+	OFF(struct mt_stacks_module, end);
+	OFF(struct mt_stacks_module, file_offset);
+	OFF(struct mt_stacks_module, path);
+	printf("}\n");
+	printf("_MODULE_PATH_BYTES = %u\n", MT_STACKS_PATH_BYTES);
+	printf("_CODE_OFFSETS = {\n");
+	OFF(struct mt_stacks_code, addr);
+	OFF(struct mt_stacks_code, firstlineno);
+	OFF(struct mt_stacks_code, flags);
+	OFF(struct mt_stacks_code, lines_len);
+	OFF(struct mt_stacks_code, lines_full);
+	OFF(struct mt_stacks_code, name);
+	OFF(struct mt_stacks_code, file);
+	OFF(struct mt_stacks_code, lines);
+	printf("}\n");
+	printf("_CODE_LAYOUT = {\"code_bytes\": %u, \"code_slots\": %u}\n", MT_STACKS_CODE_BYTES,
+	       MT_STACKS_CODE_SLOTS);
+	printf("_CODE_NAME_BYTES = %u\n", MT_STACKS_CODE_NAME_BYTES);
+	printf("_CODE_FILE_BYTES = %u\n", MT_STACKS_CODE_FILE_BYTES);
+	printf("_CODE_LINES_BYTES = %u\n", MT_STACKS_CODE_LINES_BYTES);
+	printf("_STACKS_CODES_OFFSET = %u\n", (unsigned)MT_STACKS_CODES_OFFSET);
+	printf("_PYFRAME_TAG_MASK = 0x%llX\n", (unsigned long long)MT_PYFRAME_TAG_MASK);
+	printf("_PYFRAME_TAG = 0x%llX\n", (unsigned long long)MT_PYFRAME_TAG);
+	printf("_PYFRAME_ENTRY = 0x%llX\n", (unsigned long long)MT_PYFRAME_ENTRY);
+	printf("_PYFRAME_CODE_SHIFT = %u\n", (unsigned)MT_PYFRAME_CODE_SHIFT);
+	printf("_PYFRAME_CODE_MASK = 0x%llX\n", (unsigned long long)MT_PYFRAME_CODE_MASK);
+	printf("_PYFRAME_INSTR_MASK = 0x%llX\n", (unsigned long long)MT_PYFRAME_INSTR_MASK);
+	printf("_PY_WALKED = %u\n_PY_UNKNOWN = %u\n", (unsigned)MT_PY_WALKED,
+	       (unsigned)MT_PY_UNKNOWN);
 	printf("# the six layout values and max_frames a stacks file must carry\n");
 	printf("_STACKS_LAYOUT = {\"header_bytes\": %u, \"module_bytes\": %u, "
 	       "\"module_slots\": %u,\n                  \"stack_bytes\": %u, "

@@ -89,7 +89,9 @@ int pyframes_line(uint64_t py_version, const struct mt_stacks_code *c, uint32_t 
 		  uint32_t *line)
 {
 	switch (py_version >> 16) {
-	case 0x030b:
+	case 0x030b: /* 3.12 and 3.13 kept 3.11's location table */
+	case 0x030c:
+	case 0x030d:
 		return pyframes_line_311(c->lines, c->lines_len, c->firstlineno, instr, line);
 	default:
 		return -1;

@@ -4,8 +4,9 @@
  * Two jobs, both pure:
  *  - the line of an instruction, from the copy of its code object's line
  *    table the shim kept, decoded as the interpreter version that wrote it
- *    lays the table out (3.11's location table, PEP 657: one entry per run
- *    of code units, its line as a delta from the previous entry's);
+ *    lays the table out (3.11's location table, kept by 3.12 and 3.13,
+ *    PEP 657: one entry per run of code units, its line as a delta from
+ *    the previous entry's);
  *  - the interleaving: the shim stores a stack's Python frames after its
  *    native ones; each native frame in the interpreter's evaluation loop
  *    (_PyEval_EvalFrameDefault) ran the Python frames from the innermost

@@ -5,7 +5,10 @@
 CHECK names one of the functions below (the test's own name).  The
 programs, tests/progs/py_sites.py and py_parent.py, mark each allocating
 line "# ALLOC <function>" and print the truth (bytes held per function,
-per pid) on stdout, which memsup keeps in stdout.log.  The checks read
+per pid) on stdout, which memsup keeps in stdout.log.  MT_PY_WANT
+(default 3.11) is the interpreter's major.minor the images must say;
+MT_PY_POSING (default 3.99.0) the version unknown_version_falls_back's
+image was told it is.  The checks read
 stacks.json with the json module (a real parser, not memsup's).  Standard
 library only.
 """
@@ -16,6 +19,7 @@ d, src = sys.argv[2], sys.argv[3]
 st = json.load(open(os.path.join(d, 'stacks.json'), encoding='utf-8'))
 frames = st['frames']
 log = open(os.path.join(d, 'stdout.log')).read()
+WANT = os.environ.get('MT_PY_WANT', '3.11')
 
 
 def alloc_lines(name):
@@ -85,7 +89,7 @@ def python_functions_and_lines():
     (pid, truth), = TRUTH.items()
     img = next(i for i in st['images'] if i['pid'] == pid)
     py = img['python']
-    assert py and py['frames'] == 'python' and py['version'].startswith('3.11.'), py
+    assert py and py['frames'] == 'python' and py['version'].startswith(WANT + '.'), py
     assert py['python_samples'] > 0 and py['code_objects'] > 0, py
     check_image_shares(img, truth)
     # the tree's heap peak says the same
@@ -104,6 +108,7 @@ def python_children_too():
     imgs = {i['pid']: i for i in st['images']}
     for pid, truth in TRUTH.items():
         assert imgs[pid]['python']['frames'] == 'python', imgs[pid]
+        assert imgs[pid]['python']['version'].startswith(WANT + '.'), imgs[pid]
         check_image_shares(imgs[pid], truth)
     parent = imgs[ppid]
     got = python_shares(parent['at_peak']['sites'], PARENT, 'py_parent.py')
@@ -117,7 +122,8 @@ def unknown_version_falls_back():
     (pid, truth), = TRUTH.items()
     img = next(i for i in st['images'] if i['pid'] == pid)
     py = img['python']
-    assert py == {'version': '3.99.0', 'frames': 'native_only_unknown_version',
+    assert py == {'version': os.environ.get('MT_PY_POSING', '3.99.0'),
+                  'frames': 'native_only_unknown_version',
                   'python_samples': 0, 'python_frames': 0, 'truncated_samples': 0,
                   'code_objects': 0}, py
     assert not any(f.get('python') for f in frames), 'a Python frame without a walk'

@@ -1,6 +1,6 @@
 """pyframes_lines.py: the ground truth of tests/unit/test_pyframes.c
-(pyframes::lines_as_python_says).  Run by the interpreter under test
-(3.11), it compiles a source with long functions, lines that go back,
+(pyframes::lines_as_python_says and its 3.12 and 3.13 twins).  Run by
+the interpreter under test (3.11, 3.12, 3.13), it compiles a source with long functions, lines that go back,
 comprehensions, try/except, decorators and lines without a location, and
 prints one line per code object:
 

@@ -349,7 +349,10 @@ class TestRun(Tmp):
             hpid, hgen = struct.unpack_from("<iI", part, 40)
             mc, sc, samples = struct.unpack_from("<IIQ", part, 64)
             self.assertEqual((magic, hpid, hgen), (0x3130304B5453544D, pid, gen))
-            self.assertEqual(len(part), hb + mc * mb + sc * sb)
+            # then the code table's entries (none: site_shares is no Python)
+            cb, _cs, cc = struct.unpack_from("<III", part, memsup._STACKS_OFFSETS["code_bytes"])
+            self.assertEqual(len(part), hb + mc * mb + sc * sb + cc * cb)
+            self.assertEqual(cc, 0)
             self.assertGreater(samples, 0)
         # the evidence is small: the published parts, zero runs encoded
         self.assertLess((self.out / "stacks.fold").stat().st_size,
@@ -763,6 +766,89 @@ class TestSnapshot(Tmp):
         self.assertGreaterEqual(during["tracemalloc_peak_mb"], during["tracemalloc_current_mb"])
         self.assertLess(after["tracemalloc_current_mb"], during["tracemalloc_current_mb"] - 47.0)
         self.assertGreaterEqual(after["tracemalloc_peak_mb"], during["tracemalloc_current_mb"])
+
+
+def cpython(minor):
+    """The CPython 3.minor the Python-frame tests run, or None: Debian's
+    /usr/bin/python3.11; else $MT_PYTHON3<minor>, else pyenv's highest
+    3.minor build (as tests/common/test_pythons.h finds them)."""
+    import glob
+
+    if minor == 11:
+        path = "/usr/bin/python3.11"
+        return path if os.access(path, os.X_OK) else None
+    env = os.environ.get(f"MT_PYTHON3{minor}")
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    roots = [os.environ.get("PYENV_ROOT"), os.path.expanduser("~/.pyenv"), "/root/.pyenv"]
+    for root in filter(None, roots):
+        found = sorted(glob.glob(f"{root}/versions/3.{minor}.*/bin/python3.{minor}"))
+        found = [f for f in found if os.access(f, os.X_OK)]
+        if found:
+            return found[-1]
+    return None
+
+
+class TestPythonSites(Tmp):
+    """read_sites against memsup's own stacks.json of a real run of a
+    Python program (tests/progs/py_sites.py: 50/30/20% of its peak in three
+    functions): the same Python frames, with the same names, files and
+    lines, holding the same bytes at the image's peak."""
+
+    def sites_as_stacks_json(self, minor):
+        interp = cpython(minor)
+        if interp is None:
+            self.skipTest(f"no CPython 3.{minor} (3.11: /usr/bin/python3.11; others: "
+                          f"MT_PYTHON3{minor} or ~/.pyenv/versions/3.{minor}.*)")
+        prog = SRCDIR / "tests" / "progs" / "py_sites.py"
+        record = memsup.measure_command([interp, str(prog), "120"], self.out)
+        self.assertEqual(record["exit_code"], 0)
+        st = json.loads((self.out / "stacks.json").read_text())
+        frames = st["frames"]
+        sites = memsup.read_sites(self.out)
+        self.assertEqual(set(sites), {(i["pid"], i["gen"]) for i in st["images"]})
+        alloc = {}
+        for no, line in enumerate(prog.read_text().splitlines(), 1):
+            if "# ALLOC " in line:
+                alloc[line.split("# ALLOC ")[1].strip()] = no
+        for img in st["images"]:
+            got = sites[(img["pid"], img["gen"])]
+            self.assertEqual(got["python"], img["python"])
+            self.assertEqual(got["python"]["frames"], "python")
+            self.assertTrue(got["python"]["version"].startswith(f"3.{minor}."))
+            self.assertEqual(img["at_peak"]["from"], "peak")
+            # {Python frames (function, file, line), innermost first: bytes}
+            # at the image's peak, by stacks.json and by read_sites
+            want, have = {}, {}
+            for site in img["at_peak"]["sites"]:
+                key = tuple((frames[i]["function"], frames[i]["file"], frames[i]["line"])
+                            for i in site["frames"] if frames[i].get("python"))
+                want[key] = want.get(key, 0) + site["bytes"]
+            for stack in got["stacks"]:
+                if stack["peak_bytes"]:
+                    key = tuple((f["function"], f["file"], f["line"])
+                                for f in stack["frames"] if f.get("python"))
+                    self.assertEqual(bool(key), stack["python"])
+                    have[key] = have.get(key, 0) + stack["peak_bytes"]
+            self.assertEqual(have, want)
+            # and that is the program's truth: each function at its line,
+            # below the interpreter's native frames (bytearray's allocation)
+            for fn in ("half", "thirty", "twenty"):
+                key = next(k for k in have if k and k[0][0] == fn)
+                self.assertEqual(key[0], (fn, str(prog), alloc[fn]))
+                self.assertEqual(key[-1][0], "<module>")
+                stack = next(s for s in got["stacks"] if s["python"] and s["peak_bytes"]
+                             and s["frames"][-3].get("function") == fn)
+                self.assertIn("python", os.path.basename(stack["frames"][0]["module"]))
+
+    def test_read_sites_python_311(self):
+        self.sites_as_stacks_json(11)
+
+    def test_read_sites_python_312(self):
+        self.sites_as_stacks_json(12)
+
+    def test_read_sites_python_313(self):
+        self.sites_as_stacks_json(13)
 
 
 class TestFind(unittest.TestCase):

@@ -1,7 +1,7 @@
 /* test_pyframes.c: memsup's half of the Python frames
- * (supervisor/analyze/pyframes.h): lines from 3.11's location tables, as
- * the interpreter itself reads them, and the Python frames put where the
- * evaluation loop ran them. */
+ * (supervisor/analyze/pyframes.h): lines from 3.11's location tables (3.12
+ * and 3.13 kept them), as each interpreter itself reads them, and the
+ * Python frames put where the evaluation loop ran them. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +11,7 @@
 #include "analyze/pyframes.h"
 #include "analyze/symbols.h"
 #include "test_py.h"
-
-#define PY311 "/usr/bin/python3.11"
+#include "test_pythons.h"
 
 static size_t unhex(const char *s, uint8_t *out, size_t cap)
 {
@@ -27,16 +26,17 @@ static size_t unhex(const char *s, uint8_t *out, size_t cap)
 }
 
 /* Every code unit of every code object of a tricky source: the line the
- * interpreter gives (co_lines) is the decoder's. */
-Test(pyframes, lines_as_python_says, .timeout = 60)
+ * interpreter of 3.minor gives (co_lines) is the decoder's, the one
+ * pyframes_line picks for that version. */
+static void lines_as_python_says_of(unsigned minor)
 {
-	char cmd[PATH_MAX + 64];
+	char cmd[2 * PATH_MAX + 64];
 	static char line[1 << 20];
 	static uint8_t table[1 << 16];
+	static struct mt_stacks_code code;
 	size_t codes = 0, units = 0, none = 0;
-	if (access(PY311, X_OK) != 0)
-		cr_skip_test("%s is not installed", PY311);
-	snprintf(cmd, sizeof cmd, PY311 " '%s'", py_script("pyframes_lines.py"));
+	const char *py = py_interp_or_skip(minor);
+	snprintf(cmd, sizeof cmd, "'%s' '%s'", py, py_script("pyframes_lines.py"));
 	FILE *f = popen(cmd, "r");
 	cr_assert_not_null(f);
 	while (fgets(line, sizeof line, f)) {
@@ -56,6 +56,16 @@ Test(pyframes, lines_as_python_says, .timeout = 60)
 			uint32_t got = 0;
 			cr_assert_eq(sscanf(tok, "%u:%d", &u, &want), 2, "%s", tok);
 			int rc = pyframes_line_311(table, len, first, u, &got);
+			if (len <= sizeof code.lines) {
+				uint32_t by_version = 0;
+				memcpy(code.lines, table, len);
+				code.lines_len = (uint32_t)len;
+				code.firstlineno = first;
+				int rv = pyframes_line(0x030000f0u | minor << 16, &code, u,
+						       &by_version);
+				cr_expect(rv == rc && (rc < 0 || by_version == got),
+					  "3.%u's decoder is 3.11's", minor);
+			}
 			if (want < 0) {
 				cr_expect_eq(rc, -1, "unit %u: no line, decoder said %u", u, got);
 				none++;
@@ -70,7 +80,23 @@ Test(pyframes, lines_as_python_says, .timeout = 60)
 	cr_assert_eq(pclose(f), 0);
 	cr_assert_geq(codes, 6);
 	cr_assert_gt(units, 1000);
-	cr_log_info("%zu code objects, %zu code units (%zu without a line)", codes, units, none);
+	cr_log_info("3.%u: %zu code objects, %zu code units (%zu without a line)", minor, codes,
+		    units, none);
+}
+
+Test(pyframes, lines_as_python_says, .timeout = 60)
+{
+	lines_as_python_says_of(11);
+}
+
+Test(pyframes, lines_as_python312_says, .timeout = 60)
+{
+	lines_as_python_says_of(12);
+}
+
+Test(pyframes, lines_as_python313_says, .timeout = 60)
+{
+	lines_as_python_says_of(13);
 }
 
 /* Past the copy the shim kept, and for a version it has no decoder for,
