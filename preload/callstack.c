@@ -260,15 +260,16 @@ static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w
 		if (!pc || !callstack_take(w, pc))
 			return 1;
 		cfi_rule_at(pc - 1, &r);
-		if (r.kind == CFI_FOREIGN)
-			return 0;
-		/* No unwind information: V8's builtins (in node's text)
-		 * and generated code (in anonymous executable mappings),
-		 * which keep frame pointers; stepped by %rbp (cfi.h), or the
-		 * stack ends there, as libgcc's does. */
-		if (r.kind == CFI_NONE && w->found) {
+		if (r.kind != CFI_STEP) {
 			struct cfi_frame f = { pc, sp, rbp };
-			if (!cfi_step_fp(&f, hi))
+			if (r.kind == CFI_FOREIGN)
+				return 0;
+			/* No unwind information: V8's builtins (in node's
+			 * text) and generated code (in anonymous executable
+			 * mappings), which keep frame pointers; stepped by
+			 * %rbp (cfi.h), or the stack ends there, as libgcc's
+			 * does.  An outermost frame ends it too. */
+			if (r.kind != CFI_NONE || !w->found || !cfi_step_fp(&f, hi))
 				return 1;
 			if (!*fp_at)
 				*fp_at = w->n; /* n >= 1 once found */
@@ -277,8 +278,6 @@ static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w
 			rbp = f.rbp;
 			continue;
 		}
-		if (r.kind != CFI_STEP)
-			return 1;
 		if (r.cfa_deref) {
 			/* a realigned frame: the CFA and the caller's %rbp
 			 * were saved below and at %rbp */
@@ -304,10 +303,7 @@ static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w
 }
 #endif
 
-/* callstack_cfi, and in *fp_at the frame the walk first stepped by its
- * frame pointer (pcs[*fp_at - 1]; 0 none): libgcc's stack ends there. */
-static unsigned callstack_cfi_from(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated,
-				   unsigned *fp_at)
+unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated, unsigned *fp_at)
 {
 	*truncated = 0;
 	*fp_at = 0;
@@ -324,12 +320,6 @@ static unsigned callstack_cfi_from(uint64_t *pcs, unsigned max, uintptr_t ra, in
 	(void)ra;
 #endif
 	return 0;
-}
-
-unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
-{
-	unsigned fp_at;
-	return callstack_cfi_from(pcs, max, ra, truncated, &fp_at);
 }
 
 /* The CFI walk is checked against libgcc on its first samples and every
@@ -355,7 +345,7 @@ unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncat
 	unsigned n, nc, k, fp_at;
 	int tc;
 	if (!callstack_cfi_is_off()) {
-		n = callstack_cfi_from(pcs, max, ra, truncated, &fp_at);
+		n = callstack_cfi(pcs, max, ra, truncated, &fp_at);
 		if (n == 0)
 			return callstack_libgcc(pcs, max, ra, truncated);
 		k = __atomic_fetch_add(&callstack_cfi_walks, 1, __ATOMIC_RELAXED);

@@ -88,8 +88,10 @@ int callstack_cfi_is_off(void);
 void callstack_cfi_switch_off(void);
 /* The walk with cfi.h's cached rules, frames without unwind information
  * stepped by their frame pointers; 0 when a frame needs libgcc (or there
- * is no cfi.h here). */
-unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
+ * is no cfi.h here).  *fp_at: the first frame it stepped so, pcs[*fp_at -
+ * 1] (libgcc's stack ends there), or 0 for none. */
+unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated,
+		       unsigned *fp_at);
 /* libgcc's _Unwind_Backtrace; 0 without it. */
 unsigned callstack_libgcc(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
 

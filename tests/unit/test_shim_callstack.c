@@ -183,13 +183,14 @@ Test(callstack, wild_frame_pointers_end_the_walk)
 static uint64_t cfi_pcs[MT_STACKS_FRAMES], gcc_pcs[MT_STACKS_FRAMES];
 static unsigned cfi_n, gcc_n;
 static int cfi_trunc, gcc_trunc;
+static unsigned cfi_fp_at;
 
 /* Takes the stack both ways, as an allocator hook would (no frame of its
  * own). */
 __attribute__((noinline, optimize("omit-frame-pointer"))) static void capture_both(void)
 {
 	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
-	cfi_n = callstack_cfi(cfi_pcs, MT_STACKS_FRAMES, ra, &cfi_trunc);
+	cfi_n = callstack_cfi(cfi_pcs, MT_STACKS_FRAMES, ra, &cfi_trunc, &cfi_fp_at);
 	gcc_n = callstack_libgcc(gcc_pcs, MT_STACKS_FRAMES, ra, &gcc_trunc);
 }
 
@@ -413,6 +414,7 @@ Test(callstack, walks_go_through_generated_code)
 	for (at = 0; at < gcc_n; at++)
 		cr_expect_eq(cfi_pcs[at], gcc_pcs[at], "frame %u", at);
 	cr_expect_str_eq(name_of(cfi_pcs[gcc_n]), "jit_caller");
+	cr_expect_eq(cfi_fp_at, gcc_n, "the frame-pointer step's frame is libgcc's last");
 	/* and on through the test's own frame, above it */
 	cr_expect(has_name(cfi_pcs, cfi_n, "callstack_walks_go_through_generated_code_impl"));
 	/* the checked path keeps the shim's walk on, and gives its stack */
