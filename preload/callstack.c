@@ -80,7 +80,9 @@ unsigned callstack_walk(uintptr_t fp, uintptr_t sp, uint64_t *pcs, unsigned max,
 		}
 		next = ((const uintptr_t *)fp)[0];
 		r = ((const uintptr_t *)fp)[1];
-		if (modules_find(r) < 0) {
+		/* a module's code, or a JIT's (V8 keeps frame pointers in its
+		 * builtins and generated code: the walk goes on through them) */
+		if (!modules_code(r)) {
 			*miss = 1;
 			break;
 		}
@@ -245,7 +247,7 @@ unsigned callstack_libgcc(uint64_t *pcs, unsigned max, uintptr_t ra, int *trunca
  * Every read lies inside [sp, top of the thread's stack).  %rbp is the
  * program's own all through the shim (-ffixed-rbp), or else recovered by
  * the shim's own rules like any other frame's. */
-static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w)
+static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w, unsigned *fp_at)
 {
 	uintptr_t pc = (uintptr_t)__builtin_return_address(0);
 	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa(), rbp, hi;
@@ -258,10 +260,24 @@ static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w
 		if (!pc || !callstack_take(w, pc))
 			return 1;
 		cfi_rule_at(pc - 1, &r);
-		if (r.kind == CFI_FOREIGN)
-			return 0;
-		if (r.kind != CFI_STEP)
-			return 1;
+		if (r.kind != CFI_STEP) {
+			struct cfi_frame f = { pc, sp, rbp };
+			if (r.kind == CFI_FOREIGN)
+				return 0;
+			/* No unwind information: V8's builtins (in node's
+			 * text) and generated code (in anonymous executable
+			 * mappings), which keep frame pointers; stepped by
+			 * %rbp (cfi.h), or the stack ends there, as libgcc's
+			 * does.  An outermost frame ends it too. */
+			if (r.kind != CFI_NONE || !w->found || !cfi_step_fp(&f, hi))
+				return 1;
+			if (!*fp_at)
+				*fp_at = w->n; /* n >= 1 once found */
+			pc = f.pc;
+			sp = f.sp;
+			rbp = f.rbp;
+			continue;
+		}
 		if (r.cfa_deref) {
 			/* a realigned frame: the CFA and the caller's %rbp
 			 * were saved below and at %rbp */
@@ -287,13 +303,14 @@ static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w
 }
 #endif
 
-unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
+unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated, unsigned *fp_at)
 {
 	*truncated = 0;
+	*fp_at = 0;
 #if defined(CALLSTACK_CFI)
 	struct callstack_walk w;
 	callstack_walk_init(&w, pcs, max, ra);
-	if (w.max && callstack_cfi_walk(&w)) {
+	if (w.max && callstack_cfi_walk(&w, fp_at)) {
 		*truncated = w.more;
 		return w.n;
 	}
@@ -325,18 +342,25 @@ void callstack_cfi_switch_off(void)
 unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated)
 {
 	uint64_t check[MT_STACKS_FRAMES];
-	unsigned n, nc, k;
+	unsigned n, nc, k, fp_at;
 	int tc;
 	if (!callstack_cfi_is_off()) {
-		n = callstack_cfi(pcs, max, ra, truncated);
+		n = callstack_cfi(pcs, max, ra, truncated, &fp_at);
 		if (n == 0)
 			return callstack_libgcc(pcs, max, ra, truncated);
 		k = __atomic_fetch_add(&callstack_cfi_walks, 1, __ATOMIC_RELAXED);
 		if (k >= CALLSTACK_CFI_CHECK_FIRST && k % CALLSTACK_CFI_CHECK_EVERY != 0)
 			return n;
 		nc = callstack_libgcc(check, max, ra, &tc);
-		if (nc == 0 || (nc == n && tc == *truncated &&
-				 memcmp(check, pcs, n * sizeof pcs[0]) == 0))
+		if (nc == 0)
+			return n;
+		/* Both walks read the same unwind tables up to the first
+		 * frame without them, where libgcc stops and the walk goes on
+		 * by frame pointers: that common part must be the same,
+		 * frame for frame, and end where it should (libgcc's last
+		 * frame that one, not cut short by the stack's end). */
+		if (nc == (fp_at ? fp_at : n) && tc == (fp_at ? 0 : *truncated) &&
+		    memcmp(check, pcs, nc * sizeof pcs[0]) == 0)
 			return n;
 		callstack_cfi_switch_off();
 		memcpy(pcs, check, nc * sizeof pcs[0]);

@@ -9,9 +9,10 @@
  *    stack: __libc_stack_end for the main thread, the mapping in
  *    /proc/self/maps for the others, cached per thread), is aligned, and is
  *    above the previous one; a return address must lie in a module
- *    (modules.h).  The first frame that fails ends the walk: it never
- *    dereferences anything else, so a wild %rbp cannot crash it.  Cost: a
- *    few dozen loads.
+ *    (modules.h) or in generated code (modules_jit_find: the walk goes
+ *    on through V8's frames).  The first frame that fails ends the walk:
+ *    it never dereferences anything else, so a wild %rbp cannot crash it.
+ *    Cost: a few dozen loads.
  *  - The unwind tables (.eh_frame), right for code built without frame
  *    pointers (most distribution packages).  First the shim's own walk with
  *    the rules of cfi.h, worked out once per pc and cached: a few loads
@@ -30,6 +31,17 @@
  *    allocate (in the program's figures) and take the loader's lock inside
  *    an allocation.  With glibc >= 2.35 libgcc finds a pc's unwind tables
  *    through _dl_find_object, which takes no lock and does not allocate.
+ * Frames without unwind information, V8's builtins (in node's text, with
+ * no .eh_frame entries) and generated code (a JIT's, in anonymous
+ * executable mappings: modules.h), are stepped by their frame pointers,
+ * which V8 keeps, with the frame-pointer walk's checks (cfi.h,
+ * cfi_step_fp): that is how a stack of an allocation made from JavaScript
+ * reaches through the JavaScript frames to the C++ frames that called
+ * into them.  Before, both walks ended at the first such frame.  The
+ * frames of generated code are raw addresses, in no module, which memsup
+ * names from the runtime's /tmp/perf-PID.map.  libgcc stops at that same
+ * frame, so the check of the shim's walk against it compares the frames
+ * up to it.
  * Frame pointers are trusted per module, the module of the allocator's
  * caller: the first samples from a module take both stacks and compare;
  * the module is trusted if the walk's frames are a prefix of the DWARF
@@ -66,15 +78,20 @@ unsigned callstack_walk(uintptr_t fp, uintptr_t sp, uint64_t *pcs, unsigned max,
 			int *complete, int *miss);
 /* The stack from unwind tables: callstack_cfi if it can, checked against
  * libgcc on its first samples and every 256th after (at the first
- * difference libgcc alone from then on), else callstack_libgcc. */
+ * difference libgcc alone from then on), else callstack_libgcc.  Where the
+ * walk stepped a frame without unwind information, libgcc's stack ends at
+ * that frame, and the check is of the frames up to it. */
 unsigned callstack_dwarf(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
 /* Whether callstack_dwarf has switched the cached-rule walk off for this
  * image (it disagreed with libgcc once), and switching it off. */
 int callstack_cfi_is_off(void);
 void callstack_cfi_switch_off(void);
-/* The walk with cfi.h's cached rules; 0 when a frame needs libgcc (or
- * there is no cfi.h here). */
-unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
+/* The walk with cfi.h's cached rules, frames without unwind information
+ * stepped by their frame pointers; 0 when a frame needs libgcc (or there
+ * is no cfi.h here).  *fp_at: the first frame it stepped so, pcs[*fp_at -
+ * 1] (libgcc's stack ends there), or 0 for none. */
+unsigned callstack_cfi(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated,
+		       unsigned *fp_at);
 /* libgcc's _Unwind_Backtrace; 0 without it. */
 unsigned callstack_libgcc(uint64_t *pcs, unsigned max, uintptr_t ra, int *truncated);
 

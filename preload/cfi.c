@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "modules.h"
 #include "shim.h"
 #include "cfi.h"
 
@@ -573,7 +574,34 @@ void cfi_rule_at(uintptr_t pc, struct cfi_rule *r)
 		__atomic_store_n(slot, tag | rule, __ATOMIC_RELAXED);
 }
 
+/* ---- frames without unwind information ------------------------------- */
+
+int cfi_step_fp(struct cfi_frame *f, uintptr_t hi)
+{
+	const uintptr_t fp = f->rbp;
+	uintptr_t next;
+	/* the frame's saved %rbp and return address, [fp, fp + 16): inside
+	 * the thread's stack, at or above this frame's stack pointer (so the
+	 * caller's is above it: the walk only goes up), aligned */
+	if (!modules_code(f->pc) || fp < f->sp || hi < 16 || fp > hi - 16 || (fp & 7))
+		return 0;
+	next = ((const uintptr_t *)fp)[1];
+	if (!modules_code(next))
+		return 0;
+	f->pc = next;
+	f->sp = fp + 16;
+	f->rbp = ((const uintptr_t *)fp)[0];
+	return 1;
+}
+
 #else /* no _dl_find_object, or not x86-64: libgcc does every stack */
+
+int cfi_step_fp(struct cfi_frame *f, uintptr_t hi)
+{
+	(void)f;
+	(void)hi;
+	return 0;
+}
 
 void cfi_rule_uncached(uintptr_t pc, struct cfi_rule *r)
 {

@@ -65,4 +65,23 @@ void cfi_rule_at(uintptr_t pc, struct cfi_rule *r);
 /* The same, worked out from the object without the cache (unit tests). */
 void cfi_rule_uncached(uintptr_t pc, struct cfi_rule *r);
 
+/* The step from a frame whose pc has no unwind information (CFI_NONE):
+ * V8's builtins, which lie in node's text without .eh_frame entries, and a
+ * JIT's generated code, in anonymous executable mappings (modules.h).  Such
+ * code keeps frame pointers (V8's does: its frames are chained through
+ * %rbp), so the caller's %rbp is saved at %rbp, the return address at
+ * %rbp + 8 and the caller's stack pointer is %rbp + 16.  Taken only when
+ * f->pc is code (modules_code), f->rbp lies in [f->sp, hi - 16] and is
+ * aligned (hi: the top of the thread's stack), and the return address read
+ * there is code too; nothing else is read.  1 and *f the caller's frame,
+ * or 0 and nothing changed (the stack ends there).  A function without
+ * unwind information that keeps no frame pointer hides its caller this
+ * way (the step lands on its caller's caller), as it would from the
+ * frame-pointer walk. */
+struct cfi_frame {
+	uintptr_t pc, sp, rbp; /* a return address, the stack pointer after
+				  the return, the %rbp the frame has then */
+};
+int cfi_step_fp(struct cfi_frame *f, uintptr_t hi);
+
 #endif /* MEMTRACE_CFI_H */

@@ -23,6 +23,16 @@ static unsigned modules_cur; /* the published copy */
 static uint8_t modules_trusts[MT_STACKS_MODULE_SLOTS] MT_TABLE;
 static uint8_t modules_ticks[MT_STACKS_MODULE_SLOTS] MT_TABLE;
 
+/* The anonymous executable mappings (modules.h, modules_jit_find), as the
+ * last refresh saw them: double-buffered like the index, and rebuilt
+ * whole at each refresh (a JIT maps, grows and drops its code). */
+struct modules_jit_span {
+	uintptr_t start, end;
+};
+static struct modules_jit_span modules_jit[2][MODULES_JIT_SLOTS] MT_TABLE;
+static uint32_t modules_jit_n[2];
+static unsigned modules_jit_cur;
+
 int modules_find(uintptr_t pc)
 {
 	unsigned cur = __atomic_load_n(&modules_cur, __ATOMIC_ACQUIRE);
@@ -40,6 +50,30 @@ int modules_find(uintptr_t pc)
 			return (int)s[mid].entry;
 	}
 	return -1;
+}
+
+int modules_jit_find(uintptr_t pc)
+{
+	unsigned cur = __atomic_load_n(&modules_jit_cur, __ATOMIC_ACQUIRE);
+	const struct modules_jit_span *s = modules_jit[cur];
+	uint32_t lo = 0, hi = __atomic_load_n(&modules_jit_n[cur], __ATOMIC_RELAXED);
+	if (hi > MODULES_JIT_SLOTS)
+		return 0;
+	while (lo < hi) { /* maps lists them by address */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (pc < s[mid].start)
+			hi = mid;
+		else if (pc >= s[mid].end)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+int modules_code(uintptr_t pc)
+{
+	return modules_find(pc) >= 0 || modules_jit_find(pc);
 }
 
 unsigned modules_trust(int i)
@@ -98,8 +132,9 @@ struct modules_scan {
 	struct mt_stacks_header *h;
 	modules_reserve_fn reserve;
 	uint32_t count;
-	int added;
+	int added, full;
 	pid_t pid;
+	uint32_t jit_n; /* spans put in the unused copy of modules_jit */
 	/* the latest mapping at file offset 0 (where the ELF header is) */
 	uintptr_t elf_start;
 	uint64_t elf_inode;
@@ -141,6 +176,26 @@ static void modules_build_id(struct modules_scan *sc, struct mt_stacks_module *e
 		e->build_id_len = (uint32_t)n;
 }
 
+/* An anonymous executable mapping into the unused copy of modules_jit;
+ * one that continues the last (a JIT's code growing page by page, in
+ * mappings of different rights) extends it.  Past MODULES_JIT_SLOTS the
+ * rest are left out: their frames end a stack, as before. */
+static void modules_jit_add(struct modules_scan *sc, const struct selfmaps_entry *m)
+{
+	struct modules_jit_span *s = modules_jit[modules_jit_cur ^ 1u];
+	if (m->end <= m->start)
+		return;
+	if (sc->jit_n && s[sc->jit_n - 1].end == m->start) {
+		s[sc->jit_n - 1].end = m->end;
+		return;
+	}
+	if (sc->jit_n == MODULES_JIT_SLOTS)
+		return;
+	s[sc->jit_n].start = m->start;
+	s[sc->jit_n].end = m->end;
+	sc->jit_n++;
+}
+
 static int modules_add(const struct selfmaps_entry *m, void *ctx)
 {
 	struct modules_scan *sc = ctx;
@@ -154,19 +209,27 @@ static int modules_add(const struct selfmaps_entry *m, void *ctx)
 		sc->elf_major = m->dev_major;
 		sc->elf_minor = m->dev_minor;
 	}
-	if (!(m->perms & SELFMAPS_X) || !m->path_len)
+	if (!(m->perms & SELFMAPS_X))
 		return 0;
+	if (!m->path_len || (m->path_len > 6 && memcmp(m->path, "[anon:", 6) == 0)) {
+		modules_jit_add(sc, m); /* anonymous code: a JIT's */
+		return 0;
+	}
 	vdso = m->path_len == 6 && memcmp(m->path, "[vdso]", 6) == 0;
 	if (m->path[0] != '/' && !vdso)
-		return 0; /* anonymous code (JIT), [vsyscall] */
-	if (modules_known(sc, m))
+		return 0; /* [vsyscall] */
+	if (sc->full || modules_known(sc, m))
 		return 0;
+	/* Once the table is full the scan goes on for the JIT's spans. */
 	if (sc->count >= MT_STACKS_MODULE_SLOTS) {
 		__atomic_fetch_or(&sc->h->flags, MT_STACKS_FLAG_MODULES_FULL, __ATOMIC_RELAXED);
-		return 1;
+		sc->full = 1;
+		return 0;
 	}
-	if (!sc->reserve(sc->count + 1))
-		return 1;
+	if (!sc->reserve(sc->count + 1)) {
+		sc->full = 1;
+		return 0;
+	}
 	e = mt_stacks_module(sc->h, sc->count);
 	memset(e, 0, sizeof *e);
 	e->start = m->start;
@@ -251,6 +314,11 @@ int modules_refresh(struct mt_stacks_header *h, modules_reserve_fn reserve)
 	if (modules_index_n[modules_cur] == 0 && sc.count)
 		modules_rebuild(h, sc.count);
 	rc = selfmaps_scan(modules_add, &sc);
+	if (rc >= 0) { /* a scan cut short keeps the spans known before */
+		unsigned next = modules_jit_cur ^ 1u;
+		__atomic_store_n(&modules_jit_n[next], sc.jit_n, __ATOMIC_RELAXED);
+		__atomic_store_n(&modules_jit_cur, next, __ATOMIC_RELEASE);
+	}
 	__atomic_fetch_add(&h->module_refreshes, 1, __ATOMIC_RELAXED);
 	if (sc.added)
 		modules_rebuild(h, sc.count);

@@ -6,7 +6,7 @@
  *
  * The table is filled from /proc/self/maps (selfmaps.h) when the stacks
  * table is made and again when a new stack holds a pc in no module (a
- * library dlopen'ed since), with raw system calls only: no loader lock, so
+ * library dlopen'ed since, or new JIT code), with raw system calls only: no loader lock, so
  * no deadlock against a dlopen in another thread.  Build-ids are read from
  * the mapped ELF headers with process_vm_readv on ourselves, which fails
  * with EFAULT instead of faulting if a library is unmapped meanwhile.
@@ -37,6 +37,18 @@ int modules_refresh(struct mt_stacks_header *h, modules_reserve_fn reserve);
 
 /* The table entry whose range holds pc (the newest), or -1. */
 int modules_find(uintptr_t pc);
+
+/* Anonymous executable mappings (a JIT's generated code: V8's, a JVM's)
+ * are in no module; the refresh keeps their ranges apart, at most
+ * MODULES_JIT_SLOTS of them (adjacent ones merged), for the call stacks'
+ * frame-pointer steps (callstack.h), which take a return address there as
+ * a frame of generated code: a raw address, which memsup names from the
+ * runtime's /tmp/perf-PID.map.  1 if pc lies in one, else 0. */
+#define MODULES_JIT_SLOTS 64u
+int modules_jit_find(uintptr_t pc);
+/* pc lies in a module or in generated code: a return address a walk may
+ * take. */
+int modules_code(uintptr_t pc);
 
 /* What the frame-pointer walk may trust for stacks that start in module i
  * (callstack.c learns it by comparing with the DWARF unwinder). */

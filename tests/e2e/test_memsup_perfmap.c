@@ -2,9 +2,12 @@
  * /tmp/perf-PID.map (supervisor/analyze/perfmap.h).  The parser is driven
  * on text in memory; the end-to-end tests run tests/progs/jit_sites, whose
  * machine code calls malloc through a C function, under the real memsup,
- * and read stacks.json with python3's json (tests/py/memsup_perfmap.py). */
+ * and read stacks.json with python3's json (tests/py/memsup_perfmap.py);
+ * the node tests run `node --perf-basic-prof` on a script whose three
+ * functions hold known shares of the heap (below). */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "analyze/perfmap.h"
 #include "test_memsup_util.h"
@@ -80,4 +83,89 @@ Test(memsup_perfmap, stale_map_names_nothing, .timeout = 60)
 {
 	struct sup_run r;
 	jit_run(&r, "stale", "stale_map_names_nothing");
+}
+
+/* ---- JavaScript frames: node --perf-basic-prof -------------------------- */
+
+/* Three JavaScript functions keep 150, 90 and 60 buffers of 1 MiB alive
+ * (50/30/20% of 300 MiB; Buffer.allocUnsafeSlow is one malloc each, never
+ * touched, so the run stays small in RSS).  The shim's unwinder steps
+ * V8's builtins and generated code by their frame pointers, memsup names
+ * the generated code from node's /tmp/perf-PID.map; V8 writes a map line
+ * for an interpreted function's code only with
+ * --interpreted-frames-native-stack (else every interpreted frame is the
+ * one Builtins_InterpreterEntryTrampoline), so the run gives it, as perf
+ * users do. */
+static const char node_script[] =
+	"'use strict';\n"
+	"const keep = [];\n"
+	"function alpha(n) { for (let i = 0; i < n; i++) keep.push(Buffer.allocUnsafeSlow(1 << 20)); }\n"
+	"function beta(n) { for (let i = 0; i < n; i++) keep.push(Buffer.allocUnsafeSlow(1 << 20)); }\n"
+	"function gamma(n) { for (let i = 0; i < n; i++) keep.push(Buffer.allocUnsafeSlow(1 << 20)); }\n"
+	"alpha(150);\n"
+	"beta(90);\n"
+	"gamma(60);\n"
+	"console.log(keep.length);\n";
+
+/* node (Debian's package names it nodejs too), or skip. */
+static const char *node_or_skip(void)
+{
+	static char found[PATH_MAX];
+	const char *path = getenv("PATH");
+	static const char *const names[] = { "node", "nodejs" };
+	for (int k = 0; k < 2; k++) {
+		for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+			size_t len = strcspn(p, ":");
+			snprintf(found, sizeof found, "%.*s/%s", (int)len, p, names[k]);
+			if (len && access(found, X_OK) == 0)
+				return found;
+			p += len + (p[len] == ':');
+		}
+	}
+	cr_skip_test("node is not installed (Debian: apt-get install nodejs)");
+	return NULL;
+}
+
+static void node_run(const char *sample, const char *check)
+{
+	struct sup_run r;
+	char script[PATH_MAX];
+#if !defined(__x86_64__)
+	cr_skip_test("the shim steps frames without unwind tables on x86-64 only");
+#endif
+	const char *node = node_or_skip();
+	tmp_make(&r);
+	snprintf(script, sizeof script, "%s/shares.js", r.tmp);
+	FILE *f = fopen(script, "w");
+	cr_assert_not_null(f);
+	cr_assert_eq(fputs(node_script, f) >= 0 && fclose(f) == 0, 1);
+	const char *args[] = { "-e", sample, "--", node, "--perf-basic-prof",
+			       "--interpreted-frames-native-stack", script, NULL };
+	memsup_start(&r, 1, args);
+	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	sup_py_check(&r, "memsup_perfmap.py", check, NULL);
+	sup_done(&r);
+}
+
+/* The three functions' names, from the map, with the C++ frames that
+ * called into JavaScript (node::Start, V8's Execution::Call) outward of
+ * them and node's allocator inward; shares within 5 points, as the C
+ * call sites' are (test_shim_stacks.c): 1 MiB blocks at the default
+ * 512 KiB interval leave each function's estimate about 1.5 points of
+ * standard error. */
+Test(memsup_nodeframes, js_shares_at_the_default_interval, .timeout = 120)
+{
+	node_run("MEMTRACE_SAMPLE_BYTES=524288", "js_shares_at_the_default_interval");
+}
+
+/* Every buffer sampled: at a 64 KiB interval a 1 MiB block is sampled
+ * with probability 1 - exp(-16) and counts for its size, so the shares
+ * are the script's within half a point (V8's own heap pages and objects
+ * made under a function count for it too: 2.4 MB of the 300 MiB here).
+ * Not every block (MEMTRACE_SAMPLE_BYTES=1): node makes half a million
+ * allocations at its start, whose stacks fill the stacks file's table and
+ * whose live blocks the shim's, and the buffers' then go uncounted. */
+Test(memsup_nodeframes, js_shares_exact_with_every_buffer_sampled, .timeout = 120)
+{
+	node_run("MEMTRACE_SAMPLE_BYTES=65536", "js_shares_exact_with_every_buffer_sampled");
 }

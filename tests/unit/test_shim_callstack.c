@@ -183,13 +183,14 @@ Test(callstack, wild_frame_pointers_end_the_walk)
 static uint64_t cfi_pcs[MT_STACKS_FRAMES], gcc_pcs[MT_STACKS_FRAMES];
 static unsigned cfi_n, gcc_n;
 static int cfi_trunc, gcc_trunc;
+static unsigned cfi_fp_at;
 
 /* Takes the stack both ways, as an allocator hook would (no frame of its
  * own). */
 __attribute__((noinline, optimize("omit-frame-pointer"))) static void capture_both(void)
 {
 	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
-	cfi_n = callstack_cfi(cfi_pcs, MT_STACKS_FRAMES, ra, &cfi_trunc);
+	cfi_n = callstack_cfi(cfi_pcs, MT_STACKS_FRAMES, ra, &cfi_trunc, &cfi_fp_at);
 	gcc_n = callstack_libgcc(gcc_pcs, MT_STACKS_FRAMES, ra, &gcc_trunc);
 }
 
@@ -324,3 +325,122 @@ Test(callstack, signal_frames_go_to_libgcc)
 	/* and the combined path gives libgcc's */
 	cr_expect_eq(callstack_dwarf(pcs, MT_STACKS_FRAMES, ra, &truncated) > 0, 1);
 }
+
+/* ---- generated code: no unwind tables, a frame pointer (callstack.h) ----- */
+
+#if defined(__x86_64__)
+#include <sys/mman.h>
+
+static unsigned dwarf_n;
+static uint64_t dwarf_pcs[MT_STACKS_FRAMES];
+static int fp_complete, fp_miss;
+static unsigned fp_n;
+static uint64_t fp_pcs[MT_STACKS_FRAMES];
+
+/* Called from the generated code; takes the stack every way. */
+__attribute__((noinline)) static void jit_callee(void)
+{
+	capture_both();
+	__asm__ volatile("" ::: "memory");
+	which = 1;
+	capture();
+	dwarf_n = ngot;
+	memcpy(dwarf_pcs, got, sizeof got);
+	which = 0;
+	capture();
+	fp_n = ngot;
+	fp_complete = got_complete;
+	fp_miss = got_miss;
+	memcpy(fp_pcs, got, sizeof got);
+}
+
+/* As a JIT writes it (V8's builtins and code keep frame pointers):
+ * push rbp; mov rbp, rsp; movabs rax, fn; call rax; pop rbp; ret, in an
+ * anonymous executable mapping (no file, no unwind tables).  Returns the
+ * return address of its call. */
+static uintptr_t jit_make(void (*fn)(void), void (**entry)(void))
+{
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *c;
+	uint64_t target = (uint64_t)(uintptr_t)fn;
+	size_t n = 0;
+	cr_assert_neq(code, MAP_FAILED);
+	c = code + 32;
+	c[n++] = 0x55;
+	c[n++] = 0x48; c[n++] = 0x89; c[n++] = 0xe5;
+	c[n++] = 0x48; c[n++] = 0xb8; memcpy(c + n, &target, 8); n += 8;
+	c[n++] = 0xff; c[n++] = 0xd0;
+	c[n++] = 0x5d;
+	c[n++] = 0xc3;
+	cr_assert_eq(mprotect(code, 4096, PROT_READ | PROT_EXEC), 0);
+	*entry = (void (*)(void))(uintptr_t)c;
+	return (uintptr_t)c + 16; /* after the call */
+}
+
+__attribute__((noinline)) static void jit_caller(void (*entry)(void))
+{
+	entry();
+	__asm__ volatile("" ::: "memory");
+}
+
+static int has_name(const uint64_t *pcs, unsigned n, const char *fn)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (pcs[i] && !strcmp(name_of(pcs[i]), fn))
+			return 1;
+	return 0;
+}
+
+/* The walks go on through a frame of generated code by its frame pointer
+ * (before, the stack ended there); libgcc stops at it, and the part both
+ * walk is the same, so the shim's walk stays on. */
+Test(callstack, walks_go_through_generated_code)
+{
+	void (*entry)(void);
+	uintptr_t jit_ra = jit_make(jit_callee, &entry);
+	unsigned at;
+	modules_ready(); /* after the code is mapped, as a refresh would be */
+	callstack_init();
+	cr_assert_lt(modules_find(jit_ra), 0, "generated code is in no module");
+	cr_assert_eq(modules_jit_find(jit_ra), 1, "its mapping is known as code");
+	cr_assert_eq(modules_code(jit_ra), 1);
+	cr_assert_eq(modules_jit_find((uintptr_t)jit_callee), 0);
+	jit_caller(entry);
+	/* libgcc: up to the generated code's frame, which it cannot step */
+	cr_assert_geq(gcc_n, 2);
+	cr_expect_eq(gcc_pcs[gcc_n - 1], jit_ra, "libgcc ends at the generated frame");
+	/* the shim's CFI walk: the same frames, then on by frame pointers */
+	cr_assert_gt(cfi_n, gcc_n, "cfi %u frames, libgcc %u", cfi_n, gcc_n);
+	for (at = 0; at < gcc_n; at++)
+		cr_expect_eq(cfi_pcs[at], gcc_pcs[at], "frame %u", at);
+	cr_expect_str_eq(name_of(cfi_pcs[gcc_n]), "jit_caller");
+	cr_expect_eq(cfi_fp_at, gcc_n, "the frame-pointer step's frame is libgcc's last");
+	/* and on through the test's own frame, above it */
+	cr_expect(has_name(cfi_pcs, cfi_n, "callstack_walks_go_through_generated_code_impl"));
+	/* the checked path keeps the shim's walk on, and gives its stack */
+	cr_expect_eq(callstack_cfi_is_off(), 0, "the libgcc check switched the walk off");
+	cr_expect_eq(dwarf_n > 2 && has_name(dwarf_pcs, dwarf_n, "jit_caller"), 1);
+	cr_expect(has_name(dwarf_pcs, dwarf_n, "callstack_walks_go_through_generated_code_impl"));
+	/* the frame-pointer walk takes the generated frame as well */
+	cr_expect_eq(fp_miss, 0);
+	cr_expect_eq(fp_complete, 1);
+	cr_expect(has_name(fp_pcs, fp_n, "jit_caller"));
+	int seen = 0;
+	for (unsigned i = 0; i < fp_n; i++)
+		seen |= fp_pcs[i] == jit_ra;
+	cr_expect(seen, "the generated frame is in the frame-pointer walk");
+}
+
+/* Code unmapped since the table was read is no code: a walk ends there. */
+Test(callstack, unmapped_code_ends_the_walks)
+{
+	void (*entry)(void);
+	uintptr_t jit_ra = jit_make(jit_callee, &entry);
+	modules_ready();
+	cr_assert_eq(modules_jit_find(jit_ra), 1);
+	cr_assert_eq(munmap((void *)(jit_ra & ~(uintptr_t)4095), 4096), 0);
+	modules_ready();
+	cr_expect_eq(modules_jit_find(jit_ra), 0);
+	cr_expect_eq(modules_code(jit_ra), 0);
+}
+#endif
