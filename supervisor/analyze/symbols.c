@@ -322,7 +322,13 @@ static int symbols_ask(struct symbols *s, struct symbols_module *m, const char *
 		const struct addr2line_frame *a = &r.frames[r.first[j]];
 		if (inlines) {
 			rc = symbols_take_answer(s, (uint32_t)which[j], a, c);
-		} else if (a[c - 1].function) {
+		} else if (a[c - 1].function && s->frames[which[j]].function) {
+			/* only a name the symbol table gave, demangled: without
+			 * debug information addr2line names any address by the
+			 * nearest symbol below it, even one whose size ends before
+			 * it (V8's builtins in a libnode that keeps only its
+			 * exported symbols would be named after whatever precedes
+			 * the embedded blob) */
 			const char *fn = symbols_name(s, a[c - 1].function);
 			if (!fn)
 				rc = -ENOMEM;

@@ -173,3 +173,23 @@ Test(memsup_lines, cxx_names_are_demangled, .timeout = 120)
 	sup_py_check(&r, "memsup_lines.py", "cxx_names_are_demangled", NULL);
 	sup_done(&r);
 }
+
+/* The same program stripped, its functions exported (-rdynamic): grow is
+ * named from the dynamic symbol table, demangled; fill, a static function
+ * in no symbol table, stays unnamed.  Without debug information addr2line
+ * names any address by the nearest symbol below it, even one that ends
+ * before it; memsup asks it only to demangle what the symbols named. */
+Test(memsup_lines, cxx_stripped_names_only_what_symbols_hold, .timeout = 120)
+{
+	struct sup_run r;
+	char src[PATH_MAX];
+	if (system("command -v g++ >/dev/null 2>&1") != 0)
+		cr_skip_test("g++ is not installed");
+	snprintf(src, sizeof src, "%s/tests/progs/lines_cxx.cc", env_or_skip("MT_SRCDIR"));
+	tmp_make(&r);
+	shell(&r, "g++ -O2 -fno-omit-frame-pointer -rdynamic -o lines_cxx '%s' && strip lines_cxx",
+	      src);
+	run_lines(&r, sup_tmp_path(&r, "lines_cxx"), NULL);
+	sup_py_check(&r, "memsup_lines.py", "cxx_stripped_names_only_what_symbols_hold", NULL);
+	sup_done(&r);
+}

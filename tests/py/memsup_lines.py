@@ -25,7 +25,7 @@ for m in re.finditer(r'site=(.+?) line=(\d+) bytes=(\d+)(?: caller=(\w+) caller_
     truth[m.group(1)] = {'line': int(m.group(2)), 'bytes': int(m.group(3)),
                          'caller': m.group(4),
                          'caller_line': int(m.group(5)) if m.group(5) else None}
-assert len(truth) == (1 if CHECK == 'cxx_names_are_demangled' else 5), truth
+assert len(truth) == (1 if CHECK.startswith('cxx_') else 5), truth
 assert st['sample_bytes'] == 1, st['sample_bytes']
 images = [i for i in st['images'] if i['error'] is None]
 assert len(images) == 1, st['images']
@@ -165,6 +165,20 @@ def cxx_names_are_demangled():
     assert s['bytes'] == t['bytes'], (s, t)
     folded = open(os.path.join(d, 'flame.folded')).read()
     assert ';%s (lines_cxx.cc:%d);operator new(unsigned long) ' % (fn, t['line']) in folded, folded
+
+
+def cxx_stripped_names_only_what_symbols_hold():
+    fn = 'store::Pool<int>::grow(unsigned long)'
+    t = truth[fn]
+    s = site_of('operator new(unsigned long)')
+    grow, fill, main = (frames[i] for i in s['frames'][1:4])
+    print(grow, fill, main)
+    assert modules[grow['module']]['path'].endswith('/lines_cxx'), grow
+    assert grow['function'] == fn and not grow.get('file'), grow
+    # fill has no symbol: no name, rather than a neighbour's
+    assert fill['module'] == grow['module'] and fill['function'] is None, fill
+    assert main['function'] == 'main', main
+    assert s['bytes'] == t['bytes'], (s, t)
 
 
 globals()[CHECK]()
