@@ -58,15 +58,20 @@ def stale_map_names_nothing():
 # The script's functions alpha, beta and gamma keep 150, 90 and 60 buffers
 # of 1 MiB (Buffer.allocUnsafeSlow: one malloc of 1 MiB each in node's
 # ArrayBuffer allocator, never touched) alive to the end: 50/30/20% of the 300 MiB the
-# three hold.  V8 names its JavaScript functions "JS:" plus a tier mark
-# (~ interpreted, ^ baseline, + Maglev, * TurboFan) in the perf map.
+# three hold.  V8 names its JavaScript functions in the perf map with a
+# kind and a tier mark (~ interpreted, ^ baseline, + Maglev, * TurboFan):
+# "JS:" in node 20's V8, "Function:" or "LazyCompile:" in node 18's
+# (Debian bookworm's).
 JS_NAMES = ('alpha', 'beta', 'gamma')
 JS_TRUTH = {'alpha': 0.5, 'beta': 0.3, 'gamma': 0.2}
 MIB = 1 << 20
 
 
+JS_TAG = r'(?:JS|Function|LazyCompile):[~^+*]?'
+
+
 def js_function(name):
-    return re.compile(r'^JS:[~^+*]?%s ' % name)
+    return re.compile(r'^%s%s ' % (JS_TAG, name))
 
 
 def native(f):
@@ -112,8 +117,12 @@ def node_shares(tolerance):
             assert native(fs[-1]) and len(outer_native) >= 3, names
             assert not named or any(x.startswith(('node::Start(', 'main', '__libc_start'))
                                     for x in named), names
-        if any(x.startswith('v8::internal::Builtin_') for x in inner):
-            assert any(x.startswith('Builtins_CEntry') for x in inner), names
+        # V8's C++ builtin is entered from its CEntry builtin: named so
+        # where the module has that symbol, else no name at all (never the
+        # name of a function that ends before it)
+        for i, x in enumerate(inner):
+            if x.startswith('v8::internal::Builtin_') and i + 1 < len(inner):
+                assert inner[i + 1].startswith('Builtins_CEntry') or not inner[i + 1], names
         fm = modules[fs[at]['module']]
         assert fm['path'] == mapfile, fm
     total = sum(held.values())
@@ -134,9 +143,9 @@ def node_shares(tolerance):
         # in the folded lines, outermost first: frames before the
         # JavaScript function (the C++ that called into it) and after it
         assert whole[n], (n, 'no stack reaches the C++ that called JavaScript')
-        assert re.search(r'^pid [^;\n]*;[^\n]+;JS:[~^+*]?%s [^;\n]*;[^\n]+ \d+$' % n,
+        assert re.search(r'^pid [^;\n]*;[^\n]+;%s%s [^;\n]*;[^\n]+ \d+$' % (JS_TAG, n),
                          folded, re.M), n
-        assert re.search(r'JS:[~^+*]?%s ' % n, svg), n
+        assert re.search(r'%s%s ' % (JS_TAG, n), svg), n
 
 
 def js_shares_at_the_default_interval():
