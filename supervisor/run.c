@@ -51,7 +51,7 @@
 #define RUN_PRIOR_MAX 64
 
 /* Sampling that follows the memory (issue 32; the record's "sampling"),
- * asked for with --sparse-ms (off by default while it proves itself).
+ * on by default (--sparse-ms 100; --sparse-ms 0 keeps every sample dense).
  * While the tree's memory moves memsup samples every --poll-ms (dense);
  * once nothing has moved for --sparse-ms it samples every --sparse-ms
  * (sparse), with the kernel watching two marks around the usage
@@ -688,7 +688,7 @@ static void pace_open(struct run *r)
 		r->period_ns = 1;
 	s->dense_s = o->poll_ms / 1000.0;
 	if (o->sparse_ms <= 0)
-		why = "not asked: --sparse-ms 0 (the default) samples every --poll-ms";
+		why = "not asked: --sparse-ms 0 samples every --poll-ms";
 	else if (o->poll_ms >= o->sparse_ms)
 		why = "--poll-ms is no denser than --sparse-ms";
 	else if (o->rss_mb > 0)
