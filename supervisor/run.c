@@ -1074,12 +1074,15 @@ static enum sup_reason supervise(struct run *r)
 		/* slot 5: sparse, the usage's marks (contain_watch); once it
 		 * woke memsup it is not looked at again before the sample */
 		int wfd = r->pace.sparse && !r->pace.woke ? contain_watch_fd(r->contain) : -1;
-		struct pollfd pfd[6 + OUTPUT_POLL_SLOTS] = {
+		/* slot 6: a cgroup made below the run's (contain_below_fd):
+		 * until one is, a sample lists the run's own cgroup alone */
+		int bfd = contain_below_fd(r->contain);
+		struct pollfd pfd[7 + OUTPUT_POLL_SLOTS] = {
 			{ r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
 			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 }, { kfd, kev, 0 },
-			{ wfd, POLLIN, 0 } };
-		output_poll_set(r, pfd + 6);
-		int np = ppoll(pfd, 6 + OUTPUT_POLL_SLOTS, &ts, NULL);
+			{ wfd, POLLIN, 0 }, { bfd, POLLIN, 0 } };
+		output_poll_set(r, pfd + 7);
+		int np = ppoll(pfd, 7 + OUTPUT_POLL_SLOTS, &ts, NULL);
 		if (np > 0 && pfd[0].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
@@ -1103,7 +1106,14 @@ static enum sup_reason supervise(struct run *r)
 		/* slot 5: the usage crossed a mark: dense again */
 		if (np > 0 && wfd >= 0 && pfd[5].revents)
 			pace_wake(r, &next, &r->rec->sampling.threshold_wakeups);
-		int rc = np > 0 ? output_pump(r, pfd + 6) : 0;
+		/* slot 6: a cgroup below the run's: from now on every listing
+		 * looks below, and a sample at once (the one before may have
+		 * missed a process moved there since this poll began) */
+		if (np > 0 && bfd >= 0 && pfd[6].revents) {
+			contain_below_told(r->contain);
+			next = clock_mono_ns();
+		}
+		int rc = np > 0 ? output_pump(r, pfd + 7) : 0;
 		if (rc < 0) {
 			relay_failed(r, rc, &reason);
 			break;
