@@ -743,11 +743,13 @@ static void pace_after_sample(struct run *r, uint64_t now, uint64_t rss, unsigne
 	}
 	if (p->sparse || !k->have_usage || now - p->quiet_since < p->sparse_ns)
 		return;
-	/* the peak's per-process view still lacks smaps figures that a sample
-	 * of about the peak's size can complete (pview.c, complete_peak):
+	/* the peak's per-process view still lacks smaps figures, or holds
+	 * carried ones, that a sample of about the peak's size can complete
+	 * (pview.c, complete_peak):
 	 * dense, so that it gets every chance a dense run gives it */
 	const struct pview_peak *pk = r->pv ? pview_peak(r->pv) : NULL;
-	if (pk && pk->n && !pk->have_smaps && rss * 10 >= pk->rss * 9 && rss * 10 <= pk->rss * 11)
+	if (pk && pk->n && (!pk->have_smaps || pk->carried) && rss * 10 >= pk->rss * 9 &&
+	    rss * 10 <= pk->rss * 11)
 		return;
 	/* flat for a sparse interval: the kernel watches the marks around
 	 * the usage now, and memsup looks less often */
