@@ -510,8 +510,14 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 static void complete_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss)
 {
 	struct pview_peak *pk = &pv->peak;
-	if (!pk->n || (pk->have_smaps && !pk->carried) || !rss_agree(tree_rss, pk->rss) ||
-	    t_ns - pk->smaps_ns < PVIEW_SMAPS_RETRY_MS * NS_PER_MS)
+	uint64_t since = t_ns - pk->smaps_ns;
+	/* missing figures are retried soon; carried ones are refreshed no
+	 * more often than a creeping peak's are read (note_peak): a peak
+	 * that creeps up by a page at a time (sort writing its output) would
+	 * otherwise have its smaps read every PVIEW_SMAPS_RETRY_MS */
+	if (!pk->n || !rss_agree(tree_rss, pk->rss) ||
+	    (pk->have_smaps && (!pk->carried || since < PVIEW_SMAPS_MIN_MS * NS_PER_MS)) ||
+	    since < PVIEW_SMAPS_RETRY_MS * NS_PER_MS)
 		return;
 	pk->smaps_ns = t_ns;
 	/* the figures before the pass, back if it mixed two moments */
