@@ -19,16 +19,17 @@ not.  It must run inside a pids-limited cgroup (scripts/pids-guard.sh).
 Issue 32 (sampling that follows the memory):
   memsup-dense   this memsup with --rss-mb 1000000: a budget keeps every sample
                  dense (the record's sampling.adaptive false), so the cost of
-                 one sample is measured beside --sparse-ms 100 (the memsup row)
+                 one sample is measured beside the default (the memsup row)
   memsup-before  --before BIN: another memsup binary (the commit before),
-                 run with the same arguments
+                 run with the same arguments; with --dense also held dense
+                 (memsup-before-dense), the cost of its sample beside this one's
   floor rows     --floor-ms 10,100: bench/wake_floor at each period, so the
                  idle tree's cost is set against a bare 100 Hz and 10 Hz wake
 The verdicts at the end: CPU per sample of memsup-dense for trees of 1 and 10
 against the bare wake at --poll-ms (target at most 1.5x); the per-process
 part of a sample, (per sample at N - per sample at 1) / (N - 1), in us; and
-the idle CPU of memsup --sparse-ms 100 against the 10 Hz floor (target:
-no more).
+the idle CPU of the default memsup (--sparse-ms 100) against the 10 Hz
+floor (target: no more).
 
 What is measured is the CPU of the observer process alone, never of the tree
 it watches: the driver waits for the observer with waitid(WNOWAIT), so that it
@@ -154,11 +155,8 @@ class Bench:
                 + self.memsup_extra + (["--discovery", "children"] if children else [])
                 + (["--cgroup", "off"] if scan or children else [])
                 + (["--rss-mb", "1000000"] if dense else [])
-                # this build's own runs follow the memory (--sparse-ms: off
-                # by default while it proves itself); another binary runs
-                # as it was given
-                + (["--sparse-ms", "100"] if "--sparse-ms" in self.help and not dense
-                   and not binary else [])
+                # the default follows the memory (--sparse-ms 100 since
+                # sparse2); each binary runs with its own default
                 + ["--", self.tree, str(n), str(self.args.seconds)])
 
     def start_unrelated(self):
@@ -197,8 +195,9 @@ class Bench:
             argv = [self.floor, str(n), str(self.args.seconds)]
         else:
             argv = self.memsup_argv(outdir, n, children=(who == "memsup-children"),
-                                    scan=(who == "memsup-scan"), dense=(who == "memsup-dense"),
-                                    binary=(self.args.before if who == "memsup-before"
+                                    scan=(who == "memsup-scan"),
+                                    dense=who in ("memsup-dense", "memsup-before-dense"),
+                                    binary=(self.args.before if who.startswith("memsup-before")
                                             else None))
         r = run_observer(argv, log)
         rec = {}
@@ -242,6 +241,8 @@ class Bench:
                 who.append("memsup-dense")
             if self.args.before:
                 who.append("memsup-before")
+                if self.args.dense:
+                    who.append("memsup-before-dense")
         if self.seed and self.args.seed_run:
             who.append("seed")
         res = {n: {w: [] for w in who} for n in self.args.trees}
@@ -281,15 +282,16 @@ def verdicts(b, who, res):
     dense_ms = b.args.poll_ms
     if floors.get(dense_ms) and "memsup-dense" in who:
         fw = floor_wake_us(floors[dense_ms], dense_ms, b.args.seconds)
-        for n in (1, 10):
-            if n in res and res[n].get("memsup-dense"):
-                ups = per_sample_us(res[n]["memsup-dense"])
-                x = ups / fw if fw else float("inf")
-                out.append(f"- CPU per sample, N={n}, dense: {ups:.0f} us, {x:.2f}x the bare "
-                           f"wake's {fw:.0f} us (target <= 1.5x): "
-                           f"**{'met' if x <= 1.5 else 'not met'}**")
+        for w in ("memsup-dense", "memsup-before-dense"):
+            for n in (1, 10):
+                if n in res and res[n].get(w):
+                    ups = per_sample_us(res[n][w])
+                    x = ups / fw if fw else float("inf")
+                    out.append(f"- CPU per sample, N={n}, {w}: {ups:.0f} us, {x:.2f}x the bare "
+                               f"wake's {fw:.0f} us (target <= 1.5x): "
+                               f"**{'met' if x <= 1.5 else 'not met'}**")
     ns = sorted(n for n in res if n != "floor" and n > 1 and 1 in res)
-    for w in ("memsup-dense", "memsup"):
+    for w in ("memsup-dense", "memsup-before-dense"):
         if w not in who:
             continue
         for n in ns:
@@ -297,7 +299,6 @@ def verdicts(b, who, res):
             if a and z:
                 out.append(f"- per-process part of a sample ({w}), N={n}: "
                            f"({z:.0f} - {a:.0f}) / {n - 1} = {(z - a) / (n - 1):.1f} us a process")
-        break
     if floors.get(100) and "memsup" in who:
         f10 = benchlib.summary([100 * r["cpu_s"] / r["wall_s"] for r in floors[100]])[0]
         for n in sorted(k for k in res if k != "floor"):
@@ -402,7 +403,7 @@ def spike_runs(b, runs, spike, dense):
     for i in range(runs):
         out = b.tmp / f"spike-{'dense' if dense else 'adaptive'}-{i}"
         argv = [str(b.memsup), "-q", "-o", str(out), "--poll-ms", str(b.args.poll_ms),
-                "--no-trace"] + (["--rss-mb", "1000000"] if dense else ["--sparse-ms", "100"]) + \
+                "--no-trace"] + (["--rss-mb", "1000000"] if dense else []) + \
             ["--", spike, "100", "50", "0", "0", "1000"]
         subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)

@@ -44,9 +44,8 @@ const char cli_help_text[] =
 	"                         can make one, else the /proc scan) or off\n"
 	"      --poll-ms MS       sampling period in milliseconds (default 10)\n"
 	"      --sparse-ms MS     while the tree's memory is flat, sample every MS\n"
-	"                         instead (100 is a good value), waking when the\n"
-	"                         kernel says it moved (cgroup v1); 0, the default:\n"
-	"                         every --poll-ms\n"
+	"                         instead (default 100), waking when the kernel\n"
+	"                         says it moved (cgroup v1); 0: every --poll-ms\n"
 	"      --grace-s SECONDS  on a budget breach send SIGTERM first and SIGKILL\n"
 	"                         after SECONDS (default: SIGKILL at once)\n"
 	"  -C, --cwd DIR          run COMMAND in DIR\n"
@@ -461,6 +460,7 @@ int cli_parse(int argc, char **argv, struct sup_options *o, char *err,
 {
 	memset(o, 0, sizeof *o);
 	o->poll_ms = 10;
+	o->sparse_ms = 100;
 	o->discovery = TREE_AUTO;
 	o->output = RELAY_TEE;
 	if (errlen)

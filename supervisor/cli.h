@@ -24,8 +24,8 @@ struct sup_options {
 	double mem_max_mb;        /* --mem-max (decimal MB): the kernel's limit; 0: none */
 	unsigned max_procs;       /* --max-procs; 0: no process budget */
 	double poll_ms;           /* --poll-ms, default 10 */
-	double sparse_ms;         /* --sparse-ms: a flat tree's interval; 0 (the
-				     default) samples every poll_ms throughout */
+	double sparse_ms;         /* --sparse-ms: a flat tree's interval, default
+				     100; 0 samples every poll_ms throughout */
 	double grace_s;           /* --grace-s; 0: SIGKILL at once */
 	char cwd[PATH_MAX];       /* -C, resolved; "" when not given */
 	char **env;               /* -e KEY=VALUE, in order, pointers into argv */

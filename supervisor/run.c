@@ -51,7 +51,7 @@
 #define RUN_PRIOR_MAX 64
 
 /* Sampling that follows the memory (issue 32; the record's "sampling"),
- * asked for with --sparse-ms (off by default while it proves itself).
+ * on by default (--sparse-ms 100; --sparse-ms 0 keeps every sample dense).
  * While the tree's memory moves memsup samples every --poll-ms (dense);
  * once nothing has moved for --sparse-ms it samples every --sparse-ms
  * (sparse), with the kernel watching two marks around the usage
@@ -688,7 +688,7 @@ static void pace_open(struct run *r)
 		r->period_ns = 1;
 	s->dense_s = o->poll_ms / 1000.0;
 	if (o->sparse_ms <= 0)
-		why = "not asked: --sparse-ms 0 (the default) samples every --poll-ms";
+		why = "not asked: --sparse-ms 0 samples every --poll-ms";
 	else if (o->poll_ms >= o->sparse_ms)
 		why = "--poll-ms is no denser than --sparse-ms";
 	else if (o->rss_mb > 0)
@@ -743,11 +743,13 @@ static void pace_after_sample(struct run *r, uint64_t now, uint64_t rss, unsigne
 	}
 	if (p->sparse || !k->have_usage || now - p->quiet_since < p->sparse_ns)
 		return;
-	/* the peak's per-process view still lacks smaps figures that a sample
-	 * of about the peak's size can complete (pview.c, complete_peak):
+	/* the peak's per-process view still lacks smaps figures, or holds
+	 * carried ones, that a sample of about the peak's size can complete
+	 * (pview.c, complete_peak):
 	 * dense, so that it gets every chance a dense run gives it */
 	const struct pview_peak *pk = r->pv ? pview_peak(r->pv) : NULL;
-	if (pk && pk->n && !pk->have_smaps && rss * 10 >= pk->rss * 9 && rss * 10 <= pk->rss * 11)
+	if (pk && pk->n && (!pk->have_smaps || pk->carried) && rss * 10 >= pk->rss * 9 &&
+	    rss * 10 <= pk->rss * 11)
 		return;
 	/* flat for a sparse interval: the kernel watches the marks around
 	 * the usage now, and memsup looks less often */
@@ -1074,12 +1076,15 @@ static enum sup_reason supervise(struct run *r)
 		/* slot 5: sparse, the usage's marks (contain_watch); once it
 		 * woke memsup it is not looked at again before the sample */
 		int wfd = r->pace.sparse && !r->pace.woke ? contain_watch_fd(r->contain) : -1;
-		struct pollfd pfd[6 + OUTPUT_POLL_SLOTS] = {
+		/* slot 6: a cgroup made below the run's (contain_below_fd):
+		 * until one is, a sample lists the run's own cgroup alone */
+		int bfd = contain_below_fd(r->contain);
+		struct pollfd pfd[7 + OUTPUT_POLL_SLOTS] = {
 			{ r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
 			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 }, { kfd, kev, 0 },
-			{ wfd, POLLIN, 0 } };
-		output_poll_set(r, pfd + 6);
-		int np = ppoll(pfd, 6 + OUTPUT_POLL_SLOTS, &ts, NULL);
+			{ wfd, POLLIN, 0 }, { bfd, POLLIN, 0 } };
+		output_poll_set(r, pfd + 7);
+		int np = ppoll(pfd, 7 + OUTPUT_POLL_SLOTS, &ts, NULL);
 		if (np > 0 && pfd[0].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
@@ -1103,7 +1108,14 @@ static enum sup_reason supervise(struct run *r)
 		/* slot 5: the usage crossed a mark: dense again */
 		if (np > 0 && wfd >= 0 && pfd[5].revents)
 			pace_wake(r, &next, &r->rec->sampling.threshold_wakeups);
-		int rc = np > 0 ? output_pump(r, pfd + 6) : 0;
+		/* slot 6: a cgroup below the run's: from now on every listing
+		 * looks below, and a sample at once (the one before may have
+		 * missed a process moved there since this poll began) */
+		if (np > 0 && bfd >= 0 && pfd[6].revents) {
+			contain_below_told(r->contain);
+			next = clock_mono_ns();
+		}
+		int rc = np > 0 ? output_pump(r, pfd + 7) : 0;
 		if (rc < 0) {
 			relay_failed(r, rc, &reason);
 			break;

@@ -347,9 +347,10 @@ static int rss_agree(uint64_t a, uint64_t b)
 }
 
 /* smaps_rollup and status of the members of the peak (only those still
- * without figures when `only_missing`), accepted only while a member's RSS
- * agrees with its RSS at the peak, until `until` (smaps_rollup waits for
- * the memory map lock, as cmdline does).  Bytes.  Returns 1 when every
+ * without figures, or with carried ones, when `only_missing`), accepted
+ * only while a member's RSS agrees with its RSS at the peak, until `until`
+ * (smaps_rollup waits for the memory map lock, as cmdline does); a carried
+ * member whose read fails keeps its figures.  Bytes.  Returns 1 when every
  * member then has figures. */
 static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
 {
@@ -358,16 +359,19 @@ static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
 		struct pview_peak_member *m = &pv->peak.m[i];
 		struct procfs_rollup ru;
 		struct procfs_status st;
-		if (only_missing && m->have_smaps)
+		if (only_missing && m->have_smaps && !m->carried)
 			continue;
-		m->have_smaps = 0;
+		int keep = only_missing && m->have_smaps;
+		if (!keep)
+			m->have_smaps = m->carried = 0;
 		if (clock_mono_ns() > until || procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
 		    procfs_read_status(pv->root, m->pid, &st) < 0 ||
 		    !(st.have & PROCFS_HAVE_RSS_PARTS) || !rss_agree(ru.rss_kb * 1024, m->rss)) {
-			all = 0;
+			all &= keep;
 			continue;
 		}
 		m->have_smaps = 1;
+		m->carried = 0;
 		m->pss = ru.pss_kb * 1024;
 		m->swap = ru.swap_kb * 1024;
 		m->anon = st.rss_anon_kb * 1024;
@@ -380,6 +384,34 @@ static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
 		}
 	}
 	return all;
+}
+
+/* After a pass of read_smaps: does every member still hold the memory its
+ * peak sample read?  A member that exited during the pass (its memory
+ * released, no VmRSS in its status) changed the Pss of everyone sharing
+ * pages with it, between one member's reading and the next: the pass
+ * mixes two moments (readers of a shared 300 MB leaving one by one: 353
+ * MB of Pss for 302 held).  One that holds it still after the pass held
+ * it throughout. */
+static int still_whole(const struct pview *pv)
+{
+	for (size_t i = 0; i < pv->peak.n; i++) {
+		const struct pview_peak_member *m = &pv->peak.m[i];
+		struct procfs_status st;
+		if (procfs_read_status(pv->root, m->pid, &st) < 0 ||
+		    !(st.have & PROCFS_HAVE_RSS_PARTS) ||
+		    !rss_agree((st.rss_anon_kb + st.rss_file_kb + st.rss_shmem_kb) * 1024, m->rss))
+			return 0;
+	}
+	return 1;
+}
+
+static int any_carried(const struct pview_peak *pk)
+{
+	for (size_t i = 0; i < pk->n; i++)
+		if (pk->m[i].have_smaps && pk->m[i].carried)
+			return 1;
+	return 0;
 }
 
 /* Fill the members that have no smaps figures from the previous peak
@@ -404,6 +436,7 @@ static int carry_smaps(struct pview *pv, size_t oldn)
 			continue;
 		}
 		m->have_smaps = 1;
+		m->carried = 1;
 		m->pss = pv->prev[j].pss;
 		m->anon = pv->prev[j].anon;
 		m->file = pv->prev[j].file;
@@ -443,6 +476,13 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 		/* a peak's reads get a budget of their own, larger: every
 		 * member, where a sample looks only at the newcomers */
 		int all = read_smaps(pv, 0, clock_mono_ns() + 4 * pv->look_ns);
+		if (!still_whole(pv)) {
+			/* none of this pass stands: the last figures carry
+			 * over where they may, and the next sample tries */
+			for (size_t i = 0; i < pk->n; i++)
+				pk->m[i].have_smaps = pk->m[i].carried = 0;
+			all = 0;
+		}
 		pk->smaps_ns = t_ns;
 		pk->smaps_rss = tree_rss;
 		if (all) {
@@ -455,23 +495,44 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 	/* carried over: the figures of a peak sample less than the bound ago
 	 * and within the growth margin of this one */
 	pk->have_smaps = carry_smaps(pv, oldn);
+	pk->carried = any_carried(pk);
 }
 
 /* Not a new peak, but the peak still lacks some member's figures (its
- * read was rate-limited, or missed a process that was still growing), and
- * the tree holds about the peak again: read the missing members now, each
- * accepted only if its RSS agrees with its RSS at the peak (the rule that
- * carrying follows).  Without it, a tree that reaches its peak just after
- * a read and then plateaus had no Pss at its peak at all. */
+ * read was rate-limited, or missed a process that was still growing), or
+ * holds carried ones, and the tree holds about the peak again: read those
+ * members now, each accepted only if its RSS agrees with its RSS at the
+ * peak (the rule that carrying follows).  Without it, a tree that reaches
+ * its peak just after a read and then plateaus had no Pss at its peak at
+ * all; and a carried Pss can be of another sharing (three readers of a
+ * parent's 300 MB: the parent's Pss carried from when one had read a
+ * third made the peak's Pss 353 MB, not 302). */
 static void complete_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss)
 {
 	struct pview_peak *pk = &pv->peak;
-	if (!pk->n || pk->have_smaps || !rss_agree(tree_rss, pk->rss) ||
-	    t_ns - pk->smaps_ns < PVIEW_SMAPS_RETRY_MS * NS_PER_MS)
+	uint64_t since = t_ns - pk->smaps_ns;
+	/* missing figures are retried soon; carried ones are refreshed no
+	 * more often than a creeping peak's are read (note_peak): a peak
+	 * that creeps up by a page at a time (sort writing its output) would
+	 * otherwise have its smaps read every PVIEW_SMAPS_RETRY_MS */
+	if (!pk->n || !rss_agree(tree_rss, pk->rss) ||
+	    (pk->have_smaps && (!pk->carried || since < PVIEW_SMAPS_MIN_MS * NS_PER_MS)) ||
+	    since < PVIEW_SMAPS_RETRY_MS * NS_PER_MS)
 		return;
 	pk->smaps_ns = t_ns;
+	/* the figures before the pass, back if it mixed two moments */
+	if (grow_array((void **)&pv->prev, &pv->prev_cap, pk->n, sizeof *pv->prev) < 0)
+		return;
+	memcpy(pv->prev, pk->m, pk->n * sizeof *pk->m);
 	/* the same budget as a new peak's reads */
 	pk->have_smaps = read_smaps(pv, 1, clock_mono_ns() + 4 * pv->look_ns);
+	if (!still_whole(pv)) {
+		memcpy(pk->m, pv->prev, pk->n * sizeof *pk->m);
+		pk->have_smaps = 1;
+		for (size_t i = 0; i < pk->n; i++)
+			pk->have_smaps &= pk->m[i].have_smaps;
+	}
+	pk->carried = any_carried(pk);
 }
 
 void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint64_t read_end_ns,

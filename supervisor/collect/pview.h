@@ -100,6 +100,10 @@ struct pview_peak_member {
 	uint64_t rss, heap, map;
 	int heap_counted;          /* a record: heap and map are its */
 	int have_smaps;
+	int carried;               /* the figures are an earlier peak
+				      sample's (its RSS agreed; its Pss need
+				      not: a page shared since then counts
+				      less) */
 	uint64_t pss, anon, file, shmem, swap; /* bytes */
 };
 
@@ -110,6 +114,8 @@ struct pview_peak {
 	struct pview_peak_member *m;
 	size_t n;
 	int have_smaps;            /* every member has smaps figures */
+	int carried;               /* some member's are carried: read again
+				      at a sample that holds about the peak */
 	uint64_t smaps_ns;         /* when they were read (may be an earlier
 				      peak sample: within the growth bound) */
 	uint64_t smaps_rss;        /* tree RSS of the sample they were read at */

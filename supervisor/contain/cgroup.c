@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -379,7 +380,8 @@ int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 	r->memdir = r->pidsdir = -1;
 	r->procs_fd = r->usage_fd = r->pids_events_fd = r->oom_fd = r->event_fd = -1;
 	r->watch_fd = -1;
-	r->list_dir = r->cgstat_fd = -1;
+	r->list_dir = r->cgstat_fd = r->below_fd = -1;
+	r->below = 1;
 	r->stat_fd = r->kmem_fd = r->failcnt_fd = r->memsw_failcnt_fd = -1;
 	pidmap_init(&r->members, sizeof(struct cg_member));
 	r->proc_fd = open(r->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -667,6 +669,26 @@ static int set_mem_max(struct cgrun *r, uint64_t bytes, struct contain_info *inf
 	return 0;
 }
 
+/* A cgroup below the run's is made by a mkdir there, which inotify tells
+ * (IN_CREATE): until it has, the run's own cgroup.procs lists the whole
+ * tree, and a sample reads neither cgroup.stat nor the directory.  The
+ * watch is set before the command starts, and a directory already there
+ * (a premade one) is looked for after it: none is missed. */
+static void watch_below(struct cgrun *r, const char *path)
+{
+	if (r->list_dir < 0 || !path || !path[0])
+		return;
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (inotify_add_watch(fd, path, IN_CREATE | IN_ONLYDIR) < 0) {
+		close(fd);
+		return;
+	}
+	r->below_fd = fd;
+	r->below = has_child(r->list_dir);
+}
+
 int cgroup_setup(struct cgrun *r, const struct contain_config *cfg, struct contain_info *info)
 {
 	struct cg_dir *v2 = &r->dir[CG_V2];
@@ -680,11 +702,15 @@ int cgroup_setup(struct cgrun *r, const struct contain_config *cfg, struct conta
 	/* members: any hierarchy lists the same processes; v2 first (the
 	 * command is in it from its first instruction) */
 	static const int order[] = { CG_V2, CG_PIDS, CG_MEMORY, CG_FREEZER };
+	const char *list_path = NULL;
 	for (size_t i = 0; i < 4 && r->procs_fd < 0; i++) {
 		r->procs_fd = open_in(r->dir[order[i]].fd, "cgroup.procs", O_RDONLY);
-		if (r->procs_fd >= 0)
+		if (r->procs_fd >= 0) {
 			r->list_dir = r->dir[order[i]].fd;
+			list_path = r->dir[order[i]].path;
+		}
 	}
+	watch_below(r, list_path);
 	/* v2 counts the cgroups below (nr_descendants): no walk while none */
 	if (v2->fd >= 0 && r->list_dir == v2->fd)
 		r->cgstat_fd = open_in(r->list_dir, "cgroup.stat", O_RDONLY);
@@ -788,6 +814,7 @@ void cgroup_run_close(struct contain *c)
 	close_fd(&r->oom_fd);
 	close_fd(&r->procs_fd);
 	close_fd(&r->cgstat_fd);
+	close_fd(&r->below_fd);
 	close_fd(&r->usage_fd);
 	close_fd(&r->stat_fd);
 	close_fd(&r->kmem_fd);
@@ -889,7 +916,7 @@ static int list_visit(int parentfd, const char *name, int fd, const char *path, 
 static int has_descendants(struct cgrun *r)
 {
 	uint64_t n;
-	if (r->list_dir < 0)
+	if (r->list_dir < 0 || !r->below)
 		return 0;
 	if (r->cgstat_fd < 0 || read_key(r->cgstat_fd, "nr_descendants", &n) < 0)
 		return 1;
@@ -924,6 +951,9 @@ static int list_procs(struct cgrun *r)
 int cgroup_run_members(struct contain *c, const pid_t **pids, size_t *n)
 {
 	struct cgrun *r = of(c);
+	/* the kill's listing (and the sentinel's, whose copy of the watch
+	 * memsup may have drained) never trusts the watch: it looks below */
+	r->below = 1;
 	int rc = list_procs(r);
 	if (rc < 0)
 		return rc;
@@ -958,6 +988,7 @@ static int members_prune(struct cgrun *r, size_t seen)
 {
 	if (r->members.used == seen)
 		return 0;
+	r->left = 1;
 	struct pidmap keep;
 	pidmap_init(&keep, sizeof(struct cg_member));
 	if (pidmap_reserve(&keep, seen) < 0)
@@ -1157,7 +1188,24 @@ int cgroup_run_poll(struct contain *c, struct contain_state *st)
 		st->shmem = ms->shmem;
 		st->kernel = ms->kernel;
 	}
-	read_events(r, st);
+	/* v1's oom_control without a limit of the run's own: its oom_kill
+	 * moves only when the kernel kills a member, which then leaves the
+	 * listing (its counter is raised before the victim exits), so it is
+	 * read at the first sample and at each one after a member left;
+	 * in between the last reading stands.  Under a limit of the run's
+	 * own (its failcnt moves on every failed charge), and on v2, at
+	 * every sample */
+	int events_fixed = !r->v2_files && !r->own_limit && !r->premade;
+	if (events_fixed && r->have_events && !r->left) {
+		st->have_events = 1;
+		st->oom_kills = r->oom_kills;
+		st->limit_hits = r->limit_hits;
+	} else if (read_events(r, st) == 0) {
+		r->have_events = 1;
+		r->oom_kills = st->oom_kills;
+		r->limit_hits = st->limit_hits;
+		r->left = 0;
+	}
 	if (r->pids_events_fd >= 0)
 		read_key(r->pids_events_fd, "max", &st->forks_refused);
 	if (r->event_fd >= 0 && r->event_fd != r->oom_fd) {
@@ -1230,6 +1278,20 @@ int cgroup_run_watch(struct contain *c, uint64_t low, uint64_t high)
 			return -errno;
 	}
 	return 0;
+}
+
+int cgroup_run_below_fd(const struct contain *c)
+{
+	const struct cgrun *r = of_const(c);
+	return r->below ? -1 : r->below_fd;
+}
+
+void cgroup_run_below_told(struct contain *c)
+{
+	struct cgrun *r = of(c);
+	/* from now on every listing looks below: the watch has done its work */
+	r->below = 1;
+	close_fd(&r->below_fd);
 }
 
 int cgroup_run_watch_fd(const struct contain *c)

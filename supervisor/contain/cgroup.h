@@ -161,6 +161,11 @@ struct cgrun {
 	int cgstat_fd;             /* v2 cgroup.stat of list_dir: a walk only
 				      when nr_descendants is not 0; -1 on v1
 				      (walked at every listing) */
+	int below_fd;              /* inotify on list_dir (IN_CREATE): told
+				      when a cgroup is made below it; -1 */
+	int below;                 /* a cgroup below list_dir may exist: the
+				      listing looks (cgroup.stat, or the walk);
+				      0 while below_fd has told of none */
 	int finish_tried;          /* a finish gave up on some cgroup: the next
 				      tries once, without waiting */
 	int join_fd[CG_NHIER];     /* cgroup.procs the command joins before exec
@@ -174,6 +179,10 @@ struct cgrun {
 	int memsw_failcnt_fd;      /* v1 memory.memsw.failcnt, with --mem-max */
 	int pids_events_fd;        /* pids.events, with --max-procs */
 	int oom_fd;                /* memory.events / memory.oom_control */
+	int left;                  /* a member left since the last listing:
+				      an OOM kill may have counted */
+	int have_events;           /* the counters below, as last read */
+	uint64_t oom_kills, limit_hits;
 	int event_fd;              /* v1: an eventfd on memory.oom_control; v2:
 				      oom_fd itself (POLLPRI) */
 	short event_events;
@@ -260,6 +269,8 @@ int cgroup_run_watch(struct contain *c, uint64_t low, uint64_t high);
 int cgroup_run_watch_fd(const struct contain *c);
 void cgroup_run_unwatch(struct contain *c);
 const char *cgroup_run_unwatchable(const struct contain *c);
+int cgroup_run_below_fd(const struct contain *c);
+void cgroup_run_below_told(struct contain *c);
 int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n);
 /* rmdir every dir made and the cgroups below it, bottom-up, waiting
  * CG_REMOVE_WAIT_MS in all for the last tasks to leave (none on a second
@@ -276,6 +287,8 @@ int cgroup_run_finish(struct contain *c);
 		.watch = cgroup_run_watch, .watch_fd = cgroup_run_watch_fd,       \
 		.unwatch = cgroup_run_unwatch,                                    \
 		.unwatchable = cgroup_run_unwatchable,                            \
+		.below_fd = cgroup_run_below_fd,                                  \
+		.below_told = cgroup_run_below_told,                              \
 		.figures = cgroup_run_figures, .kill_all = cgroup_run_kill_all,   \
 		.finish = cgroup_run_finish,                                      \
 	}

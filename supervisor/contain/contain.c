@@ -384,6 +384,17 @@ int contain_watch(struct contain *c, uint64_t low, uint64_t high)
 	return c->ops->watch ? c->ops->watch(c, low, high) : -ENOTSUP;
 }
 
+int contain_below_fd(const struct contain *c)
+{
+	return c->ops->below_fd ? c->ops->below_fd(c) : -1;
+}
+
+void contain_below_told(struct contain *c)
+{
+	if (c->ops->below_told)
+		c->ops->below_told(c);
+}
+
 int contain_watch_fd(const struct contain *c)
 {
 	return c->ops->watch_fd ? c->ops->watch_fd(c) : -1;

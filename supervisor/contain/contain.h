@@ -239,6 +239,21 @@ void contain_unwatch(struct contain *c);
  * threshold, ...), valid until contain_close(). */
 const char *contain_unwatchable(const struct contain *c);
 
+/* The listing's own news: an fd that turns readable (POLLIN) when a
+ * cgroup is made below the run's (a process moved there leaves the run's
+ * own cgroup.procs).  Until it has, a sample lists the run's cgroup.procs
+ * alone, without looking below (no cgroup.stat read, no walk); then
+ * contain_below_told() drains it, and from then on every listing looks
+ * below, as before the fd existed.  The fd is checked by the caller's
+ * poll, before a sample; a cgroup made, and a process moved into it,
+ * between that poll and the sample's listing leaves that process out of
+ * that one sample, and the fd tells the next poll at once: the caller
+ * samples again then.  contain_members() (the kill's listing) always looks
+ * below.  -1: none (every listing looks below, or there is nothing below
+ * to look at). */
+int contain_below_fd(const struct contain *c);
+void contain_below_told(struct contain *c);
+
 /* The memory figures now (all unset for the /proc scan). */
 int contain_figures(struct contain *c, struct contain_figures *f);
 
@@ -296,6 +311,8 @@ struct contain_ops {
 	int (*watch_fd)(const struct contain *c);
 	void (*unwatch)(struct contain *c);
 	const char *(*unwatchable)(const struct contain *c);
+	int (*below_fd)(const struct contain *c);
+	void (*below_told)(struct contain *c);
 	int (*figures)(struct contain *c, struct contain_figures *f);
 	/* every member at once; members[0..n) is the listing just made */
 	int (*kill_all)(struct contain *c, const pid_t *members, size_t n);

@@ -7,8 +7,9 @@
  * its steps seen rising; a tree flat for a second that then spikes to
  * 100 MB for 80 ms (tests/progs/spike's delay) is woken by the kernel's
  * usage threshold and gets a sample at the spike whose per-process view
- * holds the spiking process.  Without a memory cgroup (--cgroup off), and
- * under --rss-mb, memsup stays dense and the record says why.  Every
+ * holds the spiking process.  All of it by default (--sparse-ms 100).
+ * Without a memory cgroup (--cgroup off), under --rss-mb, and with
+ * --sparse-ms 0, memsup stays dense and the record says why.  Every
  * assertion is a count or a figure of the record, never a wall time.
  *
  * The backend's part on fixture trees (tests/data/cgroup): cgroup v1 arms
@@ -105,7 +106,7 @@ static size_t lines_of(const struct sup_run *r, const char *name)
 Test(memsup_adaptive, idle_tree_is_sampled_sparsely, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--sparse-ms", "100", "--", prog("sleeper"), "2", NULL };
+	const char *args[] = { "--", prog("sleeper"), "2", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
 	require_watchable(&r);
@@ -131,7 +132,7 @@ Test(memsup_adaptive, idle_tree_is_sampled_sparsely, .timeout = 60)
 Test(memsup_adaptive, growing_process_is_sampled_densely, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--sparse-ms", "100", "--no-trace", "--wall-s", "2.5", "--",
+	const char *args[] = { "--no-trace", "--wall-s", "2.5", "--",
 			       prog("grower"), "2", "20", "400", NULL };
 	cr_assert_eq(memsup_run(&r, args), 124, "stderr: %s", r.err);
 	rec_load(&r);
@@ -159,7 +160,7 @@ Test(memsup_adaptive, growing_process_is_sampled_densely, .timeout = 60)
 Test(memsup_adaptive, flat_tree_that_spikes_gets_a_sample_at_the_spike, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--sparse-ms", "100", "--no-trace", "--", prog("spike"), "100",
+	const char *args[] = { "--no-trace", "--", prog("spike"), "100",
 			       "80", "0", "0", "1000", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
@@ -181,7 +182,7 @@ Test(memsup_adaptive, flat_tree_that_spikes_gets_a_sample_at_the_spike, .timeout
 Test(memsup_adaptive, no_memory_cgroup_stays_dense_and_says_why, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--sparse-ms", "100", "--cgroup", "off", "--", prog("sleeper"), "1",
+	const char *args[] = { "--cgroup", "off", "--", prog("sleeper"), "1",
 			       NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
@@ -198,7 +199,7 @@ Test(memsup_adaptive, no_memory_cgroup_stays_dense_and_says_why, .timeout = 60)
 Test(memsup_adaptive, rss_budget_stays_dense_and_says_why, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--sparse-ms", "100", "--rss-mb", "1000", "--", prog("sleeper"), "1",
+	const char *args[] = { "--rss-mb", "1000", "--", prog("sleeper"), "1",
 			       NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
@@ -207,18 +208,20 @@ Test(memsup_adaptive, rss_budget_stays_dense_and_says_why, .timeout = 60)
 	cr_expect_eq(samp_num(&r, "samples_sparse"), 0);
 }
 
-/* Without --sparse-ms (the default) an idle tree is sampled every
- * --poll-ms, as before the pace existed, and the record says why. */
-Test(memsup_adaptive, default_is_dense_and_says_why, .timeout = 60)
+/* --sparse-ms 0: an idle tree is sampled every --poll-ms, as before the
+ * pace existed, and the record says why; the default (100) follows the
+ * memory (idle_tree_is_sampled_sparsely). */
+Test(memsup_adaptive, sparse_ms_0_is_dense_and_says_why, .timeout = 60)
 {
 	struct sup_run r;
-	const char *args[] = { "--", prog("sleeper"), "1", NULL };
+	const char *args[] = { "--sparse-ms", "0", "--", prog("sleeper"), "1", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	rec_load(&r);
 	cr_expect(!samp_true(&r, "adaptive"), "%s", sampling(&r));
-	cr_expect_not_null(strstr(samp_at(&r, "why_not"), "--sparse-ms"), "%s", sampling(&r));
+	cr_expect_not_null(strstr(samp_at(&r, "why_not"), "--sparse-ms 0"), "%s", sampling(&r));
 	cr_expect_eq(samp_num(&r, "samples_sparse"), 0);
 	cr_expect_eq(samp_num(&r, "switches"), 0);
+	cr_expect_eq(strncmp(samp_at(&r, "sparse_ms"), "null", 4), 0, "%s", sampling(&r));
 }
 
 /* ---- the backends, on fixture trees ----------------------------------------------- */

@@ -524,6 +524,50 @@ Test(cgroup, v2_members_below_the_run_are_listed_when_counted)
 	fixture_remove(&fx);
 }
 
+/* No cgroup below the run's at the start: the listing reads the run's own
+ * cgroup.procs alone (not even cgroup.stat) until inotify tells of a
+ * mkdir there; then it looks below at every listing.  The kill's listing
+ * (contain_members) always looks. */
+Test(cgroup, v2_cgroup_made_below_is_told_then_listed)
+{
+	struct fixture fx;
+	fixture_copy(&fx, "v2");
+	const char *run = "user.slice/run.scope/memsup-100-run";
+	char rel[PATH_MAX];
+	put_file(&fx, "user.slice/run.scope/memsup-100-run/cgroup.procs", "101\n");
+	snprintf(rel, sizeof rel, "%s/cgroup.stat", run);
+	put_file(&fx, rel, "nr_descendants 0\nnr_dying_descendants 0\n");
+	struct contain_config cc = fixture_config(&fx);
+	struct contain *c;
+	cr_assert_eq(contain_open(&c, &cc), 0);
+	int bfd = contain_below_fd(c);
+	cr_assert_geq(bfd, 0, "no watch for cgroups made below the run's");
+	struct pollfd p = { bfd, POLLIN, 0 };
+	cr_expect_eq(poll(&p, 1, 0), 0, "told of a cgroup below before one was made");
+	/* a child cgroup with a process in it, counted by cgroup.stat */
+	snprintf(rel, sizeof rel, "%s/inner", run);
+	put_dir(&fx, rel);
+	snprintf(rel, sizeof rel, "%s/inner/cgroup.procs", run);
+	put_file(&fx, rel, "102\n");
+	snprintf(rel, sizeof rel, "%s/cgroup.stat", run);
+	put_file(&fx, rel, "nr_descendants 1\nnr_dying_descendants 0\n");
+	uint64_t rss;
+	unsigned np;
+	cr_assert_eq(contain_sample(c, &rss, &np), 0);
+	cr_expect_eq(np, 1, "a sample looked below before the watch told");
+	/* untold, the kill's listing finds the member below all the same */
+	const pid_t *pids;
+	size_t n;
+	cr_assert_eq(contain_members(c, &pids, &n), 0);
+	cr_expect_eq(n, 2, "the kill's listing did not look below");
+	cr_assert_eq(poll(&p, 1, 0), 1, "the mkdir below the run's cgroup was not told");
+	contain_below_told(c);
+	cr_expect_eq(contain_below_fd(c), -1, "still watching once told");
+	expect_members(c);
+	contain_close(c);
+	fixture_remove(&fx);
+}
+
 /* The stale sweep: a dead memsup's run cgroup goes with the cgroups its
  * command made below it, bottom-up; one that still holds a process, or
  * holds a live memsup's cgroup, stays whole. */

@@ -141,6 +141,7 @@ Test(cli, defaults)
 	cr_assert_eq(parse(args, &o, err, sizeof err), 0, "%s", err);
 	cr_expect_null(o.out);
 	cr_expect_eq(o.poll_ms, 10);
+	cr_expect_eq(o.sparse_ms, 100);
 	cr_expect_eq(o.wall_s, 0);
 	cr_expect_eq(o.rss_mb, 0);
 	cr_expect_eq(o.grace_s, 0);
