@@ -16,6 +16,7 @@ int counters_mt;
 uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
 uint64_t counters_maps_now;
 uint64_t counters_peak_limit;
+uint64_t counters_gate;
 unsigned counters_fast;
 static int counters_glibc_sizes;
 
@@ -75,6 +76,8 @@ static void counters_set_limit(const struct mt_record *r)
 void counters_bind(struct mt_record *r)
 {
 	counters_rec = r;
+	/* the gate only says what this record's largest request holds */
+	counters_gate = counters_gate_for(r->heap_largest_request);
 	counters_maps_now = r->map_anon_current + r->map_file_current;
 	counters_set_limit(r);
 	counters_heap_stamp_next = r->heap_peak_stamp ? counters_next_stamp(r->heap_peak_stamp) : 1;

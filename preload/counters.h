@@ -146,18 +146,40 @@ static inline uint64_t counters_top_bit(uint64_t x)
 #endif
 }
 
+/* The largest request and the histogram share one test, against a gate:
+ * a request of 1 to `gate` bytes cannot raise the largest request, since
+ * gate is at most a request this image has made (and it lags nothing: it
+ * only rises), and it is at most 2^63, so its bucket is the top bit of
+ * 2n - 1 (2^(b-1) < n <= 2^b makes 2^b <= 2n - 1 < 2^(b+1)) with no
+ * overflow: one compare, a lea and a bsr, where testing the ends of
+ * counters_bucket and the largest request apart took two compares more.
+ * Requests of 0 bytes (n - 1 wraps) and the rest take the long way, which
+ * raises the gate.  Single-threaded the gate is counters_gate (reset by
+ * counters_bind, since a new record's largest starts again); each shard
+ * keeps its own (shards.h). */
+#define COUNTERS_GATE_MAX (UINT64_C(1) << 63)
+extern MT_HIDDEN uint64_t counters_gate;
+
+/* The gate after a request of req > 0 bytes that went the long way
+ * (req - 1 >= gate: the gate rises, or stays at 2^63). */
+static inline uint64_t counters_gate_for(size_t req)
+{
+	return req < COUNTERS_GATE_MAX ? req : COUNTERS_GATE_MAX;
+}
+
 static inline void counters_request_st(struct mt_record *r, unsigned kind, size_t req)
 {
-	int64_t m = (int64_t)(req - 1);
 	r->calls[kind]++;
 	r->heap_requested_total += req;
-	/* counters_bucket, with the common case's +1 left to the address */
-	if (MT_LIKELY(m > 0))
-		r->hist[counters_top_bit((uint64_t)m) + 1]++;
-	else
-		r->hist[req <= 1 ? 0 : MT_HIST_BUCKETS - 1]++;
+	if (MT_LIKELY(req - 1 < counters_gate)) {
+		r->hist[counters_top_bit(2 * (uint64_t)req - 1)]++;
+		return;
+	}
+	r->hist[counters_bucket(req)]++;
 	if (req > r->heap_largest_request)
 		r->heap_largest_request = req;
+	if (req != 0)
+		counters_gate = counters_gate_for(req);
 }
 
 /* While single-threaded the live figures are updated without a lock, but a
@@ -167,12 +189,15 @@ static inline void counters_request_st(struct mt_record *r, unsigned kind, size_
  * current figure.  On x86-64 an xadd or cmpxchg without the lock prefix is
  * one instruction, which a handler cannot split, and costs about what the
  * plain add did; elsewhere relaxed atomics do it. */
+/* It returns the figure read back after the add: a handler that counts in
+ * between makes that a figure the counter really had too, and tests its
+ * own peak.  (Add, load: two instructions where an xadd needs a copy of
+ * the delta before it and an add after it.) */
 static inline uint64_t counters_add_st(uint64_t *field, uint64_t delta)
 {
 #if defined(__x86_64__)
-	uint64_t old = delta;
-	__asm__ __volatile__("xaddq %0, %1" : "+r"(old), "+m"(*field) : : "cc");
-	return old + delta;
+	__asm__ __volatile__("addq %1, %0" : "+m"(*field) : "er"(delta) : "cc");
+	return *(volatile const uint64_t *)field;
 #else
 	return __atomic_add_fetch(field, delta, __ATOMIC_RELAXED);
 #endif
@@ -318,15 +343,18 @@ static inline int counters_flush_due(const struct shard *sh, unsigned kind)
  * nothing but its call site lives across that). */
 static inline void counters_request_shard(struct shard *sh, unsigned kind, size_t req)
 {
-	int64_t m = (int64_t)(req - 1);
 	counters_bump(&sh->calls[kind], 1);
 	counters_bump(&sh->requested, req);
-	if (MT_LIKELY(m > 0))
-		counters_bump(&sh->hist[counters_top_bit((uint64_t)m) + 1], 1);
-	else
-		counters_bump(&sh->hist[req <= 1 ? 0 : MT_HIST_BUCKETS - 1], 1);
+	/* the gate as counters_request_st's */
+	if (MT_LIKELY(req - 1 < sh->gate)) {
+		counters_bump(&sh->hist[counters_top_bit(2 * (uint64_t)req - 1)], 1);
+		return;
+	}
+	counters_bump(&sh->hist[counters_bucket(req)], 1);
 	if (req > sh->largest)
 		sh->largest = req; /* a handler's larger request may be lost */
+	if (req != 0)
+		sh->gate = counters_gate_for(req);
 }
 
 /* Live bytes of one call into the thread's delta (see above).  The shard
