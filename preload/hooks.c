@@ -149,6 +149,21 @@ static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, st
 	return p;
 }
 
+/* The end of a threaded malloc or calloc (of `kind`) that returned an
+ * mmapped chunk. */
+static __attribute__((noinline, cold)) void *hooks_malloc_mt_mmapped(void *p, uintptr_t ra,
+								      unsigned kind)
+{
+	size_t u = boot_chunk_usable(p);
+	struct shard *sh;
+	sample_note_alloc(p, u, ra);
+	sh = shards_tls_mine;
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
+	if (MT_UNLIKELY(sh->heap_delta > sh->heap_room) || counters_flush_due(sh, kind))
+		counters_shard_settle(sh, 1);
+	return p;
+}
+
 /* The end of a single-threaded malloc that returned an mmapped chunk. */
 static __attribute__((noinline, cold)) void *hooks_malloc_st_mmapped(void *p, uintptr_t ra)
 {
@@ -208,7 +223,9 @@ static void *hooks_malloc_mt(size_t n)
 	if (MT_UNLIKELY(p == NULL))
 		return p; /* a flush due waits for the next call */
 	h = hooks_chunk_head(p);
-	u = MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED) ? boot_chunk_usable(p) : hooks_chunk_usable(h);
+	if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+		return hooks_malloc_mt_mmapped(p, HOOKS_RA, MT_CALL_MALLOC);
+	u = hooks_chunk_usable(h);
 	if (MT_UNLIKELY(sample_count(u)))
 		return hooks_malloc_sampled_mt(p, u, HOOKS_RA);
 	sh = shards_tls_mine; /* the same shard: only this thread changes it */
@@ -432,7 +449,9 @@ static __attribute__((noinline)) void *hooks_calloc_mt(size_t n, size_t m, size_
 	if (MT_UNLIKELY(p == NULL))
 		return p;
 	h = hooks_chunk_head(p);
-	u = MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED) ? boot_chunk_usable(p) : hooks_chunk_usable(h);
+	if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+		return hooks_malloc_mt_mmapped(p, ra, MT_CALL_CALLOC);
+	u = hooks_chunk_usable(h);
 	if (MT_UNLIKELY(sample_count(u)))
 		return hooks_malloc_sampled_mt(p, u, ra);
 	sh = shards_tls_mine;
@@ -501,7 +520,78 @@ static void *hooks_realloc_real(void *p, size_t n, unsigned kind, uintptr_t ra)
 	return q;
 }
 
-MT_EXPORT void *realloc(void *p, size_t n)
+/* realloc's shortest paths: malloc's route says one is on (as for
+ * calloc), the old block is an arena chunk of glibc's and surely not a
+ * sampled block (whose sample must be held across the call:
+ * hooks_realloc_real), and the new size is not 0 (glibc's realloc(p, 0)
+ * frees p and returns NULL).  As a free and a malloc: the request and the
+ * old block (its size from its header, while it is still ours) are
+ * counted before the real call, the new block after it, on malloc's own
+ * cold paths; so only the old pointer, for a failure, lives across the
+ * call.  A failed realloc leaves the old block as it was: its bytes go
+ * back. */
+static __attribute__((noinline, cold)) void *hooks_realloc_st_failed(void *p)
+{
+	counters_bump(&counters_rec->heap_current, (uint64_t)boot_chunk_usable(p));
+	return NULL;
+}
+
+static __attribute__((noinline)) void *hooks_realloc_st(void *p, size_t n)
+{
+	void *q;
+	size_t h, u;
+	uint64_t cur;
+	counters_request_st(counters_rec, MT_CALL_REALLOC, n);
+	counters_bump(&counters_rec->heap_current, -(uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
+	q = real.realloc(p, n);
+	if (MT_UNLIKELY(q == NULL))
+		return hooks_realloc_st_failed(p);
+	h = hooks_chunk_head(q);
+	if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+		return hooks_malloc_st_mmapped(q, HOOKS_RA);
+	u = hooks_chunk_usable(h);
+	if (MT_UNLIKELY(sample_count(u)))
+		return hooks_malloc_sampled(q, u, HOOKS_RA);
+	cur = counters_add_st(&counters_rec->heap_current, u);
+	if (MT_UNLIKELY(cur > counters_peak_limit))
+		return hooks_malloc_st_peak(q, cur);
+	return q;
+}
+
+/* Threaded: the shard's delta may pass its bounds between the two counts;
+ * the test after the second sends it to counters_shard_settle as a
+ * malloc's would. */
+static __attribute__((noinline, cold)) void *hooks_realloc_mt_failed(void *p)
+{
+	struct shard *sh = shards_tls_mine;
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)boot_chunk_usable(p));
+	if (!counters_in_room(sh, sh->heap_delta))
+		counters_shard_settle(sh, 1);
+	return NULL;
+}
+
+static __attribute__((noinline)) void *hooks_realloc_mt(void *p, size_t n, struct shard *sh)
+{
+	void *q;
+	size_t u;
+	counters_request_shard(sh, MT_CALL_REALLOC, n);
+	counters_bump((uint64_t *)&sh->heap_delta,
+		      -(uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
+	q = real.realloc(p, n);
+	if (MT_UNLIKELY(q == NULL))
+		return hooks_realloc_mt_failed(p);
+	u = boot_chunk_usable(q);
+	if (MT_UNLIKELY(sample_count(u)))
+		sample_take(q, u, HOOKS_RA);
+	sh = shards_tls_mine; /* the same shard: only this thread changes it */
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
+	if (MT_UNLIKELY(!counters_in_room(sh, sh->heap_delta)) ||
+	    counters_flush_due(sh, MT_CALL_REALLOC))
+		return hooks_malloc_shard_slow(q, sh);
+	return q;
+}
+
+static __attribute__((noinline)) void *hooks_realloc_other(void *p, size_t n, uintptr_t ra)
 {
 	void *q;
 	if (MT_UNLIKELY(!boot_ensure())) {
@@ -511,8 +601,23 @@ MT_EXPORT void *realloc(void *p, size_t n)
 		return q;
 	}
 	if (MT_UNLIKELY(boot_owns(p)))
-		return hooks_realloc_boot(p, n, MT_CALL_REALLOC, HOOKS_RA);
-	return hooks_realloc_real(p, n, MT_CALL_REALLOC, HOOKS_RA);
+		return hooks_realloc_boot(p, n, MT_CALL_REALLOC, ra);
+	return hooks_realloc_real(p, n, MT_CALL_REALLOC, ra);
+}
+
+MT_EXPORT void *realloc(void *p, size_t n)
+{
+	void *(*path)(size_t) = __atomic_load_n(&hooks_malloc_path, __ATOMIC_RELAXED);
+	struct shard *sh;
+	if (MT_LIKELY(path == hooks_malloc_st || path == hooks_malloc_mt) && MT_LIKELY(p != NULL) &&
+	    MT_LIKELY(n != 0) && MT_LIKELY(!(hooks_chunk_head(p) & HOOKS_CHUNK_MMAPPED)) &&
+	    MT_LIKELY(!sites_maybe(p))) {
+		if (path == hooks_malloc_st)
+			return hooks_realloc_st(p, n);
+		if (MT_LIKELY((sh = shards_tls_mine) != NULL))
+			return hooks_realloc_mt(p, n, sh);
+	}
+	return hooks_realloc_other(p, n, HOOKS_RA);
 }
 
 MT_EXPORT void *reallocarray(void *p, size_t n, size_t m)
