@@ -7,6 +7,7 @@
 
 #include "counters.h"
 #include "invariant.h"
+#include "sample.h"
 #include "shards.h"
 #include "sys.h"
 
@@ -92,6 +93,8 @@ void counters_go_multithreaded(void)
 	/* Still one thread here: no race on the key.  No allocation either. */
 	shards_enable();
 	__atomic_fetch_or(&counters_rec->flags, MT_FLAG_MULTITHREADED, __ATOMIC_RELAXED);
+	/* the sampling count moves to this thread's TLS (sample.h) */
+	sample_go_multithreaded();
 	/* pthread_create publishes this store to the new thread; the calling
 	 * thread sees it at once. */
 	__atomic_store_n(&counters_mt, 1, __ATOMIC_RELAXED);
@@ -124,6 +127,7 @@ void counters_go_single(void)
 	shards_reset_in_child();
 	MT_ASSERT(shards_owned() == 0);
 	counters_mt = 0;
+	sample_go_single();
 	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST_MT, __ATOMIC_RELAXED);
 	if (counters_glibc_sizes)
 		__atomic_fetch_or(&counters_fast, COUNTERS_FAST, __ATOMIC_RELAXED);

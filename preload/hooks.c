@@ -198,7 +198,7 @@ static void *hooks_malloc_st(size_t n)
 		if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
 			return hooks_malloc_st_mmapped(p, HOOKS_RA);
 		u = hooks_chunk_usable(h);
-		if (MT_UNLIKELY(sample_count(u)))
+		if (MT_UNLIKELY(sample_count_st(u)))
 			return hooks_malloc_sampled(p, u, HOOKS_RA);
 		cur = counters_add_st(&counters_rec->heap_current, u);
 		if (MT_UNLIKELY(cur > counters_peak_limit))
@@ -411,7 +411,7 @@ static inline __attribute__((always_inline)) void *hooks_calloc_st(size_t n, siz
 		if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
 			return hooks_malloc_st_mmapped(p, ra);
 		u = hooks_chunk_usable(h);
-		if (MT_UNLIKELY(sample_count(u)))
+		if (MT_UNLIKELY(sample_count_st(u)))
 			return hooks_malloc_sampled(p, u, ra);
 		cur = counters_add_st(&counters_rec->heap_current, u);
 		if (MT_UNLIKELY(cur > counters_peak_limit))
@@ -550,7 +550,7 @@ static __attribute__((noinline)) void *hooks_realloc_st(void *p, size_t n)
 	if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
 		return hooks_malloc_st_mmapped(q, HOOKS_RA);
 	u = hooks_chunk_usable(h);
-	if (MT_UNLIKELY(sample_count(u)))
+	if (MT_UNLIKELY(sample_count_st(u)))
 		return hooks_malloc_sampled(q, u, HOOKS_RA);
 	cur = counters_add_st(&counters_rec->heap_current, u);
 	if (MT_UNLIKELY(cur > counters_peak_limit))

@@ -34,6 +34,17 @@
 #define SAMPLE_IDLE (1 << 20)
 
 extern MT_HIDDEN __thread int64_t sample_tls_left;
+/* While the image has one thread (counters_mt == 0) the count is this
+ * global instead: a RIP-relative operand, one instruction fewer than the
+ * TLS variable's offset load and %fs access.  counters.c carries the
+ * count over when the image goes multithreaded (into the calling
+ * thread's TLS, before a second thread exists) and back in a fork child
+ * (sample_go_single).  A signal handler that allocates during either
+ * switch can only move a sampling point. */
+extern MT_HIDDEN int64_t sample_st_left;
+extern MT_HIDDEN int counters_mt;
+void sample_go_multithreaded(void);
+void sample_go_single(void);
 
 /* The cold half: the count reached zero. */
 void sample_take(void *p, size_t usable, uintptr_t ra);
@@ -59,12 +70,38 @@ due:
 #endif
 }
 
+/* sample_count for the single-threaded shortest paths (sample_st_left). */
+static inline int sample_count_st(size_t usable)
+{
+#if defined(__x86_64__)
+	__asm__ goto("subq %0, %1\n\t"
+		     "jle %l[due]"
+		     :
+		     : "r"(usable), "m"(sample_st_left)
+		     : "cc", "memory"
+		     : due);
+	return 0;
+due:
+	return 1;
+#else
+	return (sample_st_left -= (int64_t)usable) <= 0;
+#endif
+}
+
+/* Either count, as the image's mode says (the paths off the shortest). */
+static inline int sample_count_any(size_t usable)
+{
+	if (__atomic_load_n(&counters_mt, __ATOMIC_RELAXED))
+		return sample_count(usable);
+	return sample_count_st(usable);
+}
+
 /* An allocation of `usable` bytes at p, returned to the code at `ra`: a
  * macro, so that `ra` (the hook's __builtin_return_address) is only read
  * when the block is sampled. */
 #define sample_note_alloc(p, usable, ra)                                \
 	do {                                                            \
-		if (MT_UNLIKELY(sample_count(usable)))                  \
+		if (MT_UNLIKELY(sample_count_any(usable)))              \
 			sample_take((p), (usable), (ra));               \
 	} while (0)
 
@@ -75,7 +112,7 @@ due:
 void sample_take_map(void *p, size_t len, uintptr_t ra);
 #define sample_note_map(p, len, ra)                                     \
 	do {                                                            \
-		if (MT_UNLIKELY(sample_count(len)))                     \
+		if (MT_UNLIKELY(sample_count_any(len)))                 \
 			sample_take_map((p), (len), (ra));              \
 	} while (0)
 
