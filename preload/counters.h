@@ -237,6 +237,18 @@ static inline void counters_bump(uint64_t *x, uint64_t d)
 #endif
 }
 
+/* x -= d, as counters_bump: a subtraction from memory, so that a block's
+ * size, (head & ~7) - 8, is taken off in three instructions, where adding
+ * its negative took four (GCC loads 8 and subtracts the size from it). */
+static inline void counters_drop(uint64_t *x, uint64_t d)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("subq %1, %0" : "+m"(*x) : "er"(d) : "cc");
+#else
+	__atomic_sub_fetch(x, d, __ATOMIC_RELAXED);
+#endif
+}
+
 /* The heap grew by `bytes`.  total_current is not stored here: it is
  * stored when total_peak rises, on mapping calls and at the end (record.h),
  * so that an ordinary call writes one live figure, not two.  Raising a
@@ -267,7 +279,7 @@ static inline void counters_note_alloc(unsigned kind, size_t req, size_t usable)
 static inline void counters_free_st(struct mt_record *r, size_t usable)
 {
 	r->calls[MT_CALL_FREE]++;
-	counters_bump(&r->heap_current, -(uint64_t)usable);
+	counters_drop(&r->heap_current, (uint64_t)usable);
 }
 
 /* free() of a block of `usable` bytes (0 for free(NULL)). */
@@ -295,7 +307,7 @@ static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_u
 	if (new_usable >= old_usable)
 		counters_grow_st(r, new_usable - old_usable);
 	else
-		counters_bump(&r->heap_current, -(uint64_t)(old_usable - new_usable));
+		counters_drop(&r->heap_current, (uint64_t)(old_usable - new_usable));
 }
 
 /* Multithreaded, every count first goes to the calling thread's shard
@@ -423,7 +435,7 @@ static inline int counters_free_shard_quick(struct shard *sh, size_t usable)
 	    MT_UNLIKELY(sh->heap_delta - (int64_t)usable <= -COUNTERS_DELTA_MAX))
 		return 0;
 	counters_bump(&sh->calls[MT_CALL_FREE], 1);
-	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)usable);
+	counters_drop((uint64_t *)&sh->heap_delta, (uint64_t)usable);
 	return 1;
 }
 

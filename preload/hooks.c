@@ -325,7 +325,7 @@ static inline __attribute__((always_inline)) void hooks_free_mt_common(void *p, 
 		return;
 	}
 	counters_bump(&sh->calls[MT_CALL_FREE], 1);
-	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)hooks_chunk_usable(h));
+	counters_drop((uint64_t *)&sh->heap_delta, (uint64_t)hooks_chunk_usable(h));
 	if (MT_UNLIKELY(counters_flush_due(sh, MT_CALL_FREE)) ||
 	    MT_UNLIKELY(sh->heap_delta <= -COUNTERS_DELTA_MAX)) {
 		hooks_free_shard_slow(p, sh, sites);
@@ -542,7 +542,7 @@ static __attribute__((noinline)) void *hooks_realloc_st(void *p, size_t n)
 	size_t h, u;
 	uint64_t cur;
 	counters_request_st(counters_rec, MT_CALL_REALLOC, n);
-	counters_bump(&counters_rec->heap_current, -(uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
+	counters_drop(&counters_rec->heap_current, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
 	q = real.realloc(p, n);
 	if (MT_UNLIKELY(q == NULL))
 		return hooks_realloc_st_failed(p);
@@ -575,8 +575,7 @@ static __attribute__((noinline)) void *hooks_realloc_mt(void *p, size_t n, struc
 	void *q;
 	size_t u;
 	counters_request_shard(sh, MT_CALL_REALLOC, n);
-	counters_bump((uint64_t *)&sh->heap_delta,
-		      -(uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
+	counters_drop((uint64_t *)&sh->heap_delta, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
 	q = real.realloc(p, n);
 	if (MT_UNLIKELY(q == NULL))
 		return hooks_realloc_mt_failed(p);
