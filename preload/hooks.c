@@ -348,24 +348,35 @@ static void hooks_free_mt(void *p)
 	hooks_free_mt_common(p, 0);
 }
 
-/* Where malloc and free jump: hooks_route sets them from counters_fast. */
+/* realloc's paths (below), one per mode as malloc's. */
+static void *hooks_realloc_st_entry(void *p, size_t n);
+static void *hooks_realloc_mt_entry(void *p, size_t n);
+static void *hooks_realloc_slow(void *p, size_t n);
+
+/* Where malloc, free and realloc jump: hooks_route sets them from
+ * counters_fast. */
 MT_HIDDEN void *(*hooks_malloc_path)(size_t) = hooks_malloc_slow;
 MT_HIDDEN void (*hooks_free_path)(void *) = hooks_free_slow;
+MT_HIDDEN void *(*hooks_realloc_path)(void *, size_t) = hooks_realloc_slow;
 
 void hooks_route(unsigned fast);
 void hooks_route(unsigned fast)
 {
 	void *(*m)(size_t) = hooks_malloc_slow;
 	void (*f)(void *) = hooks_free_slow;
+	void *(*r)(void *, size_t) = hooks_realloc_slow;
 	if (fast & COUNTERS_FAST) {
 		m = hooks_malloc_st;
 		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_st_sites : hooks_free_st;
+		r = hooks_realloc_st_entry;
 	} else if (fast & COUNTERS_FAST_MT) {
 		m = hooks_malloc_mt;
 		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_mt_sites : hooks_free_mt;
+		r = hooks_realloc_mt_entry;
 	}
 	__atomic_store_n(&hooks_malloc_path, m, __ATOMIC_RELAXED);
 	__atomic_store_n(&hooks_free_path, f, __ATOMIC_RELAXED);
+	__atomic_store_n(&hooks_realloc_path, r, __ATOMIC_RELAXED);
 }
 
 /* The interposers proper: one indirect jump each.  On x86-64 written as
@@ -383,7 +394,12 @@ __asm__(".text\n"
 	".type free, @function\n"
 	"free:\n"
 	"\tjmp *hooks_free_path(%rip)\n"
-	".size free, .-free\n");
+	".size free, .-free\n"
+	".globl realloc\n"
+	".type realloc, @function\n"
+	"realloc:\n"
+	"\tjmp *hooks_realloc_path(%rip)\n"
+	".size realloc, .-realloc\n");
 #else
 MT_EXPORT void *malloc(size_t n)
 {
@@ -393,6 +409,11 @@ MT_EXPORT void *malloc(size_t n)
 MT_EXPORT void free(void *p)
 {
 	hooks_free_path(p);
+}
+
+MT_EXPORT void *realloc(void *p, size_t n)
+{
+	return hooks_realloc_path(p, n);
 }
 #endif
 
@@ -604,18 +625,31 @@ static __attribute__((noinline)) void *hooks_realloc_other(void *p, size_t n, ui
 	return hooks_realloc_real(p, n, MT_CALL_REALLOC, ra);
 }
 
-MT_EXPORT void *realloc(void *p, size_t n)
+/* The exported realloc jumps to one of these (hooks_route), so that
+ * HOOKS_RA is the program's call site in each. */
+static inline int hooks_realloc_short(void *p, size_t n)
 {
-	void *(*path)(size_t) = __atomic_load_n(&hooks_malloc_path, __ATOMIC_RELAXED);
+	return MT_LIKELY(p != NULL) && MT_LIKELY(n != 0) &&
+	       MT_LIKELY(!(hooks_chunk_head(p) & HOOKS_CHUNK_MMAPPED)) && MT_LIKELY(!sites_maybe(p));
+}
+
+static void *hooks_realloc_st_entry(void *p, size_t n)
+{
+	if (hooks_realloc_short(p, n))
+		return hooks_realloc_st(p, n);
+	return hooks_realloc_other(p, n, HOOKS_RA);
+}
+
+static void *hooks_realloc_mt_entry(void *p, size_t n)
+{
 	struct shard *sh;
-	if (MT_LIKELY(path == hooks_malloc_st || path == hooks_malloc_mt) && MT_LIKELY(p != NULL) &&
-	    MT_LIKELY(n != 0) && MT_LIKELY(!(hooks_chunk_head(p) & HOOKS_CHUNK_MMAPPED)) &&
-	    MT_LIKELY(!sites_maybe(p))) {
-		if (path == hooks_malloc_st)
-			return hooks_realloc_st(p, n);
-		if (MT_LIKELY((sh = shards_tls_mine) != NULL))
-			return hooks_realloc_mt(p, n, sh);
-	}
+	if (hooks_realloc_short(p, n) && MT_LIKELY((sh = shards_tls_mine) != NULL))
+		return hooks_realloc_mt(p, n, sh);
+	return hooks_realloc_other(p, n, HOOKS_RA);
+}
+
+static void *hooks_realloc_slow(void *p, size_t n)
+{
 	return hooks_realloc_other(p, n, HOOKS_RA);
 }
 
@@ -629,7 +663,7 @@ MT_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 		return NULL;
 	}
 	if (MT_UNLIKELY(!boot_ensure()))
-		return realloc(p, bytes);
+		return hooks_realloc_other(p, bytes, HOOKS_RA);
 	if (MT_UNLIKELY(boot_owns(p)))
 		return hooks_realloc_boot(p, bytes, MT_CALL_REALLOCARRAY, HOOKS_RA);
 	return hooks_realloc_real(p, bytes, MT_CALL_REALLOCARRAY, HOOKS_RA);
