@@ -539,3 +539,57 @@ void counters_note_map_untracked(uint64_t bytes)
 	__atomic_fetch_add(&r->map_untracked_bytes, bytes, __ATOMIC_RELAXED);
 	counters_set_flag(MT_FLAG_MAP_OVERFLOW);
 }
+
+void counters_note_alloc(unsigned kind, size_t req, size_t usable)
+{
+	struct mt_record *r = counters_rec;
+	if (MT_UNLIKELY(counters_mt)) {
+		counters_note_alloc_mt(kind, req, usable);
+		return;
+	}
+	counters_request_st(r, kind, req);
+	counters_grow_st(r, usable);
+}
+
+void counters_note_free(size_t usable)
+{
+	if (MT_UNLIKELY(counters_mt)) {
+		counters_note_free_mt(usable);
+		return;
+	}
+	counters_free_st(counters_rec, usable);
+}
+
+void counters_note_realloc(unsigned kind, size_t req, size_t old_usable, size_t new_usable)
+{
+	struct mt_record *r = counters_rec;
+	if (MT_UNLIKELY(counters_mt)) {
+		counters_note_realloc_mt(kind, req, old_usable, new_usable);
+		return;
+	}
+	counters_request_st(r, kind, req);
+	if (new_usable >= old_usable)
+		counters_grow_st(r, new_usable - old_usable);
+	else
+		counters_drop(&r->heap_current, (uint64_t)(old_usable - new_usable));
+}
+
+size_t counters_request_rare_st(struct mt_record *r, size_t req)
+{
+	r->hist[counters_bucket(req)]++;
+	if (req > r->heap_largest_request)
+		r->heap_largest_request = req;
+	if (req != 0)
+		counters_gate = counters_gate_for(req);
+	return req;
+}
+
+size_t counters_request_rare_shard(struct shard *sh, size_t req)
+{
+	counters_bump(&sh->hist[counters_bucket(req)], 1);
+	if (req > sh->largest)
+		sh->largest = req; /* a handler's larger request may be lost */
+	if (req != 0)
+		sh->gate = counters_gate_for(req);
+	return req;
+}

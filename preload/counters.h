@@ -167,19 +167,22 @@ static inline uint64_t counters_gate_for(size_t req)
 	return req < COUNTERS_GATE_MAX ? req : COUNTERS_GATE_MAX;
 }
 
-static inline void counters_request_st(struct mt_record *r, unsigned kind, size_t req)
+/* The long way, out of line (counters.c): it returns req, so that a
+ * caller that needs the size after it has it back in the return register
+ * and keeps nothing across the call. */
+size_t counters_request_rare_st(struct mt_record *r, size_t req);
+size_t counters_request_rare_shard(struct shard *sh, size_t req);
+
+/* Returns req (see counters_request_rare_st). */
+static inline size_t counters_request_st(struct mt_record *r, unsigned kind, size_t req)
 {
 	r->calls[kind]++;
 	r->heap_requested_total += req;
 	if (MT_LIKELY(req - 1 < counters_gate)) {
 		r->hist[counters_top_bit(2 * (uint64_t)req - 1)]++;
-		return;
+		return req;
 	}
-	r->hist[counters_bucket(req)]++;
-	if (req > r->heap_largest_request)
-		r->heap_largest_request = req;
-	if (req != 0)
-		counters_gate = counters_gate_for(req);
+	return counters_request_rare_st(r, req);
 }
 
 /* While single-threaded the live figures are updated without a lock, but a
@@ -262,17 +265,10 @@ static inline void counters_grow_st(struct mt_record *r, size_t bytes)
 }
 
 /* An allocation call of `kind` asking for `req` bytes that returned a block
- * of `usable` bytes (0 when it failed). */
-static inline void counters_note_alloc(unsigned kind, size_t req, size_t usable)
-{
-	struct mt_record *r = counters_rec;
-	if (MT_UNLIKELY(counters_mt)) {
-		counters_note_alloc_mt(kind, req, usable);
-		return;
-	}
-	counters_request_st(r, kind, req);
-	counters_grow_st(r, usable);
-}
+ * of `usable` bytes (0 when it failed).  Out of line (counters.c): only
+ * the paths off the shortest call these three, and inlined into each of
+ * them they made the start code's 64 KB of .text spill over. */
+void counters_note_alloc(unsigned kind, size_t req, size_t usable);
 
 /* free() of a block of `usable` bytes while single-threaded (the caller
  * knows: counters_fast, or counters_mt tested). */
@@ -283,32 +279,12 @@ static inline void counters_free_st(struct mt_record *r, size_t usable)
 }
 
 /* free() of a block of `usable` bytes (0 for free(NULL)). */
-static inline void counters_note_free(size_t usable)
-{
-	if (MT_UNLIKELY(counters_mt)) {
-		counters_note_free_mt(usable);
-		return;
-	}
-	counters_free_st(counters_rec, usable);
-}
+void counters_note_free(size_t usable);
 
 /* realloc-like call: the old block (old_usable, 0 if none) was replaced by
  * a block of new_usable bytes (0 if none: failure keeps the old block, so the
  * caller passes old_usable == new_usable == 0 then). */
-static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_usable,
-					 size_t new_usable)
-{
-	struct mt_record *r = counters_rec;
-	if (MT_UNLIKELY(counters_mt)) {
-		counters_note_realloc_mt(kind, req, old_usable, new_usable);
-		return;
-	}
-	counters_request_st(r, kind, req);
-	if (new_usable >= old_usable)
-		counters_grow_st(r, new_usable - old_usable);
-	else
-		counters_drop(&r->heap_current, (uint64_t)(old_usable - new_usable));
-}
+void counters_note_realloc(unsigned kind, size_t req, size_t old_usable, size_t new_usable);
 
 /* Multithreaded, every count first goes to the calling thread's shard
  * (shards.h) with plain stores, so that two cores do not fight over the
@@ -353,20 +329,16 @@ static inline int counters_flush_due(const struct shard *sh, unsigned kind)
 /* The request's counts, in the shard; the caller tests counters_flush_due
  * when it suits it (the threaded malloc does after the real call, so that
  * nothing but its call site lives across that). */
-static inline void counters_request_shard(struct shard *sh, unsigned kind, size_t req)
+static inline size_t counters_request_shard(struct shard *sh, unsigned kind, size_t req)
 {
 	counters_bump(&sh->calls[kind], 1);
 	counters_bump(&sh->requested, req);
 	/* the gate as counters_request_st's */
 	if (MT_LIKELY(req - 1 < sh->gate)) {
 		counters_bump(&sh->hist[counters_top_bit(2 * (uint64_t)req - 1)], 1);
-		return;
+		return req;
 	}
-	counters_bump(&sh->hist[counters_bucket(req)], 1);
-	if (req > sh->largest)
-		sh->largest = req; /* a handler's larger request may be lost */
-	if (req != 0)
-		sh->gate = counters_gate_for(req);
+	return counters_request_rare_shard(sh, req);
 }
 
 /* Live bytes of one call into the thread's delta (see above).  The shard

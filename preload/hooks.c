@@ -191,7 +191,7 @@ static void *hooks_malloc_st(size_t n)
 	void *p;
 	size_t h, u;
 	uint64_t cur;
-	counters_request_st(counters_rec, MT_CALL_MALLOC, n);
+	n = counters_request_st(counters_rec, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_LIKELY(p != NULL)) {
 		h = hooks_chunk_head(p);
@@ -218,7 +218,7 @@ static void *hooks_malloc_mt(size_t n)
 	size_t h, u;
 	if (MT_UNLIKELY(sh == NULL))
 		return hooks_malloc_other(n, HOOKS_RA);
-	counters_request_shard(sh, MT_CALL_MALLOC, n);
+	n = counters_request_shard(sh, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_UNLIKELY(p == NULL))
 		return p; /* a flush due waits for the next call */
@@ -562,7 +562,7 @@ static __attribute__((noinline)) void *hooks_realloc_st(void *p, size_t n)
 	void *q;
 	size_t h, u;
 	uint64_t cur;
-	counters_request_st(counters_rec, MT_CALL_REALLOC, n);
+	n = counters_request_st(counters_rec, MT_CALL_REALLOC, n);
 	counters_drop(&counters_rec->heap_current, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
 	q = real.realloc(p, n);
 	if (MT_UNLIKELY(q == NULL))
@@ -595,7 +595,7 @@ static __attribute__((noinline)) void *hooks_realloc_mt(void *p, size_t n, struc
 {
 	void *q;
 	size_t u;
-	counters_request_shard(sh, MT_CALL_REALLOC, n);
+	n = counters_request_shard(sh, MT_CALL_REALLOC, n);
 	counters_drop((uint64_t *)&sh->heap_delta, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
 	q = real.realloc(p, n);
 	if (MT_UNLIKELY(q == NULL))

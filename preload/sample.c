@@ -189,6 +189,12 @@ void sample_take(void *p, size_t usable, uintptr_t ra)
 		sites_note_sample(p, usable, weight, ra);
 }
 
+void sample_note_alloc(void *p, size_t usable, uintptr_t ra)
+{
+	if (MT_UNLIKELY(sample_count_any(usable)))
+		sample_take(p, usable, ra);
+}
+
 void sample_take_map(void *p, size_t len, uintptr_t ra)
 {
 	uint64_t weight;

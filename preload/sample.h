@@ -96,14 +96,10 @@ static inline int sample_count_any(size_t usable)
 	return sample_count_st(usable);
 }
 
-/* An allocation of `usable` bytes at p, returned to the code at `ra`: a
- * macro, so that `ra` (the hook's __builtin_return_address) is only read
- * when the block is sampled. */
-#define sample_note_alloc(p, usable, ra)                                \
-	do {                                                            \
-		if (MT_UNLIKELY(sample_count_any(usable)))              \
-			sample_take((p), (usable), (ra));               \
-	} while (0)
+/* An allocation of `usable` bytes at p, returned to the code at `ra`, on
+ * a path off the shortest: out of line (sample.c), so that the two counts'
+ * code is not copied into each of those paths. */
+void sample_note_alloc(void *p, size_t usable, uintptr_t ra);
 
 /* An anonymous mapping of `len` bytes (whole pages) at p, made by the code
  * at `ra` (stacks.h, "Mapped memory"): the same countdown as the heap's,
