@@ -425,8 +425,13 @@ static inline __attribute__((always_inline)) void *hooks_calloc_st(size_t n, siz
 	void *p;
 	size_t h, u;
 	uint64_t cur;
-	counters_request_st(counters_rec, MT_CALL_CALLOC, bytes);
-	p = real.calloc(n, m);
+	/* n * m did not overflow here (else bytes is SIZE_MAX, which fails
+	 * as n, m would), so calloc(1, bytes) is the same call, and only
+	 * bytes, which the count gives back, lives across the count */
+	(void)n;
+	(void)m;
+	bytes = counters_request_st(counters_rec, MT_CALL_CALLOC, bytes);
+	p = real.calloc(1, bytes);
 	if (MT_LIKELY(p != NULL)) {
 		h = hooks_chunk_head(p);
 		if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
@@ -460,13 +465,13 @@ static __attribute__((noinline)) void *hooks_calloc_other(size_t n, size_t m, si
 
 /* calloc while multithreaded, for a thread with a shard: as
  * hooks_malloc_mt. */
-static __attribute__((noinline)) void *hooks_calloc_mt(size_t n, size_t m, size_t bytes,
+static __attribute__((noinline)) void *hooks_calloc_mt(size_t bytes,
 							uintptr_t ra, struct shard *sh)
 {
 	void *p;
 	size_t h, u;
-	counters_request_shard(sh, MT_CALL_CALLOC, bytes);
-	p = real.calloc(n, m);
+	bytes = counters_request_shard(sh, MT_CALL_CALLOC, bytes); /* as hooks_calloc_st */
+	p = real.calloc(1, bytes);
 	if (MT_UNLIKELY(p == NULL))
 		return p;
 	h = hooks_chunk_head(p);
@@ -493,7 +498,7 @@ MT_EXPORT void *calloc(size_t n, size_t m)
 	if (MT_LIKELY(path == hooks_malloc_st))
 		return hooks_calloc_st(n, m, bytes, HOOKS_RA);
 	if (MT_LIKELY(path == hooks_malloc_mt) && MT_LIKELY((sh = shards_tls_mine) != NULL))
-		return hooks_calloc_mt(n, m, bytes, HOOKS_RA, sh);
+		return hooks_calloc_mt(bytes, HOOKS_RA, sh);
 	return hooks_calloc_other(n, m, bytes, HOOKS_RA);
 }
 
