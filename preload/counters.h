@@ -1,10 +1,12 @@
 /* counters.h: heap and mapping accounting on a struct mt_record.
  *
- * The hot path (counters_note_alloc/free/realloc) is inline: no system call,
- * lock, allocation or stdio.  While the process has one thread the updates
- * are plain loads and stores (the live figure one instruction, so that a
- * signal handler that allocates cannot split it), and an allocation tests
- * one limit for both peaks (counters_peak_limit).  hooks.c calls
+ * The hot path (the inline pieces below, which hooks.c's shortest paths
+ * put together; counters_note_alloc/free/realloc in counters.c for the
+ * other paths) makes no system call, lock, allocation or stdio.  While
+ * the process has one thread the updates are plain loads and stores (the
+ * live figure one instruction, so that a signal handler that allocates
+ * cannot split it), and an allocation tests one limit for both peaks
+ * (counters_peak_limit).  hooks.c calls
  * counters_go_multithreaded() before the first pthread_create/thrd_create,
  * i.e. before a second thread can exist; from then on each thread counts
  * into a shard of its own (below), which reaches the record by atomic RMWs,

@@ -2,9 +2,11 @@
  *
  * Each thread counts down the usable bytes it allocates, in initial-exec
  * TLS (-ftls-model=initial-exec: one %fs-relative instruction, no
- * __tls_get_addr), from a value drawn from an exponential distribution of
- * mean R = MEMTRACE_SAMPLE_BYTES.  An allocation that does not take the
- * count to zero costs one subtract-and-test (sample_note_alloc); the one
+ * __tls_get_addr; while the image has one thread, in a global instead:
+ * sample_st_left below), from a value drawn from an exponential
+ * distribution of mean R = MEMTRACE_SAMPLE_BYTES.  An allocation that
+ * does not take the count to zero costs one subtract-and-test
+ * (sample_count, sample_count_st); the one
  * that does calls sample_take(), which draws the next count and hands the
  * block to sites.c with its weight, S / (1 - exp(-S/R)).  Only the thread
  * itself ever touches its count (glibc unmaps an ended thread's TLS: shards.h),
