@@ -348,7 +348,10 @@ static void hooks_free_mt(void *p)
 	hooks_free_mt_common(p, 0);
 }
 
-/* realloc's paths (below), one per mode as malloc's. */
+/* calloc's and realloc's paths (below), one per mode as malloc's. */
+static void *hooks_calloc_st_entry(size_t n, size_t m);
+static void *hooks_calloc_mt_entry(size_t n, size_t m);
+static void *hooks_calloc_slow(size_t n, size_t m);
 static void *hooks_realloc_st_entry(void *p, size_t n);
 static void *hooks_realloc_mt_entry(void *p, size_t n);
 static void *hooks_realloc_slow(void *p, size_t n);
@@ -358,6 +361,7 @@ static void *hooks_realloc_slow(void *p, size_t n);
 MT_HIDDEN void *(*hooks_malloc_path)(size_t) = hooks_malloc_slow;
 MT_HIDDEN void (*hooks_free_path)(void *) = hooks_free_slow;
 MT_HIDDEN void *(*hooks_realloc_path)(void *, size_t) = hooks_realloc_slow;
+MT_HIDDEN void *(*hooks_calloc_path)(size_t, size_t) = hooks_calloc_slow;
 
 void hooks_route(unsigned fast);
 void hooks_route(unsigned fast)
@@ -365,15 +369,19 @@ void hooks_route(unsigned fast)
 	void *(*m)(size_t) = hooks_malloc_slow;
 	void (*f)(void *) = hooks_free_slow;
 	void *(*r)(void *, size_t) = hooks_realloc_slow;
+	void *(*c)(size_t, size_t) = hooks_calloc_slow;
 	if (fast & COUNTERS_FAST) {
 		m = hooks_malloc_st;
 		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_st_sites : hooks_free_st;
 		r = hooks_realloc_st_entry;
+		c = hooks_calloc_st_entry;
 	} else if (fast & COUNTERS_FAST_MT) {
 		m = hooks_malloc_mt;
 		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_mt_sites : hooks_free_mt;
 		r = hooks_realloc_mt_entry;
+		c = hooks_calloc_mt_entry;
 	}
+	__atomic_store_n(&hooks_calloc_path, c, __ATOMIC_RELAXED);
 	__atomic_store_n(&hooks_malloc_path, m, __ATOMIC_RELAXED);
 	__atomic_store_n(&hooks_free_path, f, __ATOMIC_RELAXED);
 	__atomic_store_n(&hooks_realloc_path, r, __ATOMIC_RELAXED);
@@ -399,7 +407,12 @@ __asm__(".text\n"
 	".type realloc, @function\n"
 	"realloc:\n"
 	"\tjmp *hooks_realloc_path(%rip)\n"
-	".size realloc, .-realloc\n");
+	".size realloc, .-realloc\n"
+	".globl calloc\n"
+	".type calloc, @function\n"
+	"calloc:\n"
+	"\tjmp *hooks_calloc_path(%rip)\n"
+	".size calloc, .-calloc\n");
 #else
 MT_EXPORT void *malloc(size_t n)
 {
@@ -414,6 +427,11 @@ MT_EXPORT void free(void *p)
 MT_EXPORT void *realloc(void *p, size_t n)
 {
 	return hooks_realloc_path(p, n);
+}
+
+MT_EXPORT void *calloc(size_t n, size_t m)
+{
+	return hooks_calloc_path(n, m);
 }
 #endif
 
@@ -487,19 +505,31 @@ static __attribute__((noinline)) void *hooks_calloc_mt(size_t bytes,
 	return p;
 }
 
-MT_EXPORT void *calloc(size_t n, size_t m)
+/* The exported calloc jumps to one of these (hooks_route), as realloc. */
+static inline size_t hooks_calloc_bytes(size_t n, size_t m)
 {
-	void *(*path)(size_t) = __atomic_load_n(&hooks_malloc_path, __ATOMIC_RELAXED);
-	struct shard *sh;
 	size_t bytes;
 	if (__builtin_mul_overflow(n, m, &bytes))
 		bytes = SIZE_MAX;
-	/* malloc's route says which shortest path is on */
-	if (MT_LIKELY(path == hooks_malloc_st))
-		return hooks_calloc_st(n, m, bytes, HOOKS_RA);
-	if (MT_LIKELY(path == hooks_malloc_mt) && MT_LIKELY((sh = shards_tls_mine) != NULL))
-		return hooks_calloc_mt(bytes, HOOKS_RA, sh);
-	return hooks_calloc_other(n, m, bytes, HOOKS_RA);
+	return bytes;
+}
+
+static void *hooks_calloc_st_entry(size_t n, size_t m)
+{
+	return hooks_calloc_st(n, m, hooks_calloc_bytes(n, m), HOOKS_RA);
+}
+
+static void *hooks_calloc_mt_entry(size_t n, size_t m)
+{
+	struct shard *sh = shards_tls_mine;
+	if (MT_LIKELY(sh != NULL))
+		return hooks_calloc_mt(hooks_calloc_bytes(n, m), HOOKS_RA, sh);
+	return hooks_calloc_other(n, m, hooks_calloc_bytes(n, m), HOOKS_RA);
+}
+
+static void *hooks_calloc_slow(size_t n, size_t m)
+{
+	return hooks_calloc_other(n, m, hooks_calloc_bytes(n, m), HOOKS_RA);
 }
 
 /* realloc of a bootstrap-arena block: move it to the real heap. */
