@@ -7,6 +7,7 @@
 
 #include "counters.h"
 #include "invariant.h"
+#include "sample.h"
 #include "shards.h"
 #include "sys.h"
 
@@ -16,6 +17,7 @@ int counters_mt;
 uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
 uint64_t counters_maps_now;
 uint64_t counters_peak_limit;
+uint64_t counters_gate;
 unsigned counters_fast;
 static int counters_glibc_sizes;
 
@@ -75,6 +77,8 @@ static void counters_set_limit(const struct mt_record *r)
 void counters_bind(struct mt_record *r)
 {
 	counters_rec = r;
+	/* the gate only says what this record's largest request holds */
+	counters_gate = counters_gate_for(r->heap_largest_request);
 	counters_maps_now = r->map_anon_current + r->map_file_current;
 	counters_set_limit(r);
 	counters_heap_stamp_next = r->heap_peak_stamp ? counters_next_stamp(r->heap_peak_stamp) : 1;
@@ -89,6 +93,8 @@ void counters_go_multithreaded(void)
 	/* Still one thread here: no race on the key.  No allocation either. */
 	shards_enable();
 	__atomic_fetch_or(&counters_rec->flags, MT_FLAG_MULTITHREADED, __ATOMIC_RELAXED);
+	/* the sampling count moves to this thread's TLS (sample.h) */
+	sample_go_multithreaded();
 	/* pthread_create publishes this store to the new thread; the calling
 	 * thread sees it at once. */
 	__atomic_store_n(&counters_mt, 1, __ATOMIC_RELAXED);
@@ -121,6 +127,7 @@ void counters_go_single(void)
 	shards_reset_in_child();
 	MT_ASSERT(shards_owned() == 0);
 	counters_mt = 0;
+	sample_go_single();
 	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST_MT, __ATOMIC_RELAXED);
 	if (counters_glibc_sizes)
 		__atomic_fetch_or(&counters_fast, COUNTERS_FAST, __ATOMIC_RELAXED);
@@ -531,4 +538,58 @@ void counters_note_map_untracked(uint64_t bytes)
 	__atomic_fetch_add(&r->map_untracked_calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&r->map_untracked_bytes, bytes, __ATOMIC_RELAXED);
 	counters_set_flag(MT_FLAG_MAP_OVERFLOW);
+}
+
+void counters_note_alloc(unsigned kind, size_t req, size_t usable)
+{
+	struct mt_record *r = counters_rec;
+	if (MT_UNLIKELY(counters_mt)) {
+		counters_note_alloc_mt(kind, req, usable);
+		return;
+	}
+	counters_request_st(r, kind, req);
+	counters_grow_st(r, usable);
+}
+
+void counters_note_free(size_t usable)
+{
+	if (MT_UNLIKELY(counters_mt)) {
+		counters_note_free_mt(usable);
+		return;
+	}
+	counters_free_st(counters_rec, usable);
+}
+
+void counters_note_realloc(unsigned kind, size_t req, size_t old_usable, size_t new_usable)
+{
+	struct mt_record *r = counters_rec;
+	if (MT_UNLIKELY(counters_mt)) {
+		counters_note_realloc_mt(kind, req, old_usable, new_usable);
+		return;
+	}
+	counters_request_st(r, kind, req);
+	if (new_usable >= old_usable)
+		counters_grow_st(r, new_usable - old_usable);
+	else
+		counters_drop(&r->heap_current, (uint64_t)(old_usable - new_usable));
+}
+
+size_t counters_request_rare_st(struct mt_record *r, size_t req)
+{
+	r->hist[counters_bucket(req)]++;
+	if (req > r->heap_largest_request)
+		r->heap_largest_request = req;
+	if (req != 0)
+		counters_gate = counters_gate_for(req);
+	return req;
+}
+
+size_t counters_request_rare_shard(struct shard *sh, size_t req)
+{
+	counters_bump(&sh->hist[counters_bucket(req)], 1);
+	if (req > sh->largest)
+		sh->largest = req; /* a handler's larger request may be lost */
+	if (req != 0)
+		sh->gate = counters_gate_for(req);
+	return req;
 }

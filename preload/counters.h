@@ -1,10 +1,12 @@
 /* counters.h: heap and mapping accounting on a struct mt_record.
  *
- * The hot path (counters_note_alloc/free/realloc) is inline: no system call,
- * lock, allocation or stdio.  While the process has one thread the updates
- * are plain loads and stores (the live figure one instruction, so that a
- * signal handler that allocates cannot split it), and an allocation tests
- * one limit for both peaks (counters_peak_limit).  hooks.c calls
+ * The hot path (the inline pieces below, which hooks.c's shortest paths
+ * put together; counters_note_alloc/free/realloc in counters.c for the
+ * other paths) makes no system call, lock, allocation or stdio.  While
+ * the process has one thread the updates are plain loads and stores (the
+ * live figure one instruction, so that a signal handler that allocates
+ * cannot split it), and an allocation tests one limit for both peaks
+ * (counters_peak_limit).  hooks.c calls
  * counters_go_multithreaded() before the first pthread_create/thrd_create,
  * i.e. before a second thread can exist; from then on each thread counts
  * into a shard of its own (below), which reaches the record by atomic RMWs,
@@ -146,18 +148,43 @@ static inline uint64_t counters_top_bit(uint64_t x)
 #endif
 }
 
-static inline void counters_request_st(struct mt_record *r, unsigned kind, size_t req)
+/* The largest request and the histogram share one test, against a gate:
+ * a request of 1 to `gate` bytes cannot raise the largest request, since
+ * gate is at most a request this image has made (and it lags nothing: it
+ * only rises), and it is at most 2^63, so its bucket is the top bit of
+ * 2n - 1 (2^(b-1) < n <= 2^b makes 2^b <= 2n - 1 < 2^(b+1)) with no
+ * overflow: one compare, a lea and a bsr, where testing the ends of
+ * counters_bucket and the largest request apart took two compares more.
+ * Requests of 0 bytes (n - 1 wraps) and the rest take the long way, which
+ * raises the gate.  Single-threaded the gate is counters_gate (reset by
+ * counters_bind, since a new record's largest starts again); each shard
+ * keeps its own (shards.h). */
+#define COUNTERS_GATE_MAX (UINT64_C(1) << 63)
+extern MT_HIDDEN uint64_t counters_gate;
+
+/* The gate after a request of req > 0 bytes that went the long way
+ * (req - 1 >= gate: the gate rises, or stays at 2^63). */
+static inline uint64_t counters_gate_for(size_t req)
 {
-	int64_t m = (int64_t)(req - 1);
+	return req < COUNTERS_GATE_MAX ? req : COUNTERS_GATE_MAX;
+}
+
+/* The long way, out of line (counters.c): it returns req, so that a
+ * caller that needs the size after it has it back in the return register
+ * and keeps nothing across the call. */
+size_t counters_request_rare_st(struct mt_record *r, size_t req);
+size_t counters_request_rare_shard(struct shard *sh, size_t req);
+
+/* Returns req (see counters_request_rare_st). */
+static inline size_t counters_request_st(struct mt_record *r, unsigned kind, size_t req)
+{
 	r->calls[kind]++;
 	r->heap_requested_total += req;
-	/* counters_bucket, with the common case's +1 left to the address */
-	if (MT_LIKELY(m > 0))
-		r->hist[counters_top_bit((uint64_t)m) + 1]++;
-	else
-		r->hist[req <= 1 ? 0 : MT_HIST_BUCKETS - 1]++;
-	if (req > r->heap_largest_request)
-		r->heap_largest_request = req;
+	if (MT_LIKELY(req - 1 < counters_gate)) {
+		r->hist[counters_top_bit(2 * (uint64_t)req - 1)]++;
+		return req;
+	}
+	return counters_request_rare_st(r, req);
 }
 
 /* While single-threaded the live figures are updated without a lock, but a
@@ -167,12 +194,15 @@ static inline void counters_request_st(struct mt_record *r, unsigned kind, size_
  * current figure.  On x86-64 an xadd or cmpxchg without the lock prefix is
  * one instruction, which a handler cannot split, and costs about what the
  * plain add did; elsewhere relaxed atomics do it. */
+/* It returns the figure read back after the add: a handler that counts in
+ * between makes that a figure the counter really had too, and tests its
+ * own peak.  (Add, load: two instructions where an xadd needs a copy of
+ * the delta before it and an add after it.) */
 static inline uint64_t counters_add_st(uint64_t *field, uint64_t delta)
 {
 #if defined(__x86_64__)
-	uint64_t old = delta;
-	__asm__ __volatile__("xaddq %0, %1" : "+r"(old), "+m"(*field) : : "cc");
-	return old + delta;
+	__asm__ __volatile__("addq %1, %0" : "+m"(*field) : "er"(delta) : "cc");
+	return *(volatile const uint64_t *)field;
 #else
 	return __atomic_add_fetch(field, delta, __ATOMIC_RELAXED);
 #endif
@@ -212,6 +242,18 @@ static inline void counters_bump(uint64_t *x, uint64_t d)
 #endif
 }
 
+/* x -= d, as counters_bump: a subtraction from memory, so that a block's
+ * size, (head & ~7) - 8, is taken off in three instructions, where adding
+ * its negative took four (GCC loads 8 and subtracts the size from it). */
+static inline void counters_drop(uint64_t *x, uint64_t d)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("subq %1, %0" : "+m"(*x) : "er"(d) : "cc");
+#else
+	__atomic_sub_fetch(x, d, __ATOMIC_RELAXED);
+#endif
+}
+
 /* The heap grew by `bytes`.  total_current is not stored here: it is
  * stored when total_peak rises, on mapping calls and at the end (record.h),
  * so that an ordinary call writes one live figure, not two.  Raising a
@@ -225,53 +267,26 @@ static inline void counters_grow_st(struct mt_record *r, size_t bytes)
 }
 
 /* An allocation call of `kind` asking for `req` bytes that returned a block
- * of `usable` bytes (0 when it failed). */
-static inline void counters_note_alloc(unsigned kind, size_t req, size_t usable)
-{
-	struct mt_record *r = counters_rec;
-	if (MT_UNLIKELY(counters_mt)) {
-		counters_note_alloc_mt(kind, req, usable);
-		return;
-	}
-	counters_request_st(r, kind, req);
-	counters_grow_st(r, usable);
-}
+ * of `usable` bytes (0 when it failed).  Out of line (counters.c): only
+ * the paths off the shortest call these three, and inlined into each of
+ * them they made the start code's 64 KB of .text spill over. */
+void counters_note_alloc(unsigned kind, size_t req, size_t usable);
 
 /* free() of a block of `usable` bytes while single-threaded (the caller
  * knows: counters_fast, or counters_mt tested). */
 static inline void counters_free_st(struct mt_record *r, size_t usable)
 {
 	r->calls[MT_CALL_FREE]++;
-	counters_bump(&r->heap_current, -(uint64_t)usable);
+	counters_drop(&r->heap_current, (uint64_t)usable);
 }
 
 /* free() of a block of `usable` bytes (0 for free(NULL)). */
-static inline void counters_note_free(size_t usable)
-{
-	if (MT_UNLIKELY(counters_mt)) {
-		counters_note_free_mt(usable);
-		return;
-	}
-	counters_free_st(counters_rec, usable);
-}
+void counters_note_free(size_t usable);
 
 /* realloc-like call: the old block (old_usable, 0 if none) was replaced by
  * a block of new_usable bytes (0 if none: failure keeps the old block, so the
  * caller passes old_usable == new_usable == 0 then). */
-static inline void counters_note_realloc(unsigned kind, size_t req, size_t old_usable,
-					 size_t new_usable)
-{
-	struct mt_record *r = counters_rec;
-	if (MT_UNLIKELY(counters_mt)) {
-		counters_note_realloc_mt(kind, req, old_usable, new_usable);
-		return;
-	}
-	counters_request_st(r, kind, req);
-	if (new_usable >= old_usable)
-		counters_grow_st(r, new_usable - old_usable);
-	else
-		counters_bump(&r->heap_current, -(uint64_t)(old_usable - new_usable));
-}
+void counters_note_realloc(unsigned kind, size_t req, size_t old_usable, size_t new_usable);
 
 /* Multithreaded, every count first goes to the calling thread's shard
  * (shards.h) with plain stores, so that two cores do not fight over the
@@ -316,17 +331,16 @@ static inline int counters_flush_due(const struct shard *sh, unsigned kind)
 /* The request's counts, in the shard; the caller tests counters_flush_due
  * when it suits it (the threaded malloc does after the real call, so that
  * nothing but its call site lives across that). */
-static inline void counters_request_shard(struct shard *sh, unsigned kind, size_t req)
+static inline size_t counters_request_shard(struct shard *sh, unsigned kind, size_t req)
 {
-	int64_t m = (int64_t)(req - 1);
 	counters_bump(&sh->calls[kind], 1);
 	counters_bump(&sh->requested, req);
-	if (MT_LIKELY(m > 0))
-		counters_bump(&sh->hist[counters_top_bit((uint64_t)m) + 1], 1);
-	else
-		counters_bump(&sh->hist[req <= 1 ? 0 : MT_HIST_BUCKETS - 1], 1);
-	if (req > sh->largest)
-		sh->largest = req; /* a handler's larger request may be lost */
+	/* the gate as counters_request_st's */
+	if (MT_LIKELY(req - 1 < sh->gate)) {
+		counters_bump(&sh->hist[counters_top_bit(2 * (uint64_t)req - 1)], 1);
+		return req;
+	}
+	return counters_request_rare_shard(sh, req);
 }
 
 /* Live bytes of one call into the thread's delta (see above).  The shard
@@ -395,7 +409,7 @@ static inline int counters_free_shard_quick(struct shard *sh, size_t usable)
 	    MT_UNLIKELY(sh->heap_delta - (int64_t)usable <= -COUNTERS_DELTA_MAX))
 		return 0;
 	counters_bump(&sh->calls[MT_CALL_FREE], 1);
-	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)usable);
+	counters_drop((uint64_t *)&sh->heap_delta, (uint64_t)usable);
 	return 1;
 }
 

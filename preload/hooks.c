@@ -149,6 +149,21 @@ static __attribute__((noinline, cold)) void *hooks_malloc_shard_slow(void *p, st
 	return p;
 }
 
+/* The end of a threaded malloc or calloc (of `kind`) that returned an
+ * mmapped chunk. */
+static __attribute__((noinline, cold)) void *hooks_malloc_mt_mmapped(void *p, uintptr_t ra,
+								      unsigned kind)
+{
+	size_t u = boot_chunk_usable(p);
+	struct shard *sh;
+	sample_note_alloc(p, u, ra);
+	sh = shards_tls_mine;
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
+	if (MT_UNLIKELY(sh->heap_delta > sh->heap_room) || counters_flush_due(sh, kind))
+		counters_shard_settle(sh, 1);
+	return p;
+}
+
 /* The end of a single-threaded malloc that returned an mmapped chunk. */
 static __attribute__((noinline, cold)) void *hooks_malloc_st_mmapped(void *p, uintptr_t ra)
 {
@@ -176,14 +191,14 @@ static void *hooks_malloc_st(size_t n)
 	void *p;
 	size_t h, u;
 	uint64_t cur;
-	counters_request_st(counters_rec, MT_CALL_MALLOC, n);
+	n = counters_request_st(counters_rec, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_LIKELY(p != NULL)) {
 		h = hooks_chunk_head(p);
 		if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
 			return hooks_malloc_st_mmapped(p, HOOKS_RA);
 		u = hooks_chunk_usable(h);
-		if (MT_UNLIKELY(sample_count(u)))
+		if (MT_UNLIKELY(sample_count_st(u)))
 			return hooks_malloc_sampled(p, u, HOOKS_RA);
 		cur = counters_add_st(&counters_rec->heap_current, u);
 		if (MT_UNLIKELY(cur > counters_peak_limit))
@@ -203,12 +218,14 @@ static void *hooks_malloc_mt(size_t n)
 	size_t h, u;
 	if (MT_UNLIKELY(sh == NULL))
 		return hooks_malloc_other(n, HOOKS_RA);
-	counters_request_shard(sh, MT_CALL_MALLOC, n);
+	n = counters_request_shard(sh, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_UNLIKELY(p == NULL))
 		return p; /* a flush due waits for the next call */
 	h = hooks_chunk_head(p);
-	u = MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED) ? boot_chunk_usable(p) : hooks_chunk_usable(h);
+	if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+		return hooks_malloc_mt_mmapped(p, HOOKS_RA, MT_CALL_MALLOC);
+	u = hooks_chunk_usable(h);
 	if (MT_UNLIKELY(sample_count(u)))
 		return hooks_malloc_sampled_mt(p, u, HOOKS_RA);
 	sh = shards_tls_mine; /* the same shard: only this thread changes it */
@@ -308,7 +325,7 @@ static inline __attribute__((always_inline)) void hooks_free_mt_common(void *p, 
 		return;
 	}
 	counters_bump(&sh->calls[MT_CALL_FREE], 1);
-	counters_bump((uint64_t *)&sh->heap_delta, -(uint64_t)hooks_chunk_usable(h));
+	counters_drop((uint64_t *)&sh->heap_delta, (uint64_t)hooks_chunk_usable(h));
 	if (MT_UNLIKELY(counters_flush_due(sh, MT_CALL_FREE)) ||
 	    MT_UNLIKELY(sh->heap_delta <= -COUNTERS_DELTA_MAX)) {
 		hooks_free_shard_slow(p, sh, sites);
@@ -331,24 +348,43 @@ static void hooks_free_mt(void *p)
 	hooks_free_mt_common(p, 0);
 }
 
-/* Where malloc and free jump: hooks_route sets them from counters_fast. */
+/* calloc's and realloc's paths (below), one per mode as malloc's. */
+static void *hooks_calloc_st_entry(size_t n, size_t m);
+static void *hooks_calloc_mt_entry(size_t n, size_t m);
+static void *hooks_calloc_slow(size_t n, size_t m);
+static void *hooks_realloc_st_entry(void *p, size_t n);
+static void *hooks_realloc_mt_entry(void *p, size_t n);
+static void *hooks_realloc_slow(void *p, size_t n);
+
+/* Where malloc, free and realloc jump: hooks_route sets them from
+ * counters_fast. */
 MT_HIDDEN void *(*hooks_malloc_path)(size_t) = hooks_malloc_slow;
 MT_HIDDEN void (*hooks_free_path)(void *) = hooks_free_slow;
+MT_HIDDEN void *(*hooks_realloc_path)(void *, size_t) = hooks_realloc_slow;
+MT_HIDDEN void *(*hooks_calloc_path)(size_t, size_t) = hooks_calloc_slow;
 
 void hooks_route(unsigned fast);
 void hooks_route(unsigned fast)
 {
 	void *(*m)(size_t) = hooks_malloc_slow;
 	void (*f)(void *) = hooks_free_slow;
+	void *(*r)(void *, size_t) = hooks_realloc_slow;
+	void *(*c)(size_t, size_t) = hooks_calloc_slow;
 	if (fast & COUNTERS_FAST) {
 		m = hooks_malloc_st;
 		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_st_sites : hooks_free_st;
+		r = hooks_realloc_st_entry;
+		c = hooks_calloc_st_entry;
 	} else if (fast & COUNTERS_FAST_MT) {
 		m = hooks_malloc_mt;
 		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_mt_sites : hooks_free_mt;
+		r = hooks_realloc_mt_entry;
+		c = hooks_calloc_mt_entry;
 	}
+	__atomic_store_n(&hooks_calloc_path, c, __ATOMIC_RELAXED);
 	__atomic_store_n(&hooks_malloc_path, m, __ATOMIC_RELAXED);
 	__atomic_store_n(&hooks_free_path, f, __ATOMIC_RELAXED);
+	__atomic_store_n(&hooks_realloc_path, r, __ATOMIC_RELAXED);
 }
 
 /* The interposers proper: one indirect jump each.  On x86-64 written as
@@ -366,7 +402,17 @@ __asm__(".text\n"
 	".type free, @function\n"
 	"free:\n"
 	"\tjmp *hooks_free_path(%rip)\n"
-	".size free, .-free\n");
+	".size free, .-free\n"
+	".globl realloc\n"
+	".type realloc, @function\n"
+	"realloc:\n"
+	"\tjmp *hooks_realloc_path(%rip)\n"
+	".size realloc, .-realloc\n"
+	".globl calloc\n"
+	".type calloc, @function\n"
+	"calloc:\n"
+	"\tjmp *hooks_calloc_path(%rip)\n"
+	".size calloc, .-calloc\n");
 #else
 MT_EXPORT void *malloc(size_t n)
 {
@@ -376,6 +422,16 @@ MT_EXPORT void *malloc(size_t n)
 MT_EXPORT void free(void *p)
 {
 	hooks_free_path(p);
+}
+
+MT_EXPORT void *realloc(void *p, size_t n)
+{
+	return hooks_realloc_path(p, n);
+}
+
+MT_EXPORT void *calloc(size_t n, size_t m)
+{
+	return hooks_calloc_path(n, m);
 }
 #endif
 
@@ -387,14 +443,19 @@ static inline __attribute__((always_inline)) void *hooks_calloc_st(size_t n, siz
 	void *p;
 	size_t h, u;
 	uint64_t cur;
-	counters_request_st(counters_rec, MT_CALL_CALLOC, bytes);
-	p = real.calloc(n, m);
+	/* n * m did not overflow here (else bytes is SIZE_MAX, which fails
+	 * as n, m would), so calloc(1, bytes) is the same call, and only
+	 * bytes, which the count gives back, lives across the count */
+	(void)n;
+	(void)m;
+	bytes = counters_request_st(counters_rec, MT_CALL_CALLOC, bytes);
+	p = real.calloc(1, bytes);
 	if (MT_LIKELY(p != NULL)) {
 		h = hooks_chunk_head(p);
 		if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
 			return hooks_malloc_st_mmapped(p, ra);
 		u = hooks_chunk_usable(h);
-		if (MT_UNLIKELY(sample_count(u)))
+		if (MT_UNLIKELY(sample_count_st(u)))
 			return hooks_malloc_sampled(p, u, ra);
 		cur = counters_add_st(&counters_rec->heap_current, u);
 		if (MT_UNLIKELY(cur > counters_peak_limit))
@@ -422,17 +483,19 @@ static __attribute__((noinline)) void *hooks_calloc_other(size_t n, size_t m, si
 
 /* calloc while multithreaded, for a thread with a shard: as
  * hooks_malloc_mt. */
-static __attribute__((noinline)) void *hooks_calloc_mt(size_t n, size_t m, size_t bytes,
+static __attribute__((noinline)) void *hooks_calloc_mt(size_t bytes,
 							uintptr_t ra, struct shard *sh)
 {
 	void *p;
 	size_t h, u;
-	counters_request_shard(sh, MT_CALL_CALLOC, bytes);
-	p = real.calloc(n, m);
+	bytes = counters_request_shard(sh, MT_CALL_CALLOC, bytes); /* as hooks_calloc_st */
+	p = real.calloc(1, bytes);
 	if (MT_UNLIKELY(p == NULL))
 		return p;
 	h = hooks_chunk_head(p);
-	u = MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED) ? boot_chunk_usable(p) : hooks_chunk_usable(h);
+	if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+		return hooks_malloc_mt_mmapped(p, ra, MT_CALL_CALLOC);
+	u = hooks_chunk_usable(h);
 	if (MT_UNLIKELY(sample_count(u)))
 		return hooks_malloc_sampled_mt(p, u, ra);
 	sh = shards_tls_mine;
@@ -442,19 +505,31 @@ static __attribute__((noinline)) void *hooks_calloc_mt(size_t n, size_t m, size_
 	return p;
 }
 
-MT_EXPORT void *calloc(size_t n, size_t m)
+/* The exported calloc jumps to one of these (hooks_route), as realloc. */
+static inline size_t hooks_calloc_bytes(size_t n, size_t m)
 {
-	void *(*path)(size_t) = __atomic_load_n(&hooks_malloc_path, __ATOMIC_RELAXED);
-	struct shard *sh;
 	size_t bytes;
 	if (__builtin_mul_overflow(n, m, &bytes))
 		bytes = SIZE_MAX;
-	/* malloc's route says which shortest path is on */
-	if (MT_LIKELY(path == hooks_malloc_st))
-		return hooks_calloc_st(n, m, bytes, HOOKS_RA);
-	if (MT_LIKELY(path == hooks_malloc_mt) && MT_LIKELY((sh = shards_tls_mine) != NULL))
-		return hooks_calloc_mt(n, m, bytes, HOOKS_RA, sh);
-	return hooks_calloc_other(n, m, bytes, HOOKS_RA);
+	return bytes;
+}
+
+static void *hooks_calloc_st_entry(size_t n, size_t m)
+{
+	return hooks_calloc_st(n, m, hooks_calloc_bytes(n, m), HOOKS_RA);
+}
+
+static void *hooks_calloc_mt_entry(size_t n, size_t m)
+{
+	struct shard *sh = shards_tls_mine;
+	if (MT_LIKELY(sh != NULL))
+		return hooks_calloc_mt(hooks_calloc_bytes(n, m), HOOKS_RA, sh);
+	return hooks_calloc_other(n, m, hooks_calloc_bytes(n, m), HOOKS_RA);
+}
+
+static void *hooks_calloc_slow(size_t n, size_t m)
+{
+	return hooks_calloc_other(n, m, hooks_calloc_bytes(n, m), HOOKS_RA);
 }
 
 /* realloc of a bootstrap-arena block: move it to the real heap. */
@@ -501,7 +576,77 @@ static void *hooks_realloc_real(void *p, size_t n, unsigned kind, uintptr_t ra)
 	return q;
 }
 
-MT_EXPORT void *realloc(void *p, size_t n)
+/* realloc's shortest paths: malloc's route says one is on (as for
+ * calloc), the old block is an arena chunk of glibc's and surely not a
+ * sampled block (whose sample must be held across the call:
+ * hooks_realloc_real), and the new size is not 0 (glibc's realloc(p, 0)
+ * frees p and returns NULL).  As a free and a malloc: the request and the
+ * old block (its size from its header, while it is still ours) are
+ * counted before the real call, the new block after it, on malloc's own
+ * cold paths; so only the old pointer, for a failure, lives across the
+ * call.  A failed realloc leaves the old block as it was: its bytes go
+ * back. */
+static __attribute__((noinline, cold)) void *hooks_realloc_st_failed(void *p)
+{
+	counters_bump(&counters_rec->heap_current, (uint64_t)boot_chunk_usable(p));
+	return NULL;
+}
+
+static __attribute__((noinline)) void *hooks_realloc_st(void *p, size_t n)
+{
+	void *q;
+	size_t h, u;
+	uint64_t cur;
+	n = counters_request_st(counters_rec, MT_CALL_REALLOC, n);
+	counters_drop(&counters_rec->heap_current, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
+	q = real.realloc(p, n);
+	if (MT_UNLIKELY(q == NULL))
+		return hooks_realloc_st_failed(p);
+	h = hooks_chunk_head(q);
+	if (MT_UNLIKELY(h & HOOKS_CHUNK_MMAPPED))
+		return hooks_malloc_st_mmapped(q, HOOKS_RA);
+	u = hooks_chunk_usable(h);
+	if (MT_UNLIKELY(sample_count_st(u)))
+		return hooks_malloc_sampled(q, u, HOOKS_RA);
+	cur = counters_add_st(&counters_rec->heap_current, u);
+	if (MT_UNLIKELY(cur > counters_peak_limit))
+		return hooks_malloc_st_peak(q, cur);
+	return q;
+}
+
+/* Threaded: the shard's delta may pass its bounds between the two counts;
+ * the test after the second sends it to counters_shard_settle as a
+ * malloc's would. */
+static __attribute__((noinline, cold)) void *hooks_realloc_mt_failed(void *p)
+{
+	struct shard *sh = shards_tls_mine;
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)boot_chunk_usable(p));
+	if (!counters_in_room(sh, sh->heap_delta))
+		counters_shard_settle(sh, 1);
+	return NULL;
+}
+
+static __attribute__((noinline)) void *hooks_realloc_mt(void *p, size_t n, struct shard *sh)
+{
+	void *q;
+	size_t u;
+	n = counters_request_shard(sh, MT_CALL_REALLOC, n);
+	counters_drop((uint64_t *)&sh->heap_delta, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
+	q = real.realloc(p, n);
+	if (MT_UNLIKELY(q == NULL))
+		return hooks_realloc_mt_failed(p);
+	u = boot_chunk_usable(q);
+	if (MT_UNLIKELY(sample_count(u)))
+		sample_take(q, u, HOOKS_RA);
+	sh = shards_tls_mine; /* the same shard: only this thread changes it */
+	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)u);
+	if (MT_UNLIKELY(!counters_in_room(sh, sh->heap_delta)) ||
+	    counters_flush_due(sh, MT_CALL_REALLOC))
+		return hooks_malloc_shard_slow(q, sh);
+	return q;
+}
+
+static __attribute__((noinline)) void *hooks_realloc_other(void *p, size_t n, uintptr_t ra)
 {
 	void *q;
 	if (MT_UNLIKELY(!boot_ensure())) {
@@ -511,8 +656,36 @@ MT_EXPORT void *realloc(void *p, size_t n)
 		return q;
 	}
 	if (MT_UNLIKELY(boot_owns(p)))
-		return hooks_realloc_boot(p, n, MT_CALL_REALLOC, HOOKS_RA);
-	return hooks_realloc_real(p, n, MT_CALL_REALLOC, HOOKS_RA);
+		return hooks_realloc_boot(p, n, MT_CALL_REALLOC, ra);
+	return hooks_realloc_real(p, n, MT_CALL_REALLOC, ra);
+}
+
+/* The exported realloc jumps to one of these (hooks_route), so that
+ * HOOKS_RA is the program's call site in each. */
+static inline int hooks_realloc_short(void *p, size_t n)
+{
+	return MT_LIKELY(p != NULL) && MT_LIKELY(n != 0) &&
+	       MT_LIKELY(!(hooks_chunk_head(p) & HOOKS_CHUNK_MMAPPED)) && MT_LIKELY(!sites_maybe(p));
+}
+
+static void *hooks_realloc_st_entry(void *p, size_t n)
+{
+	if (hooks_realloc_short(p, n))
+		return hooks_realloc_st(p, n);
+	return hooks_realloc_other(p, n, HOOKS_RA);
+}
+
+static void *hooks_realloc_mt_entry(void *p, size_t n)
+{
+	struct shard *sh;
+	if (hooks_realloc_short(p, n) && MT_LIKELY((sh = shards_tls_mine) != NULL))
+		return hooks_realloc_mt(p, n, sh);
+	return hooks_realloc_other(p, n, HOOKS_RA);
+}
+
+static void *hooks_realloc_slow(void *p, size_t n)
+{
+	return hooks_realloc_other(p, n, HOOKS_RA);
 }
 
 MT_EXPORT void *reallocarray(void *p, size_t n, size_t m)
@@ -525,7 +698,7 @@ MT_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 		return NULL;
 	}
 	if (MT_UNLIKELY(!boot_ensure()))
-		return realloc(p, bytes);
+		return hooks_realloc_other(p, bytes, HOOKS_RA);
 	if (MT_UNLIKELY(boot_owns(p)))
 		return hooks_realloc_boot(p, bytes, MT_CALL_REALLOCARRAY, HOOKS_RA);
 	return hooks_realloc_real(p, bytes, MT_CALL_REALLOCARRAY, HOOKS_RA);

@@ -9,6 +9,23 @@
 
 __thread int64_t sample_tls_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t sample_tls_rng __attribute__((tls_model("initial-exec")));
+int64_t sample_st_left;
+
+/* The count in force for the calling thread (sample.h). */
+static int64_t *sample_left(void)
+{
+	return __atomic_load_n(&counters_mt, __ATOMIC_RELAXED) ? &sample_tls_left : &sample_st_left;
+}
+
+void sample_go_multithreaded(void)
+{
+	sample_tls_left = sample_st_left;
+}
+
+void sample_go_single(void)
+{
+	sample_st_left = sample_tls_left;
+}
 
 static uint64_t sample_interval; /* R; 0 off */
 
@@ -136,14 +153,15 @@ static uint64_t sample_seed(void)
 static int sample_due(size_t usable, uint64_t *weight)
 {
 	uint64_t rate = __atomic_load_n(&sample_interval, __ATOMIC_RELAXED);
-	int64_t left = sample_tls_left;
+	int64_t *count = sample_left();
+	int64_t left = *count;
 	if (!rate) {
-		sample_tls_left = SAMPLE_IDLE;
+		*count = SAMPLE_IDLE;
 		return 0;
 	}
 	if (rate == 1) {
 		/* Every block: the count stays at zero. */
-		sample_tls_left = 0;
+		*count = 0;
 		*weight = usable;
 		return 1;
 	}
@@ -152,12 +170,12 @@ static int sample_due(size_t usable, uint64_t *weight)
 		 * here (left <= 0) are the first to go against it. */
 		sample_tls_rng = sample_seed();
 		left += (int64_t)sample_draw(&sample_tls_rng, rate);
-		sample_tls_left = left;
+		*count = left;
 		if (left > 0)
 			return 0;
 	}
-	sample_tls_left = (int64_t)sample_draw(&sample_tls_rng, rate);
-	MT_ASSERT(sample_tls_left >= 0);
+	*count = (int64_t)sample_draw(&sample_tls_rng, rate);
+	MT_ASSERT(*count >= 0);
 	*weight = sample_weight(usable, rate);
 	/* stacks.h: a sampled block counts for at least its own bytes */
 	MT_ASSERT(*weight >= usable);
@@ -169,6 +187,12 @@ void sample_take(void *p, size_t usable, uintptr_t ra)
 	uint64_t weight;
 	if (sample_due(usable, &weight))
 		sites_note_sample(p, usable, weight, ra);
+}
+
+void sample_note_alloc(void *p, size_t usable, uintptr_t ra)
+{
+	if (MT_UNLIKELY(sample_count_any(usable)))
+		sample_take(p, usable, ra);
 }
 
 void sample_take_map(void *p, size_t len, uintptr_t ra)
@@ -183,6 +207,7 @@ void sample_start(uint64_t rate)
 	if (rate > (uint64_t)INT64_MAX / 4)
 		rate = (uint64_t)INT64_MAX / 4;
 	sample_tls_left = 0;
+	sample_st_left = 0;
 	sample_tls_rng = 0;
 	__atomic_store_n(&sample_interval, rate, __ATOMIC_RELAXED);
 }

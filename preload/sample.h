@@ -2,9 +2,11 @@
  *
  * Each thread counts down the usable bytes it allocates, in initial-exec
  * TLS (-ftls-model=initial-exec: one %fs-relative instruction, no
- * __tls_get_addr), from a value drawn from an exponential distribution of
- * mean R = MEMTRACE_SAMPLE_BYTES.  An allocation that does not take the
- * count to zero costs one subtract-and-test (sample_note_alloc); the one
+ * __tls_get_addr; while the image has one thread, in a global instead:
+ * sample_st_left below), from a value drawn from an exponential
+ * distribution of mean R = MEMTRACE_SAMPLE_BYTES.  An allocation that
+ * does not take the count to zero costs one subtract-and-test
+ * (sample_count, sample_count_st); the one
  * that does calls sample_take(), which draws the next count and hands the
  * block to sites.c with its weight, S / (1 - exp(-S/R)).  Only the thread
  * itself ever touches its count (glibc unmaps an ended thread's TLS: shards.h),
@@ -34,6 +36,17 @@
 #define SAMPLE_IDLE (1 << 20)
 
 extern MT_HIDDEN __thread int64_t sample_tls_left;
+/* While the image has one thread (counters_mt == 0) the count is this
+ * global instead: a RIP-relative operand, one instruction fewer than the
+ * TLS variable's offset load and %fs access.  counters.c carries the
+ * count over when the image goes multithreaded (into the calling
+ * thread's TLS, before a second thread exists) and back in a fork child
+ * (sample_go_single).  A signal handler that allocates during either
+ * switch can only move a sampling point. */
+extern MT_HIDDEN int64_t sample_st_left;
+extern MT_HIDDEN int counters_mt;
+void sample_go_multithreaded(void);
+void sample_go_single(void);
 
 /* The cold half: the count reached zero. */
 void sample_take(void *p, size_t usable, uintptr_t ra);
@@ -59,14 +72,36 @@ due:
 #endif
 }
 
-/* An allocation of `usable` bytes at p, returned to the code at `ra`: a
- * macro, so that `ra` (the hook's __builtin_return_address) is only read
- * when the block is sampled. */
-#define sample_note_alloc(p, usable, ra)                                \
-	do {                                                            \
-		if (MT_UNLIKELY(sample_count(usable)))                  \
-			sample_take((p), (usable), (ra));               \
-	} while (0)
+/* sample_count for the single-threaded shortest paths (sample_st_left). */
+static inline int sample_count_st(size_t usable)
+{
+#if defined(__x86_64__)
+	__asm__ goto("subq %0, %1\n\t"
+		     "jle %l[due]"
+		     :
+		     : "r"(usable), "m"(sample_st_left)
+		     : "cc", "memory"
+		     : due);
+	return 0;
+due:
+	return 1;
+#else
+	return (sample_st_left -= (int64_t)usable) <= 0;
+#endif
+}
+
+/* Either count, as the image's mode says (the paths off the shortest). */
+static inline int sample_count_any(size_t usable)
+{
+	if (__atomic_load_n(&counters_mt, __ATOMIC_RELAXED))
+		return sample_count(usable);
+	return sample_count_st(usable);
+}
+
+/* An allocation of `usable` bytes at p, returned to the code at `ra`, on
+ * a path off the shortest: out of line (sample.c), so that the two counts'
+ * code is not copied into each of those paths. */
+void sample_note_alloc(void *p, size_t usable, uintptr_t ra);
 
 /* An anonymous mapping of `len` bytes (whole pages) at p, made by the code
  * at `ra` (stacks.h, "Mapped memory"): the same countdown as the heap's,
@@ -75,7 +110,7 @@ due:
 void sample_take_map(void *p, size_t len, uintptr_t ra);
 #define sample_note_map(p, len, ra)                                     \
 	do {                                                            \
-		if (MT_UNLIKELY(sample_count(len)))                     \
+		if (MT_UNLIKELY(sample_count_any(len)))                 \
 			sample_take_map((p), (len), (ra));              \
 	} while (0)
 

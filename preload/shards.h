@@ -52,6 +52,13 @@ struct shard {
 	/* The largest heap_delta that cannot make a new peak, as last seen
 	 * (counters.h, counters_live_shard); below COUNTERS_DELTA_MAX. */
 	int64_t heap_room;
+	/* Requests of 1 to gate bytes cannot raise the largest request
+	 * (counters.h, counters_request_st): at most 2^63 and at most a
+	 * request this image made, which the shard's `largest` or the
+	 * record's heap_largest_request holds.  Only rises; left as it is
+	 * when the shard changes hands (the record is the same), zeroed with
+	 * the shard in a fork child (whose record starts again). */
+	uint64_t gate;
 	uint64_t calls[MT_CALL_SLOTS];
 	uint64_t hist[MT_HIST_BUCKETS];
 	uint64_t requested, largest;

@@ -31,10 +31,16 @@
 #define SITES_FILTER_BITS 16u
 extern MT_HIDDEN uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64];
 
+/* The slot of an address: Fibonacci hashing of its low 32 bits (the top
+ * SITES_FILTER_BITS of their 32-bit product with 2^32 / phi).  A 32-bit
+ * multiply takes its constant as an immediate, so the slot is two
+ * instructions (imul, shr), where the 64-bit constant needs a third to
+ * load it.  Blocks whose addresses differ only above 4 GiB share a slot:
+ * the filter only ever answers "maybe", so that costs a lookup, never a
+ * wrong answer. */
 static inline unsigned sites_slot(const void *p)
 {
-	return (unsigned)(((uint64_t)(uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15)) >>
-			  (64 - SITES_FILTER_BITS));
+	return ((uint32_t)(uintptr_t)p * UINT32_C(0x9E3779B1)) >> (32 - SITES_FILTER_BITS);
 }
 
 /* 0 if p is surely not a sampled block.  On x86-64 the bit is tested in

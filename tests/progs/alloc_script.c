@@ -14,11 +14,16 @@
 #include <unistd.h>
 
 static uint64_t cur, peak, requested, largest;
+static uint64_t hist[64]; /* bucket b: 2^(b-1) < n <= 2^b; 0 holds 0 and 1 */
 static uint64_t n_malloc, n_calloc, n_realloc, n_reallocarray, n_free, n_pm, n_aa, n_ma, n_va,
 	n_pva;
 
 static void grew(void *p, size_t req)
 {
+	unsigned b = 0;
+	while (b < 63 && ((uint64_t)1 << b) < req)
+		b++;
+	hist[b]++;
 	requested += req;
 	if (req > largest)
 		largest = req;
@@ -56,16 +61,19 @@ static void *my_realloc(void *p, size_t n)
 
 static void out(char *buf, size_t *len, const char *key, uint64_t v)
 {
-	*len += (size_t)snprintf(buf + *len, 4096 - *len, "%s=%llu\n", key, (unsigned long long)v);
+	/* signed, as the harness reads it: a figure past 2^63 (the failed
+	 * requests' bytes) comes back as the same 64 bits */
+	*len += (size_t)snprintf(buf + *len, 4096 - *len, "%s=%lld\n", key, (long long)v);
 }
 
 int main(void)
 {
 	char buf[4096];
 	size_t len = 0;
-	void *a, *b, *c, *d, *e, *keep;
+	void *a, *b, *c, *d, *e, *f, *keep;
 	void *al[6];
 	uint64_t old;
+	volatile size_t huge; /* not a constant: no warning about its size */
 
 	a = my_malloc(100);
 	b = my_malloc(5000);
@@ -85,6 +93,30 @@ int main(void)
 	cur -= old;
 	grew(e, 700);
 	my_free(NULL);
+
+	/* The edges: requests of 0 and 1 byte; requests no heap can meet,
+	 * which fail and still count (request, the last bucket, the
+	 * largest); a realloc that fails (the old block stays as it was);
+	 * realloc(p, 0), which in glibc frees p and returns NULL. */
+	huge = SIZE_MAX - 4096;
+	f = my_malloc(0);
+	my_free(f);
+	f = my_malloc(1);
+	my_free(f);
+	if (my_malloc(huge) != NULL || my_malloc(((size_t)1 << 63) + 5) != NULL)
+		return 1;
+	f = my_malloc(48);
+	if (realloc(f, huge) != NULL)
+		return 1;
+	n_realloc++;
+	grew(NULL, huge);
+	f = my_realloc(f, 200);
+	old = malloc_usable_size(f);
+	if (realloc(f, 0) != NULL)
+		return 1;
+	n_realloc++;
+	cur -= old;
+	grew(NULL, 0);
 
 	/* Every aligned variant. */
 	if (posix_memalign(&al[0], 64, 3000) != 0)
@@ -125,6 +157,12 @@ int main(void)
 	out(buf, &len, "valloc", n_va);
 	out(buf, &len, "pvalloc", n_pva);
 	out(buf, &len, "keep", (uint64_t)(uintptr_t)keep != 0);
+	for (unsigned i = 0; i < 64; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "hist%u", i);
+		if (hist[i])
+			out(buf, &len, key, hist[i]);
+	}
 	if (write(1, buf, len) != (ssize_t)len)
 		return 1;
 	return 0;

@@ -89,6 +89,69 @@ Test(counters, single_thread_sequence)
 	cr_expect_eq(rec.heap_current, 24);
 }
 
+/* The histogram's bucket and the largest request share one test, against
+ * a gate that only rises (counters.h): every request, in any order, still
+ * lands in counters_bucket's bucket, the largest request is the largest,
+ * and a new record's largest starts again (a fork child's). */
+static const size_t gate_reqs[] = {
+	5, 3, 0, 1, 2, 4, 100, 64, 65, 1000, 999, 7, 0, 1,
+	(size_t)1 << 62, ((size_t)1 << 63) - 1, (size_t)1 << 63, ((size_t)1 << 63) + 1,
+	SIZE_MAX, ((size_t)1 << 63) + 5, 17, 1, 0, 4096, SIZE_MAX - 4096, 33,
+};
+#define GATE_N (sizeof gate_reqs / sizeof gate_reqs[0])
+
+static void gate_expect(const char *how)
+{
+	uint64_t hist[MT_HIST_BUCKETS] = { 0 }, requested = 0, largest = 0;
+	for (unsigned i = 0; i < GATE_N; i++) {
+		hist[counters_bucket(gate_reqs[i])]++;
+		requested += gate_reqs[i];
+		if (gate_reqs[i] > largest)
+			largest = gate_reqs[i];
+	}
+	for (unsigned b = 0; b < MT_HIST_BUCKETS; b++)
+		cr_expect_eq(rec.hist[b], hist[b], "%s: hist[%u] %llu, want %llu", how, b,
+			     (unsigned long long)rec.hist[b], (unsigned long long)hist[b]);
+	cr_expect_eq(rec.heap_requested_total, requested, "%s", how);
+	cr_expect_eq(rec.heap_largest_request, largest, "%s", how);
+	cr_expect_eq(rec.calls[MT_CALL_MALLOC], GATE_N, "%s", how);
+}
+
+Test(counters, gated_buckets_and_largest_single_thread)
+{
+	bind_fresh();
+	for (unsigned i = 0; i < GATE_N; i++)
+		counters_note_alloc(MT_CALL_MALLOC, gate_reqs[i], 0);
+	gate_expect("single-threaded");
+	/* a new record: its largest starts at 0, so the gate must too */
+	bind_fresh();
+	counters_note_alloc(MT_CALL_MALLOC, 5, 0);
+	counters_note_alloc(MT_CALL_MALLOC, 3, 0);
+	cr_expect_eq(rec.heap_largest_request, 5);
+	cr_expect_eq(rec.hist[3], 1);
+	cr_expect_eq(rec.hist[2], 1);
+}
+
+static void *gate_thread(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < GATE_N; i++)
+		counters_note_alloc(MT_CALL_MALLOC, gate_reqs[i], 0);
+	return NULL;
+}
+
+Test(counters, gated_buckets_and_largest_in_a_shard, .timeout = 30)
+{
+	pthread_t t;
+	bind_fresh();
+	counters_go_multithreaded();
+	pthread_create(&t, NULL, gate_thread, NULL);
+	pthread_join(t, NULL);
+	counters_settle();
+	gate_expect("a thread's shard");
+	counters_go_single();
+}
+
 Test(counters, peak_stamp_is_within_step)
 {
 	bind_fresh();
