@@ -157,10 +157,9 @@ Test(memsup_lines, addr2line_not_in_path, .timeout = 120)
 	sup_done(&r);
 }
 
-/* C++: a member function of a class template in a namespace, from its
- * DWARF, and libstdc++'s operator new from its symbols alone, both
- * demangled (tests/progs/lines_cxx.cc, built here with g++ -g). */
-Test(memsup_lines, cxx_names_are_demangled, .timeout = 120)
+/* tests/progs/lines_cxx.cc built here with g++ (FLAGS, then AFTER in the
+ * same shell, e.g. a strip), run, and judged by CHECK. */
+static void run_cxx(const char *flags, const char *after, const char *check)
 {
 	struct sup_run r;
 	char src[PATH_MAX];
@@ -168,10 +167,18 @@ Test(memsup_lines, cxx_names_are_demangled, .timeout = 120)
 		cr_skip_test("g++ is not installed");
 	snprintf(src, sizeof src, "%s/tests/progs/lines_cxx.cc", env_or_skip("MT_SRCDIR"));
 	tmp_make(&r);
-	shell(&r, "g++ -g -O2 -fno-omit-frame-pointer -o lines_cxx '%s'", src);
+	shell(&r, "g++ %s -o lines_cxx '%s' %s", flags, src, after);
 	run_lines(&r, sup_tmp_path(&r, "lines_cxx"), NULL);
-	sup_py_check(&r, "memsup_lines.py", "cxx_names_are_demangled", NULL);
+	sup_py_check(&r, "memsup_lines.py", check, NULL);
 	sup_done(&r);
+}
+
+/* C++: a member function of a class template in a namespace, from its
+ * DWARF, and libstdc++'s operator new from its symbols alone, both
+ * demangled. */
+Test(memsup_lines, cxx_names_are_demangled, .timeout = 120)
+{
+	run_cxx("-g -O2 -fno-omit-frame-pointer", "", "cxx_names_are_demangled");
 }
 
 /* The same program stripped, its functions exported (-rdynamic): grow is
@@ -181,15 +188,6 @@ Test(memsup_lines, cxx_names_are_demangled, .timeout = 120)
  * before it; memsup asks it only to demangle what the symbols named. */
 Test(memsup_lines, cxx_stripped_names_only_what_symbols_hold, .timeout = 120)
 {
-	struct sup_run r;
-	char src[PATH_MAX];
-	if (system("command -v g++ >/dev/null 2>&1") != 0)
-		cr_skip_test("g++ is not installed");
-	snprintf(src, sizeof src, "%s/tests/progs/lines_cxx.cc", env_or_skip("MT_SRCDIR"));
-	tmp_make(&r);
-	shell(&r, "g++ -O2 -fno-omit-frame-pointer -rdynamic -o lines_cxx '%s' && strip lines_cxx",
-	      src);
-	run_lines(&r, sup_tmp_path(&r, "lines_cxx"), NULL);
-	sup_py_check(&r, "memsup_lines.py", "cxx_stripped_names_only_what_symbols_hold", NULL);
-	sup_done(&r);
+	run_cxx("-O2 -fno-omit-frame-pointer -rdynamic", "&& strip lines_cxx",
+		"cxx_stripped_names_only_what_symbols_hold");
 }
