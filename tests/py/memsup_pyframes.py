@@ -104,7 +104,7 @@ def python_functions_and_lines():
 def python_children_too():
     assert len(TRUTH) == 2, TRUTH
     m = re.search(r'parent pid=(\d+) holds=(\d+)', log)
-    ppid = int(m.group(1))
+    ppid, holds = int(m.group(1)), int(m.group(2))
     imgs = {i['pid']: i for i in st['images']}
     for pid, truth in TRUTH.items():
         assert imgs[pid]['python']['frames'] == 'python', imgs[pid]
@@ -112,9 +112,14 @@ def python_children_too():
         check_image_shares(imgs[pid], truth)
     parent = imgs[ppid]
     got = python_shares(parent['at_peak']['sites'], PARENT, 'py_parent.py')
-    share = got.get('größe_hält', 0) / parent['at_peak']['estimated_bytes']
-    print('parent größe_hält: %.1f%% of its heap' % (100 * share))
-    assert share > 0.85, (share, got)
+    held = got.get('größe_hält', 0)
+    se = parent['at_peak']['se_bytes']
+    print('parent größe_hält: %.1f MB of the %.1f MB it holds (se %.1f MB), %.1f%% of its heap' % (
+        held / 1e6, holds / 1e6, se / 1e6, 100 * held / parent['at_peak']['estimated_bytes']))
+    # what it holds, within 4 standard errors of the estimate: the rest of
+    # the heap is the interpreter's own, more of it in 3.13 than in 3.11
+    assert abs(held - holds) <= 4 * se + 0.01 * holds, (held, holds, se, got)
+    assert held > parent['at_peak']['estimated_bytes'] / 2, (held, got)
 
 
 def unknown_version_falls_back():
