@@ -25,21 +25,21 @@ static uint8_t modules_ticks[MT_STACKS_MODULE_SLOTS] MT_TABLE;
 
 /* The anonymous executable mappings (modules.h, modules_jit_find), as the
  * last refresh saw them: double-buffered like the index, and rebuilt
- * whole at each refresh (a JIT maps, grows and drops its code). */
-struct modules_jit_span {
-	uintptr_t start, end;
-};
-static struct modules_jit_span modules_jit[2][MODULES_JIT_SLOTS] MT_TABLE;
+ * whole at each refresh (a JIT maps, grows and drops its code).  Spans
+ * of the index's kind, searched the same way; their entry is unused. */
+static struct modules_span modules_jit[2][MODULES_JIT_SLOTS] MT_TABLE;
 static uint32_t modules_jit_n[2];
 static unsigned modules_jit_cur;
 
-int modules_find(uintptr_t pc)
+/* The span of s[0..n) (sorted by address, as maps lists them) that holds
+ * pc, or NULL.  n is read from a table another thread may be publishing:
+ * above cap it is not trusted. */
+static const struct modules_span *modules_span_find(const struct modules_span *s, uint32_t n,
+						    uint32_t cap, uintptr_t pc)
 {
-	unsigned cur = __atomic_load_n(&modules_cur, __ATOMIC_ACQUIRE);
-	const struct modules_span *s = modules_index[cur];
-	uint32_t lo = 0, hi = __atomic_load_n(&modules_index_n[cur], __ATOMIC_RELAXED);
-	if (hi > MT_STACKS_MODULE_SLOTS)
-		return -1;
+	uint32_t lo = 0, hi = n;
+	if (hi > cap)
+		return NULL;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (pc < s[mid].start)
@@ -47,28 +47,26 @@ int modules_find(uintptr_t pc)
 		else if (pc >= s[mid].end)
 			lo = mid + 1;
 		else
-			return (int)s[mid].entry;
+			return &s[mid];
 	}
-	return -1;
+	return NULL;
+}
+
+int modules_find(uintptr_t pc)
+{
+	unsigned cur = __atomic_load_n(&modules_cur, __ATOMIC_ACQUIRE);
+	const struct modules_span *s = modules_span_find(
+		modules_index[cur], __atomic_load_n(&modules_index_n[cur], __ATOMIC_RELAXED),
+		MT_STACKS_MODULE_SLOTS, pc);
+	return s ? (int)s->entry : -1;
 }
 
 int modules_jit_find(uintptr_t pc)
 {
 	unsigned cur = __atomic_load_n(&modules_jit_cur, __ATOMIC_ACQUIRE);
-	const struct modules_jit_span *s = modules_jit[cur];
-	uint32_t lo = 0, hi = __atomic_load_n(&modules_jit_n[cur], __ATOMIC_RELAXED);
-	if (hi > MODULES_JIT_SLOTS)
-		return 0;
-	while (lo < hi) { /* maps lists them by address */
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (pc < s[mid].start)
-			hi = mid;
-		else if (pc >= s[mid].end)
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
+	return modules_span_find(modules_jit[cur],
+				 __atomic_load_n(&modules_jit_n[cur], __ATOMIC_RELAXED),
+				 MODULES_JIT_SLOTS, pc) != NULL;
 }
 
 int modules_code(uintptr_t pc)
@@ -182,7 +180,7 @@ static void modules_build_id(struct modules_scan *sc, struct mt_stacks_module *e
  * rest are left out: their frames end a stack, as before. */
 static void modules_jit_add(struct modules_scan *sc, const struct selfmaps_entry *m)
 {
-	struct modules_jit_span *s = modules_jit[modules_jit_cur ^ 1u];
+	struct modules_span *s = modules_jit[modules_jit_cur ^ 1u];
 	if (m->end <= m->start)
 		return;
 	if (sc->jit_n && s[sc->jit_n - 1].end == m->start) {
@@ -191,8 +189,7 @@ static void modules_jit_add(struct modules_scan *sc, const struct selfmaps_entry
 	}
 	if (sc->jit_n == MODULES_JIT_SLOTS)
 		return;
-	s[sc->jit_n].start = m->start;
-	s[sc->jit_n].end = m->end;
+	s[sc->jit_n] = (struct modules_span){ m->start, m->end, 0 };
 	sc->jit_n++;
 }
 
