@@ -12,15 +12,13 @@
 
 #include "record.h"
 
-struct jsonw;
 struct sys_str;
 
 /* Summary text into buf (NUL-terminated); returns its length. */
 size_t render_summary(const struct mt_record *r, char *buf, size_t cap);
-/* The record as one JSON document on fd; 0 or -errno. */
+/* The record as one JSON document on fd (common/recordjson.h's layout);
+ * 0 or -errno. */
 int render_json(const struct mt_record *r, int fd);
-/* The record as one JSON object (a value inside another document). */
-void render_json_record(struct jsonw *w, const struct mt_record *r);
 /* Bytes for people, by the one unit rule of common/units.h: "12345 B"
  * below 10 kB, else one decimal (truncated) in kB/MB/GB/TB. */
 void render_bytes(struct sys_str *s, uint64_t v);

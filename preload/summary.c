@@ -14,6 +14,7 @@
 #include "imagename.h"
 #include "jsonw.h"
 #include "names.h"
+#include "recordjson.h"
 #include "render.h"
 #include "report.h"
 #include "stacks.h"
@@ -392,7 +393,7 @@ static void summary_collect(const struct mt_record *r, void *ctx)
 
 static void summary_json_record(const struct mt_record *r, void *ctx)
 {
-	render_json_record(ctx, r);
+	recordjson_write(ctx, r);
 }
 
 static void summary_write_json(const struct summary_tree *t)

@@ -12,6 +12,7 @@
 #include "collect/recordfile.h"
 #include "grow.h"
 #include "invariant.h"
+#include "recordjson.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -132,6 +133,8 @@ int merge_keep_record(struct image_view *iv, const struct mt_record *r)
 	size_t alen = r->argv_bytes <= MT_ARGV_BYTES ? r->argv_bytes : MT_ARGV_BYTES;
 	size_t elen = strnlen(r->exe, MT_EXE_BYTES - 1);
 	uint32_t nm = r->marker_count < MT_MARKERS ? r->marker_count : MT_MARKERS;
+	unsigned hl = recordjson_hist_len(r->hist);
+	k->version = r->version;
 	k->pid = r->pid;
 	k->ppid = r->ppid;
 	k->parent_pid = r->parent_pid;
@@ -143,6 +146,7 @@ int merge_keep_record(struct image_view *iv, const struct mt_record *r)
 	k->state = r->state;
 	k->marker_count = r->marker_count;
 	k->start_mono_ns = r->start_mono_ns;
+	k->start_real_ns = r->start_real_ns;
 	k->end_mono_ns = r->end_mono_ns;
 	/* a record read live may say below zero for a moment (record.h) */
 	k->heap_current = (int64_t)r->heap_current > 0 ? r->heap_current : 0;
@@ -158,6 +162,8 @@ int merge_keep_record(struct image_view *iv, const struct mt_record *r)
 	k->map_file_current = r->map_file_current;
 	k->map_file_peak = r->map_file_peak;
 	k->map_largest = r->map_largest;
+	k->map_untracked_calls = r->map_untracked_calls;
+	k->map_untracked_bytes = r->map_untracked_bytes;
 	/* not r->total_current: the shim stores that one at peaks, mapping
 	 * calls and the end only, and an image cut off while running has none */
 	k->total_current = r->heap_current + r->map_anon_current + r->map_file_current;
@@ -190,7 +196,78 @@ int merge_keep_record(struct image_view *iv, const struct mt_record *r)
 		memcpy(iv->markers, r->markers, nm * sizeof *iv->markers);
 		memcpy(iv->marker_rusage, r->marker_rusage, nm * sizeof *iv->marker_rusage);
 	}
+	if (hl) {
+		if (!(iv->hist = malloc(hl * sizeof *iv->hist)))
+			return -ENOMEM;
+		memcpy(iv->hist, r->hist, hl * sizeof *iv->hist);
+		k->hist_len = hl;
+	}
 	return 0;
+}
+
+void merge_record_of(const struct image_view *iv, struct mt_record *out)
+{
+	const struct image_rec *k = &iv->rec;
+	uint32_t nm = k->marker_count < MT_MARKERS ? k->marker_count : MT_MARKERS;
+	MT_ASSERT(iv->traced);
+	MT_ASSERT(k->hist_len <= MT_HIST_BUCKETS);
+	memset(out, 0, sizeof *out);
+	out->magic = MT_RECORD_MAGIC;
+	out->version = k->version;
+	out->record_size = MT_RECORD_SIZE;
+	out->pid = k->pid;
+	out->ppid = k->ppid;
+	out->gen = k->gen;
+	out->relation = k->relation;
+	out->parent_pid = k->parent_pid;
+	out->parent_gen = k->parent_gen;
+	out->flags = k->flags;
+	out->argc = k->argc;
+	out->start_mono_ns = k->start_mono_ns;
+	out->start_real_ns = k->start_real_ns;
+	out->heap_current = k->heap_current;
+	out->heap_peak = k->heap_peak;
+	out->heap_peak_mono_ns = k->heap_peak_mono_ns;
+	out->heap_requested_total = k->heap_requested_total;
+	out->heap_largest_request = k->heap_largest_request;
+	memcpy(out->calls, k->calls, sizeof out->calls);
+	if (k->hist_len)
+		memcpy(out->hist, iv->hist, k->hist_len * sizeof *iv->hist);
+	out->map_anon_current = k->map_anon_current;
+	out->map_anon_peak = k->map_anon_peak;
+	out->map_file_current = k->map_file_current;
+	out->map_file_peak = k->map_file_peak;
+	out->map_largest = k->map_largest;
+	out->total_current = k->total_current;
+	out->total_peak = k->total_peak;
+	out->total_peak_mono_ns = k->total_peak_mono_ns;
+	out->end_mono_ns = k->end_mono_ns;
+	out->exit_code = k->exit_code;
+	out->exit_signal = k->exit_signal;
+	out->vm_hwm_kb = k->vm_hwm_kb;
+	out->vm_rss_kb = k->vm_rss_kb;
+	out->vm_peak_kb = k->vm_peak_kb;
+	out->ru_maxrss_self_kb = k->ru_maxrss_self_kb;
+	out->ru_maxrss_children_kb = k->ru_maxrss_children_kb;
+	out->state = k->state;
+	out->marker_count = k->marker_count;
+	if (nm && iv->markers)
+		memcpy(out->markers, iv->markers, nm * sizeof *out->markers);
+	if (nm && iv->marker_rusage)
+		memcpy(out->marker_rusage, iv->marker_rusage, nm * sizeof *out->marker_rusage);
+	/* argv and exe as the record held them (merge_keep_record kept them
+	 * whole, at most MT_ARGV_BYTES and MT_EXE_BYTES - 1) */
+	if (iv->argv) {
+		size_t alen = iv->argv_len < MT_ARGV_BYTES ? iv->argv_len : MT_ARGV_BYTES;
+		memcpy(out->argv, iv->argv, alen);
+		out->argv_bytes = (uint32_t)alen;
+	}
+	if (iv->exe)
+		strncpy(out->exe, iv->exe, MT_EXE_BYTES - 1);
+	out->map_untracked_calls = k->map_untracked_calls;
+	out->map_untracked_bytes = k->map_untracked_bytes;
+	out->heap_at_fork = k->heap_at_fork;
+	out->map_anon_at_fork = k->map_anon_at_fork;
 }
 
 /* 1. the shim's view: one image per record file, with its final contents.
@@ -520,6 +597,7 @@ void merge_free(struct merged_run *m)
 		free(m->images[i].owned);
 		free(m->images[i].markers);
 		free(m->images[i].marker_rusage);
+		free(m->images[i].hist);
 	}
 	free(m->images);
 	free(m->aside);

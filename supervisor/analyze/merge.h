@@ -33,17 +33,20 @@ enum heap_peak_take {
 /* What the merged view keeps of an image's record: its figures, under the
  * names of struct mt_record, without what a run of 100,000 images cannot
  * afford to hold 8 KiB each for (argv and exe are kept at their length in
- * image_view, markers only for images that set some, the histogram not at
- * all).  Filled by merge_keep_record(). */
+ * image_view, markers only for images that set some, the histogram up to
+ * its last non-empty bucket).  Filled by merge_keep_record(); given back
+ * as a record by merge_record_of(). */
 struct image_rec {
 	int32_t pid, ppid, parent_pid;
-	uint32_t gen, relation, parent_gen, flags, argc, state, marker_count;
-	uint64_t start_mono_ns, end_mono_ns;
+	uint32_t version, gen, relation, parent_gen, flags, argc, state, marker_count;
+	uint32_t hist_len;         /* buckets in image_view.hist */
+	uint64_t start_mono_ns, start_real_ns, end_mono_ns;
 	uint64_t heap_current, heap_peak, heap_peak_mono_ns;
 	uint64_t heap_at_fork, map_anon_at_fork;
 	uint64_t heap_requested_total, heap_largest_request;
 	uint64_t calls[MT_CALL_SLOTS];
 	uint64_t map_anon_current, map_anon_peak, map_file_current, map_file_peak, map_largest;
+	uint64_t map_untracked_calls, map_untracked_bytes;
 	uint64_t total_current, total_peak, total_peak_mono_ns;
 	int32_t exit_code, exit_signal;
 	uint64_t vm_hwm_kb, vm_rss_kb, vm_peak_kb, ru_maxrss_self_kb, ru_maxrss_children_kb;
@@ -68,6 +71,7 @@ struct image_view {
 	struct mt_marker *markers; /* its first min(marker_count, MT_MARKERS)
 				      markers, and their rusage; NULL: none */
 	struct mt_marker_rusage *marker_rusage;
+	uint64_t *hist;            /* rec.hist_len buckets; NULL: none */
 	char *owned;               /* argv and exe of a traced image (argv,
 				      exe point into it); freed with the run */
 
@@ -205,6 +209,10 @@ void merge_free(struct merged_run *m);
  * exe at their length, the markers that were set.  0 or -ENOMEM.  (The
  * collector calls it; tests that build a merged run by hand may too.) */
 int merge_keep_record(struct image_view *iv, const struct mt_record *r);
+/* What iv keeps of its record, as a record again (zeros for what it does
+ * not keep: the stacks file's count, the peak stamps), for the one JSON
+ * writer (common/recordjson.h).  iv must be traced. */
+void merge_record_of(const struct image_view *iv, struct mt_record *out);
 
 /* Seconds since the launch for a record's CLOCK_MONOTONIC time (0: -1). */
 double merge_mono_s(const struct merged_run *m, uint64_t mono_ns);

@@ -189,7 +189,10 @@ static int diff_image_add(const struct jsonr_value *p, void *ctx)
 	 * or replaced by exec has no such figure. */
 	const struct jsonr_value *rec = jsonr_get(p, "record");
 	const char *state = jsonr_str(jsonr_get(rec, "state"), "");
-	double live = jsonr_num(jsonr_get(rec, "heap_current"), NAN);
+	/* heap.current (common/recordjson.h); flat heap_current in the
+	 * evidence of a build before that layout */
+	double live = jsonr_num(jsonr_get(jsonr_get(rec, "heap"), "current"),
+				jsonr_num(jsonr_get(rec, "heap_current"), NAN));
 	d->live_mb = (strcmp(state, "exited") == 0 || strcmp(state, "_exit") == 0) && live >= 0
 		     ? live / 1e6 : NAN;
 	d->order = im->n;

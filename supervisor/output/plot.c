@@ -700,9 +700,10 @@ static int load_process(const struct jsonr_value *p, void *ctx)
 	double first = jsonr_num(jsonr_get(p, "first_seen_s"), NAN);
 	double last = jsonr_num(jsonr_get(p, "last_seen_s"), NAN);
 	/* the shim's own start/end when it has them (exact), else what
-	 * the poller saw */
-	double start = jsonr_num(jsonr_get(rec, "start_s"), first);
-	double end = jsonr_num(jsonr_get(rec, "end_s"), NAN);
+	 * the poller saw; an evidence directory of a build before the one
+	 * record layout (common/recordjson.h) has them inside the record */
+	double start = jsonr_num(jsonr_get(p, "start_s"), jsonr_num(jsonr_get(rec, "start_s"), first));
+	double end = jsonr_num(jsonr_get(p, "end_s"), jsonr_num(jsonr_get(rec, "end_s"), NAN));
 	if (!isfinite(end) && jsonr_get(p, "exit_code") &&
 	    jsonr_get(p, "exit_code")->type == JSONR_NUMBER)
 		end = last;

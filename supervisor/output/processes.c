@@ -7,6 +7,7 @@
 #include "jsonw.h"
 #include "names.h"
 #include "output/evidence.h"
+#include "recordjson.h"
 #include "units.h"
 
 #include <errno.h>
@@ -16,11 +17,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static const char *state_name(uint32_t st)
-{
-	return names_state(st) ? names_state(st) : "?";
-}
 
 static void put_s(struct jsonw *w, double s)
 {
@@ -175,90 +171,34 @@ static void put_polled(struct jsonw *w, const struct image_view *iv)
 	jsonw_string(w, src);
 }
 
-/* The record's markers, their times in run seconds. */
-static void put_markers(struct jsonw *w, const struct merged_run *m, const struct image_view *iv)
+/* "record": the figures of a traced image's record, in the one layout of
+ * common/recordjson.h (null untraced); its identity is the image's own keys. */
+static void put_record(struct jsonw *w, const struct image_view *iv)
 {
-	jsonw_array_begin(w);
-	for (uint32_t k = 0; iv->markers && k < iv->rec.marker_count && k < MT_MARKERS; k++) {
-		const struct mt_marker *mk = &iv->markers[k];
-		jsonw_object_begin(w);
-		jsonw_key(w, "label");
-		jsonw_string_n(w, mk->label, strnlen(mk->label, MT_LABEL_BYTES));
-		jsonw_key(w, "t_s");
-		put_s(w, merge_mono_s(m, mk->mono_ns));
-		jsonw_key(w, "heap");
-		jsonw_uint(w, mk->heap_current);
-		jsonw_key(w, "mapped");
-		jsonw_uint(w, mk->map_current);
-		jsonw_key(w, "maxrss_kb");
-		jsonw_uint(w, iv->marker_rusage[k].maxrss_self_kb);
-		jsonw_key(w, "maxrss_children_kb");
-		jsonw_uint(w, iv->marker_rusage[k].maxrss_children_kb);
-		jsonw_object_end(w);
-	}
-	jsonw_array_end(w);
-}
-
-/* "record": the shim's view of a traced image (null untraced). */
-static void put_record(struct jsonw *w, const struct merged_run *m, const struct image_view *iv)
-{
-	const struct image_rec *r = &iv->rec;
+	static struct mt_record r; /* 8 KiB: not on the stack of every image */
 	if (!iv->traced) {
 		jsonw_null(w);
 		return;
 	}
-	jsonw_object_begin(w);
-	jsonw_key(w, "state");
-	jsonw_string(w, state_name(r->state));
+	merge_record_of(iv, &r);
+	recordjson_write_figures(w, &r);
+}
+
+/* "start_s", "end_s": the image's life in seconds since the launch, from
+ * its record (null untraced; end_s null while it runs). */
+static void put_life(struct jsonw *w, const struct merged_run *m, const struct image_view *iv)
+{
+	const struct image_rec *r = &iv->rec;
 	jsonw_key(w, "start_s");
-	put_s(w, merge_mono_s(m, r->start_mono_ns));
-	jsonw_key(w, "end_s");
-	put_s(w, r->state == MT_STATE_RUNNING ? -1 : merge_mono_s(m, r->end_mono_ns));
-	jsonw_key(w, "heap_peak");
-	jsonw_uint(w, r->heap_peak);
-	jsonw_key(w, "heap_peak_at_s");
-	put_s(w, merge_mono_s(m, r->heap_peak_mono_ns));
-	jsonw_key(w, "heap_current");
-	jsonw_uint(w, r->heap_current);
-	jsonw_key(w, "map_anon_peak");
-	jsonw_uint(w, r->map_anon_peak);
-	jsonw_key(w, "map_file_peak");
-	jsonw_uint(w, r->map_file_peak);
-	jsonw_key(w, "map_largest");
-	jsonw_uint(w, r->map_largest);
-	jsonw_key(w, "total_peak");
-	jsonw_uint(w, r->total_peak);
-	jsonw_key(w, "total_peak_at_s");
-	put_s(w, merge_mono_s(m, r->total_peak_mono_ns));
-	jsonw_key(w, "largest_request");
-	jsonw_uint(w, r->heap_largest_request);
-	jsonw_key(w, "requested_total");
-	jsonw_uint(w, r->heap_requested_total);
-	/* only the functions called: a `true` never calls any of the 13, and
-	 * 13 zeros were a fifth of each line of a 100,000-image run */
-	jsonw_key(w, "calls");
-	jsonw_object_begin(w);
-	for (unsigned c = 0; c < MT_CALL_COUNT; c++) {
-		if (!r->calls[c])
-			continue;
-		jsonw_key(w, names_call(c));
-		jsonw_uint(w, r->calls[c]);
-	}
-	jsonw_object_end(w);
-	jsonw_key(w, "ru_maxrss_self_kb");
-	jsonw_uint(w, r->ru_maxrss_self_kb);
-	jsonw_key(w, "ru_maxrss_children_kb");
-	jsonw_uint(w, r->ru_maxrss_children_kb);
-	jsonw_key(w, "exit_signal");
-	if (r->state == MT_STATE_SIGNALED)
-		jsonw_int(w, r->exit_signal);
+	if (iv->traced)
+		put_s(w, merge_mono_s(m, r->start_mono_ns));
 	else
 		jsonw_null(w);
-	jsonw_key(w, "flags");
-	jsonw_uint(w, r->flags);
-	jsonw_key(w, "markers");
-	put_markers(w, m, iv);
-	jsonw_object_end(w);
+	jsonw_key(w, "end_s");
+	if (iv->traced && r->state != MT_STATE_RUNNING)
+		put_s(w, merge_mono_s(m, r->end_mono_ns));
+	else
+		jsonw_null(w);
 }
 
 /* "at_peak": the image at the tree's peak sample (null if not alive then). */
@@ -315,9 +255,10 @@ static void put_image(struct jsonw *w, const struct merged_run *m, const struct 
 	jsonw_string(w, iv->record_error ? recordfile_strerror(iv->record_error) : NULL);
 	jsonw_key(w, "untraced_why");
 	jsonw_string(w, iv->traced ? NULL : merge_untraced_name(iv->untraced_why));
+	put_life(w, m, iv);
 	put_polled(w, iv);
 	jsonw_key(w, "record");
-	put_record(w, m, iv);
+	put_record(w, iv);
 	jsonw_key(w, "at_peak");
 	put_at_peak(w, iv);
 	jsonw_object_end(w);

@@ -36,6 +36,27 @@ Test(memsup_merge, tree_lineage_heaps_and_timeline, .timeout = 30)
 	cr_expect_not_null(strstr(r.err, "leaf 40 400 3"), "summary: %s", r.err);
 }
 
+/* One record layout (common/recordjson.h): each image that ended by exit
+ * wrote its own JSON through MEMTRACE_OUT (the shim's writer), and
+ * processes.json's "record" for it is the same figures, key for key and
+ * value for value; its identity keys are the image's own there.  The tree
+ * forks and execs, and its three exits are read back from two writers. */
+Test(memsup_merge, record_json_is_the_shims_own, .timeout = 30)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	char env[PATH_MAX + 32];
+	snprintf(env, sizeof env, "MEMTRACE_OUT=%s", sup_tmp_path(&r, "shim.%p.json"));
+	const char *args[] = { "-e", env, "--", prog("merge_tree"), "tree", "20", "30", "40", "400", NULL };
+	memsup_start(&r, 1, args); /* in the temporary directory made above */
+	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	char cmd[3 * PATH_MAX + 128], out[8192];
+	snprintf(cmd, sizeof cmd, "python3 '%s' record_json_is_the_shims_own '%s' '%s' 2>&1",
+		 py_script("memsup_merge.py"), r.dir, r.tmp);
+	int st = py_output(cmd, out, sizeof out);
+	cr_assert_eq(st, 0, "check failed:\n%s\nmemsup stderr:\n%s", out, r.err);
+}
+
 /* The user's own LD_PRELOAD is kept (its constructor prints a line) and
  * the shim is appended (the process has a record that counted that
  * constructor's three mallocs). */

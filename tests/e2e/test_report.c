@@ -366,9 +366,11 @@ Test(report, broken_rows_never_stop_the_others, .timeout = 60)
 	char base[] = "/tmp/test_report.XXXXXX";
 	cr_assert_not_null(mkdtemp(base));
 	tmp_adopt(base);
-	const char *ag[] = { "--", prog("steady"), "12", "50", NULL };
+	/* held 300 ms: the figures checked below are polled, and a 50 ms hold
+	 * fell between two samples under load (1.7 MB read for 12) */
+	const char *ag[] = { "--", prog("steady"), "12", "300", NULL };
 	const char *good = sweep_run(base, "good", ag, 0);
-	const char *ap[] = { "--", prog("steady"), "12", "50", NULL };
+	const char *ap[] = { "--", prog("steady"), "12", "300", NULL };
 	const char *noprocs = sweep_run(base, "noprocs", ap, 0);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof path, "%s/processes.json", noprocs);

@@ -43,7 +43,7 @@ def clean_run_has_empty_list():
     assert bs == [], dump()
     p = [p for p in procs if argv_has(p, 'bs_clean')]
     assert len(p) == 1 and p[0]['traced'] and p[0]['sampled'], procs
-    assert p[0]['record']['heap_peak'] >= 20e6, p
+    assert p[0]['record']['heap']['peak'] >= 20e6, p
 
 
 def transient_peak_of_a_spike_between_polls():
@@ -73,7 +73,7 @@ def forty_short_children_all_with_their_peaks():
     for i, p in kids.items():
         assert p['traced'] and p['record']['state'] == 'exited', p
         within(hwm_mb(p), 50.3, 56.0, 'child %d VmHWM' % i)
-        within(p['record']['map_anon_peak'] / 1e6, 52.4, 52.5, 'child %d mmap peak' % i)
+        within(p['record']['maps']['anon_peak'] / 1e6, 52.4, 52.5, 'child %d mmap peak' % i)
     unseen = sorted(p['pid'] for p in kids.values() if not p['sampled'])
     if unseen:
         f = one('unsampled_processes')
@@ -283,9 +283,9 @@ def python_child_owns_its_memory():
     assert kid['argv'][1].endswith('bs_pychild.py') and kid['argv'][3:] == ['200', '400'], kid
     assert kid['traced'] and top['traced'], (kid, top)
     assert kid['lineage']['parent_pid'] == top['pid'], kid['lineage']
-    within(kid['record']['heap_peak'] / 1e6, 200.0, 215.0, 'child heap peak')
+    within(kid['record']['heap']['peak'] / 1e6, 200.0, 215.0, 'child heap peak')
     within(hwm_mb(kid), 200.0, 240.0, 'child VmHWM')
-    within(top['record']['heap_peak'] / 1e6, 0.0, 30.0, 'parent heap peak')
+    within(top['record']['heap']['peak'] / 1e6, 0.0, 30.0, 'parent heap peak')
     within(hwm_mb(top), 0.0, 40.0, 'parent VmHWM')
     absent('rusage_exec_floor')
 

@@ -116,10 +116,10 @@ def python_arenas_have_call_sites():
     procs = [p for p in P if p['pid'] == im['pid'] and p['gen'] == im['gen']]
     assert procs, P
     rec = procs[0]['record']
-    anon_peak = rec['map_anon_peak']
+    anon_peak = rec['maps']['anon_peak']
     print('python3: mmap sites est. %.1f MB (+- %.1f MB for all sites) in %d sites; '
           'record: map_anon_peak %.1f MB, heap_peak %.1f MB' %
-          (est / 1e6, se / 1e6, len(mm), anon_peak / 1e6, rec['heap_peak'] / 1e6))
+          (est / 1e6, se / 1e6, len(mm), anon_peak / 1e6, rec['heap']['peak'] / 1e6))
     assert anon_peak > 20e6, ('pymalloc arenas expected', rec)
     # the arenas live at the image's peak are (nearly) all of its anonymous
     # mappings: within 4 standard errors and 10% of the mapped peak

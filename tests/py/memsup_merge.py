@@ -23,9 +23,34 @@ def img(pid, gen):
     assert len(m) == 1, 'no single image %d.%d in %s' % (pid, gen, P)
     return m[0]
 def heap_ok(p, n):
-    h = p['record']['heap_peak']
+    h = p['record']['heap']['peak']
     assert n <= h <= n + 65536, 'heap peak %d of %s not in [%d, +64KiB]' % (h, p['argv'], n)
 
+
+
+def record_json_is_the_shims_own():
+    shim_dir = sys.argv[2]
+    identity = ('version', 'pid', 'ppid', 'gen', 'relation', 'parent_pid',
+                'parent_gen', 'exe', 'argv', 'argc')
+    ended = [p for p in P if p['record'] and p['record']['state'] == 'exited']
+    assert len(ended) == 3, [(p['pid'], p['gen'], p['record'] and p['record']['state']) for p in P]
+    for p in ended:
+        path = '%s/shim.%d.json' % (shim_dir, p['pid'])
+        shim = json.load(open(path))
+        figures = {k: v for k, v in shim.items() if k not in identity}
+        assert p['record'] == figures, (path, p['record'], figures)
+        assert (shim['pid'], shim['gen'], shim['ppid']) == (p['pid'], p['gen'], p['ppid']), (shim, p)
+        assert shim['argv'] == p['argv'] and shim['exe'] == p['exe'], (shim, p)
+        assert shim['relation'] == p['lineage']['relation'], (shim, p['lineage'])
+        # the histogram stops at its last non-empty bucket, and it holds
+        # the image's one block of 20, 30 or 40 MB (bucket 25 or 26)
+        hist = shim['heap']['hist']
+        assert hist and hist[-1] > 0 and len(hist) <= 64, hist
+        assert len(hist) - 1 in (25, 26), hist
+        # the image's life in run seconds beside the record, on its clock
+        launch = [q['record']['start_mono_ns'] - q['start_s'] * 1e9 for q in ended]
+        assert max(launch) - min(launch) < 2e3, launch
+        assert p['start_s'] <= p['end_s'], p
 
 
 def tree_lineage_heaps_and_timeline():
@@ -54,11 +79,11 @@ def tree_lineage_heaps_and_timeline():
     assert b1['lineage'] == {'relation': 'exec', 'parent_pid': b1['pid'], 'parent_gen': 0, 'guessed': False}
     assert b1['argv'][1:] == ['leaf', '40', '400', '3'], b1['argv']
     heap_ok(b1, 40000000)
-    assert b1['record']['heap_current'] < 65536, 'the leaf frees its block'
+    assert b1['record']['heap']['current'] < 65536, 'the leaf frees its block'
     assert b1['exit_code'] == 3 and b1['sampled']
     assert b1['polled_peak_rss'] >= 40000000
     assert b1['vm_hwm_from'] == 'shim' and b1['vm_hwm_kb'] * 1024 >= 40000000
-    assert b1['record']['largest_request'] == 40000000
+    assert b1['record']['heap']['largest_request'] == 40000000
     assert b1['record']['calls']['malloc'] >= 1 and b1['record']['calls']['free'] >= 1
     # the timeline: one line per sample, the three blocks live at once
     assert len(T) == R['samples']
@@ -125,7 +150,7 @@ def sigkilled_record_still_read():
     p = P[0]
     assert p['record']['state'] == 'running'
     heap_ok(p, 30000000)
-    assert p['record']['heap_current'] >= 30000000
+    assert p['record']['heap']['current'] >= 30000000
     assert p['exit_code'] == -9
 
 

@@ -421,7 +421,11 @@ Test(plot, markers_from_phases_and_processes)
 		  " \"exit_code\": 0, \"record\": null},"
 		  " {\"pid\": 8, \"argv\": [], \"first_seen_s\": null, \"last_seen_s\": null,"
 		  " \"polled_peak_rss\": null, \"exit_code\": null,"
-		  " \"record\": {\"start_s\": 1.5, \"end_s\": 1.6}}]" },
+		  " \"record\": {\"start_s\": 1.5, \"end_s\": 1.6}},"
+		  /* the one record layout: the image's life beside its record */
+		  " {\"pid\": 9, \"argv\": [], \"first_seen_s\": null, \"last_seen_s\": null,"
+		  " \"start_s\": 2.25, \"end_s\": 2.5, \"polled_peak_rss\": null,"
+		  " \"exit_code\": 0, \"record\": {\"state\": \"exited\", \"start_mono_ns\": 9}}]" },
 		{ NULL, NULL },
 	};
 	int fd = dir_with("phases", files);
@@ -435,8 +439,10 @@ Test(plot, markers_from_phases_and_processes)
 	cr_expect_eq(s.d.budget_bytes, 100e6);
 	cr_expect_eq(s.d.n_procs, 1, "a never-sampled process got a lane");
 	cr_expect_str_eq(s.d.procs[0].label, "pid 7 job --x");
-	cr_expect_eq(s.d.n_starts, 2);
-	cr_expect_eq(s.d.n_exits, 2);
+	cr_expect_eq(s.d.n_starts, 3);
+	cr_expect_eq(s.d.n_exits, 3);
+	cr_expect_eq(s.d.starts[2], 2.25);
+	cr_expect_eq(s.d.exits[2], 2.5);
 	plot_set_free(&s);
 	close(fd);
 }
