@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pyframes_cost.py: what reading CPython's frames costs a sample (issue 31).
 
-The walk (preload/python.c) runs only when a block is sampled, so its cost
+The walk (preload/sampling/python.c) runs only when a block is sampled, so its cost
 is per sample, not per allocation.  Two measures:
 
 1. Instructions (callgrind, repeatable): the interpreter runs a workload that

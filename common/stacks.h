@@ -123,7 +123,7 @@
  * samples whose stack did not fit the table, or could not be taken at all.
  *
  * Python frames.  In a CPython image whose version the shim knows
- * (preload/python.h), a sample also reads the interpreter's frame chain of
+ * (preload/sampling/python.h), a sample also reads the interpreter's frame chain of
  * the allocating thread, and the stack's last frames are its Python
  * frames, innermost first, after the native ones: each a tagged value
  * (MT_PYFRAME_*, bits 63-60 are 0xA, which no user-space address has)

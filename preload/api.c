@@ -6,10 +6,10 @@
 #include <sys/syscall.h>
 
 #include "api.h"
-#include "counters.h"
+#include "base/sys.h"
+#include "core/counters.h"
 #include "memtrace.h"
 #include "shim.h"
-#include "sys.h"
 
 static int api_mark_lock;
 

@@ -30,18 +30,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "boot.h"
-#include "counters.h"
-#include "errfd.h"
-#include "image.h"
+#include "base/boot.h"
+#include "base/errfd.h"
+#include "base/sys.h"
+#include "core/counters.h"
+#include "core/track.h"
+#include "image/image.h"
+#include "image/lineage.h"
 #include "life.h"
-#include "lineage.h"
 #include "record.h"
-#include "report.h"
-#include "sample.h"
-#include "sites.h"
-#include "sys.h"
-#include "track.h"
+#include "report/report.h"
+#include "sampling/sample.h"
+#include "sampling/sites.h"
 
 extern char **environ;
 

@@ -13,17 +13,17 @@
 #include <stdlib.h>
 
 #include "api.h"
-#include "boot.h"
-#include "config.h"
-#include "counters.h"
-#include "errfd.h"
-#include "image.h"
+#include "base/boot.h"
+#include "base/config.h"
+#include "base/errfd.h"
+#include "core/counters.h"
+#include "core/track.h"
+#include "image/image.h"
+#include "image/store.h"
 #include "life.h"
 #include "record.h"
+#include "sampling/sites.h"
 #include "shim.h"
-#include "sites.h"
-#include "store.h"
-#include "track.h"
 
 static int life_exit_hooked;
 

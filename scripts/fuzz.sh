@@ -46,7 +46,7 @@ sources() {
 	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/output/relay.c \
 		supervisor/output/keep.c supervisor/contain/terminal.c ;;
 	fuzz_elfsym) echo common/elfsym.c ;;
-	fuzz_selfmaps) echo preload/selfmaps.c preload/sys.c common/decimal.c ;;
+	fuzz_selfmaps) echo preload/base/selfmaps.c preload/base/sys.c common/decimal.c ;;
 	fuzz_stackfile) echo supervisor/collect/stackfile.c supervisor/collect/recordfile.c \
 		common/filecheck.c common/imagename.c common/decimal.c ;;
 	fuzz_perfmap) echo supervisor/analyze/perfmap.c ;;

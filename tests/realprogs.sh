@@ -82,12 +82,12 @@ else skip "perl" "not installed"; fi
 # 3. gcc -O2 -c on a real source file; the objects must be identical too.
 if have gcc; then
 	mkdir -p "$tmp/gcc_bare" "$tmp/gcc_shim"
-	check "gcc -O2 -c preload/maps.c" 2 "$tmp/gcc_bare" \
-		gcc -O2 -I"$MT_SRCDIR/preload" -I"$MT_SRCDIR/common" -c "$MT_SRCDIR/preload/maps.c" -o maps.o
+	check "gcc -O2 -c preload/core/maps.c" 2 "$tmp/gcc_bare" \
+		gcc -O2 -I"$MT_SRCDIR/preload" -I"$MT_SRCDIR/common" -c "$MT_SRCDIR/preload/core/maps.c" -o maps.o
 	# check() ran both in gcc_bare: redo the traced one elsewhere to compare.
 	(cd "$tmp/gcc_shim" && env LD_PRELOAD="$MEMTRACE_SO" MEMTRACE_QUIET=1 \
-		gcc -O2 -I"$MT_SRCDIR/preload" -I"$MT_SRCDIR/common" -c "$MT_SRCDIR/preload/maps.c" -o maps.o)
-	(cd "$tmp/gcc_bare" && gcc -O2 -I"$MT_SRCDIR/preload" -I"$MT_SRCDIR/common" -c "$MT_SRCDIR/preload/maps.c" -o maps.o)
+		gcc -O2 -I"$MT_SRCDIR/preload" -I"$MT_SRCDIR/common" -c "$MT_SRCDIR/preload/core/maps.c" -o maps.o)
+	(cd "$tmp/gcc_bare" && gcc -O2 -I"$MT_SRCDIR/preload" -I"$MT_SRCDIR/common" -c "$MT_SRCDIR/preload/core/maps.c" -o maps.o)
 	n=$((n + 1))
 	if cmp -s "$tmp/gcc_bare/maps.o" "$tmp/gcc_shim/maps.o"; then
 		echo "ok $n - gcc object files identical"

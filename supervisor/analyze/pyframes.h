@@ -1,5 +1,5 @@
 /* pyframes.h: the Python frames of sampled stacks, after the run
- * (common/stacks.h, "Python frames"; the shim's half is preload/python.h).
+ * (common/stacks.h, "Python frames"; the shim's half is preload/sampling/python.h).
  *
  * Two jobs, both pure:
  *  - the line of an instruction, from the copy of its code object's line

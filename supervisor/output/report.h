@@ -6,9 +6,7 @@
  * strict reader (jsonr.h).  A directory that is missing, half-written,
  * still running or unreadable is a row whose status says so; it never stops
  * the other rows.
- *
- * preload/report.h (the shim's exit report) has the same file name: include
- * this one by its path under supervisor/, "output/report.h". */
+ */
 #ifndef MEMSUP_REPORT_H
 #define MEMSUP_REPORT_H
 

@@ -1,5 +1,5 @@
 /* test_pythons.h: the CPython interpreters the Python-frame tests run,
- * one per minor version the shim has a layout for (preload/python.c).
+ * one per minor version the shim has a layout for (preload/sampling/python.c).
  *
  * 3.11 is Debian's, /usr/bin/python3.11 (bookworm's only python3).  3.12
  * and 3.13 are found by, in turn: $MT_PYTHON312 / $MT_PYTHON313 (the path

@@ -1,5 +1,5 @@
 /* test_memsup_pyframes.c: Python frames in the sampled call sites of a
- * run under memsup (common/stacks.h "Python frames", preload/python.h,
+ * run under memsup (common/stacks.h "Python frames", preload/sampling/python.h,
  * supervisor/analyze/pyframes.h).
  *
  * tests/progs/py_sites.py holds 50%, 30% and 20% of its heap in three

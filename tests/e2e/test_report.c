@@ -8,7 +8,6 @@
 #include <math.h>
 
 #include "output/jsonr.h"
-/* not preload/report.h, which comes first on the include path */
 #include "commands.h"
 #include "output/report.h"
 #include "test_memsup_util.h"

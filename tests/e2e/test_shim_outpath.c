@@ -1,5 +1,5 @@
 /* test_shim_outpath.c: the shim's output paths never hold the program up
- * and never cost the user a file (preload/report.c, preload/summary.c).
+ * and never cost the user a file (preload/report/report.c, preload/report/summary.c).
  *
  *  - MEMTRACE_OUT naming a FIFO that no process reads: the traced program
  *    ends as fast as the bare one, status unchanged, and one line on its

@@ -17,7 +17,7 @@
 #include "filecheck.h"
 #include "record.h"
 #ifdef READER_SHIM
-#include "summary.h"
+#include "report/summary.h"
 #else
 #include "collect/fold.h"
 #include "collect/recordfile.h"

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "callstack.h"
+#include "sampling/callstack.h"
 #include "elfsym.h"
-#include "modules.h"
+#include "sampling/modules.h"
 #include "stacks.h"
 
 static _Alignas(4096) unsigned char table[MT_STACKS_MODULES_OFFSET + 64 * MT_STACKS_MODULE_BYTES];

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "cfi.h"
+#include "sampling/cfi.h"
 
 extern void _start(void);
 

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "boot.h"
-#include "counters.h"
-#include "maps.h"
+#include "base/boot.h"
+#include "core/counters.h"
+#include "core/maps.h"
 #include "record.h"
 
 static struct mt_record rec;

@@ -10,13 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "counters.h"
-#include "lineage.h"
+#include "base/config.h"
+#include "core/counters.h"
+#include "image/lineage.h"
 #include "record.h"
-#include "summary.h"
-#include "render.h"
-#include "report.h"
+#include "report/summary.h"
+#include "report/render.h"
+#include "report/report.h"
 
 Test(handoff, parse_parent)
 {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "elfsym.h"
-#include "modules.h"
+#include "sampling/modules.h"
 #include "stacks.h"
 
 static ssize_t test_pread(void *ctx, void *buf, size_t n, uint64_t off)

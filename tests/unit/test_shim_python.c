@@ -1,5 +1,5 @@
 /* test_shim_python.c: the shim's table of CPython layouts
- * (preload/python.h) against each interpreter's own headers: every offset
+ * (preload/sampling/python.h) against each interpreter's own headers: every offset
  * the walk reads is what offsetof gives with that version's headers, and
  * the entry's flags say what its structs have (a cframe or not, is_entry
  * or shim frames).  3.11 with Debian's /usr/include/python3.11
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "python.h"
+#include "sampling/python.h"
 #include "../common/test_pythons.h" /* libmtcore tests have no -I tests/common */
 
 /* Prints "field value" for each field of struct python_layout, from the

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "sample.h"
+#include "sampling/sample.h"
 
 Test(sample, exp_neg_matches_libm)
 {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "selfmaps.h"
+#include "base/selfmaps.h"
 
 Test(selfmaps, parse_lines)
 {

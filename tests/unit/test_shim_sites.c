@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "callstack.h"
-#include "config.h"
-#include "counters.h"
+#include "sampling/callstack.h"
+#include "base/config.h"
+#include "core/counters.h"
 #include "shim.h"
-#include "sites.h"
+#include "sampling/sites.h"
 #include "stacks.h"
 
 static struct mt_record *rec;

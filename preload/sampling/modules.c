@@ -5,12 +5,12 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include "base/selfmaps.h"
+#include "base/sys.h"
 #include "elfsym.h"
-#include "modules.h"
-#include "python.h"
-#include "selfmaps.h"
+#include "sampling/modules.h"
+#include "sampling/python.h"
 #include "shim.h"
-#include "sys.h"
 
 struct modules_span {
 	uintptr_t start, end;

@@ -10,13 +10,13 @@
 #include <sys/syscall.h>
 #include <termios.h>
 
-#include "config.h"
-#include "errfd.h"
-#include "render.h"
-#include "report.h"
-#include "summary.h"
-#include "sys.h"
-#include "topsites.h"
+#include "base/config.h"
+#include "base/errfd.h"
+#include "base/sys.h"
+#include "report/render.h"
+#include "report/report.h"
+#include "report/summary.h"
+#include "report/topsites.h"
 
 int report_expand_path(const char *pattern, int pid, char *out, size_t cap)
 {

@@ -9,17 +9,17 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-#include "boot.h"
-#include "callstack.h"
-#include "config.h"
-#include "counters.h"
+#include "base/boot.h"
+#include "base/config.h"
+#include "base/sys.h"
+#include "core/counters.h"
 #include "imagename.h"
 #include "invariant.h"
-#include "modules.h"
-#include "python.h"
-#include "sample.h"
-#include "sites.h"
-#include "sys.h"
+#include "sampling/callstack.h"
+#include "sampling/modules.h"
+#include "sampling/python.h"
+#include "sampling/sample.h"
+#include "sampling/sites.h"
 
 uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64] MT_TABLE;
 /* Bits of blocks that left the table since the filter was last recomputed

@@ -4,14 +4,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "boot.h"
-#include "counters.h"
+#include "base/boot.h"
+#include "base/sys.h"
+#include "core/counters.h"
+#include "core/track.h"
 #include "invariant.h"
 #include "record.h"
-#include "sample.h"
-#include "sites.h"
-#include "sys.h"
-#include "track.h"
+#include "sampling/sample.h"
+#include "sampling/sites.h"
 
 #ifndef MREMAP_DONTUNMAP
 #define MREMAP_DONTUNMAP 4

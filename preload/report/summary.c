@@ -8,19 +8,19 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "config.h"
-#include "errfd.h"
+#include "base/config.h"
+#include "base/errfd.h"
+#include "base/sys.h"
 #include "filecheck.h"
 #include "imagename.h"
 #include "jsonw.h"
 #include "names.h"
 #include "recordjson.h"
-#include "render.h"
-#include "report.h"
+#include "report/render.h"
+#include "report/report.h"
+#include "report/summary.h"
+#include "report/topsites.h"
 #include "stacks.h"
-#include "summary.h"
-#include "sys.h"
-#include "topsites.h"
 
 #define SUMMARY_PREFIX "memtrace-tree."
 #define SUMMARY_SWEEP_MAX 16 /* stale directories removed per start */

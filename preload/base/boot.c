@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "boot.h"
-#include "counters.h"
+#include "base/boot.h"
+#include "base/sys.h"
+#include "core/counters.h"
 #include "record.h"
-#include "sys.h"
 
 struct boot_real real;
 int boot_ready;

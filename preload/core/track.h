@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "maps.h"
+#include "core/maps.h"
 #include "shim.h"
 
 extern MT_HIDDEN struct maps_table track_maps;

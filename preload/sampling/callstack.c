@@ -7,15 +7,15 @@
 #include <unwind.h>
 #endif
 
-#include "boot.h"
-#include "cfi.h"
+#include "base/boot.h"
+#include "base/selfmaps.h"
+#include "base/sys.h"
 #include "invariant.h"
-#include "modules.h"
-#include "python.h"
-#include "selfmaps.h"
+#include "sampling/callstack.h"
+#include "sampling/cfi.h"
+#include "sampling/modules.h"
+#include "sampling/python.h"
 #include "stacks.h"
-#include "sys.h"
-#include "callstack.h"
 
 /* The main thread's stack top, set by the dynamic loader. */
 extern void *__libc_stack_end;

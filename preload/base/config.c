@@ -7,11 +7,11 @@
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 
-#include "boot.h"
-#include "config.h"
+#include "base/boot.h"
+#include "base/config.h"
+#include "base/sys.h"
 #include "record.h"
 #include "stacks.h"
-#include "sys.h"
 
 struct config config = { .dir = "", .out = "", .self_path = "" };
 

@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/sys.h"
 #include "decimal.h"
-#include "sys.h"
 
 /* syscall(2) sets errno; the inline asm below does not, which keeps every
  * hook errno-transparent without save/restore dances. */

@@ -4,15 +4,15 @@
 #include <limits.h>
 #include <string.h>
 
+#include "base/errfd.h"
+#include "base/sys.h"
 #include "elfsym.h"
-#include "errfd.h"
 #include "filecheck.h"
 #include "imagename.h"
-#include "render.h"
-#include "sites.h"
+#include "report/render.h"
+#include "report/topsites.h"
+#include "sampling/sites.h"
 #include "stacks.h"
-#include "sys.h"
-#include "topsites.h"
 
 #define TOPSITES_NAME_BYTES 80u
 /* Stacks named per table before those that read the same are merged. */

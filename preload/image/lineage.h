@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "record.h"
 
 /* Parses "<pid>.<gen>:<relation>"; 0 or -EINVAL. */

@@ -3,10 +3,10 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "counters.h"
+#include "base/sys.h"
+#include "core/counters.h"
+#include "core/shards.h"
 #include "invariant.h"
-#include "shards.h"
-#include "sys.h"
 
 static struct shard shards_pool[SHARDS_MAX] MT_TABLE;
 /* One past the highest shard ever claimed: loops stop there, so a process

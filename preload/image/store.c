@@ -8,14 +8,14 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "config.h"
-#include "counters.h"
-#include "errfd.h"
+#include "base/config.h"
+#include "base/errfd.h"
+#include "base/sys.h"
+#include "core/counters.h"
+#include "image/store.h"
 #include "imagename.h"
 #include "record.h"
-#include "sites.h"
-#include "store.h"
-#include "sys.h"
+#include "sampling/sites.h"
 
 #define STORE_MAX_GEN 100000u
 

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "selfmaps.h"
-#include "sys.h"
+#include "base/selfmaps.h"
+#include "base/sys.h"
 
 /* Hex digits at *p into *out; returns how many (0: none, or overflow). */
 static size_t selfmaps_hex(const char *p, const char *end, uint64_t *out)

@@ -2,11 +2,11 @@
  * render.h). */
 #include <string.h>
 
+#include "base/sys.h"
 #include "jsonw.h"
 #include "names.h"
 #include "recordjson.h"
-#include "render.h"
-#include "sys.h"
+#include "report/render.h"
 #include "units.h"
 
 /* Bytes as "12345 B" below 10 KiB, else with one decimal (truncated) in the

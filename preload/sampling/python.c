@@ -10,12 +10,12 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-#include "config.h"
+#include "base/config.h"
+#include "base/selfmaps.h"
+#include "base/sys.h"
 #include "invariant.h"
-#include "python.h"
-#include "selfmaps.h"
+#include "sampling/python.h"
 #include "shim.h"
-#include "sys.h"
 
 /* ---- the layouts: one entry per CPython minor version ---------------------- */
 

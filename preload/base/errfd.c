@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "config.h"
-#include "errfd.h"
-#include "sys.h"
+#include "base/config.h"
+#include "base/errfd.h"
+#include "base/sys.h"
 
 static struct {
 	int known;        /* fd 2 was open at start */

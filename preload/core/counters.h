@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/shards.h"
 #include "record.h"
-#include "shards.h"
 #include "shim.h"
 
 /* The record being updated (the static boot record until the real one is

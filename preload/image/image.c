@@ -1,14 +1,14 @@
 /* image.c: one image's life (see image.h). */
 #include <errno.h>
 
-#include "config.h"
-#include "counters.h"
-#include "image.h"
-#include "lineage.h"
-#include "report.h"
-#include "sites.h"
-#include "store.h"
-#include "summary.h"
+#include "base/config.h"
+#include "core/counters.h"
+#include "image/image.h"
+#include "image/lineage.h"
+#include "image/store.h"
+#include "report/report.h"
+#include "report/summary.h"
+#include "sampling/sites.h"
 
 void image_start(int argc, char **argv)
 {

@@ -5,11 +5,11 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "counters.h"
+#include "base/sys.h"
+#include "core/counters.h"
+#include "core/shards.h"
 #include "invariant.h"
-#include "sample.h"
-#include "shards.h"
-#include "sys.h"
+#include "sampling/sample.h"
 
 static struct mt_record counters_scratch;
 struct mt_record *counters_rec = &counters_scratch;

@@ -8,14 +8,14 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "config.h"
-#include "counters.h"
-#include "errfd.h"
+#include "base/config.h"
+#include "base/errfd.h"
+#include "base/sys.h"
+#include "core/counters.h"
 #include "filecheck.h"
+#include "image/lineage.h"
 #include "imagename.h"
-#include "lineage.h"
 #include "names.h"
-#include "sys.h"
 
 #define LINEAGE_MAX_ENV 65536u
 /* what lineage_env_build may add: LD_PRELOAD, the other CONFIG_KEEP_*

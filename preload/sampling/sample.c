@@ -2,10 +2,10 @@
  * sample.h).  Async-signal-safe; never allocates or locks. */
 #include <string.h>
 
+#include "base/sys.h"
 #include "invariant.h"
-#include "sample.h"
-#include "sites.h"
-#include "sys.h"
+#include "sampling/sample.h"
+#include "sampling/sites.h"
 
 __thread int64_t sample_tls_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t sample_tls_rng __attribute__((tls_model("initial-exec")));

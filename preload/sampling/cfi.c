@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "modules.h"
+#include "sampling/cfi.h"
+#include "sampling/modules.h"
 #include "shim.h"
-#include "cfi.h"
 
 #if defined(__x86_64__) && defined(HAVE__DL_FIND_OBJECT)
 

@@ -5,8 +5,8 @@
 #include <sched.h>
 #include <string.h>
 
+#include "core/maps.h"
 #include "invariant.h"
-#include "maps.h"
 
 void maps_init(struct maps_table *t, struct maps_region *slots, size_t cap)
 {
