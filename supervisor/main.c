@@ -12,6 +12,7 @@
 #include "analyze/phases.h"
 #include "cli.h"
 #include "commands.h"
+#include "collect/marks.h"
 #include "collect/procfs.h"
 #include "collect/slurmjob.h"
 #include "collect/stackfold.h"
@@ -22,6 +23,7 @@
 #include "output/diff.h"
 #include "output/evidence.h"
 #include "output/flame.h"
+#include "output/phasesout.h"
 #include "output/plot.h"
 #include "output/processes.h"
 #include "output/relay.h"
@@ -166,7 +168,7 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 	print_fallback(rec->containment);
 	processes_print_table(stderr, m, SUMMARY_ROWS);
 	stacksjson_print(stderr, cv, SITE_ROWS);
-	phases_print(stderr, rec->phases, rec->wall_s);
+	phasesout_print(stderr, rec->phases, rec->wall_s);
 	findings_print(stderr, rec->findings, rec->n_findings);
 	fprintf(stderr, "memsup: evidence: %s\n", ev->path);
 }
@@ -180,6 +182,7 @@ static struct sup_run {
 	struct evidence ev;
 	struct relay *relay;       /* the command's stdout and stderr */
 	struct transcript *transcript; /* --output transcript; NULL */
+	struct marks_file *marks;
 	struct phase_log *phases;
 	char **overrides;          /* MEMSUP_MARK, then the -e values */
 	char **envp;               /* the command's environment */
@@ -216,8 +219,10 @@ static void create_evidence(struct sup_run *s)
 	if (s->opt.terminal == TERMINAL_TRANSCRIPT &&
 	    (rc = transcript_open(&s->transcript, s->ev.log_fd, s->opt.log_max)) < 0)
 		sup_die_err(-rc, "transcript");
-	if ((rc = phases_open(&s->phases, s->ev.dirfd, s->ev.path)) < 0)
+	if ((rc = marks_open(&s->marks, s->ev.dirfd, s->ev.path)) < 0)
 		sup_die_err(-rc, "create %s/marks", s->ev.path);
+	if ((rc = phases_open(&s->phases, s->marks)) < 0)
+		sup_die_err(-rc, "phases");
 }
 
 /* The command's environment: memsup's, MEMSUP_MARK (which names the marker
@@ -228,7 +233,7 @@ static void build_env(struct sup_run *s)
 	s->overrides = calloc(s->opt.n_env + 1, sizeof *s->overrides);
 	if (!s->overrides)
 		sup_die_err(ENOMEM, "environment");
-	s->overrides[0] = (char *)phases_env_entry(s->phases);
+	s->overrides[0] = (char *)marks_env_entry(s->marks);
 	memcpy(s->overrides + 1, s->opt.env, s->opt.n_env * sizeof *s->overrides);
 	s->envp = spawn_build_env(environ, s->overrides, s->opt.n_env + 1);
 	if (!s->envp)
@@ -452,6 +457,7 @@ static void release(struct sup_run *s)
 	free(s->envp);
 	free(s->overrides);
 	phases_close(s->phases);
+	marks_close(s->marks);
 	cli_free(&s->opt);
 }
 

@@ -1,16 +1,11 @@
 /* phases.h: phase markers, and the phases they open.
  *
  * Two channels bring markers:
- *  - the marks file: memsup creates DIR/marks and exports its absolute path
- *    to the command as MEMSUP_MARK.  Any program appends one line per
- *    marker: the label, then optionally TAB-separated key=value fields the
- *    writer knows and memsup cannot read from /proc (pid=N, maxrss_kb=N,
- *    maxrss_children_kb=N, mono_ns=N: its CLOCK_MONOTONIC time).  They
- *    are the writer's word: pid= is honoured only for a member of the
- *    tree, and maxrss from a line is marked as self-reported.  memsup
- *    watches the file with inotify (or reads it at every sample without
- *    inotify) and stamps a marker when it sees the line, or at mono_ns.  A regular file, not a FIFO: a writer never blocks, even
- *    after memsup is gone.
+ *  - the marks file (collect/marks.h): one line per marker from any program
+ *    of the tree.  Its fields are the writer's word: pid= is honoured only
+ *    for a member of the tree, and maxrss from a line is marked as
+ *    self-reported.  A marker is stamped when memsup sees the line, or at
+ *    the line's mono_ns.
  *  - the shim: memtrace_mark() fills a slot of the image's record
  *    (record.h) with the exact time; memsup finds new slots at each sample.
  *
@@ -35,18 +30,59 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-
-#include "jsonw.h"
 
 #define PHASES_MAX_MARKERS 1024u /* later ones are counted, not kept */
+#define PHASES_LABEL_BYTES 128u  /* labels longer than this are cut, and say so */
+#define PHASES_HEAPS 16u         /* largest traced heaps kept per marker */
 
 struct phase_log;
 struct live;
+struct marks_file;
 
-/* Create DIR/marks (dirfd; it must not exist) and remember `dirpath` for
- * the environment variable.  No inotify is not an error. */
-int phases_open(struct phase_log **out, int dirfd, const char *dirpath);
+enum phase_source { PHASE_FROM_FILE, PHASE_FROM_SHIM };
+
+struct phase_heap {
+	int32_t pid;
+	uint64_t heap;
+};
+
+/* The phase a marker opens: its peaks, from the samples inside it. */
+struct phase_peak {
+	uint64_t samples;
+	uint64_t rss;
+	double rss_at_s;
+	uint64_t heap;
+	int have_heap;
+	int seeded;               /* no sample yet: rss is the boundary's */
+};
+
+struct phase_marker {
+	double t;                 /* seconds since the launch */
+	enum phase_source source;
+	int32_t pid;              /* 0: not known */
+	char label[PHASES_LABEL_BYTES];
+	int label_cut;
+	/* the newest sample when the marker was seen */
+	double sample_t;          /* < 0: no sample yet */
+	uint64_t tree_rss;
+	unsigned processes;
+	int traced;
+	uint64_t tree_heap;
+	struct phase_heap heaps[PHASES_HEAPS];
+	unsigned n_heaps, n_heaps_total;
+	/* the marking process */
+	int have_status;
+	int pid_in_tree;          /* pid was a member of the tree at a sample */
+	uint64_t vm_rss_kb, vm_peak_kb, vm_hwm_kb;
+	int64_t maxrss_kb, maxrss_children_kb;   /* < 0: not known */
+	int have_shim_figures;
+	uint64_t heap_current, map_current;
+	struct phase_peak phase;
+};
+
+/* A log fed by `file`'s lines (NULL: the shim's markers only), which the
+ * caller opened and closes after phases_close. */
+int phases_open(struct phase_log **out, struct marks_file *file);
 void phases_close(struct phase_log *pl);
 
 /* The launch's CLOCK_MONOTONIC time (a line's mono_ns field is placed
@@ -56,11 +92,8 @@ void phases_start(struct phase_log *pl, uint64_t start_ns, double poll_s);
 /* The end of the run: every sample held back goes to its phase. */
 void phases_finish(struct phase_log *pl);
 
-/* "MEMSUP_MARK=<absolute path of DIR/marks>", for the command's environment. */
-const char *phases_env_entry(const struct phase_log *pl);
-
-/* The fd to poll for POLLIN (inotify on the marks file), or -1: then call
- * phases_read_file() at every sample. */
+/* The fd to poll for POLLIN (inotify on the marks file), or -1: then
+ * phases_on_sample() reads the file at every sample. */
 int phases_fd(const struct phase_log *pl);
 
 /* What a sample saw, for the open phase and for markers set now. */
@@ -94,14 +127,12 @@ void phases_scan_shim(struct phase_log *pl, const struct live *live, uint64_t st
 void phases_read_file(struct phase_log *pl, double t, int final, const char *proc_root,
 		      const struct live *live);
 
-/* The "markers" and "phases" members of the record; `end_s` closes the last
- * phase when `ended`, else it is null (still running). */
-void phases_write_json(struct jsonw *w, const struct phase_log *pl, double end_s, int ended);
-
 size_t phases_count(const struct phase_log *pl);
 
-/* The phases as a short table for the end-of-run summary (nothing without
- * markers). */
-void phases_print(FILE *f, const struct phase_log *pl, double end_s);
+/* What the log holds, for output/phasesout.h: the markers in time order,
+ * the phase before the first ("(start)"), and how many were dropped. */
+const struct phase_marker *phases_markers(const struct phase_log *pl, size_t *n);
+const struct phase_peak *phases_before(const struct phase_log *pl);
+size_t phases_dropped(const struct phase_log *pl);
 
 #endif /* MEMSUP_PHASES_H */

@@ -2,9 +2,9 @@
 #include "output/resources.h"
 #include "analyze/findings.h"
 #include "analyze/merge.h"
-#include "analyze/phases.h"
 #include "collect/slurmjob.h"
 #include "jsonw.h"
+#include "output/phasesout.h"
 #include "output/pyfloat.h"
 #include "version.h"
 #include "units.h"
@@ -523,7 +523,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	jsonw_key(&w, "peak_pss_mb");
 	put_float_or_null(&w, r->peak_pss_mb, r->peak_pss_mb >= 0);
 	/* phases: "markers", "markers_dropped", "phases" */
-	phases_write_json(&w, r->phases, r->wall_s, r->exit_status >= 0);
+	phasesout_json(&w, r->phases, r->wall_s, r->exit_status >= 0);
 	put_not_believed(&w, r);
 	jsonw_key(&w, "blind_spots");
 	if (r->n_findings)
