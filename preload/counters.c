@@ -11,8 +11,10 @@
 #include "shards.h"
 #include "sys.h"
 
-static struct mt_record counters_scratch;
-struct mt_record *counters_rec = &counters_scratch;
+/* In .lbss with the large tables (shim.h): its alignment then pads no
+ * small variable onto a page of its own. */
+_Alignas(COUNTERS_HOME_ALIGN) union counters_home counters_home MT_TABLE;
+struct mt_record *counters_rec = &counters_home.rec;
 int counters_mt;
 uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
 uint64_t counters_maps_now;
@@ -48,7 +50,7 @@ void counters_fast_set(unsigned bits)
 
 struct mt_record *counters_local(void)
 {
-	return &counters_scratch;
+	return &counters_home.rec;
 }
 
 #define STAMP_MIN_STEP (64u * 1024u)

@@ -47,6 +47,11 @@ extern char **environ;
 
 /* ---- malloc family ------------------------------------------------------ */
 
+/* The record the counting hooks update: its home at a fixed address
+ * (counters.h), which counters_rec always points at in the shim, reached
+ * %rip-relative without a load of the pointer. */
+#define HOOKS_REC (&counters_home.rec)
+
 /* The program's call site of the hook that expands this. */
 #define HOOKS_RA ((uintptr_t)__builtin_return_address(0))
 
@@ -127,7 +132,7 @@ static void *hooks_malloc_slow(size_t n)
 static __attribute__((noinline, cold)) void *hooks_malloc_sampled(void *p, size_t u, uintptr_t ra)
 {
 	sample_take(p, u, ra);
-	counters_grow_st(counters_rec, u);
+	counters_grow_st(HOOKS_REC, u);
 	return p;
 }
 
@@ -169,7 +174,7 @@ static __attribute__((noinline, cold)) void *hooks_malloc_st_mmapped(void *p, ui
 {
 	size_t u = boot_chunk_usable(p);
 	sample_note_alloc(p, u, ra);
-	counters_grow_st(counters_rec, u);
+	counters_grow_st(HOOKS_REC, u);
 	return p;
 }
 
@@ -177,7 +182,7 @@ static __attribute__((noinline, cold)) void *hooks_malloc_st_mmapped(void *p, ui
  * reached by a tail call, so that nothing lives across the real call. */
 static __attribute__((noinline, cold)) void *hooks_malloc_st_peak(void *p, uint64_t cur)
 {
-	counters_peaks_st(counters_rec, cur);
+	counters_peaks_st(HOOKS_REC, cur);
 	return p;
 }
 
@@ -191,7 +196,7 @@ static void *hooks_malloc_st(size_t n)
 	void *p;
 	size_t h, u;
 	uint64_t cur;
-	n = counters_request_st(counters_rec, MT_CALL_MALLOC, n);
+	n = counters_request_st(HOOKS_REC, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_LIKELY(p != NULL)) {
 		h = hooks_chunk_head(p);
@@ -200,7 +205,7 @@ static void *hooks_malloc_st(size_t n)
 		u = hooks_chunk_usable(h);
 		if (MT_UNLIKELY(sample_count_st(u)))
 			return hooks_malloc_sampled(p, u, HOOKS_RA);
-		cur = counters_add_st(&counters_rec->heap_current, u);
+		cur = counters_add_st(&HOOKS_REC->heap_current, u);
 		if (MT_UNLIKELY(cur > counters_peak_limit))
 			return hooks_malloc_st_peak(p, cur);
 	}
@@ -275,7 +280,7 @@ static void hooks_free_st_sites(void *p)
 		hooks_free_slow(p);
 		return;
 	}
-	counters_free_st(counters_rec, hooks_chunk_usable(h));
+	counters_free_st(HOOKS_REC, hooks_chunk_usable(h));
 	if (MT_UNLIKELY(sites_maybe(p))) {
 		hooks_free_maybe_sampled(p);
 		return;
@@ -291,7 +296,7 @@ static void hooks_free_st(void *p)
 		hooks_free_slow(p);
 		return;
 	}
-	counters_free_st(counters_rec, hooks_chunk_usable(h));
+	counters_free_st(HOOKS_REC, hooks_chunk_usable(h));
 	real.free(p);
 }
 
@@ -448,7 +453,7 @@ static inline __attribute__((always_inline)) void *hooks_calloc_st(size_t n, siz
 	 * bytes, which the count gives back, lives across the count */
 	(void)n;
 	(void)m;
-	bytes = counters_request_st(counters_rec, MT_CALL_CALLOC, bytes);
+	bytes = counters_request_st(HOOKS_REC, MT_CALL_CALLOC, bytes);
 	p = real.calloc(1, bytes);
 	if (MT_LIKELY(p != NULL)) {
 		h = hooks_chunk_head(p);
@@ -457,7 +462,7 @@ static inline __attribute__((always_inline)) void *hooks_calloc_st(size_t n, siz
 		u = hooks_chunk_usable(h);
 		if (MT_UNLIKELY(sample_count_st(u)))
 			return hooks_malloc_sampled(p, u, ra);
-		cur = counters_add_st(&counters_rec->heap_current, u);
+		cur = counters_add_st(&HOOKS_REC->heap_current, u);
 		if (MT_UNLIKELY(cur > counters_peak_limit))
 			return hooks_malloc_st_peak(p, cur);
 	}
@@ -588,7 +593,7 @@ static void *hooks_realloc_real(void *p, size_t n, unsigned kind, uintptr_t ra)
  * back. */
 static __attribute__((noinline, cold)) void *hooks_realloc_st_failed(void *p)
 {
-	counters_bump(&counters_rec->heap_current, (uint64_t)boot_chunk_usable(p));
+	counters_bump(&HOOKS_REC->heap_current, (uint64_t)boot_chunk_usable(p));
 	return NULL;
 }
 
@@ -597,8 +602,8 @@ static __attribute__((noinline)) void *hooks_realloc_st(void *p, size_t n)
 	void *q;
 	size_t h, u;
 	uint64_t cur;
-	n = counters_request_st(counters_rec, MT_CALL_REALLOC, n);
-	counters_drop(&counters_rec->heap_current, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
+	n = counters_request_st(HOOKS_REC, MT_CALL_REALLOC, n);
+	counters_drop(&HOOKS_REC->heap_current, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
 	q = real.realloc(p, n);
 	if (MT_UNLIKELY(q == NULL))
 		return hooks_realloc_st_failed(p);
@@ -608,7 +613,7 @@ static __attribute__((noinline)) void *hooks_realloc_st(void *p, size_t n)
 	u = hooks_chunk_usable(h);
 	if (MT_UNLIKELY(sample_count_st(u)))
 		return hooks_malloc_sampled(q, u, HOOKS_RA);
-	cur = counters_add_st(&counters_rec->heap_current, u);
+	cur = counters_add_st(&HOOKS_REC->heap_current, u);
 	if (MT_UNLIKELY(cur > counters_peak_limit))
 		return hooks_malloc_st_peak(q, cur);
 	return q;

@@ -19,6 +19,7 @@
 #include "python.h"
 #include "sample.h"
 #include "sites.h"
+#include "store.h"
 #include "sys.h"
 
 uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64] MT_TABLE;
@@ -369,7 +370,7 @@ static int sites_make(void)
 	if (sites_broken)
 		return 0;
 	sites_is_file = 0;
-	if (config.dir[0] && counters_rec != counters_local() && counters_is_own_process()) {
+	if (config.dir[0] && store_has_file() && counters_is_own_process()) {
 		h = sites_map_file();
 		sites_is_file = h != NULL;
 		if (h && sites_fill(h) != 0) {
@@ -1151,7 +1152,7 @@ void sites_fork_child(void)
 	h->state = MT_STACKS_RUNNING;
 	sites_hdr = h;
 	sites_own_events = 0;
-	sites_want_file = config.dir[0] && counters_rec != counters_local();
+	sites_want_file = config.dir[0] && store_has_file();
 }
 
 struct mt_stacks_header *sites_table(void)

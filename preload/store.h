@@ -1,11 +1,13 @@
 /* store.h: where this image's struct mt_record lives and how it begins and
  * ends.
  *
- * With MEMTRACE_DIR set the record is a shared file mapping
- * "<dir>/<pid>.<gen>.mtr" (O_CREAT|O_EXCL, first free gen, no descriptor
- * kept open); without it, or if the file cannot be made, it is the static
- * record the counters used from the first hook on (then nothing outside the
- * process can see it, but counting and the exit reports still work).  All
+ * The record always lives at its home, a fixed place in the shim's memory
+ * (counters.h).  With MEMTRACE_DIR set the home is a shared file mapping
+ * of "<dir>/<pid>.<gen>.mtr" (O_CREAT|O_EXCL, first free gen, no
+ * descriptor kept open), mapped over the private pages the counters used
+ * from the first hook on; without it, or if the file cannot be made, it
+ * stays those pages (then nothing outside the process can see it, but
+ * counting and the exit reports still work).  All
  * entry points are async-signal-safe (the fork child and exit paths need it)
  * and never allocate.
  */
@@ -36,5 +38,8 @@ void store_fork_child(void);
 int store_finish(unsigned state, int exit_code, int exit_signal);
 /* An exec marked the record EXECED and then failed: RUNNING again. */
 void store_unfinish(void);
+/* 1 when the record is this image's record file (mapped over the home,
+ * counters.h), 0 when it is process-private memory. */
+int store_has_file(void);
 
 #endif /* MEMTRACE_STORE_H */
