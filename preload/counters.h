@@ -83,7 +83,9 @@ void counters_fast_set(unsigned bits);
  * always is; a record file, when there is one, is mapped there). */
 struct mt_record *counters_local(void);
 /* Makes `r` the record the counters update (the caller has copied whatever
- * counts it must keep into it).  Resets the stamping thresholds from it. */
+ * counts it must keep into it).  Resets the stamping thresholds from it.
+ * The first call also stores into `r` the peak stamps taken before it
+ * (counters.c keeps them off the record's second page until then). */
 void counters_bind(struct mt_record *r);
 /* Switches to atomic updates; sets MT_FLAG_MULTITHREADED.  Idempotent. */
 void counters_go_multithreaded(void);

@@ -53,6 +53,10 @@ static int store_fill(int fd)
  * generation. */
 static int store_mapped;
 static uint32_t store_gen;
+/* The constructor's argc and argv, from store_identify to store_publish. */
+static int store_names_argc, store_names_due;
+static char **store_names_argv;
+static void store_fill_names(struct mt_record *r);
 /* Set in a fork child that could put neither private pages nor a file of
  * its own over its parent's record file (store_fork_strand). */
 static int store_stranded;
@@ -73,6 +77,23 @@ static int store_move_home(void *m, struct mt_record *home)
 	long r = sys_call6(SYS_mremap, (long)m, MT_RECORD_SIZE, MT_RECORD_SIZE,
 			   MREMAP_MAYMOVE | MREMAP_FIXED, (long)home, 0);
 	return r < 0 && r > -4096 ? (int)r : 0;
+}
+
+/* How much of the home to copy into a new record file: all of the
+ * record, or its first page alone when the second was never written (the
+ * common case: what an image writes there before its file exists is kept
+ * elsewhere until then, see store_fill_names and counters_bind), since
+ * reading an untouched page would be a page fault of its own.  mincore
+ * says whether the page is mapped; one swapped out since it was written
+ * would read as untouched, and what it held (written before the
+ * constructor, none of it a heap or mapping figure) would be lost. */
+static size_t store_home_written(const struct mt_record *home)
+{
+	unsigned char vec[MT_RECORD_SIZE / COUNTERS_HOME_ALIGN];
+	if (sys_call6(SYS_mincore, (long)home, MT_RECORD_SIZE, (long)vec, 0, 0, 0) == 0 &&
+	    !(vec[1] & 1))
+		return COUNTERS_HOME_ALIGN;
+	return sizeof *home;
 }
 
 /* Creates the first free "<pid>.<gen>.mtr", fills it with the home's
@@ -115,7 +136,7 @@ static int store_map_file(struct mt_record *home, int32_t pid)
 		sys_close(fd);
 		rc = m == MAP_FAILED ? -ENOMEM : 0;
 		if (rc == 0) {
-			memcpy(m, home, sizeof *home);
+			memcpy(m, home, store_home_written(home));
 			((struct mt_record *)m)->gen = gen;
 			if ((rc = store_move_home(m, home)) < 0)
 				sys_munmap(m, MT_RECORD_SIZE);
@@ -140,7 +161,6 @@ void store_publish(void)
 		char name[IMAGENAME_MAX_BYTES];
 		int err = store_map_file(r, r->pid);
 		if (err == 0) {
-			counters_bind(r);
 			if (config.debug) {
 				imagename_format(name, sizeof name, r->pid, store_gen,
 						 MT_RECORD_SUFFIX);
@@ -155,6 +175,8 @@ void store_publish(void)
 				    ": this image counts in its own memory only", NULL);
 		}
 	}
+	store_fill_names(r);
+	counters_bind(r);
 	__atomic_store_n(&r->magic, MT_RECORD_MAGIC, __ATOMIC_RELEASE);
 }
 
@@ -224,9 +246,23 @@ void store_identify(int argc, char **argv)
 	r->start_real_ns = sys_real_ns();
 	if (config.secure)
 		r->flags |= MT_FLAG_SECURE;
+	store_names_argc = argc;
+	store_names_argv = argv;
+	store_names_due = 1;
+}
+
+/* exe and argv, which reach into the record's second page: filled by
+ * store_publish once the record file is over the home, so that the page
+ * is first written in the file's mapping (no page fault of its own) and
+ * still before magic. */
+static void store_fill_names(struct mt_record *r)
+{
+	if (!store_names_due)
+		return;
+	store_names_due = 0;
 	store_fill_exe(r);
-	if (argv && argc > 0)
-		store_fill_argv(r, argc, argv);
+	if (store_names_argv && store_names_argc > 0)
+		store_fill_argv(r, store_names_argc, store_names_argv);
 	else
 		store_fill_cmdline(r);
 }

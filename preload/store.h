@@ -19,12 +19,14 @@
 
 #include "record.h"
 
-/* Constructor, first: this image's identity (pid, times, exe, argv) into
- * the local record the counters already use; config_load() has run. */
+/* Constructor, first: this image's identity (pid, times) into the record
+ * the counters already use; exe and argv follow in store_publish (argv is
+ * kept until then); config_load() has run. */
 void store_identify(int argc, char **argv);
-/* Constructor, once the lineage is known: the counting moves from the
- * local record into the record file when MEMTRACE_DIR is set (the local
- * record stays otherwise), then magic is published (release). */
+/* Constructor, once the lineage is known: the record file is mapped over
+ * the home with the counts so far when MEMTRACE_DIR is set (the private
+ * pages stay otherwise), exe and argv are filled in, then magic is
+ * published (release). */
 void store_publish(void);
 /* pthread_atfork prepare and parent handlers: snapshot the record the
  * child will start from, and drop the snapshot. */
