@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "boot.h"
+#include "callstack.h"
 #include "counters.h"
 #include "errfd.h"
 #include "image.h"
@@ -127,11 +128,23 @@ static void *hooks_malloc_slow(size_t n)
 	return hooks_malloc_other(n, HOOKS_RA);
 }
 
+/* sample_take from a hook that the exported function reached by jumps
+ * alone, its frame's call frame address the program's stack pointer
+ * after the call (callstack_tls_from; callstack.c checks that ra lies
+ * below it before it believes it).  Always inlined: the frame must be the
+ * hook's own. */
+#define hooks_sample_take(p, u, ra)                                                  \
+	do {                                                                         \
+		callstack_tls_from = (uintptr_t)__builtin_dwarf_cfa();               \
+		sample_take((p), (u), (ra));                                         \
+		callstack_tls_from = 0;                                              \
+	} while (0)
+
 /* The rest of malloc for a block picked for sampling (sample.h): out of
  * line, so that malloc keeps only the block across its calls. */
 static __attribute__((noinline, cold)) void *hooks_malloc_sampled(void *p, size_t u, uintptr_t ra)
 {
-	sample_take(p, u, ra);
+	hooks_sample_take(p, u, ra);
 	counters_grow_st(HOOKS_REC, u);
 	return p;
 }
@@ -139,7 +152,7 @@ static __attribute__((noinline, cold)) void *hooks_malloc_sampled(void *p, size_
 static __attribute__((noinline, cold)) void *hooks_malloc_sampled_mt(void *p, size_t u,
 								      uintptr_t ra)
 {
-	sample_take(p, u, ra);
+	hooks_sample_take(p, u, ra);
 	counters_grow_shard(shards_tls_mine, u);
 	return p;
 }
