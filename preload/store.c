@@ -137,6 +137,9 @@ static int store_map_file(struct mt_record *home, int32_t pid)
 		rc = m == MAP_FAILED ? -ENOMEM : 0;
 		if (rc == 0) {
 			memcpy(m, home, store_home_written(home));
+			/* not yet: a fork child's copy of its parent's
+			 * record has the parent's magic */
+			((struct mt_record *)m)->magic = 0;
 			((struct mt_record *)m)->gen = gen;
 			if ((rc = store_move_home(m, home)) < 0)
 				sys_munmap(m, MT_RECORD_SIZE);
@@ -155,12 +158,17 @@ static int store_map_file(struct mt_record *home, int32_t pid)
 void store_publish(void)
 {
 	struct mt_record *r = counters_rec;
+	/* The constructor's publish binds the record (the peak stamps taken so
+	 * far move in: counters_bind), and so does one that maps the file,
+	 * as before; a fork child without a file is bound already. */
+	int bind = store_names_due;
 	/* the shim's shortest paths update the home (hooks.c) */
 	MT_ASSERT(r == &counters_home.rec || store_stranded);
 	if (config.dir[0] && !store_mapped && !store_stranded) {
 		char name[IMAGENAME_MAX_BYTES];
 		int err = store_map_file(r, r->pid);
 		if (err == 0) {
+			bind = 1;
 			if (config.debug) {
 				imagename_format(name, sizeof name, r->pid, store_gen,
 						 MT_RECORD_SUFFIX);
@@ -176,7 +184,8 @@ void store_publish(void)
 		}
 	}
 	store_fill_names(r);
-	counters_bind(r);
+	if (bind)
+		counters_bind(r);
 	__atomic_store_n(&r->magic, MT_RECORD_MAGIC, __ATOMIC_RELEASE);
 }
 
