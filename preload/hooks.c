@@ -40,12 +40,18 @@
 #include "life.h"
 #include "record.h"
 #include "report/report.h"
+#include "sampling/callstack.h"
 #include "sampling/sample.h"
 #include "sampling/sites.h"
 
 extern char **environ;
 
 /* ---- malloc family ------------------------------------------------------ */
+
+/* The record the counting hooks update: its home at a fixed address
+ * (counters.h), which counters_rec always points at in the shim, reached
+ * %rip-relative without a load of the pointer. */
+#define HOOKS_REC (&counters_home.rec)
 
 /* The program's call site of the hook that expands this. */
 #define HOOKS_RA ((uintptr_t)__builtin_return_address(0))
@@ -122,19 +128,31 @@ static void *hooks_malloc_slow(size_t n)
 	return hooks_malloc_other(n, HOOKS_RA);
 }
 
+/* sample_take from a hook that the exported function reached by jumps
+ * alone, its frame's call frame address the program's stack pointer
+ * after the call (callstack_tls_from; callstack.c checks that ra lies
+ * below it before it believes it).  Always inlined: the frame must be the
+ * hook's own. */
+#define hooks_sample_take(p, u, ra)                                                  \
+	do {                                                                         \
+		callstack_tls_from = (uintptr_t)__builtin_dwarf_cfa();               \
+		sample_take((p), (u), (ra));                                         \
+		callstack_tls_from = 0;                                              \
+	} while (0)
+
 /* The rest of malloc for a block picked for sampling (sample.h): out of
  * line, so that malloc keeps only the block across its calls. */
 static __attribute__((noinline, cold)) void *hooks_malloc_sampled(void *p, size_t u, uintptr_t ra)
 {
-	sample_take(p, u, ra);
-	counters_grow_st(counters_rec, u);
+	hooks_sample_take(p, u, ra);
+	counters_grow_st(HOOKS_REC, u);
 	return p;
 }
 
 static __attribute__((noinline, cold)) void *hooks_malloc_sampled_mt(void *p, size_t u,
 								      uintptr_t ra)
 {
-	sample_take(p, u, ra);
+	hooks_sample_take(p, u, ra);
 	counters_grow_shard(shards_tls_mine, u);
 	return p;
 }
@@ -169,7 +187,7 @@ static __attribute__((noinline, cold)) void *hooks_malloc_st_mmapped(void *p, ui
 {
 	size_t u = boot_chunk_usable(p);
 	sample_note_alloc(p, u, ra);
-	counters_grow_st(counters_rec, u);
+	counters_grow_st(HOOKS_REC, u);
 	return p;
 }
 
@@ -177,7 +195,7 @@ static __attribute__((noinline, cold)) void *hooks_malloc_st_mmapped(void *p, ui
  * reached by a tail call, so that nothing lives across the real call. */
 static __attribute__((noinline, cold)) void *hooks_malloc_st_peak(void *p, uint64_t cur)
 {
-	counters_peaks_st(counters_rec, cur);
+	counters_peaks_st(HOOKS_REC, cur);
 	return p;
 }
 
@@ -191,7 +209,7 @@ static void *hooks_malloc_st(size_t n)
 	void *p;
 	size_t h, u;
 	uint64_t cur;
-	n = counters_request_st(counters_rec, MT_CALL_MALLOC, n);
+	n = counters_request_st(HOOKS_REC, MT_CALL_MALLOC, n);
 	p = real.malloc(n);
 	if (MT_LIKELY(p != NULL)) {
 		h = hooks_chunk_head(p);
@@ -200,7 +218,7 @@ static void *hooks_malloc_st(size_t n)
 		u = hooks_chunk_usable(h);
 		if (MT_UNLIKELY(sample_count_st(u)))
 			return hooks_malloc_sampled(p, u, HOOKS_RA);
-		cur = counters_add_st(&counters_rec->heap_current, u);
+		cur = counters_add_st(&HOOKS_REC->heap_current, u);
 		if (MT_UNLIKELY(cur > counters_peak_limit))
 			return hooks_malloc_st_peak(p, cur);
 	}
@@ -275,7 +293,7 @@ static void hooks_free_st_sites(void *p)
 		hooks_free_slow(p);
 		return;
 	}
-	counters_free_st(counters_rec, hooks_chunk_usable(h));
+	counters_free_st(HOOKS_REC, hooks_chunk_usable(h));
 	if (MT_UNLIKELY(sites_maybe(p))) {
 		hooks_free_maybe_sampled(p);
 		return;
@@ -291,7 +309,7 @@ static void hooks_free_st(void *p)
 		hooks_free_slow(p);
 		return;
 	}
-	counters_free_st(counters_rec, hooks_chunk_usable(h));
+	counters_free_st(HOOKS_REC, hooks_chunk_usable(h));
 	real.free(p);
 }
 
@@ -448,7 +466,7 @@ static inline __attribute__((always_inline)) void *hooks_calloc_st(size_t n, siz
 	 * bytes, which the count gives back, lives across the count */
 	(void)n;
 	(void)m;
-	bytes = counters_request_st(counters_rec, MT_CALL_CALLOC, bytes);
+	bytes = counters_request_st(HOOKS_REC, MT_CALL_CALLOC, bytes);
 	p = real.calloc(1, bytes);
 	if (MT_LIKELY(p != NULL)) {
 		h = hooks_chunk_head(p);
@@ -457,7 +475,7 @@ static inline __attribute__((always_inline)) void *hooks_calloc_st(size_t n, siz
 		u = hooks_chunk_usable(h);
 		if (MT_UNLIKELY(sample_count_st(u)))
 			return hooks_malloc_sampled(p, u, ra);
-		cur = counters_add_st(&counters_rec->heap_current, u);
+		cur = counters_add_st(&HOOKS_REC->heap_current, u);
 		if (MT_UNLIKELY(cur > counters_peak_limit))
 			return hooks_malloc_st_peak(p, cur);
 	}
@@ -588,7 +606,7 @@ static void *hooks_realloc_real(void *p, size_t n, unsigned kind, uintptr_t ra)
  * back. */
 static __attribute__((noinline, cold)) void *hooks_realloc_st_failed(void *p)
 {
-	counters_bump(&counters_rec->heap_current, (uint64_t)boot_chunk_usable(p));
+	counters_bump(&HOOKS_REC->heap_current, (uint64_t)boot_chunk_usable(p));
 	return NULL;
 }
 
@@ -597,8 +615,8 @@ static __attribute__((noinline)) void *hooks_realloc_st(void *p, size_t n)
 	void *q;
 	size_t h, u;
 	uint64_t cur;
-	n = counters_request_st(counters_rec, MT_CALL_REALLOC, n);
-	counters_drop(&counters_rec->heap_current, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
+	n = counters_request_st(HOOKS_REC, MT_CALL_REALLOC, n);
+	counters_drop(&HOOKS_REC->heap_current, (uint64_t)hooks_chunk_usable(hooks_chunk_head(p)));
 	q = real.realloc(p, n);
 	if (MT_UNLIKELY(q == NULL))
 		return hooks_realloc_st_failed(p);
@@ -608,7 +626,7 @@ static __attribute__((noinline)) void *hooks_realloc_st(void *p, size_t n)
 	u = hooks_chunk_usable(h);
 	if (MT_UNLIKELY(sample_count_st(u)))
 		return hooks_malloc_sampled(q, u, HOOKS_RA);
-	cur = counters_add_st(&counters_rec->heap_current, u);
+	cur = counters_add_st(&HOOKS_REC->heap_current, u);
 	if (MT_UNLIKELY(cur > counters_peak_limit))
 		return hooks_malloc_st_peak(q, cur);
 	return q;

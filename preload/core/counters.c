@@ -11,8 +11,10 @@
 #include "invariant.h"
 #include "sampling/sample.h"
 
-static struct mt_record counters_scratch;
-struct mt_record *counters_rec = &counters_scratch;
+/* In .lbss with the large tables (shim.h): its alignment then pads no
+ * small variable onto a page of its own. */
+_Alignas(COUNTERS_HOME_ALIGN) union counters_home counters_home MT_TABLE;
+struct mt_record *counters_rec = &counters_home.rec;
 int counters_mt;
 uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
 uint64_t counters_maps_now;
@@ -22,6 +24,15 @@ unsigned counters_fast;
 static int counters_glibc_sizes;
 
 static void counters_refresh_total(struct mt_record *r);
+
+/* The peak stamps taken before the first counters_bind (the bootstrap and
+ * the constructor, until store_publish).  heap_peak_stamp and
+ * total_peak_stamp lie on the record's second page, which nothing else
+ * writes that early: kept here, they let the record file be mapped over
+ * the home (counters.h) before that page is first written, and the image
+ * pays no page fault for it. */
+static uint64_t counters_early_heap_stamp, counters_early_total_stamp;
+static int counters_bound;
 
 /* hooks.c re-routes malloc and free whenever counters_fast changes (weak:
  * the unit tests link this file without hooks.c). */
@@ -48,7 +59,7 @@ void counters_fast_set(unsigned bits)
 
 struct mt_record *counters_local(void)
 {
-	return &counters_scratch;
+	return &counters_home.rec;
 }
 
 #define STAMP_MIN_STEP (64u * 1024u)
@@ -77,6 +88,15 @@ static void counters_set_limit(const struct mt_record *r)
 void counters_bind(struct mt_record *r)
 {
 	counters_rec = r;
+	if (!counters_bound) {
+		uint64_t h = __atomic_load_n(&counters_early_heap_stamp, __ATOMIC_RELAXED);
+		uint64_t t = __atomic_load_n(&counters_early_total_stamp, __ATOMIC_RELAXED);
+		__atomic_store_n(&counters_bound, 1, __ATOMIC_RELAXED);
+		if (h)
+			r->heap_peak_stamp = h;
+		if (t)
+			r->total_peak_stamp = t;
+	}
 	/* the gate only says what this record's largest request holds */
 	counters_gate = counters_gate_for(r->heap_largest_request);
 	counters_maps_now = r->map_anon_current + r->map_file_current;
@@ -167,7 +187,10 @@ void counters_stamp_heap(uint64_t cur)
 	struct mt_record *r = counters_rec;
 	uint64_t now = sys_mono_ns_cold();
 	__atomic_store_n(&r->heap_peak_mono_ns, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->heap_peak_stamp, cur, __ATOMIC_RELAXED);
+	__atomic_store_n(__atomic_load_n(&counters_bound, __ATOMIC_RELAXED)
+				 ? &r->heap_peak_stamp
+				 : &counters_early_heap_stamp,
+			 cur, __ATOMIC_RELAXED);
 	__atomic_store_n(&counters_heap_stamp_next, counters_next_stamp(cur), __ATOMIC_RELAXED);
 }
 
@@ -176,7 +199,10 @@ void counters_stamp_total(uint64_t cur)
 	struct mt_record *r = counters_rec;
 	uint64_t now = sys_mono_ns_cold();
 	__atomic_store_n(&r->total_peak_mono_ns, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->total_peak_stamp, cur, __ATOMIC_RELAXED);
+	__atomic_store_n(__atomic_load_n(&counters_bound, __ATOMIC_RELAXED)
+				 ? &r->total_peak_stamp
+				 : &counters_early_total_stamp,
+			 cur, __ATOMIC_RELAXED);
 	__atomic_store_n(&counters_total_stamp_next, counters_next_stamp(cur), __ATOMIC_RELAXED);
 }
 

@@ -27,9 +27,27 @@
 #include "record.h"
 #include "shim.h"
 
-/* The record being updated (the static boot record until the real one is
- * mapped) and the threading mode.  Written only by counters_bind() and
- * counters_go_multithreaded(). */
+/* Where the shim's record lives, at an address fixed when the shim is
+ * linked: a page-aligned region of MT_RECORD_SIZE bytes of its own .lbss,
+ * so that the hooks reach every counter %rip-relative instead of loading
+ * a pointer first (two loads a malloc).  Counting starts in its zero
+ * pages (the bootstrap, an image without a record file); store.c maps the
+ * record file over it with the counts so far (MREMAP_FIXED), and a fork
+ * child puts private pages back before it starts its own record.  The
+ * region holds whole pages and nothing else: a mapping replaces them. */
+#define COUNTERS_HOME_ALIGN 4096u
+union counters_home {
+	struct mt_record rec;
+	unsigned char bytes[MT_RECORD_SIZE];
+};
+_Static_assert(MT_RECORD_SIZE % COUNTERS_HOME_ALIGN == 0,
+	       "the record's home must be whole pages");
+extern MT_HIDDEN union counters_home counters_home;
+
+/* The record being updated and the threading mode.  In the shim it is
+ * always &counters_home.rec (the hooks address that directly); the unit
+ * tests bind records of their own to test the cold paths.  Written only
+ * by counters_bind() and counters_go_multithreaded(). */
 extern MT_HIDDEN struct mt_record *counters_rec;
 extern MT_HIDDEN int counters_mt;
 /* Next heap/total peak value at which to read the clock. */
@@ -61,11 +79,13 @@ extern MT_HIDDEN unsigned counters_fast;
 unsigned counters_fast_clear(unsigned bits);
 void counters_fast_set(unsigned bits);
 
-/* The static record counting starts in (before the constructor, and when
- * there is no record file). */
+/* The record's home, &counters_home.rec (what the shim's counters_rec
+ * always is; a record file, when there is one, is mapped there). */
 struct mt_record *counters_local(void);
 /* Makes `r` the record the counters update (the caller has copied whatever
- * counts it must keep into it).  Resets the stamping thresholds from it. */
+ * counts it must keep into it).  Resets the stamping thresholds from it.
+ * The first call also stores into `r` the peak stamps taken before it
+ * (counters.c keeps them off the record's second page until then). */
 void counters_bind(struct mt_record *r);
 /* Switches to atomic updates; sets MT_FLAG_MULTITHREADED.  Idempotent. */
 void counters_go_multithreaded(void);

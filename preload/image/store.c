@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -14,6 +15,7 @@
 #include "core/counters.h"
 #include "image/store.h"
 #include "imagename.h"
+#include "invariant.h"
 #include "record.h"
 #include "sampling/sites.h"
 
@@ -46,80 +48,144 @@ static int store_fill(int fd)
 	return 0;
 }
 
-/* Creates and maps the first free "<pid>.<gen>.mtr"; NULL on failure,
- * with the errno in *err. */
-static struct mt_record *store_map_file(int32_t pid, uint32_t *gen_out, int *err)
+/* Whether the record's home (counters.h) holds this image's record file,
+ * a shared mapping, rather than process-private pages; and the file's
+ * generation. */
+static int store_mapped;
+static uint32_t store_gen;
+/* The constructor's argc and argv, from store_identify to store_publish. */
+static int store_names_argc, store_names_due;
+static char **store_names_argv;
+static void store_fill_names(struct mt_record *r);
+/* Set in a fork child that could put neither private pages nor a file of
+ * its own over its parent's record file (store_fork_strand). */
+static int store_stranded;
+
+int store_has_file(void)
+{
+	return store_mapped;
+}
+
+/* Moves the mapping m of a record file over the record's home, replacing
+ * its pages at once; 0 or -errno (m is still where it was then).  The
+ * caller copied the home's record into m first: what is counted between
+ * the copy and the move is lost, as it was between a copy and the switch
+ * of a pointer (only a thread or signal handler that counts while the
+ * constructor or a fork child's handler runs). */
+static int store_move_home(void *m, struct mt_record *home)
+{
+	long r = sys_call6(SYS_mremap, (long)m, MT_RECORD_SIZE, MT_RECORD_SIZE,
+			   MREMAP_MAYMOVE | MREMAP_FIXED, (long)home, 0);
+	return r < 0 && r > -4096 ? (int)r : 0;
+}
+
+/* How much of the home to copy into a new record file: all of the
+ * record, or its first page alone when the second was never written (the
+ * common case: what an image writes there before its file exists is kept
+ * elsewhere until then, see store_fill_names and counters_bind), since
+ * reading an untouched page would be a page fault of its own.  mincore
+ * says whether the page is mapped; one swapped out since it was written
+ * would read as untouched, and what it held (written before the
+ * constructor, none of it a heap or mapping figure) would be lost. */
+static size_t store_home_written(const struct mt_record *home)
+{
+	unsigned char vec[MT_RECORD_SIZE / COUNTERS_HOME_ALIGN];
+	if (sys_call6(SYS_mincore, (long)home, MT_RECORD_SIZE, (long)vec, 0, 0, 0) == 0 &&
+	    !(vec[1] & 1))
+		return COUNTERS_HOME_ALIGN;
+	return sizeof *home;
+}
+
+/* Creates the first free "<pid>.<gen>.mtr", fills it with the home's
+ * record and maps it over the home; 0 or -errno (then the home is as it
+ * was, and the file, if one was made, is gone again: no file memsup would
+ * wait on for its magic). */
+static int store_map_file(struct mt_record *home, int32_t pid)
 {
 	char path[PATH_MAX + 64];
-	*err = EEXIST; /* every generation taken */
+	unsigned long page = getauxval(AT_PAGESZ);
+	/* the home is whole pages of 4096 bytes (counters.h) */
+	if (page && page != COUNTERS_HOME_ALIGN)
+		return -EINVAL;
+	MT_ASSERT(((uintptr_t)home & (COUNTERS_HOME_ALIGN - 1)) == 0);
 	for (uint32_t gen = 0; gen < STORE_MAX_GEN; gen++) {
 		void *m;
 		int fd, rc;
 		if ((rc = imagename_path(path, sizeof path, config.dir, pid, gen,
-					 MT_RECORD_SUFFIX)) < 0) {
-			*err = -rc;
-			return NULL;
-		}
+					 MT_RECORD_SUFFIX)) < 0)
+			return rc;
 		fd = sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 		if (fd == -EEXIST)
 			continue;
-		if (fd < 0) {
-			*err = -fd;
-			return NULL;
-		}
+		if (fd < 0)
+			return fd;
+		/* no room: the image runs untraced (the file this image just
+		 * made, O_EXCL: its own) */
 		if ((rc = store_fill(fd)) < 0) {
-			/* no room: the image runs untraced, and leaves no
-			 * file memsup would wait on for its magic (the file
-			 * this image just made, O_EXCL: its own) */
 			sys_close(fd);
 			sys_call6(SYS_unlink, (long)path, 0, 0, 0, 0, 0);
-			*err = -rc;
-			return NULL;
+			return rc;
 		}
 		/* Directly, not through our mmap hook: not the program's mapping.
-		 * Populated: store_publish writes both pages at once, and the
+		 * Populated: the copy below writes both pages at once, and the
 		 * one call maps them instead of two page faults. */
 		m = sys_mmap(NULL, MT_RECORD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 			     fd, 0);
 		/* Keep no descriptor: programs close all fds, and the mapping
 		 * is enough. */
 		sys_close(fd);
-		if (m == MAP_FAILED) {
-			*err = ENOMEM;
-			return NULL;
+		rc = m == MAP_FAILED ? -ENOMEM : 0;
+		if (rc == 0) {
+			memcpy(m, home, store_home_written(home));
+			/* not yet: a fork child's copy of its parent's
+			 * record has the parent's magic */
+			((struct mt_record *)m)->magic = 0;
+			((struct mt_record *)m)->gen = gen;
+			if ((rc = store_move_home(m, home)) < 0)
+				sys_munmap(m, MT_RECORD_SIZE);
 		}
-		*gen_out = gen;
-		return m;
+		if (rc < 0) {
+			sys_call6(SYS_unlink, (long)path, 0, 0, 0, 0, 0);
+			return rc;
+		}
+		store_gen = gen;
+		store_mapped = 1;
+		return 0;
 	}
-	return NULL;
+	return -EEXIST; /* every generation taken */
 }
 
 void store_publish(void)
 {
-	struct mt_record *loc = counters_rec, *r = loc;
-	uint32_t gen = 0;
-	if (config.dir[0]) {
-		int err = 0;
-		struct mt_record *m = store_map_file(loc->pid, &gen, &err);
+	struct mt_record *r = counters_rec;
+	/* The constructor's publish binds the record (the peak stamps taken so
+	 * far move in: counters_bind), and so does one that maps the file,
+	 * as before; a fork child without a file is bound already. */
+	int bind = store_names_due;
+	/* the shim's shortest paths update the home (hooks.c) */
+	MT_ASSERT(r == &counters_home.rec || store_stranded);
+	if (config.dir[0] && !store_mapped && !store_stranded) {
 		char name[IMAGENAME_MAX_BYTES];
-		if (m) {
-			loc->gen = gen;
-			memcpy(m, loc, sizeof *m);
-			counters_bind(m);
-			r = m;
+		int err = store_map_file(r, r->pid);
+		if (err == 0) {
+			bind = 1;
 			if (config.debug) {
-				imagename_format(name, sizeof name, loc->pid, gen, MT_RECORD_SUFFIX);
+				imagename_format(name, sizeof name, r->pid, store_gen,
+						 MT_RECORD_SUFFIX);
 				errfd_debug("record: ", config.dir, "/", name, NULL);
 			}
 		} else {
 			char why[48];
 			struct sys_str e;
 			sys_str_init(&e, why, sizeof why);
-			errfd_add_errno(&e, err);
+			errfd_add_errno(&e, -err);
 			errfd_debug("record: none could be made in ", config.dir, ": ", why,
 				    ": this image counts in its own memory only", NULL);
 		}
 	}
+	store_fill_names(r);
+	if (bind)
+		counters_bind(r);
 	__atomic_store_n(&r->magic, MT_RECORD_MAGIC, __ATOMIC_RELEASE);
 }
 
@@ -180,7 +246,7 @@ static void store_fill_cmdline(struct mt_record *r)
 
 void store_identify(int argc, char **argv)
 {
-	struct mt_record *r = counters_rec; /* the local record, counting already */
+	struct mt_record *r = counters_rec; /* the home, counting already */
 	r->version = MT_RECORD_VERSION;
 	r->record_size = MT_RECORD_SIZE;
 	r->pid = sys_getpid();
@@ -189,9 +255,23 @@ void store_identify(int argc, char **argv)
 	r->start_real_ns = sys_real_ns();
 	if (config.secure)
 		r->flags |= MT_FLAG_SECURE;
+	store_names_argc = argc;
+	store_names_argv = argv;
+	store_names_due = 1;
+}
+
+/* exe and argv, which reach into the record's second page: filled by
+ * store_publish once the record file is over the home, so that the page
+ * is first written in the file's mapping (no page fault of its own) and
+ * still before magic. */
+static void store_fill_names(struct mt_record *r)
+{
+	if (!store_names_due)
+		return;
+	store_names_due = 0;
 	store_fill_exe(r);
-	if (argv && argc > 0)
-		store_fill_argv(r, argc, argv);
+	if (store_names_argv && store_names_argc > 0)
+		store_fill_argv(r, store_names_argc, store_names_argv);
 	else
 		store_fill_cmdline(r);
 }
@@ -209,7 +289,7 @@ void store_fork_prepare(void)
 	/* This thread's live bytes into the record, so that the snapshot has
 	 * them; other threads' are added in the child (counters_go_single). */
 	counters_flush_own();
-	if (counters_rec != counters_local()) {
+	if (store_mapped) {
 		memcpy(&store_fork_snapshot, counters_rec, sizeof store_fork_snapshot);
 		store_fork_snapshot_taken = 1;
 	}
@@ -220,23 +300,12 @@ void store_fork_parent(void)
 	store_fork_snapshot_taken = 0;
 }
 
-void store_fork_child(void)
+/* The child's record starts at zero but for what it inherits: the
+ * command line, and the memory held at the fork (current figures;
+ * activity counts, markers and the end block start afresh).  A field
+ * added to the record starts at zero here without a line of its own. */
+static void store_fork_reset(struct mt_record *loc, const struct mt_record *from)
 {
-	struct mt_record *old = counters_rec, *loc = counters_local();
-	const struct mt_record *from = &store_fork_snapshot;
-
-	/* The parent's record as the fork found it, in process-private memory:
-	 * the prepare-time snapshot when there is one (not when fork() came
-	 * from a signal handler inside the shim: then the live copy is all we
-	 * have).  The file mapping is shared with the parent: stop writing to
-	 * it at once, and drop it from the child's address space. */
-	if (!store_fork_snapshot_taken)
-		memcpy(&store_fork_snapshot, old, sizeof store_fork_snapshot);
-	store_fork_snapshot_taken = 0;
-	/* The child's record starts at zero but for what it inherits: the
-	 * command line, and the memory held at the fork (current figures;
-	 * activity counts, markers and the end block start afresh).  A field
-	 * added to the record starts at zero here without a line of its own. */
 	memset(loc, 0, sizeof *loc);
 	loc->version = from->version;
 	loc->record_size = from->record_size;
@@ -250,17 +319,80 @@ void store_fork_child(void)
 	loc->map_anon_current = from->map_anon_current;
 	loc->map_file_current = from->map_file_current;
 	loc->total_current = from->total_current;
+}
+
+/* That child (the kernel refused it 8 KiB of private memory, strict
+ * overcommit at its limit, and no record file could be made either), and
+ * its own fork children: the home is still the parent's record, which it
+ * must not write, and nothing is mapped there again.  Its record is built
+ * on the stack and kept in the snapshot's memory, where no file shows it,
+ * and the hooks' shortest paths, which write the home, are turned off for
+ * good (as when block sizes do not come from glibc's headers:
+ * counters_set_glibc_sizes), so every count goes through counters_rec. */
+static __attribute__((noinline, cold)) struct mt_record *store_fork_strand(void)
+{
+	struct mt_record fresh;
+	errfd_debug("record: this fork child could leave its parent's record for neither "
+		    "private memory nor a file: it counts in its own memory only", NULL);
+	store_fork_reset(&fresh, &store_fork_snapshot);
+	memcpy(&store_fork_snapshot, &fresh, sizeof fresh);
+	counters_set_glibc_sizes(0);
+	store_mapped = 0;
+	store_stranded = 1;
+	return &store_fork_snapshot;
+}
+
+/* Puts private zero pages over the home, where the parent's record file
+ * is mapped (MAP_FIXED replaces a mapping in one call, and leaves it as it
+ * was when the call fails); failing those, the child's own record file,
+ * which store_publish would map there anyway.  1 if either is there. */
+static int store_leave_parent(struct mt_record *home)
+{
+	if (sys_mmap(home, MT_RECORD_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+		store_mapped = 0;
+		return 1;
+	}
+	return store_map_file(home, sys_getpid()) == 0;
+}
+
+void store_fork_child(void)
+{
+	struct mt_record *loc = counters_rec;
+	const struct mt_record *from = &store_fork_snapshot;
+	int32_t parent_pid;
+	uint32_t parent_gen;
+
+	/* The parent's record as the fork found it, in process-private memory:
+	 * the prepare-time snapshot when there is one (not when fork() came
+	 * from a signal handler inside the shim: then the live copy is all we
+	 * have). */
+	if (!store_fork_snapshot_taken && loc != &store_fork_snapshot)
+		memcpy(&store_fork_snapshot, loc, sizeof store_fork_snapshot);
+	store_fork_snapshot_taken = 0;
+	parent_pid = from->pid;
+	parent_gen = from->gen;
+	/* The home may hold the parent's file mapping, shared: the child must
+	 * not write to it from here on.  A vfork child runs no fork handler
+	 * and remaps nothing: it shares the parent's memory, home included,
+	 * until it execs (hooks.c). */
+	if (store_stranded || (store_mapped && !store_leave_parent(loc))) {
+		loc = store_fork_strand();
+	} else {
+		store_fork_reset(loc, from);
+		/* the child's own file, when it is mapped already */
+		if (store_mapped)
+			loc->gen = store_gen;
+	}
 	counters_bind(loc);
-	if (old != loc)
-		sys_munmap(old, MT_RECORD_SIZE);
 	/* other threads' shards into heap_current, before the peaks copy it */
 	counters_go_single();
 
 	loc->pid = sys_getpid();
 	loc->ppid = sys_getppid();
 	loc->relation = MT_REL_FORK;
-	loc->parent_pid = from->pid;
-	loc->parent_gen = from->gen;
+	loc->parent_pid = parent_pid;
+	loc->parent_gen = parent_gen;
 	loc->start_mono_ns = sys_mono_ns_cold();
 	loc->start_real_ns = sys_real_ns();
 	loc->heap_peak = loc->heap_peak_stamp = loc->heap_current;

@@ -24,6 +24,7 @@ extern void *__libc_stack_end;
 static __thread uintptr_t callstack_tls_lo, callstack_tls_hi
 	__attribute__((tls_model("initial-exec")));
 static __thread int callstack_tls_main __attribute__((tls_model("initial-exec")));
+__thread uintptr_t callstack_tls_from __attribute__((tls_model("initial-exec")));
 
 /* The main thread's frames lie in [top - span, top): nothing else is
  * mapped that close below the stack (the kernel keeps at least 128 MiB
@@ -254,6 +255,17 @@ static __attribute__((noinline)) int callstack_cfi_walk(struct callstack_walk *w
 	__asm__ volatile("mov %%rbp, %0" : "=r"(rbp));
 	if (!callstack_bounds(sp, &hi))
 		return 0;
+#if defined(MT_FIXED_RBP)
+	{
+		/* callstack.h: straight to the allocator's caller's frame */
+		uintptr_t from = callstack_tls_from;
+		if (from > sp && from <= hi && !(from & 7) &&
+		    *(const uintptr_t *)(from - 8) == w->ra) {
+			pc = w->ra;
+			sp = from;
+		}
+	}
+#endif
 	for (;;) {
 		struct cfi_rule r;
 		uintptr_t cfa;

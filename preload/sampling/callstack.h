@@ -63,6 +63,18 @@
  * frame pointed into no known module (time to refresh the table). */
 unsigned callstack_capture(uint64_t *pcs, unsigned max, uintptr_t ra, uint32_t *flags, int *miss);
 
+/* Where the allocator's caller's frame begins, when a hook knows it: the
+ * stack pointer just after the call returns to `ra` (the call frame
+ * address of a hook that the exported function reached by jumps alone,
+ * whose return address is the program's).  Set by the hooks around a
+ * sample, 0 otherwise.  The cached-rule walk then starts at that frame
+ * instead of unwinding the shim's own half dozen first (about 700
+ * instructions a sample), once it has checked that the word below it is
+ * `ra`; with -ffixed-rbp only, so that %rbp is the program's there too.
+ * A signal handler that samples in between finds its own ra missing
+ * there unless it allocates from the very call site it interrupted. */
+extern __attribute__((visibility("hidden"))) __thread uintptr_t callstack_tls_from;
+
 /* Finds libgcc's unwinder when it is not linked in (dlopen of
  * libgcc_s.so.1, shared if the program has it already); without one,
  * stacks come from frame pointers alone.  Constructor only (sites_start,

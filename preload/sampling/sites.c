@@ -13,6 +13,7 @@
 #include "base/config.h"
 #include "base/sys.h"
 #include "core/counters.h"
+#include "image/store.h"
 #include "imagename.h"
 #include "invariant.h"
 #include "sampling/callstack.h"
@@ -22,10 +23,6 @@
 #include "sampling/sites.h"
 
 uint64_t sites_filter[(1u << SITES_FILTER_BITS) / 64] MT_TABLE;
-/* Bits of blocks that left the table since the filter was last recomputed
- * (sites_filter_drop), and where it is recomputed. */
-static uint32_t sites_filter_stale;
-static uint64_t sites_filter_next[(1u << SITES_FILTER_BITS) / 64] MT_TABLE;
 
 /* Sampled blocks live now: open addressing on the address, backward-shift
  * deletion, at most 3/4 full.  The table starts with 128 slots (one page)
@@ -369,7 +366,7 @@ static int sites_make(void)
 	if (sites_broken)
 		return 0;
 	sites_is_file = 0;
-	if (config.dir[0] && counters_rec != counters_local() && counters_is_own_process()) {
+	if (config.dir[0] && store_has_file() && counters_is_own_process()) {
 		h = sites_map_file();
 		sites_is_file = h != NULL;
 		if (h && sites_fill(h) != 0) {
@@ -587,9 +584,14 @@ catchall:
 
 /* ---- sampled blocks ---------------------------------------------------------- */
 
+/* A block's first slot in the live table: the top bits of its filter slot
+ * (sites.h), so that the live blocks of one filter slot share a home and
+ * lie in the one run of entries that starts there (sites_filter_drop). */
+_Static_assert(SITES_LIVE_MAX_BITS <= SITES_FILTER_BITS,
+	       "a live table's home is a prefix of the filter's slot");
 static uint32_t sites_home(uintptr_t p)
 {
-	return (uint32_t)(((uint64_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - sites_live_bits));
+	return sites_slot((const void *)p) >> (SITES_FILTER_BITS - sites_live_bits);
 }
 
 static uint32_t sites_live_mask(void)
@@ -667,28 +669,25 @@ static void sites_filter_set(uintptr_t p)
 	__atomic_fetch_or(&sites_filter[k / 64], UINT64_C(1) << (k % 64), __ATOMIC_RELAXED);
 }
 
-/* Under the lock, after a block's entry left the table.  Its bit may be
- * another live block's too, so it is not cleared here: once the bits of
- * blocks gone outnumber the live blocks (and 64), the filter is computed
- * again from the table, and each word only loses bits, so a live block's
- * bit is never clear, not even for a moment, to a free() that reads the
- * filter without the lock. */
-static void sites_filter_drop(void)
+/* Under the lock, after block p's entry left the table: its bit is
+ * cleared unless another live block has the same slot.  Those share p's
+ * home (sites_home), and linear probing keeps every entry between its
+ * home and the first empty slot after it, so the run from there holds
+ * them all (the table is never more than 3/4 full: the run ends).  A live
+ * block's bit is never clear, not even for a moment, to a free() that
+ * reads the filter without the lock.  Cleared at once rather than
+ * recomputed now and then: glibc hands a freed block's address out again
+ * soon, and every free of the new, unsampled block would take the lock
+ * and look for it in the table until then (about 150 instructions, three
+ * frees in four that reached the table in bench/malloc_bench). */
+static void sites_filter_drop(uintptr_t p)
 {
-	const uint32_t slots = 1u << sites_live_bits;
-	if (++sites_filter_stale < 64u || sites_filter_stale < sites_live_n)
-		return;
-	memset(sites_filter_next, 0, sizeof sites_filter_next);
-	for (uint32_t i = 0; i < slots; i++) {
-		if (sites_live[i].addr) {
-			unsigned k = sites_slot((const void *)sites_live[i].addr);
-			sites_filter_next[k / 64] |= UINT64_C(1) << (k % 64);
-		}
-	}
-	for (uint32_t w = 0; w < sizeof sites_filter / sizeof sites_filter[0]; w++)
-		if (__atomic_load_n(&sites_filter[w], __ATOMIC_RELAXED) & ~sites_filter_next[w])
-			__atomic_fetch_and(&sites_filter[w], sites_filter_next[w], __ATOMIC_RELAXED);
-	sites_filter_stale = 0;
+	const uint32_t mask = sites_live_mask();
+	unsigned k = sites_slot((const void *)p);
+	for (uint32_t i = sites_home(p); sites_live[i].addr; i = (i + 1) & mask)
+		if (sites_slot((const void *)sites_live[i].addr) == k)
+			return;
+	__atomic_fetch_and(&sites_filter[k / 64], ~(UINT64_C(1) << (k % 64)), __ATOMIC_RELAXED);
 }
 
 static void sites_column_add(struct mt_stacks_header *h, uint32_t id, int sign, uint64_t w,
@@ -727,7 +726,7 @@ static int sites_remove(uintptr_t p, struct sites_held *held)
 		__atomic_fetch_add(&h->sampled_frees, 1, __ATOMIC_RELAXED);
 	}
 	sites_delete((uint32_t)i);
-	sites_filter_drop();
+	sites_filter_drop(p);
 	if (held) {
 		held->weight = w;
 		held->var = var;
@@ -1151,7 +1150,7 @@ void sites_fork_child(void)
 	h->state = MT_STACKS_RUNNING;
 	sites_hdr = h;
 	sites_own_events = 0;
-	sites_want_file = config.dir[0] && counters_rec != counters_local();
+	sites_want_file = config.dir[0] && store_has_file();
 }
 
 struct mt_stacks_header *sites_table(void)

@@ -7,8 +7,8 @@
  * sites_filter, an 8 KiB bitmap indexed by a hash of the address (0: no
  * sampled block hashes there), before anything else: small enough to stay
  * in the L1 cache of a program that frees all the time.  (A freed block's
- * bit is cleared when the filter is next computed from the live table,
- * under the lock: sites.c, sites_filter_drop.)  Everything
+ * bit is cleared, under the lock, unless another live block shares it:
+ * sites.c, sites_filter_drop.)  Everything
  * behind them is cold: a spinlock (never held across a system call that
  * can block, never taken by a thread that is already inside the shim)
  * serialises the tables.  A signal handler that frees a sampled block

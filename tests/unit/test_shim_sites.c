@@ -88,9 +88,8 @@ Test(sites, samples_in_and_out)
 	cr_expect_eq(stack_of(0xb2)->live_bytes, 350);
 }
 
-/* A freed block's filter bit goes when the filter is computed again (once
- * 64 blocks have left), and a live block's bit never goes: its free is
- * still recognised after thousands of others came and went. */
+/* A freed block's filter bit goes, and a live block's bit never goes: its
+ * free is still recognised after thousands of others came and went. */
 Test(sites, filter_forgets_freed_blocks_and_keeps_live_ones)
 {
 	struct mt_stacks_header *h;
@@ -122,6 +121,32 @@ Test(sites, filter_forgets_freed_blocks_and_keeps_live_ones)
 			set += (unsigned)sites_maybe((void *)(0x100000 + i * 48));
 		cr_expect_lt(set, 100, "%u of 5000 freed blocks still in the filter", set);
 	}
+}
+
+/* A freed block's bit goes at its free, not some frees later (glibc hands
+ * the address out again at once, and each free of the unsampled block
+ * that takes its place would take the lock to look for it), unless
+ * another live block shares the slot. */
+Test(sites, freed_block_leaves_the_filter_at_once_unless_its_slot_is_shared)
+{
+	uintptr_t a = 0x10000, c = 0x20000, b = 0;
+	start(1);
+	cr_assert_neq(sites_slot((void *)a), sites_slot((void *)c));
+	sample(a, 100, 0xa1);
+	sample(c, 100, 0xa1);
+	sites_note_free((void *)c);
+	cr_expect(!sites_maybe((void *)c), "a freed block's bit is still set");
+	cr_expect(sites_maybe((void *)a));
+	for (uintptr_t q = a + 16; !b; q += 16)
+		if (sites_slot((void *)q) == sites_slot((void *)a))
+			b = q;
+	sample(b, 100, 0xb2);
+	sites_note_free((void *)a);
+	cr_expect(sites_maybe((void *)b), "a live block's bit went with its slot mate's");
+	cr_expect_eq(stack_of(0xb2)->live_count, 1);
+	sites_note_free((void *)b);
+	cr_expect(!sites_maybe((void *)b));
+	cr_expect_eq(stack_of(0xb2)->live_count, 0);
 }
 
 /* The live table doubles as it fills, every entry still found after each
