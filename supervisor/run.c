@@ -26,6 +26,7 @@
 #include "sentinel.h"
 #include "units.h"
 #include "clock.h"
+#include "invariant.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -62,9 +63,21 @@
  * the last movement, or another number of processes.  Only where the
  * kernel can tell the usage crossing a mark (cgroup v1), and not under a
  * polled budget: --rss-mb and --max-procs are checked at samples, and
- * their promise is one --poll-ms. */
+ * their promise is one --poll-ms.
+ *
+ * While it stays flat the sparse interval doubles after each sample that
+ * found nothing moved, up to PACE_SPARSE_MAX_NS (never below --sparse-ms):
+ * every crossing of a mark, a new record file, the main process's exit
+ * (pidfd), a cgroup made below the run's and the wall budget wake memsup
+ * whatever the interval, so what a longer one can miss is only what none
+ * of those tell: in a run without tracing, a process that starts and ends
+ * within one interval without moving the usage past a mark.  An idle
+ * tree then costs one wake-up a second, which is also when the record is
+ * rewritten (the sparse schedule meets next_record).  Each lengthening is
+ * a change in the record's "sampling", with the interval from then. */
 #define PACE_DELTA_MIN (1ull << 20)
 #define PACE_DELTA_MAX (8ull << 20)
+#define PACE_SPARSE_MAX_NS NS_PER_S
 
 struct pace {
 	int adaptive;              /* the rate may follow the memory */
@@ -72,7 +85,9 @@ struct pace {
 	int woke;                  /* the kernel or a new record woke a
 				      sparse memsup: the next sample is
 				      movement */
-	uint64_t sparse_ns;
+	uint64_t sparse_ns;        /* --sparse-ms: the first sparse interval */
+	uint64_t sparse_max_ns;    /* the longest it lengthens to */
+	uint64_t step_ns;          /* the sparse interval now */
 	int have_mark;
 	uint64_t mark_usage, mark_rss; /* at the last movement */
 	unsigned mark_n;
@@ -699,9 +714,23 @@ static void pace_open(struct run *r)
 		why = contain_unwatchable(r->contain);
 	r->pace.adaptive = why == NULL;
 	r->pace.sparse_ns = (uint64_t)(o->sparse_ms * 1e6);
+	r->pace.sparse_max_ns = r->pace.sparse_ns > PACE_SPARSE_MAX_NS ? r->pace.sparse_ns
+								      : PACE_SPARSE_MAX_NS;
 	s->adaptive = why == NULL;
 	s->why_not = why;
 	s->sparse_s = why ? 0 : o->sparse_ms / 1000.0;
+	s->sparse_max_s = why ? 0 : (double)r->pace.sparse_max_ns / 1e9;
+}
+
+/* The record's list of changes: at `now`, to sparse or dense, at
+ * `interval` from then. */
+static void pace_note_change(struct run *r, uint64_t now, int sparse, uint64_t interval)
+{
+	struct sup_sampling *s = &r->rec->sampling;
+	if (s->n_changes < RUNRECORD_MAX_PACE_CHANGES)
+		s->changes[s->n_changes] = (struct sup_pace_change){
+			since_start_s(r, now), sparse, (double)interval / 1e9 };
+	s->n_changes++;
 }
 
 static void pace_switch(struct run *r, uint64_t now, int sparse)
@@ -711,14 +740,26 @@ static void pace_switch(struct run *r, uint64_t now, int sparse)
 	if (p->sparse)
 		s->sparse_time_s += (double)(now - p->sparse_since) / 1e9;
 	p->sparse = sparse;
+	p->step_ns = p->sparse_ns; /* every stretch of sparse starts at --sparse-ms */
 	if (sparse)
 		p->sparse_since = now;
 	else
 		contain_unwatch(r->contain); /* its eventfd closed: unregistered */
-	if (s->n_changes < RUNRECORD_MAX_PACE_CHANGES)
-		s->changes[s->n_changes] = (struct sup_pace_change){ since_start_s(r, now), sparse };
-	s->n_changes++;
+	pace_note_change(r, now, sparse, sparse ? p->step_ns : r->period_ns);
 	s->switches++;
+}
+
+/* Sparse, and a sample found nothing moved: the kernel still watches the
+ * marks, so the next sample may wait twice as long (PACE_SPARSE_MAX_NS). */
+static void pace_lengthen(struct run *r, uint64_t now)
+{
+	struct pace *p = &r->pace;
+	if (p->step_ns >= p->sparse_max_ns)
+		return;
+	p->step_ns = p->step_ns > p->sparse_max_ns / 2 ? p->sparse_max_ns : 2 * p->step_ns;
+	MT_ASSERT(p->step_ns >= p->sparse_ns && p->step_ns <= p->sparse_max_ns);
+	pace_note_change(r, now, 1, p->step_ns);
+	r->rec->sampling.lengthened++;
 }
 
 /* The rate after a sample that read rss bytes in n processes. */
@@ -741,7 +782,11 @@ static void pace_after_sample(struct run *r, uint64_t now, uint64_t rss, unsigne
 			pace_switch(r, now, 0);
 		return;
 	}
-	if (p->sparse || !k->have_usage || now - p->quiet_since < p->sparse_ns)
+	if (p->sparse) {
+		pace_lengthen(r, now);
+		return;
+	}
+	if (!k->have_usage || now - p->quiet_since < p->sparse_ns)
 		return;
 	/* the peak's per-process view still lacks smaps figures, or holds
 	 * carried ones, that a sample of about the peak's size can complete
@@ -1027,9 +1072,15 @@ static enum sup_reason supervise(struct run *r)
 			 * sparse's longer step while the memory is flat.
 			 * Deadlines already past are skipped, never run late
 			 * in a burst. */
-			next += r->pace.sparse ? r->pace.sparse_ns : period;
+			next += r->pace.sparse ? r->pace.step_ns : period;
 			if (next <= now)
 				next += ((now - next) / period + 1) * period;
+			/* sparse, the record's rewrite is a sample's wake-up:
+			 * a longer interval ends at it rather than pass it (the
+			 * rewrite waits for a wake-up; one more a second would
+			 * cost what the sparse schedule saves) */
+			if (r->pace.sparse && next > next_record && next_record > now)
+				next = next_record;
 		}
 		if (now >= next_record) {
 			r->rec->poll_interval_p99_s = r->jit.count
