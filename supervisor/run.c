@@ -72,12 +72,23 @@
  * whatever the interval, so what a longer one can miss is only what none
  * of those tell: in a run without tracing, a process that starts and ends
  * within one interval without moving the usage past a mark.  An idle
- * tree then costs one wake-up a second, which is also when the record is
- * rewritten (the sparse schedule meets next_record).  Each lengthening is
- * a change in the record's "sampling", with the interval from then. */
+ * tree then costs one wake-up a second, at the second's lines of rss.jsonl
+ * and timeline.jsonl (the sparse schedule meets next_record).  Each
+ * lengthening is a change in the record's "sampling", with the interval
+ * from then.
+ *
+ * While sparse, a second at which nothing in the record moved but the
+ * clock and the sample counts (record_marks) leaves the record on disk as
+ * it is, up to PACE_RECORD_SPARSE_NS: formatting it costs several sparse
+ * samples (about 480,000 instructions, most of them its numbers).  A new
+ * peak, note, phase, reaped process, byte of output or change of pace is
+ * written at the next second as before, so a killed memsup's record (the
+ * sentinel marks the one on disk) is whole and true but for its clock
+ * and counts, which are at most that old. */
 #define PACE_DELTA_MIN (1ull << 20)
 #define PACE_DELTA_MAX (8ull << 20)
 #define PACE_SPARSE_MAX_NS NS_PER_S
+#define PACE_RECORD_SPARSE_NS (5 * NS_PER_S)
 
 struct pace {
 	int adaptive;              /* the rate may follow the memory */
@@ -139,6 +150,15 @@ struct run {
 	/* Slurm's poll of the summed RSS, followed from these samples */
 	struct slowpoll slurm_poll;
 	int slurm_poll_anon;       /* it follows the cgroup's anon, not RSS */
+};
+
+/* What of the record can move while the tree is flat, beyond the clock and
+ * the sample counts: a rewrite is due when any of it did (see the pace). */
+struct record_marks {
+	uint64_t peak, kernel_peak, log_bytes, out_bytes, wakeups;
+	size_t notes, reaped, leftovers, changes, phases;
+	unsigned procs;
+	double gap_s;
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -1047,6 +1067,37 @@ static void job_stopped(struct run *r)
 		r->last_sample_ns += away;
 }
 
+static void record_marks_take(const struct run *r, struct record_marks *m)
+{
+	const struct sup_record *rec = r->rec;
+	memset(m, 0, sizeof *m); /* padding too: compared with memcmp */
+	m->peak = rec->peak_bytes;
+	m->kernel_peak = rec->kernel_at_peak.usage;
+	m->log_bytes = rec->output.log_bytes;
+	m->out_bytes = rec->output.bytes;
+	m->wakeups = rec->sampling.threshold_wakeups + rec->sampling.churn_wakeups;
+	m->notes = rec->n_notes;
+	m->reaped = rec->n_reaped;
+	m->leftovers = rec->n_leftovers;
+	m->changes = rec->sampling.n_changes;
+	m->phases = r->cfg->phases ? phases_count(r->cfg->phases) : 0;
+	m->procs = rec->max_processes;
+	m->gap_s = rec->longest_gap_s;
+}
+
+/* Whether the once-a-second rewrite of the record is due: always while
+ * dense; sparse, when something but the clock and the counts moved since
+ * the last (`last`), or PACE_RECORD_SPARSE_NS after it. */
+static int record_due(const struct run *r, uint64_t now, uint64_t record_at,
+		      const struct record_marks *last)
+{
+	struct record_marks m;
+	if (!r->pace.sparse || now - record_at >= PACE_RECORD_SPARSE_NS)
+		return 1;
+	record_marks_take(r, &m);
+	return memcmp(&m, last, sizeof m) != 0;
+}
+
 /* The supervision loop proper; returns the reason (SUP_REASON_NONE: the
  * main process ended on its own). */
 static enum sup_reason supervise(struct run *r)
@@ -1055,6 +1106,9 @@ static enum sup_reason supervise(struct run *r)
 	uint64_t period = r->period_ns;
 	uint64_t wall_end = o->wall_s > 0 ? r->start_ns + (uint64_t)(o->wall_s * 1e9) : 0;
 	uint64_t next = r->start_ns, next_record = r->start_ns + NS_PER_S;
+	uint64_t record_at = r->start_ns; /* the last rewrite of the record */
+	struct record_marks written;      /* and what it held */
+	record_marks_take(r, &written);
 	enum sup_reason reason = SUP_REASON_NONE;
 
 	while (!r->main_done && !r->interrupt) {
@@ -1097,10 +1151,17 @@ static enum sup_reason supervise(struct run *r)
 			/* Evidence that cannot be written ends the run: a
 			 * supervisor that goes on measuring into a full disk
 			 * or a removed directory would report nothing. */
-			if (evidence_flush_samples(r->ev) < 0 ||
-			    evidence_write_record(r->ev, r->rec, 0) < 0) {
+			if (evidence_flush_samples(r->ev) < 0) {
 				reason = SUP_REASON_EVIDENCE_FAILED;
 				break;
+			}
+			if (record_due(r, now, record_at, &written)) {
+				if (evidence_write_record(r->ev, r->rec, 0) < 0) {
+					reason = SUP_REASON_EVIDENCE_FAILED;
+					break;
+				}
+				record_at = now;
+				record_marks_take(r, &written);
 			}
 			next_record += NS_PER_S;
 			if (next_record <= now)

@@ -215,6 +215,32 @@ Test(memsup_adaptive, growing_process_is_sampled_densely, .timeout = 60)
 		      "not sampled densely while it grew; %s", rising, steps, sampling(&r));
 }
 
+/* memsup SIGKILLed 3.5 s into a flat run (20 MB held from the start): the
+ * record on disk was last rewritten at the first second, when the peak and
+ * the pace had moved -- since then only the clock and the counts had, so
+ * no rewrite -- while rss.jsonl got its lines every second: it holds more
+ * samples than the record counts.  The record is still whole and true: the
+ * sentinel marked it, and its peak is the 20 MB. */
+Test(memsup_adaptive, flat_run_keeps_its_record_until_something_moves, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *args[] = { "--no-trace", "--", prog("steady"), "20", "20000", NULL };
+	memsup_start(&r, 1, args);
+	usleep(3500 * 1000);
+	kill(r.pid, SIGKILL);
+	cr_assert_eq(memsup_wait(&r), 1000 + SIGKILL);
+	rec_load_after_sentinel(&r, 15);
+	cr_assert_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"");
+	require_watchable(&r);
+	cr_expect_geq(rec_num(&r, "peak_tree_rss_mb"), 20);
+	double samples = rec_num(&r, "samples");
+	size_t lines = lines_of(&r, "rss.jsonl");
+	cr_expect_gt((double)lines, samples, "rss.jsonl has %zu lines, the record %.0f samples: "
+		     "rewritten while nothing moved; %s", lines, samples, sampling(&r));
+	cr_expect_eq(samp_num(&r, "sparse_max_ms"), 1000);
+}
+
 /* Flat for 2.5 s (the sparse interval lengthened to 1 s), then 2 MiB every
  * 20 ms: the kernel's mark wakes memsup at the first steps and the rise is
  * sampled densely, each step seen rising, as in a run that was never
