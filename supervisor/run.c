@@ -1206,9 +1206,16 @@ static enum sup_reason supervise(struct run *r)
 		if (r->stop_sig && !r->main_done)
 			job_stopped(r);
 		if (np > 0 && lfd >= 0 && pfd[2].revents) {
+			size_t had = live_count(r->live);
 			live_update(r->live, 0);
-			/* a new image: churn is movement (short processes seen) */
-			pace_wake(r, &next, &r->rec->sampling.churn_wakeups);
+			/* a new image: churn is movement (short processes
+			 * seen).  Another file is not: a stacks file is an
+			 * image sampling a call site, made before the memory
+			 * it maps is touched -- a sample then reads nothing
+			 * yet and holds the next one --poll-ms away from the
+			 * rise, which the kernel's marks tell as it comes */
+			if (live_count(r->live) > had)
+				pace_wake(r, &next, &r->rec->sampling.churn_wakeups);
 		}
 		/* slot 3: a line in the marks file, stamped now */
 		if (np > 0 && mfd >= 0 && pfd[3].revents)
