@@ -26,6 +26,7 @@
 #include "sentinel.h"
 #include "units.h"
 #include "clock.h"
+#include "invariant.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -62,9 +63,32 @@
  * the last movement, or another number of processes.  Only where the
  * kernel can tell the usage crossing a mark (cgroup v1), and not under a
  * polled budget: --rss-mb and --max-procs are checked at samples, and
- * their promise is one --poll-ms. */
+ * their promise is one --poll-ms.
+ *
+ * While it stays flat the sparse interval doubles after each sample that
+ * found nothing moved, up to PACE_SPARSE_MAX_NS (never below --sparse-ms):
+ * every crossing of a mark, a new record file, the main process's exit
+ * (pidfd), a cgroup made below the run's and the wall budget wake memsup
+ * whatever the interval, so what a longer one can miss is only what none
+ * of those tell: in a run without tracing, a process that starts and ends
+ * within one interval without moving the usage past a mark.  An idle
+ * tree then costs one wake-up a second, at the second's lines of rss.jsonl
+ * and timeline.jsonl (the sparse schedule meets next_record).  Each
+ * lengthening is a change in the record's "sampling", with the interval
+ * from then.
+ *
+ * While sparse, a second at which nothing in the record moved but the
+ * clock and the sample counts (record_marks) leaves the record on disk as
+ * it is, up to PACE_RECORD_SPARSE_NS: formatting it costs several sparse
+ * samples (about 480,000 instructions, most of them its numbers).  A new
+ * peak, note, phase, reaped process, byte of output or change of pace is
+ * written at the next second as before, so a killed memsup's record (the
+ * sentinel marks the one on disk) is whole and true but for its clock
+ * and counts, which are at most that old. */
 #define PACE_DELTA_MIN (1ull << 20)
 #define PACE_DELTA_MAX (8ull << 20)
+#define PACE_SPARSE_MAX_NS NS_PER_S
+#define PACE_RECORD_SPARSE_NS (5 * NS_PER_S)
 
 struct pace {
 	int adaptive;              /* the rate may follow the memory */
@@ -72,7 +96,9 @@ struct pace {
 	int woke;                  /* the kernel or a new record woke a
 				      sparse memsup: the next sample is
 				      movement */
-	uint64_t sparse_ns;
+	uint64_t sparse_ns;        /* --sparse-ms: the first sparse interval */
+	uint64_t sparse_max_ns;    /* the longest it lengthens to */
+	uint64_t step_ns;          /* the sparse interval now */
 	int have_mark;
 	uint64_t mark_usage, mark_rss; /* at the last movement */
 	unsigned mark_n;
@@ -124,6 +150,15 @@ struct run {
 	/* Slurm's poll of the summed RSS, followed from these samples */
 	struct slowpoll slurm_poll;
 	int slurm_poll_anon;       /* it follows the cgroup's anon, not RSS */
+};
+
+/* What of the record can move while the tree is flat, beyond the clock and
+ * the sample counts: a rewrite is due when any of it did (see the pace). */
+struct record_marks {
+	uint64_t peak, kernel_peak, log_bytes, out_bytes, wakeups;
+	size_t notes, reaped, leftovers, changes, phases;
+	unsigned procs;
+	double gap_s;
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -699,9 +734,23 @@ static void pace_open(struct run *r)
 		why = contain_unwatchable(r->contain);
 	r->pace.adaptive = why == NULL;
 	r->pace.sparse_ns = (uint64_t)(o->sparse_ms * 1e6);
+	r->pace.sparse_max_ns = r->pace.sparse_ns > PACE_SPARSE_MAX_NS ? r->pace.sparse_ns
+								      : PACE_SPARSE_MAX_NS;
 	s->adaptive = why == NULL;
 	s->why_not = why;
 	s->sparse_s = why ? 0 : o->sparse_ms / 1000.0;
+	s->sparse_max_s = why ? 0 : (double)r->pace.sparse_max_ns / 1e9;
+}
+
+/* The record's list of changes: at `now`, to sparse or dense, at
+ * `interval` from then. */
+static void pace_note_change(struct run *r, uint64_t now, int sparse, uint64_t interval)
+{
+	struct sup_sampling *s = &r->rec->sampling;
+	if (s->n_changes < RUNRECORD_MAX_PACE_CHANGES)
+		s->changes[s->n_changes] = (struct sup_pace_change){
+			since_start_s(r, now), sparse, (double)interval / 1e9 };
+	s->n_changes++;
 }
 
 static void pace_switch(struct run *r, uint64_t now, int sparse)
@@ -711,14 +760,26 @@ static void pace_switch(struct run *r, uint64_t now, int sparse)
 	if (p->sparse)
 		s->sparse_time_s += (double)(now - p->sparse_since) / 1e9;
 	p->sparse = sparse;
+	p->step_ns = p->sparse_ns; /* every stretch of sparse starts at --sparse-ms */
 	if (sparse)
 		p->sparse_since = now;
 	else
 		contain_unwatch(r->contain); /* its eventfd closed: unregistered */
-	if (s->n_changes < RUNRECORD_MAX_PACE_CHANGES)
-		s->changes[s->n_changes] = (struct sup_pace_change){ since_start_s(r, now), sparse };
-	s->n_changes++;
+	pace_note_change(r, now, sparse, sparse ? p->step_ns : r->period_ns);
 	s->switches++;
+}
+
+/* Sparse, and a sample found nothing moved: the kernel still watches the
+ * marks, so the next sample may wait twice as long (PACE_SPARSE_MAX_NS). */
+static void pace_lengthen(struct run *r, uint64_t now)
+{
+	struct pace *p = &r->pace;
+	if (p->step_ns >= p->sparse_max_ns)
+		return;
+	p->step_ns = p->step_ns > p->sparse_max_ns / 2 ? p->sparse_max_ns : 2 * p->step_ns;
+	MT_ASSERT(p->step_ns >= p->sparse_ns && p->step_ns <= p->sparse_max_ns);
+	pace_note_change(r, now, 1, p->step_ns);
+	r->rec->sampling.lengthened++;
 }
 
 /* The rate after a sample that read rss bytes in n processes. */
@@ -741,7 +802,11 @@ static void pace_after_sample(struct run *r, uint64_t now, uint64_t rss, unsigne
 			pace_switch(r, now, 0);
 		return;
 	}
-	if (p->sparse || !k->have_usage || now - p->quiet_since < p->sparse_ns)
+	if (p->sparse) {
+		pace_lengthen(r, now);
+		return;
+	}
+	if (!k->have_usage || now - p->quiet_since < p->sparse_ns)
 		return;
 	/* the peak's per-process view still lacks smaps figures, or holds
 	 * carried ones, that a sample of about the peak's size can complete
@@ -1002,6 +1067,37 @@ static void job_stopped(struct run *r)
 		r->last_sample_ns += away;
 }
 
+static void record_marks_take(const struct run *r, struct record_marks *m)
+{
+	const struct sup_record *rec = r->rec;
+	memset(m, 0, sizeof *m); /* padding too: compared with memcmp */
+	m->peak = rec->peak_bytes;
+	m->kernel_peak = rec->kernel_at_peak.usage;
+	m->log_bytes = rec->output.log_bytes;
+	m->out_bytes = rec->output.bytes;
+	m->wakeups = rec->sampling.threshold_wakeups + rec->sampling.churn_wakeups;
+	m->notes = rec->n_notes;
+	m->reaped = rec->n_reaped;
+	m->leftovers = rec->n_leftovers;
+	m->changes = rec->sampling.n_changes;
+	m->phases = r->cfg->phases ? phases_count(r->cfg->phases) : 0;
+	m->procs = rec->max_processes;
+	m->gap_s = rec->longest_gap_s;
+}
+
+/* Whether the once-a-second rewrite of the record is due: always while
+ * dense; sparse, when something but the clock and the counts moved since
+ * the last (`last`), or PACE_RECORD_SPARSE_NS after it. */
+static int record_due(const struct run *r, uint64_t now, uint64_t record_at,
+		      const struct record_marks *last)
+{
+	struct record_marks m;
+	if (!r->pace.sparse || now - record_at >= PACE_RECORD_SPARSE_NS)
+		return 1;
+	record_marks_take(r, &m);
+	return memcmp(&m, last, sizeof m) != 0;
+}
+
 /* The supervision loop proper; returns the reason (SUP_REASON_NONE: the
  * main process ended on its own). */
 static enum sup_reason supervise(struct run *r)
@@ -1010,6 +1106,9 @@ static enum sup_reason supervise(struct run *r)
 	uint64_t period = r->period_ns;
 	uint64_t wall_end = o->wall_s > 0 ? r->start_ns + (uint64_t)(o->wall_s * 1e9) : 0;
 	uint64_t next = r->start_ns, next_record = r->start_ns + NS_PER_S;
+	uint64_t record_at = r->start_ns; /* the last rewrite of the record */
+	struct record_marks written;      /* and what it held */
+	record_marks_take(r, &written);
 	enum sup_reason reason = SUP_REASON_NONE;
 
 	while (!r->main_done && !r->interrupt) {
@@ -1027,9 +1126,15 @@ static enum sup_reason supervise(struct run *r)
 			 * sparse's longer step while the memory is flat.
 			 * Deadlines already past are skipped, never run late
 			 * in a burst. */
-			next += r->pace.sparse ? r->pace.sparse_ns : period;
+			next += r->pace.sparse ? r->pace.step_ns : period;
 			if (next <= now)
 				next += ((now - next) / period + 1) * period;
+			/* sparse, the record's rewrite is a sample's wake-up:
+			 * a longer interval ends at it rather than pass it (the
+			 * rewrite waits for a wake-up; one more a second would
+			 * cost what the sparse schedule saves) */
+			if (r->pace.sparse && next > next_record && next_record > now)
+				next = next_record;
 		}
 		if (now >= next_record) {
 			r->rec->poll_interval_p99_s = r->jit.count
@@ -1046,10 +1151,17 @@ static enum sup_reason supervise(struct run *r)
 			/* Evidence that cannot be written ends the run: a
 			 * supervisor that goes on measuring into a full disk
 			 * or a removed directory would report nothing. */
-			if (evidence_flush_samples(r->ev) < 0 ||
-			    evidence_write_record(r->ev, r->rec, 0) < 0) {
+			if (evidence_flush_samples(r->ev) < 0) {
 				reason = SUP_REASON_EVIDENCE_FAILED;
 				break;
+			}
+			if (record_due(r, now, record_at, &written)) {
+				if (evidence_write_record(r->ev, r->rec, 0) < 0) {
+					reason = SUP_REASON_EVIDENCE_FAILED;
+					break;
+				}
+				record_at = now;
+				record_marks_take(r, &written);
 			}
 			next_record += NS_PER_S;
 			if (next_record <= now)
@@ -1094,9 +1206,16 @@ static enum sup_reason supervise(struct run *r)
 		if (r->stop_sig && !r->main_done)
 			job_stopped(r);
 		if (np > 0 && lfd >= 0 && pfd[2].revents) {
+			size_t had = live_count(r->live);
 			live_update(r->live, 0);
-			/* a new image: churn is movement (short processes seen) */
-			pace_wake(r, &next, &r->rec->sampling.churn_wakeups);
+			/* a new image: churn is movement (short processes
+			 * seen).  Another file is not: a stacks file is an
+			 * image sampling a call site, made before the memory
+			 * it maps is touched -- a sample then reads nothing
+			 * yet and holds the next one --poll-ms away from the
+			 * rise, which the kernel's marks tell as it comes */
+			if (live_count(r->live) > had)
+				pace_wake(r, &next, &r->rec->sampling.churn_wakeups);
 		}
 		/* slot 3: a line in the marks file, stamped now */
 		if (np > 0 && mfd >= 0 && pfd[3].revents)

@@ -105,7 +105,8 @@ struct sup_reaped {
 #define RUNRECORD_MAX_PACE_CHANGES 64u
 struct sup_sampling {
 	double dense_s;            /* --poll-ms */
-	double sparse_s;           /* the flat tree's interval; 0: none (null) */
+	double sparse_s;           /* the flat tree's first interval; 0: none (null) */
+	double sparse_max_s;       /* the longest it lengthens to; 0: none */
 	int adaptive;              /* the rate followed the memory */
 	const char *why_not;       /* !adaptive: why (NULL before the run) */
 	double sparse_time_s;      /* seconds spent sparse */
@@ -113,11 +114,14 @@ struct sup_sampling {
 	uint64_t threshold_wakeups; /* the kernel said the memory crossed a mark */
 	uint64_t churn_wakeups;    /* a new record file woke a sparse memsup */
 	uint64_t samples_sparse;   /* samples taken on the sparse schedule */
+	uint64_t lengthened;       /* sparse intervals doubled while flat */
 	/* the first changes: at t (seconds since the launch), to sparse or
-	 * to dense */
+	 * to dense, and the interval that applied from then (a lengthened
+	 * sparse interval is a change too) */
 	struct sup_pace_change {
 		double t;
 		int sparse;
+		double interval_s;
 	} changes[RUNRECORD_MAX_PACE_CHANGES];
 	size_t n_changes;          /* may pass the array: the rest unlisted */
 };

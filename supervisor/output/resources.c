@@ -248,6 +248,8 @@ static void put_sampling(struct jsonw *w, const struct sup_record *r)
 	put_float(w, s->dense_s * 1000);
 	jsonw_key(w, "sparse_ms");
 	put_float_or_null(w, s->sparse_s * 1000, s->sparse_s > 0);
+	jsonw_key(w, "sparse_max_ms");
+	put_float_or_null(w, s->sparse_max_s * 1000, s->sparse_max_s > 0);
 	jsonw_key(w, "adaptive");
 	jsonw_bool(w, s->adaptive);
 	jsonw_key(w, "why_not");
@@ -258,6 +260,8 @@ static void put_sampling(struct jsonw *w, const struct sup_record *r)
 	jsonw_uint(w, s->samples_sparse);
 	jsonw_key(w, "switches");
 	jsonw_uint(w, s->switches);
+	jsonw_key(w, "lengthened");
+	jsonw_uint(w, s->lengthened);
 	jsonw_key(w, "threshold_wakeups");
 	jsonw_uint(w, s->threshold_wakeups);
 	jsonw_key(w, "churn_wakeups");
@@ -268,6 +272,7 @@ static void put_sampling(struct jsonw *w, const struct sup_record *r)
 		jsonw_array_begin(w);
 		put_float(w, s->changes[i].t);
 		jsonw_string(w, s->changes[i].sparse ? "sparse" : "dense");
+		put_float(w, s->changes[i].interval_s * 1000);
 		jsonw_array_end(w);
 	}
 	jsonw_array_end(w);

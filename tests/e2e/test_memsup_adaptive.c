@@ -26,6 +26,7 @@
 #include "collect/procfs.h"
 #include "contain/contain.h"
 #include "output/timeline.h"
+#include "runrecord.h"
 #include "test_cgfixture.h"
 #include "test_timeline_points.h"
 
@@ -122,8 +123,68 @@ Test(memsup_adaptive, idle_tree_is_sampled_sparsely, .timeout = 60)
 	cr_expect_geq(samp_num(&r, "switches"), 1);
 	cr_expect_eq(samp_num(&r, "dense_ms"), 10);
 	cr_expect_eq(samp_num(&r, "sparse_ms"), 100);
-	cr_expect_not_null(strstr(sampling(&r), "\"sparse\"]"), "no change to sparse listed: %s",
+	cr_expect_not_null(strstr(sampling(&r), "\"sparse\", 100"), "no change to sparse listed: %s",
 			   sampling(&r));
+}
+
+/* The record's "changes": up to cap of [t, "sparse"|"dense", interval_ms]. */
+struct change {
+	double t, ms;
+	int sparse;
+};
+
+static size_t changes_of(const struct sup_run *r, struct change *out, size_t cap)
+{
+	const char *p = samp_at(r, "changes");
+	size_t n = 0;
+	cr_assert_eq(*p, '[', "sampling.changes is not an array: %.40s", p);
+	p++;
+	while (n < cap && (p = strchr(p, '[')) != NULL) {
+		char mode[16];
+		struct change c;
+		cr_assert_eq(sscanf(p, "[%lf, \"%15[a-z]\", %lf]", &c.t, mode, &c.ms), 3,
+			     "a change is not [t, mode, ms]: %.60s", p);
+		c.sparse = strcmp(mode, "sparse") == 0;
+		cr_assert(c.sparse || strcmp(mode, "dense") == 0, "mode %s", mode);
+		out[n++] = c;
+		p++;
+	}
+	return n;
+}
+
+/* A process asleep for 3 s: once sparse, each sample that finds nothing
+ * moved doubles the interval, 100 ms to 1 s, and the record lists each
+ * step; the samples on the sparse schedule are then about one a second,
+ * not ten (28 or so at a steady 100 ms). */
+Test(memsup_adaptive, idle_tree_lengthens_its_sparse_interval, .timeout = 60)
+{
+	struct sup_run r;
+	const char *args[] = { "--no-trace", "--", prog("sleeper"), "3", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	require_watchable(&r);
+	cr_expect_eq(samp_num(&r, "sparse_max_ms"), 1000, "%s", sampling(&r));
+	cr_expect_geq(samp_num(&r, "lengthened"), 3, "%s", sampling(&r));
+	double sparse_s = samp_num(&r, "sparse_s"), n = samp_num(&r, "samples_sparse");
+	cr_expect_gt(sparse_s, 2, "%s", sampling(&r));
+	cr_expect_leq(n, 2 * sparse_s + 4, "%.0f samples in %.2f s of sparse: the interval did "
+		      "not lengthen; %s", n, sparse_s, sampling(&r));
+	struct change c[RUNRECORD_MAX_PACE_CHANGES];
+	size_t nc = changes_of(&r, c, RUNRECORD_MAX_PACE_CHANGES);
+	cr_assert_geq(nc, 2, "%s", sampling(&r));
+	cr_expect(c[0].sparse && c[0].ms == 100, "the first change: %s", sampling(&r));
+	for (size_t i = 1; i < nc; i++) {
+		cr_expect(c[i].t >= c[i - 1].t, "changes out of order: %s", sampling(&r));
+		if (c[i].sparse && c[i - 1].sparse)
+			cr_expect(c[i].ms > c[i - 1].ms && c[i].ms <= 2 * c[i - 1].ms &&
+				  c[i].ms <= 1000, "a step from %.0f to %.0f ms: %s", c[i - 1].ms,
+				  c[i].ms, sampling(&r));
+	}
+	size_t at_max = 0;
+	for (size_t i = 0; i < nc; i++)
+		at_max += c[i].sparse && c[i].ms == 1000;
+	cr_expect_eq(at_max, 1, "not one step to 1 s: %s", sampling(&r));
+	cr_expect_eq(samp_num(&r, "changes_total"), (double)nc);
 }
 
 /* 2 MB every 20 ms until the wall budget: dense samples see the steps one
@@ -152,6 +213,84 @@ Test(memsup_adaptive, growing_process_is_sampled_densely, .timeout = 60)
 	cr_assert_geq(steps, 20, "the grower grew only %.0f MB", (hi - lo) / MB);
 	cr_expect_geq((double)rising, 0.4 * steps, "%zu rising samples for %.0f steps of 2 MiB: "
 		      "not sampled densely while it grew; %s", rising, steps, sampling(&r));
+}
+
+/* memsup SIGKILLed 3.5 s into a flat run (20 MB held from the start): the
+ * record on disk was last rewritten at the first second, when the peak and
+ * the pace had moved -- since then only the clock and the counts had, so
+ * no rewrite -- while rss.jsonl got its lines every second: it holds more
+ * samples than the record counts.  The record is still whole and true: the
+ * sentinel marked it, and its peak is the 20 MB. */
+Test(memsup_adaptive, flat_run_keeps_its_record_until_something_moves, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *args[] = { "--no-trace", "--", prog("steady"), "20", "20000", NULL };
+	memsup_start(&r, 1, args);
+	usleep(3500 * 1000);
+	kill(r.pid, SIGKILL);
+	cr_assert_eq(memsup_wait(&r), 1000 + SIGKILL);
+	rec_load_after_sentinel(&r, 15);
+	cr_assert_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"");
+	require_watchable(&r);
+	cr_expect_geq(rec_num(&r, "peak_tree_rss_mb"), 20);
+	double samples = rec_num(&r, "samples");
+	size_t lines = lines_of(&r, "rss.jsonl");
+	cr_expect_gt((double)lines, samples, "rss.jsonl has %zu lines, the record %.0f samples: "
+		     "rewritten while nothing moved; %s", lines, samples, sampling(&r));
+	cr_expect_eq(samp_num(&r, "sparse_max_ms"), 1000);
+}
+
+/* Flat for 2.5 s (the sparse interval lengthened to 1 s), then 2 MiB every
+ * 20 ms: the kernel's mark wakes memsup at the first steps and the rise is
+ * sampled densely, each step seen rising, as in a run that was never
+ * sparse (growing_process_is_sampled_densely); at 1 s a sample would see
+ * fifty steps at a time. */
+Test(memsup_adaptive, flat_tree_then_rise_is_sampled_densely, .timeout = 60)
+{
+	struct sup_run r;
+	char cmd[PATH_MAX + 64];
+	snprintf(cmd, sizeof cmd, "sleep 2.5 && exec %s 2 20 400", prog("grower"));
+	const char *args[] = { "--no-trace", "--wall-s", "4.5", "--", "/bin/sh", "-c", cmd, NULL };
+	cr_assert_eq(memsup_run(&r, args), 124, "stderr: %s", r.err);
+	rec_load(&r);
+	require_watchable(&r);
+	struct change c[RUNRECORD_MAX_PACE_CHANGES];
+	size_t nc = changes_of(&r, c, RUNRECORD_MAX_PACE_CHANGES), at_max = 0, dense_after = 0;
+	for (size_t i = 0; i < nc; i++) {
+		if (c[i].sparse && c[i].ms == 1000 && !at_max)
+			at_max = i + 1;
+		if (at_max && !c[i].sparse && c[i].t >= 2.4 && !dense_after)
+			dense_after = i + 1;
+	}
+	cr_expect(at_max, "the flat tree's interval never reached 1 s: %s", sampling(&r));
+	cr_expect(dense_after, "no change to dense at the rise after it: %s", sampling(&r));
+	cr_expect_geq(samp_num(&r, "threshold_wakeups"), 1, "%s", sampling(&r));
+	tl_load(&r, "timeline.jsonl");
+	size_t rising = 0;
+	double lo = 0, hi = 0;
+	for (size_t i = 1; i < tl.n; i++) {
+		if (tl.p[i].t < 2.4)
+			continue;
+		if (!lo)
+			lo = hi = tl.p[i - 1].rss;
+		if (tl.p[i].rss >= tl.p[i - 1].rss + 1 * MB)
+			rising++;
+		if (tl.p[i].rss > hi)
+			hi = tl.p[i].rss;
+	}
+	double steps = (hi - lo) / (2 * 1048576.0);
+	cr_assert_geq(steps, 20, "the grower grew only %.0f MB", (hi - lo) / MB);
+	cr_expect_geq((double)rising, 0.4 * steps, "%zu rising samples for %.0f steps of 2 MiB "
+		      "after the flat start: not sampled densely; %s", rising, steps, sampling(&r));
+	/* the rise's start above all: its first 24 steps (about 0.5 s) are
+	 * read step by step, not missed by a 1 s interval that ran on */
+	size_t early = 0;
+	for (size_t i = 0; i < tl.n; i++)
+		early += tl.p[i].t >= 2.4 && tl.p[i].rss > lo + 1 * MB &&
+			 tl.p[i].rss <= lo + 24 * 2 * 1048576.0;
+	cr_expect_geq((double)early, 10, "%zu samples in the rise's first 24 steps; %s", early,
+		      sampling(&r));
 }
 
 /* Flat for a second, then 100 MB for 80 ms: the kernel's threshold wakes
