@@ -421,6 +421,8 @@ static int derive_pss(struct pview *pv, struct pview_peak_member *m, struct pvie
 	m->carried = 0;
 	m->derived = 1;
 	m->pss = anon + (p->basis_pss_fs < shared ? p->basis_pss_fs : shared);
+	/* a derived Pss never exceeds the resident pages it is of */
+	MT_ASSERT(m->pss <= anon + shared);
 	m->swap = 0;
 	m->anon = anon;
 	m->file = file;
