@@ -37,8 +37,9 @@
  * Anonymous (every anonymous page mapped once) and no swap, and no process
  * has appeared in the tree since (a fork child is in the tree while it
  * lives: the cgroup, or the /proc scan of descendants), and KSM is not
- * running, its Pss_Anon now is its RssAnon, exactly (up to the kernel's
- * per-CPU counter slack: 32 pages a CPU here).  The rest, Pss_File +
+ * running, its Pss_Anon now is its RssAnon, exactly (up to the per-CPU
+ * slack of the kernel's RSS counters where it sums them approximately: at
+ * most 32 pages a CPU on a machine of up to 16).  The rest, Pss_File +
  * Pss_Shmem, depends on who else maps those pages (libc: the whole
  * machine); it lies between 0 and RssFile + RssShmem, so it is carried
  * from that rollup (capped at RssFile + RssShmem) only while RssFile +
