@@ -99,6 +99,7 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 		{ "RssAnon:", offsetof(struct procfs_status, rss_anon_kb), 1u << 16 },
 		{ "RssFile:", offsetof(struct procfs_status, rss_file_kb), 1u << 17 },
 		{ "RssShmem:", offsetof(struct procfs_status, rss_shmem_kb), 1u << 18 },
+		{ "VmSwap:", offsetof(struct procfs_status, vm_swap_kb), PROCFS_HAVE_SWAP },
 	};
 	const char *end = buf + len;
 	memset(out, 0, sizeof *out);

@@ -33,6 +33,7 @@ enum {
 	PROCFS_HAVE_TGID = 1u << 6,
 	PROCFS_HAVE_RSS_PARTS = 1u << 7, /* RssAnon, RssFile and RssShmem */
 	PROCFS_HAVE_IDS = 1u << 8,       /* Uid and Gid (real, effective) */
+	PROCFS_HAVE_SWAP = 1u << 9,      /* VmSwap */
 };
 
 /* /proc/PID/status: sizes in KiB as the kernel prints them.  Kernel threads
@@ -40,6 +41,7 @@ enum {
 struct procfs_status {
 	uint64_t vm_rss_kb, vm_hwm_kb, vm_peak_kb, vm_size_kb;
 	uint64_t rss_anon_kb, rss_file_kb, rss_shmem_kb; /* all three or none */
+	uint64_t vm_swap_kb;        /* the process's swap entries (MM_SWAPENTS) */
 	uint64_t ruid, euid, rgid, egid; /* real and effective ids */
 	pid_t ppid;
 	pid_t tgid;                 /* != the pid read: that pid is a thread */

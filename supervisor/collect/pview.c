@@ -43,6 +43,13 @@ struct pview {
 	struct pview_peak_member *prev; /* scratch for carrying smaps over */
 	size_t prev_cap;
 	uint64_t look_ns;               /* a sample's look budget (pview.h) */
+	const char *ksm_path;           /* KSM's run switch (pview.h) */
+	uint64_t nsamples;              /* pview_sample() calls */
+	uint64_t joins;                 /* members that were not in the sample
+					   before: new processes, or pids back
+					   after a gap (pview.h, "Pss without
+					   the walk") */
+	unsigned rollups, derived;      /* smaps_rollup reads; Pss from status */
 };
 
 static struct pview_proc *proc_of(const struct pview *pv, pid_t pid)
@@ -59,6 +66,7 @@ int pview_open(struct pview **out, const char *proc_root, int tracing)
 	pv->root = proc_root ? proc_root : "/proc";
 	pv->tracing = tracing;
 	pv->look_ns = PVIEW_LOOK_BUDGET_MS * NS_PER_MS;
+	pv->ksm_path = PVIEW_KSM_RUN;
 	pidmap_init(&pv->index, sizeof(struct pview_index));
 	*out = pv;
 	return 0;
@@ -69,10 +77,27 @@ void pview_set_look_budget(struct pview *pv, unsigned ms)
 	pv->look_ns = (uint64_t)ms * NS_PER_MS;
 }
 
+void pview_set_ksm_path(struct pview *pv, const char *path)
+{
+	pv->ksm_path = path;
+}
+
+/* MEMSUP_DEBUG as contain.c reads it: a positive number. */
+static int debug_on(void)
+{
+	const char *v = getenv("MEMSUP_DEBUG");
+	char *end = NULL;
+	long n = v && *v ? strtol(v, &end, 10) : 0;
+	return end && *end == '\0' && n > 0;
+}
+
 void pview_close(struct pview *pv)
 {
 	if (!pv)
 		return;
+	if (debug_on())
+		dprintf(2, "memsup: debug: pview: %u smaps_rollup reads, %u Pss from status\n",
+			pv->rollups, pv->derived);
 	for (size_t i = 0; i < pv->n; i++) {
 		struct pview_proc *p = pv->procs[i];
 		for (size_t j = 0; j < p->nimgs; j++) {
@@ -346,15 +371,80 @@ static int rss_agree(uint64_t a, uint64_t b)
 	return d <= PVIEW_SMAPS_AGREE_BYTES || d * 100 <= big * PVIEW_SMAPS_AGREE_PCT;
 }
 
+/* Is KSM merging pages?  1 when its switch says anything but 0 or cannot
+ * be read; 0 when it says 0, or is absent (a kernel without KSM). */
+static int ksm_running(const struct pview *pv)
+{
+	char buf[16];
+	int fd = open(pv->ksm_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT;
+	ssize_t n = read(fd, buf, sizeof buf);
+	close(fd);
+	return !(n >= 1 && buf[0] == '0' && (n == 1 || buf[1] == '\n'));
+}
+
+/* A Pss for m from its status alone, where its last rollup allows it
+ * (pview.h, "Pss without the walk").  1: m has its figures; 0: read its
+ * smaps_rollup; -1: no figures now (its status says it no longer holds
+ * the RSS of its peak sample, so a rollup would not either).  *ksm: -1
+ * until looked at in this pass. */
+static int derive_pss(struct pview *pv, struct pview_peak_member *m, struct pview_proc *p,
+		      int *ksm)
+{
+	struct procfs_status st;
+	if (!p || !p->basis_alone || p->basis_gen != m->gen || p->basis_joins != pv->joins)
+		return 0;
+	if (*ksm < 0)
+		*ksm = ksm_running(pv);
+	if (*ksm || procfs_read_status(pv->root, m->pid, &st) < 0 ||
+	    (st.have & (PROCFS_HAVE_RSS_PARTS | PROCFS_HAVE_SWAP)) !=
+		    (PROCFS_HAVE_RSS_PARTS | PROCFS_HAVE_SWAP))
+		return 0;
+	uint64_t anon = st.rss_anon_kb * 1024, file = st.rss_file_kb * 1024;
+	uint64_t shmem = st.rss_shmem_kb * 1024, shared = file + shmem;
+	if (!rss_agree(anon + shared, m->rss))
+		return -1;
+	/* swapped since: its entries are its own (a page swapped after the
+	 * basis was mapped once), but the rollup's Swap also counts shmem's,
+	 * which status does not: read it */
+	if (st.vm_swap_kb || (shared > PVIEW_SMAPS_AGREE_BYTES &&
+			      shared * 100 > (anon + shared) * PVIEW_DERIVE_FILE_PCT))
+		return 0;
+	/* of the peak sample's moment, not this read's: its resident pages
+	 * then, less the file and shared memory now (which moves little: it
+	 * is within the bound above), are its anonymous pages then, each
+	 * mapped once */
+	if (m->rss > shared)
+		anon = m->rss - shared;
+	m->have_smaps = 1;
+	m->carried = 0;
+	m->derived = 1;
+	m->pss = anon + (p->basis_pss_fs < shared ? p->basis_pss_fs : shared);
+	/* a derived Pss never exceeds the resident pages it is of */
+	MT_ASSERT(m->pss <= anon + shared);
+	m->swap = 0;
+	m->anon = anon;
+	m->file = file;
+	m->shmem = shmem;
+	if (st.have & PROCFS_HAVE_HWM) {
+		p->hwm_kb = st.vm_hwm_kb;
+		p->hwm_gen = m->gen;
+	}
+	pv->derived++;
+	return 1;
+}
+
 /* smaps_rollup and status of the members of the peak (only those still
  * without figures, or with carried ones, when `only_missing`), accepted
  * only while a member's RSS agrees with its RSS at the peak, until `until`
  * (smaps_rollup waits for the memory map lock, as cmdline does); a carried
  * member whose read fails keeps its figures.  Bytes.  Returns 1 when every
  * member then has figures. */
-static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
+static int read_smaps(struct pview *pv, int only_missing, uint64_t until, int *walked)
 {
-	int all = 1;
+	int all = 1, ksm = -1;
+	*walked = 0;
 	for (size_t i = 0; i < pv->peak.n; i++) {
 		struct pview_peak_member *m = &pv->peak.m[i];
 		struct procfs_rollup ru;
@@ -364,7 +454,19 @@ static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
 		int keep = only_missing && m->have_smaps;
 		if (!keep)
 			m->have_smaps = m->carried = 0;
-		if (clock_mono_ns() > until || procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
+		if (clock_mono_ns() > until) {
+			all &= keep;
+			continue;
+		}
+		struct pview_proc *p = proc_of(pv, m->pid);
+		int d = derive_pss(pv, m, p, &ksm);
+		if (d != 0) {
+			all &= d > 0 || keep;
+			continue;
+		}
+		pv->rollups++;
+		*walked = 1;
+		if (procfs_read_rollup(pv->root, m->pid, &ru) < 0 ||
 		    procfs_read_status(pv->root, m->pid, &st) < 0 ||
 		    !(st.have & PROCFS_HAVE_RSS_PARTS) || !rss_agree(ru.rss_kb * 1024, m->rss)) {
 			all &= keep;
@@ -372,16 +474,28 @@ static int read_smaps(struct pview *pv, int only_missing, uint64_t until)
 		}
 		m->have_smaps = 1;
 		m->carried = 0;
+		m->derived = 0;
 		m->pss = ru.pss_kb * 1024;
 		m->swap = ru.swap_kb * 1024;
 		m->anon = st.rss_anon_kb * 1024;
 		m->file = st.rss_file_kb * 1024;
 		m->shmem = st.rss_shmem_kb * 1024;
-		struct pview_proc *p = proc_of(pv, m->pid);
-		if (p && (st.have & PROCFS_HAVE_HWM)) {
+		if (!p)
+			continue;
+		if (st.have & PROCFS_HAVE_HWM) {
 			p->hwm_kb = st.vm_hwm_kb;
 			p->hwm_gen = m->gen;
 		}
+		/* the basis of its next Pss from status: every anonymous page
+		 * mapped once (Pss_Anon == Anonymous, both from this walk) and
+		 * no swap entry that a fork relative might share */
+		uint64_t pss_anon = ru.pss_anon_kb;
+		p->basis_alone = (ru.have & PROCFS_ROLLUP_PSS_PARTS) && (ru.have & PROCFS_ROLLUP_ANON) &&
+				 (ru.have & PROCFS_ROLLUP_SWAP) && pss_anon == ru.anon_kb &&
+				 !ru.swap_kb && pss_anon <= ru.pss_kb;
+		p->basis_gen = m->gen;
+		p->basis_joins = pv->joins;
+		p->basis_pss_fs = p->basis_alone ? (ru.pss_kb - pss_anon) * 1024 : 0;
 	}
 	return all;
 }
@@ -435,13 +549,28 @@ static int carry_smaps(struct pview *pv, size_t oldn)
 			all = 0;
 			continue;
 		}
+		const struct pview_peak_member *o = &pv->prev[j];
 		m->have_smaps = 1;
 		m->carried = 1;
-		m->pss = pv->prev[j].pss;
-		m->anon = pv->prev[j].anon;
-		m->file = pv->prev[j].file;
-		m->shmem = pv->prev[j].shmem;
-		m->swap = pv->prev[j].swap;
+		m->derived = o->derived;
+		m->pss = o->pss;
+		m->anon = o->anon;
+		m->file = o->file;
+		m->shmem = o->shmem;
+		m->swap = o->swap;
+		/* a Pss from status of a process whose anonymous pages are
+		 * still its own alone (pview.h) moves with its anonymous
+		 * pages: those of this sample are its resident pages less the
+		 * file and shared memory of that reading (a few percent at
+		 * most, read again when the figures are refreshed) */
+		const struct pview_proc *p = proc_of(pv, m->pid);
+		uint64_t shared = o->file + o->shmem;
+		if (o->derived && o->gen == m->gen && p && p->basis_alone &&
+		    p->basis_gen == m->gen && p->basis_joins == pv->joins && m->rss > shared &&
+		    o->pss >= o->anon) {
+			m->anon = m->rss - shared;
+			m->pss = m->anon + (o->pss - o->anon);
+		}
 	}
 	return all;
 }
@@ -475,8 +604,12 @@ static void note_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss,
 	if (due) {
 		/* a peak's reads get a budget of their own, larger: every
 		 * member, where a sample looks only at the newcomers */
-		int all = read_smaps(pv, 0, clock_mono_ns() + 4 * pv->look_ns);
-		if (!still_whole(pv)) {
+		int walked;
+		int all = read_smaps(pv, 0, clock_mono_ns() + 4 * pv->look_ns, &walked);
+		/* a pass of figures from status alone does not mix moments:
+		 * each is of pages no other process maps, bar the bounded
+		 * file part */
+		if (walked && !still_whole(pv)) {
 			/* none of this pass stands: the last figures carry
 			 * over where they may, and the next sample tries */
 			for (size_t i = 0; i < pk->n; i++)
@@ -525,8 +658,9 @@ static void complete_peak(struct pview *pv, uint64_t t_ns, uint64_t tree_rss)
 		return;
 	memcpy(pv->prev, pk->m, pk->n * sizeof *pk->m);
 	/* the same budget as a new peak's reads */
-	pk->have_smaps = read_smaps(pv, 1, clock_mono_ns() + 4 * pv->look_ns);
-	if (!still_whole(pv)) {
+	int walked;
+	pk->have_smaps = read_smaps(pv, 1, clock_mono_ns() + 4 * pv->look_ns, &walked);
+	if (walked && !still_whole(pv)) {
 		memcpy(pk->m, pv->prev, pk->n * sizeof *pk->m);
 		pk->have_smaps = 1;
 		for (size_t i = 0; i < pk->n; i++)
@@ -543,6 +677,7 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 	if (grow_array((void **)&pv->cur, &pv->cur_cap, n, sizeof *pv->cur) < 0)
 		n = pv->cur_cap < n ? pv->cur_cap : n;
 	pv->ncur = 0;
+	pv->nsamples++;
 	uint64_t look_until = clock_mono_ns() + pv->look_ns;
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = mem[i].pid;
@@ -561,9 +696,16 @@ void pview_sample(struct pview *pv, const struct live *live, uint64_t t_ns, uint
 			rec = exec_done_early(pv, live, pid, t_ns, read_end_ns, mem[i].text_pages,
 					      rec, &gen);
 		struct pview_proc *p = proc_of(pv, pid);
+		/* a process that was not in the last sample may be a fork child
+		 * sharing another member's anonymous pages: no Pss from status
+		 * until their next rollups (pview.h) -- counted even when its
+		 * first look waits for the next sample */
+		if (!p || p->last_sample + 1 != pv->nsamples)
+			pv->joins++;
 		/* a newcomer past the budget waits for the next sample */
 		if (!p && (clock_mono_ns() > look_until || !(p = first_sight(pv, pid, rec != NULL))))
 			continue;
+		p->last_sample = pv->nsamples;
 		p->samples++;
 		if (p->samples == 3) {
 			/* a child that calls setsid() right after fork is often
@@ -665,4 +807,10 @@ const struct pview_proc *pview_find(const struct pview *pv, pid_t pid)
 const struct pview_peak *pview_peak(const struct pview *pv)
 {
 	return &pv->peak;
+}
+
+void pview_read_counts(const struct pview *pv, unsigned *rollups, unsigned *derived)
+{
+	*rollups = pv->rollups;
+	*derived = pv->derived;
 }

@@ -20,7 +20,40 @@
  * PVIEW_SMAPS_GROWTH_PCT percent since the last read (or every
  * PVIEW_SMAPS_RETRY_MS when the last read missed a process; then also at
  * a later sample where the tree holds about the peak again, for the
- * members still without figures).
+ * members still without figures).  Where those reads are due, a process
+ * whose anonymous pages were all its own at its last smaps_rollup has its
+ * Pss from its status instead (below): one rollup, not one a peak, of a
+ * single process that grows (sort: its rollup walks every page, a few
+ * milliseconds for 350 MB, more than half of memsup's CPU).
+ *
+ * Pss without the walk.  smaps_rollup's Pss adds each present page's size
+ * divided by its map count (fs/proc/task_mmu.c, smaps_account: a page, or
+ * a large folio, mapped once counts whole); status's RssAnon, RssFile and
+ * RssShmem are the mm's counters (statm's resident - shared, and shared).
+ * An anonymous page gets a second mapping only through a fork of the mm
+ * that holds it (copy-on-write until either side writes), or KSM merging
+ * it with an equal page; a swap entry shared by two mms comes from such a
+ * fork too.  So when the last rollup of an image found Pss_Anon equal to
+ * Anonymous (every anonymous page mapped once) and no swap, and no process
+ * has appeared in the tree since (a fork child is in the tree while it
+ * lives: the cgroup, or the /proc scan of descendants), and KSM is not
+ * running, its Pss_Anon now is its RssAnon, exactly (up to the per-CPU
+ * slack of the kernel's RSS counters where it sums them approximately: at
+ * most 32 pages a CPU on a machine of up to 16).  The rest, Pss_File +
+ * Pss_Shmem, depends on who else maps those pages (libc: the whole
+ * machine); it lies between 0 and RssFile + RssShmem, so it is carried
+ * from that rollup (capped at RssFile + RssShmem) only while RssFile +
+ * RssShmem is at most PVIEW_DERIVE_FILE_PCT percent of the process's RSS
+ * or PVIEW_SMAPS_AGREE_BYTES: the derived Pss is within that of the
+ * rollup's at the same moment -- no more than a rollup's own Rss may
+ * differ from its sample's and still be taken (PVIEW_SMAPS_AGREE_*).  The
+ * anonymous part is taken at the peak sample's moment: its resident pages
+ * less the file and shared memory status shows.
+ * Processes that share anonymous pages with each other (a parent and its
+ * fork children: the readers of a parent's 300 MB) or hold much file or
+ * shared memory are read as before.  Not covered: a process that left the
+ * tree (an escape) keeping a fork child's share, and a pid reused between
+ * two samples (a new process then looks like the old one).
  *
  * Times are CLOCK_MONOTONIC nanoseconds.  Return convention: 0 or -errno.
  */
@@ -51,6 +84,13 @@ enum untraced_why {
  * process (within 10%, and 4 MB for small ones): otherwise the two were
  * taken at different moments (the process freed or grew in between) and
  * the Pss is not this sample's -- it is dropped, never mixed in. */
+/* Pss from status (above) while RssFile + RssShmem is at most this
+ * percent of the process's RSS, or PVIEW_SMAPS_AGREE_BYTES: the bound on
+ * the derived Pss's error. */
+#define PVIEW_DERIVE_FILE_PCT 2u
+/* Whether KSM merges pages now (any value but 0: it may); absent without
+ * CONFIG_KSM, then nothing merges. */
+#define PVIEW_KSM_RUN "/sys/kernel/mm/ksm/run"
 #define PVIEW_SMAPS_AGREE_PCT 10u
 #define PVIEW_SMAPS_AGREE_BYTES (4u << 20)
 /* A sample stops looking at newcomers (cmdline, exe, environ) after this
@@ -89,6 +129,12 @@ struct pview_proc {
 	char *exe;                 /* malloc'd; may be NULL */
 	uint64_t hwm_kb;           /* last VmHWM read (at peaks), 0 if never */
 	uint32_t hwm_gen;          /* the image it was read from */
+	uint64_t last_sample;      /* the view's sample count at its last one */
+	/* its last smaps_rollup, the basis of a Pss from status (above) */
+	int basis_alone;           /* its anonymous pages each mapped once, no swap */
+	uint32_t basis_gen;        /* the image read */
+	uint64_t basis_joins;      /* the view's joins then */
+	uint64_t basis_pss_fs;     /* Pss - Pss_Anon, bytes */
 	struct pview_img *imgs;
 	size_t nimgs;
 };
@@ -104,6 +150,8 @@ struct pview_peak_member {
 				      sample's (its RSS agreed; its Pss need
 				      not: a page shared since then counts
 				      less) */
+	int derived;               /* the Pss is from status (above), not a
+				      rollup: within file + shmem of it */
 	uint64_t pss, anon, file, shmem, swap; /* bytes */
 };
 
@@ -137,6 +185,10 @@ int pview_open(struct pview **out, const char *proc_root, int tracing);
  * that read fixture trees set a generous one, so that a sanitizer build on
  * a loaded machine does not postpone the looks they check. */
 void pview_set_look_budget(struct pview *pv, unsigned ms);
+/* Tests: where KSM's run switch is read (PVIEW_KSM_RUN unless set). */
+void pview_set_ksm_path(struct pview *pv, const char *path);
+/* MEMSUP_DEBUG=1: says on stderr how many smaps_rollup reads the run made
+ * and how many Pss figures came from status instead. */
 void pview_close(struct pview *pv);
 
 /* Account one sample of the members `m` (contain_sampled()) read between
@@ -158,5 +210,7 @@ size_t pview_count(const struct pview *pv);
 const struct pview_proc *pview_get(const struct pview *pv, size_t i);
 const struct pview_proc *pview_find(const struct pview *pv, pid_t pid);
 const struct pview_peak *pview_peak(const struct pview *pv);
+/* smaps_rollup reads so far, and Pss figures had from status instead. */
+void pview_read_counts(const struct pview *pv, unsigned *rollups, unsigned *derived);
 
 #endif /* MEMSUP_PVIEW_H */

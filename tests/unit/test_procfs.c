@@ -297,10 +297,13 @@ Test(procfs, status_rss_parts)
 	cr_expect_eq(st.rss_anon_kb, 116);
 	cr_expect_eq(st.rss_file_kb, 1504);
 	cr_expect_eq(st.rss_shmem_kb, 0);
+	cr_expect(st.have & PROCFS_HAVE_SWAP);
+	cr_expect_eq(st.vm_swap_kb, 0);
 	/* a kernel thread has none of them */
 	n = load("status_kthread.txt", buf, sizeof buf);
 	cr_assert_eq(procfs_parse_status(buf, n, &st), 0);
 	cr_expect_not(st.have & PROCFS_HAVE_RSS_PARTS);
+	cr_expect_not(st.have & PROCFS_HAVE_SWAP);
 }
 
 Test(procfs, stat_session)

@@ -311,3 +311,182 @@ Test(pview, reading_across_an_exec_goes_by_its_text_pages, .timeout = 10)
 	cr_expect_eq(p->imgs[1].samples, 4);
 	close_views(l, pv);
 }
+
+/* ---- Pss from status (pview.h, "Pss without the walk") ---- */
+
+#define KB 1024ull
+#define MS 1000000ull
+
+/* TOP/proc/PID/status with its memory split (KiB) and TOP/proc/PID/
+ * smaps_rollup as a walk would say it: `alone` makes Pss_Anon equal to
+ * Anonymous (every anonymous page mapped once), else half of it. */
+static void put_mem(int pid, uint64_t anon, uint64_t file, uint64_t swap, uint64_t pss_file,
+		    int alone)
+{
+	char rel[64], text[512];
+	snprintf(rel, sizeof rel, "proc/%d", pid);
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", top, rel);
+	mkdir(path, 0755);
+	int n = snprintf(text, sizeof text,
+			 "Name:\tgrow\nPPid:\t1\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
+			 "VmHWM:\t%llu kB\nRssAnon:\t%llu kB\nRssFile:\t%llu kB\n"
+			 "RssShmem:\t0 kB\nVmSwap:\t%llu kB\n",
+			 (unsigned long long)(anon + file), (unsigned long long)anon,
+			 (unsigned long long)file, (unsigned long long)swap);
+	snprintf(rel, sizeof rel, "proc/%d/status", pid);
+	put_file(rel, text, (size_t)n);
+	uint64_t pss_anon = alone ? anon : anon / 2;
+	n = snprintf(text, sizeof text,
+		     "Rss: %llu kB\nPss: %llu kB\nPss_Anon: %llu kB\nPss_File: %llu kB\n"
+		     "Pss_Shmem: 0 kB\nAnonymous: %llu kB\nSwap: %llu kB\n",
+		     (unsigned long long)(anon + file), (unsigned long long)(pss_anon + pss_file),
+		     (unsigned long long)pss_anon, (unsigned long long)pss_file,
+		     (unsigned long long)anon, (unsigned long long)swap);
+	snprintf(rel, sizeof rel, "proc/%d/smaps_rollup", pid);
+	put_file(rel, text, (size_t)n);
+}
+
+/* The view of TOP/proc without records, KSM's switch at TOP/ksm_run. */
+static struct pview *open_plain(const char *ksm)
+{
+	char path[PATH_MAX + 64];
+	struct pview *pv;
+	put_file("ksm_run", ksm, strlen(ksm));
+	snprintf(path, sizeof path, "%s/proc", top);
+	cr_assert_eq(pview_open(&pv, strdup(path), 0), 0);
+	pview_set_look_budget(pv, 10000);
+	snprintf(path, sizeof path, "%s/ksm_run", top);
+	pview_set_ksm_path(pv, strdup(path));
+	return pv;
+}
+
+static unsigned rollups_of(const struct pview *pv, unsigned *derived)
+{
+	unsigned r;
+	pview_read_counts(pv, &r, derived);
+	return r;
+}
+
+/* One process growing alone (sort): its rollup is read once; at later
+ * peaks its Pss is its anonymous RSS at the peak sample plus the file
+ * part of that rollup, whatever a walk would say now -- until a process
+ * joins the tree, which may be a fork child sharing its pages: then it is
+ * walked again, and a walk that finds shared pages is believed. */
+Test(pview, pss_from_status_while_anonymous_pages_are_alone, .timeout = 10)
+{
+	fake_pid_700("grow", "");
+	put_mem(700, 100000, 1000, 0, 300, 1);
+	struct pview *pv = open_plain("0\n");
+	struct pview_sums s;
+	unsigned derived;
+	struct tree_member m[2] = { { 700, 101000 * KB, 0 }, { 701, 0, 0 } };
+
+	pview_sample(pv, NULL, 1000 * MS, 1000 * MS, m, 1, 1, m[0].rss, &s);
+	const struct pview_peak *pk = pview_peak(pv);
+	cr_expect_eq(rollups_of(pv, &derived), 1);
+	cr_expect(s.have_pss && s.pss == 100300 * KB, "pss %llu", (unsigned long long)s.pss);
+	cr_expect_not(pk->m[0].derived);
+
+	/* doubled, a second later (due by time): no walk; a walk would say
+	 * 150000 (the rollup file is stale on purpose) */
+	put_mem(700, 200000, 1000, 0, 300, 1);
+	put_file("proc/700/smaps_rollup", "Rss: 201000 kB\nPss: 150000 kB\n", 30);
+	m[0].rss = 201000 * KB;
+	pview_sample(pv, NULL, 2000 * MS, 2000 * MS, m, 1, 1, m[0].rss, &s);
+	cr_expect_eq(rollups_of(pv, &derived), 1, "the process was walked again");
+	cr_expect_eq(derived, 1);
+	cr_expect(pk->have_smaps && pk->m[0].derived && !pk->m[0].carried);
+	cr_expect_eq(pk->m[0].pss, 200300 * KB, "pss %llu", (unsigned long long)pk->m[0].pss);
+	cr_expect_eq(s.pss, 200300 * KB);
+
+	/* a peak 100 ms later, 2% higher: not due, its figures carried --
+	 * moved with its anonymous pages, not left at the last sample's */
+	m[0].rss = 205000 * KB;
+	pview_sample(pv, NULL, 2100 * MS, 2100 * MS, m, 1, 1, m[0].rss, &s);
+	cr_expect_eq(rollups_of(pv, &derived), 1);
+	cr_expect_eq(derived, 1);
+	cr_expect(pk->m[0].carried);
+	cr_expect_eq(pk->m[0].pss, 204300 * KB, "pss %llu", (unsigned long long)pk->m[0].pss);
+
+	/* a fork child joins, sharing half of the parent's anonymous pages:
+	 * both walked, the parent's shared pages counted half */
+	put_mem(700, 209000, 1000, 0, 300, 0);
+	put_mem(701, 500, 500, 0, 100, 1);
+	m[0].rss = 210000 * KB;
+	m[1].rss = 1000 * KB;
+	pview_sample(pv, NULL, 3000 * MS, 3000 * MS, m, 2, 1, 211000 * KB, &s);
+	cr_expect_eq(rollups_of(pv, &derived), 3, "a member joined: both walked");
+	cr_expect_eq(pk->m[0].pss, (104500 + 300) * KB, "pss %llu",
+		     (unsigned long long)pk->m[0].pss);
+	cr_expect_not(pk->m[0].derived);
+
+	/* the next due peak: the parent shares its pages still, walked; the
+	 * child's were its own at its walk, and nothing joined since */
+	pview_sample(pv, NULL, 4000 * MS, 4000 * MS, m, 2, 1, 211000 * KB, &s);
+	cr_expect_eq(rollups_of(pv, &derived), 4);
+	cr_expect_eq(derived, 2);
+	cr_expect(pk->m[1].derived);
+	cr_expect_eq(pk->m[1].pss, 600 * KB);
+	cr_expect_eq(s.pss, (104800 + 600) * KB);
+	pview_close(pv);
+}
+
+/* Where the pages may be shared without a fork the view would see, or the
+ * file part is not small, the process is walked at each due peak. */
+Test(pview, pss_walked_where_pages_may_be_shared, .timeout = 10)
+{
+	fake_pid_700("grow", "");
+	put_mem(700, 100000, 1000, 0, 300, 1);
+	struct pview *pv = open_plain("1\n");
+	struct pview_sums s;
+	unsigned derived;
+	struct tree_member m = { 700, 101000 * KB, 0 };
+	uint64_t t = 1000 * MS;
+
+	/* KSM running: it may merge the pages with another process's */
+	pview_sample(pv, NULL, t, t, &m, 1, 1, m.rss, &s);
+	t += 1000 * MS;
+	pview_sample(pv, NULL, t, t, &m, 1, 1, m.rss, &s);
+	cr_expect_eq(rollups_of(pv, &derived), 2);
+	cr_expect_eq(derived, 0);
+
+	/* KSM stopped, but 10 MB of file pages (9% of its RSS, above 4 MB):
+	 * their Pss depends on who else maps them */
+	put_file("ksm_run", "0\n", 2);
+	put_mem(700, 100000, 10000, 0, 300, 1);
+	m.rss = 110000 * KB;
+	t += 1000 * MS;
+	pview_sample(pv, NULL, t, t, &m, 1, 1, m.rss, &s);
+	cr_expect_eq(rollups_of(pv, &derived), 3);
+	cr_expect_eq(derived, 0);
+
+	/* small file part again: from status */
+	put_mem(700, 100000, 1000, 0, 300, 1);
+	m.rss = 101000 * KB;
+	t += 1000 * MS;
+	pview_sample(pv, NULL, t, t, &m, 1, 1, m.rss, &s);
+	cr_expect_eq(rollups_of(pv, &derived), 3);
+	cr_expect_eq(derived, 1);
+
+	/* swapped out: walked, and a walk with swap entries is no basis (a
+	 * fork relative may share them) */
+	put_mem(700, 90000, 1000, 10000, 300, 1);
+	m.rss = 91000 * KB;
+	t += 1000 * MS;
+	pview_sample(pv, NULL, t, t, &m, 1, 1, m.rss, &s);
+	put_mem(700, 90000, 1000, 0, 300, 1);
+	t += 1000 * MS;
+	pview_sample(pv, NULL, t, t, &m, 1, 1, m.rss, &s);
+	cr_expect_eq(rollups_of(pv, &derived), 5);
+	cr_expect_eq(derived, 1);
+
+	/* a sample without it, then it again: maybe another process on the
+	 * same pid -- walked */
+	pview_sample(pv, NULL, t + 10 * MS, t + 10 * MS, &m, 0, 0, 0, &s);
+	t += 1000 * MS;
+	pview_sample(pv, NULL, t, t, &m, 1, 1, m.rss, &s);
+	cr_expect_eq(rollups_of(pv, &derived), 6);
+	cr_expect_eq(derived, 1);
+	pview_close(pv);
+}
