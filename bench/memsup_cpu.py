@@ -455,7 +455,7 @@ def spike_check(b, runs):
     90 MB or more, and how long after the rise the first rising sample (1 MB
     above the last flat one) was read, from the evidence: the rise begins
     when the mapping is made, which the shim stamps on memsup's clock
-    (processes.json's record.total_peak_at_s: the 100 MB are counted as the
+    (processes.json's record, total.peak_mono_ns: the 100 MB are counted as the
     mmap returns, before the first page is touched) or, when a sample after
     it still read the flat level (the process descheduled before its first
     touch), that sample's t; a sample's t is stamped after its reading, so
@@ -468,6 +468,21 @@ def spike_check(b, runs):
     if b.args.before:
         out.append(spike_runs(b, runs, spike, b.args.before, "before (default)", False))
     return "\n".join(out)
+
+
+def total_peak_at_s(p):
+    """When an image's heap and mappings peaked, in run seconds, from its
+    processes.json entry: the record's total.peak_mono_ns against the run's
+    launch on that clock (start_mono_ns - start_s; common/recordjson.h), or
+    a memsup before that layout's flat total_peak_at_s."""
+    r = p.get("record") or {}
+    if "total_peak_at_s" in r:
+        return r["total_peak_at_s"]
+    t = (r.get("total") or {}).get("peak_mono_ns")
+    if not t or p.get("start_s") is None or not r.get("start_mono_ns"):
+        return None
+    launch_ns = r["start_mono_ns"] - p["start_s"] * 1e9
+    return (t - launch_ns) / 1e9
 
 
 def spike_runs(b, runs, spike, binary, label, dense):
@@ -490,7 +505,7 @@ def spike_runs(b, runs, spike, binary, label, dense):
             lines.append(f"run {i + 1}: no evidence")
             continue
         pid, samp = rec.get("pid"), rec.get("sampling") or {}
-        rise = next(((p.get("record") or {}).get("total_peak_at_s") for p in procs
+        rise = next((total_peak_at_s(p) for p in procs
                      if p.get("pid") == pid and p.get("record")), None)
         woke = samp.get("threshold_wakeups", 0) > 0
         view = max([t["top"][0][1] for t in tl if t.get("top") and t["top"][0][0] == pid] or [0])
