@@ -53,7 +53,8 @@ static void fuzz_status(const char *buf, size_t len)
 		return;
 	const unsigned known = PROCFS_HAVE_RSS | PROCFS_HAVE_HWM | PROCFS_HAVE_PEAK |
 			       PROCFS_HAVE_SIZE | PROCFS_HAVE_PPID | PROCFS_HAVE_NAME |
-			       PROCFS_HAVE_TGID | PROCFS_HAVE_RSS_PARTS | PROCFS_HAVE_IDS;
+			       PROCFS_HAVE_TGID | PROCFS_HAVE_RSS_PARTS | PROCFS_HAVE_IDS |
+			       PROCFS_HAVE_SWAP;
 	CHECK((st.have & ~known) == 0);
 	CHECK(st.have & PROCFS_HAVE_NAME);
 	CHECK(st.have & PROCFS_HAVE_PPID);
