@@ -21,19 +21,23 @@ void slowpoll_sample(struct slowpoll *p, double t, uint64_t bytes)
 {
 	if (!p->period_s)
 		return;
-	p->samples++;
-	if (bytes > p->seen_max)
-		p->seen_max = bytes;
 	for (unsigned k = 0; k < SLOWPOLL_PHASES; k++) {
 		if (t < p->next_s[k])
 			continue;
-		/* this sample is the schedule's reading of every poll it
-		 * passed: the next poll is the first after it */
-		if (bytes > p->max[k])
-			p->max[k] = bytes;
+		/* the polls this sample passed read what held until it: the
+		 * previous sample's level (this one's for a poll on it, or
+		 * before the first sample); the next poll is the first after
+		 * it */
+		uint64_t read = p->samples && p->next_s[k] < t ? p->last : bytes;
+		if (read > p->max[k])
+			p->max[k] = read;
 		p->next_s[k] += p->period_s * (floor((t - p->next_s[k]) / p->period_s) + 1);
 		MT_ASSERT(p->next_s[k] > t);
 	}
+	p->samples++;
+	p->last = bytes;
+	if (bytes > p->seen_max)
+		p->seen_max = bytes;
 }
 
 void slowpoll_range(const struct slowpoll *p, uint64_t *low, uint64_t *high)

@@ -8,10 +8,16 @@
  * JobAcctGatherFrequency seconds.  Where those polls fall relative to the
  * run is unknown, so SLOWPOLL_PHASES polls schedules are followed at once,
  * their first polls spread evenly over the first period; each takes, at
- * each of its polls, the first of memsup's samples at or after it.  The
- * least of their maxima is what the unluckiest schedule read (0 when the
- * run ended before any of its polls); the most any schedule could read is
- * memsup's own largest sample (a schedule with a poll on it).
+ * each of its polls, the last of memsup's samples at or before it (the
+ * first sample, for a poll before it).  The memory held between two
+ * samples is what the earlier one read: while samples are sparse the
+ * kernel wakes memsup as soon as the usage leaves the marks around it
+ * (run.c, the pace), so a poll in a long gap reads that level, not the
+ * spike that ended the gap; while they are dense the two differ by one
+ * --poll-ms.  The least of their maxima is what the unluckiest schedule
+ * read (0 when the run ended before any of its polls); the most any
+ * schedule could read is memsup's own largest sample (a schedule with a
+ * poll on it).
  *
  * A sample costs SLOWPOLL_PHASES compares; no allocation.  Not
  * thread-safe. */
@@ -27,6 +33,7 @@ struct slowpoll {
 	double next_s[SLOWPOLL_PHASES];    /* each schedule's next poll */
 	uint64_t max[SLOWPOLL_PHASES];     /* the largest it read */
 	uint64_t seen_max;                 /* the largest sample */
+	uint64_t last;                     /* the previous sample's bytes */
 	uint64_t samples;
 };
 

@@ -235,6 +235,34 @@ Test(slowpoll, a_spike_shorter_than_the_period_may_be_missed)
 	cr_assert_eq(lo, 900);
 }
 
+/* Sparse samples (the pace: a flat tree sampled every 0.1 s, then 0.2 s,
+ * then 0.4 s, and 0.8 s apart before the kernel's wake at a spike): a poll
+ * in a long gap reads the level that held, not the spike that ended the
+ * gap, so a spike of 150 ms is still missed by most schedules.  Read at
+ * the first sample after each poll, all 16 read it (CI saw the unluckiest
+ * at 26.7 MB of a 10 MB tree). */
+Test(slowpoll, a_poll_in_a_sparse_gap_reads_the_level_that_held)
+{
+	struct slowpoll p;
+	slowpoll_init(&p, 1.0);
+	const double sparse[] = { 0.1, 0.3, 0.7 };
+	for (unsigned i = 0; i < 3; i++)
+		slowpoll_sample(&p, sparse[i], 100);
+	/* woken at 1.5 s: dense through the spike and after it */
+	for (int i = 150; i <= 500; i++) {
+		double t = i * 0.01;
+		slowpoll_sample(&p, t, t < 1.65 ? 900 : 100);
+	}
+	uint64_t lo, hi;
+	slowpoll_range(&p, &lo, &hi);
+	cr_assert_eq(lo, 100);
+	cr_assert_eq(hi, 900);
+	unsigned caught = 0;
+	for (unsigned k = 0; k < SLOWPOLL_PHASES; k++)
+		caught += p.max[k] == 900;
+	cr_assert(caught >= 2 && caught <= 3, "%u schedules caught it", caught);
+}
+
 Test(slowpoll, a_run_shorter_than_the_period_can_read_nothing)
 {
 	struct slowpoll p;
