@@ -277,12 +277,14 @@ Test(memsup_output, reader_gone_every_written_byte_logged, .timeout = 60)
 
 /* A reader that never reads (and never closes): the command blocks on its
  * full pipe, but memsup goes on sampling and the wall budget still ends
- * the run; what the reader did not take is in the log. */
+ * the run; what the reader did not take is in the log.  Every sample dense
+ * (--sparse-ms 0): a blocked command's memory is flat, and the default's
+ * sparse interval, doubling to 1 s, would take a handful in the second. */
 Test(memsup_output, stalled_reader_does_not_hang_the_run, .timeout = 60)
 {
 	struct sup_run r;
 	tmp_make(&r);
-	const char *args[] = { "-q", "--wall-s", "1", "--log-max", "unlimited", "--",
+	const char *args[] = { "-q", "--wall-s", "1", "--sparse-ms", "0", "--log-max", "unlimited", "--",
 			       prog("io_mix"), "binary", "2000000000", "4", NULL };
 	int rd = start_piped(&r, args);
 	cr_assert_eq(memsup_wait(&r), 124, "stderr: %s", r.err);
