@@ -11,6 +11,7 @@
 #include "invariant.h"
 #include "pidmap.h"
 #include "clock.h"
+#include "debug.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,20 +83,11 @@ void pview_set_ksm_path(struct pview *pv, const char *path)
 	pv->ksm_path = path;
 }
 
-/* MEMSUP_DEBUG as contain.c reads it: a positive number. */
-static int debug_on(void)
-{
-	const char *v = getenv("MEMSUP_DEBUG");
-	char *end = NULL;
-	long n = v && *v ? strtol(v, &end, 10) : 0;
-	return end && *end == '\0' && n > 0;
-}
-
 void pview_close(struct pview *pv)
 {
 	if (!pv)
 		return;
-	if (debug_on())
+	if (memsup_debug_on())
 		dprintf(2, "memsup: debug: pview: %u smaps_rollup reads, %u Pss from status\n",
 			pv->rollups, pv->derived);
 	for (size_t i = 0; i < pv->n; i++) {
@@ -384,6 +376,14 @@ static int ksm_running(const struct pview *pv)
 	return !(n >= 1 && buf[0] == '0' && (n == 1 || buf[1] == '\n'));
 }
 
+/* Whether p's last rollup still stands for image `gen`: it found every
+ * anonymous page mapped once, and no process joined the tree since
+ * (pview.h, "Pss without the walk"). */
+static int basis_holds(const struct pview *pv, const struct pview_proc *p, uint32_t gen)
+{
+	return p && p->basis_alone && p->basis_gen == gen && p->basis_joins == pv->joins;
+}
+
 /* A Pss for m from its status alone, where its last rollup allows it
  * (pview.h, "Pss without the walk").  1: m has its figures; 0: read its
  * smaps_rollup; -1: no figures now (its status says it no longer holds
@@ -393,7 +393,7 @@ static int derive_pss(struct pview *pv, struct pview_peak_member *m, struct pvie
 		      int *ksm)
 {
 	struct procfs_status st;
-	if (!p || !p->basis_alone || p->basis_gen != m->gen || p->basis_joins != pv->joins)
+	if (!basis_holds(pv, p, m->gen))
 		return 0;
 	if (*ksm < 0)
 		*ksm = ksm_running(pv);
@@ -565,9 +565,8 @@ static int carry_smaps(struct pview *pv, size_t oldn)
 		 * most, read again when the figures are refreshed) */
 		const struct pview_proc *p = proc_of(pv, m->pid);
 		uint64_t shared = o->file + o->shmem;
-		if (o->derived && o->gen == m->gen && p && p->basis_alone &&
-		    p->basis_gen == m->gen && p->basis_joins == pv->joins && m->rss > shared &&
-		    o->pss >= o->anon) {
+		if (o->derived && o->gen == m->gen && basis_holds(pv, p, m->gen) &&
+		    m->rss > shared && o->pss >= o->anon) {
 			m->anon = m->rss - shared;
 			m->pss = m->anon + (o->pss - o->anon);
 		}

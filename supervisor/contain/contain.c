@@ -16,6 +16,7 @@
 #include "invariant.h"
 #include "pidmap.h"
 #include "clock.h"
+#include "debug.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -165,23 +166,11 @@ int contain_check(const struct contain_config *cfg, char *err, size_t errlen)
 
 /* ---- MEMSUP_DEBUG: the decision said ------------------------------------------ */
 
-/* MEMSUP_DEBUG=1 (or any higher level): contain_open says on stderr, one
- * "memsup: debug: containment: ..." line each, which backend it tried,
- * why one was refused, and which it chose (memsup(1), ENVIRONMENT).  The
- * record's "containment" keeps only the outcome; these lines are for
- * supporting a run whose choice surprises.  Read once per process. */
-static int debug_on(void)
-{
-	static int level = -1;
-	if (level < 0) {
-		const char *v = getenv(CONTAIN_DEBUG_ENV);
-		char *end = NULL;
-		long n = v && *v ? strtol(v, &end, 10) : 0;
-		level = end && *end == '\0' && n > 0;
-	}
-	return level;
-}
-
+/* MEMSUP_DEBUG=1 (or any higher level, debug.h): contain_open says on
+ * stderr, one "memsup: debug: containment: ..." line each, which backend it
+ * tried, why one was refused, and which it chose (memsup(1), ENVIRONMENT).
+ * The record's "containment" keeps only the outcome; these lines are for
+ * supporting a run whose choice surprises. */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
@@ -250,7 +239,7 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 	struct contain_info info;
 	memset(&info, 0, sizeof info);
 	info.requested = cfg->cgroup == CONTAIN_OFF ? "off" : "auto";
-	int debug = debug_on();
+	int debug = memsup_debug_on();
 	if (debug)
 		say("--cgroup %s%s", info.requested,
 		    cfg->cgroup == CONTAIN_OFF ? ": the /proc scan, no cgroup tried" : "");

@@ -99,8 +99,8 @@ struct contain_waiter {
  * first few; n_left counts them all). */
 #define CONTAIN_MAX_LEFT 4u
 #define CONTAIN_LEFT_WHY_BYTES 160u
-/* MEMSUP_DEBUG=1: contain_open says its choice on stderr (contain.c). */
-#define CONTAIN_DEBUG_ENV "MEMSUP_DEBUG"
+/* MEMSUP_DEBUG=1 (debug.h): contain_open says its choice on stderr
+ * (contain.c). */
 /* Give up killing when only processes in D state were left this long. */
 #define KILL_STUCK_S 5
 
