@@ -569,6 +569,10 @@ def main(argv=None):
     ap.add_argument("--json")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
+    # the default trees (1, 10, 100) stay small; a larger one is a process
+    # count the machine must be fenced against
+    if max(args.trees) > 100:
+        benchlib.require_pids_guard("memsup_cpu", f"--trees {max(args.trees)}")
     if args.floor_ms is None:
         args.floor_ms = [args.poll_ms]
     b = Bench(args)
