@@ -78,7 +78,8 @@
  * from then.
  *
  * While sparse, a second at which nothing in the record moved but the
- * clock and the sample counts (record_marks) leaves the record on disk as
+ * clock, the sample counts and, by less than a --poll-ms, the longest gap
+ * (record_marks) leaves the record on disk as
  * it is, up to PACE_RECORD_SPARSE_NS: formatting it costs several sparse
  * samples (about 480,000 instructions, most of them its numbers).  A new
  * peak, note, phase, reaped process, byte of output or change of pace is
@@ -158,7 +159,9 @@ struct record_marks {
 	uint64_t peak, kernel_peak, log_bytes, out_bytes, wakeups;
 	size_t notes, reaped, leftovers, changes, phases;
 	unsigned procs;
-	double gap_s;
+	uint64_t gap_periods;      /* the longest gap, in whole --poll-ms: a
+				      sparse sample's wake-up late by less
+				      than one is no news */
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -1082,7 +1085,7 @@ static void record_marks_take(const struct run *r, struct record_marks *m)
 	m->changes = rec->sampling.n_changes;
 	m->phases = r->cfg->phases ? phases_count(r->cfg->phases) : 0;
 	m->procs = rec->max_processes;
-	m->gap_s = rec->longest_gap_s;
+	m->gap_periods = r->gap_ns / r->period_ns;
 }
 
 /* Whether the once-a-second rewrite of the record is due: always while
