@@ -9,6 +9,7 @@
  * two can be compared: what memsup spends above this is its own work.
  * Exit status 0, 2 on a bad argument.
  */
+#define _GNU_SOURCE /* ppoll */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>

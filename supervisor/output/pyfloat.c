@@ -2,6 +2,7 @@
 #include "output/pyfloat.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ static char memo[PYFLOAT_BYTES];
 static size_t memo_n;
 
 static size_t format(double v, char *buf, size_t cap);
+static size_t format_nanos(double v, char *buf);
 
 size_t pyfloat_format(double v, char *buf, size_t cap)
 {
@@ -26,11 +28,57 @@ size_t pyfloat_format(double v, char *buf, size_t cap)
 		memcpy(buf, memo, memo_n + 1);
 		return memo_n;
 	}
-	size_t n = format(v, buf, cap);
+	size_t n = format_nanos(v, buf);
+	if (n == 0)
+		n = format(v, buf, cap);
 	memo_v = v;
 	memcpy(memo, buf, n + 1);
 	memo_n = n;
 	return n;
+}
+
+/* The common case without the search: nearly every double memsup writes
+ * is a time, a whole count of nanoseconds over 1e9 (since_start_s), or a
+ * size or share with few decimals.  When v is k / 1e9 for a whole k (the
+ * division correctly rounded, so that strtod of k's 9-decimal text gives v
+ * back), and 1e-4 <= v < 1e6 (repr's fixed notation; and below 1e6 two
+ * doubles are more than 2e-10 apart nowhere, so no text with 9 decimals or
+ * fewer but that one reads back as v: it is the shortest, and repr's), v
+ * is k's digits with the point 9 from the end and the zeros after the last
+ * nonzero decimal dropped ("1.5", "100.0").  0 when v is not such a
+ * double: the search below decides.  tests/unit/test_pyfloat.c checks the
+ * two agree. */
+static size_t format_nanos(double v, char *buf)
+{
+	if (!(v >= 1e-4 && v < 1e6) && !(v == 0 && !signbit(v)))
+		return 0;
+	uint64_t k = (uint64_t)(v * 1e9 + 0.5);
+	if ((double)k / 1e9 != v)
+		return 0;
+	uint64_t whole = k / 1000000000u;
+	uint32_t frac = (uint32_t)(k % 1000000000u);
+	char rev[24];
+	size_t o = 0, nr = 0;
+	do
+		rev[nr++] = (char)('0' + whole % 10);
+	while ((whole /= 10) != 0);
+	while (nr)
+		buf[o++] = rev[--nr];
+	buf[o++] = '.';
+	if (frac == 0) {
+		buf[o++] = '0';
+	} else {
+		int last = 9;
+		while (frac % 10 == 0) {
+			frac /= 10;
+			last--;
+		}
+		for (int i = last - 1; i >= 0; i--, frac /= 10)
+			buf[o + (size_t)i] = (char)('0' + frac % 10);
+		o += (size_t)last;
+	}
+	buf[o] = '\0';
+	return o;
 }
 
 static size_t format(double v, char *buf, size_t cap)
