@@ -8,13 +8,13 @@
 #include "output/timeline.h"
 #include "output/jsonr.h"
 #include "output/pyfloat.h"
+#include "decimal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,58 +24,121 @@
 
 /* ---- writing ------------------------------------------------------------------- */
 
-size_t timeline_format_rss(double t, uint64_t bytes, char *buf, size_t cap)
+/* A line is built by appending to buf, never past cap - 1 (a line that
+ * would not fit is cut; the _LINE_MAX sizes leave room for the longest).
+ * No printf: a dense sample writes two lines, and vsnprintf's parsing of
+ * its format was most of what the writing cost. */
+struct line {
+	char *buf;
+	size_t cap, n;
+};
+
+static void put_bytes(struct line *l, const char *s, size_t len)
 {
-	char f[PYFLOAT_BYTES];
-	pyfloat_format(t, f, sizeof f);
-	int n = snprintf(buf, cap, "[%s, %" PRIu64 "]\n", f, bytes);
-	return n < 0 ? 0 : (size_t)n;
+	if (l->n + 1 >= l->cap)
+		return;
+	size_t room = l->cap - 1 - l->n;
+	if (len > room)
+		len = room;
+	memcpy(l->buf + l->n, s, len);
+	l->n += len;
+	l->buf[l->n] = '\0';
 }
 
-/* snprintf at buf + *n, never past cap (a line that would not fit is cut;
- * TIMELINE_LINE_MAX leaves room for the longest). */
-__attribute__((format(printf, 4, 5)))
-static void put(char *buf, size_t cap, size_t *n, const char *fmt, ...)
+#define put_lit(l, s) put_bytes((l), (s), sizeof(s) - 1)
+
+static void put_u64(struct line *l, uint64_t v)
 {
-	va_list ap;
-	if (*n >= cap)
-		return;
-	va_start(ap, fmt);
-	int k = vsnprintf(buf + *n, cap - *n, fmt, ap);
-	va_end(ap);
-	if (k > 0)
-		*n += (size_t)k < cap - *n ? (size_t)k : cap - *n - 1;
+	char num[DECIMAL_U64_BYTES];
+	put_bytes(l, num, decimal_format_u64(num, v));
+}
+
+static void put_float(struct line *l, double v)
+{
+	char f[PYFLOAT_BYTES];
+	put_bytes(l, f, pyfloat_format(v, f, sizeof f));
+}
+
+static size_t line_end(struct line *l)
+{
+	if (l->cap)
+		l->buf[l->n] = '\0';
+	return l->n;
+}
+
+size_t timeline_format_rss(double t, uint64_t bytes, char *buf, size_t cap)
+{
+	struct line l = { buf, cap, 0 };
+	put_lit(&l, "[");
+	put_float(&l, t);
+	put_lit(&l, ", ");
+	put_u64(&l, bytes);
+	put_lit(&l, "]\n");
+	return line_end(&l);
 }
 
 size_t timeline_format_sample(const struct timeline_sample *s, char *buf, size_t cap)
 {
-	char f[PYFLOAT_BYTES];
-	size_t n = 0;
-	pyfloat_format(s->t, f, sizeof f);
-	put(buf, cap, &n, "{\"t\": %s, \"rss\": %" PRIu64 ", \"processes\": %u", f, s->rss,
-	    s->processes);
-	if (s->traced)
-		put(buf, cap, &n, ", \"heap\": %" PRIu64 ", \"mapped_anon\": %" PRIu64
-		    ", \"mapped_file\": %" PRIu64, s->heap, s->mapped_anon, s->mapped_file);
-	else
-		put(buf, cap, &n, ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
-	if (s->have_pss)
-		put(buf, cap, &n, ", \"pss\": %" PRIu64, s->pss);
-	if (s->have_cgroup)
-		put(buf, cap, &n, ", \"cgroup\": %" PRIu64, s->cgroup);
-	if (s->have_split)
-		put(buf, cap, &n, ", \"cgroup_anon\": %" PRIu64 ", \"cgroup_page_cache\": %" PRIu64
-		    ", \"cgroup_shmem\": %" PRIu64 ", \"cgroup_kernel\": %" PRIu64, s->cgroup_anon,
-		    s->cgroup_page_cache, s->cgroup_shmem, s->cgroup_kernel);
-	if (s->have_events)
-		put(buf, cap, &n, ", \"cgroup_limit_hits\": %" PRIu64 ", \"cgroup_oom_kills\": %" PRIu64,
-		    s->cgroup_limit_hits, s->cgroup_oom_kills);
-	put(buf, cap, &n, ", \"top\": [");
-	for (size_t i = 0; i < s->n_top && i < TIMELINE_TOP; i++)
-		put(buf, cap, &n, "%s[%d, %" PRIu64 "]", i ? ", " : "", (int)s->top[i].pid,
-		    s->top[i].rss);
-	put(buf, cap, &n, "]}\n");
-	return n;
+	struct line l = { buf, cap, 0 };
+	put_lit(&l, "{\"t\": ");
+	put_float(&l, s->t);
+	put_lit(&l, ", \"rss\": ");
+	put_u64(&l, s->rss);
+	put_lit(&l, ", \"processes\": ");
+	put_u64(&l, s->processes);
+	if (s->traced) {
+		put_lit(&l, ", \"heap\": ");
+		put_u64(&l, s->heap);
+		put_lit(&l, ", \"mapped_anon\": ");
+		put_u64(&l, s->mapped_anon);
+		put_lit(&l, ", \"mapped_file\": ");
+		put_u64(&l, s->mapped_file);
+	} else {
+		put_lit(&l, ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
+	}
+	if (s->have_pss) {
+		put_lit(&l, ", \"pss\": ");
+		put_u64(&l, s->pss);
+	}
+	if (s->have_cgroup) {
+		put_lit(&l, ", \"cgroup\": ");
+		put_u64(&l, s->cgroup);
+	}
+	if (s->have_split) {
+		put_lit(&l, ", \"cgroup_anon\": ");
+		put_u64(&l, s->cgroup_anon);
+		put_lit(&l, ", \"cgroup_page_cache\": ");
+		put_u64(&l, s->cgroup_page_cache);
+		put_lit(&l, ", \"cgroup_shmem\": ");
+		put_u64(&l, s->cgroup_shmem);
+		put_lit(&l, ", \"cgroup_kernel\": ");
+		put_u64(&l, s->cgroup_kernel);
+	}
+	if (s->have_events) {
+		put_lit(&l, ", \"cgroup_limit_hits\": ");
+		put_u64(&l, s->cgroup_limit_hits);
+		put_lit(&l, ", \"cgroup_oom_kills\": ");
+		put_u64(&l, s->cgroup_oom_kills);
+	}
+	put_lit(&l, ", \"top\": [");
+	for (size_t i = 0; i < s->n_top && i < TIMELINE_TOP; i++) {
+		char pid[DECIMAL_U64_BYTES + 1];
+		size_t np = 0;
+		if (i)
+			put_lit(&l, ", ");
+		put_lit(&l, "[");
+		/* a pid is positive; a forged negative one is written as such */
+		if (s->top[i].pid < 0)
+			pid[np++] = '-';
+		np += decimal_format_u64(pid + np, s->top[i].pid < 0 ? -(uint64_t)s->top[i].pid
+								   : (uint64_t)s->top[i].pid);
+		put_bytes(&l, pid, np);
+		put_lit(&l, ", ");
+		put_u64(&l, s->top[i].rss);
+		put_lit(&l, "]");
+	}
+	put_lit(&l, "]}\n");
+	return line_end(&l);
 }
 
 /* ---- the written forms, scanned ----------------------------------------------- */
