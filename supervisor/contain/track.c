@@ -56,6 +56,7 @@ struct track {
 	pid_t self;
 	struct pidmap map;         /* struct entry */
 	unsigned gen;
+	size_t live;               /* entries not dead */
 	size_t nfds, fd_cap;
 	struct home home[HOME_MAX];
 	size_t nhome;
@@ -114,6 +115,10 @@ static void forget(struct track *t, struct entry *e)
 		t->nfds--;
 	}
 	e->fd = -1;
+	if (!e->dead) {
+		MT_ASSERT(t->live > 0);
+		t->live--;
+	}
 	e->dead = 1;
 	e->stopped = 0;
 }
@@ -163,6 +168,7 @@ static int hold(struct track *t, struct entry *e, pid_t pid)
 	e->fd = fd;
 	e->start = st.starttime;
 	e->dead = 0;
+	t->live++;
 	t->nfds += fd >= 0;
 	return 0;
 }
@@ -188,8 +194,9 @@ static int send(const struct track *t, const struct entry *e, int sig)
 	return kill(e->pid, sig) < 0 ? -errno : 0;
 }
 
-/* Add or refresh `pid`; the entry, or NULL when it could not be held. */
-static struct entry *note_one(struct track *t, pid_t pid)
+/* Add or refresh `pid`; the entry, or NULL when it could not be held.
+ * *seen counts the entries this listing gave, each once. */
+static struct entry *note_one(struct track *t, pid_t pid, size_t *seen)
 {
 	int added = 0;
 	struct entry *e = pidmap_add(&t->map, pid, &added);
@@ -197,6 +204,8 @@ static struct entry *note_one(struct track *t, pid_t pid)
 		return NULL;
 	if ((added || e->dead) && hold(t, e, pid) < 0)
 		return NULL;
+	if (added || e->gen != t->gen)
+		(*seen)++;
 	e->gen = t->gen;
 	return e;
 }
@@ -227,8 +236,13 @@ static void compact(struct track *t, size_t live)
 
 /* not in this listing: ended, or left the cgroups; only the first are
  * forgotten (their fds closed) */
-static void prune(struct track *t)
+static void prune(struct track *t, size_t seen)
 {
+	/* every live entry in this listing: none to look for (a dense
+	 * sample's case, where walking the table was most of the cost) */
+	MT_ASSERT(seen <= t->live);
+	if (seen == t->live)
+		return;
 	size_t live = 0;
 	for (size_t i = 0; i < t->map.cap; i++) {
 		struct entry *e = pidmap_slot(&t->map, i);
@@ -236,24 +250,27 @@ static void prune(struct track *t)
 			forget(t, e);
 		live += e && !e->dead;
 	}
+	MT_ASSERT(live == t->live);
 	if (t->map.used > 4 * live + 1024)
 		compact(t, live);
 }
 
 void track_note(struct track *t, const pid_t *pids, size_t n)
 {
+	size_t seen = 0;
 	t->gen++;
 	for (size_t i = 0; i < n; i++)
-		note_one(t, pids[i]);
-	prune(t);
+		note_one(t, pids[i], &seen);
+	prune(t, seen);
 }
 
 void track_note_members(struct track *t, const struct tree_member *m, size_t n)
 {
+	size_t seen = 0;
 	t->gen++;
 	for (size_t i = 0; i < n; i++)
-		note_one(t, m[i].pid);
-	prune(t);
+		note_one(t, m[i].pid, &seen);
+	prune(t, seen);
 }
 
 size_t track_count(const struct track *t)
@@ -427,9 +444,10 @@ static int hold_descendants(struct track *t, struct tree *desc)
 	if (!pids)
 		return -ENOMEM;
 	n = tree_pids(desc, pids, n);
+	size_t seen = 0;
 	t->gen++;
 	for (size_t i = 0; i < n; i++)
-		note_one(t, pids[i]);
+		note_one(t, pids[i], &seen);
 	if (pids != buf)
 		free(pids);
 	return 0;
