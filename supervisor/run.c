@@ -23,6 +23,7 @@
 #include "output/relay.h"
 #include "output/transcript.h"
 #include "output/timeline.h"
+#include "pollset.h"
 #include "sentinel.h"
 #include "units.h"
 #include "clock.h"
@@ -148,6 +149,8 @@ struct run {
 	uint64_t period_ns;        /* --poll-ms: the dense interval */
 	uint64_t next_due;         /* when the next sample is due */
 	struct pace pace;
+	/* the loop's steady slots (0..RUN_STEADY_SLOTS) behind one epoll fd */
+	struct pollset ps;
 	/* Slurm's poll of the summed RSS, followed from these samples */
 	struct slowpoll slurm_poll;
 	int slurm_poll_anon;       /* it follows the cgroup's anon, not RSS */
@@ -286,6 +289,20 @@ static int finish_stop(void *ctx)
 /* The command's output's poll slots: the relay's, then a transcript's
  * (which reads what is typed only while memsup's terminal is raw). */
 #define OUTPUT_POLL_SLOTS (RELAY_POLL_SLOTS + TRANSCRIPT_POLL_SLOTS)
+
+/* The supervision loop's steady slots, each an fd that stays for long
+ * stretches (pollset.h keeps them registered); the output's slots, which
+ * the relay turns on and off as it naps, follow them. */
+enum run_slot {
+	SLOT_SIGNALS,   /* the signalfd */
+	SLOT_MAIN,      /* the main process's pidfd */
+	SLOT_RECORDS,   /* the records' inotify fd */
+	SLOT_MARKS,     /* the marks file's */
+	SLOT_KERNEL,    /* the cgroup's event file (an OOM kill) */
+	SLOT_WATCH,     /* sparse: the usage's marks (contain_watch) */
+	SLOT_BELOW,     /* a cgroup made below the run's */
+	RUN_STEADY_SLOTS
+};
 
 static void output_poll_set(struct run *r, struct pollfd pfd[OUTPUT_POLL_SLOTS])
 {
@@ -764,10 +781,12 @@ static void pace_switch(struct run *r, uint64_t now, int sparse)
 		s->sparse_time_s += (double)(now - p->sparse_since) / 1e9;
 	p->sparse = sparse;
 	p->step_ns = p->sparse_ns; /* every stretch of sparse starts at --sparse-ms */
-	if (sparse)
+	if (sparse) {
 		p->sparse_since = now;
-	else
+	} else {
 		contain_unwatch(r->contain); /* its eventfd closed: unregistered */
+		pollset_forget(&r->ps, SLOT_WATCH);
+	}
 	pace_note_change(r, now, sparse, sparse ? p->step_ns : r->period_ns);
 	s->switches++;
 }
@@ -823,6 +842,7 @@ static void pace_after_sample(struct run *r, uint64_t now, uint64_t rss, unsigne
 	 * the usage now, and memsup looks less often */
 	uint64_t d = pace_delta(k->usage);
 	int rc = contain_watch(r->contain, k->usage > d ? k->usage - d : 0, k->usage + d);
+	pollset_forget(&r->ps, SLOT_WATCH); /* a new eventfd, maybe the old one's number */
 	if (rc < 0) {
 		/* what the kernel refused once it refuses again: dense for good */
 		snprintf(run_pace_why, sizeof run_pace_why, "the kernel refused a usage threshold "
@@ -1113,6 +1133,7 @@ static enum sup_reason supervise(struct run *r)
 	struct record_marks written;      /* and what it held */
 	record_marks_take(r, &written);
 	enum sup_reason reason = SUP_REASON_NONE;
+	pollset_open(&r->ps, RUN_STEADY_SLOTS);
 
 	while (!r->main_done && !r->interrupt) {
 		uint64_t now = clock_mono_ns();
@@ -1180,35 +1201,36 @@ static enum sup_reason supervise(struct run *r)
 		now = clock_mono_ns();
 		uint64_t wait = wake > now ? wake - now : 0;
 		struct timespec ts = { (time_t)(wait / NS_PER_S), (long)(wait % NS_PER_S) };
-		/* slot 2, the records' inotify fd: new files are mapped at
+		/* the records' inotify fd: new files are mapped at
 		 * once, so that a sample never waits on a burst of them */
 		int lfd = r->live ? live_fd(r->live) : -1;
 		int mfd = phases_fd(r->cfg->phases);
-		/* slot 4: the cgroup's event file (an OOM kill), -1 without one;
-		 * slots 5..: the command's output, moved as it comes */
+		/* the cgroup's event file (an OOM kill), -1 without one; after
+		 * the steady slots, the command's output, moved as it comes */
 		short kev;
 		int kfd = contain_event_fd(r->contain, &kev);
-		/* slot 5: sparse, the usage's marks (contain_watch); once it
+		/* sparse, the usage's marks (contain_watch); once it
 		 * woke memsup it is not looked at again before the sample */
 		int wfd = r->pace.sparse && !r->pace.woke ? contain_watch_fd(r->contain) : -1;
-		/* slot 6: a cgroup made below the run's (contain_below_fd):
+		/* a cgroup made below the run's (contain_below_fd):
 		 * until one is, a sample lists the run's own cgroup alone */
 		int bfd = contain_below_fd(r->contain);
-		struct pollfd pfd[7 + OUTPUT_POLL_SLOTS] = {
-			{ r->sfd, POLLIN, 0 }, { r->pidfd, POLLIN, 0 },
-			{ lfd, POLLIN, 0 }, { mfd, POLLIN, 0 }, { kfd, kev, 0 },
-			{ wfd, POLLIN, 0 }, { bfd, POLLIN, 0 } };
-		output_poll_set(r, pfd + 7);
-		int np = ppoll(pfd, 7 + OUTPUT_POLL_SLOTS, &ts, NULL);
-		if (np > 0 && pfd[0].revents)
+		struct pollfd pfd[RUN_STEADY_SLOTS + OUTPUT_POLL_SLOTS] = {
+			[SLOT_SIGNALS] = { r->sfd, POLLIN, 0 }, [SLOT_MAIN] = { r->pidfd, POLLIN, 0 },
+			[SLOT_RECORDS] = { lfd, POLLIN, 0 }, [SLOT_MARKS] = { mfd, POLLIN, 0 },
+			[SLOT_KERNEL] = { kfd, kev, 0 }, [SLOT_WATCH] = { wfd, POLLIN, 0 },
+			[SLOT_BELOW] = { bfd, POLLIN, 0 } };
+		output_poll_set(r, pfd + RUN_STEADY_SLOTS);
+		int np = pollset_wait(&r->ps, pfd, OUTPUT_POLL_SLOTS, &ts);
+		if (np > 0 && pfd[SLOT_SIGNALS].revents)
 			drain_signals(r);
 		/* The pidfd turns readable the moment the main process exits
 		 * (before, or without, SIGCHLD being read). */
-		if (np > 0 && r->pidfd >= 0 && pfd[1].revents)
+		if (np > 0 && r->pidfd >= 0 && pfd[SLOT_MAIN].revents)
 			reap(r);
 		if (r->stop_sig && !r->main_done)
 			job_stopped(r);
-		if (np > 0 && lfd >= 0 && pfd[2].revents) {
+		if (np > 0 && lfd >= 0 && pfd[SLOT_RECORDS].revents) {
 			size_t had = live_count(r->live);
 			live_update(r->live, 0);
 			/* a new image: churn is movement (short processes
@@ -1220,29 +1242,31 @@ static enum sup_reason supervise(struct run *r)
 			if (live_count(r->live) > had)
 				pace_wake(r, &next, &r->rec->sampling.churn_wakeups);
 		}
-		/* slot 3: a line in the marks file, stamped now */
-		if (np > 0 && mfd >= 0 && pfd[3].revents)
+		/* a line in the marks file, stamped now */
+		if (np > 0 && mfd >= 0 && pfd[SLOT_MARKS].revents)
 			phases_read_file(r->cfg->phases, since_start_s(r, clock_mono_ns()), 0,
 					 r->cfg->proc_root, r->live);
-		/* slot 4: the kernel has news (an OOM kill): sample now */
-		if (np > 0 && kfd >= 0 && pfd[4].revents)
+		/* the kernel has news (an OOM kill): sample now */
+		if (np > 0 && kfd >= 0 && pfd[SLOT_KERNEL].revents)
 			next = clock_mono_ns();
-		/* slot 5: the usage crossed a mark: dense again */
-		if (np > 0 && wfd >= 0 && pfd[5].revents)
+		/* the usage crossed a mark: dense again */
+		if (np > 0 && wfd >= 0 && pfd[SLOT_WATCH].revents)
 			pace_wake(r, &next, &r->rec->sampling.threshold_wakeups);
-		/* slot 6: a cgroup below the run's: from now on every listing
+		/* a cgroup below the run's: from now on every listing
 		 * looks below, and a sample at once (the one before may have
 		 * missed a process moved there since this poll began) */
-		if (np > 0 && bfd >= 0 && pfd[6].revents) {
+		if (np > 0 && bfd >= 0 && pfd[SLOT_BELOW].revents) {
 			contain_below_told(r->contain);
+			pollset_forget(&r->ps, SLOT_BELOW);
 			next = clock_mono_ns();
 		}
-		int rc = np > 0 ? output_pump(r, pfd + 7) : 0;
+		int rc = np > 0 ? output_pump(r, pfd + RUN_STEADY_SLOTS) : 0;
 		if (rc < 0) {
 			relay_failed(r, rc, &reason);
 			break;
 		}
 	}
+	pollset_close(&r->ps);
 	return reason;
 }
 
@@ -1561,6 +1585,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	r.ev = ev;
 	r.rec = rec;
 	r.sfd = r.pidfd = -1;
+	r.ps.epfd = -1;
 	r.term.fd = -1;
 	r.sentinel.fd = -1;
 	jitter_init(&r.jit);
