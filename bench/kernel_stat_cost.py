@@ -5,8 +5,9 @@ against a memsup without it -- a build of an earlier commit, passed as
 `--memsup before=PATH` -- in the same run.
 
 Each memsup supervises `bench/sleep_tree N SECONDS` (N idle processes) with
-`-q --no-trace --poll-ms P` in its cgroup of its own (the default), and the
-figures are per sample (the record's "samples"):
+`-q --no-trace --poll-ms P` (with --dense, `--sparse-ms 0` too: every sample
+at --poll-ms) in its cgroup of its own (the default), and the figures are
+per sample (the record's "samples"):
 
   CPU per sample    the memsup process's own run time (schedstat, read from
                     its zombie: memsup_cpu.py's method) over its samples;
@@ -58,8 +59,9 @@ FILES_V2 = ["memory.current", "memory.stat", "memory.events"]
 
 
 def memsup_argv(memsup, outdir, args, seconds):
-    return [str(memsup), "-q", "-o", str(outdir), "--poll-ms", str(args.poll_ms), "--no-trace",
-            "--", str(args.tree_prog), str(args.procs), str(seconds)]
+    return ([str(memsup), "-q", "-o", str(outdir), "--poll-ms", str(args.poll_ms), "--no-trace"]
+            + (["--sparse-ms", "0"] if args.dense else [])
+            + ["--", str(args.tree_prog), str(args.procs), str(seconds)])
 
 
 def record(outdir):
@@ -183,6 +185,10 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--preads", type=int, default=20000)
     ap.add_argument("--no-callgrind", dest="callgrind", action="store_false")
+    ap.add_argument("--dense", action="store_true",
+                    help="every sample at --poll-ms (--sparse-ms 0): the cost of a dense "
+                    "sample, where the default follows the memory and an idle tree is "
+                    "sampled about once a second")
     args = ap.parse_args(argv)
     builddir = benchlib.find_builddir(args.builddir)
     memsups = []
