@@ -2,6 +2,7 @@
  * (tests/data/proc/files), including truncated and odd files, and the
  * readers against a fake proc root. */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -152,6 +153,29 @@ Test(procfs, statm)
 		     "took a text field cut short");
 	cr_expect_eq(procfs_parse_statm("", 0, &sm), -EINVAL);
 	cr_expect_eq(procfs_parse_statm("1 x 3", 5, &sm), -EINVAL);
+}
+
+/* Numbers at and past 64 bits: the largest is taken, one more is not,
+ * and leading zeros past 19 digits are no overflow. */
+Test(procfs, statm_numbers_at_64_bits)
+{
+	struct procfs_statm sm;
+	const char *max = "1 18446744073709551615 3 4 5 6 7\n";
+	cr_assert_eq(procfs_parse_statm(max, strlen(max), &sm), 0);
+	cr_expect_eq(sm.resident_pages, UINT64_MAX);
+	const char *over = "1 18446744073709551616 3 4 5 6 7\n";
+	cr_expect_eq(procfs_parse_statm(over, strlen(over), &sm), -EINVAL);
+	const char *wide = "1 99999999999999999999 3 4 5 6 7\n";
+	cr_expect_eq(procfs_parse_statm(wide, strlen(wide), &sm), -EINVAL);
+	const char *longer = "1 184467440737095516150 3 4 5 6 7\n";
+	cr_expect_eq(procfs_parse_statm(longer, strlen(longer), &sm), -EINVAL);
+	const char *zeros = "1 0000000000000000000000042 3 0000000000000000000009 5 6 7\n";
+	cr_assert_eq(procfs_parse_statm(zeros, strlen(zeros), &sm), 0);
+	cr_expect_eq(sm.resident_pages, 42);
+	cr_expect_eq(sm.text_pages, 9);
+	/* 19 digits, then the text ends: no read past it */
+	const char *nine = "1 9999999999999999999";
+	cr_expect_eq(procfs_parse_statm(nine, strlen(nine), &sm), -EINVAL);
 }
 
 Test(procfs, children)
