@@ -15,6 +15,7 @@
 #include "recordjson.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,31 @@ static struct merge_aside *add_aside(struct merged_run *m, size_t *cap, pid_t pi
 	return a;
 }
 
+/* The record's figures memsup's view keeps under the same name, copied
+ * as they are both ways (merge_keep_record, merge_record_of); each is the
+ * same size in both (checked here at compile time).  Not in the list:
+ * heap_current and total_current, which keeping adjusts, and what is kept
+ * beside the figures (argv, exe, the markers, the histogram). */
+#define KEPT_FIELDS(X)                                                                   \
+	X(version) X(pid) X(ppid) X(parent_pid) X(gen) X(relation) X(parent_gen) X(flags) \
+	X(argc) X(state) X(marker_count) X(start_mono_ns) X(start_real_ns) X(end_mono_ns) \
+	X(heap_peak) X(heap_peak_mono_ns) X(heap_at_fork) X(map_anon_at_fork)            \
+	X(heap_requested_total) X(heap_largest_request) X(calls) X(map_anon_current)     \
+	X(map_anon_peak) X(map_file_current) X(map_file_peak) X(map_largest)             \
+	X(map_untracked_calls) X(map_untracked_bytes) X(total_peak)                      \
+	X(total_peak_mono_ns) X(exit_code) X(exit_signal) X(vm_hwm_kb) X(vm_rss_kb)      \
+	X(vm_peak_kb) X(ru_maxrss_self_kb) X(ru_maxrss_children_kb)
+
+#define FIELD_SIZE(type, f) sizeof(((const struct type *)0)->f)
+#define KEPT_FIELD(f)                                                               \
+	{ offsetof(struct mt_record, f), offsetof(struct image_rec, f),               \
+	  FIELD_SIZE(image_rec, f) +                                                  \
+		  0 * sizeof(char[FIELD_SIZE(mt_record, f) == FIELD_SIZE(image_rec, f) ? 1 : -1]) },
+
+static const struct kept_field {
+	size_t in_record, in_view, size;
+} kept_fields[] = { KEPT_FIELDS(KEPT_FIELD) };
+
 int merge_keep_record(struct image_view *iv, const struct mt_record *r)
 {
 	struct image_rec *k = &iv->rec;
@@ -134,48 +160,14 @@ int merge_keep_record(struct image_view *iv, const struct mt_record *r)
 	size_t elen = strnlen(r->exe, MT_EXE_BYTES - 1);
 	uint32_t nm = r->marker_count < MT_MARKERS ? r->marker_count : MT_MARKERS;
 	unsigned hl = recordjson_hist_len(r->hist);
-	k->version = r->version;
-	k->pid = r->pid;
-	k->ppid = r->ppid;
-	k->parent_pid = r->parent_pid;
-	k->gen = r->gen;
-	k->relation = r->relation;
-	k->parent_gen = r->parent_gen;
-	k->flags = r->flags;
-	k->argc = r->argc;
-	k->state = r->state;
-	k->marker_count = r->marker_count;
-	k->start_mono_ns = r->start_mono_ns;
-	k->start_real_ns = r->start_real_ns;
-	k->end_mono_ns = r->end_mono_ns;
+	for (size_t i = 0; i < sizeof kept_fields / sizeof kept_fields[0]; i++)
+		memcpy((char *)k + kept_fields[i].in_view,
+		       (const char *)r + kept_fields[i].in_record, kept_fields[i].size);
 	/* a record read live may say below zero for a moment (record.h) */
 	k->heap_current = (int64_t)r->heap_current > 0 ? r->heap_current : 0;
-	k->heap_peak = r->heap_peak;
-	k->heap_peak_mono_ns = r->heap_peak_mono_ns;
-	k->heap_at_fork = r->heap_at_fork;
-	k->map_anon_at_fork = r->map_anon_at_fork;
-	k->heap_requested_total = r->heap_requested_total;
-	k->heap_largest_request = r->heap_largest_request;
-	memcpy(k->calls, r->calls, sizeof k->calls);
-	k->map_anon_current = r->map_anon_current;
-	k->map_anon_peak = r->map_anon_peak;
-	k->map_file_current = r->map_file_current;
-	k->map_file_peak = r->map_file_peak;
-	k->map_largest = r->map_largest;
-	k->map_untracked_calls = r->map_untracked_calls;
-	k->map_untracked_bytes = r->map_untracked_bytes;
 	/* not r->total_current: the shim stores that one at peaks, mapping
 	 * calls and the end only, and an image cut off while running has none */
 	k->total_current = r->heap_current + r->map_anon_current + r->map_file_current;
-	k->total_peak = r->total_peak;
-	k->total_peak_mono_ns = r->total_peak_mono_ns;
-	k->exit_code = r->exit_code;
-	k->exit_signal = r->exit_signal;
-	k->vm_hwm_kb = r->vm_hwm_kb;
-	k->vm_rss_kb = r->vm_rss_kb;
-	k->vm_peak_kb = r->vm_peak_kb;
-	k->ru_maxrss_self_kb = r->ru_maxrss_self_kb;
-	k->ru_maxrss_children_kb = r->ru_maxrss_children_kb;
 	/* argv (argv_bytes, its last NUL kept: like /proc/PID/cmdline, every
 	 * argument is NUL-terminated, so an empty last one is not lost) and
 	 * exe, at their length in one block */
@@ -213,44 +205,14 @@ void merge_record_of(const struct image_view *iv, struct mt_record *out)
 	MT_ASSERT(k->hist_len <= MT_HIST_BUCKETS);
 	memset(out, 0, sizeof *out);
 	out->magic = MT_RECORD_MAGIC;
-	out->version = k->version;
 	out->record_size = MT_RECORD_SIZE;
-	out->pid = k->pid;
-	out->ppid = k->ppid;
-	out->gen = k->gen;
-	out->relation = k->relation;
-	out->parent_pid = k->parent_pid;
-	out->parent_gen = k->parent_gen;
-	out->flags = k->flags;
-	out->argc = k->argc;
-	out->start_mono_ns = k->start_mono_ns;
-	out->start_real_ns = k->start_real_ns;
+	for (size_t i = 0; i < sizeof kept_fields / sizeof kept_fields[0]; i++)
+		memcpy((char *)out + kept_fields[i].in_record,
+		       (const char *)k + kept_fields[i].in_view, kept_fields[i].size);
 	out->heap_current = k->heap_current;
-	out->heap_peak = k->heap_peak;
-	out->heap_peak_mono_ns = k->heap_peak_mono_ns;
-	out->heap_requested_total = k->heap_requested_total;
-	out->heap_largest_request = k->heap_largest_request;
-	memcpy(out->calls, k->calls, sizeof out->calls);
+	out->total_current = k->total_current;
 	if (k->hist_len)
 		memcpy(out->hist, iv->hist, k->hist_len * sizeof *iv->hist);
-	out->map_anon_current = k->map_anon_current;
-	out->map_anon_peak = k->map_anon_peak;
-	out->map_file_current = k->map_file_current;
-	out->map_file_peak = k->map_file_peak;
-	out->map_largest = k->map_largest;
-	out->total_current = k->total_current;
-	out->total_peak = k->total_peak;
-	out->total_peak_mono_ns = k->total_peak_mono_ns;
-	out->end_mono_ns = k->end_mono_ns;
-	out->exit_code = k->exit_code;
-	out->exit_signal = k->exit_signal;
-	out->vm_hwm_kb = k->vm_hwm_kb;
-	out->vm_rss_kb = k->vm_rss_kb;
-	out->vm_peak_kb = k->vm_peak_kb;
-	out->ru_maxrss_self_kb = k->ru_maxrss_self_kb;
-	out->ru_maxrss_children_kb = k->ru_maxrss_children_kb;
-	out->state = k->state;
-	out->marker_count = k->marker_count;
 	if (nm && iv->markers)
 		memcpy(out->markers, iv->markers, nm * sizeof *out->markers);
 	if (nm && iv->marker_rusage)
@@ -264,10 +226,6 @@ void merge_record_of(const struct image_view *iv, struct mt_record *out)
 	}
 	if (iv->exe)
 		strncpy(out->exe, iv->exe, MT_EXE_BYTES - 1);
-	out->map_untracked_calls = k->map_untracked_calls;
-	out->map_untracked_bytes = k->map_untracked_bytes;
-	out->heap_at_fork = k->heap_at_fork;
-	out->map_anon_at_fork = k->map_anon_at_fork;
 }
 
 /* 1. the shim's view: one image per record file, with its final contents.
