@@ -24,11 +24,13 @@ static void set_run_env(const struct sup_run *r)
 		setenv(run_env[i], run_env[i + 1], 1);
 }
 
-/* memsup -o TMP/ev -e MEMTRACE_SAMPLE_BYTES=1 -- program 100 */
+/* memsup -o TMP/ev -e MEMTRACE_SAMPLE_BYTES=1 -- program 300: the sites are
+ * read at a sample while all five blocks are held, and under a load of
+ * dozens a 100 ms hold was seen to get a single sample, too late */
 static void run_lines(struct sup_run *r, const char *program, const char *const *env)
 {
 	const char *argv[] = { env_or_skip("MEMSUP"), "-o", r->dir, "-e", "MEMTRACE_SAMPLE_BYTES=1",
-			       "--", program, "100", NULL };
+			       "--", program, "300", NULL };
 	run_env = env;
 	sup_spawn(r, set_run_env, argv);
 	cr_assert_eq(memsup_wait(r), 0, "memsup: status %d; stderr: %s", r->status, r->err);
