@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -298,7 +299,14 @@ int cgroup_layout(const char *root, const char *proc_root, pid_t self, struct cg
 {
 	char file[PATH_MAX], text[8192], path[PATH_MAX], base[PATH_MAX];
 	size_t len;
-	memset(out, 0, sizeof *out);
+	/* every field but the string arrays' unused tails: 17 KB of which a
+	 * layout fills a few hundred bytes, not worth a page fault each */
+	out->kind = CG_LAYOUT_NONE;
+	for (int h = 0; h < CG_NHIER; h++) {
+		out->own[h][0] = '\0';
+		out->own_is_root[h] = 0;
+	}
+	out->why[0] = '\0';
 	if (!root)
 		root = CGROUP_ROOT;
 	snprintf(file, sizeof file, "%s/%d/cgroup", proc_root ? proc_root : "/proc", (int)self);
@@ -358,20 +366,25 @@ struct cg_member {
 int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 		     const struct contain_config *cfg, unsigned kinds)
 {
-	struct cg_layout l;
-	int rc = cgroup_layout(cfg->cgroup_root, cfg->proc_root, cfg->self, &l);
-	if (rc < 0)
-		return rc;
-	if (!(kinds & (1u << l.kind)))
-		return -ENOTSUP;
-	struct cgrun *r = calloc(1, sizeof *r);
-	if (!r)
+	/* 70 KB, most of it PATH_MAX buffers a run fills a few bytes of: fresh
+	 * zero pages from the kernel, touched (a page fault each) only where
+	 * written, where calloc would clear every page of it; the layout is
+	 * read into it, not into the stack and then copied (issue 32) */
+	struct cgrun *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
 		return -ENOMEM;
+	int rc = cgroup_layout(cfg->cgroup_root, cfg->proc_root, cfg->self, &r->layout);
+	if (rc == 0 && !(kinds & (1u << r->layout.kind)))
+		rc = -ENOTSUP;
+	if (rc < 0) {
+		munmap(r, sizeof *r);
+		return rc;
+	}
 	r->base.ops = ops;
 	r->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
 	r->self = cfg->self;
 	r->premade = cfg->premade;
-	r->layout = l;
 	for (int h = 0; h < CG_NHIER; h++) {
 		r->dir[h].fd = -1;
 		r->join_fd[h] = -1;
@@ -387,7 +400,7 @@ int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 	r->proc_fd = open(r->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->proc_fd < 0) {
 		rc = -errno;
-		free(r);
+		munmap(r, sizeof *r);
 		return rc;
 	}
 	*out = r;
@@ -827,7 +840,7 @@ void cgroup_run_close(struct contain *c)
 	free(r->buf);
 	free(r->pids);
 	free(r->smp);
-	free(r);
+	munmap(r, sizeof *r); /* cgroup_run_begin() */
 }
 
 const char *cgroup_run_name(const struct contain *c)
@@ -1476,11 +1489,18 @@ static int remove_visit(int parentfd, const char *name, int fd, const char *path
 	return 0; /* the others are still worth trying */
 }
 
-/* The cgroups the command made below d, bottom-up, then d. */
+/* The cgroups the command made below d, bottom-up, then d.  One rmdir
+ * first: the kernel refuses it while a cgroup is below d (or a process is
+ * in it), and where the command made none -- nearly every run -- it is all
+ * there is to do, without the walk's seven system calls (issue 32). */
 static void remove_tree(struct remove_ctx *x, struct cg_dir *d)
 {
 	if (!d->made)
 		return;
+	if (unlinkat(AT_FDCWD, d->path, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+		d->made = 0;
+		return;
+	}
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s", d->path);
 	if (d->fd >= 0)

@@ -1,9 +1,12 @@
-/* spawn.c: fork + exec of the command with an exec-status pipe.  Between
- * fork and exec the child only makes async-signal-safe calls. */
+/* spawn.c: vfork + exec of the command with an exec-status pipe.  Between
+ * vfork and exec the child only makes async-signal-safe calls, on memsup's
+ * memory: it writes no variable of memsup's but `environ`, which the parent
+ * restores. */
 #include "contain/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +17,6 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
-#ifdef HAVE_LINUX_SCHED_H
-#include <linux/sched.h>
-#endif
 
 extern char **environ;
 
@@ -114,7 +114,9 @@ static void apply_limits(const struct spawn_limits *l, int report)
 		child_fail(report, 3, errno);
 }
 
-/* Runs in the forked child: async-signal-safe calls only. */
+/* Runs in the vfork child, on memsup's memory and below its stack frames:
+ * async-signal-safe calls only, and no write to any variable of memsup's
+ * but `environ` (spawn_start restores it). */
 static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, int report,
 				int v2_procs)
 {
@@ -176,67 +178,49 @@ static _Noreturn void child_run(const struct spawn_request *req, pid_t parent, i
 	child_fail(report, 2, errno);
 }
 
-/* fork() that puts the child in the cgroup v2 directory cgfd as it is
- * created: clone3(CLONE_INTO_CGROUP), Linux 5.7.  -1 with errno ENOSYS
- * where the kernel (or the headers memsup was built with) lack it.  The
- * child runs on a copy of the stack as after fork(), and calls only
- * async-signal-safe functions (child_run) until exec. */
-static pid_t fork_into(int cgfd)
-{
-#if defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
-	struct clone_args a;
-	memset(&a, 0, sizeof a);
-	a.flags = CLONE_INTO_CGROUP;
-	a.exit_signal = SIGCHLD;
-	a.cgroup = (uint64_t)cgfd;
-	return (pid_t)syscall(SYS_clone3, &a, sizeof a);
-#else
-	(void)cgfd;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
 int spawn_start(const struct spawn_request *req, struct spawn_result *res)
 {
 	int p[2];
 	memset(res, 0, sizeof *res);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
-	pid_t parent = getpid();
-	int v2 = req->cgroup ? req->cgroup->v2_fd : -1, v2_procs = -1;
-	pid_t pid = -1;
-	if (v2 >= 0) {
-		pid = fork_into(v2);
-		/* no clone3 (ENOSYS), or one without CLONE_INTO_CGROUP (E2BIG,
-		 * EINVAL): fork, and the child writes itself in */
-		if (pid < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL)) {
-			v2_procs = openat(v2, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-			if (v2_procs < 0) {
-				int e = errno;
-				close(p[0]);
-				close(p[1]);
-				return -e;
-			}
-			pid = fork();
-		}
-	} else {
-		pid = fork();
-	}
-	if (pid < 0) {
+	const pid_t parent = getpid();
+	const int v2 = req->cgroup ? req->cgroup->v2_fd : -1;
+	/* the child writes itself into the v2 cgroup first thing, as into
+	 * the v1 ones: it runs nothing of the command's before exec */
+	const int v2_procs = v2 >= 0 ? openat(v2, "cgroup.procs", O_WRONLY | O_CLOEXEC) : -1;
+	if (v2 >= 0 && v2_procs < 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
-		if (v2_procs >= 0)
-			close(v2_procs);
 		return -e;
 	}
+	/* vfork, not fork or clone3 (issue 32): memsup stays stopped until the
+	 * child has exec'd, so no copy of its page tables is made and no page
+	 * of it is write-protected and faulted in again afterwards (17 of the
+	 * run's faults at the start).  Every signal is blocked across it: no
+	 * handler of memsup's may run in the child on memsup's memory; the
+	 * child sets its dispositions to the default, then its mask to the
+	 * command's. */
+	sigset_t all, mask;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &mask);
+	char **const env = environ;
+	const pid_t pid = vfork();
 	if (pid == 0) {
 		close(p[0]);
 		child_run(req, parent, p[1], v2_procs);
 	}
+	int e = errno;
+	environ = env;
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	if (v2_procs >= 0)
 		close(v2_procs);
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
 	close(p[1]);
 	/* The child's group, made here too so that it exists when memsup
 	 * names it (tcsetpgrp, killpg) whichever process runs first; EACCES

@@ -51,12 +51,20 @@ int evidence_create(struct evidence *ev, const char *path, int with_log,
 	memcpy(tmp, path, n + 1);
 	while (n > 1 && tmp[n - 1] == '/')
 		tmp[--n] = '\0';
-	*failed_at = "create parent directories";
-	if ((rc = mkdir_parents(tmp)) < 0)
-		return rc;
+	/* The directory first: its parents are nearly always there, and each
+	 * mkdir of one that is costs a system call and a path walk; only
+	 * ENOENT says one is missing (issue 32). */
 	*failed_at = "create evidence directory";
-	if (mkdir(tmp, 0777) < 0)
-		return -errno;
+	if (mkdir(tmp, 0777) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		*failed_at = "create parent directories";
+		if ((rc = mkdir_parents(tmp)) < 0)
+			return rc;
+		*failed_at = "create evidence directory";
+		if (mkdir(tmp, 0777) < 0)
+			return -errno;
+	}
 	*failed_at = "open evidence directory";
 	ev->dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ev->dirfd < 0 || !realpath(tmp, ev->path))
