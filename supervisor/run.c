@@ -1569,31 +1569,11 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	sentinel_stop(&r->sentinel);
 	track_close(r->track);
 	if (r->contain) {
-		/* The record outlives the containment: what it says, copied as
-		 * far as its counts go.  A contain_info is 35 KB of room for
-		 * paths and reasons, mostly untouched pages: a whole copy
-		 * read and wrote every one of them, a page fault each (about
-		 * 11 us on a VM; issue 32). */
-		const struct contain_info *in = contain_info(r->contain);
-		struct contain_info *to = &run_containment;
-		to->mode = in->mode;
-		to->requested = in->requested;
-		to->kill = in->kill;
-		to->hint = in->hint;
-		to->memory = in->memory;
-		to->pids = in->pids;
-		to->n_paths = in->n_paths;
-		to->n_missing = in->n_missing;
-		to->n_left = in->n_left;
-		for (size_t i = 0; i < in->n_paths && i < CONTAIN_MAX_PATHS; i++)
-			snprintf(to->paths[i], sizeof to->paths[i], "%s", in->paths[i]);
-		for (size_t i = 0; i < in->n_missing && i < CONTAIN_MAX_MISSING; i++)
-			snprintf(to->missing[i], sizeof to->missing[i], "%s", in->missing[i]);
-		for (size_t i = 0; i < in->n_left && i < CONTAIN_MAX_LEFT; i++) {
-			snprintf(to->left[i].path, sizeof to->left[i].path, "%s", in->left[i].path);
-			snprintf(to->left[i].why, sizeof to->left[i].why, "%s", in->left[i].why);
-		}
-		rec->containment = to;
+		/* The record outlives the containment: what it says, copied
+		 * as far as its counts go (a whole copy of the 35 KB read and
+		 * wrote every page of it, a page fault each; issue 32) */
+		contain_info_copy(&run_containment, contain_info(r->contain));
+		rec->containment = &run_containment;
 	}
 	contain_close(r->contain);
 	return status;

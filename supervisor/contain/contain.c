@@ -255,7 +255,7 @@ static void copy_str(char *to, const char *from, size_t cap)
 	to[n] = '\0';
 }
 
-static void info_copy(struct contain_info *to, const struct contain_info *from)
+void contain_info_copy(struct contain_info *to, const struct contain_info *from)
 {
 	to->mode = from->mode;
 	to->requested = from->requested;
@@ -303,10 +303,10 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 		int why = 0; /* the last backend's error */
 		for (size_t i = 0; i < n; i++) {
 			struct contain_info attempt;
-			info_copy(&attempt, &info);
+			contain_info_copy(&attempt, &info);
 			size_t before = attempt.n_missing;
 			if ((why = try[i]->open(out, cfg, &attempt)) == 0) {
-				info_copy(&(*out)->info, &attempt);
+				contain_info_copy(&(*out)->info, &attempt);
 				(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
 				check_opened(*out);
 				if (debug)
@@ -340,7 +340,7 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 	}
 	info.mode = "procscan";
 	info.kill = "stop-and-kill";
-	info_copy(&(*out)->info, &info);
+	contain_info_copy(&(*out)->info, &info);
 	(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
 	check_opened(*out);
 	if (debug)

@@ -197,6 +197,11 @@ size_t contain_notes(const struct contain *c, const char *const **notes);
 
 /* What the record says of it; valid until contain_close(). */
 const struct contain_info *contain_info(const struct contain *c);
+/* from into to, as far as its counts say something is there (every reader
+ * goes by them): the rest of a contain_info's 35 KB, room for paths and
+ * reasons, is neither read nor written, and its pages are never touched
+ * (each first touch a page fault). */
+void contain_info_copy(struct contain_info *to, const struct contain_info *from);
 
 /* Start the command inside (spawn.h's contract: 0 with *res filled, or
  * -errno when nothing started).  The command is a member from before its
