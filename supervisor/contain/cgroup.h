@@ -169,7 +169,7 @@ struct cgrun {
 	int finish_tried;          /* a finish gave up on some cgroup: the next
 				      tries once, without waiting */
 	int join_fd[CG_NHIER];     /* cgroup.procs the command joins before exec
-				      (v1; v2 is entered by clone3) */
+				      (v1; the v2 one: spawn.h) */
 	int usage_fd;              /* memory.current / memory.usage_in_bytes */
 	int stat_fd;               /* memory.stat */
 	int kmem_fd;               /* v1 memory.kmem.usage_in_bytes */

@@ -3,9 +3,8 @@
  * may write -- a pure v1 host, or a hybrid one whose unified hierarchy is
  * closed to memsup.
  *
- * There is no clone3 into a v1 cgroup: the command writes itself into each
- * cgroup.procs before it execs (spawn.c), so it is inside before its first
- * instruction all the same.  Members are listed from the first hierarchy
+ * The command writes itself into each cgroup.procs before it execs
+ * (spawn.c), so it is inside before its first instruction.  Members are listed from the first hierarchy
  * of pids, memory, freezer; killing freezes the freezer cgroup, SIGKILLs
  * every member and thaws it (without a freezer: the SIGSTOP sweeps). */
 #include "contain/cgroup.h"

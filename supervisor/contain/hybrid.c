@@ -4,8 +4,8 @@
  * the v1 memory, pids and freezer hierarchies, as systemd sets up older
  * hosts (and this project's test machines).
  *
- * The run gets a cgroup in each: the v2 one lists the members, starts the
- * command (clone3 into it) and kills the tree at once (cgroup.kill); the
+ * The run gets a cgroup in each: the v2 one lists the members, holds the
+ * command from its start (spawn.c) and kills the tree at once (cgroup.kill); the
  * v1 memory one gives the kernel's figures and --mem-max; the v1 pids one
  * --max-procs; the v1 freezer kills where cgroup.kill is missing.  Only
  * the v2 one is required: without it the v1 backend (cgroup1.c) is tried. */

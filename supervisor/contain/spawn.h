@@ -1,12 +1,10 @@
 /* spawn.h: starting the command.
  *
  * With a `cgroup` (the cgroup backends), the command starts inside the
- * run's cgroups: clone3(CLONE_INTO_CGROUP) puts it in the v2 one as it is
- * created (where there is no clone3, it writes itself into that cgroup's
- * cgroup.procs instead), and before anything else runs it writes itself
- * into each v1 cgroup's cgroup.procs.  Only this file's code runs in
- * between, and it never forks: no process of the command can begin
- * outside.
+ * run's cgroups: the vfork child writes itself into the v2 one's
+ * cgroup.procs and each v1 one's before anything else runs.  Only this
+ * file's code runs in between, and it never forks: no process of the
+ * command can begin outside.
  *
  * The child gets a new session (setsid) -- or, with SPAWN_PGRP, a process
  * group of its own in memsup's session, made the foreground group of
