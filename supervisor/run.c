@@ -25,6 +25,7 @@
 #include "output/timeline.h"
 #include "pollset.h"
 #include "sentinel.h"
+#include "wakeslice.h"
 #include "units.h"
 #include "clock.h"
 #include "invariant.h"
@@ -1392,6 +1393,10 @@ static int launch(struct run *r, const sigset_t *orig)
 	}
 	r->main_pid = rec->pid = res.pid;
 	r->command_sid = res.sid;
+	/* the command is on its own now: a short slice for memsup's wake-ups
+	 * alone (wakeslice.h) */
+	if (wakeslice_take(WAKESLICE_NS) == 0)
+		rec->sampling.slice_s = WAKESLICE_NS / 1e9;
 	/* the run's cgroups are where the command is now (it starts inside) */
 	if (r->track) {
 		track_set_home(r->track, r->main_pid);

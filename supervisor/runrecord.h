@@ -115,6 +115,8 @@ struct sup_sampling {
 	uint64_t churn_wakeups;    /* a new record file woke a sparse memsup */
 	uint64_t samples_sparse;   /* samples taken on the sparse schedule */
 	uint64_t lengthened;       /* sparse intervals doubled while flat */
+	double slice_s;            /* the slice memsup asked the kernel for its
+				      wake-ups (wakeslice.h); 0: none (null) */
 	/* the first changes: at t (seconds since the launch), to sparse or
 	 * to dense, and the interval that applied from then (a lengthened
 	 * sparse interval is a change too) */

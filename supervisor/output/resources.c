@@ -262,6 +262,8 @@ static void put_sampling(struct jsonw *w, const struct sup_record *r)
 	jsonw_uint(w, s->switches);
 	jsonw_key(w, "lengthened");
 	jsonw_uint(w, s->lengthened);
+	jsonw_key(w, "slice_us");
+	put_float_or_null(w, s->slice_s * 1e6, s->slice_s > 0);
 	jsonw_key(w, "threshold_wakeups");
 	jsonw_uint(w, s->threshold_wakeups);
 	jsonw_key(w, "churn_wakeups");

@@ -127,6 +127,40 @@ Test(memsup_adaptive, idle_tree_is_sampled_sparsely, .timeout = 60)
 			   sampling(&r));
 }
 
+/* se.slice in a /proc/PID/sched text (CONFIG_SCHED_DEBUG), or -1. */
+static long slice_in(const char *text, const char *who)
+{
+	const char *p = strstr(text, who);
+	p = p ? strstr(p, "se.slice") : NULL;
+	p = p ? strchr(p, ':') : NULL;
+	return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
+/* memsup's wake-ups get a 100 us slice (wakeslice.h), the command keeps
+ * the kernel's default: the command prints its own sched file and its
+ * parent's (memsup: the main process is its child). */
+Test(memsup_adaptive, short_slice_is_memsups_alone, .timeout = 60)
+{
+	struct sup_run r;
+	if (access("/proc/self/sched", R_OK) != 0)
+		cr_skip_test("no /proc/PID/sched (CONFIG_SCHED_DEBUG)");
+	const char *args[] = { "--no-trace", "--", "sh", "-c",
+			       "echo COMMAND; cat /proc/$$/sched; echo MEMSUP; cat /proc/$PPID/sched",
+			       NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	long own = slice_in(r.out, "COMMAND"), sup = slice_in(r.out, "MEMSUP");
+	cr_assert(own > 0 && sup > 0, "no se.slice in the sched files: %.300s", r.out);
+	const char *at = samp_at(&r, "slice_us");
+	if (strncmp(at, "null", 4) == 0)
+		cr_skip_test("memsup took no slice here: %s", sampling(&r));
+	cr_expect_eq(samp_num(&r, "slice_us"), 100);
+	/* a kernel before 6.12 takes the call and ignores the slice */
+	if (sup != 100000)
+		cr_skip_test("this kernel keeps a %ld ns slice for memsup too", sup);
+	cr_expect_neq(own, 100000, "the command inherited memsup's slice");
+}
+
 /* The record's "changes": up to cap of [t, "sparse"|"dense", interval_ms]. */
 struct change {
 	double t, ms;
