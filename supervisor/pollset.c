@@ -65,7 +65,6 @@ static int sync_slots(struct pollset *ps, const struct pollfd *pfd)
 	}
 	if (!changed)
 		return 0;
-	ps->changes++;
 	for (size_t i = 0; i < ps->n; i++) {
 		if (pfd[i].fd < 0 || (pfd[i].fd == ps->fd[i] && pfd[i].events == ps->events[i]))
 			continue;

@@ -33,10 +33,7 @@ struct pollset {
 	size_t n;                          /* the slots behind epfd */
 	int fd[POLLSET_MAX_SLOTS];         /* registered, or -1 */
 	short events[POLLSET_MAX_SLOTS];
-	/* how often the registrations changed, and whether epoll was given
-	 * up (for MEMSUP_DEBUG and the tests) */
-	unsigned long changes;
-	int gave_up;
+	int gave_up;                       /* epoll given up for good */
 };
 
 /* n slots (at most POLLSET_MAX_SLOTS) go behind the epoll fd.  Never
