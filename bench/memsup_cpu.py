@@ -252,8 +252,12 @@ class Bench:
                 try:
                     cg.rmdir()
                     break
-                except OSError:
+                except OSError as e:
+                    err = e
                     time.sleep(0.01)
+            else:
+                print(f"memsup_cpu: the read floor's cgroup {cg} could not be removed "
+                      f"({err.strerror}): remove it by hand", file=sys.stderr)
 
     def one(self, who, n, rep):
         outdir = self.tmp / f"{who}-{n}-{rep}"
