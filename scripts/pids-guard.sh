@@ -14,7 +14,8 @@
 # so that cgroup.kill can end it at once.  When COMMAND ends (or this script
 # gets INT, TERM or HUP), whatever is still in the cgroups is stopped and
 # killed until none is left, and the cgroups are removed: pass or fail;
-# so are the staging directories of the memsups killed there.
+# so are the staging directories of the memsups killed there, and their
+# run cgroups in the v1 memory and freezer hierarchies (outside the guard).
 # Guards left by a guard that was itself SIGKILLed are emptied and removed
 # the next time one starts.
 #
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	-h | --help)
-		sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	--) shift; break ;;
@@ -198,11 +199,37 @@ sweep_staging() {
 	done
 }
 
+# memsup's run cgroups in the v1 memory and freezer hierarchies sit below
+# memsup's own cgroup there, which is this script's, not the guard: a memsup
+# killed above together with its sentinel leaves them.  Those of a memsup
+# that is gone are removed, deepest first, as the next memsup would
+# (cgroup_sweep_stale); one that still holds a process is left alone.
+sweep_run_cgroups() {
+	local c mnt parent d pid
+	for c in memory freezer; do
+		mnt=$(mount_of cgroup "$c")
+		[ -n "$mnt" ] || continue
+		parent=$mnt$(own_path "$c")
+		parent=${parent%/}
+		for d in "$parent"/memsup-*-*; do
+			[ -d "$d" ] || continue
+			pid=${d#"$parent"/memsup-}
+			pid=${pid%%-*}
+			case $pid in '' | *[!0-9]*) continue ;; esac
+			gone "$pid" || continue
+			# shellcheck disable=SC2046 # one file a word
+			[ -z "$(cat $(find "$d" -name cgroup.procs) 2>/dev/null)" ] || continue
+			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+		done
+	done
+}
+
 cleanup() {
 	local d rc=0
 	for d in "${dirs[@]}"; do
 		empty_and_remove "$d" || rc=1
 	done
+	sweep_run_cgroups
 	sweep_staging
 	[ -n "$started" ] && rm -f -- "$started"
 	return $rc

@@ -3,8 +3,9 @@
  * cgroup): the command starts inside and the cgroups are gone afterwards,
  * the kernel's peak catches a spike no poll saw, --mem-max holds a grower
  * with zero overshoot, fork bombs stop at --max-procs, a SIGKILLed memsup
- * leaves nothing alive, and where no cgroup can be had (--cgroup off, a
- * user without rights) the record says so.  A test that needs a cgroup
+ * leaves nothing alive (nor does one its pids guard kills, cgroups
+ * included), and where no cgroup can be had (--cgroup off, a user
+ * without rights) the record says so.  A test that needs a cgroup
  * and finds that memsup fell back to the /proc scan skips, saying why,
  * where the test itself can make no such cgroup either, and fails where it
  * can (test_cgprobe.h): a fallback on a machine that has cgroups is a bug,
@@ -357,6 +358,53 @@ Test(memsup_cgroup, sigkilled_during_fork_bomb_leaves_nothing, .timeout = 120)
 	cr_expect_eq(left, 0, "%d processes of the bomb outlived memsup by 1 s", left);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"");
 	cr_expect(!path_exists(run_pids), "%s is still there", run_pids);
+}
+
+/* A test that times out ends inside the pids guard, which kills memsup
+ * and its sentinel together: nothing is left to remove memsup's run
+ * cgroups in the v1 memory and freezer hierarchies, below memsup's own
+ * cgroup there and so outside the guard.  The guard removes them itself. */
+Test(memsup_cgroup, guard_removes_the_run_cgroups_of_a_memsup_it_killed, .timeout = 60)
+{
+	guard_require();
+	struct sup_run r;
+	char why[2 * PATH_MAX + 128], own[2][PATH_MAX], run[2][PATH_MAX + 64];
+	char pidfile[PATH_MAX + 16], stop[PATH_MAX + 16], script[4 * PATH_MAX], guard[PATH_MAX];
+	char text[64];
+	const char *ctl[2] = { "memory", "freezer" };
+	if (!cgprobe_can_make("memory", why, sizeof why))
+		cr_skip_test("no memory cgroup here (%s)", why);
+	int nctl = cgprobe_dir("freezer", own[1], sizeof own[1], why, sizeof why) ? 2 : 1;
+	cr_assert(cgprobe_dir("memory", own[0], sizeof own[0], why, sizeof why), "%s", why);
+	tmp_make(&r);
+	snprintf(pidfile, sizeof pidfile, "%s/memsup.pid", r.tmp);
+	snprintf(stop, sizeof stop, "%s/stop", r.tmp);
+	snprintf(guard, sizeof guard, "%s/scripts/pids-guard.sh", env_or_skip("MT_SRCDIR"));
+	/* the guard's command ends while memsup still runs: the guard's
+	 * cleanup then kills memsup, its sentinel and sleep at once */
+	snprintf(script, sizeof script, "\"$0\" -q --no-trace -o '%s' -- sleep 100 & "
+		 "echo $! > '%s'; while [ ! -e '%s' ]; do sleep 0.05; done", r.dir, pidfile, stop);
+	const char *argv[] = { guard, "--max", "200", "--", "sh", "-c", script,
+			       env_or_skip("MEMSUP"), NULL };
+	sup_spawn(&r, NULL, argv);
+	cr_assert(wait_for_file(pidfile), "memsup never started");
+	usleep(20000);
+	slurp(pidfile, text, sizeof text);
+	pid_t m = (pid_t)atoi(text);
+	cr_assert_gt(m, 0);
+	for (int c = 0; c < nctl; c++) {
+		snprintf(run[c], sizeof run[c], "%s/memsup-%d-run", own[c], (int)m);
+		if (!wait_for_file(run[c])) {
+			close(open(stop, O_WRONLY | O_CREAT, 0600));
+			memsup_wait(&r);
+			cgprobe_skip_or_fail(ctl[c], "memsup made no %s cgroup (%s)", ctl[c], run[c]);
+		}
+	}
+	close(open(stop, O_WRONLY | O_CREAT, 0600));
+	cr_expect_eq(memsup_wait(&r), 0, "the guard: %s", r.err);
+	cr_expect(!pid_alive(m) || !alive(m), "memsup %d outlived its guard", (int)m);
+	for (int c = 0; c < nctl; c++)
+		cr_expect(!path_exists(run[c]), "%s is still there after the guard ended", run[c]);
 }
 
 /* SIGKILL to memsup while a double-forked setsid() escapee runs: a second
