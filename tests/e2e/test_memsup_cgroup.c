@@ -290,6 +290,25 @@ Test(memsup_cgroup, shell_fork_bomb_stopped_at_max_procs, .timeout = 60)
 	bomb_run(cmd, "shell bomb");
 }
 
+/* Start `sh -c script` inside a pids guard of its own (200), its $0
+ * memsup; the script writes memsup's pid to TMP/memsup.pid.  memsup's pid,
+ * once that file is there. */
+static pid_t start_in_inner_guard(struct sup_run *r, const char *script)
+{
+	char guard[PATH_MAX], text[64];
+	const char *pidfile = sup_tmp_path(r, "memsup.pid");
+	snprintf(guard, sizeof guard, "%s/scripts/pids-guard.sh", env_or_skip("MT_SRCDIR"));
+	const char *argv[] = { guard, "--max", "200", "--", "sh", "-c", script,
+			       env_or_skip("MEMSUP"), NULL };
+	sup_spawn(r, NULL, argv);
+	cr_assert(wait_for_file(pidfile), "memsup never started");
+	usleep(20000);
+	slurp(pidfile, text, sizeof text);
+	pid_t m = (pid_t)atoi(text);
+	cr_assert_gt(m, 0);
+	return m;
+}
+
 /* SIGKILL to memsup in the middle of the C bomb: its sentinel kills the
  * run's cgroup; a second later nothing of the tree is alive.  The bomb
  * runs in a pids guard of its own (200) so that it cannot take the suite's
@@ -302,26 +321,18 @@ Test(memsup_cgroup, sigkilled_during_fork_bomb_leaves_nothing, .timeout = 120)
 	/* asked first: without a pids cgroup nothing would hold the bomb */
 	if (!cgprobe_can_make("pids", why, sizeof why))
 		cr_skip_test("no pids cgroup here (%s): the bomb would run unheld", why);
-	char pidfile[PATH_MAX + 16], shpid[PATH_MAX + 16], script[4 * PATH_MAX], guard[PATH_MAX];
+	char shpid[PATH_MAX + 16], script[4 * PATH_MAX];
 	char text[64], inner[PATH_MAX], run_pids[2 * PATH_MAX + 64], current[2 * PATH_MAX + 80];
 	tmp_make(&r);
-	snprintf(pidfile, sizeof pidfile, "%s/memsup.pid", r.tmp);
 	snprintf(shpid, sizeof shpid, "%s/sh.pid", r.tmp);
-	snprintf(guard, sizeof guard, "%s/scripts/pids-guard.sh", env_or_skip("MT_SRCDIR"));
 	/* the guard waits for sh, which becomes `sleep` (same pid): memsup
 	 * can die without ending the guard */
 	snprintf(script, sizeof script, "echo $$ > '%s'; \"$0\" -q --no-trace -o '%s' -- '%s' & "
-		 "echo $! > '%s'; exec sleep 100", shpid, r.dir, prog("bomb"), pidfile);
-	const char *argv[] = { guard, "--max", "200", "--", "sh", "-c", script,
-			       env_or_skip("MEMSUP"), NULL };
-	sup_spawn(&r, NULL, argv);
-	cr_assert(wait_for_file(pidfile), "memsup never started");
-	usleep(20000);
-	slurp(pidfile, text, sizeof text);
-	pid_t m = (pid_t)atoi(text);
+		 "echo $! > '%s'; exec sleep 100", shpid, r.dir, prog("bomb"),
+		 sup_tmp_path(&r, "memsup.pid"));
+	pid_t m = start_in_inner_guard(&r, script);
 	slurp(shpid, text, sizeof text);
 	pid_t sleeper = (pid_t)atoi(text);
-	cr_assert_gt(m, 0);
 	cr_assert_gt(sleeper, 0);
 	int have_dir = pids_dir(m, inner, sizeof inner);
 	snprintf(run_pids, sizeof run_pids, "%s/memsup-%d-run", inner, (int)m);
@@ -369,29 +380,20 @@ Test(memsup_cgroup, guard_removes_the_run_cgroups_of_a_memsup_it_killed, .timeou
 	guard_require();
 	struct sup_run r;
 	char why[2 * PATH_MAX + 128], own[2][PATH_MAX], run[2][PATH_MAX + 64];
-	char pidfile[PATH_MAX + 16], stop[PATH_MAX + 16], script[4 * PATH_MAX], guard[PATH_MAX];
-	char text[64];
+	char stop[PATH_MAX + 16], script[4 * PATH_MAX];
 	const char *ctl[2] = { "memory", "freezer" };
 	if (!cgprobe_can_make("memory", why, sizeof why))
 		cr_skip_test("no memory cgroup here (%s)", why);
 	int nctl = cgprobe_dir("freezer", own[1], sizeof own[1], why, sizeof why) ? 2 : 1;
 	cr_assert(cgprobe_dir("memory", own[0], sizeof own[0], why, sizeof why), "%s", why);
 	tmp_make(&r);
-	snprintf(pidfile, sizeof pidfile, "%s/memsup.pid", r.tmp);
 	snprintf(stop, sizeof stop, "%s/stop", r.tmp);
-	snprintf(guard, sizeof guard, "%s/scripts/pids-guard.sh", env_or_skip("MT_SRCDIR"));
 	/* the guard's command ends while memsup still runs: the guard's
 	 * cleanup then kills memsup, its sentinel and sleep at once */
 	snprintf(script, sizeof script, "\"$0\" -q --no-trace -o '%s' -- sleep 100 & "
-		 "echo $! > '%s'; while [ ! -e '%s' ]; do sleep 0.05; done", r.dir, pidfile, stop);
-	const char *argv[] = { guard, "--max", "200", "--", "sh", "-c", script,
-			       env_or_skip("MEMSUP"), NULL };
-	sup_spawn(&r, NULL, argv);
-	cr_assert(wait_for_file(pidfile), "memsup never started");
-	usleep(20000);
-	slurp(pidfile, text, sizeof text);
-	pid_t m = (pid_t)atoi(text);
-	cr_assert_gt(m, 0);
+		 "echo $! > '%s'; while [ ! -e '%s' ]; do sleep 0.05; done", r.dir,
+		 sup_tmp_path(&r, "memsup.pid"), stop);
+	pid_t m = start_in_inner_guard(&r, script);
 	for (int c = 0; c < nctl; c++) {
 		snprintf(run[c], sizeof run[c], "%s/memsup-%d-run", own[c], (int)m);
 		if (!wait_for_file(run[c])) {
