@@ -1,5 +1,6 @@
 /* pyfloat.c: doubles as Python's repr() writes them (see pyfloat.h). */
 #include "output/pyfloat.h"
+#include "decimal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -55,30 +56,18 @@ static size_t format_nanos(double v, char *buf)
 	uint64_t k = (uint64_t)(v * 1e9 + 0.5);
 	if ((double)k / 1e9 != v)
 		return 0;
-	uint64_t whole = k / 1000000000u;
-	uint32_t frac = (uint32_t)(k % 1000000000u);
-	char rev[24];
-	size_t o = 0, nr = 0;
-	do
-		rev[nr++] = (char)('0' + whole % 10);
-	while ((whole /= 10) != 0);
-	while (nr)
-		buf[o++] = rev[--nr];
+	uint64_t frac = k % 1000000000u;
+	size_t o = decimal_format_u64(buf, k / 1000000000u);
 	buf[o++] = '.';
 	if (frac == 0) {
 		buf[o++] = '0';
-	} else {
-		int last = 9;
-		while (frac % 10 == 0) {
-			frac /= 10;
-			last--;
-		}
-		for (int i = last - 1; i >= 0; i--, frac /= 10)
-			buf[o + (size_t)i] = (char)('0' + frac % 10);
-		o += (size_t)last;
+		buf[o] = '\0';
+		return o;
 	}
-	buf[o] = '\0';
-	return o;
+	size_t places = 9;
+	for (; frac % 10 == 0; frac /= 10)
+		places--;
+	return o + decimal_format_u64_width(buf + o, frac, places);
 }
 
 static size_t format(double v, char *buf, size_t cap)

@@ -7,6 +7,7 @@
 #include "output/svg.h"
 #include "output/evidence.h"
 #include "jsonw.h"
+#include "decimal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -152,28 +153,23 @@ static void fmt_fixed(double v, int dec, char *buf, size_t cap)
 		v = -1e15;
 	long long m = round_ll(v * (double)pow10[dec]);
 	unsigned long long a = m < 0 ? (unsigned long long)-m : (unsigned long long)m;
-	/* The digits by hand, from the right, where snprintf("%llu.%0*llu")
-	 * was: the same text, at a tenth of the instructions -- a picture
-	 * writes hundreds of numbers, and memsup draws one at the end of
-	 * every run (issue 32). */
-	char t[48];
-	size_t i = sizeof t;
-	for (int d = 0; d < dec; d++, a /= 10)
-		t[--i] = (char)('0' + a % 10);
-	if (dec > 0)
-		t[--i] = '.';
-	do {
-		t[--i] = (char)('0' + a % 10);
-		a /= 10;
-	} while (a);
+	/* The digit writer, where snprintf("%llu.%0*llu") was: the same
+	 * text, at a tenth of the instructions -- a picture writes hundreds
+	 * of numbers, and memsup draws one at the end of every run (issue 32). */
+	char t[2 * DECIMAL_U64_BYTES + 2];
+	size_t n = 0;
 	if (m < 0)
-		t[--i] = '-';
-	size_t n = sizeof t - i;
+		t[n++] = '-';
+	n += decimal_format_u64(t + n, a / (unsigned long long)pow10[dec]);
+	if (dec > 0) {
+		t[n++] = '.';
+		n += decimal_format_u64_width(t + n, a % (unsigned long long)pow10[dec], (size_t)dec);
+	}
 	if (cap == 0)
 		return;
 	if (n > cap - 1)
 		n = cap - 1; /* cut as snprintf cuts */
-	memcpy(buf, t + i, n);
+	memcpy(buf, t, n);
 	buf[n] = '\0';
 }
 

@@ -1,11 +1,14 @@
 /* test_common.c: common/'s pure pieces on their edges: the image file
- * name rule (imagename.h) and the byte figures for people (units.h).  The
+ * name rule (imagename.h), the digit writer (decimal.h) and the byte
+ * figures for people (units.h).  The
  * file checks are held to the three readers' agreement by
  * tests/python/test_readers_agree.py. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "imagename.h"
 #include "record.h"
 #include "stacks.h"
@@ -94,4 +97,30 @@ Test(units, decimal_and_never_more_than_is_there)
 	char small[5];
 	cr_expect_eq(units_format_bytes(small, sizeof small, 123456789), 4);
 	cr_expect_str_eq(small, "123.", "cut to the buffer, terminated");
+}
+
+/* As printf's %llu and %0*llu write them, on the edges: 0, a width below,
+ * at and above the digits, UINT64_MAX's 20. */
+Test(decimal, digits_and_zeros_in_front_as_printf)
+{
+	static const struct {
+		uint64_t v;
+		size_t width;
+	} cases[] = {
+		{ 0, 0 }, { 0, 1 }, { 0, 3 }, { 7, 3 }, { 5, 9 }, { 123, 2 }, { 123, 3 },
+		{ 100000000, 9 }, { 999999999, 9 }, { UINT64_MAX, 0 }, { UINT64_MAX, 20 },
+		{ UINT64_MAX, 25 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char want[40], got[40];
+		unsigned long long v = cases[i].v;
+		int w = (int)cases[i].width;
+		int n = snprintf(want, sizeof want, "%0*llu", w, v);
+		memset(got, 'x', sizeof got);
+		cr_expect_eq(decimal_format_u64_width(got, cases[i].v, cases[i].width), (size_t)n);
+		cr_expect_str_eq(got, want, "%llu, width %d", v, w);
+		snprintf(want, sizeof want, "%llu", v);
+		cr_expect_eq(decimal_format_u64(got, cases[i].v), strlen(want));
+		cr_expect_str_eq(got, want);
+	}
 }
