@@ -10,6 +10,7 @@
 #include "base/boot.h"
 #include "base/config.h"
 #include "base/sys.h"
+#include "textbuf.h"
 #include "record.h"
 #include "stacks.h"
 
@@ -66,11 +67,11 @@ static const char *config_strings_take(const char *s)
  * it does not fit. */
 static const char *config_strings_copy(const char *s)
 {
-	struct sys_str str;
+	struct textbuf str;
 	size_t room;
 	char *out = config_strings_end(strlen(s) + 1, PATH_MAX, &room);
-	sys_str_init(&str, out, room);
-	sys_str_add(&str, s);
+	textbuf_init(&str, out, room);
+	textbuf_add(&str, s);
 	return str.truncated ? NULL : config_strings_take(out);
 }
 
@@ -82,18 +83,18 @@ int config_flag(const char *value)
 /* Absolute form of `path` into out; returns 0 or -ENAMETOOLONG. */
 static int config_absolute(const char *path, char *out, size_t cap)
 {
-	struct sys_str s;
-	sys_str_init(&s, out, cap);
+	struct textbuf s;
+	textbuf_init(&s, out, cap);
 	if (path[0] != '/') {
 		char cwd[PATH_MAX];
 		long r = sys_call6(SYS_getcwd, (long)cwd, sizeof cwd, 0, 0, 0, 0);
 		if (r < 0)
 			return (int)r;
-		sys_str_add(&s, cwd);
+		textbuf_add(&s, cwd);
 		if (s.len && s.buf[s.len - 1] != '/')
-			sys_str_add(&s, "/");
+			textbuf_add(&s, "/");
 	}
-	sys_str_add(&s, path);
+	textbuf_add(&s, path);
 	return s.truncated ? -ENAMETOOLONG : 0;
 }
 
@@ -108,16 +109,16 @@ static char config_unset[1];
  * when value is NULL or too long. */
 static void config_keep(enum config_keep which, const char *value)
 {
-	struct sys_str s;
+	struct textbuf s;
 	size_t room, need = value ? strlen(config_keep_names[which]) + strlen(value) + 2 : 0;
 	char *out = config_strings_end(need, CONFIG_VAR_BYTES, &room);
 	config.keep[which] = config_unset;
 	if (!value || room < need)
 		return;
-	sys_str_init(&s, out, room);
-	sys_str_add(&s, config_keep_names[which]);
-	sys_str_add(&s, "=");
-	sys_str_add(&s, value);
+	textbuf_init(&s, out, room);
+	textbuf_add(&s, config_keep_names[which]);
+	textbuf_add(&s, "=");
+	textbuf_add(&s, value);
 	if (s.truncated)
 		return;
 	config.keep[which] = out;

@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/errfd.h"
 #include "base/sys.h"
+#include "textbuf.h"
 
 static struct {
 	int known;        /* fd 2 was open at start */
@@ -120,17 +121,17 @@ void errfd_in_child(void)
 void errfd_debug(const char *first, ...)
 {
 	char line[1024];
-	struct sys_str s;
+	struct textbuf s;
 	va_list ap;
 	if (!config.debug)
 		return;
-	sys_str_init(&s, line, sizeof line);
-	sys_str_add(&s, "memtrace[");
-	sys_str_add_u64(&s, (uint64_t)sys_getpid());
-	sys_str_add(&s, "]: debug: ");
+	textbuf_init(&s, line, sizeof line);
+	textbuf_add(&s, "memtrace[");
+	textbuf_add_u64(&s, (uint64_t)sys_getpid());
+	textbuf_add(&s, "]: debug: ");
 	va_start(ap, first);
 	for (const char *part = first; part; part = va_arg(ap, const char *))
-		sys_str_add(&s, part);
+		textbuf_add(&s, part);
 	va_end(ap);
 	if (s.truncated)
 		s.len = sizeof line - 1;
@@ -165,16 +166,16 @@ int errfd_write(const char *buf, size_t n)
 
 /* glibc's static table: no allocation, no locale (strerror may load a
  * message catalogue, and allocate, at the program's exit). */
-void errfd_add_errno(struct sys_str *s, int err)
+void errfd_add_errno(struct textbuf *s, int err)
 {
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
 	const char *name = strerrorname_np(err);
 	if (name) {
-		sys_str_add(s, name);
-		sys_str_add(s, " ");
+		textbuf_add(s, name);
+		textbuf_add(s, " ");
 	}
 #endif
-	sys_str_add(s, "(errno ");
-	sys_str_add_u64(s, (uint64_t)(unsigned)err);
-	sys_str_add(s, ")");
+	textbuf_add(s, "(errno ");
+	textbuf_add_u64(s, (uint64_t)(unsigned)err);
+	textbuf_add(s, ")");
 }

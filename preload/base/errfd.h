@@ -51,7 +51,7 @@ void errfd_debug(const char *first, ...) __attribute__((sentinel));
 
 /* Appends "ENXIO (errno 6)" for err 6 (the name where the C library has
  * one), for the shim's error lines. */
-struct sys_str;
-void errfd_add_errno(struct sys_str *s, int err);
+struct textbuf;
+void errfd_add_errno(struct textbuf *s, int err);
 
 #endif /* MEMTRACE_ERRFD_H */

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "base/sys.h"
-#include "decimal.h"
 
 /* syscall(2) sets errno; the inline asm below does not, which keeps every
  * hook errno-transparent without save/restore dances. */
@@ -212,39 +211,4 @@ size_t sys_parse_u64(const char *s, uint64_t *out)
 	}
 	*out = v;
 	return i;
-}
-
-void sys_str_init(struct sys_str *s, char *buf, size_t cap)
-{
-	s->buf = buf;
-	s->cap = cap;
-	s->len = 0;
-	s->truncated = 0;
-	if (cap)
-		buf[0] = '\0';
-}
-
-void sys_str_add_n(struct sys_str *s, const char *text, size_t n)
-{
-	if (s->cap == 0)
-		return;
-	if (n > s->cap - 1 - s->len) {
-		n = s->cap - 1 - s->len;
-		s->truncated = 1;
-	}
-	memcpy(s->buf + s->len, text, n);
-	s->len += n;
-	s->buf[s->len] = '\0';
-}
-
-void sys_str_add(struct sys_str *s, const char *text)
-{
-	sys_str_add_n(s, text, strlen(text));
-}
-
-void sys_str_add_u64(struct sys_str *s, uint64_t v)
-{
-	char num[DECIMAL_U64_BYTES];
-	size_t n = decimal_format_u64(num, v);
-	sys_str_add_n(s, num, n);
 }

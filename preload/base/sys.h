@@ -55,16 +55,6 @@ uint64_t sys_real_ns(void);
 /* Parses a decimal prefix of s; returns chars used (0 = none, or overflow). */
 size_t sys_parse_u64(const char *s, uint64_t *out);
 
-/* A bounded string builder on a caller buffer: appends truncate silently;
- * `len` never exceeds cap - 1 and buf stays NUL-terminated. */
-struct sys_str {
-	char *buf;
-	size_t cap, len;
-	int truncated;
-};
-void sys_str_init(struct sys_str *s, char *buf, size_t cap);
-void sys_str_add(struct sys_str *s, const char *text);
-void sys_str_add_n(struct sys_str *s, const char *text, size_t n);
-void sys_str_add_u64(struct sys_str *s, uint64_t v);
+/* The shim's text builder, struct textbuf, is common/textbuf.h. */
 
 #endif /* MEMTRACE_SYS_H */

@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/errfd.h"
 #include "base/sys.h"
+#include "textbuf.h"
 #include "core/counters.h"
 #include "filecheck.h"
 #include "image/lineage.h"
@@ -198,12 +199,12 @@ char **lineage_env_build(char *const envp[], char **out, size_t slots, struct li
 			if (lineage_preloads_us(e + 11)) {
 				traced = 1;
 			} else if (follow && config.self_path[0]) {
-				struct sys_str s;
-				sys_str_init(&s, le->preload, sizeof le->preload);
-				sys_str_add(&s, "LD_PRELOAD=");
-				sys_str_add(&s, config.self_path);
-				sys_str_add(&s, " ");
-				sys_str_add(&s, e + 11);
+				struct textbuf s;
+				textbuf_init(&s, le->preload, sizeof le->preload);
+				textbuf_add(&s, "LD_PRELOAD=");
+				textbuf_add(&s, config.self_path);
+				textbuf_add(&s, " ");
+				textbuf_add(&s, e + 11);
 				if (!s.truncated) {
 					e = le->preload;
 					traced = followed = 1;
@@ -228,14 +229,14 @@ char **lineage_env_build(char *const envp[], char **out, size_t slots, struct li
 		counters_set_flag(MT_FLAG_FOLLOWED);
 	}
 	if (traced) {
-		struct sys_str s;
-		sys_str_init(&s, le->parent, sizeof le->parent);
-		sys_str_add(&s, MT_ENV_PARENT "=");
-		sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
-		sys_str_add(&s, ".");
-		sys_str_add_u64(&s, gen);
-		sys_str_add(&s, ":");
-		sys_str_add_u64(&s, relation);
+		struct textbuf s;
+		textbuf_init(&s, le->parent, sizeof le->parent);
+		textbuf_add(&s, MT_ENV_PARENT "=");
+		textbuf_add_u64(&s, (uint64_t)(uint32_t)pid);
+		textbuf_add(&s, ".");
+		textbuf_add_u64(&s, gen);
+		textbuf_add(&s, ":");
+		textbuf_add_u64(&s, relation);
 		out[n++] = le->parent;
 	}
 	out[n] = NULL;

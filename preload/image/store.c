@@ -12,6 +12,7 @@
 #include "base/config.h"
 #include "base/errfd.h"
 #include "base/sys.h"
+#include "textbuf.h"
 #include "core/counters.h"
 #include "image/store.h"
 #include "imagename.h"
@@ -176,8 +177,8 @@ void store_publish(void)
 			}
 		} else {
 			char why[48];
-			struct sys_str e;
-			sys_str_init(&e, why, sizeof why);
+			struct textbuf e;
+			textbuf_init(&e, why, sizeof why);
 			errfd_add_errno(&e, -err);
 			errfd_debug("record: none could be made in ", config.dir, ": ", why,
 				    ": this image counts in its own memory only", NULL);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/sys.h"
+#include "textbuf.h"
 #include "jsonw.h"
 #include "names.h"
 #include "recordjson.h"
@@ -11,47 +12,47 @@
 
 /* Bytes as "12345 B" below 10 KiB, else with one decimal (truncated) in the
  * largest of KiB/MiB/GiB/TiB that keeps the whole part at or above 1. */
-void render_bytes(struct sys_str *s, uint64_t v)
+void render_bytes(struct textbuf *s, uint64_t v)
 {
 	char buf[UNITS_BYTES_MAX];
 	units_format_bytes(buf, sizeof buf, v);
-	sys_str_add(s, buf);
+	textbuf_add(s, buf);
 }
 
 size_t render_summary(const struct mt_record *r, char *buf, size_t cap)
 {
-	struct sys_str s;
-	sys_str_init(&s, buf, cap);
-	sys_str_add(&s, "memtrace: pid ");
-	sys_str_add_u64(&s, (uint64_t)(uint32_t)r->pid);
-	sys_str_add(&s, " ");
-	sys_str_add(&s, r->argv_bytes ? r->argv : r->exe);
-	sys_str_add(&s, "\nmemtrace:   heap peak ");
+	struct textbuf s;
+	textbuf_init(&s, buf, cap);
+	textbuf_add(&s, "memtrace: pid ");
+	textbuf_add_u64(&s, (uint64_t)(uint32_t)r->pid);
+	textbuf_add(&s, " ");
+	textbuf_add(&s, r->argv_bytes ? r->argv : r->exe);
+	textbuf_add(&s, "\nmemtrace:   heap peak ");
 	render_bytes(&s, r->heap_peak);
-	sys_str_add(&s, ", at exit ");
+	textbuf_add(&s, ", at exit ");
 	render_bytes(&s, r->heap_current);
-	sys_str_add(&s, ", requested ");
+	textbuf_add(&s, ", requested ");
 	render_bytes(&s, r->heap_requested_total);
-	sys_str_add(&s, ", largest ");
+	textbuf_add(&s, ", largest ");
 	render_bytes(&s, r->heap_largest_request);
-	sys_str_add(&s, "\nmemtrace:   mmap peak anon ");
+	textbuf_add(&s, "\nmemtrace:   mmap peak anon ");
 	render_bytes(&s, r->map_anon_peak);
-	sys_str_add(&s, ", file ");
+	textbuf_add(&s, ", file ");
 	render_bytes(&s, r->map_file_peak);
-	sys_str_add(&s, "; heap+mmap peak ");
+	textbuf_add(&s, "; heap+mmap peak ");
 	render_bytes(&s, r->total_peak);
-	sys_str_add(&s, "; VmHWM ");
+	textbuf_add(&s, "; VmHWM ");
 	render_bytes(&s, r->vm_hwm_kb * 1024); /* the kernel's kB are KiB */
-	sys_str_add(&s, "\nmemtrace:   calls");
+	textbuf_add(&s, "\nmemtrace:   calls");
 	for (unsigned i = 0; i < MT_CALL_COUNT; i++) {
 		if (!r->calls[i])
 			continue;
-		sys_str_add(&s, " ");
-		sys_str_add(&s, names_call(i));
-		sys_str_add(&s, "=");
-		sys_str_add_u64(&s, r->calls[i]);
+		textbuf_add(&s, " ");
+		textbuf_add(&s, names_call(i));
+		textbuf_add(&s, "=");
+		textbuf_add_u64(&s, r->calls[i]);
 	}
-	sys_str_add(&s, "\n");
+	textbuf_add(&s, "\n");
 	if (s.truncated && cap > 1)
 		buf[cap - 2] = '\n';
 	return s.len;

@@ -12,7 +12,7 @@
 
 #include "record.h"
 
-struct sys_str;
+struct textbuf;
 
 /* Summary text into buf (NUL-terminated); returns its length. */
 size_t render_summary(const struct mt_record *r, char *buf, size_t cap);
@@ -21,6 +21,6 @@ size_t render_summary(const struct mt_record *r, char *buf, size_t cap);
 int render_json(const struct mt_record *r, int fd);
 /* Bytes for people, by the one unit rule of common/units.h: "12345 B"
  * below 10 kB, else one decimal (truncated) in kB/MB/GB/TB. */
-void render_bytes(struct sys_str *s, uint64_t v);
+void render_bytes(struct textbuf *s, uint64_t v);
 
 #endif /* MEMTRACE_RENDER_H */

@@ -13,6 +13,7 @@
 #include "base/config.h"
 #include "base/errfd.h"
 #include "base/sys.h"
+#include "textbuf.h"
 #include "report/render.h"
 #include "report/report.h"
 #include "report/summary.h"
@@ -20,17 +21,17 @@
 
 int report_expand_path(const char *pattern, int pid, char *out, size_t cap)
 {
-	struct sys_str s;
-	sys_str_init(&s, out, cap);
+	struct textbuf s;
+	textbuf_init(&s, out, cap);
 	for (const char *p = pattern; *p; p++) {
 		if (p[0] == '%' && p[1] == 'p') {
-			sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
+			textbuf_add_u64(&s, (uint64_t)(uint32_t)pid);
 			p++;
 		} else if (p[0] == '%' && p[1] == '%') {
-			sys_str_add(&s, "%");
+			textbuf_add(&s, "%");
 			p++;
 		} else {
-			sys_str_add_n(&s, p, 1);
+			textbuf_add_n(&s, p, 1);
 		}
 	}
 	return s.truncated ? -ENAMETOOLONG : 0;
@@ -39,16 +40,16 @@ int report_expand_path(const char *pattern, int pid, char *out, size_t cap)
 void report_out_failed(const char *path, const char *step, int err)
 {
 	char line[PATH_MAX + 160];
-	struct sys_str s;
+	struct textbuf s;
 	struct stat st;
-	sys_str_init(&s, line, sizeof line);
-	sys_str_add(&s, "memtrace[");
-	sys_str_add_u64(&s, (uint64_t)sys_getpid());
-	sys_str_add(&s, "]: " MT_ENV_OUT " ");
-	sys_str_add(&s, path);
-	sys_str_add(&s, ": not written: ");
-	sys_str_add(&s, step);
-	sys_str_add(&s, ": ");
+	textbuf_init(&s, line, sizeof line);
+	textbuf_add(&s, "memtrace[");
+	textbuf_add_u64(&s, (uint64_t)sys_getpid());
+	textbuf_add(&s, "]: " MT_ENV_OUT " ");
+	textbuf_add(&s, path);
+	textbuf_add(&s, ": not written: ");
+	textbuf_add(&s, step);
+	textbuf_add(&s, ": ");
 	errfd_add_errno(&s, err);
 	/* ENXIO says nothing a person recognises; what the path is does.
 	 * Said only where it is so: no guess for other errors. */
@@ -56,7 +57,7 @@ void report_out_failed(const char *path, const char *step, int err)
 	    sys_call6(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW, 0,
 		      0) == 0 &&
 	    S_ISFIFO(st.st_mode))
-		sys_str_add(&s, ", a FIFO that no process has open for reading");
+		textbuf_add(&s, ", a FIFO that no process has open for reading");
 	if (s.truncated)
 		s.len = sizeof line - 1;
 	line[s.len] = '\n';

@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/errfd.h"
 #include "base/sys.h"
+#include "textbuf.h"
 #include "filecheck.h"
 #include "imagename.h"
 #include "jsonw.h"
@@ -35,7 +36,7 @@ void summary_tree_init(struct summary_tree *t, int32_t root_pid)
 
 static void summary_row_fill(struct summary_row *row, const struct mt_record *r)
 {
-	struct sys_str s;
+	struct textbuf s;
 	row->pid = r->pid;
 	row->parent_pid = r->parent_pid;
 	row->gen = r->gen;
@@ -46,16 +47,16 @@ static void summary_row_fill(struct summary_row *row, const struct mt_record *r)
 	row->anon_peak = r->map_anon_peak;
 	row->file_peak = r->map_file_peak;
 	row->vm_hwm_kb = r->vm_hwm_kb;
-	sys_str_init(&s, row->cmd, sizeof row->cmd);
+	textbuf_init(&s, row->cmd, sizeof row->cmd);
 	for (uint32_t off = 0; off < r->argv_bytes && off < MT_ARGV_BYTES;) {
 		size_t len = strnlen(r->argv + off, MT_ARGV_BYTES - off);
 		if (off)
-			sys_str_add(&s, " ");
-		sys_str_add_n(&s, r->argv + off, len);
+			textbuf_add(&s, " ");
+		textbuf_add_n(&s, r->argv + off, len);
 		off += (uint32_t)len + 1;
 	}
 	if (!r->argv_bytes)
-		sys_str_add(&s, r->exe);
+		textbuf_add(&s, r->exe);
 	if (s.truncated || (r->flags & MT_FLAG_ARGV_TRUNCATED)) {
 		size_t at = s.len < sizeof row->cmd - 4 ? s.len : sizeof row->cmd - 4;
 		memcpy(row->cmd + at, "...", 4); /* said, not silent */
@@ -94,72 +95,72 @@ void summary_tree_add(struct summary_tree *t, const struct mt_record *r)
 }
 
 /* text right-aligned in width columns */
-static void summary_cell(struct sys_str *s, const char *text, size_t width)
+static void summary_cell(struct textbuf *s, const char *text, size_t width)
 {
 	for (size_t n = strlen(text); n < width; n++)
-		sys_str_add(s, " ");
-	sys_str_add(s, text);
+		textbuf_add(s, " ");
+	textbuf_add(s, text);
 }
 
-static void summary_bytes_cell(struct sys_str *s, uint64_t v, size_t width)
+static void summary_bytes_cell(struct textbuf *s, uint64_t v, size_t width)
 {
 	char buf[32];
-	struct sys_str c;
-	sys_str_init(&c, buf, sizeof buf);
+	struct textbuf c;
+	textbuf_init(&c, buf, sizeof buf);
 	render_bytes(&c, v);
 	summary_cell(s, buf, width);
 }
 
 static void summary_lineage(char *buf, size_t cap, const struct summary_row *row)
 {
-	struct sys_str s;
-	sys_str_init(&s, buf, cap);
+	struct textbuf s;
+	textbuf_init(&s, buf, cap);
 	if (row->relation == MT_REL_ROOT) {
-		sys_str_add(&s, "root");
+		textbuf_add(&s, "root");
 	} else if (row->relation == MT_REL_EXEC) {
-		sys_str_add(&s, "exec #");
-		sys_str_add_u64(&s, row->gen);
+		textbuf_add(&s, "exec #");
+		textbuf_add_u64(&s, row->gen);
 	} else {
 		/* a person reads "child of 12" better than "unknown of 12" */
 		const char *name = names_relation(row->relation);
-		sys_str_add(&s, name && row->relation != MT_REL_UNKNOWN ? name : "child");
-		sys_str_add(&s, " of ");
-		sys_str_add_u64(&s, (uint64_t)(uint32_t)row->parent_pid);
+		textbuf_add(&s, name && row->relation != MT_REL_UNKNOWN ? name : "child");
+		textbuf_add(&s, " of ");
+		textbuf_add_u64(&s, (uint64_t)(uint32_t)row->parent_pid);
 	}
 }
 
 size_t summary_format(const struct summary_tree *t, char *buf, size_t cap)
 {
-	struct sys_str s;
+	struct textbuf s;
 	char cell[48];
-	sys_str_init(&s, buf, cap);
-	sys_str_add(&s, "memtrace: ");
-	sys_str_add_u64(&s, t->images);
-	sys_str_add(&s, t->images == 1 ? " image in " : " images in ");
-	sys_str_add_u64(&s, t->processes);
-	sys_str_add(&s, t->processes == 1 ? " process" : " processes");
-	sys_str_add(&s, " from pid ");
-	sys_str_add_u64(&s, (uint64_t)(uint32_t)t->root_pid);
+	textbuf_init(&s, buf, cap);
+	textbuf_add(&s, "memtrace: ");
+	textbuf_add_u64(&s, t->images);
+	textbuf_add(&s, t->images == 1 ? " image in " : " images in ");
+	textbuf_add_u64(&s, t->processes);
+	textbuf_add(&s, t->processes == 1 ? " process" : " processes");
+	textbuf_add(&s, " from pid ");
+	textbuf_add_u64(&s, (uint64_t)(uint32_t)t->root_pid);
 	if (t->running) {
-		sys_str_add(&s, " (");
-		sys_str_add_u64(&s, t->running);
-		sys_str_add(&s, " still running)");
+		textbuf_add(&s, " (");
+		textbuf_add_u64(&s, t->running);
+		textbuf_add(&s, " still running)");
 	}
-	sys_str_add(&s, ", largest heap+mmap peak first\n");
-	sys_str_add(&s, "memtrace:     PID  LINEAGE           HEAP+MMAP       HEAP   ANON MAP"
+	textbuf_add(&s, ", largest heap+mmap peak first\n");
+	textbuf_add(&s, "memtrace:     PID  LINEAGE           HEAP+MMAP       HEAP   ANON MAP"
 			"   FILE MAP      VmHWM  COMMAND\n");
 	for (unsigned i = 0; i < t->ntop; i++) {
 		const struct summary_row *row = &t->top[i];
-		struct sys_str c;
-		sys_str_add(&s, "memtrace: ");
-		sys_str_init(&c, cell, sizeof cell);
-		sys_str_add_u64(&c, (uint64_t)(uint32_t)row->pid);
+		struct textbuf c;
+		textbuf_add(&s, "memtrace: ");
+		textbuf_init(&c, cell, sizeof cell);
+		textbuf_add_u64(&c, (uint64_t)(uint32_t)row->pid);
 		summary_cell(&s, cell, 7);
-		sys_str_add(&s, "  ");
+		textbuf_add(&s, "  ");
 		summary_lineage(cell, sizeof cell, row);
-		sys_str_add(&s, cell);
+		textbuf_add(&s, cell);
 		for (size_t n = strlen(cell); n < 16; n++)
-			sys_str_add(&s, " ");
+			textbuf_add(&s, " ");
 		summary_bytes_cell(&s, row->total_peak, 11);
 		summary_bytes_cell(&s, row->heap_peak, 11);
 		summary_bytes_cell(&s, row->anon_peak, 11);
@@ -169,21 +170,22 @@ size_t summary_format(const struct summary_tree *t, char *buf, size_t cap)
 		} else {
 			summary_bytes_cell(&s, row->vm_hwm_kb * 1024, 11);
 		}
-		sys_str_add(&s, "  ");
-		sys_str_add(&s, row->cmd);
-		sys_str_add(&s, "\n");
+		textbuf_add(&s, "  ");
+		textbuf_add(&s, row->cmd);
+		textbuf_add(&s, "\n");
 	}
 	if (t->images > t->ntop) {
-		sys_str_add(&s, "memtrace:     ... ");
-		sys_str_add_u64(&s, t->images - t->ntop);
-		sys_str_add(&s, t->images - t->ntop == 1 ? " more image, " : " more images, each ");
-		sys_str_add(&s, "at most ");
+		textbuf_add(&s, "memtrace:     ... ");
+		textbuf_add_u64(&s, t->images - t->ntop);
+		textbuf_add(&s, t->images - t->ntop == 1 ? " more image, " : " more images, each ");
+		textbuf_add(&s, "at most ");
 		render_bytes(&s, t->rest_max_total);
-		sys_str_add(&s, " heap+mmap\n");
+		textbuf_add(&s, " heap+mmap\n");
 	}
-	sys_str_add(&s, "memtrace: the images' heap+mmap peaks add up to ");
+	textbuf_add(&s, "memtrace: the images' heap+mmap peaks add up to ");
 	render_bytes(&s, t->sum_total_peaks);
-	sys_str_add(&s, ", each at its own time (memsup -- CMD measures what the tree held at once)\n");
+	textbuf_add(&s, ", each at its own time (memsup -- CMD measures what the tree held "
+			"at once)\n");
 	if (s.truncated && cap > 1)
 		buf[cap - 2] = '\n';
 	return s.len;
@@ -229,7 +231,7 @@ static int summary_sweep_entry(const char *name, void *ctx)
 {
 	struct summary_sweep *sw = ctx;
 	char path[PATH_MAX];
-	struct sys_str s;
+	struct textbuf s;
 	struct stat st;
 	uint64_t pid;
 	size_t k;
@@ -240,10 +242,10 @@ static int summary_sweep_entry(const char *name, void *ctx)
 		return 0;
 	if (sys_call6(SYS_kill, (long)pid, 0, 0, 0, 0, 0) != -ESRCH)
 		return 0;
-	sys_str_init(&s, path, sizeof path);
-	sys_str_add(&s, sw->tmp);
-	sys_str_add(&s, "/");
-	sys_str_add(&s, name);
+	textbuf_init(&s, path, sizeof path);
+	textbuf_add(&s, sw->tmp);
+	textbuf_add(&s, "/");
+	textbuf_add(&s, name);
 	/* as summary_start makes them: a directory of ours, no access for
 	 * others (mode 0700 less the umask) */
 	if (s.truncated ||
@@ -279,7 +281,7 @@ static int summary_dir_is_tree(const char *dir, uint64_t ino)
 void summary_start(int32_t pid)
 {
 	char dir[PATH_MAX], num[48];
-	struct sys_str s;
+	struct textbuf s;
 	struct stat st;
 	const char *tmp;
 	int tree_json = config.out[0] && !config.out_per_image;
@@ -296,24 +298,24 @@ void summary_start(int32_t pid)
 		return;
 	tmp = summary_tmpdir();
 	summary_sweep(tmp);
-	sys_str_init(&s, dir, sizeof dir);
-	sys_str_add(&s, tmp);
-	sys_str_add(&s, "/" SUMMARY_PREFIX);
-	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
-	sys_str_add(&s, ".");
-	sys_str_add_u64(&s, sys_mono_ns_cold() % 1000000007u);
+	textbuf_init(&s, dir, sizeof dir);
+	textbuf_add(&s, tmp);
+	textbuf_add(&s, "/" SUMMARY_PREFIX);
+	textbuf_add_u64(&s, (uint64_t)(uint32_t)pid);
+	textbuf_add(&s, ".");
+	textbuf_add_u64(&s, sys_mono_ns_cold() % 1000000007u);
 	if (s.truncated ||
 	    sys_call6(SYS_mkdirat, AT_FDCWD, (long)dir, 0700, 0, 0, 0) != 0)
 		return; /* no tree: this image reports alone, as with "each" */
 	/* MEMTRACE_TREE=<pid>.<inode>: the inode ties the tree to this very
 	 * directory (summary_dir_is_tree), so that a MEMTRACE_TREE set by
 	 * hand never makes a root remove files it did not make. */
-	sys_str_init(&s, num, sizeof num);
-	sys_str_add_u64(&s, (uint64_t)(uint32_t)pid);
-	sys_str_add(&s, ".");
+	textbuf_init(&s, num, sizeof num);
+	textbuf_add_u64(&s, (uint64_t)(uint32_t)pid);
+	textbuf_add(&s, ".");
 	if (sys_call6(SYS_newfstatat, AT_FDCWD, (long)dir, (long)&st, AT_SYMLINK_NOFOLLOW, 0, 0) ==
 	    0)
-		sys_str_add_u64(&s, (uint64_t)st.st_ino);
+		textbuf_add_u64(&s, (uint64_t)st.st_ino);
 	if (s.buf[s.len - 1] == '.' || config_export(CONFIG_KEEP_DIR, dir) != 0 ||
 	    config_export(CONFIG_KEEP_TREE, num) != 0 || config_set_dir(dir) != 0) {
 		summary_remove_dir(dir);

@@ -6,6 +6,7 @@
 
 #include "base/errfd.h"
 #include "base/sys.h"
+#include "textbuf.h"
 #include "elfsym.h"
 #include "filecheck.h"
 #include "imagename.h"
@@ -130,7 +131,7 @@ static void topsites_resolve(struct mt_stacks_header *h, int module, struct tops
 	sys_close(fd);
 }
 
-static void topsites_frame_text(struct sys_str *s, struct mt_stacks_header *h,
+static void topsites_frame_text(struct textbuf *s, struct mt_stacks_header *h,
 				const struct topsites_frame *f)
 {
 	const char *path, *base;
@@ -138,35 +139,35 @@ static void topsites_frame_text(struct sys_str *s, struct mt_stacks_header *h,
 	int n = 0;
 	uint64_t v = f->vaddr;
 	if (f->named) {
-		sys_str_add(s, f->name);
+		textbuf_add(s, f->name);
 		return;
 	}
 	if (f->module < 0) {
-		sys_str_add(s, "?");
+		textbuf_add(s, "?");
 		return;
 	}
 	path = mt_stacks_module(h, (uint32_t)f->module)->path;
 	base = strrchr(path, '/');
-	sys_str_add(s, base ? base + 1 : path);
-	sys_str_add(s, "+0x");
+	textbuf_add(s, base ? base + 1 : path);
+	textbuf_add(s, "+0x");
 	do {
 		hex[n++] = "0123456789abcdef"[v & 15];
 		v >>= 4;
 	} while (v && n < 16);
 	while (n)
-		sys_str_add_n(s, &hex[--n], 1);
+		textbuf_add_n(s, &hex[--n], 1);
 }
 
 /* One decimal of a share in permille. */
-static void topsites_percent(struct sys_str *s, uint64_t part, uint64_t whole)
+static void topsites_percent(struct textbuf *s, uint64_t part, uint64_t whole)
 {
 	uint64_t pm = whole ? (uint64_t)((double)part * 1000.0 / (double)whole + 0.5) : 0;
 	if (pm < 1000)
-		sys_str_add(s, pm < 100 ? "  " : " ");
-	sys_str_add_u64(s, pm / 10);
-	sys_str_add(s, ".");
-	sys_str_add_u64(s, pm % 10);
-	sys_str_add(s, "%");
+		textbuf_add(s, pm < 100 ? "  " : " ");
+	textbuf_add_u64(s, pm / 10);
+	textbuf_add(s, ".");
+	textbuf_add_u64(s, pm % 10);
+	textbuf_add(s, "%");
 }
 
 /* The table's largest stacks at its image's peak into topsites_id/bytes,
@@ -232,20 +233,20 @@ static void topsites_name(struct mt_stacks_header *h, uint32_t n)
 	for (uint32_t k = 0; k < n; k++) {
 		const struct mt_stack *st = mt_stacks_stack(h, topsites_id[k]);
 		uint32_t frames = st->nframes < MT_STACKS_FRAMES ? st->nframes : MT_STACKS_FRAMES;
-		struct sys_str s;
-		sys_str_init(&s, topsites_text[k], TOPSITES_TEXT_BYTES);
+		struct textbuf s;
+		textbuf_init(&s, topsites_text[k], TOPSITES_TEXT_BYTES);
 		if (st->flags & MT_STACK_CATCHALL)
-			sys_str_add(&s, "[stack table full, or no stack]");
+			textbuf_add(&s, "[stack table full, or no stack]");
 		/* stacks.h: the kind; a heap site reads as it always did */
 		if (st->flags & MT_STACK_MMAP)
-			sys_str_add(&s, "[mmap] ");
+			textbuf_add(&s, "[mmap] ");
 		for (uint32_t j = 0; j < frames && j < TOPSITES_FRAMES; j++) {
 			if (j)
-				sys_str_add(&s, " < ");
+				textbuf_add(&s, " < ");
 			topsites_frame_text(&s, h, &topsites_fr[k * TOPSITES_FRAMES + j]);
 		}
 		if (frames > TOPSITES_FRAMES)
-			sys_str_add(&s, " < ...");
+			textbuf_add(&s, " < ...");
 	}
 }
 
@@ -294,32 +295,32 @@ static void topsites_print(const struct topsites_acc *a, const char *of_what)
 	char line[TOPSITES_TEXT_BYTES + 64];
 	unsigned order[TOPSITES_LINES], shown = 0;
 	uint64_t listed = 0;
-	struct sys_str s;
+	struct textbuf s;
 
-	sys_str_init(&s, line, sizeof line);
-	sys_str_add(&s, a->mapped ? "memtrace:   heap and mappings by call site, "
+	textbuf_init(&s, line, sizeof line);
+	textbuf_add(&s, a->mapped ? "memtrace:   heap and mappings by call site, "
 				  : "memtrace:   heap by call site, ");
-	sys_str_add(&s, of_what);
+	textbuf_add(&s, of_what);
 	if (a->rate == 1) {
-		sys_str_add(&s, " (every block sampled)");
+		textbuf_add(&s, " (every block sampled)");
 	} else if (a->rate) {
-		sys_str_add(&s, " (sampled every ");
+		textbuf_add(&s, " (sampled every ");
 		render_bytes(&s, a->rate);
-		sys_str_add(&s, " on average)");
+		textbuf_add(&s, " on average)");
 	}
-	sys_str_add(&s, ": ");
-	sys_str_add_u64(&s, a->samples);
-	sys_str_add(&s, " samples, est. ");
+	textbuf_add(&s, ": ");
+	textbuf_add_u64(&s, a->samples);
+	textbuf_add(&s, " samples, est. ");
 	render_bytes(&s, a->total);
 	if (a->var) {
-		sys_str_add(&s, " +- ");
+		textbuf_add(&s, " +- ");
 		render_bytes(&s, topsites_sqrt(a->var) * 1024);
 	}
-	sys_str_add(&s, " of ");
+	textbuf_add(&s, " of ");
 	render_bytes(&s, a->heap_peaks);
 	if (a->mapped)
-		sys_str_add(&s, " heap");
-	sys_str_add(&s, "\n");
+		textbuf_add(&s, " heap");
+	textbuf_add(&s, "\n");
 	errfd_write(line, s.len);
 	/* the largest lines, largest first */
 	for (unsigned i = 0; i < a->nlines; i++) {
@@ -333,26 +334,26 @@ static void topsites_print(const struct topsites_acc *a, const char *of_what)
 		order[j] = i;
 	}
 	for (unsigned k = 0; k < shown; k++) {
-		sys_str_init(&s, line, sizeof line);
-		sys_str_add(&s, "memtrace:   ");
+		textbuf_init(&s, line, sizeof line);
+		textbuf_add(&s, "memtrace:   ");
 		topsites_percent(&s, a->line[order[k]].bytes, a->total);
-		sys_str_add(&s, "  ");
+		textbuf_add(&s, "  ");
 		render_bytes(&s, a->line[order[k]].bytes);
-		sys_str_add(&s, "  ");
-		sys_str_add(&s, a->line[order[k]].text);
-		sys_str_add(&s, "\n");
+		textbuf_add(&s, "  ");
+		textbuf_add(&s, a->line[order[k]].text);
+		textbuf_add(&s, "\n");
 		if (s.truncated)
 			line[sizeof line - 2] = '\n';
 		errfd_write(line, s.len);
 		listed += a->line[order[k]].bytes;
 	}
 	if (listed < a->total && a->sites > shown) {
-		sys_str_init(&s, line, sizeof line);
-		sys_str_add(&s, "memtrace:   ");
+		textbuf_init(&s, line, sizeof line);
+		textbuf_add(&s, "memtrace:   ");
 		topsites_percent(&s, a->total - listed, a->total);
-		sys_str_add(&s, "  ");
+		textbuf_add(&s, "  ");
 		render_bytes(&s, a->total - listed);
-		sys_str_add(&s, "  (other sites)\n");
+		textbuf_add(&s, "  (other sites)\n");
 		errfd_write(line, s.len);
 	}
 }

@@ -8,7 +8,7 @@
 #include "output/timeline.h"
 #include "output/jsonr.h"
 #include "output/pyfloat.h"
-#include "decimal.h"
+#include "textbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,121 +24,78 @@
 
 /* ---- writing ------------------------------------------------------------------- */
 
-/* A line is built by appending to buf, never past cap - 1 (a line that
- * would not fit is cut; the _LINE_MAX sizes leave room for the longest).
- * No printf: a dense sample writes two lines, and vsnprintf's parsing of
- * its format was most of what the writing cost. */
-struct line {
-	char *buf;
-	size_t cap, n;
-};
+/* A line is built with textbuf (a line that would not fit is cut; the
+ * _LINE_MAX sizes leave room for the longest).  No printf: a dense sample
+ * writes two lines, and vsnprintf's parsing of its format was most of
+ * what the writing cost. */
 
-static void put_bytes(struct line *l, const char *s, size_t len)
-{
-	if (l->n + 1 >= l->cap)
-		return;
-	size_t room = l->cap - 1 - l->n;
-	if (len > room)
-		len = room;
-	memcpy(l->buf + l->n, s, len);
-	l->n += len;
-	l->buf[l->n] = '\0';
-}
+/* s a string literal (sizeof is its length + 1) */
+#define add_lit(l, s) textbuf_add_n((l), ("" s), sizeof(s) - 1)
 
-#define put_lit(l, s) put_bytes((l), (s), sizeof(s) - 1)
+/* `key` is the literal text before the number: ", \"rss\": " */
+#define add_field(l, key, v) (add_lit((l), key), textbuf_add_u64((l), (v)))
 
-static void put_u64(struct line *l, uint64_t v)
-{
-	char num[DECIMAL_U64_BYTES];
-	put_bytes(l, num, decimal_format_u64(num, v));
-}
-
-static void put_float(struct line *l, double v)
+static void add_float(struct textbuf *l, double v)
 {
 	char f[PYFLOAT_BYTES];
-	put_bytes(l, f, pyfloat_format(v, f, sizeof f));
-}
-
-static size_t line_end(struct line *l)
-{
-	if (l->cap)
-		l->buf[l->n] = '\0';
-	return l->n;
+	textbuf_add_n(l, f, pyfloat_format(v, f, sizeof f));
 }
 
 size_t timeline_format_rss(double t, uint64_t bytes, char *buf, size_t cap)
 {
-	struct line l = { buf, cap, 0 };
-	put_lit(&l, "[");
-	put_float(&l, t);
-	put_lit(&l, ", ");
-	put_u64(&l, bytes);
-	put_lit(&l, "]\n");
-	return line_end(&l);
+	struct textbuf l;
+	textbuf_init(&l, buf, cap);
+	add_lit(&l, "[");
+	add_float(&l, t);
+	add_field(&l, ", ", bytes);
+	add_lit(&l, "]\n");
+	return l.len;
 }
 
 size_t timeline_format_sample(const struct timeline_sample *s, char *buf, size_t cap)
 {
-	struct line l = { buf, cap, 0 };
-	put_lit(&l, "{\"t\": ");
-	put_float(&l, s->t);
-	put_lit(&l, ", \"rss\": ");
-	put_u64(&l, s->rss);
-	put_lit(&l, ", \"processes\": ");
-	put_u64(&l, s->processes);
+	struct textbuf l;
+	textbuf_init(&l, buf, cap);
+	add_lit(&l, "{\"t\": ");
+	add_float(&l, s->t);
+	add_field(&l, ", \"rss\": ", s->rss);
+	add_field(&l, ", \"processes\": ", s->processes);
 	if (s->traced) {
-		put_lit(&l, ", \"heap\": ");
-		put_u64(&l, s->heap);
-		put_lit(&l, ", \"mapped_anon\": ");
-		put_u64(&l, s->mapped_anon);
-		put_lit(&l, ", \"mapped_file\": ");
-		put_u64(&l, s->mapped_file);
+		add_field(&l, ", \"heap\": ", s->heap);
+		add_field(&l, ", \"mapped_anon\": ", s->mapped_anon);
+		add_field(&l, ", \"mapped_file\": ", s->mapped_file);
 	} else {
-		put_lit(&l, ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
+		add_lit(&l, ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
 	}
-	if (s->have_pss) {
-		put_lit(&l, ", \"pss\": ");
-		put_u64(&l, s->pss);
-	}
-	if (s->have_cgroup) {
-		put_lit(&l, ", \"cgroup\": ");
-		put_u64(&l, s->cgroup);
-	}
+	if (s->have_pss)
+		add_field(&l, ", \"pss\": ", s->pss);
+	if (s->have_cgroup)
+		add_field(&l, ", \"cgroup\": ", s->cgroup);
 	if (s->have_split) {
-		put_lit(&l, ", \"cgroup_anon\": ");
-		put_u64(&l, s->cgroup_anon);
-		put_lit(&l, ", \"cgroup_page_cache\": ");
-		put_u64(&l, s->cgroup_page_cache);
-		put_lit(&l, ", \"cgroup_shmem\": ");
-		put_u64(&l, s->cgroup_shmem);
-		put_lit(&l, ", \"cgroup_kernel\": ");
-		put_u64(&l, s->cgroup_kernel);
+		add_field(&l, ", \"cgroup_anon\": ", s->cgroup_anon);
+		add_field(&l, ", \"cgroup_page_cache\": ", s->cgroup_page_cache);
+		add_field(&l, ", \"cgroup_shmem\": ", s->cgroup_shmem);
+		add_field(&l, ", \"cgroup_kernel\": ", s->cgroup_kernel);
 	}
 	if (s->have_events) {
-		put_lit(&l, ", \"cgroup_limit_hits\": ");
-		put_u64(&l, s->cgroup_limit_hits);
-		put_lit(&l, ", \"cgroup_oom_kills\": ");
-		put_u64(&l, s->cgroup_oom_kills);
+		add_field(&l, ", \"cgroup_limit_hits\": ", s->cgroup_limit_hits);
+		add_field(&l, ", \"cgroup_oom_kills\": ", s->cgroup_oom_kills);
 	}
-	put_lit(&l, ", \"top\": [");
+	add_lit(&l, ", \"top\": [");
 	for (size_t i = 0; i < s->n_top && i < TIMELINE_TOP; i++) {
-		char pid[DECIMAL_U64_BYTES + 1];
-		size_t np = 0;
 		if (i)
-			put_lit(&l, ", ");
-		put_lit(&l, "[");
+			add_lit(&l, ", ");
+		add_lit(&l, "[");
 		/* a pid is positive; a forged negative one is written as such */
 		if (s->top[i].pid < 0)
-			pid[np++] = '-';
-		np += decimal_format_u64(pid + np, s->top[i].pid < 0 ? -(uint64_t)s->top[i].pid
-								   : (uint64_t)s->top[i].pid);
-		put_bytes(&l, pid, np);
-		put_lit(&l, ", ");
-		put_u64(&l, s->top[i].rss);
-		put_lit(&l, "]");
+			add_lit(&l, "-");
+		textbuf_add_u64(&l, s->top[i].pid < 0 ? -(uint64_t)s->top[i].pid
+						      : (uint64_t)s->top[i].pid);
+		add_field(&l, ", ", s->top[i].rss);
+		add_lit(&l, "]");
 	}
-	put_lit(&l, "]}\n");
-	return line_end(&l);
+	add_lit(&l, "]}\n");
+	return l.len;
 }
 
 /* ---- the written forms, scanned ----------------------------------------------- */

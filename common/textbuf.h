@@ -1,0 +1,25 @@
+/* textbuf.h: a bounded text builder on a caller's buffer, for the code
+ * both halves compile: the shim's messages and reports, memsup's
+ * timeline lines.  Appends past the end are cut, and say so in
+ * `truncated`; `len` never exceeds cap - 1 and buf stays NUL-terminated
+ * (cap 0: nothing is ever written).  Pure, allocation-free and
+ * async-signal-safe: the shim builds its fork-child and exit messages
+ * with it. */
+#ifndef MEMTRACE_TEXTBUF_H
+#define MEMTRACE_TEXTBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct textbuf {
+	char *buf;
+	size_t cap, len;
+	int truncated;
+};
+
+void textbuf_init(struct textbuf *s, char *buf, size_t cap);
+void textbuf_add(struct textbuf *s, const char *text);
+void textbuf_add_n(struct textbuf *s, const char *text, size_t n);
+void textbuf_add_u64(struct textbuf *s, uint64_t v);
+
+#endif /* MEMTRACE_TEXTBUF_H */
