@@ -18,7 +18,6 @@ void pollset_open(struct pollset *ps, size_t n)
 	for (size_t i = 0; i < POLLSET_MAX_SLOTS; i++)
 		ps->fd[i] = -1;
 	ps->epfd = ps->n ? epoll_create1(EPOLL_CLOEXEC) : -1;
-	ps->gave_up = ps->epfd < 0;
 }
 
 void pollset_close(struct pollset *ps)
@@ -26,12 +25,6 @@ void pollset_close(struct pollset *ps)
 	if (ps->epfd >= 0)
 		close(ps->epfd);
 	ps->epfd = -1;
-}
-
-static void give_up(struct pollset *ps)
-{
-	pollset_close(ps);
-	ps->gave_up = 1;
 }
 
 void pollset_forget(struct pollset *ps, size_t slot)
@@ -94,7 +87,7 @@ int pollset_wait(struct pollset *ps, struct pollfd *pfd, size_t n_more,
 {
 	size_t n = ps->n;
 	if (ps->epfd >= 0 && (n_more > POLLSET_MAX_MORE || sync_slots(ps, pfd) < 0))
-		give_up(ps);
+		pollset_close(ps); /* epoll given up: plain ppoll() from now on */
 	if (ps->epfd < 0)
 		return ppoll(pfd, n + n_more, ts, NULL);
 	struct pollfd q[1 + POLLSET_MAX_MORE];

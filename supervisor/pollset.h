@@ -29,11 +29,10 @@
 #define POLLSET_MAX_SLOTS 8u
 
 struct pollset {
-	int epfd;                          /* -1: plain ppoll() */
+	int epfd;                          /* -1: plain ppoll(), for good */
 	size_t n;                          /* the slots behind epfd */
 	int fd[POLLSET_MAX_SLOTS];         /* registered, or -1 */
 	short events[POLLSET_MAX_SLOTS];
-	int gave_up;                       /* epoll given up for good */
 };
 
 /* n slots (at most POLLSET_MAX_SLOTS) go behind the epoll fd.  Never
