@@ -4,9 +4,10 @@
  * closed to memsup.
  *
  * The command writes itself into each cgroup.procs before it execs
- * (spawn.c), so it is inside before its first instruction.  Members are listed from the first hierarchy
- * of pids, memory, freezer; killing freezes the freezer cgroup, SIGKILLs
- * every member and thaws it (without a freezer: the SIGSTOP sweeps). */
+ * (spawn.c), so it is inside before its first instruction.  Members are
+ * listed from the first hierarchy of pids, memory, freezer; killing
+ * freezes the freezer cgroup, SIGKILLs every member and thaws it (without
+ * a freezer: the SIGSTOP sweeps). */
 #include "contain/cgroup.h"
 
 #include <errno.h>

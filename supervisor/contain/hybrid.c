@@ -5,10 +5,11 @@
  * hosts (and this project's test machines).
  *
  * The run gets a cgroup in each: the v2 one lists the members, holds the
- * command from its start (spawn.c) and kills the tree at once (cgroup.kill); the
- * v1 memory one gives the kernel's figures and --mem-max; the v1 pids one
- * --max-procs; the v1 freezer kills where cgroup.kill is missing.  Only
- * the v2 one is required: without it the v1 backend (cgroup1.c) is tried. */
+ * command from its start (spawn.c) and kills the tree at once
+ * (cgroup.kill); the v1 memory one gives the kernel's figures and
+ * --mem-max; the v1 pids one --max-procs; the v1 freezer kills where
+ * cgroup.kill is missing.  Only the v2 one is required: without it the v1
+ * backend (cgroup1.c) is tried. */
 #include "contain/cgroup.h"
 
 #include <errno.h>
