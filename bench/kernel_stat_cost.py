@@ -190,6 +190,10 @@ def main(argv=None):
                     "sample, where the default follows the memory and an idle tree is "
                     "sampled about once a second")
     args = ap.parse_args(argv)
+    # memsup_cpu.py's rule: the default tree (10) stays small; a larger one
+    # is a process count the machine must be fenced against
+    if args.procs > 100:
+        benchlib.require_pids_guard("kernel_stat_cost", f"--procs {args.procs}")
     builddir = benchlib.find_builddir(args.builddir)
     memsups = []
     for m in args.memsup or [f"after={benchlib.memsup_path(builddir)}"]:
