@@ -14,9 +14,10 @@
  * returns how many digits. */
 size_t decimal_format_u64(char *buf, uint64_t v);
 
-/* The same, at least `width` digits: zeros in front ("007" for 7 and 3),
- * the digits after a decimal point.  buf holds the larger of width and
- * DECIMAL_U64_BYTES - 1, and the NUL; returns how many digits. */
-size_t decimal_format_u64_width(char *buf, uint64_t v, size_t width);
+/* The digits of v, at least `width` of them (zeros in front: the
+ * decimals after a point), written backwards so that the last ends just
+ * before `end`; returns where the first is.  No NUL.  For text built from
+ * the right (a number with a fixed count of decimals): no copy. */
+char *decimal_u64_back(char *end, uint64_t v, size_t width);
 
 #endif /* MEMTRACE_DECIMAL_H */

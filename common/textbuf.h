@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct textbuf {
 	char *buf;
@@ -21,5 +22,20 @@ void textbuf_init(struct textbuf *s, char *buf, size_t cap);
 void textbuf_add(struct textbuf *s, const char *text);
 void textbuf_add_n(struct textbuf *s, const char *text, size_t n);
 void textbuf_add_u64(struct textbuf *s, uint64_t v);
+
+/* A string literal (only: its length is sizeof's), the copy inlined where
+ * it fits: a timeline line appends a dozen, and a call and a memcpy of
+ * unknown length each were a tenth of the line's cost. */
+#define textbuf_add_lit(s, lit) textbuf_add_fixed((s), "" lit, sizeof(lit) - 1)
+static inline void textbuf_add_fixed(struct textbuf *s, const char *text, size_t n)
+{
+	if (s->cap - s->len > n) { /* cap 0: 0 - 0 > n is false */
+		memcpy(s->buf + s->len, text, n);
+		s->len += n;
+		s->buf[s->len] = '\0';
+	} else {
+		textbuf_add_n(s, text, n);
+	}
+}
 
 #endif /* MEMTRACE_TEXTBUF_H */

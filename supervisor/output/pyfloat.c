@@ -67,7 +67,10 @@ static size_t format_nanos(double v, char *buf)
 	size_t places = 9;
 	for (; frac % 10 == 0; frac /= 10)
 		places--;
-	return o + decimal_format_u64_width(buf + o, frac, places);
+	o += places;
+	decimal_u64_back(buf + o, frac, places);
+	buf[o] = '\0';
+	return o;
 }
 
 static size_t format(double v, char *buf, size_t cap)

@@ -157,19 +157,20 @@ static void fmt_fixed(double v, int dec, char *buf, size_t cap)
 	 * text, at a tenth of the instructions -- a picture writes hundreds
 	 * of numbers, and memsup draws one at the end of every run (issue 32). */
 	char t[2 * DECIMAL_U64_BYTES + 2];
-	size_t n = 0;
-	if (m < 0)
-		t[n++] = '-';
-	n += decimal_format_u64(t + n, a / (unsigned long long)pow10[dec]);
+	char *p = t + sizeof t;
 	if (dec > 0) {
-		t[n++] = '.';
-		n += decimal_format_u64_width(t + n, a % (unsigned long long)pow10[dec], (size_t)dec);
+		p = decimal_u64_back(p, a % (unsigned long long)pow10[dec], (size_t)dec);
+		*--p = '.';
 	}
+	p = decimal_u64_back(p, a / (unsigned long long)pow10[dec], 1);
+	if (m < 0)
+		*--p = '-';
+	size_t n = (size_t)(t + sizeof t - p);
 	if (cap == 0)
 		return;
 	if (n > cap - 1)
 		n = cap - 1; /* cut as snprintf cuts */
-	memcpy(buf, t, n);
+	memcpy(buf, p, n);
 	buf[n] = '\0';
 }
 

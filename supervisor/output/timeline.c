@@ -29,11 +29,8 @@
  * writes two lines, and vsnprintf's parsing of its format was most of
  * what the writing cost. */
 
-/* s a string literal (sizeof is its length + 1) */
-#define add_lit(l, s) textbuf_add_n((l), ("" s), sizeof(s) - 1)
-
 /* `key` is the literal text before the number: ", \"rss\": " */
-#define add_field(l, key, v) (add_lit((l), key), textbuf_add_u64((l), (v)))
+#define add_field(l, key, v) (textbuf_add_lit((l), key), textbuf_add_u64((l), (v)))
 
 static void add_float(struct textbuf *l, double v)
 {
@@ -45,10 +42,10 @@ size_t timeline_format_rss(double t, uint64_t bytes, char *buf, size_t cap)
 {
 	struct textbuf l;
 	textbuf_init(&l, buf, cap);
-	add_lit(&l, "[");
+	textbuf_add_lit(&l, "[");
 	add_float(&l, t);
 	add_field(&l, ", ", bytes);
-	add_lit(&l, "]\n");
+	textbuf_add_lit(&l, "]\n");
 	return l.len;
 }
 
@@ -56,7 +53,7 @@ size_t timeline_format_sample(const struct timeline_sample *s, char *buf, size_t
 {
 	struct textbuf l;
 	textbuf_init(&l, buf, cap);
-	add_lit(&l, "{\"t\": ");
+	textbuf_add_lit(&l, "{\"t\": ");
 	add_float(&l, s->t);
 	add_field(&l, ", \"rss\": ", s->rss);
 	add_field(&l, ", \"processes\": ", s->processes);
@@ -65,7 +62,7 @@ size_t timeline_format_sample(const struct timeline_sample *s, char *buf, size_t
 		add_field(&l, ", \"mapped_anon\": ", s->mapped_anon);
 		add_field(&l, ", \"mapped_file\": ", s->mapped_file);
 	} else {
-		add_lit(&l, ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
+		textbuf_add_lit(&l, ", \"heap\": null, \"mapped_anon\": null, \"mapped_file\": null");
 	}
 	if (s->have_pss)
 		add_field(&l, ", \"pss\": ", s->pss);
@@ -81,20 +78,20 @@ size_t timeline_format_sample(const struct timeline_sample *s, char *buf, size_t
 		add_field(&l, ", \"cgroup_limit_hits\": ", s->cgroup_limit_hits);
 		add_field(&l, ", \"cgroup_oom_kills\": ", s->cgroup_oom_kills);
 	}
-	add_lit(&l, ", \"top\": [");
+	textbuf_add_lit(&l, ", \"top\": [");
 	for (size_t i = 0; i < s->n_top && i < TIMELINE_TOP; i++) {
 		if (i)
-			add_lit(&l, ", ");
-		add_lit(&l, "[");
+			textbuf_add_lit(&l, ", ");
+		textbuf_add_lit(&l, "[");
 		/* a pid is positive; a forged negative one is written as such */
 		if (s->top[i].pid < 0)
-			add_lit(&l, "-");
+			textbuf_add_lit(&l, "-");
 		textbuf_add_u64(&l, s->top[i].pid < 0 ? -(uint64_t)s->top[i].pid
 						      : (uint64_t)s->top[i].pid);
 		add_field(&l, ", ", s->top[i].rss);
-		add_lit(&l, "]");
+		textbuf_add_lit(&l, "]");
 	}
-	add_lit(&l, "]}\n");
+	textbuf_add_lit(&l, "]}\n");
 	return l.len;
 }
 

@@ -1,6 +1,6 @@
 /* test_common.c: common/'s pure pieces on their edges: the image file
- * name rule (imagename.h), the digit writer (decimal.h) and the byte
- * figures for people (units.h).  The
+ * name rule (imagename.h), the digit writer (decimal.h), the bounded
+ * text builder (textbuf.h) and the byte figures for people (units.h).  The
  * file checks are held to the three readers' agreement by
  * tests/python/test_readers_agree.py. */
 #include <criterion/criterion.h>
@@ -12,6 +12,7 @@
 #include "imagename.h"
 #include "record.h"
 #include "stacks.h"
+#include "textbuf.h"
 #include "units.h"
 
 Test(imagename, format_then_parse_is_the_identity)
@@ -117,10 +118,42 @@ Test(decimal, digits_and_zeros_in_front_as_printf)
 		int w = (int)cases[i].width;
 		int n = snprintf(want, sizeof want, "%0*llu", w, v);
 		memset(got, 'x', sizeof got);
-		cr_expect_eq(decimal_format_u64_width(got, cases[i].v, cases[i].width), (size_t)n);
-		cr_expect_str_eq(got, want, "%llu, width %d", v, w);
+		got[sizeof got - 1] = '\0';
+		char *end = got + sizeof got - 1, *first = decimal_u64_back(end, cases[i].v,
+									     cases[i].width);
+		cr_expect_eq(end - first, n, "%llu, width %d", v, w);
+		cr_expect_str_eq(first, want, "%llu, width %d", v, w);
+		cr_expect_eq(first[-1], 'x', "%llu, width %d: a byte before the first", v, w);
 		snprintf(want, sizeof want, "%llu", v);
 		cr_expect_eq(decimal_format_u64(got, cases[i].v), strlen(want));
 		cr_expect_str_eq(got, want);
+	}
+}
+
+/* Every capacity from 0 to past the whole text: what is built is the
+ * whole text cut as snprintf cuts it, whichever append (a literal, a
+ * string, a number) meets the end, and `truncated` says whether it was. */
+Test(textbuf, cut_at_every_capacity_as_snprintf_cuts)
+{
+	const char *whole = "[12, 18446744073709551615, x]";
+	for (size_t cap = 0; cap <= strlen(whole) + 2; cap++) {
+		char buf[64], want[64];
+		memset(buf, '#', sizeof buf);
+		struct textbuf t;
+		textbuf_init(&t, buf, cap);
+		textbuf_add_lit(&t, "[");
+		textbuf_add_u64(&t, 12);
+		textbuf_add_lit(&t, ", ");
+		textbuf_add_u64(&t, UINT64_MAX);
+		textbuf_add(&t, ", x");
+		textbuf_add_n(&t, "]...", 1);
+		snprintf(want, sizeof want, "%.*s", cap ? (int)cap - 1 : 0, whole);
+		cr_expect_eq(t.len, strlen(want), "cap %zu", cap);
+		cr_expect_eq(t.truncated, cap <= strlen(whole), "cap %zu", cap);
+		if (cap)
+			cr_expect_str_eq(buf, want, "cap %zu", cap);
+		else
+			cr_expect_eq(buf[0], '#', "cap 0 wrote a byte");
+		cr_expect_eq(buf[cap], '#', "cap %zu: a byte past the end", cap);
 	}
 }
