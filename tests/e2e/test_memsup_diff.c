@@ -447,9 +447,9 @@ Test(memsup_diff, leak_at_exit_is_found_with_an_equal_peak, .timeout = 60)
 			      /* and the call site that leaks, by the sampler's estimate:
 			       * 11 MB more; 12 blocks of 1 MB at a mean interval of 512 KiB:
 			       * about 1.5 MB of error, taken 4 times.  stdout's 4 KiB
-			       * buffer, live at exit too, is sampled in about 1 run in
-			       * 130 and shows as a site of 0.5 MB: listed, not a
-			       * regression. */
+			       * buffer, live at exit too, is sampled with probability
+			       * 1 - e^(-4 KiB / 512 KiB), about 1 run in 130, and then
+			       * shows as a site of 0.5 MB: listed, not a regression. */
 			      "s = d['sites_live_at_exit']\n"
 			      "m = [x for x in s if x['stack'].startswith('main <- ')]\n"
 			      "assert len(m) == 1 and m[0]['regressed'] and 5 < m[0]['change_mb'] < 18, s\n"
