@@ -59,13 +59,10 @@ static size_t format_nanos(double v, char *buf)
 	uint64_t frac = k % 1000000000u;
 	size_t o = decimal_format_u64(buf, k / 1000000000u);
 	buf[o++] = '.';
-	if (frac == 0) {
-		buf[o++] = '0';
-		buf[o] = '\0';
-		return o;
-	}
+	/* the zeros after the last nonzero decimal dropped, one decimal kept
+	 * ("100.0": frac 0 is one place of 0) */
 	size_t places = 9;
-	for (; frac % 10 == 0; frac /= 10)
+	for (; places > 1 && frac % 10 == 0; frac /= 10)
 		places--;
 	o += places;
 	decimal_u64_back(buf + o, frac, places);
