@@ -1,6 +1,7 @@
 /* textbuf.c: a bounded text builder (see textbuf.h). */
 #include "textbuf.h"
 #include "decimal.h"
+#include "invariant.h"
 
 #include <string.h>
 
@@ -27,6 +28,9 @@ void textbuf_add_n(struct textbuf *s, const char *text, size_t n)
 	memcpy(s->buf + s->len, text, n);
 	s->len += n;
 	s->buf[s->len] = '\0';
+	/* the callers that end a line over the NUL rely on both */
+	MT_ASSERT(s->len < s->cap);
+	MT_ASSERT(!s->truncated || s->len == s->cap - 1);
 }
 
 void textbuf_add(struct textbuf *s, const char *text)

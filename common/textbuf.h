@@ -1,10 +1,10 @@
 /* textbuf.h: a bounded text builder on a caller's buffer, for the code
  * both halves compile: the shim's messages and reports, memsup's
  * timeline lines.  Appends past the end are cut, and say so in
- * `truncated`; `len` never exceeds cap - 1 and buf stays NUL-terminated
- * (cap 0: nothing is ever written).  Pure, allocation-free and
- * async-signal-safe: the shim builds its fork-child and exit messages
- * with it. */
+ * `truncated`; `len` never exceeds cap - 1 (cut: it is cap - 1) and buf
+ * stays NUL-terminated (cap 0: nothing is ever written).  Pure,
+ * allocation-free and async-signal-safe: the shim builds its fork-child
+ * and exit messages with it. */
 #ifndef MEMTRACE_TEXTBUF_H
 #define MEMTRACE_TEXTBUF_H
 

@@ -133,9 +133,7 @@ void errfd_debug(const char *first, ...)
 	for (const char *part = first; part; part = va_arg(ap, const char *))
 		textbuf_add(&s, part);
 	va_end(ap);
-	if (s.truncated)
-		s.len = sizeof line - 1;
-	line[s.len] = '\n';
+	line[s.len] = '\n'; /* over the NUL: cut or not, len < sizeof line */
 	errfd_write(line, s.len + 1);
 }
 

@@ -58,9 +58,7 @@ void report_out_failed(const char *path, const char *step, int err)
 		      0) == 0 &&
 	    S_ISFIFO(st.st_mode))
 		textbuf_add(&s, ", a FIFO that no process has open for reading");
-	if (s.truncated)
-		s.len = sizeof line - 1;
-	line[s.len] = '\n';
+	line[s.len] = '\n'; /* over the NUL: cut or not, len < sizeof line */
 	errfd_write(line, s.len + 1);
 }
 
