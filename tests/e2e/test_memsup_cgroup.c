@@ -290,22 +290,26 @@ Test(memsup_cgroup, shell_fork_bomb_stopped_at_max_procs, .timeout = 60)
 	bomb_run(cmd, "shell bomb");
 }
 
+/* What a script of start_in_inner_guard() runs right after it starts
+ * memsup in the background: memsup's pid into $1, whole (a rename, so
+ * that the test never reads the file half-written). */
+#define WRITE_MEMSUP_PID "echo $! > \"$1.t\" && mv \"$1.t\" \"$1\""
+
 /* Start `sh -c script` inside a pids guard of its own (200), its $0
- * memsup; the script writes memsup's pid to TMP/memsup.pid.  memsup's pid,
+ * memsup and its $1 the pid file WRITE_MEMSUP_PID writes.  memsup's pid,
  * once that file is there. */
 static pid_t start_in_inner_guard(struct sup_run *r, const char *script)
 {
-	char guard[PATH_MAX], text[64];
-	const char *pidfile = sup_tmp_path(r, "memsup.pid");
+	char guard[PATH_MAX], pidfile[PATH_MAX], text[64];
+	snprintf(pidfile, sizeof pidfile, "%s", sup_tmp_path(r, "memsup.pid"));
 	snprintf(guard, sizeof guard, "%s/scripts/pids-guard.sh", env_or_skip("MT_SRCDIR"));
 	const char *argv[] = { guard, "--max", "200", "--", "sh", "-c", script,
-			       env_or_skip("MEMSUP"), NULL };
+			       env_or_skip("MEMSUP"), pidfile, NULL };
 	sup_spawn(r, NULL, argv);
 	cr_assert(wait_for_file(pidfile), "memsup never started");
-	usleep(20000);
 	slurp(pidfile, text, sizeof text);
 	pid_t m = (pid_t)atoi(text);
-	cr_assert_gt(m, 0);
+	cr_assert_gt(m, 0, "pid file: \"%s\"", text);
 	return m;
 }
 
@@ -328,8 +332,7 @@ Test(memsup_cgroup, sigkilled_during_fork_bomb_leaves_nothing, .timeout = 120)
 	/* the guard waits for sh, which becomes `sleep` (same pid): memsup
 	 * can die without ending the guard */
 	snprintf(script, sizeof script, "echo $$ > '%s'; \"$0\" -q --no-trace -o '%s' -- '%s' & "
-		 "echo $! > '%s'; exec sleep 100", shpid, r.dir, prog("bomb"),
-		 sup_tmp_path(&r, "memsup.pid"));
+		 WRITE_MEMSUP_PID "; exec sleep 100", shpid, r.dir, prog("bomb"));
 	pid_t m = start_in_inner_guard(&r, script);
 	slurp(shpid, text, sizeof text);
 	pid_t sleeper = (pid_t)atoi(text);
@@ -391,8 +394,7 @@ Test(memsup_cgroup, guard_removes_the_run_cgroups_of_a_memsup_it_killed, .timeou
 	/* the guard's command ends while memsup still runs: the guard's
 	 * cleanup then kills memsup, its sentinel and sleep at once */
 	snprintf(script, sizeof script, "\"$0\" -q --no-trace -o '%s' -- sleep 100 & "
-		 "echo $! > '%s'; while [ ! -e '%s' ]; do sleep 0.05; done", r.dir,
-		 sup_tmp_path(&r, "memsup.pid"), stop);
+		 WRITE_MEMSUP_PID "; while [ ! -e '%s' ]; do sleep 0.05; done", r.dir, stop);
 	pid_t m = start_in_inner_guard(&r, script);
 	for (int c = 0; c < nctl; c++) {
 		snprintf(run[c], sizeof run[c], "%s/memsup-%d-run", own[c], (int)m);
