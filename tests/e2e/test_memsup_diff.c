@@ -49,19 +49,21 @@ static int diff_run(struct sup_run *r, const char *const *args)
 	return memsup_wait(r);
 }
 
-/* python3 CODE FILE: its exit status (0: the file passed the check). */
-static int py_check(const char *code, const char *file)
+/* python3 CODE FILE: the test fails, with what python printed (the
+ * assertion's message and the values it shows), unless CODE passes FILE. */
+static void py_check(const char *code, const char *file)
 {
+	static char out[16384];
 	char path[] = "/tmp/test_memsup_diff_py.XXXXXX";
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	cr_assert_eq(write(fd, code, strlen(code)), (ssize_t)strlen(code));
 	close(fd);
 	char cmd[2 * PATH_MAX];
-	snprintf(cmd, sizeof cmd, "python3 %s '%s' >&2", path, file);
-	int st = system(cmd);
+	snprintf(cmd, sizeof cmd, "python3 %s '%s' 2>&1", path, file);
+	int st = py_output(cmd, out, sizeof out);
 	unlink(path);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 1000;
+	cr_assert_eq(st, 0, "the check of %s failed:\n%s", file, out);
 }
 
 /* ---- the gate over real runs ---- */
@@ -99,16 +101,15 @@ Test(memsup_diff, sites_are_each_process_at_its_own_peak, .timeout = 60)
 	cr_assert_eq(diff_run(&r, args), 1, "stderr: %s", r.err);
 	const char *out = sup_tmp_path(&r, "memsup.stdout");
 	/* 10 MB: 6 x 2 MiB; 20 MB: 11 x 2 MiB; 50 MB: 25 x 2 MiB */
-	cr_assert_eq(py_check("import sys, json\n"
-			      "d = json.load(open(sys.argv[1]))\n"
-			      "s = [x for x in d['sites'] if x['stack'].startswith('wl_hold <- main')]\n"
-			      "assert len(s) == 1, d['sites']\n"
-			      "M = 2 * 1048576 / 1e6\n"
-			      "assert abs(s[0]['base_mb'] - 17 * M) < 1e-6, s\n"
-			      "assert abs(s[0]['new_mb'] - 31 * M) < 1e-6, s\n"
-			      "assert s[0]['regressed'], s\n",
-			      out),
-		     0);
+	py_check("import sys, json\n"
+		 "d = json.load(open(sys.argv[1]))\n"
+		 "s = [x for x in d['sites'] if x['stack'].startswith('wl_hold <- main')]\n"
+		 "assert len(s) == 1, d['sites']\n"
+		 "M = 2 * 1048576 / 1e6\n"
+		 "assert abs(s[0]['base_mb'] - 17 * M) < 1e-6, s\n"
+		 "assert abs(s[0]['new_mb'] - 31 * M) < 1e-6, s\n"
+		 "assert s[0]['regressed'], s\n",
+		 out);
 }
 
 Test(memsup_diff, same_sizes_pass, .timeout = 60)
@@ -153,15 +154,14 @@ Test(memsup_diff, junit_is_well_formed_with_a_failure, .timeout = 60)
 		"assert int(s.get('failures')) == len(f) >= 2, ET.tostring(s)\n"
 		"assert f[0].get('name') == 'peak', f[0].get('name')\n"
 		"assert any('steady 50 250' in c.get('name') for c in f), ET.tostring(s)\n";
-	cr_assert_eq(py_check(check, xml), 0);
+	py_check(check, xml);
 	/* a pass is a suite without failures */
 	const char *ok[] = { "--junit", xml, base, base, NULL };
 	cr_assert_eq(diff_run(&r, ok), 0, "stderr: %s", r.err);
-	cr_assert_eq(py_check("import sys, xml.etree.ElementTree as ET\n"
-			      "s = ET.parse(sys.argv[1]).getroot()\n"
-			      "assert s.get('failures') == '0' and s.find('.//failure') is None\n",
-			      xml),
-		     0);
+	py_check("import sys, xml.etree.ElementTree as ET\n"
+		 "s = ET.parse(sys.argv[1]).getroot()\n"
+		 "assert s.get('failures') == '0' and s.find('.//failure') is None\n",
+		 xml);
 }
 
 Test(memsup_diff, json_names_the_regression, .timeout = 60)
@@ -173,14 +173,13 @@ Test(memsup_diff, json_names_the_regression, .timeout = 60)
 	const char *args[] = { "--json", base, nw, NULL };
 	cr_assert_eq(diff_run(&r, args), 1, "stderr: %s", r.err);
 	const char *out = sup_tmp_path(&r, "memsup.stdout");
-	cr_assert_eq(py_check("import sys, json\n"
-			      "d = json.load(open(sys.argv[1]))\n"
-			      "assert d['verdict'] == 'regression' and d['peak']['regressed'], d\n"
-			      "p = [x for x in d['processes'] if x['regressed']]\n"
-			      "assert len(p) == 1 and p[0]['command'].endswith('steady 50 250'), d\n"
-			      "assert 25 < p[0]['change_mb'] < 35, p\n",
-			      out),
-		     0);
+	py_check("import sys, json\n"
+		 "d = json.load(open(sys.argv[1]))\n"
+		 "assert d['verdict'] == 'regression' and d['peak']['regressed'], d\n"
+		 "p = [x for x in d['processes'] if x['regressed']]\n"
+		 "assert len(p) == 1 and p[0]['command'].endswith('steady 50 250'), d\n"
+		 "assert 25 < p[0]['change_mb'] < 35, p\n",
+		 out);
 }
 
 Test(memsup_diff, report_json_is_a_baseline, .timeout = 60)
@@ -231,14 +230,13 @@ Test(memsup_diff, call_site_regression_is_found_and_named, .timeout = 60)
 	 * site grew by 300% */
 	const char *args[] = { "--max-increase", "1000%", "--process-max-increase", "100%", "--json", base, nw, NULL };
 	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
-	cr_assert_eq(py_check("import sys, json\n"
-			      "d = json.load(open(sys.argv[1]))\n"
-			      "assert not d['peak']['regressed'], d\n"
-			      "s = [x for x in d['sites'] if x['regressed']]\n"
-			      "assert len(s) == 1 and s[0]['stack'].startswith('block <- main'), d\n"
-			      "assert 25 < s[0]['change_mb'] < 35, s\n",
-			      sup_tmp_path(&r, "memsup.stdout")),
-		     0);
+	py_check("import sys, json\n"
+		 "d = json.load(open(sys.argv[1]))\n"
+		 "assert not d['peak']['regressed'], d['peak']\n"
+		 "s = [x for x in d['sites'] if x['regressed']]\n"
+		 "assert len(s) == 1 and s[0]['stack'].startswith('block <- main'), s or d['sites']\n"
+		 "assert 25 < s[0]['change_mb'] < 35, s\n",
+		 sup_tmp_path(&r, "memsup.stdout"));
 }
 
 /* ---- bad input: 125, one line naming it, nothing written or created ---- */
@@ -436,26 +434,25 @@ Test(memsup_diff, leak_at_exit_is_found_with_an_equal_peak, .timeout = 60)
 	const char *args[] = { "--json", base, nw, NULL };
 	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
 	const char *out = sup_tmp_path(&r, "memsup.stdout");
-	cr_assert_eq(py_check("import sys, json\n"
-			      "d = json.load(open(sys.argv[1]))\n"
-			      "assert d['verdict'] == 'regression' and not d['peak']['regressed'], d\n"
-			      "t = d['live_at_exit']\n"
-			      "assert t['regressed'] and 1.0 <= t['base_mb'] < 1.1 and 12.0 <= t['new_mb'] < 12.1, t\n"
-			      "p = d['processes_live_at_exit']\n"
-			      "assert len(p) == 1 and p[0]['regressed'] and p[0]['command'].endswith('leaker 12 19'), p\n"
-			      "assert 10.9 < p[0]['change_mb'] < 11.1, p\n"
-			      /* and the call site that leaks, by the sampler's estimate:
-			       * 11 MB more; 12 blocks of 1 MB at a mean interval of 512 KiB:
-			       * about 1.5 MB of error, taken 4 times.  stdout's 4 KiB
-			       * buffer, live at exit too, is sampled with probability
-			       * 1 - e^(-4 KiB / 512 KiB), about 1 run in 130, and then
-			       * shows as a site of 0.5 MB: listed, not a regression. */
-			      "s = d['sites_live_at_exit']\n"
-			      "m = [x for x in s if x['stack'].startswith('main <- ')]\n"
-			      "assert len(m) == 1 and m[0]['regressed'] and 5 < m[0]['change_mb'] < 18, s\n"
-			      "assert not [x for x in s if x['regressed'] and x is not m[0]], s\n",
-			      out),
-		     0);
+	py_check("import sys, json\n"
+		 "d = json.load(open(sys.argv[1]))\n"
+		 "assert d['verdict'] == 'regression' and not d['peak']['regressed'], d\n"
+		 "t = d['live_at_exit']\n"
+		 "assert t['regressed'] and 1.0 <= t['base_mb'] < 1.1 and 12.0 <= t['new_mb'] < 12.1, t\n"
+		 "p = d['processes_live_at_exit']\n"
+		 "assert len(p) == 1 and p[0]['regressed'] and p[0]['command'].endswith('leaker 12 19'), p\n"
+		 "assert 10.9 < p[0]['change_mb'] < 11.1, p\n"
+		 /* and the call site that leaks, by the sampler's estimate:
+		  * 11 MB more; 12 blocks of 1 MB at a mean interval of 512 KiB:
+		  * about 1.5 MB of error, taken 4 times.  stdout's 4 KiB
+		  * buffer, live at exit too, is sampled with probability
+		  * 1 - e^(-4 KiB / 512 KiB), about 1 run in 130, and then
+		  * shows as a site of 0.5 MB: listed, not a regression. */
+		 "s = d['sites_live_at_exit']\n"
+		 "m = [x for x in s if x['stack'].startswith('main <- ')]\n"
+		 "assert len(m) == 1 and m[0]['regressed'] and 5 < m[0]['change_mb'] < 18, s\n"
+		 "assert not [x for x in s if x['regressed'] and x is not m[0]], s\n",
+		 out);
 	const char *text[] = { base, nw, NULL };
 	cr_assert_eq(diff_run(&r, text), 1, "stdout: %s\nstderr: %s", r.out, r.err);
 	cr_assert(strstr(r.out, "live heap at exit 1.0") && strstr(r.out, "live at exit ") &&
