@@ -19,6 +19,7 @@
 #include "collect/staging.h"
 #include "collect/trace.h"
 #include "contain/contain.h"
+#include "contain/scope.h"
 #include "contain/spawn.h"
 #include "output/diff.h"
 #include "output/evidence.h"
@@ -94,17 +95,26 @@ static void default_out(char *buf, size_t cap)
 	snprintf(buf, cap, "memsup-%s-%d", stamp, (int)getpid());
 }
 
-/* One line when memsup wanted a cgroup and could not have one. */
+/* One line when memsup wanted a cgroup and the run has no memory cgroup:
+ * the answer is then polled, and the line says why and what would give
+ * the kernel's exact peak. */
 static void print_fallback(const struct contain_info *c)
 {
-	if (!c || strcmp(c->requested, "auto") != 0 || strcmp(c->mode, "procscan") != 0)
+	if (!c || strcmp(c->requested, "auto") != 0 || c->memory)
 		return;
+	/* the backend's reason first; a refused systemd scope after it */
+	const char *scope = "";
+	for (size_t i = 1; i < c->n_missing && i < CONTAIN_MAX_MISSING; i++)
+		if (strncmp(c->missing[i], "systemd scope: ", 15) == 0)
+			scope = c->missing[i];
 	/* the hint says what would give one; root is given none when rights
 	 * are not what is missing (contain.c) */
-	fprintf(stderr, "memsup: no cgroup for this run (%s): the tree was found by /proc "
-		"scans, the budgets polled%s%s\n",
-		c->n_missing ? c->missing[0] : "none could be made",
-		c->hint ? "; try: " : "", c->hint ? c->hint : "");
+	fprintf(stderr, "memsup: no %s for this run (%s%s%s): %s%s%s\n",
+		strcmp(c->mode, "procscan") == 0 ? "cgroup" : "memory cgroup",
+		c->n_missing ? c->missing[0] : "none could be made", scope[0] ? "; " : "", scope,
+		strcmp(c->mode, "procscan") == 0 ? "the tree was found by /proc scans, the budgets "
+		"polled" : "the peak is polled, a lower bound", c->hint ? "; try: " : "",
+		c->hint ? c->hint : "");
 }
 
 /* The answer first, in plain words, then what it was made of. */
@@ -195,6 +205,7 @@ static struct sup_run {
 	struct merged_run merged;
 	struct callsite_view sites;
 	struct slurm_job slurm;    /* the Slurm job memsup runs in, if any */
+	struct scope_outcome scope; /* the systemd scope asked for (scope.h) */
 } this_run;
 
 /* The evidence directory (-o, or a fresh name) and its marker channel. */
@@ -497,8 +508,12 @@ int main(int argc, char **argv)
 	struct contain_config cc = {
 		.proc_root = "/proc", .self = getpid(), .discovery = s->opt.discovery,
 		.cgroup = s->opt.cgroup, .max_procs = s->opt.max_procs,
-		.mem_max = (uint64_t)(s->opt.mem_max_mb * UNITS_MB),
+		.mem_max = (uint64_t)(s->opt.mem_max_mb * UNITS_MB), .scope = &s->scope,
 	};
+	/* A cgroup memsup can hold the run's in, from systemd where the one it
+	 * was started in cannot: the only thing made before the checks, and
+	 * gone with memsup (scope.h). */
+	scope_seek(&cc, s->opt.command[0], &s->scope);
 	if (contain_check(&cc, err, sizeof err) < 0)
 		sup_die("%s", err);
 
@@ -526,7 +541,7 @@ int main(int argc, char **argv)
 
 	struct run_config cfg = {
 		.opt = &s->opt, .envp = s->traced_env ? s->traced_env : s->envp,
-		.proc_root = "/proc", .records_dir = s->records_dir,
+		.proc_root = "/proc", .scope = &s->scope, .records_dir = s->records_dir,
 		.staging = s->records_dir ? &s->records : NULL, .phases = s->phases,
 		.relay = s->relay, .transcript = s->transcript,
 	};

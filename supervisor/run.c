@@ -1313,7 +1313,8 @@ static int open_run(struct run *r, sigset_t *orig)
 	const struct sup_options *o = cfg->opt;
 	struct contain_config cc = {
 		.proc_root = cfg->proc_root, .self = getpid(), .discovery = o->discovery,
-		.cgroup = o->cgroup, .cgroup_root = cfg->cgroup_root, .max_procs = o->max_procs,
+		.cgroup = o->cgroup, .cgroup_root = cfg->cgroup_root, .scope = cfg->scope,
+		.max_procs = o->max_procs,
 		.mem_max = (uint64_t)(o->mem_max_mb * UNITS_MB),
 	};
 	if ((rc = contain_open(&r->contain, &cc)) < 0)

@@ -36,6 +36,7 @@
 #include "output/evidence.h"
 #include "runrecord.h"
 
+struct scope_outcome;
 struct staging;
 struct transcript;
 
@@ -44,6 +45,8 @@ struct run_config {
 	char **envp;              /* the command's whole environment */
 	const char *proc_root;    /* "/proc" */
 	const char *cgroup_root;  /* NULL: "/sys/fs/cgroup" */
+	const struct scope_outcome *scope; /* memsup's systemd scope, asked for
+				     before the run (scope.h); NULL: not asked */
 	const char *records_dir;  /* the shim's MEMTRACE_DIR; NULL: not tracing */
 	const struct staging *staging; /* records_dir's, drained into the
 				     evidence at the end (staging.h); may be NULL */

@@ -13,6 +13,7 @@
 #include "contain/contain.h"
 #include "collect/procfs.h"
 #include "contain/cgroup.h"
+#include "contain/scope.h"
 #include "invariant.h"
 #include "pidmap.h"
 #include "clock.h"
@@ -110,6 +111,34 @@ static const char *hint_for(enum cg_layout_kind kind, int err)
 	       "of its own)";
 }
 
+/* What asking systemd for a scope did (scope.h), into the record: the
+ * unit memsup ran in, or why none was had -- after what the backend found
+ * missing, which is the nearer reason.  A run without a memory cgroup gets
+ * the hint that would give it one. */
+static void copy_str(char *to, const char *from, size_t cap);
+
+static void note_scope(struct contain_info *in, const struct contain_config *cfg,
+		       enum cg_layout_kind kind)
+{
+	const struct scope_outcome *s = cfg->scope;
+	if (s && s->moved) {
+		copy_str(in->scope, s->unit, sizeof in->scope);
+		in->scope_manager = s->manager;
+	} else if (s && s->why[0]) {
+		contain_missing(in, "systemd scope: %s", s->why);
+	}
+	if (in->memory || cfg->cgroup != CONTAIN_AUTO)
+		return;
+	if (s && s->hint)
+		in->hint = s->hint;
+	else if (!in->hint && kind == CG_LAYOUT_V2 && geteuid() == 0)
+		in->hint = "memsup alone in a cgroup whose parent gives it memory and pids: "
+			   "systemd-run --scope -p Delegate=yes -- memsup ..., or MEMSUP_DELEGATED=1 "
+			   "in a cgroup made for it";
+	else if (!in->hint)
+		in->hint = hint_for(kind, 0);
+}
+
 static int check_mem_max(const struct contain_config *cfg, char *err, size_t errlen)
 {
 	struct cg_layout l;
@@ -127,6 +156,15 @@ static int check_mem_max(const struct contain_config *cfg, char *err, size_t err
 		return -1;
 	}
 	const char *dir = l.kind == CG_LAYOUT_V2 ? l.own[CG_V2] : l.own[CG_MEMORY];
+	const struct scope_outcome *s = cfg->scope;
+	if (s && !s->moved && s->why[0]) {
+		/* memsup's cgroup cannot hold the run's with memory, and no
+		 * scope could be had (scope.h) */
+		snprintf(err, errlen, "--mem-max: no memory cgroup for the run in %s: %s%s%s; or use "
+			 "--rss-mb for a polled budget", dir, s->why, s->hint ? "; try: " : "",
+			 s->hint ? s->hint : "");
+		return -1;
+	}
 	if (l.kind == CG_LAYOUT_NONE || !dir[0]) {
 		snprintf(err, errlen, "--mem-max: no memory cgroup here (%s); use --rss-mb for "
 			 "a polled budget", l.kind == CG_LAYOUT_NONE ? l.why :
@@ -242,7 +280,8 @@ static void check_opened(const struct contain *c)
  * memsup's faults at its start (issue 32). */
 static void info_clear(struct contain_info *in)
 {
-	in->mode = in->requested = in->kill = in->hint = NULL;
+	in->mode = in->requested = in->kill = in->hint = in->scope_manager = NULL;
+	in->scope[0] = '\0';
 	in->memory = in->pids = 0;
 	in->n_paths = in->n_missing = in->n_left = 0;
 }
@@ -261,6 +300,8 @@ void contain_info_copy(struct contain_info *to, const struct contain_info *from)
 	to->requested = from->requested;
 	to->kill = from->kill;
 	to->hint = from->hint;
+	copy_str(to->scope, from->scope, sizeof to->scope);
+	to->scope_manager = from->scope_manager;
 	to->memory = from->memory;
 	to->pids = from->pids;
 	to->n_paths = from->n_paths;
@@ -306,6 +347,7 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 			contain_info_copy(&attempt, &info);
 			size_t before = attempt.n_missing;
 			if ((why = try[i]->open(out, cfg, &attempt)) == 0) {
+				note_scope(&attempt, cfg, l.kind);
 				contain_info_copy(&(*out)->info, &attempt);
 				(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
 				check_opened(*out);
@@ -340,6 +382,8 @@ int contain_open(struct contain **out, const struct contain_config *cfg)
 	}
 	info.mode = "procscan";
 	info.kill = "stop-and-kill";
+	if (cfg->cgroup == CONTAIN_AUTO)
+		note_scope(&info, cfg, CG_LAYOUT_NONE);
 	contain_info_copy(&(*out)->info, &info);
 	(*out)->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
 	check_opened(*out);

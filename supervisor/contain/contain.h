@@ -50,6 +50,8 @@ enum contain_request {
 	CONTAIN_OFF,               /* the /proc scan */
 };
 
+struct scope_outcome;          /* scope.h */
+
 /* One member of the tree, as a sample read it. */
 struct tree_member {
 	pid_t pid;
@@ -69,6 +71,9 @@ struct contain_config {
 				      pids controller; 0 none */
 	uint64_t mem_max;          /* --mem-max, bytes: the kernel's memory
 				      limit; 0 none (needs a memory cgroup) */
+	/* what asking systemd for a scope of memsup's own did (scope.h); NULL:
+	 * not asked */
+	const struct scope_outcome *scope;
 	int premade;               /* tests only: the run's cgroups exist
 				      already in the fixture tree (a plain
 				      directory has no kernel to make a
@@ -120,6 +125,9 @@ struct contain_info {
 	size_t n_missing;
 	const char *hint;          /* a fallback: what would give the user a
 				      cgroup without root; NULL */
+	char scope[64];            /* the systemd scope memsup moved itself
+				      into for the run (scope.h); "" none */
+	const char *scope_manager; /* "system" or "user"; NULL with no scope */
 	/* filled by contain_finish(): the run's cgroups, or cgroups the
 	 * command made below them, that were still there when memsup stopped
 	 * trying ("containment.cgroups_left") */

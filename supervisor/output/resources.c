@@ -313,6 +313,18 @@ static void put_containment(struct jsonw *w, const struct sup_record *r)
 		jsonw_array_end(w);
 		jsonw_key(w, "hint");
 		jsonw_string(w, c->hint);
+		/* the systemd scope memsup moved itself into (scope.h) */
+		jsonw_key(w, "scope");
+		if (c->scope[0]) {
+			jsonw_object_begin(w);
+			jsonw_key(w, "unit");
+			jsonw_string(w, c->scope);
+			jsonw_key(w, "manager");
+			jsonw_string(w, c->scope_manager);
+			jsonw_object_end(w);
+		} else {
+			jsonw_null(w);
+		}
 		/* cgroups the end of the run could not remove (the run's, or
 		 * ones its command made below them), each with why; the
 		 * count, when more were left than are named */
