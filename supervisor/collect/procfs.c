@@ -364,7 +364,13 @@ static int gone_or(int err)
 }
 
 /* Read until EOF or the buffer is full; the caller opened fd. */
-static int read_all(int fd, int from_start, char *buf, size_t cap, size_t *len)
+/* until_eof 0: a file the kernel makes whole at its first read (statm,
+ * stat, status: single_open), whose first short read is its end -- skipping
+ * the read that would return 0 halves the syscalls of every sample.
+ * until_eof 1: a list (cgroup.procs, children: a seq_file of one record a
+ * line), which the kernel hands out about a page a read, so a short read
+ * says nothing; read until one returns 0. */
+static int read_all(int fd, int from_start, int until_eof, char *buf, size_t cap, size_t *len)
 {
 	size_t got = 0;
 	while (got + 1 < cap) {
@@ -378,10 +384,7 @@ static int read_all(int fd, int from_start, char *buf, size_t cap, size_t *len)
 		if (r == 0)
 			break;
 		got += (size_t)r;
-		/* /proc files hand over everything that fits in one read; a
-		 * short read is the end, and skipping the extra read that would
-		 * return 0 halves the syscalls of every sample. */
-		if ((size_t)r < cap - 1 - (got - (size_t)r))
+		if (!until_eof && (size_t)r < cap - 1 - (got - (size_t)r))
 			break;
 	}
 	buf[got] = '\0';
@@ -389,23 +392,40 @@ static int read_all(int fd, int from_start, char *buf, size_t cap, size_t *len)
 	return 0;
 }
 
-int procfs_read_file(const char *path, char *buf, size_t cap, size_t *len)
+static int read_path(const char *path, int until_eof, char *buf, size_t cap, size_t *len)
 {
 	if (cap == 0)
 		return -EINVAL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gone_or(errno);
-	int rc = read_all(fd, 0, buf, cap, len);
+	int rc = read_all(fd, 0, until_eof, buf, cap, len);
 	close(fd);
 	return rc;
+}
+
+int procfs_read_file(const char *path, char *buf, size_t cap, size_t *len)
+{
+	return read_path(path, 0, buf, cap, len);
+}
+
+int procfs_read_list(const char *path, char *buf, size_t cap, size_t *len)
+{
+	return read_path(path, 1, buf, cap, len);
 }
 
 int procfs_pread_fd(int fd, char *buf, size_t cap, size_t *len)
 {
 	if (cap == 0)
 		return -EINVAL;
-	return read_all(fd, 1, buf, cap, len);
+	return read_all(fd, 1, 0, buf, cap, len);
+}
+
+int procfs_pread_list(int fd, char *buf, size_t cap, size_t *len)
+{
+	if (cap == 0)
+		return -EINVAL;
+	return read_all(fd, 1, 1, buf, cap, len);
 }
 
 static int pid_path(char *path, size_t cap, const char *root, pid_t pid,
@@ -490,11 +510,11 @@ int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
 			 root ? root : "/proc", (int)pid, (int)tid);
 	if (w < 0 || (size_t)w >= sizeof path)
 		return -ENAMETOOLONG;
-	int rc = procfs_read_file(path, buf, sizeof buf, &len);
+	int rc = procfs_read_list(path, buf, sizeof buf, &len);
 	if (rc < 0)
 		return rc;
 	if (len + 1 >= sizeof buf)
-		return -EFBIG; /* more children than one page of text: not cut silently */
+		return -EFBIG; /* more children than the buffer holds: not cut silently */
 	return procfs_parse_children(buf, len, out, cap, n);
 }
 

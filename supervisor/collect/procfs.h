@@ -148,6 +148,12 @@ int procfs_read_argv(const char *root, pid_t pid, char buf[PROCFS_ARGV_BYTES], s
 int procfs_read_file(const char *path, char *buf, size_t cap, size_t *len);
 /* Same through an fd kept open on a proc file (pread at offset 0). */
 int procfs_pread_fd(int fd, char *buf, size_t cap, size_t *len);
+/* The same for a kernel list of one record a line (cgroup.procs,
+ * /proc/PID/task/TID/children): the kernel hands a list out about a page
+ * a read, so these read until a read returns 0, where the two above stop
+ * at the first short read (the end of a file made whole at once). */
+int procfs_read_list(const char *path, char *buf, size_t cap, size_t *len);
+int procfs_pread_list(int fd, char *buf, size_t cap, size_t *len);
 
 /* Bytes per page for statm figures. */
 uint64_t procfs_page_size(void);

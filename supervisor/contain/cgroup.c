@@ -873,7 +873,7 @@ static int read_procs(struct cgrun *r, int fd, size_t *len)
 				return -ENOMEM;
 			r->buf_cap = 4096;
 		}
-		int rc = procfs_pread_fd(fd, r->buf, r->buf_cap, len);
+		int rc = procfs_pread_list(fd, r->buf, r->buf_cap, len);
 		if (rc < 0)
 			return rc;
 		if (*len + 1 < r->buf_cap)

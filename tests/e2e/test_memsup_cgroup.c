@@ -485,3 +485,32 @@ Test(memsup_cgroup, non_root_falls_back_and_says_how, .timeout = 30)
 	cr_expect_not_null(strstr(r.err, "memsup: no cgroup for this run ("), "%s", r.err);
 	cr_expect_not_null(strstr(r.err, "the budgets polled; try: "), "%s", r.err);
 }
+
+/* A tree larger than one page of cgroup.procs: the kernel hands the list
+ * out about a page a read (a seq_file), so a reader that stopped at the
+ * first short read saw about 680 of 2,000 processes -- the summed RSS cut
+ * to a third, and --rss-mb never crossed.  2,000 children of forktree,
+ * alive together for 1.5 s: every one is counted, and a budget at about
+ * two thirds of their summed RSS is enforced.  Inside the pids guard. */
+Test(memsup_cgroup, two_thousand_processes_are_all_seen, .timeout = 120)
+{
+	guard_require();
+	struct sup_run r;
+	const char *args[] = { "--no-trace", "--", prog("forktree"), "2000", "0", "1500", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	rec_load(&r);
+	require_cgroup(&r);
+	cr_expect_eq(rec_num(&r, "max_processes"), 2001, "%s", rec_str(&r, "max_processes"));
+	double rss = rec_num(&r, "peak_tree_rss_mb");
+	sup_done(&r);
+	/* each child's RSS is its share of the parent's pages, mapped again */
+	cr_assert_gt(rss, 2000 * 0.2, "summed RSS of 2,001 processes: %.1f MB", rss);
+	char budget[32];
+	snprintf(budget, sizeof budget, "%.0f", rss * 0.65);
+	const char *over[] = { "--no-trace", "--rss-mb", budget, "--", prog("forktree"), "2000",
+			       "0", "1500", NULL };
+	cr_expect_eq(memsup_run(&r, over), 123, "--rss-mb %s: stderr: %s", budget, r.err);
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"rss_budget_exceeded\"");
+	sup_done(&r);
+}
