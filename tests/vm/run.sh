@@ -238,7 +238,7 @@ tap() { # status name [directive]
 	esac
 	echo "$1 $n - $2${3:+ $3}"
 }
-serial_tail() { sed 's/\r$//' "$1" | grep -av "^$marker" | tail -"${2:-40}" | sed 's/^/#   | /'; }
+serial_tail() { sed 's/\r$//; s/\x1b\[[0-9;]*m//g' "$1" | grep -av "^$marker" | tail -"${2:-40}" | sed 's/^/#   | /'; }
 
 for b in $boots; do
 	extra=
