@@ -154,9 +154,9 @@ check_fuzz() {
 
 # The harness's own TAP and closing line must not reach CI's total as they
 # are: every line of it becomes a "# " line here.  When it passes, its
-# progress and case lines; when it fails, what the failing cases and boots
-# said (memsup's own summaries left out), then, last since CI keeps the
-# end, the failing lines and the harness's total.
+# progress and case lines; when it fails, the boots' facts and what the
+# failing cases and boots said (memsup's own summaries left out), then,
+# last since CI keeps the end, the failing lines and the harness's total.
 check_vm() {
 	local log=/tmp/memtrace-vmcheck.$$.log rc
 	tests/vm/run.sh >"$log" 2>&1
@@ -169,7 +169,9 @@ check_vm() {
 	if [ $rc -eq 0 ]; then
 		grep -E '^(ok|not ok) |^# vm: |^[0-9]+ passed' "$log" | sed 's/^/#   /'
 	else
-		grep -vE '^ok |^#   memsup:' "$log" | tail -150 | cut -c1-300 | sed 's/^/#   /'
+		# a failing case's lines, not a passing one's; each boot's facts
+		awk '/^ok / { show = 0; next } /^not ok |^# (vm:|boot ) / { show = 1 }
+		     show && !/^#   memsup:/' "$log" | tail -150 | cut -c1-300 | sed 's/^/#   /'
 		grep -E '^not ok |^[0-9]+ passed' "$log" | sed 's/^/#   /'
 	fi
 	rm -f "$log"
