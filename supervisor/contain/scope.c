@@ -80,22 +80,20 @@ static int usable_as_is(const struct cg_layout *l, int ownfd, pid_t self)
 	       cgroup_parse_procs(procs, plen, p, 2) == 1 && p[0] == self;
 }
 
-/* A limit memsup's unit sets on itself, that a scope elsewhere would
- * leave: "memory.max 500000000", or "" for none. */
+/* A memory limit memsup's unit sets on itself (MemoryMax=), which a scope
+ * elsewhere would leave: "memory.max 500000000", or "" for none.  Not
+ * pids.max: systemd gives every unit one (TasksMax=, 15% of the kernel's
+ * limit by default), the scope gets its own, and refusing for it refused
+ * every service. */
 static void own_limit(int ownfd, char *out, size_t cap)
 {
-	static const char *const files[] = { "memory.max", "pids.max" };
+	char buf[64];
+	size_t len;
+	uint64_t v;
 	out[0] = '\0';
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		char buf[64];
-		size_t len;
-		uint64_t v;
-		if (cgroup_read(ownfd, files[i], buf, sizeof buf, &len) == 0 &&
-		    cgroup_parse_u64(buf, len, &v) == 0 && v != UINT64_MAX) {
-			snprintf(out, cap, "%s %llu", files[i], (unsigned long long)v);
-			return;
-		}
-	}
+	if (cgroup_read(ownfd, "memory.max", buf, sizeof buf, &len) == 0 &&
+	    cgroup_parse_u64(buf, len, &v) == 0 && v != UINT64_MAX)
+		snprintf(out, cap, "memory.max %llu", (unsigned long long)v);
 }
 
 /* Wait until /proc/self/cgroup puts memsup in the unit: the manager moves

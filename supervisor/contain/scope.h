@@ -19,8 +19,8 @@
  *
  * It is asked only where it helps and escapes nothing it should not:
  * pure v2 under systemd (/run/systemd/system), --cgroup auto, memsup's
- * cgroup a unit's (*.service, *.scope) whose memory.max and pids.max set no
- * limit (a scope elsewhere would leave the limit), not a memsup run's (a
+ * cgroup a unit's (*.service, *.scope) whose memory.max sets no limit (a
+ * scope elsewhere would leave it), not a memsup run's (a
  * memsup inside memsup stays in the outer run, which counts it), not the
  * root of a cgroup namespace (a container), and only when the cgroup as it
  * is would not do.  MEMSUP_DELEGATED=1 says the cgroup memsup is in is
