@@ -172,6 +172,7 @@ struct record_marks {
 static char run_error[PATH_MAX + 256];
 static char run_started_at[40];
 static char run_stuck[1024];
+static char run_note_undead[160];
 static char run_note_finish[PATH_MAX + 128];
 static char run_note_stops[256];
 static char run_pace_why[160];
@@ -1460,17 +1461,29 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 		runrecord_note(rec, run_note_finish);
 	}
 	if (!r->main_done) {
-		/* Not listed by discovery (should not happen): make sure. */
+		/* Not listed by discovery, or it would not die: frozen in a
+		 * cgroup outside the run, or asleep in D state.  One SIGKILL
+		 * more, and reaped if that ended it -- never waited on:
+		 * reap_rest() gave the tree its bounded wait already, and a
+		 * blocking waitpid() here hung memsup for as long as the
+		 * process stayed frozen, --wall-s or not. */
 		kill(r->main_pid, SIGKILL);
-		while (waitpid(r->main_pid, &r->main_status, 0) < 0 && errno == EINTR)
+		pid_t p;
+		while ((p = waitpid(r->main_pid, &r->main_status, WNOHANG)) < 0 && errno == EINTR)
 			;
-		r->main_done = 1;
+		r->main_done = p == r->main_pid;
 	}
 	reap(r);
 
 	rec->reason = reason;
-	rec->have_exit = 1;
-	if (WIFEXITED(r->main_status)) {
+	rec->have_exit = r->main_done;
+	if (!r->main_done) {
+		snprintf(run_note_undead, sizeof run_note_undead, "the command (pid %d) was not dead "
+			 "%d ms after SIGKILL (frozen, or in D state): its exit status is unknown, "
+			 "and init reaps it when it dies", (int)r->main_pid, REAP_REST_MS);
+		runrecord_note(rec, run_note_undead);
+		status = 128 + SIGKILL;
+	} else if (WIFEXITED(r->main_status)) {
 		rec->exit_code = WEXITSTATUS(r->main_status);
 		status = rec->exit_code;
 	} else {
@@ -1478,7 +1491,7 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 		rec->exit_code = -rec->signal;
 		status = 128 + rec->signal;
 	}
-	views->have_main = 1;
+	views->have_main = r->main_done;
 	views->main_status = r->main_status;
 	if (interrupt)
 		status = 128 + interrupt;

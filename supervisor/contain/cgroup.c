@@ -384,6 +384,7 @@ int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 	r->base.ops = ops;
 	r->proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
 	r->self = cfg->self;
+	r->root = cfg->cgroup_root ? cfg->cgroup_root : CGROUP_ROOT;
 	r->premade = cfg->premade;
 	for (int h = 0; h < CG_NHIER; h++) {
 		r->dir[h].fd = -1;
@@ -1408,11 +1409,72 @@ static int freeze_kill_thaw(struct cgrun *r, int fd, const char *file, const cha
 	return cgroup_write(fd, file, thaw);
 }
 
+static int is_listed(const pid_t *pids, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* A member the kill cannot end because it moved itself into a v1 freezer
+ * cgroup outside the run that is frozen: SIGKILL waits for a thaw, and
+ * memsup used to wait with it.  That cgroup is thawed when every process
+ * in it is a member -- the thaw then wakes only the run's own, to die --
+ * and left alone when it holds anyone else's.  Members are `pids`, as
+ * listed for this kill. */
+static void thaw_frozen_outside(struct cgrun *r, const pid_t *pids, size_t n)
+{
+	if (r->dir[CG_FREEZER].fd < 0 || r->premade)
+		return;
+	size_t run_len = strlen(r->dir[CG_FREEZER].path);
+	for (size_t i = 0; i < n; i++) {
+		char file[64], text[4096], path[PATH_MAX], dir[PATH_MAX + 16], buf[64];
+		size_t len;
+		snprintf(file, sizeof file, "%s/%d/cgroup", r->proc_root, (int)pids[i]);
+		if (procfs_read_file(file, text, sizeof text, &len) < 0 ||
+		    !own_path(text, len, "freezer", path, sizeof path) ||
+		    join(dir, sizeof dir, r->root, "/freezer") < 0 ||
+		    strlen(dir) + strlen(path) >= sizeof dir)
+			continue;
+		strcat(dir, strcmp(path, "/") == 0 ? "" : path);
+		if (strncmp(dir, r->dir[CG_FREEZER].path, run_len) == 0 &&
+		    (dir[run_len] == '\0' || dir[run_len] == '/'))
+			continue; /* the run's own, or below it: thawed already */
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		int frozen = cgroup_read(fd, "freezer.state", buf, sizeof buf, &len) == 0 &&
+			     strncmp(buf, "THAWED", 6) != 0;
+		int ours = frozen;
+		if (frozen) {
+			char *procs = malloc(1u << 16);
+			size_t plen;
+			int pfd = openat(fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+			ours = procs && pfd >= 0 &&
+			       procfs_pread_list(pfd, procs, 1u << 16, &plen) == 0 &&
+			       plen + 1 < 1u << 16;
+			for (size_t at = 0; ours && at < plen;) {
+				char *end;
+				long pid = strtol(procs + at, &end, 10);
+				if (end == procs + at)
+					break;
+				ours = is_listed(pids, n, (pid_t)pid);
+				at = (size_t)(end - procs) + 1;
+			}
+			if (pfd >= 0)
+				close(pfd);
+			free(procs);
+		}
+		if (frozen && ours)
+			cgroup_write(fd, "freezer.state", "THAWED");
+		close(fd);
+	}
+}
+
 int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n)
 {
 	struct cgrun *r = of(c);
-	(void)members;
-	(void)n;
 	int rc = -ENOTSUP;
 	/* cgroup.kill and cgroup.freeze act on the cgroups below too */
 	switch (r->kill) {
@@ -1430,9 +1492,14 @@ int cgroup_run_kill_all(struct contain *c, const pid_t *members, size_t n)
 		break;
 	}
 	/* whichever killed: a task the command froze in a v1 freezer cgroup
-	 * of its own dies only once thawed */
-	if (rc == 0)
+	 * -- the run's own (cgroup.kill leaves it as it is) or one it made
+	 * below -- dies only once thawed, and never while memsup waits */
+	if (rc == 0 && r->dir[CG_FREEZER].fd >= 0) {
 		thaw_below(r);
+		if (r->kill != CG_KILL_FREEZER)
+			cgroup_write(r->dir[CG_FREEZER].fd, "freezer.state", "THAWED");
+		thaw_frozen_outside(r, members, n);
+	}
 	return rc;
 }
 

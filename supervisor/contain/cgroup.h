@@ -145,6 +145,7 @@ enum cg_kill {
 struct cgrun {
 	struct contain base;       /* first: a struct contain * is one of these */
 	const char *proc_root;
+	const char *root;          /* where the hierarchies are mounted */
 	pid_t self;
 	int premade;
 	struct cg_layout layout;

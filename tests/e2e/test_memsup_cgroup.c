@@ -16,6 +16,7 @@
 #include "test_memsup_harden.h"
 
 #include <dirent.h>
+#include <sys/wait.h>
 
 /* The record's containment says the run had a cgroup; else skip, or fail
  * where the test can make memory and pids cgroups itself. */
@@ -513,4 +514,118 @@ Test(memsup_cgroup, two_thousand_processes_are_all_seen, .timeout = 120)
 	rec_load(&r);
 	cr_expect_str_eq(rec_str(&r, "reason"), "\"rss_budget_exceeded\"");
 	sup_done(&r);
+}
+
+/* ---- frozen cgroups never stop memsup ---------------------------------------- */
+
+/* The v1 freezer cgroup this test may make its own below (its own), or
+ * skip. */
+static void freezer_dir_or_skip(char *dir, size_t cap)
+{
+	char why[PATH_MAX + 128];
+	if (!cgprobe_dir("freezer", dir, cap, why, sizeof why) || strstr(dir, "/unified"))
+		cr_skip_test("no v1 freezer hierarchy here: %s", why);
+	if (access(dir, W_OK) < 0)
+		cr_skip_test("cannot make a freezer cgroup in %s: %s", dir, strerror(errno));
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0, "%s <- %s: %s", path, text, strerror(errno));
+}
+
+/* A command that freezes its own v1 freezer cgroup (the run's): the kill
+ * used to wait for a thaw that never came, and memsup never returned, not
+ * even under --wall-s.  Now it thaws the run's cgroup after SIGKILL, so
+ * the budget ends the run on time and nothing is left. */
+Test(memsup_cgroup, command_freezing_its_own_cgroup_is_killed_on_time, .timeout = 60)
+{
+	char dir[PATH_MAX];
+	freezer_dir_or_skip(dir, sizeof dir);
+	struct sup_run r;
+	const char *args[] = { "--wall-s", "1", "--", "sh", "-c",
+			       "p=$(grep :freezer: /proc/self/cgroup | cut -d: -f3); "
+			       "echo FROZEN > /sys/fs/cgroup/freezer$p/freezer.state; sleep 100",
+			       NULL };
+	cr_assert_eq(memsup_run(&r, args), 124, "stderr: %s", r.err);
+	rec_load(&r);
+	double wall = rec_num(&r, "wall_s");
+	cr_expect_lt(wall, 3.0, "wall_s %.3f", wall);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"wall_budget_exceeded\"");
+	cr_expect_str_eq(rec_str(&r, "exit_code"), "-9");
+	cr_expect_not_null(strstr(rec_str(&r, "containment"), "\"cgroups_left\": []"), "%s",
+			   rec_str(&r, "containment"));
+	sup_done(&r);
+}
+
+/* The command's main process moves into a v1 freezer cgroup outside the
+ * run and freezes it.  Holding only the run's processes, that cgroup is
+ * thawed by the kill, and the process dies; holding another process too,
+ * it is left frozen -- not memsup's to thaw -- and memsup still ends, in
+ * bounded time, saying the exit status is unknown (a blocking waitpid()
+ * used to hang it for as long as the cgroup stayed frozen). */
+Test(memsup_cgroup, main_frozen_outside_the_run_never_hangs_memsup, .timeout = 90)
+{
+	char dir[PATH_MAX], out[PATH_MAX + 64], script[2 * PATH_MAX + 256];
+	freezer_dir_or_skip(dir, sizeof dir);
+	env_or_skip("MEMSUP");
+	env_or_skip("MT_SRCDIR"); /* every skip before the cgroup is made */
+	snprintf(out, sizeof out, "%s/mt-frozen-%d", dir, (int)getpid());
+	cr_assert_eq(mkdir(out, 0755), 0, "%s: %s", out, strerror(errno));
+	snprintf(script, sizeof script, "echo $$ > %s/cgroup.procs; echo FROZEN > "
+		 "%s/freezer.state; sleep 100", out, out);
+	const char *args[] = { "--wall-s", "1", "--", "sh", "-c", script, NULL };
+
+	/* only the run's own in it: thawed, killed */
+	struct sup_run r;
+	cr_expect_eq(memsup_run(&r, args), 124, "stderr: %s", r.err);
+	rec_load(&r);
+	cr_expect_lt(rec_num(&r, "wall_s"), 3.0, "wall_s %s", rec_str(&r, "wall_s"));
+	cr_expect_str_eq(rec_str(&r, "exit_code"), "-9");
+	sup_done(&r);
+
+	/* a process of the test's in it too: left frozen, memsup bounded */
+	pid_t other = fork();
+	cr_assert_geq(other, 0);
+	if (other == 0) {
+		execlp("sleep", "sleep", "100", (char *)NULL);
+		_exit(127);
+	}
+	char pid[32];
+	snprintf(pid, sizeof pid, "%d", (int)other);
+	write_file(out, "cgroup.procs", pid);
+	int rc = memsup_run(&r, args);
+	rec_load(&r);
+	/* copies: rec_str's text is overwritten by the next call */
+	char notes[4096], code[32];
+	snprintf(notes, sizeof notes, "%.4000s", rec_str(&r, "notes"));
+	snprintf(code, sizeof code, "%.30s", rec_str(&r, "exit_code"));
+	char main_pid[64] = "";
+	const char *m = strstr(notes, "the command (pid ");
+	if (m)
+		snprintf(main_pid, sizeof main_pid, "%.*s", (int)strcspn(m + 17, ")"), m + 17);
+	/* thaw and clean up before judging: nothing is left behind */
+	write_file(out, "freezer.state", "THAWED");
+	kill(other, SIGKILL);
+	waitpid(other, NULL, 0);
+	if (main_pid[0])
+		kill((pid_t)atoi(main_pid), SIGKILL);
+	for (int i = 0; i < 100 && rmdir(out) < 0; i++)
+		usleep(20000);
+	/* the run's cgroups memsup could not remove while the process lived */
+	char left[PATH_MAX];
+	for (int i = 0; rec_path(&r, i, left, sizeof left); i++)
+		for (int k = 0; k < 100 && rmdir(left) < 0 && errno == EBUSY; k++)
+			usleep(20000);
+	cr_expect_eq(rc, 124, "stderr: %s", r.err);
+	cr_expect_str_eq(code, "null", "exit_code %s", code);
+	cr_expect_not_null(m, "no note of the undead command: %s", notes);
+	cr_expect_not_null(strstr(notes, "its exit status is unknown"), "%s", notes);
+	sup_done(&r);
+	cr_expect_eq(access(out, F_OK), -1, "%s left behind", out);
 }
