@@ -159,7 +159,11 @@ void procs_plan_make(struct procs_plan *p, unsigned max_procs, int have_pids, co
 	if (!max_procs)
 		return;
 	if (have_pids) {
+		/* the kernel holds the count; memsup still has to see the
+		 * refusal and end the run, which a bomb of runnable tasks on
+		 * refused forks can starve it of (1.4-2 s late in a 2-CPU VM) */
 		p->by = PROCS_BY_PIDS_MAX;
+		p->priority = raise_priority(&p->limits);
 		return;
 	}
 	struct rlimit cur;

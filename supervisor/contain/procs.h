@@ -18,6 +18,8 @@
  *    5%), else the lowest nice it may take -- and the command gets back
  *    memsup's own scheduling before exec, unchanged.  The /proc scan then
  *    sees the (N+1)-th process and the run ends.
+ * With pids.max memsup takes the same priority: the kernel holds the
+ * count, but memsup must still see the refusal and end the run.
  * The record's "max_procs_by" says which held: "pids.max",
  * "rlimit_nproc" or "scan".
  *
