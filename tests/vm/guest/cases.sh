@@ -175,6 +175,81 @@ case_fork_bomb() { # held within 1 s of the bomb's start, exit 122
 		"r['max_procs_reached_at_s'] is not None and r['max_procs_reached_at_s'] <= 1.0"
 }
 
+# The scope memsup asks for changes nothing the command sees: a terminal
+# (script(1) gives the run a pty), the working directory, the environment,
+# the exit status.  On v2 memsup, root in the service's shared cgroup, runs
+# in memsup-PID.scope; on v1 it needs none.  USER: root or alice.
+terminal_run() {
+	local d owner=$1 want_scope=None
+	[ "$boot" = v2 ] && want_scope="'memsup-'"
+	d=$(evdir "$([ "$owner" = root ] || echo "$owner")")
+	local w; w=$(dirname "$d")/cwd
+	mkdir "$w" && chown "$owner" "$w"
+	local inner="cd $w && FOO=bar memsup -o $d -- sh -c '[ -t 0 ] && [ -t 1 ] && echo TTY=yes; echo CWD=\$(pwd) FOO=\$FOO; exit 7'"
+	if [ "$owner" = root ]; then
+		run_cmd script -qec "$inner" "$w.typescript"
+	else
+		wait_user_manager $ALICE || exit 1
+		run_cmd runuser -u "$owner" -- script -qec "$inner" "$w.typescript"
+	fi
+	tr -d '\r' <"$w.typescript" | grep -aE '^(TTY|CWD)=' | sed 's/^/saw: /'
+	[ "$rc" -eq 7 ] || fail "memsup at a terminal exited $rc, expected the command's 7"
+	grep -aq '^TTY=yes' "$w.typescript" || fail "the command had no terminal"
+	grep -aq "^CWD=$w FOO=bar" "$w.typescript" || fail "the command's cwd or environment changed"
+	if [ "$want_scope" = None ]; then
+		rcheck "$d" "c['scope'] is None" "r['exit_code'] == 7"
+	else
+		rcheck "$d" "$cgroup" "c['scope'] is not None and c['scope']['unit'].startswith($want_scope)" \
+			"r['exit_code'] == 7"
+	fi
+}
+case_terminal_through_the_scope() { terminal_run root; }
+case_terminal_through_the_user_scope() {
+	[ "$boot" = v2 ] || { echo "v1: no user scope to go through"; return 0; }
+	terminal_run alice
+}
+
+case_signal_through_the_scope() { # SIGTERM to memsup ends the run; its scope goes
+	local d pid unit
+	d=$(evdir)
+	memsup -o "$d" -- sleep 60 >/dev/null 2>&1 </dev/null &
+	pid=$!
+	unit=memsup-$pid.scope
+	sleep 2
+	[ "$boot" = v2 ] && { systemctl is-active --quiet "$unit" || fail "$unit is not active"; }
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	echo "memsup got SIGTERM: exit $rc"
+	[ "$rc" -eq 143 ] || fail "memsup exited $rc, expected 143 (128 + SIGTERM)"
+	rcheck "$d" "r['reason'] == 'interrupted'" || exit 1
+	sleep 1
+	if systemctl list-units --all --no-legend --plain "$unit" 2>/dev/null | grep -q .; then
+		fail "$unit still listed: $(systemctl list-units --all --no-legend --plain "$unit")"
+	fi
+}
+
+case_delegated_stays() { # MEMSUP_DELEGATED=1: no scope asked for, and the line says why
+	local d
+	[ "$boot" = v2 ] || { echo "v1: root needs no scope"; return 0; }
+	d=$(evdir)
+	run_cmd env MEMSUP_DELEGATED=1 memsup -o "$d" -- "$P/steady" 100 1000
+	[ "$rc" -eq 0 ] || fail "memsup exited $rc"
+	rcheck "$d" "$polled" "c['scope'] is None" || exit 1
+	grep -aq '^memsup: no memory cgroup for this run' "$err" \
+		|| fail "no 'memsup: no memory cgroup for this run' line"
+}
+
+case_nested() { # a memsup inside memsup stays in the outer run, which counts it
+	local d e
+	d=$(evdir)
+	e=$(dirname "$d")/inner
+	run_cmd memsup -o "$d" -- memsup -o "$e" -- "$P/steady" 200 1500
+	[ "$rc" -eq 0 ] || fail "nested memsup exited $rc"
+	rcheck "$e" "$cgroup" "$near200" "c['scope'] is None" || exit 1
+	rcheck "$d" "$cgroup" "r['peak_mb'] >= 194"
+}
+
 case_nothing_left() { # no cgroup, scope or process of a run survives it
 	local bad=0 left
 	left=$(find /sys/fs/cgroup -type d -name 'memsup-*' 2>/dev/null)
@@ -193,7 +268,9 @@ case_nothing_left() { # no cgroup, scope or process of a run survives it
 }
 
 cases=(layout root_shared_cgroup root_scope user_lingering user_lingering_no_xdg
-	user_no_manager container_ro_cgroupfs mem_max fork_bomb nothing_left)
+	user_no_manager container_ro_cgroupfs mem_max fork_bomb terminal_through_the_scope
+	terminal_through_the_user_scope signal_through_the_scope delegated_stays nested
+	nothing_left)
 
 if [ "${1:-}" = --case ]; then
 	cd /tmp || exit 1
