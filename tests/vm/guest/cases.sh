@@ -229,6 +229,28 @@ case_signal_through_the_scope() { # SIGTERM to memsup ends the run; its scope go
 	fi
 }
 
+case_sigkill_through_the_scope() { # memsup SIGKILLed: its sentinel ends the run, the scope goes
+	local d pid unit left
+	d=$(evdir)
+	memsup -o "$d" -- "$P/steady" 50 60000 >/dev/null 2>&1 </dev/null &
+	pid=$!
+	unit=memsup-$pid.scope
+	sleep 2
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	for _ in $(seq 1 50); do # the sentinel's clean-up: bounded
+		left=$(find /sys/fs/cgroup -type d -name "memsup-$pid-*" 2>/dev/null; pgrep -x steady)
+		[ -z "$left" ] && break
+		sleep 0.2
+	done
+	[ -z "$left" ] || fail "left after memsup's SIGKILL: $left"
+	rcheck "$d" "r['reason'] == 'supervisor_killed'" || exit 1
+	sleep 1
+	if systemctl list-units --all --no-legend --plain "$unit" 2>/dev/null | grep -q .; then
+		fail "$unit still listed: $(systemctl list-units --all --no-legend --plain "$unit")"
+	fi
+}
+
 case_delegated_stays() { # MEMSUP_DELEGATED=1: no scope asked for, and the line says why
 	local d
 	[ "$boot" = v2 ] || { echo "v1: root needs no scope"; return 0; }
@@ -269,7 +291,8 @@ case_nothing_left() { # no cgroup, scope or process of a run survives it
 
 cases=(layout root_shared_cgroup root_scope user_lingering user_lingering_no_xdg
 	user_no_manager container_ro_cgroupfs mem_max fork_bomb terminal_through_the_scope
-	terminal_through_the_user_scope signal_through_the_scope delegated_stays nested
+	terminal_through_the_user_scope signal_through_the_scope sigkill_through_the_scope
+	delegated_stays nested
 	nothing_left)
 
 if [ "${1:-}" = --case ]; then
