@@ -120,6 +120,8 @@ struct run {
 	int main_done;
 	int main_status;
 	int interrupt;          /* first INT/TERM/HUP/QUIT received, or 0 */
+	unsigned signals;       /* INT/TERM/HUP/QUIT received so far */
+	unsigned grace_from;    /* `signals` as the kill's grace began */
 	uint64_t start_ns;
 	struct jitter jit;
 	uint64_t last_sample_ns;   /* 0: none yet */
@@ -264,8 +266,11 @@ static void drain_signals(struct run *r)
 			else if (r->job && (sig == SIGINT || sig == SIGQUIT) &&
 				 terminal_given(&r->term))
 				continue;
-			else if (sig != SIGCHLD && !r->interrupt)
-				r->interrupt = sig;
+			else if (sig != SIGCHLD) {
+				r->signals++;
+				if (!r->interrupt)
+					r->interrupt = sig;
+			}
 		}
 	}
 	reap(r);
@@ -351,6 +356,14 @@ static void kill_wait(void *ctx, int ms)
 	wait_a_little(ctx, ms);
 }
 
+/* contain_kill()'s question during --grace-s: a signal since the grace
+ * began ends it (the one that began an interrupt's grace does not). */
+static int kill_hurry(void *ctx)
+{
+	const struct run *r = ctx;
+	return r->signals != r->grace_from;
+}
+
 /* A process of the tree still there after the main one ended: kept in the
  * record with its argv, then killed. */
 static void add_leftover(void *ctx, pid_t pid)
@@ -400,7 +413,9 @@ static void kill_tree(struct run *r, int leftovers)
 {
 	char stuck[sizeof run_stuck - 160];
 	struct contain_waiter w = { kill_wait, leftovers ? add_leftover : NULL, r, stuck,
-				    sizeof stuck };
+				    sizeof stuck, kill_hurry };
+	drain_signals(r);
+	r->grace_from = r->signals;
 	if (contain_kill(r->contain, leftovers ? 0 : r->cfg->opt->grace_s, &w) == -EBUSY) {
 		snprintf(run_stuck, sizeof run_stuck, "still alive after SIGKILL, in "
 			 "uninterruptible sleep (D state) for %d s, where no signal reaches: "

@@ -619,7 +619,7 @@ int contain_kill(struct contain *c, double grace_s, const struct contain_waiter 
 		for (size_t i = 0; i < n; i++)
 			kill(pids[i], SIGTERM);
 		uint64_t end = clock_mono_ns() + (uint64_t)(grace_s * 1e9);
-		while (n > 0 && clock_mono_ns() < end) {
+		while (n > 0 && clock_mono_ns() < end && !(w->hurry && w->hurry(w->ctx))) {
 			w->wait(w->ctx, 10);
 			n = list(c, &pids);
 		}
@@ -675,7 +675,7 @@ int contain_abandon(struct contain *c)
 		return c->ops->abandon(c);
 	/* the members were memsup's descendants: whoever reaps them now, it
 	 * is not us, so the wait only sleeps */
-	struct contain_waiter w = { sleep_wait, NULL, NULL, NULL, 0 };
+	struct contain_waiter w = { sleep_wait, NULL, NULL, NULL, 0, NULL };
 	int rc = contain_kill(c, 0, &w);
 	int rf = contain_finish(c);
 	return rc < 0 ? rc : rf;

@@ -94,6 +94,9 @@ struct contain_waiter {
 	void *ctx;
 	char *stuck;
 	size_t stuck_cap;
+	/* when not NULL: 1 ends the grace at once (a signal to memsup while
+	 * it waited: whoever sent it wants the end now, not in grace_s) */
+	int (*hurry)(void *ctx);
 };
 
 #define CONTAIN_MAX_NOTES 4u

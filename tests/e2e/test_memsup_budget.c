@@ -4,6 +4,8 @@
 #include "test_guard.h"
 #include "test_memsup_util.h"
 
+#include <time.h>
+
 static void expect_all_dead(const char *pidfile)
 {
 	char text[4096];
@@ -174,6 +176,36 @@ Test(memsup_budget, grace_sends_sigterm_first, .timeout = 30)
 	rec_load(&r);
 	cr_expect_eq(rec_num(&r, "exit_code"), -SIGTERM);
 	cr_expect_eq(rec_num(&r, "grace_s"), 5);
+}
+
+/* A signal to memsup during a long --grace-s ends the grace: the tree,
+ * ignoring SIGTERM, would otherwise live out all 30 s (45 s were waited
+ * before memsup heard anything).  SIGTERM, SIGINT and SIGHUP each. */
+Test(memsup_budget, signal_during_grace_ends_it, .timeout = 60)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sup_run r;
+		const char *args[] = { "--wall-s", "0.3", "--grace-s", "30", "--", "sh", "-c",
+				       "trap '' TERM; sleep 100", NULL };
+		tmp_make(&r);
+		memsup_start(&r, 1, args);
+		/* past the budget, into the grace: the tree ignores its SIGTERM */
+		usleep(1500000);
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		kill(r.pid, sigs[i]);
+		int rc = memsup_wait(&r);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		double took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+		cr_expect_eq(rc, 124, "signal %d: stderr: %s", sigs[i], r.err);
+		cr_expect_lt(took, 10.0, "signal %d: memsup ended %.1f s after it, in the "
+			     "30 s grace", sigs[i], took);
+		rec_load(&r);
+		cr_expect_str_eq(rec_str(&r, "reason"), "\"wall_budget_exceeded\"");
+		cr_expect_eq(rec_num(&r, "exit_code"), -SIGKILL);
+		sup_done(&r);
+	}
 }
 
 /* SIGTERM to memsup: the tree dies, reason "interrupted", status 128+15. */
