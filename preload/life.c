@@ -48,17 +48,27 @@ static void life_on_quick_exit(void)
 
 static int life_fork_locked;
 
-/* Hold the shim's two locks across fork() so the child inherits a whole
- * map table and whole markers.  Not when fork() comes from a signal handler
+/* Hold the shim's locks across fork() so the child inherits a whole map
+ * table and whole markers.  Not when fork() comes from a signal handler
  * that interrupted this very thread inside the shim: it may hold them, and
- * waiting would never end. */
+ * waiting would never end.
+ *
+ * Where glibc runs this among other libraries' handlers is not ours to
+ * choose (in reverse order of registration, and an allocator such as
+ * jemalloc registers its own at its first malloc, before or after our
+ * constructor), so the locks held here must not be ones a thread inside
+ * another allocator waits for: that thread may hold the allocator's lock
+ * its prepare handler, run after ours, waits for.  The map table's hooks
+ * queue their updates instead of waiting while a fork holds it (maps.h);
+ * the sampler's give way to a fork too (sites.c); the markers' lock is
+ * taken only by the memtrace_mark API, never from inside an allocator. */
 static void life_prepare(void)
 {
 	life_fork_locked = shim_guard_enter();
 	if (!life_fork_locked)
 		return;
 	api_fork_prepare();
-	maps_lock(&track_maps);
+	track_fork_prepare();
 	store_fork_prepare(); /* the map figures are stable under the lock */
 	sites_fork_prepare(); /* the sampled-site tables whole in the child */
 }
@@ -69,7 +79,7 @@ static void life_parent(void)
 		return;
 	sites_fork_parent();
 	store_fork_parent();
-	maps_unlock(&track_maps);
+	track_fork_parent(); /* the updates queued meanwhile applied */
 	api_fork_release();
 	shim_guard_leave();
 }
@@ -78,9 +88,10 @@ static void life_parent(void)
 static void life_child(void)
 {
 	errfd_in_child();
-	maps_unlock(&track_maps);
 	api_fork_release();
 	store_fork_child();
+	/* after the child's record: the queue counts there */
+	track_fork_child(life_fork_locked);
 	sites_fork_child(); /* after the child's record: it names the table */
 	if (life_fork_locked)
 		shim_guard_leave();

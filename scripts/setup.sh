@@ -13,7 +13,9 @@ cd "$top"
 # valgrind for the memcheck runs over memsup, clang and its libFuzzer runtime
 # (libclang_rt.fuzzer: libclang-rt-14-dev on Debian 12) for scripts/fuzz.sh;
 # threaded real programs and another allocator for the shim's thread tests
-# (xz, zstd, pigz, jemalloc); groff for the man pages' lint (tests/man_lint.sh);
+# (xz, zstd, pigz, jemalloc); the allocators that take locks of their own
+# at fork, preloaded and linked (jemalloc with its -dev package, tcmalloc,
+# mimalloc: tests/shim_fork_allocators.sh); groff for the man pages' lint (tests/man_lint.sh);
 # tmux and less for memsup at a real terminal (tests/terminal.sh); binutils
 # (addr2line, objcopy) for the call sites' file:line, libc6-dbg for a libc
 # frame named through its build-id debug file, g++ for a C++ name demangled
@@ -23,7 +25,8 @@ cd "$top"
 # JavaScript frames named from node's perf map (test_memsup_perfmap.c).
 packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev
           python3 perl git valgrind clang libclang-rt-14-dev
-          xz-utils zstd pigz libjemalloc2 groff-base tmux less
+          xz-utils zstd pigz libjemalloc2 libjemalloc-dev libtcmalloc-minimal4
+          libmimalloc2.0 groff-base tmux less
           binutils libc6-dbg g++ slurmctld slurmd slurm-client munge nodejs)
 missing=()
 for pkg in "${packages[@]}"; do

@@ -231,6 +231,15 @@ void config_load(void)
 	config.py_version = config_py_version(getenv("MEMTRACE_PY_VERSION"));
 	/* Anything but "each" is the default: a table from the tree's root. */
 	config.summary_each = summary && strcmp(summary, "each") == 0;
+	/* In secure mode (a setuid, setgid or capability-raising exec) the
+	 * environment is the unprivileged caller's: a directory taken from it
+	 * would let anyone make files owned by the privileged user wherever
+	 * that user may write.  No path is read from it: the image counts in
+	 * its own memory only (store.c says so at MEMTRACE_DEBUG=1), and with
+	 * no directory there is no MEMTRACE_TREE either. */
+	config.secure_dir_ignored = config.secure && dir && dir[0];
+	if (config.secure)
+		dir = NULL;
 	if (dir && dir[0] && (abs = config_path(dir)) != NULL) {
 		config.dir = abs;
 		if (dir[0] != '/')

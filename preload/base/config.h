@@ -33,7 +33,8 @@ struct config {
 	int quiet;  /* MEMTRACE_QUIET=1 */
 	int debug;  /* MEMTRACE_DEBUG=1: decisions on stderr (errfd_debug) */
 	int follow; /* MEMTRACE_FOLLOW=1 (ignored in secure mode) */
-	int secure; /* AT_SECURE */
+	int secure; /* AT_SECURE: no path is read from the environment */
+	int secure_dir_ignored; /* secure, and MEMTRACE_DIR was set (ignored) */
 	int summary_each; /* MEMTRACE_SUMMARY=each: every image prints its block */
 	int out_per_image; /* MEMTRACE_OUT holds %p: one JSON per image; without
 	                      it, one JSON for the whole tree, from its root */

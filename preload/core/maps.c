@@ -13,18 +13,41 @@ void maps_init(struct maps_table *t, struct maps_region *slots, size_t cap)
 	t->slots = slots;
 	t->cap = cap;
 	t->n = 0;
-	t->lock = 0;
+	t->lock = MAPS_LOCK_FREE;
+	t->pend = NULL;
+	t->pend_cap = 0;
+	t->pend_head = t->pend_tail = 0;
+}
+
+void maps_init_pending(struct maps_table *t, struct maps_pending *q, size_t cap)
+{
+	if (!q || !cap || (cap & (cap - 1)))
+		return;
+	memset(q, 0, cap * sizeof q[0]);
+	t->pend = q;
+	t->pend_cap = cap;
+	t->pend_head = t->pend_tail = 0;
+}
+
+/* Takes the lock from FREE to `to`, waiting for any holder. */
+static void maps_lock_as(struct maps_table *t, int to)
+{
+	int free_ = MAPS_LOCK_FREE;
+	while (!__atomic_compare_exchange_n(&t->lock, &free_, to, 0, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		free_ = MAPS_LOCK_FREE;
+		sched_yield();
+	}
 }
 
 void maps_lock(struct maps_table *t)
 {
-	while (__atomic_exchange_n(&t->lock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
+	maps_lock_as(t, MAPS_LOCK_HELD);
 }
 
 void maps_unlock(struct maps_table *t)
 {
-	__atomic_store_n(&t->lock, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->lock, MAPS_LOCK_FREE, __ATOMIC_RELEASE);
 }
 
 /* First region whose end is above addr (regions are disjoint and sorted, so
@@ -114,7 +137,7 @@ void maps_remove_locked(struct maps_table *t, uintptr_t s, uintptr_t e,
 	}
 }
 
-static int maps_add_locked(struct maps_table *t, uintptr_t s, uintptr_t e, unsigned k,
+int maps_add_locked(struct maps_table *t, uintptr_t s, uintptr_t e, unsigned k,
 			   struct maps_delta *d)
 {
 	size_t i;
@@ -176,6 +199,166 @@ int maps_remap_locked(struct maps_table *t, uintptr_t old, size_t old_len, uintp
 	if (new_len)
 		maps_add_locked(t, new_addr, new_addr + new_len, kind, d);
 	return 1;
+}
+
+/* ---- the queue of updates made while a fork holds the lock (maps.h) ----
+ *
+ * A ring of pend_cap entries.  pend_head counts the places handed out
+ * (maps_reserve, a compare-and-swap: any thread); pend_tail the entries
+ * applied (only the lock's holder moves it).  An entry's state word says
+ * which sequence number it holds and how far it got: seq * 4 + RESERVED
+ * while its system call runs, + READY once its update is written.  A
+ * state of another sequence number (the entry's previous lap, or 0) is
+ * not yet reserved.  Entries are applied strictly in sequence, so that a
+ * munmap queued before the mmap that got the same range back is applied
+ * first.  A holder that finds an entry not READY waits for it (its thread
+ * is inside one system call) but only so long: then it leaves the rest of
+ * the queue to the entry's own thread, which applies the queue after
+ * publishing when the lock is free, or to the next holder; an update
+ * applied late is the worst that can happen, not one lost or applied
+ * twice.  In a fork child nobody will publish: what is not READY there is
+ * counted as untracked and passed over. */
+enum { MAPS_PEND_RESERVED = 1, MAPS_PEND_READY = 2 };
+#define MAPS_PEND_YIELDS 20000u /* ~20 ms of sched_yield on an idle core */
+
+static void maps_apply_pending(struct maps_table *t, const struct maps_pending *e,
+			       maps_apply_fn fn)
+{
+	struct maps_delta d = { { 0, 0 }, 0, 0 };
+	uint64_t largest = 0;
+	switch (e->op) {
+	case MAPS_OP_ADD:
+		maps_add_locked(t, e->a, e->b, e->arg & 1u, &d);
+		largest = e->b - e->a;
+		break;
+	case MAPS_OP_REMOVE:
+		maps_remove_locked(t, e->a, e->b, &d);
+		break;
+	case MAPS_OP_REMAP:
+		if (maps_remap_locked(t, e->a, e->old_len, e->b, e->new_len, (int)e->arg, &d))
+			largest = e->new_len;
+		break;
+	default: /* a failed system call: nothing to do */
+		return;
+	}
+	if (fn)
+		fn(&d, largest);
+}
+
+/* Applies the queue in order, under the lock.  `child`: this is a fork
+ * child, whose other threads are gone. */
+static void maps_drain_locked(struct maps_table *t, maps_apply_fn fn, int child)
+{
+	uint64_t tail, mask;
+	if (!t->pend)
+		return;
+	mask = t->pend_cap - 1;
+	tail = t->pend_tail;
+	while (tail != __atomic_load_n(&t->pend_head, __ATOMIC_ACQUIRE)) {
+		struct maps_pending *e = &t->pend[tail & mask];
+		uint64_t ready = tail * 4 + MAPS_PEND_READY;
+		unsigned tries = 0;
+		while (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != ready) {
+			if (child) {
+				struct maps_delta d = { { 0, 0 }, 0, 1 };
+				if (fn)
+					fn(&d, 0);
+				goto next;
+			}
+			if (++tries > MAPS_PEND_YIELDS)
+				goto out; /* left to its thread or the next holder */
+			sched_yield();
+		}
+		maps_apply_pending(t, e, fn);
+next:
+		tail++;
+		__atomic_store_n(&t->pend_tail, tail, __ATOMIC_RELEASE);
+	}
+out:
+	return;
+}
+
+int maps_lock_unless_fork(struct maps_table *t, maps_apply_fn fn)
+{
+	for (;;) {
+		int free_ = MAPS_LOCK_FREE;
+		if (__atomic_compare_exchange_n(&t->lock, &free_, MAPS_LOCK_HELD, 0,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+		/* a holder other than a fork holds it for a table update
+		 * and at most one system call: worth waiting for */
+		if (free_ == MAPS_LOCK_FORK && t->pend)
+			return 0;
+		sched_yield();
+	}
+	maps_drain_locked(t, fn, 0);
+	return 1;
+}
+
+uint64_t maps_reserve(struct maps_table *t)
+{
+	uint64_t h;
+	if (!t->pend)
+		return 0;
+	h = __atomic_load_n(&t->pend_head, __ATOMIC_RELAXED);
+	do {
+		if (h - __atomic_load_n(&t->pend_tail, __ATOMIC_ACQUIRE) >= t->pend_cap)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&t->pend_head, &h, h + 1, 1, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	__atomic_store_n(&t->pend[h & (t->pend_cap - 1)].state, h * 4 + MAPS_PEND_RESERVED,
+			 __ATOMIC_RELEASE);
+	return h + 1;
+}
+
+void maps_publish(struct maps_table *t, uint64_t ticket, unsigned op, uintptr_t a, uintptr_t b,
+		  size_t old_len, size_t new_len, unsigned arg, maps_apply_fn fn)
+{
+	uint64_t seq = ticket - 1;
+	struct maps_pending *e;
+	int free_ = MAPS_LOCK_FREE;
+	if (!ticket || !t->pend)
+		return;
+	e = &t->pend[seq & (t->pend_cap - 1)];
+	e->op = op;
+	e->a = a;
+	e->b = b;
+	e->old_len = old_len;
+	e->new_len = new_len;
+	e->arg = arg;
+	__atomic_store_n(&e->state, seq * 4 + MAPS_PEND_READY, __ATOMIC_RELEASE);
+	/* Apply the queue now if nobody holds the lock (a fork that ended
+	 * while this system call ran, or a holder that stopped waiting for
+	 * it); never wait for the lock here. */
+	if (__atomic_compare_exchange_n(&t->lock, &free_, MAPS_LOCK_HELD, 0, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED)) {
+		maps_drain_locked(t, fn, 0);
+		maps_unlock(t);
+	}
+}
+
+void maps_lock_fork(struct maps_table *t)
+{
+	maps_lock_as(t, MAPS_LOCK_FORK);
+}
+
+void maps_fork_parent(struct maps_table *t, maps_apply_fn fn)
+{
+	/* a plain holder from here on: the hooks that come now wait for the
+	 * queue to be applied instead of growing it */
+	__atomic_store_n(&t->lock, MAPS_LOCK_HELD, __ATOMIC_RELEASE);
+	maps_drain_locked(t, fn, 0);
+	maps_unlock(t);
+}
+
+/* Async-signal-safe: no system call.  Without `fn` the queue is dropped
+ * unapplied (the fork did not hold the lock: the table may be torn). */
+void maps_fork_child(struct maps_table *t, maps_apply_fn fn)
+{
+	if (fn)
+		maps_drain_locked(t, fn, 1);
+	__atomic_store_n(&t->pend_head, t->pend_tail, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->lock, MAPS_LOCK_FREE, __ATOMIC_RELEASE);
 }
 
 int maps_remap(struct maps_table *t, uintptr_t old, size_t old_len, uintptr_t new_addr,

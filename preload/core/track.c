@@ -18,7 +18,15 @@
 #endif
 
 static struct maps_region track_slots[MT_MAP_SLOTS] MT_TABLE;
-struct maps_table track_maps = { track_slots, MT_MAP_SLOTS, 0, 0 };
+/* Updates made while a fork holds the table's lock (maps.h).  Between a
+ * fork's prepare handler and its parent's, only threads already inside a
+ * mapping call can add to it (the others wait in their allocator for the
+ * fork, or do not map memory that fast): 64 is plenty, and an update that
+ * finds it full is counted as untracked, never lost silently. */
+#define TRACK_PENDING 64
+static struct maps_pending track_pending[TRACK_PENDING] MT_TABLE;
+struct maps_table track_maps = { track_slots, MT_MAP_SLOTS, 0, 0, track_pending, TRACK_PENDING,
+				 0, 0 };
 static size_t track_page = 4096;
 
 void track_init(void)
@@ -35,6 +43,8 @@ static size_t track_round(size_t len)
 	return (len + track_page - 1) & ~(track_page - 1);
 }
 
+/* Also maps_apply_fn: a queued update's figures, applied by whichever
+ * thread holds the lock then (counters_note_map is atomic). */
 static void track_apply(const struct maps_delta *d, uint64_t largest)
 {
 	/* track.h: the shim's table is its static MT_MAP_SLOTS regions.  Read
@@ -59,6 +69,60 @@ static void track_sample_new(void *p, size_t n, int anon, uintptr_t ra)
 		sample_note_map(p, n, ra);
 }
 
+/* A mapping call made while a fork held the table's lock: its update
+ * queued under `ticket` (maps_reserve, taken before the system call for
+ * munmap and mremap, so that the queue keeps the calls' order), or, when
+ * the queue was full (ticket 0), counted as untracked. */
+static __attribute__((noinline, cold)) void track_queued(uint64_t ticket, unsigned op,
+							uintptr_t a, uintptr_t b,
+							size_t old_len, size_t new_len,
+							unsigned arg, size_t bytes)
+{
+	if (!ticket) {
+		struct maps_delta d = { { 0, 0 }, bytes, 1 };
+		if (op)
+			track_apply(&d, 0);
+		return;
+	}
+	maps_publish(&track_maps, ticket, op, a, b, old_len, new_len, arg, track_apply);
+}
+
+/* munmap while a fork holds the table (maps.h): the system call without
+ * the lock, its update queued.  The sampled ranges it ends are cut now if
+ * the sampler's lock is free (sites_note_unmap yields to a fork too). */
+static __attribute__((noinline, cold)) int track_munmap_queued(void *addr, size_t len)
+{
+	uint64_t ticket = maps_reserve(&track_maps);
+	int rc = real.munmap(addr, len), saved = errno;
+	uintptr_t end = (uintptr_t)addr + track_round(len);
+	if (rc == 0)
+		sites_note_unmap((uintptr_t)addr, end);
+	track_queued(ticket, rc == 0 ? MAPS_OP_REMOVE : 0, (uintptr_t)addr, end, 0, 0, 0,
+		     end - (uintptr_t)addr);
+	shim_guard_leave();
+	errno = saved;
+	return rc;
+}
+
+/* mremap likewise.  The new range is not sampled for call sites: the
+ * kind of the old one is known only once the queue is applied. */
+static __attribute__((noinline, cold)) void *track_mremap_queued(void *old, size_t old_len,
+								 size_t new_len, int flags,
+								 void *new_addr)
+{
+	uint64_t ticket = maps_reserve(&track_maps);
+	void *p = real.mremap(old, old_len, new_len, flags, new_addr);
+	int saved = errno, keep = (flags & MREMAP_DONTUNMAP) || old_len == 0;
+	if (p != MAP_FAILED && !keep)
+		sites_note_unmap((uintptr_t)old, (uintptr_t)old + track_round(old_len));
+	track_queued(ticket, p != MAP_FAILED ? MAPS_OP_REMAP : 0, (uintptr_t)old, (uintptr_t)p,
+		     track_round(old_len), track_round(new_len), (unsigned)keep,
+		     track_round(new_len));
+	shim_guard_leave();
+	errno = saved;
+	return p;
+}
+
 void *track_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *addr, size_t len,
 		 int prot, int flags, int fd, off_t off, uintptr_t ra)
 {
@@ -70,10 +134,16 @@ void *track_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *addr, 
 	if (p != MAP_FAILED) {
 		size_t n = track_round(len);
 		int saved = errno;
-		track_sample_new(p, n, (flags & MAP_ANONYMOUS) != 0, ra);
-		maps_add(&track_maps, (uintptr_t)p, n, (flags & MAP_ANONYMOUS) ? MAPS_ANON : MAPS_FILE,
-			 &d);
-		track_apply(&d, n);
+		unsigned kind = (flags & MAP_ANONYMOUS) ? MAPS_ANON : MAPS_FILE;
+		track_sample_new(p, n, kind == MAPS_ANON, ra);
+		if (MT_LIKELY(maps_lock_unless_fork(&track_maps, track_apply))) {
+			maps_add_locked(&track_maps, (uintptr_t)p, (uintptr_t)p + n, kind, &d);
+			maps_unlock(&track_maps);
+			track_apply(&d, n);
+		} else {
+			track_queued(maps_reserve(&track_maps), MAPS_OP_ADD, (uintptr_t)p,
+				     (uintptr_t)p + n, 0, 0, kind, n);
+		}
 		errno = saved;
 	}
 	shim_guard_leave();
@@ -95,7 +165,8 @@ int track_munmap(void *addr, size_t len)
 	if (!shim_guard_enter())
 		return real.munmap(addr, len);
 	counters_note_call(MT_CALL_MUNMAP);
-	maps_lock(&track_maps);
+	if (MT_UNLIKELY(!maps_lock_unless_fork(&track_maps, track_apply)))
+		return track_munmap_queued(addr, len);
 	rc = real.munmap(addr, len);
 	if (rc == 0) {
 		int saved = errno;
@@ -138,7 +209,8 @@ void *track_mremap(void *old, size_t old_len, size_t new_len, int flags, void *n
 	if (!shim_guard_enter())
 		return real.mremap(old, old_len, new_len, flags, new_addr);
 	counters_note_call(MT_CALL_MREMAP);
-	maps_lock(&track_maps);
+	if (MT_UNLIKELY(!maps_lock_unless_fork(&track_maps, track_apply)))
+		return track_mremap_queued(old, old_len, new_len, flags, new_addr);
 	p = real.mremap(old, old_len, new_len, flags, new_addr);
 	if (p != MAP_FAILED) {
 		int saved = errno;
@@ -161,4 +233,19 @@ void *track_mremap(void *old, size_t old_len, size_t new_len, int flags, void *n
 	}
 	shim_guard_leave();
 	return p;
+}
+
+void track_fork_prepare(void)
+{
+	maps_lock_fork(&track_maps);
+}
+
+void track_fork_parent(void)
+{
+	maps_fork_parent(&track_maps, track_apply);
+}
+
+void track_fork_child(int held)
+{
+	maps_fork_child(&track_maps, held ? track_apply : NULL);
 }

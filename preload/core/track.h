@@ -3,7 +3,8 @@
  * record's map figures exact.  munmap and mremap hold the table lock across
  * the system call, so another thread cannot map the freed range and have its
  * new region removed by our late update; mmap adds after the call (the new
- * range is ours alone).  A thread already inside the shim (a signal handler
+ * range is ours alone).  While a fork holds the table (life.c), none of
+ * them waits for it: each queues its update (maps.h says why).  A thread already inside the shim (a signal handler
  * that maps memory) is passed through untracked: its munmap then finds
  * nothing to remove, so the figures stay consistent.
  *
@@ -33,5 +34,16 @@ void *track_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *addr, 
 int track_munmap(void *addr, size_t len);
 void *track_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr,
 		   uintptr_t ra);
+
+/* Fork handlers (life.c): the table's lock held by the fork, the hooks of
+ * other threads queueing meanwhile instead of waiting (maps.h); the parent
+ * applies the queue, the child what of it was made before the fork.  The
+ * child's must run after its record is its own (store_fork_child): the
+ * queued figures count there. */
+void track_fork_prepare(void);
+void track_fork_parent(void);
+/* `held`: this fork's prepare took the lock (else the table may be in the
+ * middle of an update: the lock is only freed, the queue dropped). */
+void track_fork_child(int held);
 
 #endif /* MEMTRACE_TRACK_H */

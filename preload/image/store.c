@@ -165,6 +165,10 @@ void store_publish(void)
 	int bind = store_names_due;
 	/* the shim's shortest paths update the home (hooks.c) */
 	MT_ASSERT(r == &counters_home.rec || store_stranded);
+	static int secure_said;
+	if (MT_UNLIKELY(config.secure_dir_ignored) && !secure_said++)
+		errfd_debug("record: secure-execution mode (AT_SECURE): " MT_ENV_DIR
+			    " ignored: this image counts in its own memory only", NULL);
 	if (config.dir[0] && !store_mapped && !store_stranded) {
 		char name[IMAGENAME_MAX_BYTES];
 		int err = store_map_file(r, r->pid);
