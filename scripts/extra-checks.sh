@@ -19,6 +19,9 @@
 #               stacks file reader, a JIT's perf map) for 20 s
 #               on its seed corpus: no crash, no sanitizer report, no broken
 #               invariant
+#   allocators  tests/shim_fork_allocators.sh with 20 runs a case (the
+#               suite runs 3): fork while threads allocate under jemalloc,
+#               tcmalloc and mimalloc, preloaded both ways and linked
 #   vm          tests/vm/run.sh: memsup in real kernels (Debian 12 under
 #               qemu, pure cgroup v2 and cgroup v1 only), every guest case
 #               passing; skipped, saying why, without qemu or the package
@@ -178,8 +181,19 @@ check_vm() {
 	return $rc
 }
 
+check_allocators() {
+	local log=/tmp/memtrace-alloc.$$.log rc
+	MEMTRACE_SO=$top/preload/.libs/libmemtrace.so MT_PROGS=$top/tests/progs \
+		FORK_ALLOC_RUNS=20 tests/shim_fork_allocators.sh >"$log" 2>&1
+	rc=$?
+	grep -q '^not ok' "$log" && rc=1
+	sed 's/^/#   /' "$log"
+	rm -f "$log"
+	return $rc
+}
+
 skip_why=
-for check in sanitizers valgrind distcheck fuzz vm; do
+for check in sanitizers valgrind distcheck fuzz allocators vm; do
 	[ "$only" = all ] || [ "$only" = "$check" ] || continue
 	echo "# extra check: $check"
 	"check_$check"
