@@ -308,10 +308,11 @@ static void set_up_tracing(struct sup_run *s)
 	if (s->opt.no_trace)
 		return;
 	if (trace_find_shim(NULL, NULL, shim, sizeof shim) < 0) {
-		static char note[PATH_MAX + 160];
-		snprintf(note, sizeof note, "libmemtrace.so was found neither next to memsup "
-			 "nor in %s: the run was not traced (/proc polling alone)",
-			 trace_pkglibdir());
+		static char where[3 * PATH_MAX + 128], note[sizeof where + 160];
+		trace_describe_search(where, sizeof where);
+		snprintf(note, sizeof note, "libmemtrace.so was not found (memsup looked %s): "
+			 "the run was not traced (/proc polling alone)", where);
+		s->rec.shim_searched = where;
 		runrecord_note(&s->rec, note);
 		fprintf(stderr, "memsup: note: %s\n", note);
 		return;
