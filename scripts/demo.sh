@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # demo.sh: build what is needed, then run memsup on the bundled demo workload
 # (tests/progs/demo_tree: a parent and three children holding known amounts
-# at the same time) and show the summary and the evidence directory.
+# at the same time) and show the summary and the evidence directory.  The
+# build it runs (plain `make`) also makes the programs the README's examples
+# use (tests/progs/steady), so they run from a fresh clone after this.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"

@@ -15,7 +15,8 @@ static const char report_usage[] =
 	"One row per memsup evidence directory: meta, command, exit status, reason,\n"
 	"wall time, the peak (the most the tree held at once, and how it was\n"
 	"measured), peak heap, the largest process (by VmHWM) and the number of\n"
-	"blind-spot findings, with a status: ok, running or broken: WHY.\n"
+	"blind-spot findings, with a status: ok, running, start failed: WHY (the\n"
+	"command never ran: no peak) or broken: WHY.\n"
 	"\n"
 	"Options:\n"
 	"      --csv          CSV (RFC 4180), one column per meta key (meta:KEY)\n"
@@ -27,7 +28,8 @@ static const char report_usage[] =
 	"      --reverse      reverse the order that --sort gives\n"
 	"  -h, --help         show this help and exit\n"
 	"\n"
-	"Exit status: 0 every row ok or running; 1 some row broken; 125 bad usage.\n"
+	"Exit status: 0 every row ok or running; 1 some row broken or its command\n"
+	"could not start; 125 bad usage.\n"
 	"See memsup-report(1).\n";
 
 struct report_args {

@@ -153,17 +153,32 @@ static void print_other_figures(const struct sup_record *rec)
 	fprintf(stderr, "\n");
 }
 
+/* A command that never ran: the one line that says so and why, even
+ * under -q (a silent 127 reads as a command that ran and failed). */
+static void print_start_failed(const struct sup_record *rec)
+{
+	fprintf(stderr, "memsup: could not start '%s': %s; exit status %d\n",
+		rec->command && rec->command[0] ? rec->command[0] : "",
+		rec->error ? rec->error : "no reason known", rec->exit_status);
+}
+
 static void print_summary(const struct sup_record *rec, const struct evidence *ev,
 			  const struct merged_run *m, const struct callsite_view *cv)
 {
-	print_answer(rec);
-	print_other_figures(rec);
+	/* no sample of a tree that never was: its figures would read as a
+	 * run that held nothing */
+	if (rec->reason == SUP_REASON_START_FAILED) {
+		print_start_failed(rec);
+	} else {
+		print_answer(rec);
+		print_other_figures(rec);
+	}
 	fprintf(stderr, "memsup: wall %.3f s, %u processes at most, %llu samples; ", rec->wall_s,
 		rec->max_processes, (unsigned long long)rec->samples);
 	const char *reason = runrecord_reason_name(rec->reason);
 	fprintf(stderr, "reason: %s; ", reason ? reason : "none");
-	if (rec->error && rec->reason == SUP_REASON_START_FAILED)
-		fprintf(stderr, "could not start: %s; ", rec->error);
+	if (rec->reason == SUP_REASON_START_FAILED)
+		; /* the first line said why */
 	else if (rec->error)
 		fprintf(stderr, "%s; ", rec->error);
 	else if (rec->have_exit && rec->signal)
@@ -293,10 +308,11 @@ static void set_up_tracing(struct sup_run *s)
 	if (s->opt.no_trace)
 		return;
 	if (trace_find_shim(NULL, NULL, shim, sizeof shim) < 0) {
-		static char note[PATH_MAX + 160];
-		snprintf(note, sizeof note, "libmemtrace.so was found neither next to memsup "
-			 "nor in %s: the run was not traced (/proc polling alone)",
-			 trace_pkglibdir());
+		static char where[3 * PATH_MAX + 128], note[sizeof where + 160];
+		trace_describe_search(where, sizeof where);
+		snprintf(note, sizeof note, "libmemtrace.so was not found (memsup looked %s): "
+			 "the run was not traced (/proc polling alone)", where);
+		s->rec.shim_searched = where;
 		runrecord_note(&s->rec, note);
 		fprintf(stderr, "memsup: note: %s\n", note);
 		return;
@@ -554,7 +570,9 @@ int main(int argc, char **argv)
 
 	if (!s->opt.quiet)
 		print_summary(&s->rec, &s->ev, &s->merged, &s->sites);
-	else if (!s->opt.out)
+	else if (s->rec.reason == SUP_REASON_START_FAILED)
+		print_start_failed(&s->rec);
+	if (s->opt.quiet && !s->opt.out)
 		fprintf(stderr, "memsup: evidence: %s\n", s->ev.path); /* a name we chose */
 	release(s);
 	return status;

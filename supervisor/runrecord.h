@@ -193,6 +193,9 @@ struct sup_record {
 	double kernel_peak_at_s;          /* < 0: no such sample */
 	/* the merged view (shim + poller) */
 	int traced;                       /* the shim was injected */
+	const char *shim_searched;        /* not traced because no libmemtrace.so
+					     was found: where memsup looked, in
+					     words; NULL otherwise (--no-trace) */
 	unsigned processes_traced;        /* images with a valid record */
 	unsigned processes_sampled;       /* images the poller saw */
 	double peak_heap_mb;              /* the tree's heap at its peak (merge.h

@@ -888,6 +888,18 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 		for (size_t i = 0; i < m->n_images; i++)
 			n += m->images[i].sampled != 0;
 		struct finding *f = finding_begin(c, "untraced");
+		/* not asked for, or asked for and impossible: the words must say
+		 * which, or a user hunts a --no-trace they never gave */
+		if (m->rec && m->rec->shim_searched) {
+			f->why = merge_untraced_name(UNTRACED_NO_SHIM);
+			fig_add(f, "process_count", (double)n, 0);
+			say(f, "libmemtrace.so was not found (memsup looked %s): %zu %s seen, none "
+			    "traced, so there are no heap figures, no exact VmHWM at exit, and nothing "
+			    "of processes that lived between polls.", m->rec->shim_searched, n,
+			    plural(n, "process", "processes"));
+			finding_commit(c);
+			return;
+		}
 		f->why = merge_untraced_name(UNTRACED_NOT_REQUESTED);
 		fig_add(f, "process_count", (double)n, 0);
 		say(f, "memsup ran with --no-trace: %zu %s seen, none traced, so there are no heap "
@@ -897,7 +909,7 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 		return;
 	}
 	struct finding *f = NULL;
-	size_t by[UNTRACED_NOT_REQUESTED + 1] = { 0 };
+	size_t by[UNTRACED_NO_SHIM + 1] = { 0 };
 	double at_peak = 0, largest = 0;
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];
@@ -905,7 +917,7 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 			continue;
 		if (!f)
 			f = finding_begin(c, "untraced");
-		unsigned w = (unsigned)im->untraced_why <= UNTRACED_NOT_REQUESTED ? im->untraced_why : 0;
+		unsigned w = (unsigned)im->untraced_why <= UNTRACED_NO_SHIM ? im->untraced_why : 0;
 		by[w]++;
 		if (im->at_peak)
 			at_peak += (double)im->peak_rss;

@@ -38,7 +38,8 @@ struct finding {
 	const struct image_view *procs[FINDING_MAX_PROCS]; /* named processes */
 	size_t n_procs;
 	size_t procs_total;      /* how many matched (n_procs may be fewer) */
-	const char *why;         /* untraced in a --no-trace run: "not_requested"
+	const char *why;         /* untraced in a --no-trace run: "not_requested";
+				    in a run that found no shim: "no_shim"
 				    (written as "untraced_why"); else NULL */
 };
 

@@ -32,10 +32,18 @@ const char *merge_untraced_name(enum untraced_why why)
 		return "no_preload";
 	case UNTRACED_NOT_REQUESTED:
 		return "not_requested";
+	case UNTRACED_NO_SHIM:
+		return "no_shim";
 	case UNTRACED_UNKNOWN:
 		break;
 	}
 	return "unknown";
+}
+
+/* Why nothing of an untraced run is traced: --no-trace, or no shim found. */
+static enum untraced_why untraced_all(const struct merge_input *in)
+{
+	return in->rec && in->rec->shim_searched ? UNTRACED_NO_SHIM : UNTRACED_NOT_REQUESTED;
 }
 
 uint64_t merge_image_hwm_kb(const struct image_view *iv, const char **src)
@@ -308,7 +316,7 @@ static int add_samples(struct merged_run *m, size_t *cap, size_t sorted,
 			if (p->hwm_kb && p->hwm_gen == img->gen)
 				iv->polled_hwm_kb = p->hwm_kb;
 			if (!iv->traced) {
-				iv->untraced_why = in->tracing ? img->why : UNTRACED_NOT_REQUESTED;
+				iv->untraced_why = in->tracing ? img->why : untraced_all(in);
 				if (!iv->ppid)
 					iv->ppid = p->ppid;
 			}
@@ -381,7 +389,7 @@ static int add_leftovers(struct merged_run *m, size_t *cap, const struct merge_i
 			return -ENOMEM;
 		iv->argv = l->argv;
 		iv->argv_len = l->argv_len;
-		iv->untraced_why = in->tracing ? UNTRACED_UNKNOWN : UNTRACED_NOT_REQUESTED;
+		iv->untraced_why = in->tracing ? UNTRACED_UNKNOWN : untraced_all(in);
 	}
 	return 0;
 }

@@ -75,6 +75,7 @@ enum untraced_why {
 	UNTRACED_SECURE,        /* setuid/setgid/capabilities: loader drops LD_PRELOAD */
 	UNTRACED_NO_PRELOAD,    /* its environment lacks the shim (env -i, execve envp) */
 	UNTRACED_NOT_REQUESTED, /* memsup ran with --no-trace: nothing is traced */
+	UNTRACED_NO_SHIM,       /* memsup found no libmemtrace.so: nothing is traced */
 };
 
 #define PVIEW_SMAPS_MIN_MS 250u

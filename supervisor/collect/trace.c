@@ -15,13 +15,51 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef MEMTRACE_PKGLIBDIR
-#define MEMTRACE_PKGLIBDIR "/usr/local/lib/memtrace"
-#endif
+/* MEMTRACE_PKGLIBDIR and MEMTRACE_BINDIR, as configured: a header make
+ * writes from the Makefile (Makefile.am says why not -D flags) */
+#include "shimdir.h"
 
 const char *trace_pkglibdir(void)
 {
 	return MEMTRACE_PKGLIBDIR;
+}
+
+int trace_relative_dir(const char *from, const char *to, char *out, size_t cap)
+{
+	if (from[0] != '/' || to[0] != '/')
+		return -EINVAL;
+	/* the common leading directories, whole components only */
+	size_t common = 0;
+	for (size_t i = 0;; i++) {
+		int fe = from[i] == '/' || !from[i], te = to[i] == '/' || !to[i];
+		if (fe && te)
+			common = i;
+		if (!from[i] || !to[i] || from[i] != to[i])
+			break;
+	}
+	size_t len = 0;
+	out[0] = '\0';
+	for (const char *p = from + common; *p;) {
+		p += strspn(p, "/");
+		if (!*p)
+			break;
+		int n = snprintf(out + len, cap - len, "%s..", len ? "/" : "");
+		if (n < 0 || (size_t)n >= cap - len)
+			return -ENAMETOOLONG;
+		len += (size_t)n;
+		p += strcspn(p, "/");
+	}
+	const char *rest = to + common;
+	rest += strspn(rest, "/");
+	if (*rest) {
+		int n = snprintf(out + len, cap - len, "%s%s", len ? "/" : "", rest);
+		if (n < 0 || (size_t)n >= cap - len)
+			return -ENAMETOOLONG;
+		len += (size_t)n;
+	}
+	if (!len)
+		snprintf(out, cap, ".");
+	return 0;
 }
 
 static int usable(const char *path)
@@ -47,12 +85,27 @@ int trace_find_shim(const char *self_exe, const char *pkglibdir, char *out, size
 		if (slash) {
 			*slash = '\0';
 			/* supervisor/memsup, or supervisor/.libs/memsup when a
-			 * libtool wrapper ran it */
-			static const char *const rel[] = {
+			 * libtool wrapper ran it; then an installed memsup's own
+			 * tree: the shim where
+			 * pkglibdir is from bindir, so that a tree staged with
+			 * DESTDIR, or moved whole to another prefix, traces
+			 * with its own shim */
+			char inst[PATH_MAX + 64];
+			const char *installed = NULL;
+			if (trace_relative_dir(MEMTRACE_BINDIR, MEMTRACE_PKGLIBDIR, inst + 1,
+					       sizeof inst - 64) == 0) {
+				inst[0] = '/';
+				strcat(inst, "/" TRACE_SHIM_NAME);
+				installed = inst;
+			}
+			const char *rel[] = {
 				"/../preload/.libs/" TRACE_SHIM_NAME,
 				"/../../preload/.libs/" TRACE_SHIM_NAME,
+				installed,
 			};
 			for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+				if (!rel[i])
+					continue;
 				snprintf(path, sizeof path, "%s%s", dir, rel[i]);
 				char real[PATH_MAX];
 				if (usable(path) && realpath(path, real)) {
@@ -73,6 +126,24 @@ int trace_find_shim(const char *self_exe, const char *pkglibdir, char *out, size
 		return 0;
 	}
 	return -ENOENT;
+}
+
+void trace_describe_search(char *out, size_t cap)
+{
+	char exe[PATH_MAX], rel[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0) {
+		snprintf(out, cap, "in %s", trace_pkglibdir());
+		return;
+	}
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	if (trace_relative_dir(MEMTRACE_BINDIR, MEMTRACE_PKGLIBDIR, rel, sizeof rel) < 0)
+		snprintf(rel, sizeof rel, "?");
+	snprintf(out, cap, "beside itself in %s/../preload/.libs and %s/%s, then in %s", exe, exe,
+		 rel, trace_pkglibdir());
 }
 
 /* Is `shim` one of the entries of an LD_PRELOAD value?  ld.so splits on

@@ -19,13 +19,26 @@
 
 /* Where libmemtrace.so is for the memsup binary at `self_exe` (NULL: read
  * /proc/self/exe): first the build tree (../preload/.libs/ beside
- * supervisor/memsup, also from a libtool .libs/ directory), then
+ * supervisor/memsup, also from a libtool .libs/ directory), then where the
+ * configured pkglibdir lies from the configured bindir, from memsup's own
+ * directory (an installed tree staged under DESTDIR or moved whole), then
  * `pkglibdir` (NULL: the configured MEMTRACE_PKGLIBDIR).  The first regular
  * readable file wins.  0 with the absolute path in out, or -ENOENT. */
 int trace_find_shim(const char *self_exe, const char *pkglibdir, char *out, size_t cap);
 
 /* The directory `make install` puts the shim in ($(pkglibdir)). */
 const char *trace_pkglibdir(void);
+
+/* The relative path from directory `from` to directory `to`, both absolute
+ * ("/usr/local/bin", "/usr/local/lib/memtrace": "../lib/memtrace"; "." when
+ * they are one).  Text only: no symbolic link is followed.  0, -EINVAL
+ * (one is not absolute) or -ENAMETOOLONG. */
+int trace_relative_dir(const char *from, const char *to, char *out, size_t cap);
+
+/* Where trace_find_shim(NULL, NULL, ...) looks, in words for a message:
+ * "beside itself in DIR/../preload/.libs and DIR/../lib/memtrace, then in
+ * PKGLIBDIR". */
+void trace_describe_search(char *out, size_t cap);
 
 /* The LD_PRELOAD value for a command whose own value is `user` (NULL or
  * empty: none): the user's entries kept, in order, and the shim appended

@@ -14,7 +14,8 @@
  * at_exit), is compared the same way: a slow leak shows there before it
  * moves a peak.  Exit 0 / 1 (a regression) / 125 (bad usage or input).  A
  * baseline that is missing or broken is 125, never a pass: a gate that
- * passes when its baseline is gone guards nothing.
+ * passes when its baseline is gone guards nothing; so is a run, either
+ * side, whose command could not start (it has no peak).
  *
  * Everything is read and compared before anything is written, so bad input
  * leaves stdout empty and creates no --junit file.  The command line is
@@ -39,6 +40,7 @@
 #include "jsonw.h"
 #include "number.h"
 #include "output/jsonr.h"
+#include "runrecord.h"
 
 /* As memsup report: a stray huge file is refused, not read. */
 #define DIFF_MAX_FILE_BYTES (256u << 20)
@@ -471,11 +473,18 @@ int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errl
 		return rc;
 	}
 	rc = -EINVAL;
-	const char *reason = jsonr_str(jsonr_get(res, "reason"), NULL);
+	enum sup_reason why = SUP_REASON_NONE;
+	if (runrecord_reason_parse(jsonr_str(jsonr_get(res, "reason"), NULL), &why) < 0)
+		why = SUP_REASON_NONE;
 	if (res->type != JSONR_OBJECT)
 		diff_err(err, errlen, "%s/resources.json: not a JSON object", path);
-	else if (reason && strcmp(reason, "running") == 0)
+	else if (why == SUP_REASON_RUNNING)
 		diff_err(err, errlen, "%s: the run has not ended (reason \"running\")", path);
+	/* as memsup report's "start failed" row: a command that never ran
+	 * has no peak to hold a baseline to, nor to be held to one */
+	else if (why == SUP_REASON_START_FAILED)
+		diff_err(err, errlen, "%s: the command could not start (%s): there is no peak to compare",
+			 path, jsonr_str(jsonr_get(res, "error"), "no reason recorded"));
 	else if (isnan(out->peak_mb = jsonr_num(jsonr_get(res, "peak_mb"), NAN)))
 		diff_err(err, errlen, "%s/resources.json: no numeric \"peak_mb\"", path);
 	else

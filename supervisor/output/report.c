@@ -32,13 +32,17 @@
 /* The table's COMMAND column is at most this wide (display characters). */
 #define REPORT_COMMAND_WIDTH 40
 
-enum report_state { REPORT_OK, REPORT_RUNNING, REPORT_BROKEN };
+/* REPORT_START_FAILED: a whole record of a command that never ran (its
+ * reason start_failed): not broken, but no run either, so no peak. */
+enum report_state { REPORT_OK, REPORT_RUNNING, REPORT_BROKEN, REPORT_START_FAILED };
 
 struct report_row {
 	size_t index;                   /* position on the command line */
 	const char *dir;
 	enum report_state state;
-	char why[320];                  /* REPORT_BROKEN: what is wrong */
+	char why[320];                  /* REPORT_BROKEN: what is wrong;
+					   REPORT_START_FAILED: why it could
+					   not start (the record's error) */
 	struct jsonr_value *res;        /* resources.json (owned) */
 	const struct jsonr_value *meta; /* an object, or NULL */
 	const struct jsonr_value *command; /* an array, or NULL */
@@ -200,6 +204,13 @@ static void row_read(struct report_row *r)
 		r->state = REPORT_RUNNING;
 		goto out;
 	}
+	/* A command that never started has no peak: the record's peak_mb is
+	 * null and its summed RSS a 0 of no sample, which must not read as a
+	 * run that held nothing. */
+	if (why == SUP_REASON_START_FAILED) {
+		r->peak_mb = NAN;
+		r->peak_source = NULL;
+	}
 	if (!r->command)
 		row_broken(r, "resources.json: no \"command\" array");
 	else if (isnan(r->wall_s))
@@ -210,6 +221,11 @@ static void row_read(struct report_row *r)
 	 * memsup never got to write processes.json */
 	if (why == SUP_REASON_SUPERVISOR_KILLED)
 		goto out;
+	if (why == SUP_REASON_START_FAILED && r->state != REPORT_BROKEN) {
+		r->state = REPORT_START_FAILED;
+		snprintf(r->why, sizeof r->why, "%s",
+			 jsonr_str(jsonr_get(r->res, "error"), "no reason recorded"));
+	}
 	if (jsonr_read_file_each(dirfd, "processes.json", REPORT_MAX_FILE_BYTES, row_process, r, err,
 				 sizeof err) < 0) {
 		/* no largest process from part of a torn file */
@@ -350,6 +366,9 @@ static char *row_status_text(const struct report_row *r)
 		str_puts(&b, "ok");
 	} else if (r->state == REPORT_RUNNING) {
 		str_puts(&b, "running");
+	} else if (r->state == REPORT_START_FAILED) {
+		str_puts(&b, "start failed: ");
+		str_puts(&b, r->why);
 	} else {
 		str_puts(&b, "broken: ");
 		str_puts(&b, r->why);
@@ -880,12 +899,14 @@ int report_write(char *const *dirs, size_t n_dirs, const struct report_opts *o, 
 		rc = -ENOMEM;
 		goto out;
 	}
-	int broken = 0;
+	/* a run whose command could not start fails the report as a broken
+	 * one does: a sweep with a typo in one command is not a success */
+	int failed = 0;
 	for (size_t i = 0; i < n_dirs; i++) {
 		rows[i].index = (size_t)i;
 		rows[i].dir = dirs[i];
 		row_read(&rows[i]);
-		broken |= rows[i].state == REPORT_BROKEN;
+		failed |= rows[i].state == REPORT_BROKEN || rows[i].state == REPORT_START_FAILED;
 		order[i] = &rows[i];
 	}
 	if (o->key != REPORT_KEY_NONE)
@@ -909,7 +930,7 @@ int report_write(char *const *dirs, size_t n_dirs, const struct report_opts *o, 
 		snprintf(err, errlen, "writing the report: %s", strerror(-wrc));
 		rc = wrc;
 	} else {
-		rc = broken ? 1 : 0;
+		rc = failed ? 1 : 0;
 	}
 out:
 	for (size_t i = 0; rows && i < n_dirs; i++) {

@@ -32,7 +32,8 @@ struct report_opts {
 int report_parse_sort(struct report_opts *o, const char *key);
 
 /* One row per dirs[i] (n_dirs > 0), written on stdout as o says.  1 when
- * at least one row is broken, else 0; -errno with a message in err when
+ * at least one row is broken or its command could not start (status
+ * "start failed: WHY", no peak), else 0; -errno with a message in err when
  * memory ran out or stdout could not be written. */
 int report_write(char *const *dirs, size_t n_dirs, const struct report_opts *o, char *err,
 		 size_t errlen);

@@ -149,6 +149,38 @@ Test(memsup_args, not_executable_is_126_with_record, .timeout = 10)
 	check_start_failed(&r, 126, "Permission denied");
 }
 
+/* -q keeps quiet about the figures, not about a command that never ran:
+ * one line names it and why, and nothing else is said. */
+Test(memsup_args, quiet_still_says_start_failed, .timeout = 10)
+{
+	struct sup_run r;
+	const char *args[] = { "-q", "--", "/nonexistent/memsup-no-such-program", NULL };
+	cr_assert_eq(memsup_run(&r, args), 127, "%s", r.err);
+	cr_expect_str_eq(r.err, "memsup: could not start '/nonexistent/memsup-no-such-program': "
+			 "execvp: No such file or directory; exit status 127\n");
+	check_start_failed(&r, 127, "No such file or directory");
+	rec_load(&r);
+	cr_expect_str_eq(rec_str(&r, "peak_mb"), "null");
+
+	/* without -q it is the summary's first line, and no figure of a run
+	 * that held nothing follows */
+	struct sup_run r2;
+	tmp_make(&r2);
+	char file[PATH_MAX + 16];
+	snprintf(file, sizeof file, "%s/plain.txt", r2.tmp);
+	FILE *f = fopen(file, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+	chmod(file, 0644);
+	const char *args2[] = { "--", file, NULL };
+	memsup_start(&r2, 1, args2);
+	cr_assert_eq(memsup_wait(&r2), 126, "%s", r2.err);
+	cr_expect(strncmp(r2.err, "memsup: could not start '", 25) == 0, "%s", r2.err);
+	cr_expect(strstr(r2.err, "execvp: Permission denied; exit status 126\n"), "%s", r2.err);
+	cr_expect_null(strstr(r2.err, "summed RSS"), "%s", r2.err);
+	cr_expect_null(strstr(r2.err, "peak"), "%s", r2.err);
+}
+
 /* A command that exits 127 by itself is not "not started". */
 Test(memsup_args, exit_127_is_not_start_failed, .timeout = 10)
 {

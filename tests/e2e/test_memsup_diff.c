@@ -275,6 +275,38 @@ Test(memsup_diff, missing_baseline_is_125, .timeout = 60)
 	assert_bad(&r, args2, "empty/resources.json: No such file or directory");
 }
 
+/* A run whose command never started has no peak: on either side, and as
+ * a `memsup report --json` baseline, diff refuses it with the reason the
+ * record gives, as memsup report fails its "start failed" row. */
+Test(memsup_diff, start_failed_run_is_refused, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *good = tree_run(&r, "good", 10, 20);
+	const char *gone = sup_tmp_path(&r, "gone");
+	const char *args[] = { "-q", "-o", gone, "--", "/nonexistent/memsup-no-such-program", NULL };
+	struct sup_run run;
+	tmp_make(&run);
+	memsup_start(&run, 0, args);
+	cr_assert_eq(memsup_wait(&run), 127, "%s", run.err);
+
+	const char *as_new[] = { good, gone, NULL };
+	assert_bad(&r, as_new, "new run ");
+	cr_assert(strstr(r.err, "gone: the command could not start (execvp: No such file or directory): "
+			 "there is no peak to compare"), "%s", r.err);
+	const char *as_base[] = { gone, good, NULL };
+	assert_bad(&r, as_base, "baseline ");
+	cr_assert(strstr(r.err, "the command could not start"), "%s", r.err);
+
+	/* memsup report --json of it, as a baseline: its status says why */
+	char cmd[3 * PATH_MAX];
+	const char *json = sup_tmp_path(&r, "gone.json");
+	snprintf(cmd, sizeof cmd, "'%s' report --json '%s' >'%s'", env_or_skip("MEMSUP"), gone, json);
+	cr_assert_eq(WEXITSTATUS(system(cmd)), 1);
+	const char *as_report[] = { json, good, NULL };
+	assert_bad(&r, as_report, "start failed: execvp: No such file or directory");
+}
+
 Test(memsup_diff, broken_baseline_is_125, .timeout = 60)
 {
 	struct sup_run r;

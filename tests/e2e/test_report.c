@@ -526,6 +526,92 @@ Test(report, killed_memsup_is_running, .timeout = 60)
 	jsonr_free(v);
 }
 
+/* The table row of dir (the first whitespace-split words of the line that
+ * starts with it) into words[]; how many. */
+static int table_words(const char *table, const char *dir, char words[][128], int max)
+{
+	size_t dl = strlen(dir);
+	for (const char *l = table; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, dir, dl) != 0 || l[dl] != ' ')
+			continue;
+		int n = 0;
+		const char *p = l;
+		while (n < max && *p && *p != '\n') {
+			while (*p == ' ')
+				p++;
+			size_t w = strcspn(p, " \n");
+			if (!w)
+				break;
+			snprintf(words[n++], 128, "%.*s", (int)w, p);
+			p += w;
+		}
+		return n;
+	}
+	cr_assert_fail("no row for %s in:\n%s", dir, table);
+	return 0;
+}
+
+/* A command that never started: its row says so (status "start failed:
+ * WHY"), shows no peak (the record's is null: no 0.0 from a tree that never
+ * was, nor a source), sorts after the runs with one, and the report exits 1
+ * in every format, as for a broken row; the runs beside it keep their rows. */
+Test(report, start_failed_is_no_peak_and_fails, .timeout = 60)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *good_args[] = { "--", prog("steady"), "20", "200", NULL };
+	const char *good = sweep_run(r.tmp, "good", good_args, 0);
+	const char *gone_args[] = { "--", "/nonexistent/memsup-no-such-program", NULL };
+	const char *gone = sweep_run(r.tmp, "gone", gone_args, 127);
+	const char *lost_args[] = { "--", "memsup-no-such-command-in-path", NULL };
+	const char *lost = sweep_run(r.tmp, "lost", lost_args, 127);
+
+	const char *targs[] = { "--sort", "peak", gone, good, lost, NULL };
+	cr_assert_eq(report_capture(targs, out, sizeof out, err, sizeof err), 1, "%s%s", out, err);
+	cr_expect_str_empty(err);
+	char w[16][128];
+	int n = table_words(out, gone, w, 16);
+	/* DIR COMMAND EXIT REASON WALL_S PEAK_MB PEAK_FROM HEAP_MB LARGEST BLIND STATUS... */
+	cr_assert_geq(n, 11, "%s", out);
+	cr_expect_str_eq(w[2], "127");
+	cr_expect_str_eq(w[3], "start_failed");
+	cr_expect_str_eq(w[5], "-", "PEAK_MB of a command that never ran: %s", w[5]);
+	cr_expect_str_eq(w[6], "-", "PEAK_FROM of a command that never ran: %s", w[6]);
+	cr_expect(strstr(out, "start failed: execvp: No such file or directory"), "%s", out);
+	n = table_words(out, good, w, 16);
+	cr_expect_str_eq(w[n - 1], "ok");
+	/* --sort peak: the run with a peak first, those without after it */
+	const char *first_row = strchr(out, '\n') + 1;
+	cr_expect(strncmp(first_row, good, strlen(good)) == 0, "%s", out);
+
+	const char *jargs[] = { "--json", good, gone, NULL };
+	cr_assert_eq(report_capture(jargs, out, sizeof out, err, sizeof err), 1, "%s", err);
+	struct jsonr_value *v;
+	cr_assert_eq(jsonr_parse(out, strlen(out), &v, err, sizeof err), 0, "%s", err);
+	const struct jsonr_value *row = jsonr_at(v, 1);
+	cr_expect_str_eq(jsonr_str(jsonr_get(row, "status"), "?"),
+			 "start failed: execvp: No such file or directory");
+	cr_expect_eq(jsonr_get(row, "peak_mb")->type, JSONR_NULL);
+	cr_expect_eq(jsonr_get(row, "peak_source")->type, JSONR_NULL);
+	cr_expect_eq(jsonr_num(jsonr_get(row, "exit"), -1), 127);
+	cr_expect_str_eq(jsonr_str(jsonr_get(jsonr_at(v, 0), "status"), "?"), "ok");
+	cr_expect_geq(jsonr_num(jsonr_get(jsonr_at(v, 0), "peak_mb"), -1), 20);
+	jsonr_free(v);
+
+	const char *cargs[] = { "--csv", gone, NULL };
+	cr_assert_eq(report_capture(cargs, out, sizeof out, err, sizeof err), 1, "%s", err);
+	v = csv_to_json(out);
+	row = jsonr_at(v, 0);
+	cr_expect_str_eq(field(row, "status"), "start failed: execvp: No such file or directory");
+	cr_expect_str_eq(field(row, "peak_mb"), "");
+	cr_expect_str_eq(field(row, "peak_source"), "");
+	jsonr_free(v);
+
+	/* the good run alone still passes */
+	const char *oargs[] = { good, NULL };
+	cr_assert_eq(report_capture(oargs, out, sizeof out, err, sizeof err), 0, "%s", err);
+}
+
 struct bad_opt {
 	char args[3][40];
 	char want[100]; /* a substring of stderr */

@@ -168,9 +168,14 @@ def unsampled_child_is_traced():
 
 def missing_shim_is_a_note():
     assert R['traced'] is False
-    assert any('libmemtrace.so' in n and 'not traced' in n for n in R['notes']), R['notes']
+    assert any('libmemtrace.so was not found (memsup looked beside itself in' in n
+               and 'not traced' in n for n in R['notes']), R['notes']
     assert not os.path.exists(D + '/records')
-    assert len(P) == 1 and P[0]['untraced_why'] == 'not_requested'
+    # no shim is not --no-trace: neither the image nor the finding says so
+    assert len(P) == 1 and P[0]['untraced_why'] == 'no_shim', P
+    u = [b for b in R['blind_spots'] if b['kind'] == 'untraced']
+    assert u and u[0]['untraced_why'] == 'no_shim', u
+    assert '--no-trace' not in u[0]['sentence'] and 'not found' in u[0]['sentence'], u
 
 
 def setuid_program_is_secure():

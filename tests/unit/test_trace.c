@@ -86,6 +86,28 @@ Test(trace, find_shim_build_tree_then_pkglibdir)
 	cr_expect_eq(system(cmd), 0);
 }
 
+/* The installed shim from the installed memsup: pkglibdir from bindir,
+ * by whole path components. */
+Test(trace, relative_dir_by_components)
+{
+	static const struct { const char *from, *to, *want; } cases[] = {
+		{ "/usr/local/bin", "/usr/local/lib/memtrace", "../lib/memtrace" },
+		{ "/usr/bin", "/usr/lib/x86_64-linux-gnu/memtrace", "../lib/x86_64-linux-gnu/memtrace" },
+		{ "/opt/a/bin", "/opt/ab/lib", "../../ab/lib" },
+		{ "/x/bin/", "/x/bin", "." },
+		{ "/bin", "/lib/memtrace", "../lib/memtrace" },
+		{ "/", "/lib", "lib" },
+	};
+	char out[256];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_assert_eq(trace_relative_dir(cases[i].from, cases[i].to, out, sizeof out), 0);
+		cr_expect_str_eq(out, cases[i].want, "%s -> %s", cases[i].from, cases[i].to);
+	}
+	cr_expect_eq(trace_relative_dir("bin", "/lib", out, sizeof out), -EINVAL);
+	cr_expect_eq(trace_relative_dir("/usr/local/bin", "/usr/local/lib/memtrace", out, 4),
+		     -ENAMETOOLONG);
+}
+
 Test(trace, build_env_sets_and_overrides)
 {
 	char *base[] = { "PATH=/bin", "LD_PRELOAD=/u/a.so", "MEMTRACE_PARENT=12.0:1",
