@@ -19,6 +19,9 @@
 #               stacks file reader, a JIT's perf map) for 20 s
 #               on its seed corpus: no crash, no sanitizer report, no broken
 #               invariant
+#   install     tests/install_paths.sh: after a configure with another
+#               --prefix in a built tree, the installed memsup traces and the
+#               installed memsup.py imports (it builds a copy: minutes)
 #   allocators  tests/shim_fork_allocators.sh with 20 runs a case (the
 #               suite runs 3): fork while threads allocate under jemalloc,
 #               tcmalloc and mimalloc, preloaded both ways and linked
@@ -181,6 +184,16 @@ check_vm() {
 	return $rc
 }
 
+check_install() {
+	local log=/tmp/memtrace-install.$$.log rc
+	MT_BUILDDIR=$top tests/install_paths.sh >"$log" 2>&1
+	rc=$?
+	grep -q '^not ok' "$log" && rc=1
+	sed 's/^/#   /' "$log" | tail -40
+	rm -f "$log"
+	return $rc
+}
+
 check_allocators() {
 	local log=/tmp/memtrace-alloc.$$.log rc
 	MEMTRACE_SO=$top/preload/.libs/libmemtrace.so MT_PROGS=$top/tests/progs \
@@ -193,7 +206,7 @@ check_allocators() {
 }
 
 skip_why=
-for check in sanitizers valgrind distcheck fuzz allocators vm; do
+for check in sanitizers valgrind distcheck fuzz install allocators vm; do
 	[ "$only" = all ] || [ "$only" = "$check" ] || continue
 	echo "# extra check: $check"
 	"check_$check"
