@@ -221,6 +221,7 @@ static struct sup_run {
 	struct callsite_view sites;
 	struct slurm_job slurm;    /* the Slurm job memsup runs in, if any */
 	struct scope_outcome scope; /* the systemd scope asked for (scope.h) */
+	sigset_t start_mask;       /* the signal mask memsup was started with */
 } this_run;
 
 /* The evidence directory (-o, or a fresh name) and its marker channel. */
@@ -541,6 +542,20 @@ int main(int argc, char **argv)
 	 * must fail with EFBIG, which memsup reports, not kill memsup silently. */
 	signal(SIGXFSZ, SIG_IGN);
 
+	/* From here memsup makes files: an INT, TERM, HUP or QUIT now waits,
+	 * blocked, for the run's signalfd, so that the run ends with a record
+	 * that says it was interrupted -- not an evidence directory cut off
+	 * half made, or a record left saying "running" (the default action
+	 * killed memsup in its first milliseconds).  The command gets the
+	 * mask memsup started with. */
+	sigset_t early;
+	sigemptyset(&early);
+	sigaddset(&early, SIGINT);
+	sigaddset(&early, SIGTERM);
+	sigaddset(&early, SIGHUP);
+	sigaddset(&early, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &early, &s->start_mask);
+
 	/* First of all that opens files: a closed fd 1 or 2 must not be taken
 	 * by the evidence and written to as stdout. */
 	int rc = relay_open(&s->relay, s->opt.output, s->opt.log_max);
@@ -557,7 +572,8 @@ int main(int argc, char **argv)
 
 	struct run_config cfg = {
 		.opt = &s->opt, .envp = s->traced_env ? s->traced_env : s->envp,
-		.proc_root = "/proc", .scope = &s->scope, .records_dir = s->records_dir,
+		.proc_root = "/proc", .start_mask = &s->start_mask, .scope = &s->scope,
+		.records_dir = s->records_dir,
 		.staging = s->records_dir ? &s->records : NULL, .phases = s->phases,
 		.relay = s->relay, .transcript = s->transcript,
 	};

@@ -1320,6 +1320,8 @@ static int open_run(struct run *r, sigset_t *orig)
 		terminal_open(&r->term, cfg->opt->terminal);
 	if ((rc = block_signals(orig, &set, cfg->opt->terminal)) < 0)
 		return start_failed(r, 125, "sigprocmask", -rc);
+	if (cfg->start_mask)
+		*orig = *cfg->start_mask; /* main blocked some already */
 	r->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (r->sfd < 0)
 		return start_failed(r, 125, "signalfd", errno);

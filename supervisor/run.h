@@ -32,6 +32,8 @@
 #ifndef MEMSUP_RUN_H
 #define MEMSUP_RUN_H
 
+#include <signal.h>
+
 #include "cli.h"
 #include "output/evidence.h"
 #include "runrecord.h"
@@ -45,6 +47,10 @@ struct run_config {
 	char **envp;              /* the command's whole environment */
 	const char *proc_root;    /* "/proc" */
 	const char *cgroup_root;  /* NULL: "/sys/fs/cgroup" */
+	const sigset_t *start_mask; /* the signal mask memsup started with, when
+				     it blocked INT/TERM/HUP/QUIT before making
+				     anything: the command gets it back; NULL:
+				     the mask open_run finds */
 	const struct scope_outcome *scope; /* memsup's systemd scope, asked for
 				     before the run (scope.h); NULL: not asked */
 	const char *records_dir;  /* the shim's MEMTRACE_DIR; NULL: not tracing */

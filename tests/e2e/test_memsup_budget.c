@@ -208,6 +208,44 @@ Test(memsup_budget, signal_during_grace_ends_it, .timeout = 60)
 	}
 }
 
+/* SIGTERM in memsup's first milliseconds, at 0 to 40 ms in 2 ms steps:
+ * the evidence directory is either never made (memsup died of it before
+ * making anything) or ends with a whole record whose reason says it was
+ * interrupted, and no temporary file -- never an empty directory, a
+ * record that says "running" forever, or a .tmp beside it. */
+Test(memsup_budget, sigterm_in_the_first_milliseconds_leaves_a_whole_record, .timeout = 240)
+{
+	int made = 0, interrupted = 0;
+	for (int us = 0; us <= 40000; us += 2000) {
+		struct sup_run r;
+		const char *args[] = { "--", "sleep", "5", NULL };
+		tmp_make(&r);
+		memsup_start(&r, 1, args);
+		if (us)
+			usleep((useconds_t)us);
+		kill(r.pid, SIGTERM);
+		int rc = memsup_wait(&r);
+		if (access(r.dir, F_OK) == 0) {
+			made++;
+			char cmd[PATH_MAX + 64];
+			snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -q '\\.tmp'", r.dir);
+			cr_expect_neq(system(cmd), 0, "at %d us: a .tmp is left in %s", us, r.dir);
+			rec_load(&r);
+			const char *reason = rec_str(&r, "reason");
+			cr_expect_str_eq(reason, "\"interrupted\"", "at %d us: reason %s (exit %d)", us,
+					 reason, rc);
+			cr_expect_eq(rc, 128 + SIGTERM, "at %d us", us);
+			interrupted += strcmp(reason, "\"interrupted\"") == 0;
+		} else {
+			/* killed by the default action before it made anything */
+			cr_expect_eq(rc, 1000 + SIGTERM, "at %d us: no evidence, exit %d", us, rc);
+		}
+		sup_done(&r);
+	}
+	cr_log_info("%d of 21 runs made their evidence, %d of them interrupted", made,
+		    interrupted);
+}
+
 /* SIGTERM to memsup: the tree dies, reason "interrupted", status 128+15. */
 Test(memsup_budget, sigterm_to_memsup_interrupts, .timeout = 30)
 {
