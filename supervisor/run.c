@@ -121,6 +121,9 @@ struct run {
 	int main_status;
 	int interrupt;          /* first INT/TERM/HUP/QUIT received, or 0 */
 	unsigned signals;       /* INT/TERM/HUP/QUIT received so far */
+	unsigned limit_undone_n; /* samples that found --mem-max changed */
+	unsigned oom_disabled_n; /* ... and v1's OOM killer turned off */
+	int limit_lost;         /* a changed limit could not be set back */
 	unsigned grace_from;    /* `signals` as the kill's grace began */
 	uint64_t start_ns;
 	struct jitter jit;
@@ -648,6 +651,36 @@ static void slurm_poll_sample(struct run *r, double elapsed, uint64_t rss)
 		slowpoll_sample(&r->slurm_poll, elapsed, r->kernel.anon);
 }
 
+/* The command changed the run's --mem-max limit, or (v1) turned its OOM
+ * killer off; the containment put memsup's back (contain_state).  Said
+ * once each in the notes, the first time and the count; a limit that
+ * could not go back (the tree holds more) ends the run as the limit's. */
+static void limit_undone(struct run *r, double at_s)
+{
+	static char raised[256], disabled[200];
+	const struct contain_state *k = &r->kernel;
+	if (k->limit_found && !r->limit_undone_n++) {
+		if (k->limit_restored > 0)
+			snprintf(raised, sizeof raised, "the command changed the run's memory limit "
+				 "(--mem-max) to %llu bytes at %.3f s; memsup set its own back",
+				 (unsigned long long)k->limit_found, at_s);
+		else
+			snprintf(raised, sizeof raised, "the command changed the run's memory limit "
+				 "(--mem-max) to %llu bytes at %.3f s, and memsup could not set its own "
+				 "back (%s: the tree held more): the run ended as the limit's",
+				 (unsigned long long)k->limit_found, at_s, strerror(-k->limit_restored));
+		runrecord_note(r->rec, raised);
+	}
+	if (k->limit_found && k->limit_restored <= 0)
+		r->limit_lost = 1;
+	if (k->oom_reenabled && !r->oom_disabled_n++) {
+		snprintf(disabled, sizeof disabled, "the command set the run's oom_kill_disable at "
+			 "%.3f s, which leaves the tree waiting at the limit for good; memsup turned "
+			 "the OOM killer back on", at_s);
+		runrecord_note(r->rec, disabled);
+	}
+}
+
 /* A stretch without a sample, from `from` to `to`: the longest is evidence
  * (memsup stopped, the machine stalled: findings' sampling_gap). */
 static void note_gap(struct run *r, uint64_t from, uint64_t to)
@@ -697,7 +730,7 @@ static enum sup_reason breach(struct run *r, double elapsed, uint64_t rss, unsig
 	 * reached, is the breach; without it, more than N seen */
 	int pids_limit = o->max_procs > 0 && (contain_info(r->contain)->pids ||
 					      r->procs.by == PROCS_BY_RLIMIT);
-	if (o->mem_max_mb > 0 && r->kernel.oom_kills > 0)
+	if (o->mem_max_mb > 0 && (r->kernel.oom_kills > 0 || r->limit_lost))
 		return SUP_REASON_MEM_LIMIT;
 	if (o->wall_s > 0 && elapsed >= o->wall_s && still_running(r))
 		return SUP_REASON_WALL_BUDGET;
@@ -897,6 +930,8 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 	if (contain_sample(r->contain, &rss, &n) < 0)
 		return; /* a failed listing is a missed sample, not a zero */
 	contain_poll(r->contain, &r->kernel);
+	if (r->kernel.limit_found || r->kernel.oom_reenabled)
+		limit_undone(r, since_start_s(r, clock_mono_ns()));
 	/* New record files after the RSS reading, not before: an image that
 	 * finished its start between the two (descheduled memsup, a child
 	 * that faults in 20 MB of huge pages in a millisecond) would have

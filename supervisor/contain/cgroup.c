@@ -397,6 +397,7 @@ int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 	r->list_dir = r->cgstat_fd = r->below_fd = -1;
 	r->below = 1;
 	r->stat_fd = r->kmem_fd = r->failcnt_fd = r->memsw_failcnt_fd = -1;
+	r->limit_fd = -1;
 	pidmap_init(&r->members, sizeof(struct cg_member));
 	r->proc_fd = open(r->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->proc_fd < 0) {
@@ -680,7 +681,41 @@ static int set_mem_max(struct cgrun *r, uint64_t bytes, struct contain_info *inf
 		contain_missing(info, "--mem-max: cannot set the memory limit: %s", strerror(-rc));
 		return rc;
 	}
+	/* read back at every sample: a root command can raise it */
+	snprintf(r->limit_text, sizeof r->limit_text, "%s", v);
+	r->limit_fd = open_in(r->memdir, r->v2_files ? "memory.max" : "memory.limit_in_bytes",
+			      O_RDONLY);
+	if (r->limit_fd >= 0 && read_u64(r->limit_fd, &r->limit_set) < 0) {
+		close(r->limit_fd);
+		r->limit_fd = -1;
+	}
 	return 0;
+}
+
+/* --mem-max is memsup's promise, and a command running as root can write
+ * the run's cgroup files: raise the limit (a run once reached 301 MB under
+ * --mem-max 50 and exited 0, nothing said), or, on v1, set
+ * oom_kill_disable, which leaves the tree waiting at the limit for good.
+ * Each sample reads the limit back; one that changed is written again (v1:
+ * its memory+swap limit too) -- which the kernel refuses while the tree
+ * holds more than it (v1, EBUSY), and then the run ends -- and an
+ * oom_kill_disable is turned off.  st says what was found. */
+static void keep_the_limit(struct cgrun *r, struct contain_state *st, const char *oom_text,
+			   size_t oom_len)
+{
+	uint64_t now, off;
+	if (read_u64(r->limit_fd, &now) == 0 && now != r->limit_set) {
+		st->limit_found = now;
+		int rc = cgroup_write(r->memdir, r->v2_files ? "memory.max" : "memory.limit_in_bytes",
+				      r->limit_text);
+		if (rc == 0 && r->memsw_failcnt_fd >= 0)
+			rc = cgroup_write(r->memdir, "memory.memsw.limit_in_bytes", r->limit_text);
+		st->limit_restored = rc == 0 ? 1 : rc;
+	}
+	if (oom_text && !r->v2_files &&
+	    cgroup_parse_key(oom_text, oom_len, "oom_kill_disable", &off) == 0 && off &&
+	    cgroup_write(r->memdir, "memory.oom_control", "0") == 0)
+		st->oom_reenabled = 1;
 }
 
 /* A cgroup below the run's is made by a mkdir there, which inotify tells
@@ -835,6 +870,7 @@ void cgroup_run_close(struct contain *c)
 	close_fd(&r->failcnt_fd);
 	close_fd(&r->memsw_failcnt_fd);
 	close_fd(&r->pids_events_fd);
+	close_fd(&r->limit_fd);
 	close_fd(&r->proc_fd);
 	members_clear(&r->members);
 	pidmap_free(&r->members);
@@ -1126,14 +1162,16 @@ static int read_memstat(struct cgrun *r, struct cg_memstat *ms)
  * (6.18) a grower stopped by --mem-max 40 read failcnt 0 and oom_kill 1,
  * and 99 failures without the memsw limit -- and its OOM kills are the
  * event that shows. */
-static int read_events(struct cgrun *r, struct contain_state *st)
+static int read_events(struct cgrun *r, struct contain_state *st, char *buf, size_t cap,
+		       size_t *len_out)
 {
-	char buf[1024];
-	size_t len;
+	size_t len = 0;
 	uint64_t memsw = 0;
+	*len_out = 0;
 	if (r->oom_fd < 0)
 		return -ENOENT;
-	int rc = procfs_pread_fd(r->oom_fd, buf, sizeof buf, &len);
+	int rc = procfs_pread_fd(r->oom_fd, buf, cap, &len);
+	*len_out = rc == 0 ? len : 0;
 	if (rc == 0)
 		rc = cgroup_parse_key(buf, len, "oom_kill", &st->oom_kills);
 	/* v1's failcnt counts the charges that failed at this cgroup's own
@@ -1210,16 +1248,20 @@ int cgroup_run_poll(struct contain *c, struct contain_state *st)
 	 * own (its failcnt moves on every failed charge), and on v2, at
 	 * every sample */
 	int events_fixed = !r->v2_files && !r->own_limit && !r->premade;
+	char oom_text[1024];
+	size_t oom_len = 0;
 	if (events_fixed && r->have_events && !r->left) {
 		st->have_events = 1;
 		st->oom_kills = r->oom_kills;
 		st->limit_hits = r->limit_hits;
-	} else if (read_events(r, st) == 0) {
+	} else if (read_events(r, st, oom_text, sizeof oom_text, &oom_len) == 0) {
 		r->have_events = 1;
 		r->oom_kills = st->oom_kills;
 		r->limit_hits = st->limit_hits;
 		r->left = 0;
 	}
+	if (r->limit_fd >= 0)
+		keep_the_limit(r, st, oom_len ? oom_text : NULL, oom_len);
 	if (r->pids_events_fd >= 0)
 		read_key(r->pids_events_fd, "max", &st->forks_refused);
 	if (r->event_fd >= 0 && r->event_fd != r->oom_fd) {

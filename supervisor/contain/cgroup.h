@@ -177,6 +177,12 @@ struct cgrun {
 	int failcnt_fd;            /* v1 memory.failcnt: read only under a
 				      limit of the run's own (own_limit) */
 	int own_limit;             /* v1: memsup set memory.limit_in_bytes */
+	int limit_fd;              /* --mem-max: memory.max / memory.limit_in_bytes,
+				      read back at samples (the command may
+				      change it); -1 */
+	uint64_t limit_set;        /* what it said once memsup set it (v1 rounds
+				      down to pages) */
+	char limit_text[32];       /* what memsup wrote, to write again */
 	int memsw_failcnt_fd;      /* v1 memory.memsw.failcnt, with --mem-max */
 	int pids_events_fd;        /* pids.events, with --max-procs */
 	int oom_fd;                /* memory.events / memory.oom_control */

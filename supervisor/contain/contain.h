@@ -165,6 +165,15 @@ struct contain_state {
 				      (+ memory.memsw.failcnt under --mem-max) */
 	uint64_t oom_kills;        /* processes the OOM killer took */
 	uint64_t forks_refused;    /* pids.events "max": forks pids.max refused */
+	/* --mem-max undone by the command (a root command may write the
+	 * run's cgroup files): the limit it found at this sample instead of
+	 * memsup's (0: it was memsup's), and whether memsup's went back in
+	 * (1) or could not (-errno: the tree holds more than it) */
+	uint64_t limit_found;
+	int limit_restored;
+	int oom_reenabled;         /* v1: the command had set oom_kill_disable,
+				      which hangs the tree at the limit for
+				      good; memsup turned the OOM killer back on */
 };
 
 /* The memory figures of the run's cgroup, exact from the kernel. */

@@ -207,6 +207,51 @@ Test(memsup_cgroup, mem_max_stops_a_grower_with_zero_overshoot, .timeout = 60)
 	cr_expect_geq(rec_num(&r, "oom_kills"), 1);
 }
 
+/* A command running as root can write the run's cgroup files.  One that
+ * raises its own memory limit under --mem-max 50 and then takes 300 MB
+ * reached 301 MB and exited 0, nothing said; one that sets v1's
+ * oom_kill_disable hung at the limit for good.  memsup reads the limit
+ * back at every sample, sets its own again (or turns the OOM killer back
+ * on), says so in the notes, and the limit still ends the run. */
+Test(memsup_cgroup, a_limit_the_command_undoes_is_restored_and_said, .timeout = 90)
+{
+	static const char *const undo[] = {
+		/* v2's memory.max or v1's limits, whichever the run has */
+		"d=$(f=$(grep -m1 -E ':memory:|^0::' /proc/self/cgroup | cut -d: -f3); "
+		"for m in /sys/fs/cgroup/memory /sys/fs/cgroup/unified /sys/fs/cgroup; do "
+		"[ -e \"$m$f/memory.limit_in_bytes\" ] || [ -e \"$m$f/memory.max\" ] && "
+		"{ echo \"$m$f\"; break; }; done); "
+		"echo 1000000000 > $d/memory.memsw.limit_in_bytes 2>/dev/null; "
+		"echo 1000000000 > $d/memory.limit_in_bytes 2>/dev/null || "
+		"echo 1000000000 > $d/memory.max; exec \"$0\" 300 1500",
+		/* v1 only: the OOM killer off */
+		"d=/sys/fs/cgroup/memory$(grep ':memory:' /proc/self/cgroup | cut -d: -f3); "
+		"[ -e $d/memory.oom_control ] || exit 77; echo 1 > $d/memory.oom_control; "
+		"exec \"$0\" 300 1500",
+	};
+	static const char *const said[] = { "changed the run's memory limit", "oom_kill_disable" };
+	for (size_t i = 0; i < 2; i++) {
+		struct sup_run r;
+		const char *args[] = { "--no-trace", "--mem-max", "50", "--", "sh", "-c", undo[i],
+				       prog("steady"), NULL };
+		int st = memsup_run(&r, args);
+		if (st == 125 && strstr(r.err, "--mem-max"))
+			cgprobe_skip_or_fail("memory", "memsup refused --mem-max: %s", r.err);
+		rec_load(&r);
+		if (i == 1 && rec_num(&r, "exit_code") == 77) {
+			cr_log_info("no v1 memory.oom_control here: the second case skipped");
+			sup_done(&r);
+			continue;
+		}
+		cr_expect_eq(st, 123, "case %zu: stderr: %s", i, r.err);
+		cr_expect_str_eq(rec_str(&r, "reason"), "\"mem_limit_exceeded\"");
+		cr_expect_leq(rec_num(&r, "peak_cgroup_mb"), 50.0, "case %zu: past the limit", i);
+		const char *notes = rec_str(&r, "notes");
+		cr_expect_not_null(strstr(notes, said[i]), "case %zu: notes %s", i, notes);
+		sup_done(&r);
+	}
+}
+
 /* Without a memory cgroup --mem-max is an error before anything is made,
  * never a polled budget: with --cgroup off (here), and for a user who may
  * not make cgroups (the next test). */

@@ -163,6 +163,27 @@ case_mem_max() { # the kernel's limit: exit 123, nothing held above 100 MB
 	rcheck "$d" "r['reason'] == 'mem_limit_exceeded'" "$cgroup" "r['peak_mb'] <= 100"
 }
 
+case_limit_undone() { # the command raises its own --mem-max: set back, said, still held
+	local d
+	d=$(evdir)
+	cat >/tmp/mtvm-raise.sh <<'EOF'
+f=$(grep -m1 -E ':memory:|^0::' /proc/self/cgroup | cut -d: -f3)
+for m in /sys/fs/cgroup/memory /sys/fs/cgroup; do
+	if [ -e "$m$f/memory.limit_in_bytes" ]; then
+		echo 1000000000 >"$m$f/memory.memsw.limit_in_bytes" 2>/dev/null
+		echo 1000000000 >"$m$f/memory.limit_in_bytes"; break
+	elif [ -e "$m$f/memory.max" ]; then
+		echo 1000000000 >"$m$f/memory.max"; break
+	fi
+done
+exec "$@"
+EOF
+	run_cmd memsup -o "$d" --mem-max 50 -- sh /tmp/mtvm-raise.sh "$P/steady" 300 1500
+	[ "$rc" -eq 123 ] || fail "memsup --mem-max 50 exited $rc, expected 123"
+	rcheck "$d" "r['reason'] == 'mem_limit_exceeded'" "r['peak_mb'] <= 50" \
+		"any('changed the run' in n for n in r['notes'])"
+}
+
 case_fork_bomb() { # held within 1 s of the bomb's start, exit 122
 	local d
 	d=$(evdir)
@@ -290,7 +311,8 @@ case_nothing_left() { # no cgroup, scope or process of a run survives it
 }
 
 cases=(layout root_shared_cgroup root_scope user_lingering user_lingering_no_xdg
-	user_no_manager container_ro_cgroupfs mem_max fork_bomb terminal_through_the_scope
+	user_no_manager container_ro_cgroupfs mem_max limit_undone fork_bomb
+	terminal_through_the_scope
 	terminal_through_the_user_scope signal_through_the_scope sigkill_through_the_scope
 	delegated_stays nested
 	nothing_left)
