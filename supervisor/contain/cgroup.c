@@ -438,6 +438,71 @@ static pid_t memsup_name_pid(const char *name)
 
 /* ---- the cgroups below the run's ---------------------------------------------- */
 
+/* Past CG_WALK_DEPTH levels the walk goes on by path from the last fd
+ * held, `base`: a chain a command made 40 cgroups deep once kept its
+ * processes out of every sample and 132 cgroups behind for good, and
+ * holding two fds a level down a chain of hundreds would run out of them.
+ * Each directory's names are read and it is closed before its children
+ * are walked, so the walk holds no fd of its own between visits; each
+ * visit opens the parent and the child by path (`rel`, below base, as
+ * long as PATH_MAX allows).  Children before their parent, as walk(). */
+static int walk_deep(int base, char *rel, char *path, cgroup_visit_fn fn, void *ctx)
+{
+	int fd = openat(base, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	char *names = NULL; /* the subdirectories' names, each NUL-ended */
+	size_t len = 0, cap = 0;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		size_t n = strlen(e->d_name) + 1;
+		if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
+		    strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (len + n > cap) {
+			size_t ncap = cap ? 2 * cap : 256;
+			while (ncap < len + n)
+				ncap *= 2;
+			char *nn = realloc(names, ncap);
+			if (!nn)
+				break;
+			names = nn;
+			cap = ncap;
+		}
+		memcpy(names + len, e->d_name, n);
+		len += n;
+	}
+	closedir(d);
+	size_t rlen = strlen(rel), plen = strlen(path);
+	int rc = 0;
+	for (size_t at = 0; rc >= 0 && at < len; at += strlen(names + at) + 1) {
+		const char *name = names + at;
+		int rn = snprintf(rel + rlen, PATH_MAX - rlen, "%s%s", rlen ? "/" : "", name);
+		int pn = snprintf(path + plen, PATH_MAX - plen, "/%s", name);
+		if (rn > 0 && (size_t)rn < PATH_MAX - rlen && pn > 0 && (size_t)pn < PATH_MAX - plen) {
+			rc = walk_deep(base, rel, path, fn, ctx);
+			rel[rlen] = '\0';
+			int pfd = rc < 0 ? -1 : openat(base, rlen ? rel : ".",
+						      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			int cfd = pfd < 0 ? -1 : openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							O_CLOEXEC);
+			if (cfd >= 0)
+				rc = fn(pfd, name, cfd, path, ctx);
+			if (cfd >= 0)
+				close(cfd);
+			if (pfd >= 0)
+				close(pfd);
+		}
+		rel[rlen] = '\0';
+		path[plen] = '\0';
+	}
+	free(names);
+	return rc;
+}
+
 static int walk(int dirfd, char *path, int depth, cgroup_visit_fn fn, void *ctx)
 {
 	/* fdopendir owns the fd it is given: one of its own, at offset 0 */
@@ -461,10 +526,13 @@ static int walk(int dirfd, char *path, int depth, cgroup_visit_fn fn, void *ctx)
 			continue; /* a file, or a cgroup gone since */
 		int n = snprintf(path + plen, PATH_MAX - plen, "/%s", e->d_name);
 		if (n > 0 && (size_t)n < PATH_MAX - plen) {
-			/* past the depth the walk stops: what is deeper stays
-			 * (and keeps its parents), named by the end of the run */
-			if (depth + 1 < CG_WALK_DEPTH)
+			/* past the depth, by path from this fd (walk_deep) */
+			if (depth + 1 < CG_WALK_DEPTH) {
 				rc = walk(cfd, path, depth + 1, fn, ctx);
+			} else {
+				char rel[PATH_MAX] = "";
+				rc = walk_deep(cfd, rel, path, fn, ctx);
+			}
 			if (rc >= 0)
 				rc = fn(dirfd, e->d_name, cfd, path, ctx);
 		}

@@ -236,7 +236,8 @@ void cgroup_sweep_stale(const char *own, pid_t self);
 /* How long the end of a run waits, in all, for cgroups that are still busy
  * (their last tasks leaving) before it names them in the record. */
 #define CG_REMOVE_WAIT_MS 3000
-/* Deeper cgroups than this below the run's are not walked (nor removed). */
+/* The walk holds two fds a level this deep; below it goes on by path, with
+ * none held (cgroup.c, walk_deep), as deep as PATH_MAX allows. */
 #define CG_WALK_DEPTH 32
 
 /* fn(parentfd, name, fd, path, ctx) for every cgroup below the one open at

@@ -561,6 +561,30 @@ Test(memsup_cgroup, two_thousand_processes_are_all_seen, .timeout = 120)
 	sup_done(&r);
 }
 
+/* A command that moves itself 60 cgroups below the run's (a test runner,
+ * a container's nesting, taken to an extreme): the walk stopped at 32
+ * levels, so its 50 MB were in no sample (summed RSS 6.7 MB) and 33
+ * cgroups stayed behind for good.  Now it is sampled and all are removed. */
+Test(memsup_cgroup, a_process_sixty_cgroups_below_is_seen_and_removed, .timeout = 60)
+{
+	struct sup_run r;
+	const char *args[] = { "--no-trace", "--", "sh", "-c",
+			       "own=$(grep '^0::' /proc/self/cgroup | cut -d: -f3); "
+			       "if [ -e /sys/fs/cgroup/unified ]; then d=/sys/fs/cgroup/unified$own; "
+			       "else d=/sys/fs/cgroup$own; fi; "
+			       "for i in $(seq 60); do d=$d/c$i; mkdir $d || exit 3; done; "
+			       "echo $$ > $d/cgroup.procs || exit 4; exec \"$0\" 50 1500",
+			       prog("steady"), NULL };
+	int st = memsup_run(&r, args);
+	rec_load(&r);
+	require_cgroup(&r);
+	cr_assert_eq(st, 0, "stderr: %s", r.err);
+	cr_expect_geq(rec_num(&r, "peak_tree_rss_mb"), 50.0, "the deep process was not sampled");
+	const char *c = rec_str(&r, "containment");
+	cr_expect_not_null(strstr(c, "\"cgroups_left\": []"), "%s", c);
+	sup_done(&r);
+}
+
 /* ---- frozen cgroups never stop memsup ---------------------------------------- */
 
 /* The v1 freezer cgroup this test may make its own below (its own), or
