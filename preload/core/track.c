@@ -18,12 +18,13 @@
 #endif
 
 static struct maps_region track_slots[MT_MAP_SLOTS] MT_TABLE;
-/* Updates made while a fork holds the table's lock (maps.h).  Between a
- * fork's prepare handler and its parent's, only threads already inside a
- * mapping call can add to it (the others wait in their allocator for the
- * fork, or do not map memory that fast): 64 is plenty, and an update that
- * finds it full is counted as untracked, never lost silently. */
-#define TRACK_PENDING 64
+/* Updates made while a fork holds the table's lock (maps.h).  Threads
+ * that map and unmap memory fast go on doing so through a fork (three of
+ * them filled 64 places in one fork of tests/progs/x_stress): 256 places,
+ * 12 KB touched only as they are used, and an update that finds them full
+ * waits a while for the fork to end (maps_reserve) before it is counted as
+ * untracked, never lost silently. */
+#define TRACK_PENDING 256
 static struct maps_pending track_pending[TRACK_PENDING] MT_TABLE;
 struct maps_table track_maps = { track_slots, MT_MAP_SLOTS, 0, 0, track_pending, TRACK_PENDING,
 				 0, 0 };

@@ -82,7 +82,17 @@ static void check_consistent(const struct mt_record *m)
 		     (unsigned long long)m->map_file_current);
 	cr_assert_geq(m->total_peak, m->total_current, "%d.%u", m->pid, m->gen);
 	cr_assert_geq(m->total_peak, m->heap_peak, "%d.%u", m->pid, m->gen);
-	cr_assert_eq(m->map_untracked_calls, 0, "%d.%u", m->pid, m->gen);
+	/* A fork child cannot know whether a mapping call another thread had
+	 * under way at the fork happened before it (core/maps.h): it counts
+	 * each such call as untracked, one a thread at most; any other image
+	 * is exact.  (The shim before the fork queue counted none, and the
+	 * child's table silently missed such a mapping.) */
+	if (m->relation == MT_REL_FORK)
+		cr_assert_leq(m->map_untracked_calls, 3, "%d.%u: %llu untracked", m->pid, m->gen,
+			      (unsigned long long)m->map_untracked_calls);
+	else
+		cr_assert_eq(m->map_untracked_calls, 0, "%d.%u: %llu untracked", m->pid, m->gen,
+			     (unsigned long long)m->map_untracked_calls);
 	uint64_t hist = 0, allocs = 0;
 	for (unsigned b = 0; b < MT_HIST_BUCKETS; b++)
 		hist += m->hist[b];
