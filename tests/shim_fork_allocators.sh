@@ -78,29 +78,22 @@ skip_() {
 	echo "ok $n - $1 # SKIP $2"
 }
 
-if [ -n "$je" ]; then
-	case_ "jemalloc before the shim" "$prog" "$je" "$je:$MEMTRACE_SO"
-	case_ "jemalloc after the shim" "$prog" "$je" "$MEMTRACE_SO:$je"
-else
-	skip_ "jemalloc before the shim" "libjemalloc.so.2 not installed (Debian: libjemalloc2)"
-	skip_ "jemalloc after the shim" "libjemalloc.so.2 not installed (Debian: libjemalloc2)"
-fi
+# both orders of one preloaded allocator, or two skips saying what to install
+preloaded() { # NAME LIBRARY-PATH LIBRARY-NAME PACKAGE
+	if [ -n "$2" ]; then
+		case_ "$1 before the shim" "$prog" "$2" "$2:$MEMTRACE_SO"
+		case_ "$1 after the shim" "$prog" "$2" "$MEMTRACE_SO:$2"
+	else
+		skip_ "$1 before the shim" "$3 not installed (Debian: $4)"
+		skip_ "$1 after the shim" "$3 not installed (Debian: $4)"
+	fi
+}
+
+preloaded jemalloc "$je" libjemalloc.so.2 libjemalloc2
 if [ -x "$MT_PROGS/fork_alloc_je" ]; then
 	case_ "jemalloc linked" "$MT_PROGS/fork_alloc_je" "" "$MEMTRACE_SO"
 else
 	skip_ "jemalloc linked" "built without -ljemalloc (Debian: libjemalloc-dev, then ./configure)"
 fi
-if [ -n "$tc" ]; then
-	case_ "tcmalloc before the shim" "$prog" "$tc" "$tc:$MEMTRACE_SO"
-	case_ "tcmalloc after the shim" "$prog" "$tc" "$MEMTRACE_SO:$tc"
-else
-	skip_ "tcmalloc before the shim" "libtcmalloc_minimal.so.4 not installed (Debian: libtcmalloc-minimal4)"
-	skip_ "tcmalloc after the shim" "libtcmalloc_minimal.so.4 not installed (Debian: libtcmalloc-minimal4)"
-fi
-if [ -n "$mi" ]; then
-	case_ "mimalloc before the shim" "$prog" "$mi" "$mi:$MEMTRACE_SO"
-	case_ "mimalloc after the shim" "$prog" "$mi" "$MEMTRACE_SO:$mi"
-else
-	skip_ "mimalloc before the shim" "libmimalloc.so.2 not installed (Debian: libmimalloc2.0)"
-	skip_ "mimalloc after the shim" "libmimalloc.so.2 not installed (Debian: libmimalloc2.0)"
-fi
+preloaded tcmalloc "$tc" libtcmalloc_minimal.so.4 libtcmalloc-minimal4
+preloaded mimalloc "$mi" libmimalloc.so.2 libmimalloc2.0
