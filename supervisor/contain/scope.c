@@ -131,11 +131,15 @@ static void socket_path(uid_t uid, char *out, size_t cap)
 		snprintf(out, cap, "/run/systemd/private");
 		return;
 	}
+	/* $XDG_RUNTIME_DIR first; an inherited one of another user's (sudo,
+	 * runuser) holds no socket of ours, and logind's place is tried */
 	const char *rt = getenv("XDG_RUNTIME_DIR");
-	if (rt && rt[0] == '/')
+	if (rt && rt[0] == '/') {
 		snprintf(out, cap, "%s/systemd/private", rt);
-	else
-		snprintf(out, cap, "/run/user/%u/systemd/private", (unsigned)uid);
+		if (access(out, R_OK | W_OK) == 0)
+			return;
+	}
+	snprintf(out, cap, "/run/user/%u/systemd/private", (unsigned)uid);
 }
 
 /* The StartTransientUnit call: name, mode, properties, no auxiliary
@@ -145,6 +149,11 @@ static void build_call(struct sdbus_msg *m, const char *unit, const char *slice,
 {
 	char desc[160];
 	snprintf(desc, sizeof desc, "memsup %d: %.120s", (int)self, what);
+	/* D-Bus strings must be UTF-8, and the manager drops a connection that
+	 * sends anything else: a command's name may be any bytes */
+	for (char *c = desc; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
 	sdbus_call(m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
 		   "org.freedesktop.systemd1.Manager", "StartTransientUnit", "ssa(sv)a(sa(sv))");
 	sdbus_put_str(m, unit);
