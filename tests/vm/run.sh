@@ -44,9 +44,9 @@
 #
 # Measured on the 2-core CI VM (no KVM, TCG): the root file system 100-130 s
 # and the kernel download 3 s, both once; the image (make install, a 180 MB
-# cpio) about 10 s; the v2 boot with every case 56 s from qemu's start to its
-# exit, the v1 boot 98 s.  About 3 minutes in all with the cache, 5 without
-# (HACKING.md, "Real kernels").
+# cpio) about 10 s; the v2 boot with its 17 cases 97 s from qemu's start to
+# its exit, the v1 boot 78 s.  About 3.5 minutes in all with the cache, 2
+# more without (HACKING.md, "Real kernels").
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
