@@ -169,6 +169,13 @@ enum mt_call {
 #define MT_FLAG_LINEAGE_GUESSED (1u << 8) /* parent_* came from the newest
                                              record of getppid(), not from
                                              MEMTRACE_PARENT                 */
+#define MT_FLAG_HEAP_FOREIGN    (1u << 9) /* the program's malloc is not the
+                                             shim's (another allocator first
+                                             in LD_PRELOAD, or the program's
+                                             own): the shim sees none of its
+                                             heap, heap figures stay 0, and
+                                             that allocator's own mmaps are
+                                             in the mapping figures          */
 
 struct mt_marker {
 	uint64_t mono_ns;

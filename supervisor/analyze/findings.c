@@ -70,7 +70,12 @@
 #define HEAP_INHERITED_MIN_MB 10.0
 #define HEAP_INHERITED_MIN_FRACTION 0.10
 /* untouched_memory: an ended traced image's heap_peak + map_anon_peak
- *   exceeds its VmHWM by >= 20 MB and by >= 25 % of that sum. */
+ *   exceeds its VmHWM by >= 20 MB and by >= 25 % of that sum; never of an
+ *   image whose malloc is another allocator's (heap_not_seen): the shim
+ *   saw none of its heap, and its mappings are that allocator's
+ *   reservations as much as the program's requests.
+ * heap_not_seen: any traced image whose malloc is not the shim's (no size
+ *   threshold: its heap figures are unknown, not 0). */
 #define UNTOUCHED_MIN_MB 20.0
 #define UNTOUCHED_MIN_FRACTION 0.25
 /* charged_elsewhere: the answer is the cgroup's peak and the largest single
@@ -185,9 +190,16 @@ static double img_hwm(const struct image_view *im)
 	return (double)merge_image_hwm_kb(im, NULL) * UNITS_KIB;
 }
 
+/* The program's malloc was another allocator's: the shim saw none of the
+ * heap, and the mappings it counted include that allocator's own. */
+static int heap_foreign(const struct image_view *im)
+{
+	return im->traced && (im->rec.flags & MT_FLAG_HEAP_FOREIGN);
+}
+
 static int heap_known(const struct image_view *im)
 {
-	return im->traced && !(im->rec.flags & MT_FLAG_HEAP_UNSIZED);
+	return im->traced && !(im->rec.flags & (MT_FLAG_HEAP_UNSIZED | MT_FLAG_HEAP_FOREIGN));
 }
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes) that is safe
@@ -776,7 +788,7 @@ static void rule_untouched(struct ctx *c, const struct merged_run *m)
 	double requested = 0, resident = 0, untouched = 0;
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];
-		if (!im->traced || !rec_ended(im) || !im->rec.vm_hwm_kb)
+		if (!im->traced || !rec_ended(im) || !im->rec.vm_hwm_kb || heap_foreign(im))
 			continue;
 		double held = (double)im->rec.heap_peak + (double)im->rec.map_anon_peak;
 		double hwm = img_hwm(im), gap = held - hwm;
@@ -807,6 +819,42 @@ static void rule_untouched(struct ctx *c, const struct merged_run *m)
 	    "the machine had to give%s.",
 	    (int)im->pid, img_name(im, name, sizeof name), held / UNITS_MB, hwm / UNITS_MB,
 	    (held - hwm) / UNITS_MB, more);
+	finding_commit(c);
+}
+
+/* Traced images whose malloc is another allocator's (first in LD_PRELOAD,
+ * or the program's own): the hooks never ran for their heap. */
+static void rule_heap_not_seen(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	double largest = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!heap_foreign(im))
+			continue;
+		if (!f)
+			f = finding_begin(c, "heap_not_seen");
+		double key = img_hwm(im);
+		if ((double)im->polled_peak_rss > key)
+			key = (double)im->polled_peak_rss;
+		if (key > largest)
+			largest = key;
+		proc_add(c, f, im, key);
+	}
+	if (!f)
+		return;
+	const struct image_view *im = f->procs[0];
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	fig_mb(f, "largest_resident_mb", largest);
+	char name[64];
+	say(f, "%zu traced %s called another allocator's malloc (one earlier in LD_PRELOAD than "
+	    "the shim, or the program's own), so the shim saw none of %s heap: %s heap "
+	    "figures are unknown, not 0, and %s mappings include that allocator's own; the "
+	    "largest, pid %d %s, was %.1f MB resident.",
+	    f->procs_total, plural(f->procs_total, "process", "processes"),
+	    plural(f->procs_total, "its", "their"), plural(f->procs_total, "its", "their"),
+	    plural(f->procs_total, "its", "their"), (int)im->pid, img_name(im, name, sizeof name),
+	    largest / UNITS_MB);
 	finding_commit(c);
 }
 
@@ -1262,6 +1310,7 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 	rule_shared(&c, m);
 	rule_heap_inherited(&c, m);
 	rule_untouched(&c, m);
+	rule_heap_not_seen(&c, m);
 	rule_charged_elsewhere(&c, m);
 	rule_fork_before_exec(&c, m);
 	rule_untraced(&c, m);
@@ -1318,6 +1367,10 @@ static void put_process(struct jsonw *w, const struct image_view *im)
 		put_mb(w, "vm_hwm_mb", hwm);
 	if (heap_known(im))
 		put_mb(w, "heap_peak_mb", (double)im->rec.heap_peak);
+	if (heap_foreign(im)) {
+		jsonw_key(w, "heap_not_seen");
+		jsonw_string(w, "malloc is another allocator's");
+	}
 	if (im->traced)
 		put_mb(w, "mapped_peak_mb", (double)(im->rec.map_anon_peak + im->rec.map_file_peak));
 	if (rec_ended(im) && im->rec.ru_maxrss_self_kb)
@@ -1389,21 +1442,24 @@ void findings_print(FILE *out, const struct finding *f, size_t n)
 void findings_apply(struct sup_record *r, const struct merged_run *m, struct finding *buf,
 		    size_t cap)
 {
-	int traced_at_peak = 0;
+	int traced_at_peak = 0, heap_seen = 0;
 	for (size_t i = 0; i < m->n_images; i++) {
 		r->processes_traced += m->images[i].traced != 0;
 		r->processes_sampled += m->images[i].sampled != 0;
-		traced_at_peak |= m->images[i].traced && m->images[i].at_peak;
+		traced_at_peak |= m->images[i].traced && !heap_foreign(&m->images[i]) &&
+				  m->images[i].at_peak;
+		heap_seen |= m->images[i].traced && !heap_foreign(&m->images[i]);
 	}
-	/* No traced image at the peak (a static binary, env -i): the heap was
-	 * not measured, which is null, not 0. */
+	/* No traced image at the peak (a static binary, env -i), or only
+	 * images whose malloc the shim never saw: the heap was not measured,
+	 * which is null, not 0. */
 	if (m->peak.at_s >= 0 && m->tracing && traced_at_peak) {
 		r->peak_heap_mb = (double)m->peak.heap / UNITS_MB;
 		r->peak_mapped_mb = (double)(m->peak.map_anon + m->peak.map_file) / UNITS_MB;
 	}
 	/* the heap's own peak, exact where the shim's figure could be taken
 	 * (merge.h: heap_peak_view), rather than the heap at the RSS peak */
-	if (m->tracing && m->heap_peak.have && m->heap_peak.counted)
+	if (m->tracing && heap_seen && m->heap_peak.have && m->heap_peak.counted)
 		r->peak_heap_mb = (double)m->heap_peak.heap / UNITS_MB;
 	if (m->peak.at_s >= 0 && m->peak.have_smaps)
 		r->peak_pss_mb = (double)m->peak.pss / UNITS_MB;

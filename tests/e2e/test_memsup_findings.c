@@ -197,6 +197,32 @@ Test(memsup_findings, untouched_heap_named, .timeout = 30)
 	check(&r, "untouched_heap_named", NULL);
 }
 
+/* The same workload with jemalloc before the shim in LD_PRELOAD: the
+ * program's malloc is jemalloc's, the shim sees no heap at all, and its
+ * mapping figures hold jemalloc's own.  The process is named as one whose
+ * heap was not seen; nothing says its memory was never touched, and the
+ * heap is unknown (null), not 0. */
+Test(memsup_findings, heap_not_seen_under_another_allocator, .timeout = 30)
+{
+	static const char *const where[] = {
+		"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+		"/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+		"/usr/lib64/libjemalloc.so.2",
+	};
+	const char *je = NULL;
+	for (size_t i = 0; !je && i < sizeof where / sizeof where[0]; i++)
+		if (access(where[i], R_OK) == 0)
+			je = where[i];
+	if (!je)
+		cr_skip_test("libjemalloc.so.2 not installed (Debian: libjemalloc2)");
+	char env[PATH_MAX + 16];
+	snprintf(env, sizeof env, "LD_PRELOAD=%s", je);
+	struct sup_run r;
+	const char *args[] = { "-e", env, "--", prog("untouched"), "1000", "16", "300", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	check(&r, "heap_not_seen_under_another_allocator", NULL);
+}
+
 /* A static binary and an env -i child, at the same time: both named, with
  * why the shim is not in them. */
 Test(memsup_findings, untraced_static_and_env_i, .timeout = 30)

@@ -250,6 +250,20 @@ def untouched_heap_named():
     assert [p['pid'] for p in f['processes']] == [rec['pid']], f
 
 
+def heap_not_seen_under_another_allocator():
+    absent('untouched_memory')
+    absent('non_heap_memory')
+    f = one('heap_not_seen')
+    assert f['process_count'] == 1, f
+    p = f['processes'][0]
+    assert p['pid'] == rec['pid'] and p['traced'], f
+    assert p['heap_not_seen'] == "malloc is another allocator's", p
+    assert 'heap_peak_mb' not in p, p
+    assert rec['peak_heap_mb'] is None, rec['peak_heap_mb']
+    assert 'never touched' not in json.dumps(bs), dump()
+    assert "another allocator's malloc" in f['sentence'], f
+
+
 def untraced_static_and_env_i():
     f = one('untraced')
     assert f['process_count'] == 2 and f['static_count'] == 1, f

@@ -742,6 +742,29 @@ Test(findings, untouched_memory_of_a_heap_far_above_resident)
 	cr_expect_null(find("untouched_memory"), "%s", kinds());
 }
 
+/* jemalloc first in LD_PRELOAD: the shim saw no malloc (heap 0) and its
+ * mapping figures are jemalloc's reservations (1359 MB for a 1000 MB
+ * block, 20 MB resident).  Nothing may call them requested and never
+ * touched; the process is named as one whose heap was not seen. */
+Test(findings, heap_not_seen_replaces_untouched_for_another_allocator)
+{
+	clean_run();
+	img[0].rec.flags |= MT_FLAG_HEAP_FOREIGN;
+	img[0].rec.heap_peak = 0;
+	img[0].rec.map_anon_peak = mb_b(1359);
+	img[0].rec.vm_hwm_kb = mb_kb(41);
+	const struct finding *f = only("heap_not_seen");
+	cr_expect_eq(fig(f, "process_count"), 1);
+	cr_expect_eq(f->n_procs, 1);
+	cr_expect_eq(f->procs[0], &img[0]);
+	cr_expect_null(strstr(f->sentence, "never touched"), "%s", f->sentence);
+	/* the same figures from the shim's own malloc: untouched, as before */
+	img[0].rec.flags &= ~MT_FLAG_HEAP_FOREIGN;
+	compute();
+	cr_expect_not_null(find("untouched_memory"), "%s", kinds());
+	cr_expect_null(find("heap_not_seen"), "%s", kinds());
+}
+
 Test(findings, charged_elsewhere_when_the_answer_is_below_one_process)
 {
 	clean_run();
