@@ -176,6 +176,11 @@ enum mt_call {
                                              heap, heap figures stay 0, and
                                              that allocator's own mmaps are
                                              in the mapping figures          */
+#define MT_FLAG_HUGETLB         (1u << 10) /* a mapping made through the hooks
+                                             had MAP_HUGETLB: pages of the
+                                             huge page pool, in the mapping
+                                             figures but in no RSS, VmHWM or
+                                             memory-cgroup figure            */
 
 struct mt_marker {
 	uint64_t mono_ns;

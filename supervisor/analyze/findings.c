@@ -73,7 +73,11 @@
  *   exceeds its VmHWM by >= 20 MB and by >= 25 % of that sum; never of an
  *   image whose malloc is another allocator's (heap_not_seen): the shim
  *   saw none of its heap, and its mappings are that allocator's
- *   reservations as much as the program's requests.
+ *   reservations as much as the program's requests; nor of an image that
+ *   mapped huge pages (MT_FLAG_HUGETLB): its anonymous mapping figures
+ *   hold pages of the huge page pool, which VmHWM never counts.
+ * hugetlb_pages: any traced image that mapped huge pages with MAP_HUGETLB
+ *   (no size threshold: no RSS, VmHWM or cgroup figure holds them).
  * heap_not_seen: any traced image whose malloc is not the shim's (no size
  *   threshold: its heap figures are unknown, not 0). */
 #define UNTOUCHED_MIN_MB 20.0
@@ -788,7 +792,8 @@ static void rule_untouched(struct ctx *c, const struct merged_run *m)
 	double requested = 0, resident = 0, untouched = 0;
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];
-		if (!im->traced || !rec_ended(im) || !im->rec.vm_hwm_kb || heap_foreign(im))
+		if (!im->traced || !rec_ended(im) || !im->rec.vm_hwm_kb || heap_foreign(im) ||
+		    (im->rec.flags & MT_FLAG_HUGETLB))
 			continue;
 		double held = (double)im->rec.heap_peak + (double)im->rec.map_anon_peak;
 		double hwm = img_hwm(im), gap = held - hwm;
@@ -819,6 +824,38 @@ static void rule_untouched(struct ctx *c, const struct merged_run *m)
 	    "the machine had to give%s.",
 	    (int)im->pid, img_name(im, name, sizeof name), held / UNITS_MB, hwm / UNITS_MB,
 	    (held - hwm) / UNITS_MB, more);
+	finding_commit(c);
+}
+
+/* Traced images that mapped huge pages: memory no RSS, VmHWM or memory
+ * cgroup figure holds, so no answer here includes it. */
+static void rule_hugetlb(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	double mapped = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!im->traced || !(im->rec.flags & MT_FLAG_HUGETLB))
+			continue;
+		if (!f)
+			f = finding_begin(c, "hugetlb_pages");
+		proc_add(c, f, im, (double)im->rec.map_anon_peak);
+		if ((double)im->rec.map_anon_peak > mapped)
+			mapped = (double)im->rec.map_anon_peak;
+	}
+	if (!f)
+		return;
+	const struct image_view *im = f->procs[0];
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	fig_mb(f, "largest_mapped_anon_peak_mb", mapped);
+	char name[64];
+	say(f, "%zu traced %s mapped huge pages from the kernel's pool (MAP_HUGETLB), which no "
+	    "RSS, VmHWM or memory-cgroup figure counts: the answer leaves them out, and memsup "
+	    "cannot tell how much of %s anonymous mappings (up to %.1f MB, pid %d %s) was "
+	    "touched.",
+	    f->procs_total, plural(f->procs_total, "process", "processes"),
+	    plural(f->procs_total, "its", "their"), mapped / UNITS_MB, (int)im->pid,
+	    img_name(im, name, sizeof name));
 	finding_commit(c);
 }
 
@@ -1311,6 +1348,7 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 	rule_heap_inherited(&c, m);
 	rule_untouched(&c, m);
 	rule_heap_not_seen(&c, m);
+	rule_hugetlb(&c, m);
 	rule_charged_elsewhere(&c, m);
 	rule_fork_before_exec(&c, m);
 	rule_untraced(&c, m);

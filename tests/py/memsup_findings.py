@@ -264,6 +264,15 @@ def heap_not_seen_under_another_allocator():
     assert "another allocator's malloc" in f['sentence'], f
 
 
+def hugetlb_touched_is_not_called_untouched():
+    absent('untouched_memory')
+    assert 'never touched' not in json.dumps(bs), dump()
+    f = one('hugetlb_pages')
+    assert f['process_count'] == 1 and f['processes'][0]['pid'] == rec['pid'], f
+    within(f['largest_mapped_anon_peak_mb'], 41.9, 41.9 + 3, 'the huge mapping')
+    assert 'MAP_HUGETLB' in f['sentence'], f
+
+
 def untraced_static_and_env_i():
     f = one('untraced')
     assert f['process_count'] == 2 and f['static_count'] == 1, f
