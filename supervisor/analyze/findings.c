@@ -45,8 +45,11 @@
 #define TRANSIENT_MIN_FRACTION 0.05
 /*   With a memory cgroup, the kernel's peak of the whole run (memory.peak,
  *   exact) is quoted beside it; and without a process to name, the run's
- *   own transient is listed when that peak exceeds the polled tree peak by
- *   the same margins after what page cache and kernel memory explain. */
+ *   own transient is listed when that peak exceeds, by the same margins,
+ *   the cgroup's largest usage a sample read (memory.current: shared
+ *   memory, page cache and kernel memory held steadily are in it, as in
+ *   the peak), or without that figure the polled tree peak plus page
+ *   cache, shared memory and kernel memory. */
 /* page_cache: the answer is the cgroup's peak, and page cache (memory.stat
  *   at the cgroup's largest sample, else at the end) is >= 10 MB and >= 10 %
  *   of it: memory a limit counts that RSS never shows, and that the kernel
@@ -448,24 +451,38 @@ static void rule_unsampled(struct ctx *c, const struct merged_run *m)
 	finding_commit(c);
 }
 
-/* The kernel's peak of the run's cgroup, and how much of it the polled
- * tree peak and the memory RSS never shows (page cache, kernel) leave
- * unexplained.  0 without a memory cgroup. */
-static int kernel_peak(const struct merged_run *m, double *peak, double *unexplained)
+/* The kernel's peak of the run's cgroup, the most of it a sample saw,
+ * and the rest, which came and went between two samples.  *usage is 1
+ * when `seen` is the cgroup's own usage at its largest sample; 0 when it
+ * is the polled tree peak plus what RSS never shows.  0 without a memory
+ * cgroup. */
+static int kernel_peak(const struct merged_run *m, double *peak, double *seen,
+		       double *unexplained, int *usage)
 {
 	const struct sup_record *r = m->rec;
 	if (!r || !r->cgroup.have_peak || r->peak_at_s < 0)
 		return 0;
-	/* what RSS never shows: page cache and kernel memory, at the
-	 * cgroup's largest sample when memory.stat was read there, else as
-	 * the run ended */
-	double cache = 0;
-	if (r->kernel_at_peak.have_split && r->kernel_peak_at_s >= 0)
-		cache = (double)(r->kernel_at_peak.page_cache + r->kernel_at_peak.kernel);
-	else if (r->cgroup.have_stat)
-		cache = (double)(r->cgroup.file + r->cgroup.kernel);
 	*peak = (double)r->cgroup.peak;
-	*unexplained = *peak - (double)r->peak_bytes - cache;
+	*usage = r->kernel_at_peak.have_usage && r->kernel_peak_at_s >= 0;
+	if (*usage) {
+		/* the cgroup's own count at a sample: everything the peak
+		 * counts that was there then (200 MB of a memfd held for
+		 * seconds is shared memory in both, in no process's RSS) */
+		*seen = (double)r->kernel_at_peak.usage;
+	} else {
+		/* what RSS never shows: page cache, shared memory that is
+		 * not mapped, kernel memory, at the cgroup's largest sample
+		 * when memory.stat was read there, else as the run ended
+		 * (file holds shared memory) */
+		const struct contain_state *k = &r->kernel_at_peak;
+		double cache = 0;
+		if (k->have_split && r->kernel_peak_at_s >= 0)
+			cache = (double)(k->page_cache + k->shmem + k->kernel);
+		else if (r->cgroup.have_stat)
+			cache = (double)(r->cgroup.file + r->cgroup.kernel);
+		*seen = (double)r->peak_bytes + cache;
+	}
+	*unexplained = *peak - *seen;
 	return 1;
 }
 
@@ -486,8 +503,9 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 			f = finding_begin(c, "transient_peak");
 		proc_add(c, f, im, missed);
 	}
-	double kpeak = 0, unexplained = 0;
-	int kernel = kernel_peak(m, &kpeak, &unexplained);
+	double kpeak = 0, kseen = 0, unexplained = 0;
+	int usage = 0;
+	int kernel = kernel_peak(m, &kpeak, &kseen, &unexplained, &usage);
 	double tree = m->rec ? (double)m->rec->peak_bytes : 0;
 	char ktext[200] = "";
 	if (kernel)
@@ -501,13 +519,23 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 		f = finding_begin(c, "transient_peak");
 		fig_mb(f, "cgroup_peak_mb", kpeak);
 		fig_mb(f, "polled_peak_rss_mb", tree);
+		if (usage)
+			fig_mb(f, "cgroup_polled_peak_mb", kseen);
 		fig_mb(f, "missed_mb", unexplained);
 		fig_add(f, "missed_pct", 100.0 * unexplained / kpeak, 1);
 		fig_add(f, "process_count", 0, 0);
-		say(f, "The kernel counted the run's cgroup at %.1f MB at its peak (exact), but no "
-		    "poll saw the tree above %.1f MB: about %.1f MB came and went between two polls "
-		    "(beyond the page cache and kernel memory charged to the run).",
-		    kpeak / UNITS_MB, tree / UNITS_MB, unexplained / UNITS_MB);
+		if (usage)
+			say(f, "The kernel counted the run's cgroup at %.1f MB at its peak (exact), but "
+			    "no poll read it above %.1f MB (the tree's RSS at most %.1f MB): about "
+			    "%.1f MB came and went between two polls.",
+			    kpeak / UNITS_MB, kseen / UNITS_MB, tree / UNITS_MB,
+			    unexplained / UNITS_MB);
+		else
+			say(f, "The kernel counted the run's cgroup at %.1f MB at its peak (exact), but "
+			    "no poll saw the tree above %.1f MB: about %.1f MB came and went between "
+			    "two polls (beyond the page cache, shared memory and kernel memory charged "
+			    "to the run).",
+			    kpeak / UNITS_MB, tree / UNITS_MB, unexplained / UNITS_MB);
 		finding_commit(c);
 		return;
 	}

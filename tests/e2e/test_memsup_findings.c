@@ -197,6 +197,18 @@ Test(memsup_findings, untouched_heap_named, .timeout = 30)
 	check(&r, "untouched_heap_named", NULL);
 }
 
+/* 200 MB written into a memfd and held for 2 s: shared memory in the
+ * cgroup's peak and in every sample's cgroup usage, in no process's RSS.
+ * Nothing came and went between two polls, so no transient_peak. */
+Test(memsup_findings, memfd_held_steadily_is_no_transient, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("memkinds"), "memfd", "200", "2000", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	require_kernel_answer(&r);
+	check(&r, "memfd_held_steadily_is_no_transient", NULL);
+}
+
 /* The same workload with jemalloc before the shim in LD_PRELOAD: the
  * program's malloc is jemalloc's, the shim sees no heap at all, and its
  * mapping figures hold jemalloc's own.  The process is named as one whose

@@ -250,6 +250,14 @@ def untouched_heap_named():
     assert [p['pid'] for p in f['processes']] == [rec['pid']], f
 
 
+def memfd_held_steadily_is_no_transient():
+    assert rec['peak_source'] == 'cgroup', rec['peak_source']
+    within(rec['peak_mb'], 200.0, 200.0 + 6, 'the answer: the memfd and the program')
+    within(rec['peak_breakdown']['shmem_mb'], 199.0, 201.0, 'shmem at the peak sample')
+    absent('transient_peak')
+    assert 'came and went' not in json.dumps(bs), dump()
+
+
 def heap_not_seen_under_another_allocator():
     absent('untouched_memory')
     absent('non_heap_memory')
