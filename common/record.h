@@ -226,6 +226,9 @@ struct mt_record {
 	uint64_t heap_current;
 	uint64_t heap_peak;
 	uint64_t heap_peak_mono_ns;  /* see heap_peak_stamp (end of struct) */
+	/* Requests count whether or not they were served: malloc(SIZE_MAX)
+	 * fails and is still the largest request, and the sum wraps modulo
+	 * 2^64 as it passes. */
 	uint64_t heap_requested_total; /* sum of requested sizes, not usable */
 	uint64_t heap_largest_request;
 	uint64_t calls[MT_CALL_SLOTS];

@@ -209,6 +209,18 @@ Test(memsup_findings, memfd_held_steadily_is_no_transient, .timeout = 30)
 	check(&r, "memfd_held_steadily_is_no_transient", NULL);
 }
 
+/* alloc_script asks for SIZE_MAX - 4096 and 2^63 + 5 bytes among its
+ * requests; both fail.  A genuine record whose largest request no address
+ * space could serve is still believed: the process is traced, no
+ * implausible_record. */
+Test(memsup_findings, failed_huge_request_is_believed, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("alloc_script"), NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	check(&r, "failed_huge_request_is_believed", NULL);
+}
+
 /* The same workload with jemalloc before the shim in LD_PRELOAD: the
  * program's malloc is jemalloc's, the shim sees no heap at all, and its
  * mapping figures hold jemalloc's own.  The process is named as one whose

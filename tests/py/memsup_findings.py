@@ -258,6 +258,15 @@ def memfd_held_steadily_is_no_transient():
     assert 'came and went' not in json.dumps(bs), dump()
 
 
+def failed_huge_request_is_believed():
+    absent('implausible_record')
+    absent('untraced')
+    me = [p for p in procs if argv_has(p, 'alloc_script')]
+    assert len(me) == 1 and me[0]['traced'], me
+    assert me[0]['record_error'] is None, me[0]
+    assert me[0]['record']['heap']['largest_request'] == 2**64 - 1 - 4096, me[0]['record']
+
+
 def heap_not_seen_under_another_allocator():
     absent('untouched_memory')
     absent('non_heap_memory')
