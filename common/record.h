@@ -169,6 +169,18 @@ enum mt_call {
 #define MT_FLAG_LINEAGE_GUESSED (1u << 8) /* parent_* came from the newest
                                              record of getppid(), not from
                                              MEMTRACE_PARENT                 */
+#define MT_FLAG_HEAP_FOREIGN    (1u << 9) /* the program's malloc is not the
+                                             shim's (another allocator first
+                                             in LD_PRELOAD, or the program's
+                                             own): the shim sees none of its
+                                             heap, heap figures stay 0, and
+                                             that allocator's own mmaps are
+                                             in the mapping figures          */
+#define MT_FLAG_HUGETLB         (1u << 10) /* a mapping made through the hooks
+                                             had MAP_HUGETLB: pages of the
+                                             huge page pool, in the mapping
+                                             figures but in no RSS, VmHWM or
+                                             memory-cgroup figure            */
 
 struct mt_marker {
 	uint64_t mono_ns;
@@ -214,6 +226,9 @@ struct mt_record {
 	uint64_t heap_current;
 	uint64_t heap_peak;
 	uint64_t heap_peak_mono_ns;  /* see heap_peak_stamp (end of struct) */
+	/* Requests count whether or not they were served: malloc(SIZE_MAX)
+	 * fails and is still the largest request, and the sum wraps modulo
+	 * 2^64 as it passes. */
 	uint64_t heap_requested_total; /* sum of requested sizes, not usable */
 	uint64_t heap_largest_request;
 	uint64_t calls[MT_CALL_SLOTS];

@@ -166,6 +166,25 @@ static int boot_check_glibc(const struct boot_real *r)
 #endif
 }
 
+/* 1 when the malloc the program calls is not ours: another allocator
+ * comes first in the lookup order (earlier in LD_PRELOAD, or the program
+ * defines malloc itself), so no allocation of the program passes through
+ * the hooks.  The first definition of "malloc" in the global scope is
+ * what every call binds to; the shim's own object holds boot_alloc.  A
+ * non-PIE program that takes malloc's address makes its PLT stub the
+ * symbol's value: that stub is no definition (dladdr finds no symbol
+ * starting there), the program binds its calls as the others do, and the
+ * answer is the shim's (0), as before this check.  dladdr scans a symbol
+ * table, so it runs only when the first answer is not ours. */
+static int boot_malloc_foreign(void)
+{
+	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info info;
+	if (!first || boot_same_object(first, (void *)boot_alloc))
+		return 0;
+	return dladdr(first, &info) && info.dli_saddr == first;
+}
+
 static void boot_resolve(void)
 {
 	struct boot_real r;
@@ -240,6 +259,8 @@ static void boot_resolve(void)
 	} else {
 		probe = boot_glibc_candidate(&r);
 	}
+	if (boot_malloc_foreign())
+		counters_set_flag(MT_FLAG_HEAP_FOREIGN);
 	real = r;
 	counters_set_glibc_sizes(boot_glibc_chunks);
 	__atomic_store_n(&boot_probe_due, probe, __ATOMIC_RELAXED);

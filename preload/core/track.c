@@ -136,6 +136,10 @@ void *track_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *addr, 
 		size_t n = track_round(len);
 		int saved = errno;
 		unsigned kind = (flags & MAP_ANONYMOUS) ? MAPS_ANON : MAPS_FILE;
+		/* Huge pages from the pool are in no RSS or VmHWM: the
+		 * anonymous figures now hold memory those never show. */
+		if (MT_UNLIKELY(flags & MAP_HUGETLB))
+			counters_set_flag(MT_FLAG_HUGETLB);
 		track_sample_new(p, n, kind == MAPS_ANON, ra);
 		if (MT_LIKELY(maps_lock_unless_fork(&track_maps, track_apply))) {
 			maps_add_locked(&track_maps, (uintptr_t)p, (uintptr_t)p + n, kind, &d);

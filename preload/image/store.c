@@ -315,7 +315,8 @@ static void store_fork_reset(struct mt_record *loc, const struct mt_record *from
 	loc->version = from->version;
 	loc->record_size = from->record_size;
 	loc->flags = from->flags & (MT_FLAG_ARGV_TRUNCATED | MT_FLAG_EXE_TRUNCATED |
-				    MT_FLAG_SECURE | MT_FLAG_HEAP_UNSIZED);
+				    MT_FLAG_SECURE | MT_FLAG_HEAP_UNSIZED |
+				    MT_FLAG_HEAP_FOREIGN | MT_FLAG_HUGETLB);
 	loc->argc = from->argc;
 	memcpy(loc->exe, from->exe, sizeof loc->exe);
 	memcpy(loc->argv, from->argv, sizeof loc->argv);

@@ -45,8 +45,11 @@
 #define TRANSIENT_MIN_FRACTION 0.05
 /*   With a memory cgroup, the kernel's peak of the whole run (memory.peak,
  *   exact) is quoted beside it; and without a process to name, the run's
- *   own transient is listed when that peak exceeds the polled tree peak by
- *   the same margins after what page cache and kernel memory explain. */
+ *   own transient is listed when that peak exceeds, by the same margins,
+ *   the cgroup's largest usage a sample read (memory.current: shared
+ *   memory, page cache and kernel memory held steadily are in it, as in
+ *   the peak), or without that figure the polled tree peak plus page
+ *   cache, shared memory and kernel memory. */
 /* page_cache: the answer is the cgroup's peak, and page cache (memory.stat
  *   at the cgroup's largest sample, else at the end) is >= 10 MB and >= 10 %
  *   of it: memory a limit counts that RSS never shows, and that the kernel
@@ -70,7 +73,16 @@
 #define HEAP_INHERITED_MIN_MB 10.0
 #define HEAP_INHERITED_MIN_FRACTION 0.10
 /* untouched_memory: an ended traced image's heap_peak + map_anon_peak
- *   exceeds its VmHWM by >= 20 MB and by >= 25 % of that sum. */
+ *   exceeds its VmHWM by >= 20 MB and by >= 25 % of that sum; never of an
+ *   image whose malloc is another allocator's (heap_not_seen): the shim
+ *   saw none of its heap, and its mappings are that allocator's
+ *   reservations as much as the program's requests; nor of an image that
+ *   mapped huge pages (MT_FLAG_HUGETLB): its anonymous mapping figures
+ *   hold pages of the huge page pool, which VmHWM never counts.
+ * hugetlb_pages: any traced image that mapped huge pages with MAP_HUGETLB
+ *   (no size threshold: no RSS, VmHWM or cgroup figure holds them).
+ * heap_not_seen: any traced image whose malloc is not the shim's (no size
+ *   threshold: its heap figures are unknown, not 0). */
 #define UNTOUCHED_MIN_MB 20.0
 #define UNTOUCHED_MIN_FRACTION 0.25
 /* charged_elsewhere: the answer is the cgroup's peak and the largest single
@@ -185,9 +197,16 @@ static double img_hwm(const struct image_view *im)
 	return (double)merge_image_hwm_kb(im, NULL) * UNITS_KIB;
 }
 
+/* The program's malloc was another allocator's: the shim saw none of the
+ * heap, and the mappings it counted include that allocator's own. */
+static int heap_foreign(const struct image_view *im)
+{
+	return im->traced && (im->rec.flags & MT_FLAG_HEAP_FOREIGN);
+}
+
 static int heap_known(const struct image_view *im)
 {
-	return im->traced && !(im->rec.flags & MT_FLAG_HEAP_UNSIZED);
+	return im->traced && !(im->rec.flags & (MT_FLAG_HEAP_UNSIZED | MT_FLAG_HEAP_FOREIGN));
 }
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes) that is safe
@@ -432,24 +451,38 @@ static void rule_unsampled(struct ctx *c, const struct merged_run *m)
 	finding_commit(c);
 }
 
-/* The kernel's peak of the run's cgroup, and how much of it the polled
- * tree peak and the memory RSS never shows (page cache, kernel) leave
- * unexplained.  0 without a memory cgroup. */
-static int kernel_peak(const struct merged_run *m, double *peak, double *unexplained)
+/* The kernel's peak of the run's cgroup, the most of it a sample saw,
+ * and the rest, which came and went between two samples.  *usage is 1
+ * when `seen` is the cgroup's own usage at its largest sample; 0 when it
+ * is the polled tree peak plus what RSS never shows.  0 without a memory
+ * cgroup. */
+static int kernel_peak(const struct merged_run *m, double *peak, double *seen,
+		       double *unexplained, int *usage)
 {
 	const struct sup_record *r = m->rec;
 	if (!r || !r->cgroup.have_peak || r->peak_at_s < 0)
 		return 0;
-	/* what RSS never shows: page cache and kernel memory, at the
-	 * cgroup's largest sample when memory.stat was read there, else as
-	 * the run ended */
-	double cache = 0;
-	if (r->kernel_at_peak.have_split && r->kernel_peak_at_s >= 0)
-		cache = (double)(r->kernel_at_peak.page_cache + r->kernel_at_peak.kernel);
-	else if (r->cgroup.have_stat)
-		cache = (double)(r->cgroup.file + r->cgroup.kernel);
 	*peak = (double)r->cgroup.peak;
-	*unexplained = *peak - (double)r->peak_bytes - cache;
+	*usage = r->kernel_at_peak.have_usage && r->kernel_peak_at_s >= 0;
+	if (*usage) {
+		/* the cgroup's own count at a sample: everything the peak
+		 * counts that was there then (200 MB of a memfd held for
+		 * seconds is shared memory in both, in no process's RSS) */
+		*seen = (double)r->kernel_at_peak.usage;
+	} else {
+		/* what RSS never shows: page cache, shared memory that is
+		 * not mapped, kernel memory, at the cgroup's largest sample
+		 * when memory.stat was read there, else as the run ended
+		 * (file holds shared memory) */
+		const struct contain_state *k = &r->kernel_at_peak;
+		double cache = 0;
+		if (k->have_split && r->kernel_peak_at_s >= 0)
+			cache = (double)(k->page_cache + k->shmem + k->kernel);
+		else if (r->cgroup.have_stat)
+			cache = (double)(r->cgroup.file + r->cgroup.kernel);
+		*seen = (double)r->peak_bytes + cache;
+	}
+	*unexplained = *peak - *seen;
 	return 1;
 }
 
@@ -470,8 +503,9 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 			f = finding_begin(c, "transient_peak");
 		proc_add(c, f, im, missed);
 	}
-	double kpeak = 0, unexplained = 0;
-	int kernel = kernel_peak(m, &kpeak, &unexplained);
+	double kpeak = 0, kseen = 0, unexplained = 0;
+	int usage = 0;
+	int kernel = kernel_peak(m, &kpeak, &kseen, &unexplained, &usage);
 	double tree = m->rec ? (double)m->rec->peak_bytes : 0;
 	char ktext[200] = "";
 	if (kernel)
@@ -485,13 +519,23 @@ static void rule_transient(struct ctx *c, const struct merged_run *m)
 		f = finding_begin(c, "transient_peak");
 		fig_mb(f, "cgroup_peak_mb", kpeak);
 		fig_mb(f, "polled_peak_rss_mb", tree);
+		if (usage)
+			fig_mb(f, "cgroup_polled_peak_mb", kseen);
 		fig_mb(f, "missed_mb", unexplained);
 		fig_add(f, "missed_pct", 100.0 * unexplained / kpeak, 1);
 		fig_add(f, "process_count", 0, 0);
-		say(f, "The kernel counted the run's cgroup at %.1f MB at its peak (exact), but no "
-		    "poll saw the tree above %.1f MB: about %.1f MB came and went between two polls "
-		    "(beyond the page cache and kernel memory charged to the run).",
-		    kpeak / UNITS_MB, tree / UNITS_MB, unexplained / UNITS_MB);
+		if (usage)
+			say(f, "The kernel counted the run's cgroup at %.1f MB at its peak (exact), but "
+			    "no poll read it above %.1f MB (the tree's RSS at most %.1f MB): about "
+			    "%.1f MB came and went between two polls.",
+			    kpeak / UNITS_MB, kseen / UNITS_MB, tree / UNITS_MB,
+			    unexplained / UNITS_MB);
+		else
+			say(f, "The kernel counted the run's cgroup at %.1f MB at its peak (exact), but "
+			    "no poll saw the tree above %.1f MB: about %.1f MB came and went between "
+			    "two polls (beyond the page cache, shared memory and kernel memory charged "
+			    "to the run).",
+			    kpeak / UNITS_MB, tree / UNITS_MB, unexplained / UNITS_MB);
 		finding_commit(c);
 		return;
 	}
@@ -776,7 +820,8 @@ static void rule_untouched(struct ctx *c, const struct merged_run *m)
 	double requested = 0, resident = 0, untouched = 0;
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];
-		if (!im->traced || !rec_ended(im) || !im->rec.vm_hwm_kb)
+		if (!im->traced || !rec_ended(im) || !im->rec.vm_hwm_kb || heap_foreign(im) ||
+		    (im->rec.flags & MT_FLAG_HUGETLB))
 			continue;
 		double held = (double)im->rec.heap_peak + (double)im->rec.map_anon_peak;
 		double hwm = img_hwm(im), gap = held - hwm;
@@ -807,6 +852,74 @@ static void rule_untouched(struct ctx *c, const struct merged_run *m)
 	    "the machine had to give%s.",
 	    (int)im->pid, img_name(im, name, sizeof name), held / UNITS_MB, hwm / UNITS_MB,
 	    (held - hwm) / UNITS_MB, more);
+	finding_commit(c);
+}
+
+/* Traced images that mapped huge pages: memory no RSS, VmHWM or memory
+ * cgroup figure holds, so no answer here includes it. */
+static void rule_hugetlb(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	double mapped = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!im->traced || !(im->rec.flags & MT_FLAG_HUGETLB))
+			continue;
+		if (!f)
+			f = finding_begin(c, "hugetlb_pages");
+		proc_add(c, f, im, (double)im->rec.map_anon_peak);
+		if ((double)im->rec.map_anon_peak > mapped)
+			mapped = (double)im->rec.map_anon_peak;
+	}
+	if (!f)
+		return;
+	const struct image_view *im = f->procs[0];
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	fig_mb(f, "largest_mapped_anon_peak_mb", mapped);
+	char name[64];
+	say(f, "%zu traced %s mapped huge pages from the kernel's pool (MAP_HUGETLB), which no "
+	    "RSS, VmHWM or memory-cgroup figure counts: the answer leaves them out, and memsup "
+	    "cannot tell how much of %s anonymous mappings (up to %.1f MB, pid %d %s) was "
+	    "touched.",
+	    f->procs_total, plural(f->procs_total, "process", "processes"),
+	    plural(f->procs_total, "its", "their"), mapped / UNITS_MB, (int)im->pid,
+	    img_name(im, name, sizeof name));
+	finding_commit(c);
+}
+
+/* Traced images whose malloc is another allocator's (first in LD_PRELOAD,
+ * or the program's own): the hooks never ran for their heap. */
+static void rule_heap_not_seen(struct ctx *c, const struct merged_run *m)
+{
+	struct finding *f = NULL;
+	double largest = 0;
+	for (size_t i = 0; i < m->n_images; i++) {
+		const struct image_view *im = &m->images[i];
+		if (!heap_foreign(im))
+			continue;
+		if (!f)
+			f = finding_begin(c, "heap_not_seen");
+		double key = img_hwm(im);
+		if ((double)im->polled_peak_rss > key)
+			key = (double)im->polled_peak_rss;
+		if (key > largest)
+			largest = key;
+		proc_add(c, f, im, key);
+	}
+	if (!f)
+		return;
+	const struct image_view *im = f->procs[0];
+	fig_add(f, "process_count", (double)f->procs_total, 0);
+	fig_mb(f, "largest_resident_mb", largest);
+	char name[64];
+	say(f, "%zu traced %s called another allocator's malloc (one earlier in LD_PRELOAD than "
+	    "the shim, or the program's own), so the shim saw none of %s heap: %s heap "
+	    "figures are unknown, not 0, and %s mappings include that allocator's own; the "
+	    "largest, pid %d %s, was %.1f MB resident.",
+	    f->procs_total, plural(f->procs_total, "process", "processes"),
+	    plural(f->procs_total, "its", "their"), plural(f->procs_total, "its", "their"),
+	    plural(f->procs_total, "its", "their"), (int)im->pid, img_name(im, name, sizeof name),
+	    largest / UNITS_MB);
 	finding_commit(c);
 }
 
@@ -1274,6 +1387,8 @@ size_t findings_compute(const struct merged_run *m, struct finding *out, size_t 
 	rule_shared(&c, m);
 	rule_heap_inherited(&c, m);
 	rule_untouched(&c, m);
+	rule_heap_not_seen(&c, m);
+	rule_hugetlb(&c, m);
 	rule_charged_elsewhere(&c, m);
 	rule_fork_before_exec(&c, m);
 	rule_untraced(&c, m);
@@ -1330,6 +1445,10 @@ static void put_process(struct jsonw *w, const struct image_view *im)
 		put_mb(w, "vm_hwm_mb", hwm);
 	if (heap_known(im))
 		put_mb(w, "heap_peak_mb", (double)im->rec.heap_peak);
+	if (heap_foreign(im)) {
+		jsonw_key(w, "heap_not_seen");
+		jsonw_string(w, "malloc is another allocator's");
+	}
 	if (im->traced)
 		put_mb(w, "mapped_peak_mb", (double)(im->rec.map_anon_peak + im->rec.map_file_peak));
 	if (rec_ended(im) && im->rec.ru_maxrss_self_kb)
@@ -1401,21 +1520,24 @@ void findings_print(FILE *out, const struct finding *f, size_t n)
 void findings_apply(struct sup_record *r, const struct merged_run *m, struct finding *buf,
 		    size_t cap)
 {
-	int traced_at_peak = 0;
+	int traced_at_peak = 0, heap_seen = 0;
 	for (size_t i = 0; i < m->n_images; i++) {
 		r->processes_traced += m->images[i].traced != 0;
 		r->processes_sampled += m->images[i].sampled != 0;
-		traced_at_peak |= m->images[i].traced && m->images[i].at_peak;
+		traced_at_peak |= m->images[i].traced && !heap_foreign(&m->images[i]) &&
+				  m->images[i].at_peak;
+		heap_seen |= m->images[i].traced && !heap_foreign(&m->images[i]);
 	}
-	/* No traced image at the peak (a static binary, env -i): the heap was
-	 * not measured, which is null, not 0. */
+	/* No traced image at the peak (a static binary, env -i), or only
+	 * images whose malloc the shim never saw: the heap was not measured,
+	 * which is null, not 0. */
 	if (m->peak.at_s >= 0 && m->tracing && traced_at_peak) {
 		r->peak_heap_mb = (double)m->peak.heap / UNITS_MB;
 		r->peak_mapped_mb = (double)(m->peak.map_anon + m->peak.map_file) / UNITS_MB;
 	}
 	/* the heap's own peak, exact where the shim's figure could be taken
 	 * (merge.h: heap_peak_view), rather than the heap at the RSS peak */
-	if (m->tracing && m->heap_peak.have && m->heap_peak.counted)
+	if (m->tracing && heap_seen && m->heap_peak.have && m->heap_peak.counted)
 		r->peak_heap_mb = (double)m->heap_peak.heap / UNITS_MB;
 	if (m->peak.at_s >= 0 && m->peak.have_smaps)
 		r->peak_pss_mb = (double)m->peak.pss / UNITS_MB;

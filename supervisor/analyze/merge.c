@@ -6,6 +6,7 @@
  * sampled that has no file.  Samples were attributed to a generation while
  * the run went on (live_image_at), so joining is by (pid, gen). */
 #include "analyze/merge.h"
+#include "collect/belief.h"
 #include "collect/live.h"
 #include "collect/peaksites.h"
 #include "collect/pview.h"
@@ -13,8 +14,10 @@
 #include "grow.h"
 #include "invariant.h"
 #include "recordjson.h"
+#include "units.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,9 +239,38 @@ void merge_record_of(const struct image_view *iv, struct mt_record *out)
 		strncpy(out->exe, iv->exe, MT_EXE_BYTES - 1);
 }
 
+/* 1 when rec's VmHWM can be true of a tree the kernel counted (belief.h,
+ * belief_hwm_fits): the bound is the larger of the tree's getrusage
+ * children maxrss and the run's cgroup peak, both read after the tree
+ * ended.  Else 0 and, in why, what the kernel said instead. */
+static int merge_hwm_fits(const struct merge_input *in, const struct mt_record *rec, char *why,
+			  size_t cap)
+{
+	const struct sup_record *r = in->rec;
+	uint64_t ru_kb = 0, cg_kb = 0;
+	if (!r || rec->state == MT_STATE_RUNNING) /* no VmHWM of its end */
+		return 1;
+	if (r->rusage_children_maxrss_mb >= 0)
+		ru_kb = (uint64_t)(r->rusage_children_maxrss_mb * UNITS_MB / UNITS_KIB + 0.5);
+	if (r->cgroup.have_peak)
+		cg_kb = r->cgroup.peak / 1024;
+	if (belief_hwm_fits(rec->vm_hwm_kb, ru_kb > cg_kb ? ru_kb : cg_kb))
+		return 1;
+	if (cg_kb)
+		snprintf(why, cap, "its VmHWM, %" PRIu64 " kB, is far more than the kernel says "
+			 "any process of the tree held (largest maxrss %" PRIu64 " kB, the run's "
+			 "cgroup peak %" PRIu64 " kB)", rec->vm_hwm_kb, ru_kb, cg_kb);
+	else
+		snprintf(why, cap, "its VmHWM, %" PRIu64 " kB, is far more than the kernel says "
+			 "any process of the tree held (largest maxrss %" PRIu64 " kB)",
+			 rec->vm_hwm_kb, ru_kb);
+	return 0;
+}
+
 /* 1. the shim's view: one image per record file, with its final contents.
  * A record is believed only for an image of the tree (live_believe) whose
- * figures can be true (recordfile_plausible); the rest is put aside. */
+ * figures can be true (recordfile_plausible) of this tree (merge_hwm_fits:
+ * a VmHWM the kernel's own figures allow); the rest is put aside. */
 static int add_records(struct merged_run *m, size_t *cap, const struct merge_input *in)
 {
 	size_t aside_cap = 0;
@@ -271,7 +303,8 @@ static int add_records(struct merged_run *m, size_t *cap, const struct merge_inp
 					 (int)lr->pid);
 			continue;
 		}
-		if (rc == 0 && recordfile_plausible(rec, &b, why, sizeof why) < 0) {
+		if (rc == 0 && (recordfile_plausible(rec, &b, why, sizeof why) < 0 ||
+				!merge_hwm_fits(in, rec, why, sizeof why))) {
 			if (!(a = add_aside(m, &aside_cap, lr->pid, lr->gen, 1))) {
 				err = -ENOMEM;
 				break;

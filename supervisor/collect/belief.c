@@ -32,6 +32,14 @@ int belief_parent_fits(const struct belief_span *parent, const struct belief_spa
 	return !parent->end_ns || child->start_ns <= parent->end_ns + BELIEF_SLACK_NS;
 }
 
+int belief_hwm_fits(uint64_t vm_hwm_kb, uint64_t bound_kb)
+{
+	if (!bound_kb)
+		return 1;
+	/* 2 * bound cannot wrap: a bound in KiB is far below 2^63 */
+	return vm_hwm_kb <= 2 * bound_kb + BELIEF_HWM_SLACK_KB;
+}
+
 long belief_read_pid_max(const char *path)
 {
 	char buf[32];

@@ -63,6 +63,23 @@ int belief_seen_fits(const struct belief_span *img, uint64_t seen_from, uint64_t
  * started first and had not ended more than BELIEF_SLACK_NS before. */
 int belief_parent_fits(const struct belief_span *parent, const struct belief_span *child);
 
+/* How far a record's VmHWM may pass the kernel's own bound of any process
+ * of the tree before it cannot be true: twice the bound and 64 MiB more.
+ * The bound (belief_hwm_fits) is the larger of getrusage(RUSAGE_CHILDREN)
+ * ru_maxrss, read after the tree was reaped (every reaped descendant's
+ * high-water mark, each image's VmHWM included, since the shim reads it
+ * before the process ends), and the run's cgroup peak (every page charged
+ * to the run).  Neither is a strict bound of every genuine image -- a child
+ * auto-reaped under SIGCHLD ignored adds nothing to ru_maxrss, and file
+ * pages charged before the run are in no cgroup peak -- so only a claim far
+ * above both is refused. */
+#define BELIEF_HWM_SLACK_KB (UINT64_C(64) * 1024)
+
+/* 1 when an image whose record says vm_hwm_kb can have lived in a tree the
+ * kernel says held at most bound_kb in any one process (bound_kb 0:
+ * unknown, anything fits): vm_hwm_kb <= 2 * bound_kb + BELIEF_HWM_SLACK_KB. */
+int belief_hwm_fits(uint64_t vm_hwm_kb, uint64_t bound_kb);
+
 /* /proc/sys/kernel/pid_max as read from `path` (a fixture in tests): the
  * value, or -errno (-EINVAL when the file holds no positive number). */
 long belief_read_pid_max(const char *path);

@@ -116,8 +116,11 @@ int recordfile_plausible(const struct mt_record *r, const struct recordfile_boun
 		size_t off;
 		const char *name;
 	} byte_fields[] = {
+		/* not heap_largest_request nor heap_requested_total: a
+		 * request is whatever size_t the program passed, served or
+		 * not (malloc(SIZE_MAX) fails and still counts), and the
+		 * total of such requests wraps */
 		{ offsetof(struct mt_record, heap_peak), "heap peak" },
-		{ offsetof(struct mt_record, heap_largest_request), "largest request" },
 		{ offsetof(struct mt_record, map_anon_peak), "anonymous mapping peak" },
 		{ offsetof(struct mt_record, map_file_peak), "file mapping peak" },
 		{ offsetof(struct mt_record, map_largest), "largest mapping" },

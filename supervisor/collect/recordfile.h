@@ -52,8 +52,9 @@ struct recordfile_bounds {
 };
 /* 0 when r's times lie inside the run and its figures inside what the
  * machine can hold (kernel figures within RAM + swap, heap and mapping
- * figures within a 64-bit address space, at most 2^31 markers, peaks not
- * below what is current); else -RECORDFILE_EIMPLAUSIBLE and, in why, the
+ * figures within a 64-bit address space -- not the requests, which are
+ * whatever sizes the program asked for, failed ones included --, at most
+ * 2^31 markers, peaks not below what is current); else -RECORDFILE_EIMPLAUSIBLE and, in why, the
  * first thing that cannot be true ("VmHWM 9444732965739290 kB is more than
  * the machine's 25165824 kB of RAM and swap").  Pure. */
 int recordfile_plausible(const struct mt_record *r, const struct recordfile_bounds *b,

@@ -329,7 +329,10 @@ void processes_print_table(FILE *out, const struct merged_run *m, size_t max_row
 		fprintf(out, "memsup: %8d", (int)iv->pid);
 		print_mb(out, iv->sampled, iv->polled_peak_rss);
 		print_mb(out, hwm != 0, hwm * 1024);
-		print_mb(out, iv->traced, iv->rec.heap_peak);
+		/* a heap the shim never saw (another allocator's malloc) is
+		 * unknown, not 0 */
+		print_mb(out, iv->traced && !(iv->rec.flags & MT_FLAG_HEAP_FOREIGN),
+			 iv->rec.heap_peak);
 		char cmd[64];
 		size_t o = 0;
 		for (size_t s = 0; iv->argv && s < iv->argv_len && o + 1 < sizeof cmd; s++)

@@ -197,6 +197,114 @@ Test(memsup_findings, untouched_heap_named, .timeout = 30)
 	check(&r, "untouched_heap_named", NULL);
 }
 
+/* 200 MB written into a memfd and held for 2 s: shared memory in the
+ * cgroup's peak and in every sample's cgroup usage, in no process's RSS.
+ * Nothing came and went between two polls, so no transient_peak. */
+Test(memsup_findings, memfd_held_steadily_is_no_transient, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("memkinds"), "memfd", "200", "2000", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	require_kernel_answer(&r);
+	check(&r, "memfd_held_steadily_is_no_transient", NULL);
+}
+
+/* alloc_script asks for SIZE_MAX - 4096 and 2^63 + 5 bytes among its
+ * requests; both fail.  A genuine record whose largest request no address
+ * space could serve is still believed: the process is traced, no
+ * implausible_record. */
+Test(memsup_findings, failed_huge_request_is_believed, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("alloc_script"), NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	check(&r, "failed_huge_request_is_believed", NULL);
+}
+
+/* The same workload with jemalloc before the shim in LD_PRELOAD: the
+ * program's malloc is jemalloc's, the shim sees no heap at all, and its
+ * mapping figures hold jemalloc's own.  The process is named as one whose
+ * heap was not seen; nothing says its memory was never touched, and the
+ * heap is unknown (null), not 0. */
+Test(memsup_findings, heap_not_seen_under_another_allocator, .timeout = 30)
+{
+	static const char *const where[] = {
+		"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+		"/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+		"/usr/lib64/libjemalloc.so.2",
+	};
+	const char *je = NULL;
+	for (size_t i = 0; !je && i < sizeof where / sizeof where[0]; i++)
+		if (access(where[i], R_OK) == 0)
+			je = where[i];
+	if (!je)
+		cr_skip_test("libjemalloc.so.2 not installed (Debian: libjemalloc2)");
+	char env[PATH_MAX + 16];
+	snprintf(env, sizeof env, "LD_PRELOAD=%s", je);
+	struct sup_run r;
+	const char *args[] = { "-e", env, "--", prog("untouched"), "1000", "16", "300", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	check(&r, "heap_not_seen_under_another_allocator", NULL);
+}
+
+/* A field of /proc/meminfo, or -1. */
+static long meminfo_field(const char *key)
+{
+	char buf[8192], *at;
+	slurp("/proc/meminfo", buf, sizeof buf);
+	if (!(at = strstr(buf, key)))
+		return -1;
+	return strtol(at + strlen(key), NULL, 10);
+}
+
+static long read_long_file(const char *path)
+{
+	char buf[64];
+	slurp(path, buf, sizeof buf);
+	return buf[0] ? strtol(buf, NULL, 10) : -1;
+}
+
+static int write_long_file(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* 40 MB of huge pages (MAP_HUGETLB), every page written and held for a
+ * second: VmHWM never counts them, so the shim's anonymous mapping figure
+ * (41.9 MB) against VmHWM (about 2 MB) must not be called requested and
+ * never touched.  The process is named as one that mapped huge pages.
+ * Needs 20 free 2 MiB pages in the pool: as root the test adds them for the
+ * run and puts the pool back; otherwise it skips, saying why. */
+Test(memsup_findings, hugetlb_touched_is_not_called_untouched, .timeout = 30)
+{
+	static const char nr[] = "/proc/sys/vm/nr_hugepages";
+	long size_kb = meminfo_field("Hugepagesize:"), free_pages = meminfo_field("HugePages_Free:");
+	long was = read_long_file(nr), want = 20;
+	if (size_kb != 2048 || free_pages < 0 || was < 0)
+		cr_skip_test("no 2 MiB huge pages here (Hugepagesize %ld kB)", size_kb);
+	int grown = 0;
+	if (free_pages < want) {
+		if (geteuid() != 0 || write_long_file(nr, was + want - free_pages) < 0)
+			cr_skip_test("%ld free huge pages, 20 needed, and %s cannot be raised here "
+				     "(not root)", free_pages, nr);
+		grown = 1;
+	}
+	struct sup_run r;
+	const char *args[] = { "--", prog("memkinds"), "hugetlb", "40", "1000", NULL };
+	int st = memsup_run(&r, args);
+	if (grown && write_long_file(nr, was) < 0)
+		cr_log_warn("could not put %s back to %ld", nr, was);
+	if (st == 3)
+		cr_skip_test("the huge page pool did not serve 40 MB (%ld free pages)",
+			     meminfo_field("HugePages_Free:"));
+	cr_assert_eq(st, 0, "stderr: %s", r.err);
+	check(&r, "hugetlb_touched_is_not_called_untouched", NULL);
+}
+
 /* A static binary and an env -i child, at the same time: both named, with
  * why the shim is not in them. */
 Test(memsup_findings, untraced_static_and_env_i, .timeout = 30)

@@ -20,9 +20,11 @@
 
 #define FORGED_ABOVE 20
 
-/* A whole record file for pid, a fork child of parent.0 that started now
- * and ended a microsecond later having held `heap` bytes. */
-static void forge(const char *dir, int32_t pid, int32_t parent, uint64_t heap)
+/* A whole record file for image pid.gen, come from parent.parent_gen by
+ * `relation`, that started now and ended a microsecond later having held
+ * `heap` bytes (VmHWM: that and 2 MiB). */
+static void forge_image(const char *dir, int32_t pid, uint32_t gen, uint32_t relation,
+			int32_t parent, uint32_t parent_gen, uint64_t heap)
 {
 	static struct {
 		struct mt_record r;
@@ -37,10 +39,11 @@ static void forge(const char *dir, int32_t pid, int32_t parent, uint64_t heap)
 	f.r.version = MT_RECORD_VERSION;
 	f.r.record_size = MT_RECORD_SIZE;
 	f.r.pid = pid;
+	f.r.gen = gen;
 	f.r.ppid = parent;
-	f.r.relation = MT_REL_FORK;
+	f.r.relation = relation;
 	f.r.parent_pid = parent;
-	f.r.parent_gen = 0;
+	f.r.parent_gen = parent_gen;
 	f.r.start_mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	f.r.end_mono_ns = f.r.start_mono_ns + 1000;
 	f.r.state = MT_STATE_EXITED;
@@ -55,11 +58,17 @@ static void forge(const char *dir, int32_t pid, int32_t parent, uint64_t heap)
 	memcpy(f.r.argv, argv, sizeof argv);
 	f.r.argv_bytes = sizeof argv;
 	memcpy(f.r.exe, "/bin/sleep", 11);
-	snprintf(path, sizeof path, "%s/%d.0%s", dir, (int)pid, MT_RECORD_SUFFIX);
+	snprintf(path, sizeof path, "%s/%d.%u%s", dir, (int)pid, (unsigned)gen, MT_RECORD_SUFFIX);
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
 	cr_assert_eq(write(fd, &f, sizeof f), (ssize_t)sizeof f);
 	close(fd);
+}
+
+/* A fork child of parent.0 (forge_image). */
+static void forge(const char *dir, int32_t pid, int32_t parent, uint64_t heap)
+{
+	forge_image(dir, pid, 0, MT_REL_FORK, parent, 0, heap);
 }
 
 /* The first pid this machine cannot have (pid_max), at least 3,000,000 as
@@ -145,4 +154,68 @@ Test(memsup_forged, outside_pid_and_impossible_pids_not_believed, .timeout = 60)
 	end_outsider(outsider);
 	cr_assert_eq(st, 0, "stderr: %s", r.err);
 	py_check(&r, "outside_pid_and_impossible_pids_not_believed", outsider, above);
+}
+
+/* The first exec generation of pid that has no record file in dir: the
+ * image pid runs now when its last traced image exec'd an untraced one. */
+static uint32_t next_gen(const char *dir, pid_t pid)
+{
+	char path[PATH_MAX + 64];
+	uint32_t gen = 0;
+	for (;;) {
+		snprintf(path, sizeof path, "%s/%d.%u%s", dir, (int)pid, (unsigned)gen,
+			 MT_RECORD_SUFFIX);
+		if (access(path, F_OK) != 0)
+			return gen;
+		gen++;
+	}
+}
+
+/* A live member of the tree -- a `sleep` the command started without the
+ * shim, which the poller sees for 1.5 s -- gets a forged record while it
+ * runs: the exec of its own traced image, 2,000 MB of heap and a VmHWM to
+ * match.  Its pid, times and lineage all fit; the kernel's figures do
+ * not: no process of the tree held more than a few MB (getrusage children
+ * maxrss, the cgroup's peak).  Not believed, named with why, and no
+ * 2,000 MB in any figure or in `memsup report`'s LARGEST. */
+Test(memsup_forged, live_member_far_above_the_kernels_figures_not_believed, .timeout = 60)
+{
+	struct sup_run r;
+	char script[4 * PATH_MAX], dir[PATH_MAX], pidtext[32];
+	tmp_make(&r);
+	const char *dirfile = sup_tmp_path(&r, "dir"), *pidfile = sup_tmp_path(&r, "pid");
+	const char *go = sup_tmp_path(&r, "go");
+	snprintf(script, sizeof script,
+		 "( unset LD_PRELOAD; exec /bin/sleep 1.5 ) & "
+		 "echo \"$MEMTRACE_DIR\" > '%s.t' && mv '%s.t' '%s'; "
+		 "echo $! > '%s.t' && mv '%s.t' '%s'; "
+		 "while [ ! -e '%s' ]; do sleep 0.05; done; wait",
+		 dirfile, dirfile, dirfile, pidfile, pidfile, pidfile, go);
+	const char *args[] = { "--", "/bin/sh", "-c", script, NULL };
+	memsup_start(&r, 1, args);
+	cr_assert(wait_for_file(dirfile), "the command never said where its records go");
+	cr_assert(wait_for_file(pidfile), "the command never said its child's pid");
+	slurp(dirfile, dir, sizeof dir);
+	slurp(pidfile, pidtext, sizeof pidtext);
+	dir[strcspn(dir, "\n")] = '\0';
+	pid_t sleeper = (pid_t)atoi(pidtext);
+	cr_assert_gt(sleeper, 0);
+	/* the sleep is the image after its fork child's record: wait until
+	 * the exec is done (its comm says so), then take the next free gen */
+	char comm[64] = "", path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)sleeper);
+	for (int i = 0; i < 200 && strncmp(comm, "sleep", 5) != 0; i++) {
+		usleep(10000);
+		slurp(path, comm, sizeof comm);
+	}
+	cr_assert_eq(strncmp(comm, "sleep", 5), 0, "pid %d never became sleep: %s", (int)sleeper,
+		     comm);
+	uint32_t gen = next_gen(dir, sleeper);
+	cr_assert_gt(gen, 0, "the sleep's fork child left no record of its own");
+	forge_image(dir, sleeper, gen, MT_REL_EXEC, sleeper, gen - 1, UINT64_C(2000) * 1000000);
+	int fd = open(go, O_WRONLY | O_CREAT, 0644);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(memsup_wait(&r), 0, "stderr: %s", r.err);
+	py_check(&r, "live_member_far_above_the_kernels_figures_not_believed", sleeper, (long)gen);
 }

@@ -11,7 +11,16 @@
  *                                   all back and hold (page cache again);
  *                                   remove it.  Three holds of HOLD_MS, so
  *                                   that samples see high, low, high.
- * FILE is removed on the way out, also after an error. */
+ *   memkinds memfd MB HOLD_MS       write MB into a memfd (shared memory
+ *                                   no file names), hold
+ *   memkinds hugetlb MB HOLD_MS     mmap MB (rounded up to 2 MiB) with
+ *                                   MAP_HUGETLB, write every page, hold:
+ *                                   pages of the huge page pool, in no
+ *                                   RSS or VmHWM (HugetlbPages in status)
+ *   memkinds hugememfd MB HOLD_MS   the same through a memfd made with
+ *                                   MFD_HUGETLB, mapped shared
+ * FILE is removed on the way out, also after an error.  Exits 3 when the
+ * huge page pool cannot serve the hugetlb kinds (none configured). */
 #include "workload.h"
 
 static const char *made; /* FILE, once created */
@@ -44,6 +53,34 @@ static int fill_file(const char *path, long mb)
 		left -= (size_t)w;
 	}
 	return fd;
+}
+
+/* MB (rounded up to 2 MiB) of huge pages, mapped anonymous or through a
+ * hugetlbfs memfd, every page written, held for ms. */
+static int hold_hugetlb(long mb, long ms, int memfd)
+{
+	size_t len = ((size_t)mb * WL_MB + WL_HUGE - 1) & ~(WL_HUGE - 1);
+	char *p;
+	if (memfd) {
+		int fd = memfd_create("memkinds", MFD_CLOEXEC | MFD_HUGETLB);
+		if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
+			return 3;
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+	} else {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	}
+	if (p == MAP_FAILED)
+		return 3;
+	/* a shared hugetlb mapping reserves its pages at mmap; a private
+	 * one may still fail at the first touch (SIGBUS), which a pool of
+	 * the size asked for avoids */
+	for (size_t i = 0; i < len; i += 4096)
+		p[i] = (char)(i >> 12 | 1);
+	wl_sleep_ms(ms);
+	munmap(p, len);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -103,7 +140,31 @@ int main(int argc, char **argv)
 		unlink(argv[2]);
 		return 0;
 	}
+	if (argc == 4 && strcmp(argv[1], "memfd") == 0) {
+		long mb = wl_arg(argc, argv, 2, 32);
+		int fd = memfd_create("memkinds", MFD_CLOEXEC);
+		if (fd < 0)
+			wl_die("memkinds: memfd_create");
+		static char chunk[1 << 20];
+		memset(chunk, 'm', sizeof chunk);
+		for (size_t left = (size_t)mb * WL_MB; left > 0;) {
+			size_t n = left < sizeof chunk ? left : sizeof chunk;
+			ssize_t w = write(fd, chunk, n);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				wl_die("memkinds: write");
+			left -= (size_t)w;
+		}
+		wl_sleep_ms(wl_arg(argc, argv, 3, 500));
+		close(fd);
+		return 0;
+	}
+	if (argc == 4 && (strcmp(argv[1], "hugetlb") == 0 || strcmp(argv[1], "hugememfd") == 0))
+		return hold_hugetlb(wl_arg(argc, argv, 2, 40), wl_arg(argc, argv, 3, 500),
+				    argv[1][4] == 'm');
 	fprintf(stderr, "usage: memkinds anon MB HOLD_MS | shmem FILE MB HOLD_MS | "
-			"cache FILE MB HOLD_MS\n");
+			"cache FILE MB HOLD_MS | memfd MB HOLD_MS | hugetlb MB HOLD_MS | "
+			"hugememfd MB HOLD_MS\n");
 	return 2;
 }

@@ -250,6 +250,46 @@ def untouched_heap_named():
     assert [p['pid'] for p in f['processes']] == [rec['pid']], f
 
 
+def memfd_held_steadily_is_no_transient():
+    assert rec['peak_source'] == 'cgroup', rec['peak_source']
+    within(rec['peak_mb'], 200.0, 200.0 + 6, 'the answer: the memfd and the program')
+    within(rec['peak_breakdown']['shmem_mb'], 199.0, 201.0, 'shmem at the peak sample')
+    absent('transient_peak')
+    assert 'came and went' not in json.dumps(bs), dump()
+
+
+def failed_huge_request_is_believed():
+    absent('implausible_record')
+    absent('untraced')
+    me = [p for p in procs if argv_has(p, 'alloc_script')]
+    assert len(me) == 1 and me[0]['traced'], me
+    assert me[0]['record_error'] is None, me[0]
+    assert me[0]['record']['heap']['largest_request'] == 2**64 - 1 - 4096, me[0]['record']
+
+
+def heap_not_seen_under_another_allocator():
+    absent('untouched_memory')
+    absent('non_heap_memory')
+    f = one('heap_not_seen')
+    assert f['process_count'] == 1, f
+    p = f['processes'][0]
+    assert p['pid'] == rec['pid'] and p['traced'], f
+    assert p['heap_not_seen'] == "malloc is another allocator's", p
+    assert 'heap_peak_mb' not in p, p
+    assert rec['peak_heap_mb'] is None, rec['peak_heap_mb']
+    assert 'never touched' not in json.dumps(bs), dump()
+    assert "another allocator's malloc" in f['sentence'], f
+
+
+def hugetlb_touched_is_not_called_untouched():
+    absent('untouched_memory')
+    assert 'never touched' not in json.dumps(bs), dump()
+    f = one('hugetlb_pages')
+    assert f['process_count'] == 1 and f['processes'][0]['pid'] == rec['pid'], f
+    within(f['largest_mapped_anon_peak_mb'], 41.9, 41.9 + 3, 'the huge mapping')
+    assert 'MAP_HUGETLB' in f['sentence'], f
+
+
 def untraced_static_and_env_i():
     f = one('untraced')
     assert f['process_count'] == 2 and f['static_count'] == 1, f

@@ -4,7 +4,8 @@
 
 CHECK names one of the functions below (the test's own name); OUTSIDER is
 the pid of the `sleep` outside the tree a forged record named, ABOVE the
-first of N forged pids at or above pid_max.  The check loads
+first of N forged pids at or above pid_max (for the live member's check:
+the member's pid, the gen of its forged record, and 0).  The check loads
 resources.json and processes.json with the json module (a real parser,
 not memsup's), runs `MEMSUP report EVIDENCE_DIR`, and exits non-zero with
 the assertion's message when one does not hold.  Standard library only.
@@ -74,6 +75,28 @@ def outside_pid_and_impossible_pids_not_believed():
     assert len(sh) == 1 and sh[0]['traced'], imgs()
     unseen = [p for p in trues if not p['sampled']]
     assert len(unseen) >= 20 - len(others), 'the poll saw most trues: %d unseen' % len(unseen)
+
+
+
+
+def live_member_far_above_the_kernels_figures_not_believed():
+    pid, gen = OUTSIDER, ABOVE
+    me = [p for p in P if p['pid'] == pid and p['gen'] == gen]
+    assert len(me) == 1, imgs()
+    assert not me[0]['traced'], me[0]
+    assert (me[0]['record_error'] or '').startswith('implausible record'), me[0]
+    nb = [a for a in R['records_not_believed'] if a['file'] == '%d.%d.mtr' % (pid, gen)]
+    assert len(nb) == 1 and nb[0]['in_tree'], R['records_not_believed']
+    assert 'VmHWM' in nb[0]['why'] and 'kernel' in nb[0]['why'], nb[0]
+    # the kernel's figures themselves: a few MB, far below the claim
+    assert R['rusage_children_maxrss_mb'] < 100, R['rusage_children_maxrss_mb']
+    largest = max(P, key=lambda p: p['vm_hwm_kb'] or 0)
+    assert (largest['vm_hwm_kb'] or 0) < 100 * 1024, largest
+    assert R['peak_heap_mb'] is None or R['peak_heap_mb'] < 100, R['peak_heap_mb']
+    assert '2000.0' not in REPORT and '2048' not in REPORT and '1953' not in REPORT, REPORT
+    for f in R['blind_spots']:
+        if f['kind'] != 'implausible_record':
+            assert '2000' not in json.dumps(f), f
 
 
 globals()[CHECK]()

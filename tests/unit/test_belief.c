@@ -310,3 +310,19 @@ Test(belief, merge_sets_aside_what_is_not_believed, .timeout = 10)
 	live_close(l);
 	rm_tmp();
 }
+
+/* A record's VmHWM against the kernel's bound of any process of the tree
+ * (the larger of the children's maxrss and the cgroup's peak): far above
+ * it -- more than twice it and 64 MiB -- cannot be true; at it, or a
+ * little past it (file pages charged before the run, a child reaped
+ * without its rusage), it can. */
+Test(belief, hwm_far_above_the_kernels_bound)
+{
+	cr_expect(belief_hwm_fits(2048000, 0), "bound unknown: anything fits");
+	cr_expect(belief_hwm_fits(2400, 2400));
+	cr_expect(belief_hwm_fits(2 * 2400 + 65536, 2400), "twice the bound and 64 MiB");
+	cr_expect_not(belief_hwm_fits(2 * 2400 + 65537, 2400));
+	cr_expect_not(belief_hwm_fits(2048000, 2400), "2,000 MB against 2.4 MB");
+	cr_expect(belief_hwm_fits(1500000, 1000000), "a genuine image half again the bound");
+	cr_expect_not(belief_hwm_fits(UINT64_MAX, UINT64_C(1) << 40));
+}

@@ -432,6 +432,41 @@ Test(findings, transient_uses_the_pollers_hwm_when_killed)
 	expect_near(fig(f, "missed_mb"), 60, 0.002);
 }
 
+/* 200 MB of a memfd held for 2 s: the cgroup's peak (202.1 MB) is shared
+ * memory that no process's RSS shows (the tree's 2.6 MB), but every sample
+ * read the cgroup at that usage: nothing came and went.  A spike the
+ * samples missed still shows, against the cgroup's largest sampled usage. */
+Test(findings, transient_run_peak_against_the_cgroups_own_samples)
+{
+	clean_run();
+	img[0].rec.vm_hwm_kb = mb_kb(2.6);
+	img[0].rec.heap_peak = mb_b(1);
+	img[0].peak_rss = img[0].polled_peak_rss = mb_b(2.6);
+	img[0].peak_heap = mb_b(1);
+	rec.peak_bytes = mb_b(2.6);
+	rec.rusage_children_maxrss_mb = 2.6;
+	rec.cgroup.have_peak = 1;
+	rec.cgroup.peak = mb_b(202.1);
+	rec.kernel_peak_at_s = 0.07;
+	rec.kernel_at_peak.have_usage = 1;
+	rec.kernel_at_peak.usage = mb_b(202.1);
+	rec.kernel_at_peak.have_split = 1;
+	rec.kernel_at_peak.anon = mb_b(1.2);
+	rec.kernel_at_peak.shmem = mb_b(200);
+	rec.kernel_at_peak.kernel = mb_b(0.5);
+	compute();
+	cr_expect_null(find("transient_peak"), "%s", kinds());
+	/* the samples read the cgroup at 52.1 MB at most: 150 MB came and went */
+	rec.kernel_at_peak.usage = mb_b(52.1);
+	rec.kernel_at_peak.shmem = mb_b(50);
+	compute();
+	const struct finding *f = find("transient_peak");
+	cr_assert_not_null(f, "%s", kinds());
+	expect_near(fig(f, "missed_mb"), 150, 1e-6);
+	expect_near(fig(f, "cgroup_polled_peak_mb"), 52.1, 1e-6);
+	cr_expect_not_null(strstr(f->sentence, "came and went"), "%s", f->sentence);
+}
+
 Test(findings, transient_thresholds)
 {
 	clean_run();
@@ -740,6 +775,29 @@ Test(findings, untouched_memory_of_a_heap_far_above_resident)
 	img[0].rec.vm_hwm_kb = mb_kb(10);
 	compute();
 	cr_expect_null(find("untouched_memory"), "%s", kinds());
+}
+
+/* jemalloc first in LD_PRELOAD: the shim saw no malloc (heap 0) and its
+ * mapping figures are jemalloc's reservations (1359 MB for a 1000 MB
+ * block, 20 MB resident).  Nothing may call them requested and never
+ * touched; the process is named as one whose heap was not seen. */
+Test(findings, heap_not_seen_replaces_untouched_for_another_allocator)
+{
+	clean_run();
+	img[0].rec.flags |= MT_FLAG_HEAP_FOREIGN;
+	img[0].rec.heap_peak = 0;
+	img[0].rec.map_anon_peak = mb_b(1359);
+	img[0].rec.vm_hwm_kb = mb_kb(41);
+	const struct finding *f = only("heap_not_seen");
+	cr_expect_eq(fig(f, "process_count"), 1);
+	cr_expect_eq(f->n_procs, 1);
+	cr_expect_eq(f->procs[0], &img[0]);
+	cr_expect_null(strstr(f->sentence, "never touched"), "%s", f->sentence);
+	/* the same figures from the shim's own malloc: untouched, as before */
+	img[0].rec.flags &= ~MT_FLAG_HEAP_FOREIGN;
+	compute();
+	cr_expect_not_null(find("untouched_memory"), "%s", kinds());
+	cr_expect_null(find("heap_not_seen"), "%s", kinds());
 }
 
 Test(findings, charged_elsewhere_when_the_answer_is_below_one_process)

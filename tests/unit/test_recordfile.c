@@ -161,6 +161,22 @@ Test(recordfile, list_sorted_by_pid_then_gen)
 }
 
 /* A valid layout is not yet a believable record (issue 16). */
+/* A request is any size the program asked for, served or not:
+ * malloc(SIZE_MAX) fails, still counts as the largest request (and in the
+ * total, which wraps), and is no figure of memory held. */
+Test(recordfile, failed_huge_request_is_plausible)
+{
+	struct mt_record r = good;
+	struct recordfile_bounds b = { 1000000000, 9000000000, 24u << 20 };
+	char why[200] = "";
+	r.start_mono_ns = 2000000000;
+	r.end_mono_ns = 3000000000;
+	r.heap_peak = 4096;
+	r.heap_requested_total = (uint64_t)SIZE_MAX + 4097; /* SIZE_MAX and 4 KiB, wrapped */
+	r.heap_largest_request = SIZE_MAX;
+	cr_expect_eq(recordfile_plausible(&r, &b, why, sizeof why), 0, "%s", why);
+}
+
 Test(recordfile, plausible_bounds)
 {
 	struct mt_record r = good;
