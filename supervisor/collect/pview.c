@@ -342,8 +342,17 @@ static void inspect(const struct pview *pv, const struct live *live, pid_t pid,
 		else if (fstat(fd, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
 			img->why = UNTRACED_SECURE;
 		close(fd);
-		if (img->why != UNTRACED_UNKNOWN)
+		if (img->why != UNTRACED_UNKNOWN) {
+			/* the exec may have fallen between the name read above
+			 * and this open (a posix_spawn child named as its
+			 * parent, judged as its own static binary: seen under
+			 * load): the name of the image judged, then */
+			char now[PATH_MAX];
+			if (read_exe(pv, pid, now, sizeof now) > 0 &&
+			    (!img->exe || strcmp(now, img->exe) != 0))
+				read_identity(pv, pid, &img->argv, &img->argv_len, &img->exe);
 			return;
+		}
 	}
 	if (procfs_environ_has(pv->root, pid, "LD_PRELOAD", "libmemtrace") == 0)
 		img->why = UNTRACED_NO_PRELOAD;
