@@ -35,23 +35,32 @@ static void fail(const char *what)
 }
 
 /* MB of bytes into a new file at path; the fd stays open. */
-static int fill_file(const char *path, long mb)
+/* mb MB of `byte` written to fd: 0, or -1 with errno (a short write
+ * retried, an interrupted one again). */
+static int write_mb(int fd, long mb, char byte)
 {
 	static char chunk[1 << 20];
-	memset(chunk, 'k', sizeof chunk);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		wl_die("memkinds: open");
-	made = path;
+	memset(chunk, byte, sizeof chunk);
 	for (size_t left = (size_t)mb * WL_MB; left > 0;) {
 		size_t n = left < sizeof chunk ? left : sizeof chunk;
 		ssize_t w = write(fd, chunk, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			fail("memkinds: write");
+			return -1;
 		left -= (size_t)w;
 	}
+	return 0;
+}
+
+static int fill_file(const char *path, long mb)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		wl_die("memkinds: open");
+	made = path;
+	if (write_mb(fd, mb, 'k') < 0)
+		fail("memkinds: write");
 	return fd;
 }
 
@@ -145,17 +154,8 @@ int main(int argc, char **argv)
 		int fd = memfd_create("memkinds", MFD_CLOEXEC);
 		if (fd < 0)
 			wl_die("memkinds: memfd_create");
-		static char chunk[1 << 20];
-		memset(chunk, 'm', sizeof chunk);
-		for (size_t left = (size_t)mb * WL_MB; left > 0;) {
-			size_t n = left < sizeof chunk ? left : sizeof chunk;
-			ssize_t w = write(fd, chunk, n);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				wl_die("memkinds: write");
-			left -= (size_t)w;
-		}
+		if (write_mb(fd, mb, 'm') < 0)
+			wl_die("memkinds: write");
 		wl_sleep_ms(wl_arg(argc, argv, 3, 500));
 		close(fd);
 		return 0;
