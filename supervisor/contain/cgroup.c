@@ -704,6 +704,37 @@ static void set_pids_max(struct cgrun *r, unsigned max_procs, struct contain_inf
 	r->pids_events_fd = open_in(r->pidsdir, "pids.events", O_RDONLY);
 }
 
+/* An OOM kill in the run is told at once, whichever limit fired (issue 42:
+ * the sample that describes the kill is the one its event woke, not the
+ * next periodic one).  v2: memory.events is a pollable file (POLLPRI at
+ * each change of its counters, oom_kill among them).  v1: an eventfd
+ * registered through cgroup.event_control on memory.oom_control turns
+ * readable at each OOM of the run's cgroup or of any cgroup above it (the
+ * kernel notifies the descendants of the cgroup whose limit fired); the
+ * global OOM killer notifies none, and its kill is found by the counter
+ * at the next sample. */
+static void watch_oom(struct cgrun *r)
+{
+	if (r->oom_fd < 0)
+		return;
+	if (r->v2_files) {
+		r->event_fd = r->oom_fd;
+		r->event_events = POLLPRI;
+		return;
+	}
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	char reg[64];
+	if (efd < 0)
+		return;
+	snprintf(reg, sizeof reg, "%d %d", efd, r->oom_fd);
+	if (cgroup_write(r->memdir, "cgroup.event_control", reg) == 0) {
+		r->event_fd = efd;
+		r->event_events = POLLIN;
+		return;
+	}
+	close(efd);
+}
+
 /* --mem-max: the limit, no swap beyond it, the OOM kill seen at once. */
 static int set_mem_max(struct cgrun *r, uint64_t bytes, struct contain_info *info)
 {
@@ -719,8 +750,6 @@ static int set_mem_max(struct cgrun *r, uint64_t bytes, struct contain_info *inf
 		 * ending it: the limit is memory, not memory minus swap */
 		if (rc == 0 && cgroup_has(r->memdir, "memory.swap.max"))
 			rc = cgroup_write(r->memdir, "memory.swap.max", "0");
-		r->event_fd = r->oom_fd; /* memory.events */
-		r->event_events = POLLPRI;
 	} else {
 		rc = cgroup_write(r->memdir, "memory.limit_in_bytes", v);
 		r->own_limit = rc == 0;
@@ -730,20 +759,6 @@ static int set_mem_max(struct cgrun *r, uint64_t bytes, struct contain_info *inf
 			 * charge fails there, and memory.failcnt never moves */
 			r->memsw_failcnt_fd = open_in(r->memdir, "memory.memsw.failcnt", O_RDONLY);
 		}
-		/* cgroup v1's OOM notification: an eventfd registered through
-		 * cgroup.event_control becomes readable at each OOM */
-		int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		char reg[64];
-		if (rc == 0 && efd >= 0 && r->oom_fd >= 0) {
-			snprintf(reg, sizeof reg, "%d %d", efd, r->oom_fd);
-			if (cgroup_write(r->memdir, "cgroup.event_control", reg) == 0) {
-				r->event_fd = efd;
-				r->event_events = POLLIN;
-				efd = -1;
-			}
-		}
-		if (efd >= 0)
-			close(efd);
 	}
 	if (rc < 0) {
 		contain_missing(info, "--mem-max: cannot set the memory limit: %s", strerror(-rc));
@@ -870,6 +885,7 @@ int cgroup_setup(struct cgrun *r, const struct contain_config *cfg, struct conta
 		r->kmem_fd = open_in(r->memdir, "memory.kmem.usage_in_bytes", O_RDONLY);
 		r->failcnt_fd = open_in(r->memdir, "memory.failcnt", O_RDONLY);
 	}
+	watch_oom(r);
 	if (cfg->max_procs && info->pids)
 		set_pids_max(r, cfg->max_procs, info);
 	else if (cfg->max_procs)
@@ -882,9 +898,16 @@ int cgroup_setup(struct cgrun *r, const struct contain_config *cfg, struct conta
 	if (cfg->mem_max && set_mem_max(r, cfg->mem_max, info) < 0)
 		return -EIO;
 	info->n_paths = 0;
-	for (int h = 0; h < CG_NHIER; h++)
-		if (r->dir[h].fd >= 0 && info->n_paths < CONTAIN_MAX_PATHS)
-			snprintf(info->paths[info->n_paths++], PATH_MAX, "%s", r->dir[h].path);
+	info->memory_path = -1;
+	for (int h = 0; h < CG_NHIER; h++) {
+		if (r->dir[h].fd < 0 || info->n_paths >= CONTAIN_MAX_PATHS)
+			continue;
+		if (r->memdir >= 0 && r->dir[h].fd == r->memdir) {
+			info->memory_path = (int)info->n_paths;
+			info->memory_v2 = r->v2_files;
+		}
+		snprintf(info->paths[info->n_paths++], PATH_MAX, "%s", r->dir[h].path);
+	}
 	return 0;
 }
 
@@ -1318,7 +1341,17 @@ int cgroup_run_poll(struct contain *c, struct contain_state *st)
 	int events_fixed = !r->v2_files && !r->own_limit && !r->premade;
 	char oom_text[1024];
 	size_t oom_len = 0;
-	if (events_fixed && r->have_events && !r->left) {
+	/* the v1 eventfd, drained: it waits for the next OOM.  One that
+	 * fired is read now, the victim perhaps still listed */
+	int told = 0;
+	if (r->event_fd >= 0 && r->event_fd != r->oom_fd) {
+		uint64_t x;
+		if (read(r->event_fd, &x, sizeof x) == (ssize_t)sizeof x)
+			told = 1;
+		else if (errno != EAGAIN)
+			return -errno;
+	}
+	if (events_fixed && r->have_events && !r->left && !told) {
 		st->have_events = 1;
 		st->oom_kills = r->oom_kills;
 		st->limit_hits = r->limit_hits;
@@ -1332,11 +1365,6 @@ int cgroup_run_poll(struct contain *c, struct contain_state *st)
 		keep_the_limit(r, st, oom_len ? oom_text : NULL, oom_len);
 	if (r->pids_events_fd >= 0)
 		read_key(r->pids_events_fd, "max", &st->forks_refused);
-	if (r->event_fd >= 0 && r->event_fd != r->oom_fd) {
-		uint64_t x; /* the v1 eventfd: drained, it waits for the next OOM */
-		if (read(r->event_fd, &x, sizeof x) < 0 && errno != EAGAIN)
-			return -errno;
-	}
 	return 0;
 }
 

@@ -284,6 +284,8 @@ static void info_clear(struct contain_info *in)
 	in->scope[0] = '\0';
 	in->memory = in->pids = 0;
 	in->n_paths = in->n_missing = in->n_left = 0;
+	in->memory_path = -1;
+	in->memory_v2 = 0;
 }
 
 /* A string of at most cap bytes, its NUL included, and nothing past it. */
@@ -305,6 +307,8 @@ void contain_info_copy(struct contain_info *to, const struct contain_info *from)
 	to->memory = from->memory;
 	to->pids = from->pids;
 	to->n_paths = from->n_paths;
+	to->memory_path = from->memory_path;
+	to->memory_v2 = from->memory_v2;
 	to->n_missing = from->n_missing;
 	to->n_left = from->n_left;
 	for (size_t i = 0; i < from->n_paths && i < CONTAIN_MAX_PATHS; i++)

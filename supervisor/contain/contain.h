@@ -123,6 +123,9 @@ struct contain_info {
 	int pids;                  /* a pids cgroup: --max-procs is pids.max */
 	char paths[CONTAIN_MAX_PATHS][PATH_MAX]; /* the run's cgroups */
 	size_t n_paths;
+	int memory_path;           /* which of paths is the memory cgroup's
+				      directory; -1 none */
+	int memory_v2;             /* it has v2's files (memory.events, ...) */
 	char missing[CONTAIN_MAX_MISSING][CONTAIN_MISSING_BYTES]; /* what was
 				      missing, or could not be done, and why */
 	size_t n_missing;
