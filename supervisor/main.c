@@ -31,6 +31,7 @@
 #include "output/report.h"
 #include "output/resources.h"
 #include "output/stacksjson.h"
+#include "collect/oomwatch.h"
 #include "output/transcript.h"
 #include "run.h"
 #include "version.h"
@@ -417,6 +418,78 @@ static int write_call_sites(struct sup_run *s, int status)
 	return status;
 }
 
+/* An OOM victim's largest sites as it died (oomwatch_name_sites). */
+static size_t name_victim_sites(void *ctx, pid_t pid, uint32_t gen, struct oom_site *sites,
+				size_t cap)
+{
+	struct stacksjson_named named[OOM_MAX_SITES];
+	size_t n = stacksjson_image_sites(ctx, pid, gen, named,
+					  cap < OOM_MAX_SITES ? cap : OOM_MAX_SITES);
+	for (size_t i = 0; i < n; i++) {
+		_Static_assert(sizeof sites[i].name == sizeof named[i].name, "one site name size");
+		memcpy(sites[i].name, named[i].name, sizeof sites[i].name);
+		sites[i].bytes = named[i].bytes;
+	}
+	return n;
+}
+
+/* An OOM victim's command line from the merged view (oomwatch_name_images):
+ * the image of that generation, else the pid's last. */
+static int name_victim_image(void *ctx, pid_t pid, uint32_t gen, int have_gen, const char **argv,
+			     size_t *argv_len, const char **exe)
+{
+	const struct merged_run *m = ctx;
+	const struct image_view *found = NULL;
+	for (size_t i = 0; i < m->n_images; i++)
+		if (m->images[i].pid == pid && (!have_gen || m->images[i].gen == gen))
+			found = &m->images[i];
+	if (!found)
+		return -ENOENT;
+	*argv = found->argv;
+	*argv_len = found->argv_len;
+	*exe = found->exe;
+	return 0;
+}
+
+/* Each OOM kill is the summary's first finding, "oom_kill" (issue 42): the
+ * moment a user most needs said, where they look first.  The rest move
+ * down (past FINDINGS_MAX the last are dropped, as findings_apply drops
+ * them). */
+static void add_oom_findings(struct sup_run *s)
+{
+	struct sup_record *rec = &s->rec;
+	if (!s->views.oom)
+		return;
+	if (s->records_dir)
+		oomwatch_name_sites(s->views.oom, name_victim_sites, &s->sites);
+	oomwatch_name_images(s->views.oom, name_victim_image, &s->merged);
+	const struct oom_log *o = oomwatch_log(s->views.oom);
+	size_t add = o->n < FINDINGS_MAX ? o->n : FINDINGS_MAX;
+	if (!add)
+		return;
+	size_t keep = rec->n_findings + add <= FINDINGS_MAX ? rec->n_findings : FINDINGS_MAX - add;
+	memmove(run_findings + add, run_findings, keep * sizeof *run_findings);
+	for (size_t i = 0; i < add; i++) {
+		const struct oom_kill *k = &o->kills[i];
+		struct finding *f = &run_findings[i];
+		memset(f, 0, sizeof *f);
+		f->kind = "oom_kill";
+		oomwatch_sentence(k, f->sentence, sizeof f->sentence);
+		f->figures[f->n_figures++] = (struct finding_figure){ "at_s", k->at_s, 3 };
+		if (k->pid > 0)
+			f->figures[f->n_figures++] = (struct finding_figure){ "victim_pid",
+									      k->pid, 0 };
+		if (k->have_rss)
+			f->figures[f->n_figures++] = (struct finding_figure){
+				"victim_rss_mb", (double)k->rss / UNITS_MB, 1 };
+		if (k->have_limit)
+			f->figures[f->n_figures++] = (struct finding_figure){
+				"limit_mb", (double)k->limit / UNITS_MB, 1 };
+	}
+	rec->findings = run_findings;
+	rec->n_findings = keep + add;
+}
+
 /* After the run: the merged view (every image, traced or not, and what it
  * hides), processes.json, the final record and the picture, and --json.
  * Returns `status`, or 125 when one of them could not be written. */
@@ -449,6 +522,7 @@ static int write_results(struct sup_run *s, int status)
 	}
 	if (s->records_dir)
 		status = write_call_sites(s, status);
+	add_oom_findings(s);
 	/* The picture, drawn from the files: `memsup plot` later draws the
 	 * same one.  The record is written before it (the picture shows the
 	 * record's end) and again if the picture fails, so that it says so. */
@@ -576,6 +650,8 @@ int main(int argc, char **argv)
 		.records_dir = s->records_dir,
 		.staging = s->records_dir ? &s->records : NULL, .phases = s->phases,
 		.relay = s->relay, .transcript = s->transcript,
+		/* tests: another file for the kernel's log ("" none) */
+		.kmsg_path = getenv("MEMSUP_KMSG"),
 	};
 	int status = run_supervise(&cfg, &s->ev, &s->rec, &s->views);
 	/* The one memsup error of a run that has no line of its own yet: say

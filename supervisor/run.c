@@ -11,11 +11,13 @@
 #include "collect/slowpoll.h"
 #include "collect/slurmjob.h"
 #include "collect/live.h"
+#include "collect/oomwatch.h"
 #include "collect/peaksites.h"
 #include "collect/procfs.h"
 #include "collect/pview.h"
 #include "collect/staging.h"
 #include "contain/contain.h"
+#include "contain/oomadj.h"
 #include "contain/procs.h"
 #include "contain/spawn.h"
 #include "contain/track.h"
@@ -88,6 +90,14 @@
  * written at the next second as before, so a killed memsup's record (the
  * sentinel marks the one on disk) is whole and true but for its clock
  * and counts, which are at most that old. */
+/* After the kernel's OOM event, samples every OOM_CHASE_STEP_NS until the
+ * kill shows in the cgroup's counter, for at most OOM_CHASE_NS: the OOM
+ * killer chooses and kills some milliseconds after the event (its report
+ * to the kernel's log is printed first), and the sample that describes the
+ * kill is the first after it (issue 42; bench/RESULTS.md, run oomlatency). */
+#define OOM_CHASE_STEP_NS 1000000ull
+#define OOM_CHASE_NS (200 * 1000000ull)
+
 #define PACE_DELTA_MIN (1ull << 20)
 #define PACE_DELTA_MAX (8ull << 20)
 #define PACE_SPARSE_MAX_NS NS_PER_S
@@ -134,6 +144,13 @@ struct run {
 	struct sentinel sentinel;
 	struct contain_state kernel; /* the cgroup's counters at the last sample */
 	struct peaksites *sites; /* NULL: not tracing */
+	struct oomwatch *oom;   /* the OOM autopsy; NULL: out of memory */
+	struct oomadj oomadj;   /* memsup's own oom_score_adj */
+	uint64_t kernel_woke_ns; /* the cgroup's event woke memsup (0: not
+				    since the last sample) */
+	uint64_t oom_chase_ns;  /* an OOM event not yet followed by its kill
+				   in the counter: when it came (0: none) */
+	double last_elapsed;    /* the last sample's time into the run */
 	/* memsup's children from before the run (a shell's `cmd & exec
 	 * memsup ...` leaves them to it): neither members nor waited for */
 	pid_t prior[RUN_PRIOR_MAX];
@@ -494,7 +511,10 @@ static void plan_procs(struct run *r, struct spawn_request *req)
 	procs_plan_make(&r->procs, o->max_procs, contain_info(r->contain)->pids,
 			r->cfg->proc_root);
 	r->rec->max_procs_by = procs_by_name(r->procs.by);
-	if (r->procs.limits.set_nproc || r->procs.limits.reset_sched)
+	if (r->oomadj.protected)
+		memcpy(r->procs.limits.oom_score_adj, r->oomadj.before,
+		       sizeof r->procs.limits.oom_score_adj);
+	if (r->procs.limits.set_nproc || r->procs.limits.reset_sched || r->oomadj.protected)
 		req->limits = &r->procs.limits;
 	/* the record outlives `r` */
 	static char note[sizeof r->procs.note];
@@ -929,7 +949,9 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 	unsigned n;
 	if (contain_sample(r->contain, &rss, &n) < 0)
 		return; /* a failed listing is a missed sample, not a zero */
+	uint64_t oom_was = r->kernel.oom_kills;
 	contain_poll(r->contain, &r->kernel);
+	int oom_rose = r->kernel.have_events && r->kernel.oom_kills > oom_was;
 	if (r->kernel.limit_found || r->kernel.oom_reenabled)
 		limit_undone(r, since_start_s(r, clock_mono_ns()));
 	/* New record files after the RSS reading, not before: an image that
@@ -998,12 +1020,27 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 		/* Nor at all where no pids cgroup holds --max-procs
 		 * (procs_view_skipped says why). */
 		int viewed = b != SUP_REASON_PROCS_BUDGET && !procs_view_skipped(r);
+		/* an OOM kill since the last sample: that sample's members,
+		 * the victim among them, before this one replaces them */
+		int oom_look = 0;
+		if (r->oom) {
+			const struct pview_peak_member *prev;
+			size_t nprev = pview_current(r->pv, &prev);
+			oom_look = oomwatch_before(r->oom, &r->kernel, prev, nprev, r->last_elapsed);
+		}
 		if (viewed) {
 			if (r->live)
 				live_believe(r->live, m, nm, r->main_pid, now, read_ns);
 			pview_sample(r->pv, r->live, now, read_ns, m, nm, new_peak, rss, &s);
 		} else {
 			memset(&s, 0, sizeof s);
+		}
+		if (oom_look) {
+			const struct pview_peak_member *cur;
+			size_t ncur = viewed ? pview_current(r->pv, &cur) : 0;
+			oomwatch_after(r->oom, &r->kernel, ncur ? cur : NULL, ncur, r->pv, r->live,
+				       elapsed, r->kernel_woke_ns ? r->kernel_woke_ns : r->oom_chase_ns,
+				       now);
 		}
 		struct timeline_sample tl = {
 			.t = elapsed, .rss = rss, .processes = n,
@@ -1048,6 +1085,18 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 	}
 	if (*reason == SUP_REASON_NONE)
 		*reason = b;
+	/* the kernel's OOM event comes as the OOM begins (v1 notifies before
+	 * the killer chooses; v2 at the "oom" event, then again at the
+	 * kill): until the kill shows in the counter, the samples follow it
+	 * closely (supervise), up to OOM_CHASE_NS */
+	if (oom_rose)
+		r->oom_chase_ns = 0;
+	else if (r->kernel_woke_ns)
+		r->oom_chase_ns = r->kernel_woke_ns;
+	else if (r->oom_chase_ns && now - r->oom_chase_ns > OOM_CHASE_NS)
+		r->oom_chase_ns = 0;
+	r->kernel_woke_ns = 0;
+	r->last_elapsed = elapsed;
 	pace_after_sample(r, now, rss, n);
 }
 
@@ -1211,6 +1260,8 @@ static enum sup_reason supervise(struct run *r)
 			 * cost what the sparse schedule saves) */
 			if (r->pace.sparse && next > next_record && next_record > now)
 				next = next_record;
+			if (r->oom_chase_ns && next > now + OOM_CHASE_STEP_NS)
+				next = now + OOM_CHASE_STEP_NS;
 		}
 		if (now >= next_record) {
 			r->rec->poll_interval_p99_s = r->jit.count
@@ -1299,8 +1350,11 @@ static enum sup_reason supervise(struct run *r)
 			phases_read_file(r->cfg->phases, since_start_s(r, clock_mono_ns()), 0,
 					 r->cfg->proc_root, r->live);
 		/* the kernel has news (an OOM kill): sample now */
-		if (np > 0 && kfd >= 0 && pfd[SLOT_KERNEL].revents)
+		if (np > 0 && kfd >= 0 && pfd[SLOT_KERNEL].revents) {
 			next = clock_mono_ns();
+			if (!r->kernel_woke_ns)
+				r->kernel_woke_ns = next;
+		}
 		/* the usage crossed a mark: dense again */
 		if (np > 0 && wfd >= 0 && pfd[SLOT_WATCH].revents)
 			pace_wake(r, &next, &r->rec->sampling.threshold_wakeups);
@@ -1336,7 +1390,9 @@ void run_views_free(struct run_views *v)
 	live_close(v->live);
 	pview_close(v->pview);
 	peaksites_close(v->sites);
+	oomwatch_close(v->oom);
 	v->sites = NULL;
+	v->oom = NULL;
 	v->live = NULL;
 	v->pview = NULL;
 }
@@ -1377,7 +1433,20 @@ static int open_run(struct run *r, sigset_t *orig)
 	rec->discovery = contain_name(r->contain);
 	/* the containment's own, while it lasts: close_run() copies it */
 	rec->containment = contain_info(r->contain);
+	/* before the command: the kernel's log is read from here on */
+	struct oomwatch_config oc = { .containment = contain_info(r->contain),
+				      .kmsg_path = cfg->kmsg_path };
+	if (oomwatch_open(&r->oom, &oc) == 0)
+		rec->oom = oomwatch_log(r->oom);
+	else
+		runrecord_note(rec, "out of memory for the OOM autopsy: the record names no "
+			       "OOM victim");
 	note_prior_children(r);
+	/* before the sentinel, which inherits it: neither is ever the OOM
+	 * killer's choice (the command gets memsup's value back) */
+	oomadj_protect(&r->oomadj, NULL);
+	if (r->oom)
+		oomwatch_protected(r->oom, r->oomadj.protected);
 	/* before the command: the sentinel stays outside the run's cgroup */
 	if ((rc = sentinel_start(&r->sentinel, r->contain, r->ev->dirfd, cfg->staging,
 				   cfg->relay)) < 0)
@@ -1447,6 +1516,8 @@ static int launch(struct run *r, const sigset_t *orig)
 	}
 	r->main_pid = rec->pid = res.pid;
 	r->command_sid = res.sid;
+	if (r->oom)
+		oomwatch_launched(r->oom, r->start_ns, r->main_pid);
 	/* the command is on its own now: a short slice for memsup's wake-ups
 	 * alone (wakeslice.h) */
 	if (wakeslice_take(WAKESLICE_NS) == 0)
@@ -1493,6 +1564,8 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	reap_rest(r);
 	/* the high-water marks and counters, final once the tree is dead */
 	contain_figures(r->contain, &after);
+	if (r->oom)
+		oomwatch_end(r->oom, &after, r->pv, r->live, since_start_s(r, clock_mono_ns()));
 	rec->cgroup = after;
 	rec->cgroup.have_stat = before.have_stat;
 	rec->cgroup.anon = before.anon;
@@ -1629,6 +1702,7 @@ static int close_run(struct run *r, int status, struct run_views *views)
 	views->live = r->live;
 	views->pview = r->pv;
 	views->sites = r->sites;
+	views->oom = r->oom;
 	views->start_ns = r->start_ns;
 	views->command_sid = r->command_sid;
 	finish_times(r);

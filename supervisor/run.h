@@ -47,6 +47,8 @@ struct run_config {
 	char **envp;              /* the command's whole environment */
 	const char *proc_root;    /* "/proc" */
 	const char *cgroup_root;  /* NULL: "/sys/fs/cgroup" */
+	const char *kmsg_path;    /* the kernel's log for the OOM autopsy
+				     (oomwatch.h); NULL: /dev/kmsg, "": none */
 	const sigset_t *start_mask; /* the signal mask memsup started with, when
 				     it blocked INT/TERM/HUP/QUIT before making
 				     anything: the command gets it back; NULL:
@@ -65,6 +67,7 @@ struct live;
 struct pview;
 struct peaksites;
 struct phase_log;
+struct oomwatch;
 
 /* What the run saw, for the merged view (merge.h), owned by the caller
  * after run_supervise(): release with run_views_free(). */
@@ -78,6 +81,8 @@ struct run_views {
 				     pid, or memsup's at a terminal); 0 */
 	int have_main;
 	int main_status;          /* wait status of the command */
+	struct oomwatch *oom;     /* the OOM kills (the record's "oom" points
+				     into it); NULL when it could not be had */
 };
 
 int run_supervise(const struct run_config *cfg, struct evidence *ev,

@@ -79,6 +79,7 @@ struct finding; /* analyze/findings.h */
 struct merged_run; /* analyze/merge.h */
 struct merge_aside; /* analyze/merge.h */
 struct phase_log; /* analyze/phases.h */
+struct oom_log; /* collect/oomwatch.h */
 
 struct sup_leftover {
 	pid_t pid;
@@ -187,6 +188,9 @@ struct sup_record {
 	 * refused forks after the tree was killed; memory.stat's split as the
 	 * run ended, before the kill */
 	struct contain_figures cgroup;
+	/* every OOM kill of the tree: who, by which limit, the tree then
+	 * ("oom", oomwatch.h); NULL: none watched (null) */
+	const struct oom_log *oom;
 	/* the cgroup's counters at the sample where its usage was largest:
 	 * what the answer (its peak) was made of ("peak_breakdown") */
 	struct contain_state kernel_at_peak;

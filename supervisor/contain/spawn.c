@@ -112,6 +112,14 @@ static void apply_limits(const struct spawn_limits *l, int report)
 	}
 	if (l->set_nproc && setrlimit(RLIMIT_NPROC, &l->nproc) < 0)
 		child_fail(report, 3, errno);
+	/* raising it back needs no privilege: a failure is a real one */
+	if (l->oom_score_adj[0]) {
+		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		size_t n = strlen(l->oom_score_adj);
+		if (fd < 0 || write(fd, l->oom_score_adj, n) != (ssize_t)n)
+			child_fail(report, 3, errno);
+		close(fd);
+	}
 }
 
 /* Runs in the vfork child, on memsup's memory and below its stack frames:

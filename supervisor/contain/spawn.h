@@ -59,6 +59,9 @@ struct spawn_limits {
 	int policy;
 	struct sched_param param;
 	int nice;
+	/* memsup set its own oom_score_adj out of the OOM killer's reach
+	 * (oomadj.h): the command gets this value back, "" none */
+	char oom_score_adj[12];
 };
 
 struct spawn_request {

@@ -2,6 +2,7 @@
 #include "output/resources.h"
 #include "analyze/findings.h"
 #include "analyze/merge.h"
+#include "collect/oomwatch.h"
 #include "collect/slurmjob.h"
 #include "jsonw.h"
 #include "output/phasesout.h"
@@ -283,6 +284,150 @@ static void put_sampling(struct jsonw *w, const struct sup_record *r)
 	jsonw_object_end(w);
 }
 
+static void put_mb_value(struct jsonw *w, const char *key, uint64_t bytes, int present)
+{
+	jsonw_key(w, key);
+	put_float_or_null(w, (double)bytes / UNITS_MB, present);
+}
+
+/* The victim of one kill (oomwatch.h; memsup(1) "oom"). */
+static void put_oom_victim(struct jsonw *w, const struct oom_kill *k)
+{
+	jsonw_key(w, "victim");
+	jsonw_object_begin(w);
+	jsonw_key(w, "pid");
+	if (k->pid > 0)
+		jsonw_int(w, k->pid);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "gen");
+	if (k->have_gen)
+		jsonw_uint(w, k->gen);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "comm");
+	jsonw_string(w, k->comm[0] ? k->comm : NULL);
+	jsonw_key(w, "exe");
+	jsonw_string(w, k->exe[0] ? k->exe : NULL);
+	jsonw_key(w, "argv");
+	if (k->argv_len) {
+		jsonw_array_begin(w);
+		for (size_t i = 0; i < k->argv_len;) {
+			size_t n = strnlen(k->argv + i, k->argv_len - i);
+			jsonw_string_n(w, k->argv + i, n);
+			i += n + 1;
+		}
+		jsonw_array_end(w);
+	} else {
+		jsonw_null(w);
+	}
+	jsonw_key(w, "lineage");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < k->n_lineage; i++)
+		jsonw_int(w, k->lineage[i]);
+	jsonw_array_end(w);
+	put_mb_value(w, "rss_mb", k->rss, k->have_rss);
+	put_mb_value(w, "anon_rss_mb", k->anon_rss, k->have_kernel_rss);
+	put_mb_value(w, "file_rss_mb", k->file_rss, k->have_kernel_rss);
+	put_mb_value(w, "shmem_rss_mb", k->shmem_rss, k->have_kernel_rss);
+	put_mb_value(w, "heap_mb", k->heap, k->have_heap);
+	jsonw_key(w, "top_sites");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < k->n_sites; i++) {
+		jsonw_object_begin(w);
+		jsonw_key(w, "site");
+		jsonw_string(w, k->sites[i].name);
+		put_mb_value(w, "mb", k->sites[i].bytes, 1);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+	jsonw_object_end(w);
+}
+
+static void put_oom_tree(struct jsonw *w, const struct oom_kill *k)
+{
+	jsonw_key(w, "tree");
+	if (k->tree_at_s < 0) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_object_begin(w);
+	jsonw_key(w, "at_s");
+	put_float(w, k->tree_at_s);
+	put_mb_value(w, "cgroup_mb", k->cgroup_usage, k->have_cgroup);
+	put_mb_value(w, "anon_mb", k->anon, k->have_split);
+	put_mb_value(w, "page_cache_mb", k->page_cache, k->have_split);
+	put_mb_value(w, "shmem_mb", k->shmem, k->have_split);
+	put_mb_value(w, "kernel_mb", k->kernel, k->have_split);
+	jsonw_key(w, "processes");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < k->n_procs; i++) {
+		const struct oom_proc *p = &k->procs[i];
+		jsonw_object_begin(w);
+		jsonw_key(w, "pid");
+		jsonw_int(w, p->pid);
+		jsonw_key(w, "comm");
+		jsonw_string(w, p->comm[0] ? p->comm : NULL);
+		put_mb_value(w, "rss_mb", p->rss, 1);
+		put_mb_value(w, "heap_mb", p->heap, p->have_heap);
+		jsonw_key(w, "victim");
+		jsonw_bool(w, p->victim);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+	jsonw_key(w, "processes_total");
+	jsonw_uint(w, k->procs_total);
+	jsonw_object_end(w);
+}
+
+/* "oom": every OOM kill of the tree (issue 42); null when nothing could
+ * have told one. */
+static void put_oom(struct jsonw *w, const struct oom_log *o)
+{
+	jsonw_key(w, "oom");
+	if (!o || !o->watching) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < o->n; i++) {
+		const struct oom_kill *k = &o->kills[i];
+		jsonw_object_begin(w);
+		jsonw_key(w, "at_s");
+		put_float(w, k->at_s);
+		jsonw_key(w, "woken_by");
+		jsonw_string(w, oomwatch_woken_name(k->woken));
+		jsonw_key(w, "after_event_ms");
+		put_float_or_null(w, k->after_event_ms, k->after_event_ms >= 0);
+		jsonw_key(w, "kernel_at_s");
+		put_float_or_null(w, k->kernel_at_s, k->kernel_at_s > -1);
+		jsonw_key(w, "source");
+		jsonw_string(w, k->from_log ? "kernel_log" : "inferred");
+		jsonw_key(w, "evidence");
+		jsonw_string(w, k->evidence);
+		put_oom_victim(w, k);
+		jsonw_key(w, "limit");
+		jsonw_object_begin(w);
+		jsonw_key(w, "by");
+		jsonw_string(w, oomlimit_by_name(k->by));
+		jsonw_key(w, "cgroup");
+		jsonw_string(w, k->cgroup[0] ? k->cgroup : NULL);
+		put_mb_value(w, "limit_mb", k->limit, k->have_limit);
+		jsonw_key(w, "constraint");
+		jsonw_string(w, k->constraint[0] ? k->constraint : NULL);
+		jsonw_object_end(w);
+		put_oom_tree(w, k);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+	jsonw_key(w, "oom_log");
+	jsonw_string(w, o->log_why ? o->log_why : "read");
+	jsonw_key(w, "oom_unlisted");
+	jsonw_uint(w, o->unlisted);
+	jsonw_key(w, "oom_memsup_protected");
+	jsonw_bool(w, o->memsup_protected);
+}
+
 static void put_containment(struct jsonw *w, const struct sup_record *r)
 {
 	const struct contain_info *c = r->containment;
@@ -359,6 +504,7 @@ static void put_containment(struct jsonw *w, const struct sup_record *r)
 	}
 	put_count_or_null(w, "oom_kills", f->oom_kills, f->have_oom);
 	put_count_or_null(w, "forks_refused", f->forks_refused, f->have_pids);
+	put_oom(w, r->oom);
 }
 
 /* "records_not_believed": each record file memsup put aside, its name,

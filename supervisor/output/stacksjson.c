@@ -310,14 +310,16 @@ static size_t stacksjson_frame(const struct symbols *sym, const struct symbols_f
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
-static void stacksjson_label(const struct callsite_view *v, const struct callsite *c, char *buf,
-			     size_t cap)
+size_t stacksjson_site_name(const struct callsite_view *v, const struct callsite *c, char *buf,
+			    size_t cap)
 {
-	size_t o = (size_t)snprintf(buf, cap, "pid %d:%s", (int)c->pid,
-				    (c->flags & MT_STACK_MMAP) ? " [mmap]" : "");
+	size_t o = 0;
 	unsigned shown = 0;
+	if (!cap)
+		return 0;
+	buf[0] = '\0';
 	if (c->nframes == 0)
-		snprintf(buf + o, cap - o, " [no stack: table full]");
+		return (size_t)snprintf(buf, cap, "[no stack: table full]");
 	/* a Python site by its Python frames: the interpreter's own C
 	 * functions inside them say nothing the Python line does not */
 	uint32_t from = 0;
@@ -329,8 +331,50 @@ static void stacksjson_label(const struct callsite_view *v, const struct callsit
 	for (uint32_t j = from; j < c->nframes && shown < 3 && o + 1 < cap; j++)
 		for (uint32_t f = c->frames[j]; f != SYMBOLS_NO_FRAME && shown < 3 && o + 1 < cap;
 		     f = symbols_outer(&v->sym, f))
-			o += stacksjson_frame(&v->sym, &v->sym.frames[f], shown++ ? " < " : " ",
+			o += stacksjson_frame(&v->sym, &v->sym.frames[f], shown++ ? " < " : "",
 					      buf + o, cap - o);
+	return o < cap ? o : cap - 1;
+}
+
+static void stacksjson_label(const struct callsite_view *v, const struct callsite *c, char *buf,
+			     size_t cap)
+{
+	int o = snprintf(buf, cap, "pid %d:%s ", (int)c->pid,
+			 (c->flags & MT_STACK_MMAP) ? " [mmap]" : "");
+	if (o > 0 && (size_t)o < cap)
+		stacksjson_site_name(v, c, buf + o, cap - (size_t)o);
+}
+
+size_t stacksjson_image_sites(const struct callsite_view *v, pid_t pid, uint32_t gen,
+			      struct stacksjson_named *out, size_t cap)
+{
+	const struct callsite_set *set = NULL;
+	for (size_t i = 0; i < v->n_images && !set; i++)
+		if (v->images[i].iv && v->images[i].iv->pid == pid && v->images[i].iv->gen == gen)
+			set = &v->images[i].at_exit;
+	size_t n = 0;
+	/* sites of the same name (two stacks through one line) are one */
+	for (size_t i = 0; set && i < set->n && i < 4 * STACKSJSON_LINES; i++) {
+		char text[sizeof out->name];
+		size_t k;
+		stacksjson_site_name(v, &set->v[i], text, sizeof text);
+		for (k = 0; k < n && strcmp(out[k].name, text) != 0; k++) {
+		}
+		if (k == n) {
+			if (n == cap)
+				continue;
+			memcpy(out[n].name, text, sizeof text);
+			out[n++].bytes = 0;
+		}
+		out[k].bytes += set->v[i].bytes;
+		while (k > 0 && out[k - 1].bytes < out[k].bytes) {
+			struct stacksjson_named tmp = out[k];
+			out[k] = out[k - 1];
+			out[k - 1] = tmp;
+			k--;
+		}
+	}
+	return n;
 }
 
 void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows)

@@ -58,6 +58,21 @@
 
 int stacksjson_write(int dirfd, const struct callsite_view *v);
 
+/* A site's name as the summary prints it: its three innermost frames (a
+ * Python site's Python frames), "function (file:line) < caller ...".
+ * Returns the length written. */
+size_t stacksjson_site_name(const struct callsite_view *v, const struct callsite *c, char *buf,
+			    size_t cap);
+
+/* The largest sites of one image (pid, gen) as it ended, by name, largest
+ * first: up to cap of them; how many.  (The OOM autopsy's victim sites.) */
+struct stacksjson_named {
+	char name[256];
+	uint64_t bytes;
+};
+size_t stacksjson_image_sites(const struct callsite_view *v, pid_t pid, uint32_t gen,
+			      struct stacksjson_named *out, size_t cap);
+
 /* The end-of-run summary's lines: the tree's heap at its heap peak by call
  * site, the `rows` largest first, each a process and its three innermost
  * frames, "function (file.c:12)" where the line is known (sites that read
