@@ -13,7 +13,8 @@
 #      workload's
 #   4  Slurm's own figure for a step (sstat while it runs) within the range
 #      memsup recorded for its poll
-#   5  a task past Slurm's --mem: Slurm's cgroup OOM kill, in memsup's record
+#   5  a task past Slurm's --mem: Slurm's cgroup OOM kill, in memsup's record,
+#      the victim and Slurm's cgroup named
 #   6  a task past memsup's --rss-mb under Slurm's --mem: memsup's budget
 #   7  scancel of a running task: reason interrupted, exit 143
 #   8  a task past --time: reason interrupted, exit 143
@@ -348,10 +349,20 @@ assert rc == 137, f"srun exited {rc}, memsup exits 128+9"
 # Slurm's limit is on the step's task cgroup, which holds memsup too (more
 # of it in a sanitizer build): the tree got most of it, never more
 assert 0.6 * limit <= r['peak_mb'] <= limit * 1.01, f"peak {r['peak_mb']} MB, Slurm limit {limit:.1f}"
+# the victim named, and Slurm's cgroup as the limit that fired (issue 42)
+oom = r['oom']
+assert oom, f"oom {oom}: the kill is counted ({r['oom_kills']}) but no victim is named"
+k = oom[0]
+assert k['victim']['pid'] == r['pid'], f"victim {k['victim']}, the command was {r['pid']}"
+assert k['victim']['argv'] and k['victim']['argv'][0].endswith('grower'), k['victim']
+assert k['limit']['by'] == 'above', f"limit {k['limit']}: {k['evidence']}"
+assert k['limit']['limit_mb'] and abs(k['limit']['limit_mb'] - limit) < 2, k['limit']
+assert [b for b in r['blind_spots'] if b['kind'] == 'oom_kill'], r['blind_spots']
 job = slurm(sys.argv[3])
 state = job[0].get("JobState") if job else "?"
 print(f"memsup: exit_code -9, oom_kills {r['oom_kills']}, peak {r['peak_mb']:.1f} MB of the "
-      f"{limit:.1f} MB limit; srun {rc}; Slurm job state {state}")
+      f"{limit:.1f} MB limit; srun {rc}; Slurm job state {state}; victim "
+      f"{k['victim']['pid']} by {k['limit']['cgroup']} ({k['source']})")
 PY
 fi
 
