@@ -249,6 +249,12 @@ static void fill_tree(struct oomwatch *w, struct oom_kill *k, const struct conta
 	}
 	if (vprev && !member_in(cur, n_cur, k->pid))
 		add_proc(all, &n, cap, pv, vprev, 1);
+	/* the victim at its kill: the kernel's own figure where the log gave
+	 * one (a sample that saw the rise late, v1's global OOM which
+	 * notifies no cgroup, may have read its pages half taken away) */
+	for (size_t i = 0; i < n; i++)
+		if (all[i].victim && k->have_kernel_rss)
+			all[i].rss = k->rss;
 	qsort(all, n, sizeof *all, by_rss_desc);
 	k->procs_total = n;
 	k->n_procs = n < OOM_MAX_PROCS ? n : OOM_MAX_PROCS;

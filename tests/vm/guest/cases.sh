@@ -196,6 +196,37 @@ case_fork_bomb() { # held within 1 s of the bomb's start, exit 122
 		"r['max_procs_reached_at_s'] is not None and r['max_procs_reached_at_s'] <= 1.0"
 }
 
+# No limit anywhere: the machine runs out, and the global OOM killer takes
+# the tree's largest process (issue 42).  oom_three's children hold 5%, 10%
+# and 60% of what the VM has available and its parent grows by 40%: the
+# kernel kills child c (the largest; memsup and its sentinel are at
+# oom_score_adj -1000), the parent grows on, ends the rest and exits 0.
+# The record names c as the global OOM killer's victim, from the kernel's
+# log, and the evidence is whole: memsup and the sentinel lived through it.
+case_machine_oom() {
+	local d avail a b c g cpid
+	d=$(evdir)
+	avail=$(awk '/^MemAvailable:/ { print int($2 * 1.024 / 1000) }' /proc/meminfo)
+	a=$((avail / 20)) b=$((avail / 10)) c=$((avail * 6 / 10)) g=$((avail * 4 / 10))
+	echo "MemAvailable ${avail} MB: children of $a, $b and $c MB, the parent growing to $g MB"
+	rm -f /tmp/mtvm-pids
+	run_cmd memsup -o "$d" -- "$P/oom_three" /tmp/mtvm-pids "$a" "$b" "$c" "$g"
+	[ "$rc" -eq 0 ] || fail "memsup exited $rc: one child's kill should not end the run"
+	cpid=$(sed -n 's/.* c=\([0-9]*\).*/\1/p' /tmp/mtvm-pids)
+	[ -n "$cpid" ] || fail "no pids from oom_three"
+	grep -a 'oom_kill' "$err" | cut -c1-300
+	rcheck "$d" "r['reason'] is None and r['exit_code'] == 0" \
+		"r['oom'] and r['oom'][0]['victim']['pid'] == $cpid" \
+		"r['oom'][0]['limit']['by'] == 'machine'" \
+		"r['oom'][0]['source'] == 'kernel_log'" \
+		"r['oom'][0]['limit']['constraint'] == 'CONSTRAINT_NONE'" \
+		"r['oom_memsup_protected']" \
+		"any(b['kind'] == 'oom_kill' for b in r['blind_spots'])" || exit 1
+	for f in resources.json timeline.jsonl processes.json stacks.json timeline.svg; do
+		[ -s "$d/$f" ] || fail "the evidence lacks $f"
+	done
+}
+
 # The scope memsup asks for changes nothing the command sees: a terminal
 # (script(1) gives the run a pty), the working directory, the environment,
 # the exit status.  On v2 memsup, root in the service's shared cgroup, runs
@@ -303,7 +334,7 @@ case_nothing_left() { # no cgroup, scope or process of a run survives it
 		left=$(systemctl --user -M alice@ list-units --all --type=scope --no-legend --plain 2>&1 | grep -i memsup)
 		[ -z "$left" ] || { echo "alice's scopes left: $left"; bad=1; }
 	fi
-	for p in steady bomb grower memsup; do
+	for p in steady bomb grower oom_three memsup; do
 		left=$(pgrep -a -x "$p")
 		[ -z "$left" ] || { echo "processes left: $left"; bad=1; }
 	done
@@ -314,7 +345,7 @@ cases=(layout root_shared_cgroup root_scope user_lingering user_lingering_no_xdg
 	user_no_manager container_ro_cgroupfs mem_max limit_undone fork_bomb
 	terminal_through_the_scope
 	terminal_through_the_user_scope signal_through_the_scope sigkill_through_the_scope
-	delegated_stays nested
+	delegated_stays nested machine_oom
 	nothing_left)
 
 if [ "${1:-}" = --case ]; then
