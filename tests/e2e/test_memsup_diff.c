@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "output/diff.h"
+#include "test_cgprobe.h"
 #include "test_memsup_util.h"
 #include "test_oom_fixtures.h"
 
@@ -704,6 +705,50 @@ Test(memsup_diff, forged_oom_is_125, .timeout = 30)
 	const char *a2[] = { oom_run(&r, "forged_victim"), oom_run(&r, "none"), NULL };
 	assert_bad(&r, a2, "baseline ");
 	cr_assert(strstr(r.err, "forged_victim/resources.json: \"oom\"[0].victim: not an object"), "%s", r.err);
+}
+
+/* The writer's own records: oom_three (children of 20, 40 and 100 MB, a
+ * parent growing to 50) at --mem-max 400, where it fits, then at 200,
+ * where the kernel kills the 100 MB child.  NEW's peak is lower (the kill
+ * cut it short), yet the gate fails and names the victim and the run's
+ * limit; the other way round it passes and says the kill went away. */
+Test(memsup_diff, real_oom_kill_regresses, .timeout = 90)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *dirs[2] = { NULL, NULL }, *max[2] = { "400", "200" };
+	static char paths[2][PATH_MAX], pids[2 * PATH_MAX + 8];
+	for (int i = 0; i < 2; i++) {
+		snprintf(paths[i], PATH_MAX, "%s/mem%s", r.tmp, max[i]);
+		snprintf(pids, sizeof pids, "%s.pids", paths[i]);
+		const char *args[] = { "-q", "-o", paths[i], "--poll-ms", "20", "--mem-max", max[i], "--",
+				       prog("oom_three"), pids, "20", "40", "100", "50", NULL };
+		struct sup_run run;
+		tmp_make(&run);
+		memsup_start(&run, 0, args);
+		int st = memsup_wait(&run);
+		if (st == 125 && strstr(run.err, "--mem-max"))
+			cgprobe_skip_or_fail("memory", "memsup refused --mem-max: %s", run.err);
+		cr_assert_eq(st, i ? 123 : 0, "--mem-max %s: %d, stderr: %s", max[i], st, run.err);
+		dirs[i] = paths[i];
+	}
+	char text[256], line[400];
+	slurp(pids, text, sizeof text); /* the second run's */
+	const char *c = strstr(text, "c=");
+	cr_assert_not_null(c, "pids: %s", text);
+	/* as root the kernel's log names the victim; else memsup infers it */
+	if (geteuid() == 0)
+		snprintf(line, sizeof line, "  REGRESSED NEW newly OOMs: the kernel killed pid %lld "
+			 "'oom_three' (limit: run's cgroup, ", atoll(c + 2));
+	else
+		snprintf(line, sizeof line, "  REGRESSED NEW newly OOMs: the kernel killed ");
+	const char *args[] = { dirs[0], dirs[1], NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_expect(strstr(r.out, line), "wanted\n%s\nin:\n%s", line, r.out);
+	cr_expect(strstr(r.out, "(limit: run's cgroup"), "%s", r.out);
+	const char *back[] = { dirs[1], dirs[0], NULL };
+	diff_run(&r, back); /* its verdict is the peak's, which the kill cut short */
+	cr_expect(strstr(r.out, "  changed   NEW no longer OOMs: in BASE the kernel killed "), "%s", r.out);
 }
 
 /* The pure half: BASE none (or unknown) and NEW with kills regress; the

@@ -11,6 +11,7 @@
 #include "output/jsonr.h"
 #include "commands.h"
 #include "output/report.h"
+#include "test_cgprobe.h"
 #include "test_memsup_util.h"
 #include "test_oom_fixtures.h"
 
@@ -749,6 +750,89 @@ Test(report, oom_kills_of_each_fixture, .timeout = 30)
 	/* the rows that are whole pass on their own */
 	const char *good[] = { dirs[0], dirs[2], dirs[3], dirs[5], dirs[6], NULL };
 	cr_assert_eq(report_capture(good, out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+}
+
+/* oom_three (children of 20, 40 and 100 MB, a parent growing to 50) under
+ * --mem-max MAX into r->tmp/NAME; memsup's status; the children's pids in
+ * r->tmp/NAME.pids. */
+static int oom_three_run(struct sup_run *r, const char *name, const char *max)
+{
+	char dir[PATH_MAX], pids[PATH_MAX + 8];
+	snprintf(dir, sizeof dir, "%s/%s", r->tmp, name);
+	snprintf(pids, sizeof pids, "%s.pids", dir);
+	const char *args[] = { "-q", "-o", dir, "--poll-ms", "20", "--mem-max", max, "--", prog("oom_three"),
+			       pids, "20", "40", "100", "50", NULL };
+	struct sup_run run;
+	tmp_make(&run);
+	memsup_start(&run, 0, args);
+	int st = memsup_wait(&run);
+	if (st == 125 && strstr(run.err, "--mem-max"))
+		cgprobe_skip_or_fail("memory", "memsup refused --mem-max: %s", run.err);
+	memcpy(r->err, run.err, sizeof r->err);
+	return st;
+}
+
+/* The writer's own record of a real OOM kill, read back: oom_three's
+ * largest child (100 MB) killed at --mem-max 200, beside a run it fits
+ * (400).  The report's row, memsup.py's read_oom and the run's own
+ * timeline.svg name the same victim (as root, the pid the kernel's log
+ * names; else whom memsup inferred). */
+Test(report, oom_kill_of_a_real_run, .timeout = 90)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	cr_assert_eq(oom_three_run(&r, "kill", "200"), 123, "stderr: %s", r.err);
+	cr_assert_eq(oom_three_run(&r, "fit", "400"), 0, "stderr: %s", r.err);
+	char pids[256], kill_dir[PATH_MAX], fit_dir[PATH_MAX];
+	slurp(sup_tmp_path(&r, "kill.pids"), pids, sizeof pids);
+	const char *c = strstr(pids, "c=");
+	cr_assert_not_null(c, "pids: %s", pids);
+	long long child = atoll(c + 2);
+	snprintf(kill_dir, sizeof kill_dir, "%s", sup_tmp_path(&r, "kill"));
+	snprintf(fit_dir, sizeof fit_dir, "%s", sup_tmp_path(&r, "fit"));
+
+	const char *jargs[] = { "--json", kill_dir, fit_dir, NULL };
+	cr_assert_eq(report_capture(jargs, out, sizeof out, err, sizeof err), 0, "%s", err);
+	struct jsonr_value *v;
+	cr_assert_eq(jsonr_parse(out, strlen(out), &v, err, sizeof err), 0, "%s", err);
+	const struct jsonr_value *killed = jsonr_at(v, 0), *fit = jsonr_at(v, 1);
+	cr_expect_eq(jsonr_num(jsonr_get(killed, "oom_kills"), -1), 1);
+	long long pid = (long long)jsonr_num(jsonr_get(killed, "oom_victim_pid"), -1);
+	if (geteuid() == 0)
+		cr_expect_eq(pid, child, "the kernel's log names pid %lld, the report %lld", child, pid);
+	cr_expect_str_eq(jsonr_str(jsonr_get(killed, "oom_victim_comm"), "?"), "oom_three");
+	cr_expect_str_eq(jsonr_str(jsonr_get(killed, "oom_limit_by"), "?"), "run");
+	cr_expect_eq(jsonr_num(jsonr_get(fit, "oom_kills"), -1), 0, "a run it fits: 0, known");
+	cr_expect_eq(jsonr_get(fit, "oom_victim_pid")->type, JSONR_NULL);
+	jsonr_free(v);
+
+	/* memsup.py's reader says the same of the writer's record */
+	static const char script[] =
+		"import json, sys\n"
+		"sys.path.insert(0, sys.argv[1])\n"
+		"import memsup\n"
+		"k = memsup.read_oom(json.load(open(sys.argv[2])))\n"
+		"v = k.kills[0]\n"
+		"print(k.count, v['victim']['pid'], v['victim']['comm'], v['limit']['by'])\n";
+	char cmd[3 * PATH_MAX], said[256], want[256];
+	setenv("MT_OOM_SCRIPT", script, 1);
+	snprintf(cmd, sizeof cmd, "python3 -c \"$MT_OOM_SCRIPT\" '%s/scripts' '%s/resources.json'",
+		 env_or_skip("MT_SRCDIR"), kill_dir);
+	FILE *py = popen(cmd, "r");
+	cr_assert_not_null(py);
+	size_t n = fread(said, 1, sizeof said - 1, py);
+	said[n] = '\0';
+	cr_assert_eq(pclose(py), 0, "read_oom failed on the writer's record: %s", said);
+	snprintf(want, sizeof want, "1 %lld oom_three run\n", pid);
+	cr_expect_str_eq(said, want);
+
+	/* the run's own picture names the victim on its mark */
+	static char svg[1 << 21];
+	char path[PATH_MAX + 32], mark[128];
+	snprintf(path, sizeof path, "%s/timeline.svg", kill_dir);
+	slurp(path, svg, sizeof svg);
+	snprintf(mark, sizeof mark, "<title>OOM kill: pid %lld &apos;oom_three&apos; at ", pid);
+	cr_expect_not_null(strstr(svg, mark), "%s not in %s", mark, path);
 }
 
 struct bad_opt {
