@@ -32,7 +32,9 @@ measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
         run's own cgroup, or the /proc scan and why; cgroups_left names a
         cgroup it could not remove), mem_max_mb,
         peak_cgroup_mb (the kernel's exact peak of that cgroup),
-        cgroup_memory_at_end, oom_kills, forks_refused, notes, grace_s, cwd,
+        cgroup_memory_at_end, oom_kills, oom (each OOM kill of the tree:
+        its victim, the limit that fired, the tree as it came; read_oom
+        below), forks_refused, notes, grace_s, cwd,
         env (the -e overrides: the defaults above and `env`),
         memsup_version, started_at, traced, processes_traced,
         processes_sampled, peak_heap_mb, peak_mapped_mb, peak_pss_mb,
@@ -85,6 +87,27 @@ take_snapshot(label) -> MemorySnapshot
     heap_peak, malloc_usable_size bytes of every malloc-family call, C and
     Python alike), else "tracemalloc" (Python's heap, 0 unless tracemalloc
     is tracing, as in the seed).
+
+read_oom(record) -> OomKills
+    The OOM kills of a record (the dict measure_command returns, or any
+    resources.json loaded with json), checked as memsup report and memsup
+    diff check them: OomKills(count, kills).  count is how many processes
+    of the tree the kernel's OOM killer took -- the kernel's count
+    (oom_kills), or the kills memsup saw when they are more: those listed
+    and oom_unlisted -- or None when
+    memsup could not see OOM kills (the record's oom is null: no memory
+    cgroup, no kernel log; never 0 then), or for a record of a memsup before
+    the list, its oom_kills alone.  kills is the list as the record has it
+    (at most 16, in the order memsup saw them): each {"at_s", "woken_by",
+    "after_event_ms", "kernel_at_s", "source", "evidence", "victim": {"pid"
+    (None: no candidate), "gen", "comm", "exe", "argv", "lineage",
+    "rss_mb", "anon_rss_mb", "file_rss_mb", "shmem_rss_mb", "heap_mb",
+    "top_sites"}, "limit": {"by" ("run", "inside", "above", "machine",
+    "unknown"), "cgroup", "limit_mb", "constraint"}, "tree": {...} or None}
+    (see memsup(1), RECORD KEYS).  A key that is absent reads as None where
+    memsup may write null; ValueError for an oom that is not what memsup
+    writes, naming the key: 'resources.json: "oom"[0].victim: not an
+    object'.
 
 read_records(directory) -> dict
     The shim's records of an evidence directory, {(pid, gen): bytes}, each
@@ -147,8 +170,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MemorySnapshot", "find_memsup", "mark", "measure_command", "read_records",
-           "read_sites", "read_stacks", "take_snapshot"]
+__all__ = ["MemorySnapshot", "OomKills", "find_memsup", "mark", "measure_command", "read_oom",
+           "read_records", "read_sites", "read_stacks", "take_snapshot"]
 
 # `make install` rewrites this line with $(bindir) in the copy it installs.
 _INSTALLED_BINDIR = None
@@ -399,6 +422,114 @@ def measure_command(
     if record.get("reason") == "start_failed":
         raise _start_failure(record, argv, where)
     return record
+
+
+# ---------------------------------------------------------------------------
+# read_oom: the record's "oom", the twin of supervisor/output/oomkills.c
+# ---------------------------------------------------------------------------
+
+# The contract's keys and what each may hold, nested as the record nests
+# them: oomkills.c's table, key for key.  Absent is always allowed; null
+# only for the kinds that say so.
+_OOM_SITE = {"site": "str", "mb": "num"}
+_OOM_VICTIM = {"pid": "int?", "gen": "int?", "comm": "str?", "exe": "str?", "argv": "strs?",
+               "lineage": "ints", "rss_mb": "num?", "anon_rss_mb": "num?", "file_rss_mb": "num?",
+               "shmem_rss_mb": "num?", "heap_mb": "num?", "top_sites": ("objs", _OOM_SITE)}
+_OOM_LIMIT = {"by": "str", "cgroup": "str?", "limit_mb": "num?", "constraint": "str?"}
+_OOM_PROCESS = {"pid": "int", "comm": "str?", "rss_mb": "num", "heap_mb": "num?",
+                "victim": "bool"}
+_OOM_TREE = {"at_s": "num", "cgroup_mb": "num?", "anon_mb": "num?", "page_cache_mb": "num?",
+             "shmem_mb": "num?", "kernel_mb": "num?", "processes": ("objs", _OOM_PROCESS),
+             "processes_total": "int"}
+_OOM_FIELDS = {"at_s": "num", "woken_by": "str", "after_event_ms": "num?",
+               "kernel_at_s": "num?", "source": "str", "evidence": "str",
+               "victim": ("obj", _OOM_VICTIM), "limit": ("obj", _OOM_LIMIT),
+               "tree": ("obj?", _OOM_TREE)}  # null: no sample came before the kill
+# What a message says a key is not (oomkills.c's kind_words).
+_OOM_WORDS = {"num": "a number", "num?": "a number or null", "int": "an integer",
+              "int?": "an integer or null", "str": "a string", "str?": "a string or null",
+              "ints": "an array of integers", "strs?": "an array of strings or null",
+              "bool": "true or false", "obj": "an object", "obj?": "an object or null",
+              "objs": "an array of objects"}
+
+
+def _oom_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _oom_int(v: Any) -> bool:
+    """A whole number a double holds exactly, as oomkills.c takes one."""
+    return (_oom_num(v) and abs(v) <= 2**53
+            and (isinstance(v, int) or float(v).is_integer()))
+
+
+def _oom_holds(v: Any, kind: str) -> bool:
+    if kind.endswith("?") and v is None:
+        return True
+    base = kind.rstrip("?")
+    if base == "num":
+        return _oom_num(v)
+    if base == "int":
+        return _oom_int(v)
+    if base == "str":
+        return isinstance(v, str)
+    if base == "bool":
+        return isinstance(v, bool)
+    if base == "obj":
+        return isinstance(v, dict)
+    if not isinstance(v, list):
+        return False
+    if base == "ints":
+        return all(_oom_int(x) for x in v)
+    if base == "strs":
+        return all(isinstance(x, str) for x in v)
+    return True  # objs: each item is checked by the caller, by its index
+
+
+def _oom_check(obj: dict, fields: dict, path: str) -> None:
+    for key, kind in fields.items():
+        if key not in obj:
+            continue
+        v = obj[key]
+        kind, sub = (kind, None) if isinstance(kind, str) else kind
+        if not _oom_holds(v, kind):
+            raise ValueError(f"resources.json: {path}.{key}: not {_OOM_WORDS[kind]}")
+        if kind == "objs":
+            for i, item in enumerate(v):
+                if not isinstance(item, dict):
+                    raise ValueError(f"resources.json: {path}.{key}[{i}]: not an object")
+                _oom_check(item, sub, f"{path}.{key}[{i}]")
+        elif sub is not None and v is not None:
+            _oom_check(v, sub, f"{path}.{key}")
+
+
+@dataclass(frozen=True)
+class OomKills:
+    """The OOM kills of a record (read_oom)."""
+    count: int | None  # processes the kernel's OOM killer took; None: unknown
+    kills: list  # the listed ones, as the record has them
+
+
+def read_oom(record: Mapping[str, Any]) -> OomKills:
+    """The record's OOM kills, checked (see the module doc)."""
+    kc, ul = record.get("oom_kills"), record.get("oom_unlisted")
+    count = int(kc) if _oom_int(kc) and kc >= 0 else None
+    unlisted = int(ul) if _oom_int(ul) and ul >= 0 else 0
+    if "oom" not in record or record["oom"] is None:
+        # null: memsup had no way to see a kill, so a count of 0 is not
+        # believed, one the kernel counted all the same is; absent: a
+        # memsup before the list, whose count is all there is
+        if "oom" in record and not count:
+            count = None
+        return OomKills(count, [])
+    kills = record["oom"]
+    if not isinstance(kills, list):
+        raise ValueError('resources.json: "oom": not an array or null')
+    for i, kill in enumerate(kills):
+        if not isinstance(kill, dict):
+            raise ValueError(f'resources.json: "oom"[{i}]: not an object')
+        _oom_check(kill, _OOM_FIELDS, f'"oom"[{i}]')
+    return OomKills(max(count or 0, len(kills) + unlisted), list(kills))
 
 
 # ---------------------------------------------------------------------------

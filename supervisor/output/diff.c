@@ -12,7 +12,9 @@
  * tree and each image still held in heap when they ended by exit
  * (record.heap_current), and each site as its images ended (stacks.json's
  * at_exit), is compared the same way: a slow leak shows there before it
- * moves a peak.  Exit 0 / 1 (a regression) / 125 (bad usage or input).  A
+ * moves a peak.  A run the kernel's OOM killer cut short where its
+ * baseline ran whole regresses too, whatever its peak: a kill often lowers
+ * the peak it ended.  Exit 0 / 1 (a regression) / 125 (bad usage or input).  A
  * baseline that is missing or broken is 125, never a pass: a gate that
  * passes when its baseline is gone guards nothing; so is a run, either
  * side, whose command could not start (it has no peak).
@@ -418,6 +420,31 @@ static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, ch
 	return 0;
 }
 
+/* The OOM kills of a `memsup report --json` row: its count (null: not
+ * known) and, when it names one, the first victim.  0 or -ENOMEM. */
+static int diff_report_oom(const struct jsonr_value *row, struct oomkills *out)
+{
+	const struct jsonr_value *count = jsonr_get(row, "oom_kills");
+	memset(out, 0, sizeof *out);
+	if (!count || count->type != JSONR_NUMBER || !(count->number >= 0))
+		return 0;
+	out->known = 1;
+	out->count = (uint64_t)count->number;
+	const char *by = jsonr_str(jsonr_get(row, "oom_limit_by"), NULL);
+	if (!out->count || !by)
+		return 0;
+	if (!(out->v = calloc(1, sizeof *out->v)))
+		return -ENOMEM;
+	struct oomkills_kill *k = &out->v[out->n++];
+	k->at_s = k->rss_mb = k->limit_mb = NAN;
+	k->pid = (long long)jsonr_num(jsonr_get(row, "oom_victim_pid"), -1);
+	k->by = oomkills_by_parse(by);
+	const char *comm = jsonr_str(jsonr_get(row, "oom_victim_comm"), NULL);
+	if (comm && !(k->comm = strdup(comm)))
+		return -ENOMEM;
+	return 0;
+}
+
 /* The baseline that `memsup report --json` wrote: an array of one run. */
 static int diff_read_report(const char *path, struct diff_run *out, char *err, size_t errlen)
 {
@@ -436,7 +463,9 @@ static int diff_read_report(const char *path, struct diff_run *out, char *err, s
 	else if (isnan(out->peak_mb = jsonr_num(jsonr_get(&doc->items[0], "peak_mb"), NAN)))
 		diff_err(err, errlen, "%s: no numeric \"peak_mb\"", path);
 	else
-		rc = 0;
+		rc = diff_report_oom(&doc->items[0], &out->oom);
+	if (rc == -ENOMEM)
+		diff_err(err, errlen, "%s: %s", path, strerror(ENOMEM));
 	jsonr_free(doc);
 	return rc;
 }
@@ -487,11 +516,15 @@ int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errl
 			 path, jsonr_str(jsonr_get(res, "error"), "no reason recorded"));
 	else if (isnan(out->peak_mb = jsonr_num(jsonr_get(res, "peak_mb"), NAN)))
 		diff_err(err, errlen, "%s/resources.json: no numeric \"peak_mb\"", path);
-	else
-		rc = 0;
+	/* a forged "oom" is bad input, as a broken record is: a gate that
+	 * cannot tell whether the run was OOM killed cannot pass it */
+	else if ((rc = oomkills_read(res, &out->oom, e, sizeof e)) < 0)
+		diff_err(err, errlen, "%s/resources.json: %s", path, e);
 	jsonr_free(res);
-	if (rc < 0)
+	if (rc < 0) {
+		diff_run_free(out);
 		return rc;
+	}
 
 	struct diff_images im = { 0 };
 	rc = jsonr_read_file_each(dirfd, "processes.json", DIFF_MAX_FILE_BYTES, diff_image_add, &im, e, sizeof e);
@@ -530,6 +563,7 @@ void diff_run_free(struct diff_run *r)
 	free(r->sites);
 	r->sites = NULL;
 	r->n_sites = 0;
+	oomkills_free(&r->oom);
 }
 
 /* ---- comparing ---- */
@@ -621,13 +655,39 @@ static int diff_match(struct diff_result *out, const struct diff_proc *bp, size_
 	return 0;
 }
 
+static const char *const oom_change_names[DIFF_OOM_COUNT] = {
+	[DIFF_OOM_NONE] = "none", [DIFF_OOM_NEW] = "new",       [DIFF_OOM_GONE] = "gone",
+	[DIFF_OOM_BOTH] = "both", [DIFF_OOM_UNSEEN] = "unseen",
+};
+
+const char *diff_oom_change_name(enum diff_oom_change c)
+{
+	return (unsigned)c < DIFF_OOM_COUNT ? oom_change_names[c] : oom_change_names[DIFF_OOM_NONE];
+}
+
+/* NEW's kills against BASE's.  A side that could not see OOM kills (no
+ * memory cgroup, no kernel log) counts as none for BASE: NEW killed where
+ * nothing says BASE was, and a gate fails on what it sees; for NEW it
+ * decides nothing, but a BASE that had kills is said. */
+static void diff_compare_oom(const struct diff_run *base, const struct diff_run *nw, struct diff_oom *out)
+{
+	int b = base->oom.known && base->oom.count > 0, n = nw->oom.known && nw->oom.count > 0;
+
+	out->base = &base->oom;
+	out->nw = &nw->oom;
+	out->change = n ? (b ? DIFF_OOM_BOTH : DIFF_OOM_NEW)
+		      : b ? (nw->oom.known ? DIFF_OOM_GONE : DIFF_OOM_UNSEEN) : DIFF_OOM_NONE;
+	out->regressed = out->change == DIFF_OOM_NEW;
+}
+
 int diff_compare(const struct diff_run *base, const struct diff_run *nw, const struct diff_limit *lim,
 		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out)
 {
 	memset(out, 0, sizeof *out);
+	diff_compare_oom(base, nw, &out->oom);
 	out->peak = (struct diff_row){ "peak", base->peak_mb, nw->peak_mb, 0, 0 };
 	out->peak.regressed = diff_exceeds(lim, 0, base->peak_mb, nw->peak_mb);
-	out->n_regressed = (size_t)out->peak.regressed;
+	out->n_regressed = (size_t)out->peak.regressed + (size_t)out->oom.regressed;
 	/* the tree's live heap at exit: a limit of the answer's, and the
 	 * floor, since it is often a few kB that any change doubles */
 	out->live = (struct diff_row){ "live at exit", base->live_mb, nw->live_mb, 0, DIFF_LIVE };
@@ -729,6 +789,57 @@ static void name_text(const char *name, char *buf, size_t len)
 	snprintf(buf, len, "%.*s...", (int)n, name);
 }
 
+/* What the kernel did to a run, for people: "the kernel killed pid 4242
+ * 'python' (limit: run's cgroup, 150 MB)", and how many in all when more
+ * than one; "the kernel killed 2 processes" when none is listed. */
+static void oom_kills_text(const struct oomkills *k, char *buf, size_t len)
+{
+	char v[160], l[300], more[48] = "";
+
+	if (!k->n) {
+		snprintf(buf, len, "the kernel killed %llu process%s", (unsigned long long)k->count,
+			 k->count == 1 ? "" : "es");
+		return;
+	}
+	oomkills_victim_text(&k->v[0], v, sizeof v);
+	oomkills_limit_text(&k->v[0], l, sizeof l);
+	if (k->count > 1)
+		snprintf(more, sizeof more, ", %llu kills in all", (unsigned long long)k->count);
+	snprintf(buf, len, "the kernel killed %s (limit: %s)%s", v, l, more);
+}
+
+/* The OOM line of the verdict, without its first column ("REGRESSED" ...)
+ * and newline; "" when there is none. */
+static void oom_line(const struct diff_oom *o, char *buf, size_t len)
+{
+	char t[600];
+
+	switch (o->change) {
+	case DIFF_OOM_NONE:
+	case DIFF_OOM_COUNT:
+		snprintf(buf, len, "%s", "");
+		return;
+	case DIFF_OOM_NEW:
+		oom_kills_text(o->nw, t, sizeof t);
+		snprintf(buf, len, "NEW newly OOMs: %s%s", t,
+			 o->base->known ? "" : "; BASE could not see OOM kills");
+		return;
+	case DIFF_OOM_GONE:
+		oom_kills_text(o->base, t, sizeof t);
+		snprintf(buf, len, "NEW no longer OOMs: in BASE %s", t);
+		return;
+	case DIFF_OOM_BOTH:
+		oom_kills_text(o->nw, t, sizeof t);
+		snprintf(buf, len, "both OOM (kills %llu -> %llu): in NEW %s",
+			 (unsigned long long)o->base->count, (unsigned long long)o->nw->count, t);
+		return;
+	case DIFF_OOM_UNSEEN:
+		oom_kills_text(o->base, t, sizeof t);
+		snprintf(buf, len, "NEW could not see OOM kills; in BASE %s", t);
+		return;
+	}
+}
+
 static void diff_human(FILE *f, const char *label, const struct diff_result *r, const struct diff_limit *lim,
 		       const struct diff_limit *proc_lim)
 {
@@ -745,6 +856,11 @@ static void diff_human(FILE *f, const char *label, const struct diff_result *r, 
 	fprintf(f, "%s%s%s: peak %.1f MB -> %.1f MB (%s, %s), limit +%s%s; %zu regressed\n", label ? label : "",
 		label ? ": " : "", r->n_regressed ? "REGRESSION" : "ok", r->peak.base_mb, r->peak.new_mb, ch, pc, lt, plt,
 		r->n_regressed);
+	/* first after the verdict: a kill says more than any size */
+	char ol[800];
+	oom_line(&r->oom, ol, sizeof ol);
+	if (*ol)
+		fprintf(f, "  %-9s %s\n", r->oom.regressed ? "REGRESSED" : r->oom.change == DIFF_OOM_GONE ? "changed" : "oom", ol);
 	if (!isnan(r->live.base_mb) && !isnan(r->live.new_mb)) {
 		change_text(&r->live, ch, sizeof ch);
 		fprintf(f, "  %-9s %10s %6s  live heap at exit %.3f MB -> %.3f MB\n",
@@ -789,6 +905,37 @@ static void json_row(struct jsonw *w, const struct diff_row *r, int with_name)
 	jsonw_object_end(w);
 }
 
+/* A side's count (null: it could not see OOM kills) and first victim. */
+static void json_oom_side(struct jsonw *w, const char *count_key, const char *first_key,
+			  const struct oomkills *k)
+{
+	jsonw_key(w, count_key);
+	if (k->known)
+		jsonw_uint(w, k->count);
+	else
+		jsonw_null(w);
+	jsonw_key(w, first_key);
+	if (!k->n) {
+		jsonw_null(w);
+		return;
+	}
+	const struct oomkills_kill *v = &k->v[0];
+	jsonw_object_begin(w);
+	jsonw_key(w, "pid");
+	if (v->pid >= 0)
+		jsonw_int(w, v->pid);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "comm");
+	jsonw_string(w, v->comm);
+	jsonw_key(w, "limit_by");
+	jsonw_string(w, oomlimit_by_name(v->by));
+	jsonw_key(w, "cgroup");
+	jsonw_string(w, v->cgroup);
+	json_mb(w, "limit_mb", v->limit_mb);
+	jsonw_object_end(w);
+}
+
 static void diff_json_one(struct jsonw *w, const char *label, const struct diff_result *r,
 			  const struct diff_limit *lim, const struct diff_limit *proc_lim, double floor_mb)
 {
@@ -810,6 +957,15 @@ static void diff_json_one(struct jsonw *w, const char *label, const struct diff_
 	jsonw_key(w, "process_max_increase");
 	jsonw_string(w, lt);
 	json_mb(w, "floor_mb", floor_mb);
+	jsonw_key(w, "oom");
+	jsonw_object_begin(w);
+	jsonw_key(w, "change");
+	jsonw_string(w, diff_oom_change_name(r->oom.change));
+	jsonw_key(w, "regressed");
+	jsonw_bool(w, r->oom.regressed);
+	json_oom_side(w, "base_kills", "base_first", r->oom.base);
+	json_oom_side(w, "new_kills", "new_first", r->oom.nw);
+	jsonw_object_end(w);
 	jsonw_key(w, "peak");
 	json_row(w, &r->peak, 0);
 	jsonw_key(w, "live_at_exit");
@@ -888,7 +1044,21 @@ static void junit_suite(FILE *f, const char *label, const struct diff_result *r,
 		xml_text(f, label);
 	}
 	int live = !isnan(r->live.base_mb) && !isnan(r->live.new_mb);
-	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\">\n", r->n_rows + 1 + (size_t)live, r->n_regressed);
+	int oom = r->oom.base->known || r->oom.nw->known;
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\">\n", r->n_rows + 1 + (size_t)live + (size_t)oom,
+		r->n_regressed);
+	if (oom) {
+		/* a case whichever side could tell, failed by a new OOM */
+		char ol[800];
+		oom_line(&r->oom, ol, sizeof ol);
+		fputs("  <testcase classname=\"memsup.diff\" name=\"oom\">\n", f);
+		if (r->oom.regressed) {
+			fputs("    <failure type=\"regression\" message=\"", f);
+			xml_text(f, ol);
+			fputs("\"/>\n", f);
+		}
+		fputs("  </testcase>\n", f);
+	}
 	junit_case(f, "peak", &r->peak, lt);
 	if (live)
 		junit_case(f, "live at exit", &r->live, lt);

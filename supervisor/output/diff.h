@@ -1,8 +1,9 @@
 /* diff.h: `memsup diff BASE NEW`, a regression gate between two runs (see
  * man/memsup.1, DIFF).
  *
- * Reads only, with the strict reader (jsonr.h): resources.json,
- * processes.json and stacks.json of an evidence directory, or the one-run
+ * Reads only, with the strict reader (jsonr.h): resources.json (its OOM
+ * kills with oomkills.h), processes.json and stacks.json of an evidence
+ * directory, or the one-run
  * array that `memsup report --json` writes (the answer only: it has no
  * processes); or, for a sweep, two directories of runs paired by --meta.
  * Comparing is pure (diff_compare) so that tests can drive it with runs
@@ -14,6 +15,8 @@
 #define MEMSUP_DIFF_H
 
 #include <stddef.h>
+
+#include "output/oomkills.h"
 
 /* How much a figure may grow: a percent of its base, or an absolute MB. */
 struct diff_limit {
@@ -49,6 +52,8 @@ struct diff_run {
 	size_t n_sites;
 	int has_sites;           /* 0: no stacks.json (an untraced run), sites not compared */
 	double live_mb;          /* live_mb summed over processes; NAN: none had it */
+	struct oomkills oom;    /* its OOM kills (owned); from a report
+				    baseline, its count and first victim */
 };
 
 /* Read DIR (an evidence directory) or FILE (memsup report --json with one
@@ -63,6 +68,28 @@ enum diff_kind {
 	DIFF_SITE,        /* a call site's bytes at its images' own peaks */
 	DIFF_LIVE,        /* a process image's heap live at its exit */
 	DIFF_SITE_LIVE,   /* a call site's bytes live as its images ended */
+};
+
+/* The runs' OOM kills compared.  A run the kernel's OOM killer cut short
+ * where its baseline ran whole is a regression, whatever its peak (a kill
+ * can lower the peak): NEW.  A baseline that could not see OOM kills (no
+ * memory cgroup) is taken as one that had none. */
+enum diff_oom_change {
+	DIFF_OOM_NONE = 0, /* no kill on either side (or neither can tell) */
+	DIFF_OOM_NEW,      /* NEW has kills, BASE had none: a regression */
+	DIFF_OOM_GONE,     /* BASE had kills, NEW has none */
+	DIFF_OOM_BOTH,     /* both have kills */
+	DIFF_OOM_UNSEEN,   /* BASE had kills, NEW could not see OOM kills */
+	DIFF_OOM_COUNT
+};
+
+/* "none", "new", "gone", "both", "unseen" (the JSON verdict's words). */
+const char *diff_oom_change_name(enum diff_oom_change c);
+
+struct diff_oom {
+	enum diff_oom_change change;
+	int regressed;
+	const struct oomkills *base, *nw; /* borrowed from the runs */
 };
 
 /* One compared figure: the answer, the tree's live heap at exit, a
@@ -81,14 +108,16 @@ struct diff_result {
 	struct diff_row live;  /* the tree's live heap at exit (NAN: a side without it) */
 	struct diff_row *rows; /* processes whose size changed, largest change first (owned) */
 	size_t n_rows;
-	size_t n_regressed;    /* the answer and processes together */
+	struct diff_oom oom;   /* the OOM kills */
+	size_t n_regressed;    /* the answer, processes and a new OOM together */
 };
 
-/* Compare: the answer against lim; the tree's live heap at exit against
- * lim and floor_mb; each process (matched by key, then those left over by
- * key2), its live heap at exit and each site against proc_lim and, as
- * well, floor_mb; a change under 0.1 MB (or floor_mb) is not a row.  0 or -ENOMEM.  Borrowed names live as long
- * as the runs. */
+/* Compare: the OOM kills (a new one regresses); the answer against lim;
+ * the tree's live heap at exit against lim and floor_mb; each process
+ * (matched by key, then those left over by key2), its live heap at exit
+ * and each site against proc_lim and, as well, floor_mb; a change under
+ * 0.1 MB (or floor_mb) is not a row.  0 or -ENOMEM.  Borrowed names live
+ * as long as the runs. */
 int diff_compare(const struct diff_run *base, const struct diff_run *nw, const struct diff_limit *lim,
 		 const struct diff_limit *proc_lim, double floor_mb, struct diff_result *out);
 void diff_result_free(struct diff_result *r);

@@ -1,12 +1,14 @@
 /* plot.c: load an evidence directory into a struct plot_data and draw
  * timeline.svg (see plot.h; `memsup plot` itself is cmd_plot.c).
  *
- * resources.json and processes.json are read with jsonr, the two .jsonl
- * files line by line through timeline.h, their format's one owner.
+ * resources.json and processes.json are read with jsonr (resources.json's
+ * "oom" with oomkills.h), the two .jsonl files line by line through
+ * timeline.h, their format's one owner.
  */
 #include "output/plot.h"
 #include "grow.h"
 #include "output/jsonr.h"
+#include "output/oomkills.h"
 #include "output/timeline.h"
 #include "units.h"
 
@@ -522,6 +524,35 @@ static int note_events(struct plot_set *s, struct series_ctx *c, const struct ti
 	return 0;
 }
 
+static int event_by_time(const void *a, const void *b)
+{
+	double x = ((const struct plot_event *)a)->t, y = ((const struct plot_event *)b)->t;
+	return (x > y) - (x < y);
+}
+
+/* When the samples counted no OOM kill (no memory cgroup: the kernel's log
+ * named it), a mark of its own for each kill the record lists, at its
+ * time, so that the picture shows what the record says.  -ENOMEM. */
+static int oom_events_from_record(struct plot_set *s)
+{
+	for (size_t i = 0; i < s->d.n_events; i++)
+		if (s->events[i].oom_kills > 0)
+			return 0;
+	if (!s->d.n_ooms)
+		return 0;
+	for (size_t j = 0; j < s->d.n_ooms; j++) {
+		/* a time off the run's is a forged one: no mark off the axis */
+		if (s->ooms[j].t < 0 || (s->d.t_end > 0 && s->ooms[j].t > s->d.t_end))
+			continue;
+		if (grow_array((void **)&s->events, &s->cap_events, s->d.n_events + 1, sizeof *s->events) < 0)
+			return -ENOMEM;
+		s->events[s->d.n_events++] = (struct plot_event){ s->ooms[j].t, 0, 1 };
+	}
+	/* in time order again: the limit's events and these */
+	qsort(s->events, s->d.n_events, sizeof *s->events, event_by_time);
+	return 0;
+}
+
 /* rss.jsonl: one point of the RSS series per sample; a line that is not
  * a sample (torn, cut by a full disk) is skipped. */
 static int rss_line(void *ctx, const char *line, size_t len, int whole)
@@ -648,6 +679,20 @@ static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 		s->d.peak_t = at;
 	}
 	s->d.t_end = jsonr_num(jsonr_get(r, "wall_s"), 0);
+
+	/* the OOM kills' victims; a forged list names no one (report and
+	 * diff say what is wrong with it: a picture draws what is there) */
+	struct oomkills k;
+	if (oomkills_read(r, &k, NULL, 0) == 0) {
+		for (size_t i = 0; i < k.n && s->d.n_ooms < SVG_MAX_OOMS; i++) {
+			char v[160];
+			if (!isfinite(k.v[i].at_s))
+				continue;
+			oomkills_victim_text(&k.v[i], v, sizeof v);
+			s->ooms[s->d.n_ooms++] = (struct plot_oom){ k.v[i].at_s, keep_string(s, strdup(v)) };
+		}
+	}
+	oomkills_free(&k);
 
 	/* markers; else the starts of the phases */
 	const struct jsonr_value *m = jsonr_get(r, "markers");
@@ -801,7 +846,7 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 		plot_set_free(s);
 		return -EINVAL;
 	}
-	if (choose_bands(s) < 0) {
+	if (choose_bands(s) < 0 || oom_events_from_record(s) < 0) {
 		set_err(err, errlen, "%s", strerror(ENOMEM));
 		plot_set_free(s);
 		return -ENOMEM;
@@ -816,6 +861,7 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 	s->d.pss = s->pss;
 	s->d.kernel = s->kernel;
 	s->d.events = s->events;
+	s->d.ooms = s->ooms;
 	s->d.stack = s->stack;
 	s->d.procs = s->procs;
 	s->d.markers = s->markers;

@@ -3,7 +3,8 @@
  *
  * plot_load() reads what the directory has -- resources.json (title,
  * budget, peak, the cgroup's high-water mark, wall time, "markers" or else
- * the starts of "phases"), rss.jsonl (summed RSS), timeline.jsonl (traced
+ * the starts of "phases", the OOM kills' victims of "oom"), rss.jsonl
+ * (summed RSS), timeline.jsonl (traced
  * heap; Pss; the cgroup's usage, its memory.stat split and its limit events;
  * "top", each sample's largest members, for the stacked bands),
  * processes.json (lanes, band labels and commands, start/exit ticks) --
@@ -30,7 +31,12 @@
  * so is the cgroup's split (pairs keep the larger usage).  Limit events
  * are samples where "cgroup_limit_hits" or "cgroup_oom_kills" rose (from 0
  * at the start: they count since the run began); past PLOT_MAX_STACK of
- * them pairs merge (the first's time, the counts summed).
+ * them pairs merge (the first's time, the counts summed).  The record's
+ * OOM kills (its first SVG_MAX_OOMS, read by oomkills.h) name their
+ * victims on the OOM kill marks nearest them; when the samples counted no
+ * OOM kill at all (no memory cgroup, but the kernel's log named one), each
+ * kill the record lists is a mark of its own, at its time.  A forged "oom"
+ * names no one.
  *
  * The bands: when at most SVG_MAX_BANDS pids appear in the samples' "top",
  * one band per pid (a pid reused by another process during the run is one
@@ -59,6 +65,7 @@ struct plot_set {
 	size_t cap_kernel, stride_kernel;
 	struct plot_event *events;
 	size_t cap_events;
+	struct plot_oom ooms[SVG_MAX_OOMS]; /* victims in strings */
 	struct plot_proc *procs;
 	int *proc_pid;             /* procs[i]'s pid */
 	const char **proc_argv0;   /* procs[i]'s program name (in strings) */

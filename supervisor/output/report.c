@@ -1,8 +1,9 @@
 /* report.c: the report of `memsup report DIR...` (its front end is
  * cmd_report.c) -- one row per evidence directory:
  * meta, command, exit, reason, wall, peak tree RSS, peak heap, the largest
- * process and the number of blind-spot findings, as an aligned table for
- * people or as CSV (RFC 4180) / JSON (preload/jsonw) for programs.
+ * process, the number of blind-spot findings and the OOM kills (count,
+ * first victim, whose limit), as an aligned table for people or as CSV
+ * (RFC 4180) / JSON (preload/jsonw) for programs.
  *
  * Every directory becomes a row, whatever state it is in: a broken or
  * half-written one says why in its status column and the other rows go on.
@@ -22,6 +23,7 @@
 #include "cleanup.h"
 #include "jsonw.h"
 #include "output/jsonr.h"
+#include "output/oomkills.h"
 #include "output/resources.h"
 #include "units.h"
 
@@ -59,6 +61,8 @@ struct report_row {
 	long long largest_pid;
 	double largest_mb;
 	long long blind_spots;          /* -1: absent */
+	struct oomkills oom;           /* the record's "oom" (owned); not
+					   known when it is null, or unreadable */
 };
 
 int report_parse_sort(struct report_opts *o, const char *key)
@@ -192,6 +196,15 @@ static void row_read(struct report_row *r)
 	r->heap_mb = num_or_nan(r->res, "peak_heap_mb");
 	if ((v = jsonr_get(r->res, "blind_spots")) && v->type == JSONR_ARRAY)
 		r->blind_spots = (long long)v->n;
+	/* a forged "oom" breaks the row (named) but not its other figures */
+	char oerr[200];
+	int orc = oomkills_read(r->res, &r->oom, oerr, sizeof oerr);
+	if (orc == -ENOMEM)
+		row_broken(r, strerror(ENOMEM));
+	else if (orc < 0) {
+		snprintf(err, sizeof err, "resources.json: %s", oerr);
+		row_broken(r, err);
+	}
 
 	/* memsup writes resources.json with reason "running" at the start and
 	 * rewrites it as it goes; processes.json only comes at the end.  A
@@ -201,7 +214,8 @@ static void row_read(struct report_row *r)
 	if (runrecord_reason_parse(r->reason, &why) < 0)
 		why = SUP_REASON_NONE;
 	if (why == SUP_REASON_RUNNING) {
-		r->state = REPORT_RUNNING;
+		if (r->state != REPORT_BROKEN)
+			r->state = REPORT_RUNNING;
 		goto out;
 	}
 	/* A command that never started has no peak: the record's peak_mb is
@@ -374,6 +388,12 @@ static char *row_status_text(const struct report_row *r)
 		str_puts(&b, r->why);
 	}
 	return str_take(&b);
+}
+
+/* The first OOM kill the record lists, or NULL. */
+static const struct oomkills_kill *row_oom_first(const struct report_row *r)
+{
+	return r->oom.n ? &r->oom.v[0] : NULL;
 }
 
 /* ---- sorting ---- */
@@ -550,6 +570,7 @@ static int report_csv(FILE *f, struct report_row **rows, size_t n_rows, const ch
 		"command", "exit", "reason", "wall_s", "peak_mb", "peak_source", "peak_tree_rss_mb",
 		"peak_heap_mb",
 		"largest_name", "largest_pid", "largest_mb", "blind_spots",
+		"oom_kills", "oom_victim_pid", "oom_victim_comm", "oom_limit_by",
 	};
 	for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
 		csv_cstr(f, tail[i]);
@@ -583,6 +604,11 @@ static int report_csv(FILE *f, struct report_row **rows, size_t n_rows, const ch
 		csv_int(f, r->largest_name != NULL, r->largest_pid);
 		csv_num(f, r->largest_name ? r->largest_mb : NAN);
 		csv_int(f, r->blind_spots >= 0, r->blind_spots);
+		const struct oomkills_kill *first = row_oom_first(r);
+		csv_int(f, r->oom.known, (long long)r->oom.count);
+		csv_int(f, first && first->pid >= 0, first ? first->pid : 0);
+		csv_cstr(f, first && first->comm ? first->comm : "");
+		csv_cstr(f, first ? oomlimit_by_name(first->by) : "");
 		fputs("\r\n", f);
 		free(status);
 		free(cmd);
@@ -686,6 +712,21 @@ static int report_json(int fd, struct report_row **rows, size_t n_rows, const ch
 			jsonw_int(&w, r->blind_spots);
 		else
 			jsonw_null(&w);
+		const struct oomkills_kill *first = row_oom_first(r);
+		jsonw_key(&w, "oom_kills");
+		if (r->oom.known)
+			jsonw_uint(&w, r->oom.count);
+		else
+			jsonw_null(&w);
+		jsonw_key(&w, "oom_victim_pid");
+		if (first && first->pid >= 0)
+			jsonw_int(&w, first->pid);
+		else
+			jsonw_null(&w);
+		jsonw_key(&w, "oom_victim_comm");
+		jsonw_string(&w, first ? first->comm : NULL);
+		jsonw_key(&w, "oom_limit_by");
+		jsonw_string(&w, first ? oomlimit_by_name(first->by) : NULL);
 		jsonw_object_end(&w);
 	}
 	jsonw_array_end(&w);
@@ -730,7 +771,11 @@ static void table_shorten(char *s, size_t max)
 }
 
 enum { COL_DIR, COL_META, COL_COMMAND, COL_EXIT, COL_REASON, COL_WALL, COL_PEAK, COL_FROM,
-       COL_HEAP, COL_LARGEST, COL_BLIND, COL_STATUS, N_COLS };
+       COL_HEAP, COL_LARGEST, COL_BLIND, COL_OOM, COL_STATUS, N_COLS };
+
+/* The table's OOM column is at most this wide: a kernel's comm is at most
+ * 15 bytes, a forged one any length. */
+#define REPORT_OOM_WIDTH 40
 
 static char *table_cell(const struct report_row *r, int col, const char **keys, size_t n_keys)
 {
@@ -813,6 +858,34 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 			snprintf(buf, sizeof buf, "-");
 		str_puts(&b, buf);
 		break;
+	case COL_OOM: {
+		/* "-" unknown, "0", "2" (a record without the list), or
+		 * "2: 4242 python (run)": the count, then the first victim's
+		 * pid and comm ("?" when the kill was not traced to a
+		 * process) and whose limit fired */
+		const struct oomkills_kill *first = row_oom_first(r);
+		if (!r->oom.known) {
+			str_puts(&b, "-");
+			break;
+		}
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->oom.count);
+		str_puts(&b, buf);
+		if (!first)
+			break;
+		if (first->pid >= 0)
+			snprintf(buf, sizeof buf, ": %lld", first->pid);
+		else
+			snprintf(buf, sizeof buf, ": ?");
+		str_puts(&b, buf);
+		if (first->pid >= 0 && first->comm) {
+			str_put(&b, " ", 1);
+			str_puts(&b, first->comm);
+		}
+		str_puts(&b, " (");
+		str_puts(&b, oomlimit_by_name(first->by));
+		str_puts(&b, ")");
+		break;
+	}
 	case COL_STATUS: {
 		char *s = row_status_text(r);
 		if (!s)
@@ -826,6 +899,8 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 	if (s) {
 		/* str_put may have copied a NUL from a name: cut there. */
 		table_clean(s);
+		if (col == COL_OOM)
+			table_shorten(s, REPORT_OOM_WIDTH);
 	}
 	return s;
 }
@@ -834,7 +909,7 @@ static int report_table(FILE *f, struct report_row **rows, size_t n_rows, const 
 {
 	static const char *const heads[N_COLS] = {
 		"DIR", "META", "COMMAND", "EXIT", "REASON", "WALL_S", "PEAK_MB", "PEAK_FROM",
-		"HEAP_MB", "LARGEST", "BLIND", "STATUS",
+		"HEAP_MB", "LARGEST", "BLIND", "OOM", "STATUS",
 	};
 	static const int right[N_COLS] = {
 		[COL_EXIT] = 1, [COL_WALL] = 1, [COL_PEAK] = 1, [COL_HEAP] = 1, [COL_BLIND] = 1,
@@ -936,6 +1011,7 @@ out:
 	for (size_t i = 0; rows && i < n_dirs; i++) {
 		jsonr_free(rows[i].res);
 		free(rows[i].largest_owned);
+		oomkills_free(&rows[i].oom);
 	}
 	return rc;
 }

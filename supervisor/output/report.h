@@ -3,9 +3,9 @@
  * sweep (see man/memsup-report.1).
  *
  * Reads only: resources.json and processes.json of each DIR, with the
- * strict reader (jsonr.h).  A directory that is missing, half-written,
- * still running or unreadable is a row whose status says so; it never stops
- * the other rows.
+ * strict reader (jsonr.h), its "oom" with oomkills.h.  A directory that is
+ * missing, half-written, still running or unreadable is a row whose status
+ * says so; it never stops the other rows.
  */
 #ifndef MEMSUP_REPORT_H
 #define MEMSUP_REPORT_H

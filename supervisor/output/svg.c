@@ -1472,14 +1472,37 @@ static void put_heap_note(struct svg_buf *b, const struct plot_data *d, const st
 	put(b, "</text></g>\n");
 }
 
+/* For each victim the record names, the OOM kill event nearest its time
+ * (an index of d->events; n_events: none to name it on).  The kill and the
+ * counter's rise are one sample's, so the nearest is the one; each victim
+ * is on one mark only. */
+static void oom_marks(const struct plot_data *d, size_t near[SVG_MAX_OOMS])
+{
+	for (size_t j = 0; j < d->n_ooms && j < SVG_MAX_OOMS; j++) {
+		near[j] = d->n_events;
+		double best = INFINITY;
+		for (size_t i = 0; isfinite(d->ooms[j].t) && i < d->n_events; i++) {
+			double gap = fabs(d->events[i].t - d->ooms[j].t);
+			if (d->events[i].oom_kills > 0 && gap < best) {
+				best = gap;
+				near[j] = i;
+			}
+		}
+	}
+}
+
 /* The cgroup's limit events: a triangle on the time axis at each sample
  * where a counter rose (one per pixel column and kind, at the first such
  * sample's time), labelled where the label has room, each with a tooltip
- * giving the time and the count. */
+ * giving the time and the count; an OOM kill's names its victims, and its
+ * label the victim when it is one kill of one named victim. */
 static void put_events(struct svg_buf *b, const struct plot_data *d, const struct frame *f)
 {
 	if (!d->n_events)
 		return;
+	size_t near[SVG_MAX_OOMS];
+	size_t n_ooms = d->n_ooms < SVG_MAX_OOMS ? d->n_ooms : SVG_MAX_OOMS;
+	oom_marks(d, near);
 	put(b, "<g class=\"events\">\n");
 	double label_end[2] = { -1e9, -1e9 };
 	for (int kind = 0; kind < 2; kind++) {
@@ -1503,9 +1526,20 @@ static void put_events(struct svg_buf *b, const struct plot_data *d, const struc
 			char t[64], cnt[48];
 			svg_format_value(&f->ax, d->events[first].t, t, sizeof t);
 			fmt_fixed(n, 0, cnt, sizeof cnt);
-			putf(b, "<g class=\"event %s\"><title>%s at %s (%s)</title><path fill=\"%s\" "
-				"stroke=\"#fff\" stroke-width=\"0.8\" d=\"M", kind ? "oom" : "limit", name, t,
-			     cnt, color);
+			/* the victims of this mark's kills: "OOM kill: pid 4242
+			 * 'python', pid 4250 'sh' at 4.50 s (2)" */
+			const char *victim = NULL;
+			size_t n_victims = 0;
+			putf(b, "<g class=\"event %s\"><title>%s", kind ? "oom" : "limit", name);
+			for (size_t j = 0; kind && j < n_ooms; j++) {
+				if (near[j] < first || near[j] >= i)
+					continue;
+				put(b, n_victims++ ? ", " : ": ");
+				put_str(b, d->ooms[j].victim ? d->ooms[j].victim : "?", 80);
+				victim = d->ooms[j].victim;
+			}
+			putf(b, " at %s (%s)</title><path fill=\"%s\" "
+				"stroke=\"#fff\" stroke-width=\"0.8\" d=\"M", t, cnt, color);
 			put_xy(b, x - 4.5, f->y1);
 			put(b, " L");
 			put_xy(b, x, f->y1 - 8);
@@ -1514,8 +1548,11 @@ static void put_events(struct svg_buf *b, const struct plot_data *d, const struc
 			put(b, "Z\"/>");
 			/* OOM kills' labels one row above the limit's; a label only
 			 * where the one before it has ended (~5 px a character at 9 px) */
-			char lab[80];
-			snprintf(lab, sizeof lab, "%s%s%s", name, n > 1 ? " \xc3\x97" : "", n > 1 ? cnt : "");
+			char lab[120];
+			if (n == 1 && n_victims == 1 && victim)
+				snprintf(lab, sizeof lab, "%s: %s", name, victim);
+			else
+				snprintf(lab, sizeof lab, "%s%s%s", name, n > 1 ? " \xc3\x97" : "", n > 1 ? cnt : "");
 			double w = 5.0 * (double)strlen(lab);
 			if (x - w / 2 > label_end[kind] + 4) {
 				label_end[kind] = x + w / 2;
@@ -1524,7 +1561,9 @@ static void put_events(struct svg_buf *b, const struct plot_data *d, const struc
 				put_coord(b, x);
 				put(b, "\" y=\"");
 				put_coord(b, f->y1 - 11 - 10 * kind);
-				putf(b, "\">%s</text>", lab);
+				put(b, "\">");
+				put_str(b, lab, 0); /* a victim's comm may be any bytes */
+				put(b, "</text>");
 			}
 			put(b, "</g>\n");
 		}

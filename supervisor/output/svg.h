@@ -15,7 +15,8 @@
  *     dashed line (or an "off scale" note when it is far above the data);
  *     the answer's peak as a dot with its value and time (and the summed
  *     RSS peak as a ring when the answer is another series); the cgroup's
- *     limit events (d->events) as triangles on the time axis; phase markers
+ *     limit events (d->events) as triangles on the time axis, an OOM kill's
+ *     naming its victims (d->ooms) in its label and tooltip; phase markers
  *     as labelled verticals, and process starts/exits as ticks under the
  *     time axis.  The y axis is scaled to the resident figures (summed RSS,
  *     cgroup, Pss, the budget when near): a heap above it (memory requested
@@ -58,6 +59,7 @@
 #define SVG_TOP_PROCS 5u
 #define SVG_MAX_BANDS 5u
 #define SVG_KERNEL_PARTS 4u        /* anon, page cache, shmem, kernel */
+#define SVG_MAX_OOMS 16u           /* victims named (the record lists at most 16) */
 
 struct plot_point {
 	double t;                  /* seconds since the start */
@@ -101,6 +103,13 @@ struct plot_event {
 	double oom_kills;
 };
 
+/* An OOM kill the record names (resources.json's "oom"): its victim is
+ * named on the OOM kill mark (an event with oom_kills) nearest in time. */
+struct plot_oom {
+	double t;                  /* the sample that saw the kill */
+	const char *victim;        /* "pid 4242 'python'", any bytes */
+};
+
 struct plot_marker {
 	double t;
 	const char *label;         /* any bytes; may be NULL */
@@ -129,6 +138,8 @@ struct plot_data {
 	size_t n_kernel;
 	const struct plot_event *events; /* limit events, in time order */
 	size_t n_events;
+	const struct plot_oom *ooms;     /* the kills' victims, in any order */
+	size_t n_ooms;                   /* <= SVG_MAX_OOMS */
 	const struct plot_stack *stack; /* per-sample breakdown, in time order;
 					   empty: one RSS area, no bands */
 	size_t n_stack;

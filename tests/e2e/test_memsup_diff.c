@@ -3,12 +3,15 @@
  * trees of known size (tests/progs/steady), and over hand-broken ones.  The
  * JSON and JUnit XML are read back with python3's json and xml.etree, not
  * with our own code.  The limit's parser and the comparison are also driven
- * directly (diff.h). */
+ * directly (diff.h).  The OOM kills are judged over records given the
+ * hand-written keys of tests/data/oom. */
 #include <criterion/criterion.h>
 #include <math.h>
 
 #include "output/diff.h"
+#include "test_cgprobe.h"
 #include "test_memsup_util.h"
+#include "test_oom_fixtures.h"
 
 /* memsup -q -o TMP/name -- sh -c "steady A JOIN steady B; wait": a tree of
  * a shell and two children holding A and B MB, at once (JOIN "&") or one
@@ -398,7 +401,7 @@ Test(memsup_diff, compare_matches_and_orders)
 		{ "\x1fsteady 50\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 50", 52, NAN },
 		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5.01, NAN },
 	};
-	struct diff_run b = { 30, bp, 3, 1, NULL, 0, 0, NAN }, n = { 60, np, 3, 1, NULL, 0, 0, NAN };
+	struct diff_run b = { 30, bp, 3, 1, NULL, 0, 0, NAN, { 0 } }, n = { 60, np, 3, 1, NULL, 0, 0, NAN, { 0 } };
 	struct diff_limit lim = { 1, 10 };
 	struct diff_result res;
 	cr_assert_eq(diff_compare(&b, &n, &lim, &lim, 1, &res), 0);
@@ -423,7 +426,7 @@ Test(memsup_diff, compare_live_at_exit)
 		{ "\x1f" "cc a.c\x1f" "1", "\x1f" "cc\x1f" "1", "cc a.c", 40, 9.5 },
 		{ "\x1fld\x1f" "1", "\x1fld\x1f" "1", "ld", 30, 25 },
 	};
-	struct diff_run b = { 70, bp, 2, 1, NULL, 0, 0, 0.5 }, n = { 70, np, 2, 1, NULL, 0, 0, 34.5 };
+	struct diff_run b = { 70, bp, 2, 1, NULL, 0, 0, 0.5, { 0 } }, n = { 70, np, 2, 1, NULL, 0, 0, 34.5, { 0 } };
 	struct diff_limit lim = { 1, 10 };
 	struct diff_result res;
 	cr_assert_eq(diff_compare(&b, &n, &lim, &lim, 1, &res), 0);
@@ -526,4 +529,254 @@ Test(memsup_diff, sweep_is_matched_by_meta_label, .timeout = 60)
 	snprintf(gone, sizeof gone, "%s/base/mb=20/resources.json", r.tmp);
 	cr_assert_eq(unlink(gone), 0);
 	assert_bad(&r, args, "(mb=20) has no baseline");
+}
+
+/* ---- OOM kills: the hand-written records of tests/data/oom ---- */
+
+/* A record of a run whose answer is PEAK MB, for the fixtures' keys. */
+#define OOM_BASE(peak)                                                                          \
+	"{\"command\": [\"/bin/job\"], \"exit_code\": -9, \"signal\": 9, \"exit_status\": 137, "    \
+	"\"reason\": null, \"wall_s\": 5.0, \"peak_tree_rss_mb\": " peak ", \"peak_mb\": " peak \
+	", \"peak_source\": \"cgroup\"}"
+
+/* r->tmp/NAME (NAME: a fixture of tests/data/oom, "~" before it for a run
+ * whose answer is lower: the kill cut it short), its processes none. */
+static const char *oom_run(struct sup_run *r, const char *name)
+{
+	static char dirs[8][PATH_MAX];
+	static int slot;
+	char *dir = dirs[slot++ % 8];
+	int low = name[0] == '~';
+	snprintf(dir, PATH_MAX, "%s/%s%s", r->tmp, low ? "low_" : "", name + low);
+	if (access(dir, F_OK) != 0)
+		oom_evidence(dir, name + low, low ? OOM_BASE("101.5") : OOM_BASE("150.0"), "[]\n");
+	return dir;
+}
+
+/* NEW OOMs where BASE did not: a regression whatever the peak (here the
+ * kill lowered it), the line naming the victim and the limit; BASE that
+ * could not see OOM kills counts as none, and says so; a kill that went
+ * away, or one on both sides, is said and fails nothing. */
+Test(memsup_diff, new_oom_is_a_regression, .timeout = 30)
+{
+	static const struct {
+		const char *base, *nw;
+		int status;
+		const char *line; /* NULL: no OOM line */
+	} cases[] = {
+		{ "none", "~one_kill", 1,
+		  "  REGRESSED NEW newly OOMs: the kernel killed pid 4242 'python' (limit: run's cgroup, "
+		  "150 MB)\n" },
+		{ "unseen", "one_kill", 1,
+		  "  REGRESSED NEW newly OOMs: the kernel killed pid 4242 'python' (limit: run's cgroup, "
+		  "150 MB); BASE could not see OOM kills\n" },
+		{ "none", "two_kills", 1,
+		  "  REGRESSED NEW newly OOMs: the kernel killed pid 5001 'worker' (limit: a cgroup inside "
+		  "the run's (/memsup.slice/memsup-5000.scope/job), 64 MB), 2 kills in all\n" },
+		{ "none", "unnamed", 1,
+		  "  REGRESSED NEW newly OOMs: the kernel killed an unidentified process (limit: a cgroup "
+		  "above the run's (/slurm/uid_1000/job_77/step_0), 4000 MB)\n" },
+		{ "none", "odd_comm", 1,
+		  "  REGRESSED NEW newly OOMs: the kernel killed pid 6006 'it's-\xc3\xa9\xff' (limit: the "
+		  "whole machine)\n" },
+		{ "none", "older", 1, "  REGRESSED NEW newly OOMs: the kernel killed 1 process\n" },
+		{ "one_kill", "none", 0,
+		  "  changed   NEW no longer OOMs: in BASE the kernel killed pid 4242 'python' (limit: "
+		  "run's cgroup, 150 MB)\n" },
+		{ "one_kill", "unseen", 0,
+		  "  oom       NEW could not see OOM kills; in BASE the kernel killed pid 4242 'python' "
+		  "(limit: run's cgroup, 150 MB)\n" },
+		{ "one_kill", "two_kills", 0,
+		  "  oom       both OOM (kills 1 -> 2): in NEW the kernel killed pid 5001 'worker'" },
+		{ "none", "none", 0, NULL },
+		{ "unseen", "unseen", 0, NULL },
+		{ "unseen", "none", 0, NULL },
+	};
+	struct sup_run r;
+	tmp_make(&r);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *args[] = { oom_run(&r, cases[i].base), oom_run(&r, cases[i].nw), NULL };
+		int st = diff_run(&r, args);
+		cr_expect_eq(st, cases[i].status, "%s -> %s: status %d\nstdout: %s\nstderr: %s", cases[i].base,
+			     cases[i].nw, st, r.out, r.err);
+		cr_expect(strncmp(r.out, cases[i].status ? "REGRESSION: " : "ok: ", cases[i].status ? 12 : 4) == 0,
+			  "%s -> %s: %s", cases[i].base, cases[i].nw, r.out);
+		if (cases[i].line)
+			cr_expect(strstr(r.out, cases[i].line), "%s -> %s: wanted\n%s\nin:\n%s", cases[i].base,
+				  cases[i].nw, cases[i].line, r.out);
+		else
+			cr_expect_null(strstr(r.out, "OOM"), "%s -> %s: %s", cases[i].base, cases[i].nw, r.out);
+		/* the verdict's count has the OOM in it */
+		if (cases[i].status)
+			cr_expect(strstr(r.out, "; 1 regressed\n"), "%s", r.out);
+	}
+}
+
+/* --json and --junit say the same: the change, both sides' counts (null:
+ * could not see OOM kills) and first victims, the comm's bytes as memsup
+ * writes them; the JUnit case "oom" fails for a new OOM only. */
+Test(memsup_diff, oom_in_json_and_junit, .timeout = 30)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *xml = sup_tmp_path(&r, "junit.xml");
+	const char *args[] = { "--json", "--junit", xml, oom_run(&r, "unseen"), oom_run(&r, "odd_comm"), NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stderr: %s", r.err);
+	const char *out = sup_tmp_path(&r, "memsup.stdout");
+	py_check("import sys, json\n"
+		 "d = json.load(open(sys.argv[1]))\n"
+		 "o = d['oom']\n"
+		 "assert d['verdict'] == 'regression' and d['regressed'] == 1, d\n"
+		 "assert o['change'] == 'new' and o['regressed'] is True, o\n"
+		 "assert o['base_kills'] is None and o['base_first'] is None, o\n"
+		 "assert o['new_kills'] == 1, o\n"
+		 "assert o['new_first'] == {'pid': 6006, 'comm': \"it's-\\u00e9\\udcff\", "
+		 "'limit_by': 'machine', 'cgroup': None, 'limit_mb': None}, o\n"
+		 "assert not d['peak']['regressed'], d\n",
+		 out);
+	py_check("import sys, xml.etree.ElementTree as ET\n"
+		 "s = ET.parse(sys.argv[1]).getroot()\n"
+		 "c = [c for c in s.iter('testcase') if c.get('name') == 'oom']\n"
+		 "assert len(c) == 1, ET.tostring(s)\n"
+		 "f = c[0].find('failure')\n"
+		 "assert f is not None and s.get('failures') == '1', ET.tostring(s)\n"
+		 "assert f.get('message').startswith(\"NEW newly OOMs: the kernel killed pid 6006 'it's-\"), f.get('message')\n",
+		 xml);
+	/* gone: the case passes; counts and victim of each side */
+	const char *gone[] = { "--json", "--junit", xml, oom_run(&r, "two_kills"), oom_run(&r, "none"), NULL };
+	cr_assert_eq(diff_run(&r, gone), 0, "stderr: %s", r.err);
+	py_check("import sys, json\n"
+		 "o = json.load(open(sys.argv[1]))['oom']\n"
+		 "assert o['change'] == 'gone' and o['regressed'] is False, o\n"
+		 "assert o['base_kills'] == 2 and o['new_kills'] == 0 and o['new_first'] is None, o\n"
+		 "assert o['base_first'] == {'pid': 5001, 'comm': 'worker', 'limit_by': 'inside', "
+		 "'cgroup': '/memsup.slice/memsup-5000.scope/job', 'limit_mb': 64.0}, o\n",
+		 out);
+	py_check("import sys, xml.etree.ElementTree as ET\n"
+		 "s = ET.parse(sys.argv[1]).getroot()\n"
+		 "c = [c for c in s.iter('testcase') if c.get('name') == 'oom']\n"
+		 "assert len(c) == 1 and c[0].find('failure') is None, ET.tostring(s)\n"
+		 "assert s.get('failures') == '0', ET.tostring(s)\n",
+		 xml);
+	/* neither side could tell: no case for it */
+	const char *blind[] = { "--json", "--junit", xml, oom_run(&r, "unseen"), oom_run(&r, "unseen"), NULL };
+	cr_assert_eq(diff_run(&r, blind), 0, "stderr: %s", r.err);
+	py_check("import sys, xml.etree.ElementTree as ET\n"
+		 "s = ET.parse(sys.argv[1]).getroot()\n"
+		 "assert not [c for c in s.iter('testcase') if c.get('name') == 'oom'], ET.tostring(s)\n"
+		 "assert s.get('tests') == str(len(list(s.iter('testcase')))), ET.tostring(s)\n",
+		 xml);
+}
+
+/* A `memsup report --json` baseline carries its OOM kills: a run that
+ * OOMs against one that did not regresses, and a victim in the baseline
+ * is named when the kill went away. */
+Test(memsup_diff, report_json_baseline_knows_its_oom_kills, .timeout = 30)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *none = oom_run(&r, "none"), *one = oom_run(&r, "one_kill");
+	char cmd[3 * PATH_MAX];
+	const char *json = sup_tmp_path(&r, "none.json");
+	snprintf(cmd, sizeof cmd, "'%s' report --json '%s' >'%s'", env_or_skip("MEMSUP"), none, json);
+	cr_assert_eq(system(cmd), 0);
+	const char *args[] = { json, one, NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_expect(strstr(r.out, "  REGRESSED NEW newly OOMs: the kernel killed pid 4242 'python'"), "%s", r.out);
+	json = sup_tmp_path(&r, "one.json");
+	snprintf(cmd, sizeof cmd, "'%s' report --json '%s' >'%s'", env_or_skip("MEMSUP"), one, json);
+	cr_assert_eq(system(cmd), 0);
+	const char *back[] = { json, none, NULL };
+	cr_assert_eq(diff_run(&r, back), 0, "stdout: %s\nstderr: %s", r.out, r.err);
+	/* the report keeps whose limit, not its size */
+	cr_expect(strstr(r.out, "  changed   NEW no longer OOMs: in BASE the kernel killed pid 4242 'python' "
+			 "(limit: run's cgroup)\n"), "%s", r.out);
+}
+
+/* A forged "oom" on either side is bad input (125), the key named: a gate
+ * that cannot tell whether a run was OOM killed cannot pass it. */
+Test(memsup_diff, forged_oom_is_125, .timeout = 30)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *a1[] = { oom_run(&r, "none"), oom_run(&r, "forged_string"), NULL };
+	assert_bad(&r, a1, "new run ");
+	cr_assert(strstr(r.err, "forged_string/resources.json: \"oom\": not an array or null"), "%s", r.err);
+	const char *a2[] = { oom_run(&r, "forged_victim"), oom_run(&r, "none"), NULL };
+	assert_bad(&r, a2, "baseline ");
+	cr_assert(strstr(r.err, "forged_victim/resources.json: \"oom\"[0].victim: not an object"), "%s", r.err);
+}
+
+/* The writer's own records: oom_three (children of 20, 40 and 100 MB, a
+ * parent growing to 50) at --mem-max 400, where it fits, then at 200,
+ * where the kernel kills the 100 MB child.  NEW's peak is lower (the kill
+ * cut it short), yet the gate fails and names the victim and the run's
+ * limit; the other way round it passes and says the kill went away. */
+Test(memsup_diff, real_oom_kill_regresses, .timeout = 90)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	const char *dirs[2] = { NULL, NULL }, *max[2] = { "400", "200" };
+	static char paths[2][PATH_MAX], pids[2 * PATH_MAX + 8];
+	for (int i = 0; i < 2; i++) {
+		snprintf(paths[i], PATH_MAX, "%s/mem%s", r.tmp, max[i]);
+		snprintf(pids, sizeof pids, "%s.pids", paths[i]);
+		const char *args[] = { "-q", "-o", paths[i], "--poll-ms", "20", "--mem-max", max[i], "--",
+				       prog("oom_three"), pids, "20", "40", "100", "50", NULL };
+		struct sup_run run;
+		tmp_make(&run);
+		memsup_start(&run, 0, args);
+		int st = memsup_wait(&run);
+		if (st == 125 && strstr(run.err, "--mem-max"))
+			cgprobe_skip_or_fail("memory", "memsup refused --mem-max: %s", run.err);
+		cr_assert_eq(st, i ? 123 : 0, "--mem-max %s: %d, stderr: %s", max[i], st, run.err);
+		dirs[i] = paths[i];
+	}
+	char text[256], line[400];
+	slurp(pids, text, sizeof text); /* the second run's */
+	const char *c = strstr(text, "c=");
+	cr_assert_not_null(c, "pids: %s", text);
+	/* as root the kernel's log names the victim; else memsup infers it */
+	if (geteuid() == 0)
+		snprintf(line, sizeof line, "  REGRESSED NEW newly OOMs: the kernel killed pid %lld "
+			 "'oom_three' (limit: run's cgroup, ", atoll(c + 2));
+	else
+		snprintf(line, sizeof line, "  REGRESSED NEW newly OOMs: the kernel killed ");
+	const char *args[] = { dirs[0], dirs[1], NULL };
+	cr_assert_eq(diff_run(&r, args), 1, "stdout: %s\nstderr: %s", r.out, r.err);
+	cr_expect(strstr(r.out, line), "wanted\n%s\nin:\n%s", line, r.out);
+	cr_expect(strstr(r.out, "(limit: run's cgroup"), "%s", r.out);
+	const char *back[] = { dirs[1], dirs[0], NULL };
+	diff_run(&r, back); /* its verdict is the peak's, which the kill cut short */
+	cr_expect(strstr(r.out, "  changed   NEW no longer OOMs: in BASE the kernel killed "), "%s", r.out);
+}
+
+/* The pure half: BASE none (or unknown) and NEW with kills regress; the
+ * other way round, or both, do not. */
+Test(memsup_diff, compare_oom_kills)
+{
+	struct oomkills_kill victim = { 4.5, 4242, (char *)"python", 140, OOM_BY_RUN, NULL, 150 };
+	struct diff_run none = { .peak_mb = 100, .has_procs = 1, .live_mb = NAN, .oom = { 1, 0, NULL, 0 } };
+	struct diff_run unseen = { .peak_mb = 100, .has_procs = 1, .live_mb = NAN };
+	struct diff_run one = { .peak_mb = 90, .has_procs = 1, .live_mb = NAN, .oom = { 1, 1, &victim, 1 } };
+	struct diff_limit lim = { 1, 20 }; /* 90 -> 100 MB is no regression */
+	const struct {
+		const struct diff_run *b, *n;
+		enum diff_oom_change change;
+		int regressed;
+	} cases[] = {
+		{ &none, &one, DIFF_OOM_NEW, 1 },     { &unseen, &one, DIFF_OOM_NEW, 1 },
+		{ &one, &none, DIFF_OOM_GONE, 0 },    { &one, &unseen, DIFF_OOM_UNSEEN, 0 },
+		{ &one, &one, DIFF_OOM_BOTH, 0 },     { &none, &none, DIFF_OOM_NONE, 0 },
+		{ &unseen, &unseen, DIFF_OOM_NONE, 0 }, { &none, &unseen, DIFF_OOM_NONE, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct diff_result res;
+		cr_assert_eq(diff_compare(cases[i].b, cases[i].n, &lim, &lim, 1, &res), 0);
+		cr_expect_eq(res.oom.change, cases[i].change, "case %zu: %s", i, diff_oom_change_name(res.oom.change));
+		cr_expect_eq(res.oom.regressed, cases[i].regressed, "case %zu", i);
+		cr_expect_eq(res.n_regressed, (size_t)cases[i].regressed, "case %zu: the peak fell or held", i);
+		diff_result_free(&res);
+	}
+	cr_expect_str_eq(diff_oom_change_name(DIFF_OOM_COUNT), "none");
 }

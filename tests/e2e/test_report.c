@@ -1,7 +1,8 @@
 /* test_report.c: `memsup report` (report_main called directly, stdout and
  * stderr captured) over evidence directories made by the real memsup
  * ($MEMSUP) running workloads of known size (tests/progs/steady, spike),
- * and over hand-broken ones.  CSV and JSON are read back with python3's csv,
+ * over hand-broken ones, and over records given the hand-written OOM
+ * kills of tests/data/oom.  CSV and JSON are read back with python3's csv,
  * shlex and json modules, not with our own code. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -10,7 +11,9 @@
 #include "output/jsonr.h"
 #include "commands.h"
 #include "output/report.h"
+#include "test_cgprobe.h"
 #include "test_memsup_util.h"
+#include "test_oom_fixtures.h"
 
 /* report_main(args) with stdout/stderr captured into out/err. */
 static int report_capture(const char *const *args, char *out, size_t outcap, char *err, size_t errcap)
@@ -169,7 +172,8 @@ Test(report, csv_of_real_runs, .timeout = 60)
 	/* The header: fixed columns around the sorted union of meta keys. */
 	static const char head[] = "dir,status,meta:extra,meta:kind,meta:mb,command,exit,reason,"
 				   "wall_s,peak_mb,peak_source,peak_tree_rss_mb,peak_heap_mb,"
-				   "largest_name,largest_pid,largest_mb,blind_spots\r\n";
+				   "largest_name,largest_pid,largest_mb,blind_spots,"
+				   "oom_kills,oom_victim_pid,oom_victim_comm,oom_limit_by\r\n";
 	cr_assert(strncmp(out, head, sizeof head - 1) == 0, "%s", out);
 	struct jsonr_value *rows = csv_to_json(out);
 	cr_assert_eq(rows->n, 3);
@@ -202,6 +206,10 @@ Test(report, csv_of_real_runs, .timeout = 60)
 		double lmb = field_num(row, "largest_mb");
 		cr_expect(lmb >= mb[i] && lmb <= mb[i] + 6, "largest %.3f MB", lmb);
 		cr_expect_eq(field_num(row, "blind_spots"), (double)jsonr_get(res, "blind_spots")->n);
+		/* nothing was killed: 0 with a memory cgroup, unknown without */
+		const struct jsonr_value *kills = jsonr_get(res, "oom_kills");
+		cr_expect_str_eq(field(row, "oom_kills"), kills && kills->type == JSONR_NUMBER ? "0" : "");
+		cr_expect_str_eq(field(row, "oom_victim_pid"), "");
 		jsonr_free(res);
 	}
 	/* The meta columns: each row its own values, empty where it has none. */
@@ -610,6 +618,221 @@ Test(report, start_failed_is_no_peak_and_fails, .timeout = 60)
 	/* the good run alone still passes */
 	const char *oargs[] = { good, NULL };
 	cr_assert_eq(report_capture(oargs, out, sizeof out, err, sizeof err), 0, "%s", err);
+}
+
+/* ---- the OOM column ---- */
+
+/* A record of a run that ended on its own, for the fixtures' keys. */
+#define OOM_BASE(reason)                                                                       \
+	"{\"command\": [\"/bin/job\", \"--big\"], \"exit_code\": -9, \"signal\": 9, "         \
+	"\"exit_status\": 137, \"reason\": " reason ", \"wall_s\": 5.0, "                        \
+	"\"peak_tree_rss_mb\": 151.0, \"peak_mb\": 149.5, \"peak_source\": \"cgroup\", "       \
+	"\"blind_spots\": []}"
+
+/* The table's OOM cell of the row of dir: from under the heading to the
+ * row's status, which the caller knows. */
+static void table_oom_cell(const char *table, const char *dir, const char *status, char *cell,
+			   size_t cap)
+{
+	char head[4096], line[4096];
+	table_line(table, 0, head, sizeof head);
+	const char *h = strstr(head, "  OOM  ");
+	cr_assert_not_null(h, "no OOM heading: %s", head);
+	size_t at = (size_t)(h - head) + 2;
+	for (int i = 1;; i++) {
+		table_line(table, i, line, sizeof line);
+		if (strncmp(line, dir, strlen(dir)) == 0 && line[strlen(dir)] == ' ')
+			break;
+	}
+	size_t ls = strlen(line), ss = strlen(status);
+	cr_assert(ls > at + ss && strcmp(line + ls - ss, status) == 0, "'%s' does not end with '%s'",
+		  line, status);
+	size_t end = ls - ss;
+	while (end > at && line[end - 1] == ' ')
+		end--;
+	cr_assert_lt(end - at, cap);
+	snprintf(cell, cap, "%.*s", (int)(end - at), line + at);
+}
+
+/* Each fixture's OOM kills in the table (count, first victim, whose
+ * limit), the CSV and the JSON: "-" (empty, null) where memsup could not
+ * see a kill, never 0; the comm's own bytes; a forged "oom" breaks its row
+ * with the key named, the other rows and the row's other figures whole. */
+Test(report, oom_kills_of_each_fixture, .timeout = 30)
+{
+	static const struct {
+		const char *name;    /* the fixture; a running record's is after '+' */
+		const char *cell;    /* the table's */
+		const char *count;   /* CSV: oom_kills */
+		const char *pid;     /* CSV: oom_victim_pid */
+		const char *comm;    /* CSV: oom_victim_comm */
+		const char *by;      /* CSV: oom_limit_by */
+		const char *status;
+	} rows[] = {
+		{ "one_kill", "1: 4242 python (run)", "1", "4242", "python", "run", "ok" },
+		{ "two_kills", "2: 5001 worker (inside)", "2", "5001", "worker", "inside", "ok" },
+		{ "none", "0", "0", "", "", "", "ok" },
+		{ "unseen", "-", "", "", "", "", "ok" },
+		{ "older", "1", "1", "", "", "", "ok" },
+		{ "unnamed", "1: ? (above)", "1", "", "", "above", "ok" },
+		{ "odd_comm", "1: 6006 it's-\xc3\xa9\xff (machine)", "1", "6006", "it's-\xc3\xa9\xff",
+		  "machine", "ok" },
+		{ "forged_string", "-", "", "", "", "",
+		  "broken: resources.json: \"oom\": not an array or null" },
+		{ "forged_victim", "-", "", "", "", "",
+		  "broken: resources.json: \"oom\"[0].victim: not an object" },
+		{ "+one_kill", "1: 4242 python (run)", "1", "4242", "python", "run", "running" },
+		{ "+forged_victim", "-", "", "", "", "",
+		  "broken: resources.json: \"oom\"[0].victim: not an object" },
+	};
+	enum { N = sizeof rows / sizeof rows[0] };
+	char base[] = "/tmp/test_report.XXXXXX";
+	cr_assert_not_null(mkdtemp(base));
+	tmp_adopt(base);
+	static char dirs[N][PATH_MAX];
+	const char *args[N + 2] = { NULL };
+	for (size_t i = 0; i < N; i++) {
+		int running = rows[i].name[0] == '+';
+		snprintf(dirs[i], PATH_MAX, "%s/%s%s", base, running ? "running_" : "", rows[i].name + running);
+		oom_evidence(dirs[i], rows[i].name + running, running ? OOM_BASE("\"running\"") : OOM_BASE("null"),
+			     running ? NULL : "[]\n");
+		args[i] = dirs[i];
+	}
+	cr_assert_eq(report_capture(args, out, sizeof out, err, sizeof err), 1, "%s", err);
+	cr_assert_str_empty(err);
+	for (size_t i = 0; i < N; i++) {
+		char cell[256];
+		table_oom_cell(out, dirs[i], rows[i].status, cell, sizeof cell);
+		cr_expect_str_eq(cell, rows[i].cell, "%s", dirs[i]);
+	}
+
+	const char *cargs[N + 2] = { "--csv" };
+	memcpy(cargs + 1, args, N * sizeof *args);
+	cr_assert_eq(report_capture(cargs, out, sizeof out, err, sizeof err), 1, "%s", err);
+	struct jsonr_value *v = csv_to_json(out);
+	cr_assert_eq(v->n, N);
+	for (size_t i = 0; i < N; i++) {
+		const struct jsonr_value *row = jsonr_at(v, i);
+		cr_expect_str_eq(field(row, "status"), rows[i].status, "%s", dirs[i]);
+		cr_expect_str_eq(field(row, "oom_kills"), rows[i].count, "%s", dirs[i]);
+		cr_expect_str_eq(field(row, "oom_victim_pid"), rows[i].pid, "%s", dirs[i]);
+		cr_expect_str_eq(field(row, "oom_victim_comm"), rows[i].comm, "%s", dirs[i]);
+		cr_expect_str_eq(field(row, "oom_limit_by"), rows[i].by, "%s", dirs[i]);
+		/* the row's other figures are still read */
+		cr_expect_eq(field_num(row, "peak_mb"), 149.5, "%s", dirs[i]);
+	}
+	jsonr_free(v);
+
+	const char *jargs[N + 2] = { "--json" };
+	memcpy(jargs + 1, args, N * sizeof *args);
+	cr_assert_eq(report_capture(jargs, out, sizeof out, err, sizeof err), 1, "%s", err);
+	cr_assert_eq(jsonr_parse(out, strlen(out), &v, err, sizeof err), 0, "%s", err);
+	for (size_t i = 0; i < N; i++) {
+		const struct jsonr_value *row = jsonr_at(v, i);
+		const struct jsonr_value *c = jsonr_get(row, "oom_kills"), *p = jsonr_get(row, "oom_victim_pid");
+		const struct jsonr_value *m = jsonr_get(row, "oom_victim_comm"), *b = jsonr_get(row, "oom_limit_by");
+		cr_assert(c && p && m && b, "%s: every row has every OOM key", dirs[i]);
+		if (*rows[i].count)
+			cr_expect_eq(jsonr_num(c, -1), atof(rows[i].count), "%s", dirs[i]);
+		else
+			cr_expect_eq(c->type, JSONR_NULL, "%s: unknown is null, never 0", dirs[i]);
+		if (*rows[i].pid)
+			cr_expect_eq(jsonr_num(p, -1), atof(rows[i].pid), "%s", dirs[i]);
+		else
+			cr_expect_eq(p->type, JSONR_NULL, "%s", dirs[i]);
+		cr_expect_str_eq(*rows[i].comm ? jsonr_str(m, "(not a string)") : (m->type == JSONR_NULL ? "" : "?"),
+				 rows[i].comm, "%s", dirs[i]);
+		cr_expect_str_eq(*rows[i].by ? jsonr_str(b, "(not a string)") : (b->type == JSONR_NULL ? "" : "?"),
+				 rows[i].by, "%s", dirs[i]);
+	}
+	jsonr_free(v);
+
+	/* the rows that are whole pass on their own */
+	const char *good[] = { dirs[0], dirs[2], dirs[3], dirs[5], dirs[6], NULL };
+	cr_assert_eq(report_capture(good, out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+}
+
+/* oom_three (children of 20, 40 and 100 MB, a parent growing to 50) under
+ * --mem-max MAX into r->tmp/NAME; memsup's status; the children's pids in
+ * r->tmp/NAME.pids. */
+static int oom_three_run(struct sup_run *r, const char *name, const char *max)
+{
+	char dir[PATH_MAX], pids[PATH_MAX + 8];
+	snprintf(dir, sizeof dir, "%s/%s", r->tmp, name);
+	snprintf(pids, sizeof pids, "%s.pids", dir);
+	const char *args[] = { "-q", "-o", dir, "--poll-ms", "20", "--mem-max", max, "--", prog("oom_three"),
+			       pids, "20", "40", "100", "50", NULL };
+	struct sup_run run;
+	tmp_make(&run);
+	memsup_start(&run, 0, args);
+	int st = memsup_wait(&run);
+	if (st == 125 && strstr(run.err, "--mem-max"))
+		cgprobe_skip_or_fail("memory", "memsup refused --mem-max: %s", run.err);
+	memcpy(r->err, run.err, sizeof r->err);
+	return st;
+}
+
+/* The writer's own record of a real OOM kill, read back: oom_three's
+ * largest child (100 MB) killed at --mem-max 200, beside a run it fits
+ * (400).  The report's row, memsup.py's read_oom and the run's own
+ * timeline.svg name the same victim (as root, the pid the kernel's log
+ * names; else whom memsup inferred). */
+Test(report, oom_kill_of_a_real_run, .timeout = 90)
+{
+	struct sup_run r;
+	tmp_make(&r);
+	cr_assert_eq(oom_three_run(&r, "kill", "200"), 123, "stderr: %s", r.err);
+	cr_assert_eq(oom_three_run(&r, "fit", "400"), 0, "stderr: %s", r.err);
+	char pids[256], kill_dir[PATH_MAX], fit_dir[PATH_MAX];
+	slurp(sup_tmp_path(&r, "kill.pids"), pids, sizeof pids);
+	const char *c = strstr(pids, "c=");
+	cr_assert_not_null(c, "pids: %s", pids);
+	long long child = atoll(c + 2);
+	snprintf(kill_dir, sizeof kill_dir, "%s", sup_tmp_path(&r, "kill"));
+	snprintf(fit_dir, sizeof fit_dir, "%s", sup_tmp_path(&r, "fit"));
+
+	const char *jargs[] = { "--json", kill_dir, fit_dir, NULL };
+	cr_assert_eq(report_capture(jargs, out, sizeof out, err, sizeof err), 0, "%s", err);
+	struct jsonr_value *v;
+	cr_assert_eq(jsonr_parse(out, strlen(out), &v, err, sizeof err), 0, "%s", err);
+	const struct jsonr_value *killed = jsonr_at(v, 0), *fit = jsonr_at(v, 1);
+	cr_expect_eq(jsonr_num(jsonr_get(killed, "oom_kills"), -1), 1);
+	long long pid = (long long)jsonr_num(jsonr_get(killed, "oom_victim_pid"), -1);
+	if (geteuid() == 0)
+		cr_expect_eq(pid, child, "the kernel's log names pid %lld, the report %lld", child, pid);
+	cr_expect_str_eq(jsonr_str(jsonr_get(killed, "oom_victim_comm"), "?"), "oom_three");
+	cr_expect_str_eq(jsonr_str(jsonr_get(killed, "oom_limit_by"), "?"), "run");
+	cr_expect_eq(jsonr_num(jsonr_get(fit, "oom_kills"), -1), 0, "a run it fits: 0, known");
+	cr_expect_eq(jsonr_get(fit, "oom_victim_pid")->type, JSONR_NULL);
+	jsonr_free(v);
+
+	/* memsup.py's reader says the same of the writer's record */
+	static const char script[] =
+		"import json, sys\n"
+		"sys.path.insert(0, sys.argv[1])\n"
+		"import memsup\n"
+		"k = memsup.read_oom(json.load(open(sys.argv[2])))\n"
+		"v = k.kills[0]\n"
+		"print(k.count, v['victim']['pid'], v['victim']['comm'], v['limit']['by'])\n";
+	char cmd[3 * PATH_MAX], said[256], want[256];
+	setenv("MT_OOM_SCRIPT", script, 1);
+	snprintf(cmd, sizeof cmd, "python3 -c \"$MT_OOM_SCRIPT\" '%s/scripts' '%s/resources.json'",
+		 env_or_skip("MT_SRCDIR"), kill_dir);
+	FILE *py = popen(cmd, "r");
+	cr_assert_not_null(py);
+	size_t n = fread(said, 1, sizeof said - 1, py);
+	said[n] = '\0';
+	cr_assert_eq(pclose(py), 0, "read_oom failed on the writer's record: %s", said);
+	snprintf(want, sizeof want, "1 %lld oom_three run\n", pid);
+	cr_expect_str_eq(said, want);
+
+	/* the run's own picture names the victim on its mark */
+	static char svg[1 << 21];
+	char path[PATH_MAX + 32], mark[128];
+	snprintf(path, sizeof path, "%s/timeline.svg", kill_dir);
+	slurp(path, svg, sizeof svg);
+	snprintf(mark, sizeof mark, "<title>OOM kill: pid %lld &apos;oom_three&apos; at ", pid);
+	cr_expect_not_null(strstr(svg, mark), "%s not in %s", mark, path);
 }
 
 struct bad_opt {

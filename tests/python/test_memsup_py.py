@@ -888,6 +888,145 @@ class TestFind(unittest.TestCase):
             self.assertEqual(Path(done.stdout.strip()), (SRCDIR / "supervisor" / "memsup"))
 
 
+OOM_DATA = SRCDIR / "tests" / "data" / "oom"
+
+# A record of a run that ended on its own, for the keys of tests/data/oom.
+OOM_BASE = {"command": ["/bin/job"], "exit_code": -9, "signal": 9, "exit_status": 137,
+            "reason": None, "wall_s": 5.0, "peak_tree_rss_mb": 150.0, "peak_mb": 150.0,
+            "peak_source": "cgroup", "blind_spots": []}
+
+# Records forged key by key, and what is said of each (oomkills.c's words;
+# tests/unit/test_oomkills.c forges the same keys).
+OOM_FORGED = [
+    ({"oom": "pid 4242 was killed"}, '"oom": not an array or null'),
+    ({"oom": {"at_s": 1}}, '"oom": not an array or null'),
+    ({"oom": [{"at_s": 1}, 7]}, '"oom"[1]: not an object'),
+    ({"oom": [{"victim": "4242"}]}, '"oom"[0].victim: not an object'),
+    ({"oom": [{"victim": None}]}, '"oom"[0].victim: not an object'),
+    ({"oom": [{"at_s": "4.5"}]}, '"oom"[0].at_s: not a number'),
+    ({"oom": [{"victim": {"pid": "4242"}}]}, '"oom"[0].victim.pid: not an integer or null'),
+    ({"oom": [{"victim": {"pid": 42.5}}]}, '"oom"[0].victim.pid: not an integer or null'),
+    ({"oom": [{"victim": {"pid": True}}]}, '"oom"[0].victim.pid: not an integer or null'),
+    ({"oom": [{"victim": {"argv": ["a", 1]}}]},
+     '"oom"[0].victim.argv: not an array of strings or null'),
+    ({"oom": [{"victim": {"lineage": None}}]}, '"oom"[0].victim.lineage: not an array of integers'),
+    ({"oom": [{"victim": {"top_sites": [{"site": "f", "mb": 1}, "g"]}}]},
+     '"oom"[0].victim.top_sites[1]: not an object'),
+    ({"oom": [{"victim": {"top_sites": [{"site": "f", "mb": "1"}]}}]},
+     '"oom"[0].victim.top_sites[0].mb: not a number'),
+    ({"oom": [{"limit": {"by": None}}]}, '"oom"[0].limit.by: not a string'),
+    ({"oom": [{"tree": {"processes": [{"pid": 1, "victim": 1}]}}]},
+     '"oom"[0].tree.processes[0].victim: not true or false'),
+    ({"oom": [{"at_s": 1}, {"tree": {"processes_total": 2.5}}]},
+     '"oom"[1].tree.processes_total: not an integer'),
+    ({"oom": [{"tree": []}]}, '"oom"[0].tree: not an object or null'),
+]
+
+
+def oom_fixture(name):
+    return json.loads((OOM_DATA / f"{name}.json").read_text(encoding="utf-8"))
+
+
+class TestReadOom(unittest.TestCase):
+    """read_oom over the hand-written keys every reader of "oom" is fed."""
+
+    def test_fixtures(self):
+        want = {  # name: (count, the victims' pids, the first's comm and limit)
+            "one_kill": (1, [4242], "python", "run"),
+            "two_kills": (2, [5001, 5000], "worker", "inside"),
+            "none": (0, [], None, None),
+            "unseen": (None, [], None, None),
+            "older": (1, [], None, None),
+            "unnamed": (1, [None], None, "above"),
+            "odd_comm": (1, [6006], "it's-\u00e9\udcff", "machine"),
+        }
+        for name, (count, pids, comm, by) in want.items():
+            with self.subTest(name):
+                got = memsup.read_oom({**OOM_BASE, **oom_fixture(name)})
+                self.assertEqual(got.count, count)
+                self.assertEqual([k["victim"]["pid"] for k in got.kills], pids)
+                if got.kills:
+                    self.assertEqual(got.kills[0]["victim"]["comm"], comm)
+                    self.assertEqual(got.kills[0]["limit"]["by"], by)
+
+    def test_count_is_the_larger(self):
+        for keys, count in [({"oom_kills": 40, "oom": [{"at_s": 1}]}, 40),
+                            ({"oom_kills": None, "oom": [{"at_s": 1}, {"at_s": 2}]}, 2),
+                            ({"oom_kills": 2, "oom": None}, 2),
+                            ({"oom_kills": None, "oom": [{"at_s": 1}], "oom_unlisted": 4}, 5),
+                            ({"oom_kills": 20, "oom": [{"at_s": 1}], "oom_unlisted": 4}, 20),
+                            ({"oom_kills": 0, "oom": None}, None),
+                            ({"oom_kills": "3"}, None),
+                            ({}, None)]:
+            with self.subTest(keys):
+                self.assertEqual(memsup.read_oom(keys).count, count)
+
+    def test_absent_and_extra_keys_are_no_error(self):
+        got = memsup.read_oom({"oom": [{"at_s": 1.5, "why": "new key", "limit": {"by": "x"},
+                                        "victim": {}, "tree": None}]})
+        self.assertEqual(got.count, 1)
+
+    def test_forged_is_named(self):
+        for name, says in [("forged_string", '"oom": not an array or null'),
+                           ("forged_victim", '"oom"[0].victim: not an object')]:
+            with self.subTest(name), self.assertRaises(ValueError) as caught:
+                memsup.read_oom({**OOM_BASE, **oom_fixture(name)})
+            self.assertEqual(str(caught.exception), f"resources.json: {says}")
+        for keys, says in OOM_FORGED:
+            with self.subTest(keys), self.assertRaises(ValueError) as caught:
+                memsup.read_oom(keys)
+            self.assertEqual(str(caught.exception), f"resources.json: {says}")
+
+    def test_measure_command_record_reads(self):
+        """What memsup itself writes reads without an error."""
+        tmp = Path(tempfile.mkdtemp(prefix="memsup-py."))
+        try:
+            record = memsup.measure_command(["true"], tmp / "run")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        got = memsup.read_oom(record)
+        self.assertIn(got.count, (0, None))
+        self.assertEqual(got.kills, [])
+
+    def test_memsup_report_agrees(self):
+        """memsup report (oomkills.c) and read_oom say the same of each
+        record: the count, the first victim, whose limit, or why not."""
+        records = [(name, {**OOM_BASE, **oom_fixture(name)}) for name in
+                   ("one_kill", "two_kills", "none", "unseen", "older", "unnamed", "odd_comm",
+                    "forged_string", "forged_victim")]
+        records += [(f"forged{i}", {**OOM_BASE, **keys}) for i, (keys, _) in enumerate(OOM_FORGED)]
+        tmp = Path(tempfile.mkdtemp(prefix="memsup-py."))
+        try:
+            for name, record in records:
+                d = tmp / name
+                d.mkdir()
+                # as memsup writes it: a byte that is not UTF-8 as \udcXX
+                (d / "resources.json").write_text(json.dumps(record), encoding="utf-8",
+                                                  errors="surrogatepass")
+                (d / "processes.json").write_text("[]\n")
+            done = subprocess.run([memsup.find_memsup(), "report", "--json",
+                                   *[str(tmp / name) for name, _ in records]],
+                                  capture_output=True, timeout=60)
+            self.assertEqual(done.returncode, 1, done.stderr)  # forged rows are broken
+            rows = json.loads(done.stdout.decode("utf-8", "surrogateescape"))
+            for (name, record), row in zip(records, rows, strict=True):
+                with self.subTest(name):
+                    try:
+                        got = memsup.read_oom(record)
+                    except ValueError as failure:
+                        self.assertEqual(row["status"], f"broken: {failure}")
+                        self.assertIsNone(row["oom_kills"])
+                        continue
+                    self.assertEqual(row["status"], "ok")
+                    self.assertEqual(row["oom_kills"], got.count)
+                    first = got.kills[0] if got.kills else {}
+                    self.assertEqual(row["oom_victim_pid"], first.get("victim", {}).get("pid"))
+                    self.assertEqual(row["oom_victim_comm"], first.get("victim", {}).get("comm"))
+                    self.assertEqual(row["oom_limit_by"], first.get("limit", {}).get("by"))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 class TapResult(unittest.TestResult):
     """One TAP test point per test; subtest failures fail their test."""
 

@@ -5,6 +5,7 @@
  * end, against the resources.json that memsup wrote for a workload of known
  * size. */
 #include "test_memsup_util.h"
+#include "test_oom_fixtures.h"
 #include "test_py.h"
 
 #include "commands.h"
@@ -926,7 +927,18 @@ static double ramp_cgroup(int i)
 	return i <= 39 ? 50e6 + 90e6 * i / 39 : 80e6;
 }
 
+/* answer_dir() with the keys of tests/data/oom/OOM (NULL: none) in its
+ * resources.json. */
+static const char *answer_dir_oom(const char *name, sample_fill fill, double heap_mb_max,
+				  const char *oom, char **svg);
+
 static const char *answer_dir(const char *name, sample_fill fill, double heap_mb_max, char **svg)
+{
+	return answer_dir_oom(name, fill, heap_mb_max, NULL, svg);
+}
+
+static const char *answer_dir_oom(const char *name, sample_fill fill, double heap_mb_max,
+				  const char *oom, char **svg)
 {
 	const char *dir = tmp_path(name);
 	char d[256];
@@ -947,12 +959,14 @@ static const char *answer_dir(const char *name, sample_fill fill, double heap_mb
 	text_add(&res, "{\"command\": [\"/bin/pair\"], \"exit_code\": 0, \"wall_s\": 5.0, "
 		 "\"peak_tree_rss_mb\": %.6f, \"peak_tree_rss_at_s\": 4.0, \"samples\": 50}",
 		 2 * ramp_cgroup(39) / 1e6);
+	static char rec[1 << 17];
+	oom_record(oom, res.p, rec, sizeof rec);
 	text_add(&pr, "[{\"pid\": 100, \"argv\": [\"/bin/pair\"], \"first_seen_s\": 0.1, "
 		 "\"last_seen_s\": 5.0, \"polled_peak_rss\": 140000000, \"polled_peak_at_s\": 4.0},\n"
 		 " {\"pid\": 101, \"argv\": [\"/bin/pair\", \"--child\"], \"first_seen_s\": 0.1, "
 		 "\"last_seen_s\": 5.0, \"polled_peak_rss\": 140000000, \"polled_peak_at_s\": 4.0}]\n");
 	const char *files[][2] = { { "timeline.jsonl", tl.p }, { "rss.jsonl", rss.p },
-				   { "resources.json", res.p }, { "processes.json", pr.p },
+				   { "resources.json", rec }, { "processes.json", pr.p },
 				   { NULL, NULL } };
 	for (int k = 0; files[k][0]; k++) {
 		char p[512];
@@ -1098,6 +1112,118 @@ Test(plot, limit_event_marked_at_the_right_x, .timeout = 30)
 	const char *f = answer_dir("event", fill_one_event, 100, &svg);
 	cr_expect_eq(answer_py("event", f, "limit", "2.8", "5"), 0, "the limit's mark is not at 2.8 s");
 	cr_expect_null(strstr(svg, "class=\"event oom\""), "an OOM kill nobody counted");
+	free(svg);
+}
+
+/* ---- the OOM kills' victims (resources.json's "oom", tests/data/oom) ---- */
+
+/* The counter rises 0 -> 1 at 2.3 s and 1 -> 2 at 4.5 s: two_kills's. */
+static void fill_two_kills(struct text *t, int i, double cg)
+{
+	text_add(t, ", \"cgroup\": %.0f, \"cgroup_oom_kills\": %d", cg, i < 22 ? 0 : i < 44 ? 1 : 2);
+}
+
+/* The OOM kill's mark names its victim, in the tooltip and as its label
+ * (the comm escaped for XML), where the mark was before; and `memsup plot`
+ * draws the same bytes as the run's end. */
+Test(plot, oom_mark_names_its_victim, .timeout = 30)
+{
+	char *svg;
+	const char *f = answer_dir_oom("oom1", fill_events, 100, "one_kill", &svg);
+	cr_expect_not_null(strstr(svg, "<title>OOM kill: pid 4242 &apos;python&apos; at 4.50 s (1)</title>"),
+			   "the tooltip does not name the victim");
+	cr_expect_not_null(strstr(svg, ">OOM kill: pid 4242 &apos;python&apos;</text>"),
+			   "the label does not name the victim");
+	cr_expect_not_null(strstr(svg, "<title>limit hit at 2.30 s (3)</title>"), "the limit's marks stay");
+	cr_expect_eq(answer_py("event", f, "oom", "4.5", "5"), 0, "the OOM kill's mark moved");
+
+	/* memsup plot DIR -o -: the same picture */
+	char dir[600], msg[512];
+	snprintf(dir, sizeof dir, "%s", tmp_path("oom1"));
+	const char *args[] = { dir, "-o", "-", NULL };
+	cr_assert_eq(run_main(args, msg, sizeof msg), 0, "%s", msg);
+	size_t n = strlen(svg) + 1;
+	char *again = malloc(n + 16);
+	cr_assert_not_null(again);
+	slurp(tmp_path("main.out"), again, n + 16);
+	cr_expect_str_eq(again, svg, "memsup plot drew another picture");
+	free(again);
+	free(svg);
+}
+
+/* svg_render alone: each victim on the mark nearest its time, its text
+ * escaped, none on a limit's mark; one mark of two kills keeps its count
+ * as its label and names both in its tooltip. */
+Test(plot, oom_victims_on_the_nearest_mark)
+{
+	struct plot_data d = small_data();
+	static const struct plot_event ev[] = { { 0.5, 2, 0 }, { 1.0, 0, 1 }, { 1.7, 0, 2 } };
+	static const struct plot_oom oom[] = {
+		{ 1.68, "pid 3 'b'" }, { 0.49, "pid 1 '<a&>'" }, { 1.72, "pid 4 'c'" },
+	};
+	d.events = ev;
+	d.n_events = 3;
+	d.ooms = oom;
+	d.n_ooms = 3;
+	char *svg = render(&d, "oom-near.svg", NULL);
+	cr_expect_not_null(strstr(svg, "<title>limit hit at 0.500 s (2)</title>"), "a limit names no victim");
+	cr_expect_not_null(strstr(svg, "<title>OOM kill: pid 1 &apos;&lt;a&amp;&gt;&apos; at 1.00 s (1)</title>"),
+			   "the nearest OOM mark, escaped");
+	cr_expect_not_null(strstr(svg, ">OOM kill: pid 1 &apos;&lt;a&amp;&gt;&apos;</text>"));
+	cr_expect_not_null(strstr(svg, "<title>OOM kill: pid 3 &apos;b&apos;, pid 4 &apos;c&apos; at 1.70 s (2)"
+				       "</title>"), "both victims of the second mark");
+	cr_expect_not_null(strstr(svg, ">OOM kill \xc3\x97" "2</text>"), "two kills keep their count");
+	cr_expect(xml_ok("oom-near.svg"));
+	free(svg);
+}
+
+/* Two kills, two marks: each names the victim whose time is its own. */
+Test(plot, two_oom_marks_each_their_victim, .timeout = 30)
+{
+	char *svg;
+	const char *f = answer_dir_oom("oom2", fill_two_kills, 100, "two_kills", &svg);
+	cr_expect_not_null(strstr(svg, "<title>OOM kill: pid 5001 &apos;worker&apos; at 2.30 s (1)</title>"),
+			   "the first mark");
+	cr_expect_not_null(strstr(svg, "<title>OOM kill: pid 5000 &apos;make&apos; at 4.50 s (1)</title>"),
+			   "the second mark");
+	cr_expect_null(strstr(svg, "&apos;worker&apos;, "), "a victim named on both marks");
+	cr_expect_eq(py("plot_wellformed.py", f, NULL), 0);
+	free(svg);
+}
+
+/* A record that names no one -- none listed, no way to see one, a memsup
+ * before the list, a forged list -- leaves the counted mark as it was; a
+ * victim the kill could not be traced to is said to be one. */
+Test(plot, oom_mark_without_a_named_victim, .timeout = 30)
+{
+	static const char *const plain[] = { "none", "unseen", "older", "forged_string", "forged_victim" };
+	for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+		char *svg, name[32];
+		snprintf(name, sizeof name, "oom-%s", plain[i]);
+		answer_dir_oom(name, fill_events, 100, plain[i], &svg);
+		cr_expect_not_null(strstr(svg, "<title>OOM kill at 4.50 s (1)</title>"), "%s", plain[i]);
+		cr_expect_null(strstr(svg, "OOM kill: "), "%s: a victim named", plain[i]);
+		free(svg);
+	}
+	char *svg;
+	answer_dir_oom("oom-unnamed", fill_events, 100, "unnamed", &svg);
+	cr_expect_not_null(strstr(svg, "<title>OOM kill: an unidentified process at 4.50 s (1)</title>"));
+	free(svg);
+}
+
+/* No memory cgroup: the samples count no kill, but the kernel's log named
+ * one.  The record's kill is a mark of its own at its time, its comm's
+ * quote escaped, its letter kept and its byte that is not UTF-8 replaced. */
+Test(plot, oom_of_the_record_alone_is_marked, .timeout = 30)
+{
+	char *svg;
+	const char *f = answer_dir_oom("oom-log", NULL, 100, "odd_comm", &svg);
+	cr_expect_not_null(strstr(svg, "<title>OOM kill: pid 6006 &apos;it&apos;s-\xc3\xa9\xef\xbf\xbd&apos; "
+				       "at 4.50 s (1)</title>"), "the tooltip");
+	cr_expect_eq(answer_py("event", f, "oom", "4.5", "5"), 0, "the mark is not at the kill's time");
+	cr_expect_not_null(strstr(svg, ">OOM kill: pid 6006 &apos;it&apos;s-\xc3\xa9\xef\xbf\xbd&apos;</text>"),
+			   "the label");
+	cr_expect_not_null(strstr(svg, ">OOM kill</text>"), "the legend names the mark");
 	free(svg);
 }
 
