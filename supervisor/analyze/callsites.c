@@ -60,6 +60,11 @@ double callsites_se(const struct callsite_set *s)
 	return callsites_sqrt((double)s->var) * 1024.0;
 }
 
+double callsite_se(const struct callsite *c)
+{
+	return callsites_sqrt((double)c->var) * 1024.0;
+}
+
 /* ---- one stacks file -------------------------------------------------------- */
 
 /* What one image's file needs while its stacks become sites. */

@@ -93,5 +93,7 @@ void callsites_free(struct callsite_view *v);
 
 /* The standard error of a set's estimated bytes, in bytes. */
 double callsites_se(const struct callsite_set *s);
+/* ... and of one site's. */
+double callsite_se(const struct callsite *c);
 
 #endif /* MEMSUP_CALLSITES_H */

@@ -48,6 +48,10 @@ static void put_set(struct jsonw *w, const struct symbols *sym, const struct cal
 		jsonw_key(w, "frames");
 		put_frame_list(w, sym, c);
 		put_u(w, "bytes", c->bytes);
+		/* the site's own standard error: what a reader (memsup diff,
+		 * a test) judges its estimate by */
+		jsonw_key(w, "se_bytes");
+		jsonw_uint(w, (uint64_t)(callsite_se(c) + 0.5));
 		put_u(w, "samples", c->count);
 		/* stacks.h: anonymous mappings the program made, or heap */
 		jsonw_key(w, "kind");

@@ -9,7 +9,8 @@
  * which its record holds exactly (heap_peak) and its stacks file's peak
  * columns break down by call site; so, in every one of ten runs at the
  * default sampling interval, stacks.json's tree heap set must give each
- * site within 5 points of its true share, and resources.json's
+ * site's bytes within 4.5 of its own standard errors of the truth (its
+ * se_bytes; a fixed number of points failed right estimates), and resources.json's
  * peak_heap_mb must be the record's heap_peak in decimal MB, read here
  * from the evidence's records (records.fold, else records/).  With every
  * block sampled, the sites must be the truth to the byte.  The checks on
@@ -88,8 +89,8 @@ static void ten_runs(const char *name, const char *const *args)
 	}
 }
 
-/* At the default sampling interval: each site within 5 points of its true
- * share, peak_heap_mb the record's heap_peak, in every run. */
+/* At the default sampling interval: each site within 4.5 standard errors of
+ * its true bytes, peak_heap_mb the record's heap_peak, in every run. */
 Test(memsup_sites_peak, shares_at_the_exact_heap_peak, .timeout = 300)
 {
 	const char *args[] = { "-q", "--", prog("sites_532"), "100", NULL };
