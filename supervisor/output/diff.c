@@ -35,9 +35,11 @@
 #include <dirent.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "grow.h"
 #include "jsonw.h"
 #include "number.h"
@@ -984,14 +986,44 @@ static void diff_json_one(struct jsonw *w, const char *label, const struct diff_
 	jsonw_object_end(w);
 }
 
-/* XML 1.0 text: markup escaped; a control character or a byte that is not
- * UTF-8 (a command may hold any byte) becomes '?', which XML can carry. */
-static void xml_text(FILE *f, const char *s)
+/* One compared pair: the single BASE and NEW, or a run of a sweep and its
+ * baseline, of the same --meta label. */
+struct diff_pair {
+	char *label;   /* NULL for a single pair (owned) */
+	char *base_path, *new_path; /* owned */
+	struct diff_run base, nw;
+	struct diff_result res;
+	uint64_t ns;   /* reading and comparing it took (the suite's time) */
+};
+
+/* ---- JUnit XML ----
+ *
+ * The shape is the one both schemas that CI systems hold JUnit to accept:
+ * Jenkins' junit-10 (a <testsuite> or a <testsuites> root; of a suite only
+ * "name" and "tests" required) and the report of Ant's junit task (a
+ * <testsuite> root with name, tests, failures, errors, time, timestamp and
+ * hostname, and <properties>, <system-out> and <system-err> in it; several
+ * suites as a <testsuites>, without attributes, whose suites also carry
+ * "package" and "id").  So one pair is a <testsuite> document and a sweep
+ * a <testsuites> of one suite per label.  "skipped" is not written:
+ * nothing is skipped, and not every Ant schema in use declares it.
+ * tests/data/junit/ has both schemas as tests/junit_schema.sh checks them. */
+
+/* Character data of XML 1.0, as text (attr 0) or an attribute's value
+ * (attr 1): markup escaped; in a value a tab or newline as a reference,
+ * which a parser keeps where it turns a literal one into a space; a CR as
+ * one everywhere, which a parser would otherwise make a newline.  What XML
+ * 1.0 cannot carry at all, not even as a reference -- a control character,
+ * a byte that is not UTF-8 (a command may hold any byte; each such byte),
+ * U+FFFE, U+FFFF -- becomes U+FFFD. */
+static void xml_put(FILE *f, const char *s, int attr)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	size_t n = strlen(s);
+
 	for (size_t i = 0; i < n;) {
-		unsigned char c = (unsigned char)s[i];
-		size_t l = jsonw_utf8_len((const unsigned char *)s + i, n - i);
+		unsigned char c = u[i];
+		size_t l = jsonw_utf8_len(u + i, n - i);
 		if (c == '&')
 			fputs("&amp;", f);
 		else if (c == '<')
@@ -1002,100 +1034,194 @@ static void xml_text(FILE *f, const char *s)
 			fputs("&quot;", f);
 		else if (c == '\'')
 			fputs("&apos;", f);
-		else if (!l || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) {
-			fputc('?', f);
-			l = 1;
-		} else {
+		else if (c == '\r' || (attr && (c == '\t' || c == '\n')))
+			fprintf(f, "&#%u;", (unsigned)c);
+		else if (c == '\t' || c == '\n')
+			fputc(c, f);
+		else if (!l || c < 0x20 || (l == 3 && c == 0xef && u[i + 1] == 0xbf && u[i + 2] >= 0xbe)) {
+			fputs("\xef\xbf\xbd", f);
+			l = l ? l : 1;
+		} else
 			fwrite(s + i, 1, l, f);
-		}
 		i += l ? l : 1;
 	}
 }
 
-static void junit_case(FILE *f, const char *kind, const struct diff_row *r, const char *lt)
+/* A test case's name, as a value (attr 1) or text: what it compared, the
+ * command or stack when it is one of many (subject), and in a sweep the
+ * run's label, so that one name never stands for two figures in a CI
+ * system's history. */
+static void junit_name(FILE *f, const char *what, const char *subject, const char *label, int attr)
 {
-	char ch[40], pc[16], b[24], n[24];
+	xml_put(f, what, attr);
+	if (subject) {
+		fputc(' ', f);
+		xml_put(f, subject, attr);
+	}
+	if (label) {
+		fputs(" [", f);
+		xml_put(f, label, attr);
+		fputc(']', f);
+	}
+}
 
+/* <testcase ... name="...": the caller ends the start tag. */
+static void junit_case_begin(FILE *f, const char *what, const char *subject, const char *label)
+{
+	fputs("  <testcase classname=\"memsup.diff\" name=\"", f);
+	junit_name(f, what, subject, label, 1);
+	fputs("\" time=\"0\"", f);
+}
+
+/* <failure> of one type: message as its message and, after the case's
+ * name, as its text (what a CI system shows of a failed test). */
+static void junit_failure(FILE *f, const char *type, const char *message, const char *what, const char *subject,
+			  const char *label)
+{
+	fprintf(f, ">\n    <failure type=\"%s\" message=\"", type);
+	xml_put(f, message, 1);
+	fputs("\">", f);
+	junit_name(f, what, subject, label, 0);
+	fputs(": ", f);
+	xml_put(f, message, 0);
+	fputs("</failure>\n  </testcase>\n", f);
+}
+
+/* A figure's case: failed when it regressed, the figures said. */
+static void junit_case(FILE *f, const char *what, const char *subject, const char *label, const struct diff_row *r,
+		       const char *lt)
+{
+	char ch[40], pc[16], b[24], n[24], msg[160];
+
+	junit_case_begin(f, what, subject, label);
+	if (!r->regressed) {
+		fputs("/>\n", f);
+		return;
+	}
 	change_text(r, ch, sizeof ch);
 	percent_text(r, pc, sizeof pc);
 	mb_text(r->base_mb, b, sizeof b);
 	mb_text(r->new_mb, n, sizeof n);
-	fputs("  <testcase classname=\"memsup.diff\" name=\"", f);
-	fputs(kind, f);
-	if (r->name && strcmp(kind, "peak") != 0)
-		xml_text(f, r->name);
-	fputs("\">\n", f);
-	if (r->regressed) {
-		fprintf(f, "    <failure type=\"regression\" message=\"%s -&gt; %s (%s, %s), limit +", b, n,
-			ch, pc);
-		xml_text(f, lt);
-		fputs("\"/>\n", f);
-	}
-	fputs("  </testcase>\n", f);
+	snprintf(msg, sizeof msg, "%s -> %s (%s, %s), limit +%s", b, n, ch, pc, lt);
+	junit_failure(f, "regression", msg, what, subject, label);
 }
 
-/* JUnit XML into path.tmp, then renamed: a CI system never reads half a
- * file.  0 or -errno. */
-static void junit_suite(FILE *f, const char *label, const struct diff_result *r, const char *lt, const char *plt)
+static void junit_property(FILE *f, const char *name, const char *value)
 {
-	fputs("<testsuite name=\"memsup diff", f);
-	if (label) {
-		fputs(" ", f);
-		xml_text(f, label);
-	}
+	fprintf(f, "    <property name=\"%s\" value=\"", name);
+	xml_put(f, value, 1);
+	fputs("\"/>\n", f);
+}
+
+/* What every suite of one file says of where and when. */
+struct junit_stamp {
+	char timestamp[32]; /* UTC, YYYY-MM-DDTHH:MM:SS: the formats want no zone */
+	char hostname[256];
+	const char *lt, *plt; /* the limits as text */
+	double floor_mb;
+};
+
+/* One pair's suite; id >= 0 inside a <testsuites> (Ant's aggregate wants
+ * "package" and "id" there). */
+static void junit_suite(FILE *f, const struct diff_pair *p, int id, const struct junit_stamp *st,
+			const struct diff_limit *lim, const struct diff_limit *proc_lim)
+{
+	const struct diff_result *r = &p->res;
 	int live = !isnan(r->live.base_mb) && !isnan(r->live.new_mb);
 	int oom = r->oom.base->known || r->oom.nw->known;
-	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\">\n", r->n_rows + 1 + (size_t)live + (size_t)oom,
-		r->n_regressed);
+	char fl[32];
+
+	fputs("<testsuite name=\"memsup diff", f);
+	if (p->label) {
+		fputc(' ', f);
+		xml_put(f, p->label, 1);
+	}
+	/* a case per figure: the OOM kills, the answer, the tree's live heap,
+	 * the rows; n_regressed counts the failed ones among them */
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\" timestamp=\"%s\" hostname=\"",
+		r->n_rows + 1 + (size_t)live + (size_t)oom, r->n_regressed, (double)p->ns / 1e9, st->timestamp);
+	xml_put(f, st->hostname, 1);
+	fputc('"', f);
+	if (id >= 0)
+		fprintf(f, " package=\"memsup.diff\" id=\"%d\"", id);
+	fputs(">\n  <properties>\n", f);
+	junit_property(f, "base", p->base_path);
+	junit_property(f, "new", p->new_path);
+	if (p->label)
+		junit_property(f, "meta", p->label);
+	junit_property(f, "max_increase", st->lt);
+	junit_property(f, "process_max_increase", st->plt);
+	snprintf(fl, sizeof fl, "%g", st->floor_mb);
+	junit_property(f, "floor_mb", fl);
+	fputs("  </properties>\n", f);
 	if (oom) {
 		/* a case whichever side could tell, failed by a new OOM */
 		char ol[800];
 		oom_line(&r->oom, ol, sizeof ol);
-		fputs("  <testcase classname=\"memsup.diff\" name=\"oom\">\n", f);
-		if (r->oom.regressed) {
-			fputs("    <failure type=\"regression\" message=\"", f);
-			xml_text(f, ol);
-			fputs("\"/>\n", f);
-		}
-		fputs("  </testcase>\n", f);
+		junit_case_begin(f, "oom kills", NULL, p->label);
+		if (r->oom.regressed)
+			junit_failure(f, "oom", ol, "oom kills", NULL, p->label);
+		else
+			fputs("/>\n", f);
 	}
-	junit_case(f, "peak", &r->peak, lt);
+	/* each case named by what it compared: the run-wide figures by a
+	 * fixed name, a row by its kind and its command or stack */
+	junit_case(f, "peak_mb", NULL, p->label, &r->peak, st->lt);
 	if (live)
-		junit_case(f, "live at exit", &r->live, lt);
-	static const char *const kinds[] = { [DIFF_PROCESS] = "process: ", [DIFF_SITE] = "site: ",
-					     [DIFF_LIVE] = "live at exit: ",
-					     [DIFF_SITE_LIVE] = "site live at exit: " };
+		junit_case(f, "live heap at exit: tree", NULL, p->label, &r->live, st->lt);
+	static const char *const what[] = { [DIFF_PROCESS] = "process", [DIFF_SITE] = "site",
+					    [DIFF_LIVE] = "live heap at exit: process",
+					    [DIFF_SITE_LIVE] = "live heap at exit: site" };
 	for (size_t i = 0; i < r->n_rows; i++)
-		junit_case(f, kinds[r->rows[i].kind], &r->rows[i], plt);
-	fputs("</testsuite>\n", f);
+		junit_case(f, what[r->rows[i].kind], r->rows[i].name, p->label, &r->rows[i], st->plt);
+	/* the verdict as people read it, where a CI system shows a suite's
+	 * output; Ant's schema wants the element, empty or not */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (m) {
+		diff_human(m, p->label, r, lim, proc_lim);
+		if (fclose(m) != 0) {
+			free(text);
+			text = NULL;
+		}
+	}
+	fputs("  <system-out>", f);
+	if (text)
+		xml_put(f, text, 0);
+	free(text);
+	fputs("</system-out>\n  <system-err></system-err>\n</testsuite>\n", f);
 }
 
-/* One compared pair: the single BASE and NEW, or a run of a sweep and its
- * baseline, of the same --meta label. */
-struct diff_pair {
-	char *label;   /* NULL for a single pair (owned) */
-	char *base_path, *new_path; /* owned */
-	struct diff_run base, nw;
-	struct diff_result res;
-};
-
-static int diff_junit(const char *path, const struct diff_pair *pairs, size_t n, int sweep,
-		      const struct diff_limit *lim, const struct diff_limit *proc_lim)
+/* JUnit XML into path.tmp, then renamed: a CI system never reads half a
+ * file.  0 or -errno. */
+static int diff_junit(const char *path, const struct diff_pair *pairs, size_t n, int sweep, const struct diff_opts *o)
 {
 	char tmp[4096], lt[40], plt[40];
+	struct junit_stamp st = { .lt = lt, .plt = plt, .floor_mb = o->floor_mb };
+	struct tm tm;
+	time_t now = time(NULL);
 
 	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
 		return -ENAMETOOLONG;
+	limit_text(&o->lim, lt, sizeof lt);
+	limit_text(&o->proc_lim, plt, sizeof plt);
+	if (!gmtime_r(&now, &tm) || !strftime(st.timestamp, sizeof st.timestamp, "%Y-%m-%dT%H:%M:%S", &tm))
+		snprintf(st.timestamp, sizeof st.timestamp, "1970-01-01T00:00:00");
+	/* the name may be cut without a NUL; Ant's schema wants one */
+	if (gethostname(st.hostname, sizeof st.hostname - 1) < 0)
+		st.hostname[0] = '\0';
+	st.hostname[sizeof st.hostname - 1] = '\0';
+	if (!st.hostname[0])
+		snprintf(st.hostname, sizeof st.hostname, "localhost");
 	FILE *f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
-	limit_text(lim, lt, sizeof lt);
-	limit_text(proc_lim, plt, sizeof plt);
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
 	if (sweep)
-		fputs("<testsuites name=\"memsup diff\">\n", f);
+		fputs("<testsuites>\n", f);
 	for (size_t i = 0; i < n; i++)
-		junit_suite(f, pairs[i].label, &pairs[i].res, lt, plt);
+		junit_suite(f, &pairs[i], sweep ? (int)i : -1, &st, &o->lim, &o->proc_lim);
 	if (sweep)
 		fputs("</testsuites>\n", f);
 	int rc = ferror(f) ? -EIO : 0;
@@ -1339,6 +1465,7 @@ int diff_gate(const char *base_path, const char *new_path, const struct diff_opt
 	}
 	for (size_t i = 0; rc == 0 && i < n_pairs; i++) {
 		struct diff_pair *p = &pairs[i];
+		uint64_t t0 = clock_mono_ns();
 		if (diff_run_read(p->base_path, &p->base, msg, sizeof msg) < 0)
 			rc = gate_fail(-EINVAL, err, errlen, "baseline %s", msg);
 		else if (diff_run_read(p->new_path, &p->nw, msg, sizeof msg) < 0)
@@ -1347,13 +1474,14 @@ int diff_gate(const char *base_path, const char *new_path, const struct diff_opt
 			rc = gate_fail(-EINVAL, err, errlen, "NEW '%s' is not an evidence directory", p->new_path);
 		else if ((rc = diff_compare(&p->base, &p->nw, lim, proc_lim, o->floor_mb, &p->res)) < 0)
 			rc = gate_fail(rc, err, errlen, "%s", strerror(-rc));
+		p->ns = clock_mono_ns() - t0;
 	}
 	if (rc)
 		goto out;
 	size_t regressed = 0;
 	for (size_t i = 0; i < n_pairs; i++)
 		regressed += pairs[i].res.n_regressed;
-	if (o->junit && (rc = diff_junit(o->junit, pairs, n_pairs, sweep, lim, proc_lim)) < 0) {
+	if (o->junit && (rc = diff_junit(o->junit, pairs, n_pairs, sweep, o)) < 0) {
 		rc = gate_fail(rc, err, errlen, "--junit %s: %s", o->junit, strerror(-rc));
 		goto out;
 	}

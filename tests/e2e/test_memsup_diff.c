@@ -155,8 +155,11 @@ Test(memsup_diff, junit_is_well_formed_with_a_failure, .timeout = 60)
 		"assert s.tag == 'testsuite', s.tag\n"
 		"f = [c for c in s.iter('testcase') if c.find('failure') is not None]\n"
 		"assert int(s.get('failures')) == len(f) >= 2, ET.tostring(s)\n"
-		"assert f[0].get('name') == 'peak', f[0].get('name')\n"
-		"assert any('steady 50 250' in c.get('name') for c in f), ET.tostring(s)\n";
+		"assert f[0].get('name') == 'peak_mb', f[0].get('name')\n"
+		"assert any(c.get('name').startswith('process ') and 'steady 50 250' in c.get('name') for c in f), "
+		"ET.tostring(s)\n"
+		"n = [c.get('name') for c in s.iter('testcase')]\n"
+		"assert len(n) == len(set(n)) == int(s.get('tests')), n\n";
 	py_check(check, xml);
 	/* a pass is a suite without failures */
 	const char *ok[] = { "--junit", xml, base, base, NULL };
@@ -614,7 +617,7 @@ Test(memsup_diff, new_oom_is_a_regression, .timeout = 30)
 
 /* --json and --junit say the same: the change, both sides' counts (null:
  * could not see OOM kills) and first victims, the comm's bytes as memsup
- * writes them; the JUnit case "oom" fails for a new OOM only. */
+ * writes them; the JUnit case "oom kills" fails for a new OOM only. */
 Test(memsup_diff, oom_in_json_and_junit, .timeout = 30)
 {
 	struct sup_run r;
@@ -636,7 +639,7 @@ Test(memsup_diff, oom_in_json_and_junit, .timeout = 30)
 		 out);
 	py_check("import sys, xml.etree.ElementTree as ET\n"
 		 "s = ET.parse(sys.argv[1]).getroot()\n"
-		 "c = [c for c in s.iter('testcase') if c.get('name') == 'oom']\n"
+		 "c = [c for c in s.iter('testcase') if c.get('name') == 'oom kills']\n"
 		 "assert len(c) == 1, ET.tostring(s)\n"
 		 "f = c[0].find('failure')\n"
 		 "assert f is not None and s.get('failures') == '1', ET.tostring(s)\n"
@@ -654,7 +657,7 @@ Test(memsup_diff, oom_in_json_and_junit, .timeout = 30)
 		 out);
 	py_check("import sys, xml.etree.ElementTree as ET\n"
 		 "s = ET.parse(sys.argv[1]).getroot()\n"
-		 "c = [c for c in s.iter('testcase') if c.get('name') == 'oom']\n"
+		 "c = [c for c in s.iter('testcase') if c.get('name') == 'oom kills']\n"
 		 "assert len(c) == 1 and c[0].find('failure') is None, ET.tostring(s)\n"
 		 "assert s.get('failures') == '0', ET.tostring(s)\n",
 		 xml);
@@ -663,7 +666,7 @@ Test(memsup_diff, oom_in_json_and_junit, .timeout = 30)
 	cr_assert_eq(diff_run(&r, blind), 0, "stderr: %s", r.err);
 	py_check("import sys, xml.etree.ElementTree as ET\n"
 		 "s = ET.parse(sys.argv[1]).getroot()\n"
-		 "assert not [c for c in s.iter('testcase') if c.get('name') == 'oom'], ET.tostring(s)\n"
+		 "assert not [c for c in s.iter('testcase') if c.get('name') == 'oom kills'], ET.tostring(s)\n"
 		 "assert s.get('tests') == str(len(list(s.iter('testcase')))), ET.tostring(s)\n",
 		 xml);
 }
