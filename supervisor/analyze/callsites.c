@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "analyze/callsites.h"
+#include "rootsq.h"
 #include "analyze/pyframes.h"
 #include "collect/stackfile.h"
 #include "collect/stackfold.h"
@@ -40,29 +41,14 @@ static void sort_largest_first(struct callsite *v, size_t n)
 		qsort(v, n, sizeof *v, callsites_larger);
 }
 
-/* memsup links no libm: Newton's square root, to a relative 1e-12. */
-static double callsites_sqrt(double x)
-{
-	double r = x > 1 ? x : 1;
-	if (!(x > 0))
-		return 0;
-	for (int i = 0; i < 200; i++) {
-		double next = 0.5 * (r + x / r);
-		if (next >= r * (1 - 1e-12) && next <= r * (1 + 1e-12))
-			return next;
-		r = next;
-	}
-	return r;
-}
-
 double callsites_se(const struct callsite_set *s)
 {
-	return callsites_sqrt((double)s->var) * 1024.0;
+	return rootsq((double)s->var) * 1024.0;
 }
 
 double callsite_se(const struct callsite *c)
 {
-	return callsites_sqrt((double)c->var) * 1024.0;
+	return rootsq((double)c->var) * 1024.0;
 }
 
 /* ---- one stacks file -------------------------------------------------------- */

@@ -23,6 +23,7 @@
  * leaves stdout empty and creates no --junit file.  The command line is
  * cmd_diff.c's. */
 #include "output/diff.h"
+#include "rootsq.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -306,6 +307,7 @@ struct diff_raw_site {
 	double frames[DIFF_SITE_FRAMES];
 	size_t nframes;
 	double bytes;
+	double se;      /* its standard error, bytes (0: not said) */
 	int at_exit;
 };
 
@@ -332,6 +334,7 @@ static int diff_image_sites(const struct jsonr_value *image, void *ctx)
 			for (size_t k = 0; frames && k < frames->n && k < DIFF_SITE_FRAMES; k++)
 				r->frames[r->nframes++] = jsonr_num(&frames->items[k], -1);
 			r->bytes = jsonr_num(jsonr_get(st, "bytes"), 0);
+			r->se = jsonr_num(jsonr_get(st, "se_bytes"), 0);
 			r->at_exit = at_exit;
 		}
 	}
@@ -394,6 +397,8 @@ static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, ch
 		/* a traced run knows a site it does not list: 0 bytes there */
 		p->mb = raw.v[i].at_exit ? 0 : raw.v[i].bytes / 1e6;
 		p->live_mb = raw.v[i].at_exit ? raw.v[i].bytes / 1e6 : 0;
+		p->se_mb = raw.v[i].at_exit ? 0 : raw.v[i].se / 1e6;
+		p->live_se_mb = raw.v[i].at_exit ? raw.v[i].se / 1e6 : 0;
 		if (!(p->key = strdup(*key ? key : "?")) || !(p->name = strdup(p->key)) || !(p->key2 = strdup(p->key)))
 			rc = -ENOMEM;
 	}
@@ -410,6 +415,10 @@ static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, ch
 		if (w && strcmp(out->sites[w - 1].key, out->sites[i].key) == 0) {
 			out->sites[w - 1].mb += out->sites[i].mb;
 			out->sites[w - 1].live_mb += out->sites[i].live_mb;
+			/* independent samples: errors add in quadrature */
+			out->sites[w - 1].se_mb = rootsq_sum(out->sites[w - 1].se_mb, out->sites[i].se_mb);
+			out->sites[w - 1].live_se_mb =
+				rootsq_sum(out->sites[w - 1].live_se_mb, out->sites[i].live_se_mb);
 			free(out->sites[i].key);
 			free(out->sites[i].key2);
 			free(out->sites[i].name);
@@ -625,17 +634,20 @@ static int diff_match(struct diff_result *out, const struct diff_proc *bp, size_
 					n[ln++] = n[j++];
 				continue;
 			}
-			struct diff_row r = { NULL, NAN, NAN, 0, kind };
-			int known = 1;
+			struct diff_row r = { NULL, NAN, NAN, 0, kind, NAN };
+			int known = 1, live = kind == DIFF_LIVE || kind == DIFF_SITE_LIVE;
+			double se_b = 0, se_n = 0;
 			if (c <= 0) {
 				r.name = b[i]->name;
-				r.base_mb = kind == DIFF_LIVE || kind == DIFF_SITE_LIVE ? b[i]->live_mb : b[i]->mb;
+				r.base_mb = live ? b[i]->live_mb : b[i]->mb;
+				se_b = live ? b[i]->live_se_mb : b[i]->se_mb;
 				known &= !isnan(r.base_mb);
 				i++;
 			}
 			if (c >= 0) {
 				r.name = n[j]->name; /* NEW's words for it */
-				r.new_mb = kind == DIFF_LIVE || kind == DIFF_SITE_LIVE ? n[j]->live_mb : n[j]->mb;
+				r.new_mb = live ? n[j]->live_mb : n[j]->mb;
+				se_n = live ? n[j]->live_se_mb : n[j]->se_mb;
 				known &= !isnan(r.new_mb);
 				j++;
 			}
@@ -648,6 +660,19 @@ static int diff_match(struct diff_result *out, const struct diff_proc *bp, size_
 			if (isnan(r.base_mb) == isnan(r.new_mb) && fabs(r.new_mb - r.base_mb) < noise)
 				continue;
 			r.regressed = diff_exceeds(lim, floor_mb, r.base_mb, r.new_mb);
+			/* a sampled site's growth must be more than chance:
+			 * two runs of one program draw different blocks, and
+			 * a fixed floor failed identical runs (a 1.2 MB
+			 * Python arena, one sample, "new"; a large site 18%
+			 * up).  Exact sites (every block sampled) keep the
+			 * limits alone */
+			double se = rootsq_sum(se_b, se_n);
+			if (se > 0) {
+				double grew = (isnan(r.new_mb) ? 0 : r.new_mb) -
+					      (isnan(r.base_mb) ? 0 : r.base_mb);
+				r.sigmas = grew / se;
+				r.regressed &= r.sigmas > DIFF_SITE_SIGMAS;
+			}
 			out->n_regressed += (size_t)r.regressed;
 			out->rows[out->n_rows++] = r;
 		}
@@ -687,12 +712,12 @@ int diff_compare(const struct diff_run *base, const struct diff_run *nw, const s
 {
 	memset(out, 0, sizeof *out);
 	diff_compare_oom(base, nw, &out->oom);
-	out->peak = (struct diff_row){ "peak", base->peak_mb, nw->peak_mb, 0, 0 };
+	out->peak = (struct diff_row){ "peak", base->peak_mb, nw->peak_mb, 0, 0, NAN };
 	out->peak.regressed = diff_exceeds(lim, 0, base->peak_mb, nw->peak_mb);
 	out->n_regressed = (size_t)out->peak.regressed + (size_t)out->oom.regressed;
 	/* the tree's live heap at exit: a limit of the answer's, and the
 	 * floor, since it is often a few kB that any change doubles */
-	out->live = (struct diff_row){ "live at exit", base->live_mb, nw->live_mb, 0, DIFF_LIVE };
+	out->live = (struct diff_row){ "live at exit", base->live_mb, nw->live_mb, 0, DIFF_LIVE, NAN };
 	if (!isnan(base->live_mb) && !isnan(nw->live_mb)) {
 		out->live.regressed = diff_exceeds(lim, floor_mb, base->live_mb, nw->live_mb);
 		out->n_regressed += (size_t)out->live.regressed;
@@ -876,8 +901,12 @@ static void diff_human(FILE *f, const char *label, const struct diff_result *r, 
 		mb_text(w->base_mb, b, sizeof b);
 		mb_text(w->new_mb, n, sizeof n);
 		name_text(w->name, nm, sizeof nm);
-		fprintf(f, "  %-9s %10s %6s  %10s -> %-10s  %s%s\n", w->regressed ? "REGRESSED" : "changed", ch,
-			pc, b, n, diff_kind_word[w->kind], nm);
+		char sure[48] = "";
+		if (!isnan(w->sigmas))
+			snprintf(sure, sizeof sure, " (%+.1f SE%s)", w->sigmas,
+				 w->sigmas > DIFF_SITE_SIGMAS ? "" : ": sampling noise");
+		fprintf(f, "  %-9s %10s %6s  %10s -> %-10s  %s%s%s\n", w->regressed ? "REGRESSED" : "changed", ch,
+			pc, b, n, diff_kind_word[w->kind], nm, sure);
 	}
 	if (r->n_rows > shown)
 		fprintf(f, "  ... and %zu more changed (--json lists them all)\n", r->n_rows - shown);
@@ -902,6 +931,11 @@ static void json_row(struct jsonw *w, const struct diff_row *r, int with_name)
 	json_mb(w, "base_mb", r->base_mb);
 	json_mb(w, "new_mb", r->new_mb);
 	json_mb(w, "change_mb", row_change(r));
+	if (!isnan(r->sigmas)) {
+		/* a sampled site: its change in standard errors */
+		jsonw_key(w, "change_se");
+		jsonw_double(w, r->sigmas, 2);
+	}
 	jsonw_key(w, "regressed");
 	jsonw_bool(w, r->regressed);
 	jsonw_object_end(w);

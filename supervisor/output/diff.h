@@ -41,6 +41,9 @@ struct diff_proc {
 	double live_mb; /* its heap still allocated when it ended by exit or
 			   _exit (record.heap_current); NAN otherwise.  A
 			   site's: its bytes still live as its images ended */
+	double se_mb, live_se_mb; /* a site's standard errors of mb and
+			   live_mb (stacks.json's se_bytes, summed over its
+			   images in quadrature); 0: exact, or not said */
 };
 
 struct diff_run {
@@ -101,7 +104,15 @@ struct diff_row {
 	int regressed;
 	enum diff_kind kind; /* DIFF_SITE, DIFF_SITE_LIVE: name is its stack,
 				innermost first */
+	double sigmas;      /* a sampled site's change in standard errors of
+			       the difference; NAN: exact, or not a site */
 };
+
+/* A sampled site regresses only when its growth passes the limits and is
+ * more than this many standard errors of the difference (both runs' errors
+ * in quadrature): one-sided, about 1 identical pair in 740 per site passes
+ * by chance (bench/RESULTS.md, run DG, chose it). */
+#define DIFF_SITE_SIGMAS 3.0
 
 struct diff_result {
 	struct diff_row peak;  /* the answer */

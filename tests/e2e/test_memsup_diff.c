@@ -417,6 +417,53 @@ Test(memsup_diff, compare_matches_and_orders)
 	diff_result_free(&res);
 }
 
+/* Sampled sites are judged by their own standard errors (issue 45): a site
+ * of a few samples that doubled by chance (4 -> 7.7 MB, 1.7 SE of the
+ * difference) passes the limits and is still no regression, and says so;
+ * a site that grew 10 MB with 1 MB errors (7 SE) is one; an exact site
+ * (every block sampled: no error) is held to the limits alone. */
+Test(memsup_diff, sampled_sites_judged_by_their_errors)
+{
+	struct diff_proc procs[] = {
+		{ "\x1fprog\x1f" "1", "\x1fprog\x1f" "1", "prog", 100, NAN, 0, 0 },
+	};
+	struct diff_proc bs[] = {
+		{ "big <- main", "big <- main", "big <- main", 30, 0, 1.0, 0 },
+		{ "exact <- main", "exact <- main", "exact <- main", 1, 0, 0, 0 },
+		{ "small <- main", "small <- main", "small <- main", 4, 0, 1.5, 0 },
+	};
+	struct diff_proc ns[] = {
+		{ "big <- main", "big <- main", "big <- main", 40, 0, 1.0, 0 },
+		{ "exact <- main", "exact <- main", "exact <- main", 2.5, 0, 0, 0 },
+		{ "small <- main", "small <- main", "small <- main", 7.7, 0, 1.5, 0 },
+	};
+	struct diff_run b = { 100, procs, 1, 1, bs, 3, 1, NAN, { 0 } };
+	struct diff_run n = { 100, procs, 1, 1, ns, 3, 1, NAN, { 0 } };
+	struct diff_limit lim = { 1, 10 };
+	struct diff_result res;
+	cr_assert_eq(diff_compare(&b, &n, &lim, &lim, 1, &res), 0);
+	int seen = 0;
+	for (size_t i = 0; i < res.n_rows; i++) {
+		const struct diff_row *r = &res.rows[i];
+		if (r->kind != DIFF_SITE)
+			continue;
+		seen++;
+		if (!strcmp(r->name, "big <- main")) {
+			cr_expect(r->regressed, "10 MB at 1 MB errors: %.1f SE", r->sigmas);
+			cr_expect(r->sigmas > 7 && r->sigmas < 7.1, "%.2f SE", r->sigmas);
+		} else if (!strcmp(r->name, "small <- main")) {
+			cr_expect_not(r->regressed, "chance: %.1f SE", r->sigmas);
+			cr_expect(r->sigmas > 1.7 && r->sigmas < 1.8, "%.2f SE", r->sigmas);
+		} else {
+			cr_expect(r->regressed, "an exact site is held to the limits alone");
+			cr_expect(isnan(r->sigmas), "an exact site has no error: %f", r->sigmas);
+		}
+	}
+	cr_expect_eq(seen, 3);
+	cr_expect_eq(res.n_regressed, 2);
+	diff_result_free(&res);
+}
+
 /* Equal peaks, one process's heap at exit grown: only the live rows
  * move, and they are named as what they are. */
 Test(memsup_diff, compare_live_at_exit)
