@@ -9,6 +9,7 @@
 #include "jsonw.h"
 #include "output/evidence.h"
 #include "output/stacksjson.h"
+#include "analyze/shortname.h"
 #include "units.h"
 
 static void put_u(struct jsonw *w, const char *key, uint64_t v)
@@ -298,12 +299,17 @@ static size_t stacksjson_frame(const struct symbols *sym, const struct symbols_f
 			       const char *sep, char *buf, size_t cap)
 {
 	int n;
+	/* C++'s template arguments folded: the summary's line shows the
+	 * frames, stacks.json the whole names */
+	char fn[256];
+	if (f->function)
+		shortname_fold(f->function, fn, sizeof fn);
 	if (f->function && f->file && f->line) {
 		const char *base = strrchr(f->file, '/');
-		n = snprintf(buf, cap, "%s%s (%s:%u)", sep, f->function, base ? base + 1 : f->file,
+		n = snprintf(buf, cap, "%s%s (%s:%u)", sep, fn, base ? base + 1 : f->file,
 			     (unsigned)f->line);
 	} else if (f->function) {
-		n = snprintf(buf, cap, "%s%s", sep, f->function);
+		n = snprintf(buf, cap, "%s%s", sep, fn);
 	} else if (f->module < sym->n_modules) {
 		const char *path = sym->modules[f->module].path, *base = strrchr(path, '/');
 		n = snprintf(buf, cap, "%s%s+0x%llx", sep, base ? base + 1 : path,
