@@ -235,7 +235,7 @@ static void fill_tree(struct oomwatch *w, struct oom_kill *k, const struct conta
 	/* every member of the woken sample, and the victim as the sample
 	 * before saw it when it has gone since (or is going: its pages are
 	 * being taken away) */
-	size_t cap = n_cur + 1, n = 0;
+	size_t cap = n_cur + w->n_prev + 1, n = 0;
 	struct oom_proc stack_room[64];
 	struct oom_proc *all = cap <= 64 ? stack_room : malloc(cap * sizeof *all);
 	if (!all)
@@ -247,8 +247,13 @@ static void fill_tree(struct oomwatch *w, struct oom_kill *k, const struct conta
 		else
 			add_proc(all, &n, cap, pv, &cur[i], cur[i].pid == k->pid);
 	}
-	if (vprev && !member_in(cur, n_cur, k->pid))
-		add_proc(all, &n, cap, pv, vprev, 1);
+	/* ... and every member of the sample before that this one no longer
+	 * found: the kill came between the two, and a process that ended
+	 * meanwhile (the victim's siblings, ended by a parent that saw it
+	 * go) may well have been there at the kill */
+	for (size_t i = 0; i < w->n_prev; i++)
+		if (!member_in(cur, n_cur, w->prev[i].pid))
+			add_proc(all, &n, cap, pv, &w->prev[i], w->prev[i].pid == k->pid);
 	/* the victim at its kill: the kernel's own figure where the log gave
 	 * one (a sample that saw the rise late, v1's global OOM which
 	 * notifies no cgroup, may have read its pages half taken away) */

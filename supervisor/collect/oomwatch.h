@@ -22,10 +22,11 @@
  * found in the log at the end alone.  A SIGKILL that is not the OOM
  * killer's moves no counter and prints no such line: never an entry.
  *
- * The tree at the kill: the members of the sample before the rise (the
- * victim among them with the RSS it had), with their heap from their
- * records, and the cgroup's memory.stat split of the sample the event
- * woke.  The victim's call sites are added after the run, from its
+ * The tree at the kill: the members of the sample the event woke, and
+ * those of the sample before it that had gone since (the kill came
+ * between the two; the victim with the RSS it had then, or the kernel's
+ * figure), with their heap from their records, and the cgroup's
+ * memory.stat split of the woken sample.  The victim's call sites are added after the run, from its
  * stacks file (which outlives it), by oomwatch_name_sites().
  *
  * Cost: nothing at a sample without a rise but one comparison; at a rise,

@@ -6,8 +6,8 @@
  * three hold, the parent grows by 2 MB every 10 ms up to GROW MB.  The
  * OOM killer picks the largest process: with C above GROW and above A and
  * B that is child 3, whatever the order the pages came in.  PIDFILE gets
- * "a=PID b=PID c=PID\n" before the growth begins.  The parent then ends
- * the children that are left and exits 0. */
+ * "a=PID b=PID c=PID\n" before the growth begins.  The parent then waits
+ * 500 ms, ends the children that are left and exits 0. */
 #include "workload.h"
 
 #include <signal.h>
@@ -76,6 +76,9 @@ int main(int argc, char **argv)
 		wl_hold(2 * WL_MB);
 		wl_sleep_ms(10);
 	}
+	/* the tree as it stood after the kill, for memsup to see whole
+	 * however late a loaded machine lets it sample */
+	wl_sleep_ms(500);
 	for (int i = 0; i < 3; i++)
 		kill(kid[i], SIGTERM);
 	for (int i = 0; i < 3; i++)
