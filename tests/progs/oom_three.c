@@ -56,6 +56,9 @@ int main(int argc, char **argv)
 				      : load_index((size_t)mb[i] * WL_MB);
 			if (write(ready[1], "r", 1) != 1)
 				_exit(2);
+			/* closed once said: a sibling killed before its word
+			 * leaves the parent an end of file, not a wait forever */
+			close(ready[1]);
 			for (;;)
 				pause();
 		}
