@@ -212,7 +212,12 @@ Test(memsup_cgroup, mem_max_stops_a_grower_with_zero_overshoot, .timeout = 60)
  * reached 301 MB and exited 0, nothing said; one that sets v1's
  * oom_kill_disable hung at the limit for good.  memsup reads the limit
  * back at every sample, sets its own again (or turns the OOM killer back
- * on), says so in the notes, and the limit still ends the run. */
+ * on), says so in the notes, and the limit still ends the run.  What the
+ * command takes before memsup's next sample is past any promise: the
+ * grower takes 2 MB every 20 ms, so that a sample (every 20 ms, and a
+ * sanitizer build's slower memsup) comes long before 50 MB -- a grower
+ * that took 300 MB at once had passed 50 before a sanitizer build's
+ * memsup looked. */
 Test(memsup_cgroup, a_limit_the_command_undoes_is_restored_and_said, .timeout = 90)
 {
 	static const char *const undo[] = {
@@ -223,17 +228,17 @@ Test(memsup_cgroup, a_limit_the_command_undoes_is_restored_and_said, .timeout = 
 		"{ echo \"$m$f\"; break; }; done); "
 		"echo 1000000000 > $d/memory.memsw.limit_in_bytes 2>/dev/null; "
 		"echo 1000000000 > $d/memory.limit_in_bytes 2>/dev/null || "
-		"echo 1000000000 > $d/memory.max; exec \"$0\" 300 1500",
+		"echo 1000000000 > $d/memory.max; exec \"$0\" 2 20 300",
 		/* v1 only: the OOM killer off */
 		"d=/sys/fs/cgroup/memory$(grep ':memory:' /proc/self/cgroup | cut -d: -f3); "
 		"[ -e $d/memory.oom_control ] || exit 77; echo 1 > $d/memory.oom_control; "
-		"exec \"$0\" 300 1500",
+		"exec \"$0\" 2 20 300",
 	};
 	static const char *const said[] = { "changed the run's memory limit", "oom_kill_disable" };
 	for (size_t i = 0; i < 2; i++) {
 		struct sup_run r;
-		const char *args[] = { "--no-trace", "--mem-max", "50", "--", "sh", "-c", undo[i],
-				       prog("steady"), NULL };
+		const char *args[] = { "--no-trace", "--poll-ms", "20", "--mem-max", "50", "--", "sh",
+				       "-c", undo[i], prog("grower"), NULL };
 		int st = memsup_run(&r, args);
 		if (st == 125 && strstr(r.err, "--mem-max"))
 			cgprobe_skip_or_fail("memory", "memsup refused --mem-max: %s", r.err);
