@@ -457,21 +457,32 @@ static void inferred(struct oomwatch *w, struct oom_kill *k, size_t batch_from,
 		 candidates);
 }
 
+/* The log's new lines: the kills seen so far into *ko (how many), each
+ * entry that waited for its Killed process line given it where it came;
+ * `last` (the run's end): what did not come will not. */
+static size_t read_log(struct oomwatch *w, const struct kmsg_oom **ko, int last)
+{
+	size_t nko = 0;
+	*ko = NULL;
+	if (w->km && kmsg_read_new(w->km) >= 0)
+		nko = kmsg_kills(w->km, ko);
+	for (size_t i = 0; i < w->log.n; i++) {
+		struct oom_kill *k = &w->kills[i];
+		for (size_t j = 0; k->waits_killed_line && j < nko; j++)
+			if ((*ko)[j].seq == k->log_seq)
+				take_killed_line(k, &(*ko)[j]);
+		if (last)
+			k->waits_killed_line = 0;
+	}
+	return nko;
+}
+
 void oomwatch_after(struct oomwatch *w, const struct contain_state *st,
 		    const struct pview_peak_member *cur, size_t n_cur, const struct pview *pv,
 		    const struct live *live, double at_s, uint64_t woke_ns, uint64_t read_ns)
 {
-	const struct kmsg_oom *ko = NULL;
-	size_t nko = 0;
-	if (w->km && kmsg_read_new(w->km) >= 0)
-		nko = kmsg_kills(w->km, &ko);
-	/* second lines for entries that waited for them */
-	for (size_t i = 0; i < w->log.n; i++) {
-		struct oom_kill *k = &w->kills[i];
-		for (size_t j = 0; k->waits_killed_line && j < nko; j++)
-			if (ko[j].seq == k->log_seq)
-				take_killed_line(k, &ko[j]);
-	}
+	const struct kmsg_oom *ko;
+	size_t nko = read_log(w, &ko, 0);
 	size_t batch = w->log.n;
 	for (uint64_t r = 0; r < w->rise; r++) {
 		struct oom_kill *k = new_kill(w);
@@ -513,17 +524,8 @@ void oomwatch_after(struct oomwatch *w, const struct contain_state *st,
 void oomwatch_end(struct oomwatch *w, const struct contain_figures *f, const struct pview *pv,
 		  const struct live *live, double at_s)
 {
-	const struct kmsg_oom *ko = NULL;
-	size_t nko = 0;
-	if (w->km && kmsg_read_new(w->km) >= 0)
-		nko = kmsg_kills(w->km, &ko);
-	for (size_t i = 0; i < w->log.n; i++) {
-		struct oom_kill *k = &w->kills[i];
-		for (size_t j = 0; k->waits_killed_line && j < nko; j++)
-			if (ko[j].seq == k->log_seq)
-				take_killed_line(k, &ko[j]);
-		k->waits_killed_line = 0; /* what did not come will not */
-	}
+	const struct kmsg_oom *ko;
+	size_t nko = read_log(w, &ko, 1);
 	/* kills no sample saw: the counter's last value, or (no counter)
 	 * the log's lines of the run's members */
 	uint64_t left = f && f->have_oom && f->oom_kills > w->counted ? f->oom_kills - w->counted : 0;
