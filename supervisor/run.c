@@ -1623,6 +1623,22 @@ static int end_run(struct run *r, enum sup_reason reason, struct run_views *view
 	return rec->exit_status = runrecord_exit_status(reason, status);
 }
 
+/* The command's exit, in the record as soon as it is known: the end's
+ * work after it (the output drained to a slow reader until the wall
+ * budget, the records folded, the call sites named, the picture) can take
+ * seconds, and a memsup killed meanwhile would leave the last running
+ * record, without it.  The reason stays "running" and memsup's own status
+ * unset: this record is not the end's, and the sentinel's patch
+ * (resources.h) still turns it into supervisor_killed, now with the
+ * command's exit code in it.  A failure here is the final write's to say. */
+static void record_the_exit(struct run *r)
+{
+	struct sup_record interim = *r->rec;
+	interim.reason = SUP_REASON_RUNNING;
+	interim.exit_status = -1;
+	(void)evidence_write_record(r->ev, &interim, 0);
+}
+
 /* A job's end: the terminal back to memsup's group -- with the modes it
  * had at the start unless the command ended on its own: one killed in raw
  * mode must not leave the terminal raw -- and the stops in the record. */
@@ -1755,6 +1771,7 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 		enum sup_reason reason = evidence_write_record(ev, rec, 0) == 0
 			? supervise(&r) : SUP_REASON_EVIDENCE_FAILED;
 		status = end_run(&r, reason, views);
+		record_the_exit(&r);
 	}
 	return close_run(&r, status, views);
 }

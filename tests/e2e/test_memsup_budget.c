@@ -147,6 +147,69 @@ Test(memsup_budget, sigkilled_memsup_leaves_valid_evidence, .timeout = 30)
 	cr_expect(!pid_alive(cmd), "the command outlived a SIGKILLed memsup");
 }
 
+/* memsup's stdout a pipe of 8 KiB nobody reads: the relay's end waits for
+ * it (until the wall budget), long after the command is reaped.  memsup
+ * keeps the read end open, so its writes wait rather than fail; a pipe
+ * sized on purpose keeps its size (relay.c grows only default ones). */
+static void stdout_never_read(const struct sup_run *r)
+{
+	(void)r;
+	int p[2];
+	if (pipe(p) < 0 || fcntl(p[1], F_SETPIPE_SZ, 8192) < 0 || dup2(p[1], STDOUT_FILENO) < 0)
+		_exit(97);
+	close(p[1]);
+}
+
+/* memsup SIGKILLed during its end, after the command exited 7 and while
+ * the output still drains to a reader that never comes: the record the
+ * sentinel closes keeps the command's exit code (it was the last running
+ * record before, without one). */
+Test(memsup_budget, sigkilled_during_the_end_keeps_the_exit_code, .timeout = 60)
+{
+	struct sup_run r;
+	char pidfile[PATH_MAX + 16], script[PATH_MAX + 96];
+	tmp_make(&r);
+	snprintf(pidfile, sizeof pidfile, "%s/pid", r.tmp);
+	/* 32 KiB of output: past memsup's stdout (8 KiB), within the
+	 * command's pipe (64 KiB at least), so the command ends */
+	snprintf(script, sizeof script, "echo $$ >'%s'; head -c 32768 /dev/zero; exit 7",
+		 pidfile);
+	const char *argv[] = { env_or_skip("MEMSUP"), "--no-trace", "-o", r.dir, "--wall-s", "60",
+			       "--", "sh", "-c", script, NULL };
+	sup_spawn(&r, stdout_never_read, argv);
+	cr_assert(wait_for_file(pidfile), "the command never started");
+	char text[64] = "";
+	for (int i = 0; i < 500 && !text[0]; i++) {
+		slurp(pidfile, text, sizeof text);
+		if (!text[0])
+			usleep(10000);
+	}
+	pid_t cmd = (pid_t)atoi(text);
+	cr_assert_gt(cmd, 0, "pid file: '%s'", text);
+	/* reaped by memsup: gone from /proc (a zombie is still there) */
+	for (int i = 0; i < 1000 && pid_alive(cmd); i++)
+		usleep(10000);
+	cr_assert(!pid_alive(cmd), "the command never ended");
+	/* the exit is in the record within a moment (bounded: this is what
+	 * fails without the record written at the exit) */
+	int have = 0;
+	time_t until = time(NULL) + 5;
+	do {
+		rec_load(&r);
+		have = strcmp(rec_str(&r, "exit_code"), "null") != 0;
+	} while (!have && time(NULL) < until && usleep(20000) == 0);
+	cr_assert(have, "5 s after the command ended, the record has no exit_code");
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"running\"",
+			 "memsup is still draining: its record is not the end's");
+	cr_assert_eq(waitpid(r.pid, NULL, WNOHANG), 0, "memsup ended; it was to be draining");
+	kill(r.pid, SIGKILL);
+	cr_assert_eq(memsup_wait(&r), 1000 + SIGKILL);
+	rec_load_after_sentinel(&r, 15);
+	cr_expect_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"");
+	cr_expect_eq(rec_num(&r, "exit_code"), 7);
+	cr_expect_eq(rec_num(&r, "exit_status"), 137);
+}
+
 /* A sleeper (with children) outlives --wall-s: 124, all of it killed. */
 Test(memsup_budget, wall_budget_kills_tree, .timeout = 30)
 {
