@@ -133,8 +133,10 @@ Test(harden_evidence, file_size_limit_is_reported, .timeout = 60)
 	char pidfile[PATH_MAX + 16], path[PATH_MAX + 32];
 	tmp_make(&r);
 	snprintf(pidfile, sizeof pidfile, "%s/pids", r.tmp);
-	const char *argv[] = { env_or_skip("MEMSUP"), "-q", "-o", r.dir, "--", prog("sleeper"),
-			       "120", "2", pidfile, NULL };
+	/* --sparse-ms 0: a line every sample, so the limit comes in about a
+	 * second, not after 40 of a flat tree's sparse samples */
+	const char *argv[] = { env_or_skip("MEMSUP"), "-q", "-o", r.dir, "--sparse-ms", "0",
+			       "--", prog("sleeper"), "120", "2", pidfile, NULL };
 	harden_start(&r, limit_file_size, argv);
 	int st = memsup_wait(&r);
 	cr_assert_neq(st, 1000 + SIGXFSZ, "SIGXFSZ killed memsup");
