@@ -25,6 +25,11 @@
 #   allocators  tests/shim_fork_allocators.sh with 20 runs a case (the
 #               suite runs 3): fork while threads allocate under jemalloc,
 #               tcmalloc and mimalloc, preloaded both ways and linked
+#   thorough    `make check-thorough`: the tests that repeat a run (fork
+#               bombs, the sampler's shares, the spike, SIGTERM moments,
+#               real programs in rounds) as many times as a rare failure
+#               needs, and Slurm's one-minute --time case
+#               (MT_THOROUGH=1, tests/common/test_repeat.h)
 #   vm          tests/vm/run.sh: memsup in real kernels (Debian 12 under
 #               qemu, pure cgroup v2 and cgroup v1 only), every guest case
 #               passing; skipped, saying why, without qemu or the package
@@ -205,8 +210,19 @@ check_allocators() {
 	return $rc
 }
 
+check_thorough() {
+	local log=/tmp/memtrace-thorough.$$.log rc
+	make -j"$(nproc)" check-thorough >"$log" 2>&1
+	rc=$?
+	echo "# thorough: $(scripts/summarize-tests.sh test-suite.log)"
+	grep -E '^(FAIL|ERROR):' "$log" | head -20 | sed 's/^/# /'
+	[ $rc -ne 0 ] && ! grep -qE '^(FAIL|ERROR):' "$log" && tail -20 "$log" | sed 's/^/# /'
+	rm -f "$log"
+	return $rc
+}
+
 skip_why=
-for check in sanitizers valgrind distcheck fuzz install allocators vm; do
+for check in sanitizers valgrind distcheck fuzz install allocators thorough vm; do
 	[ "$only" = all ] || [ "$only" = "$check" ] || continue
 	echo "# extra check: $check"
 	"check_$check"

@@ -6,14 +6,14 @@
 # into the program.  Those allocators take their own locks in fork
 # handlers of their own; the shim's fork handler must hold nothing their
 # threads wait for (core/maps.h).  Each case runs FORK_ALLOC_RUNS times
-# (default 3 in `make check`, where each run costs about 2 s; the shim
-# before the fork queue hung about one run in two, so 3 runs of the three
-# jemalloc cases miss it once in 500; CI's extra checks run 20) under
+# (default 2 in `make check`, where each run costs about 2 s; the shim
+# before the fork queue hung about one run in two, so 2 runs of the three
+# jemalloc cases miss it once in 64; CI's extra checks run 20) under
 # `timeout`: a run killed at the timeout is a hang and
 # fails the case, and so does output or an exit status other than the
 # bare run's.  An allocator that is not installed is a SKIP, saying which.
 # Runs only inside scripts/pids-guard.sh (each run makes 40 processes).
-#   FORK_ALLOC_RUNS     runs a case (default 3)
+#   FORK_ALLOC_RUNS     runs a case (default 2; 20 with MT_THOROUGH=1)
 #   FORK_ALLOC_TIMEOUT  seconds before a run counts as hung (default 30)
 set -u
 
@@ -26,7 +26,9 @@ if [ -z "${MEMTRACE_PIDS_GUARD:-}" ] || ! grep -q "${MEMTRACE_PIDS_GUARD##*/}" /
 	echo "1..0 # SKIP not inside a pids-limited cgroup: run it through scripts/pids-guard.sh"
 	exit 0
 fi
-runs=${FORK_ALLOC_RUNS:-3}
+default_runs=2
+[ -n "${MT_THOROUGH:-}" ] && [ "$MT_THOROUGH" != 0 ] && default_runs=20
+runs=${FORK_ALLOC_RUNS:-$default_runs}
 tmo=${FORK_ALLOC_TIMEOUT:-30}
 prog=$MT_PROGS/fork_alloc
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shim_fork_allocators.XXXXXX") || exit 99
