@@ -23,7 +23,7 @@
 #               --prefix in a built tree, the installed memsup traces and the
 #               installed memsup.py imports (it builds a copy: minutes)
 #   allocators  tests/shim_fork_allocators.sh with 20 runs a case (the
-#               suite runs 3): fork while threads allocate under jemalloc,
+#               suite runs 2): fork while threads allocate under jemalloc,
 #               tcmalloc and mimalloc, preloaded both ways and linked
 #   thorough    `make check-thorough`: the tests that repeat a run (fork
 #               bombs, the sampler's shares, the spike, SIGTERM moments,
