@@ -1362,8 +1362,12 @@ static enum sup_reason supervise(struct run *r)
 		 * looks below, and a sample at once (the one before may have
 		 * missed a process moved there since this poll began) */
 		if (np > 0 && bfd >= 0 && pfd[SLOT_BELOW].revents) {
-			contain_below_told(r->contain);
+			/* let epoll go of it while the fd is open: the
+			 * sentinel's copy keeps the file alive after the
+			 * close, and epoll with it -- readable for good,
+			 * which spun the loop at every wake-up */
 			pollset_forget(&r->ps, SLOT_BELOW);
+			contain_below_told(r->contain);
 			next = clock_mono_ns();
 		}
 		int rc = np > 0 ? output_pump(r, pfd + RUN_STEADY_SLOTS) : 0;

@@ -593,6 +593,56 @@ Test(memsup_cgroup, a_process_sixty_cgroups_below_is_seen_and_removed, .timeout 
 	sup_done(&r);
 }
 
+/* memsup's own CPU (utime + stime of /proc/PID/stat, its children not
+ * counted until it reaps them), seconds. */
+static double own_cpu_s(pid_t pid)
+{
+	char path[64], text[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	slurp(path, text, sizeof text);
+	const char *p = strrchr(text, ')');
+	cr_assert_not_null(p, "%s: %s", path, text);
+	unsigned long long ut = 0, st = 0;
+	/* after ")": state, then fields 4..13; utime and stime are 14 and 15 */
+	cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			    &st),
+		     2, "%s: %s", path, text);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A cgroup made below the run's wakes memsup once (an inotify watch), and
+ * then every listing looks below.  memsup let epoll go of that watch only
+ * after closing it, and the sentinel's copy kept it open: readable for
+ * good, it woke the loop at once every time, and memsup spun a CPU while
+ * the command slept.  Over 3 s of sleep, memsup's own CPU stays far below
+ * a second (it took about 2.5 s of 3). */
+Test(memsup_cgroup, a_cgroup_made_below_never_spins_memsup, .timeout = 60)
+{
+	struct sup_run r;
+	char ready[PATH_MAX + 16], script[PATH_MAX + 400];
+	tmp_make(&r);
+	snprintf(ready, sizeof ready, "%s/ready", r.tmp);
+	snprintf(script, sizeof script,
+		 "own=$(grep '^0::' /proc/self/cgroup | cut -d: -f3); "
+		 "if [ -e /sys/fs/cgroup/unified ]; then d=/sys/fs/cgroup/unified$own; "
+		 "else d=/sys/fs/cgroup$own; fi; "
+		 "mkdir $d/below || exit 3; touch '%s'; sleep 4", ready);
+	const char *args[] = { "--no-trace", "--", "sh", "-c", script, NULL };
+	memsup_start(&r, 1, args);
+	cr_assert(wait_for_file(ready), "the command made no cgroup");
+	double t0 = own_cpu_s(r.pid);
+	sleep(3);
+	double used = own_cpu_s(r.pid) - t0;
+	int st = memsup_wait(&r);
+	rec_load(&r);
+	require_cgroup(&r);
+	cr_assert_eq(st, 0, "stderr: %s", r.err);
+	cr_expect_lt(used, 1.0, "memsup used %.2f s of CPU in 3 s while the command slept", used);
+	const char *c = rec_str(&r, "containment");
+	cr_expect_not_null(strstr(c, "\"cgroups_left\": []"), "%s", c);
+	sup_done(&r);
+}
+
 /* ---- frozen cgroups never stop memsup ---------------------------------------- */
 
 /* The v1 freezer cgroup this test may make its own below (its own), or
