@@ -967,6 +967,7 @@ void cgroup_run_close(struct contain *c)
 	pidmap_free(&r->members);
 	free(r->buf);
 	free(r->pids);
+	free(r->below_pids);
 	free(r->smp);
 	munmap(r, sizeof *r); /* cgroup_run_begin() */
 }
@@ -1064,12 +1065,63 @@ static int has_descendants(struct cgrun *r)
 	return n > 0;
 }
 
+/* The walk below the run's cgroup costs a directory read and an open and
+ * a read of cgroup.procs per cgroup: with thousands of them, at every
+ * sample, memsup took more CPU than the command (2,080 cgroups: 34.9 s of
+ * CPU in a 73 s run).  So a sample walks again only once CG_WALK_PACE times
+ * the last walk's own time has passed -- the walk then costs at most about
+ * 1/CG_WALK_PACE of a CPU -- and, in between, lists the pids the last walk
+ * found (a dead one drops out, never reopened: cgroup_run_sample).  A walk
+ * of a few cgroups takes tens of microseconds and still runs at every
+ * sample; the kill's and the end's listings always walk.  What the pace
+ * costs: a process made in a cgroup below between two walks is in the
+ * per-process figures from the next walk on; the kernel's figures for the
+ * run's cgroup count it at once. */
+#define CG_WALK_PACE 10u
+#define CG_WALK_PACE_MAX_NS (2ull * 1000000000ull)
+
+/* Append pids to r->pids, growing it. */
+static int add_pids(struct cgrun *r, const pid_t *pids, size_t n)
+{
+	if (r->pids_cap - r->npids < n) {
+		size_t cap = (r->npids + n) * 2;
+		pid_t *np = realloc(r->pids, cap * sizeof *np);
+		if (!np)
+			return -ENOMEM;
+		r->pids = np;
+		r->pids_cap = cap;
+	}
+	memcpy(r->pids + r->npids, pids, n * sizeof *pids);
+	r->npids += n;
+	return 0;
+}
+
+/* Keep r->pids[from..npids) as the walk's pids, for the samples until the
+ * next walk. */
+static int keep_walk(struct cgrun *r, size_t from)
+{
+	size_t n = r->npids - from;
+	if (r->below_cap < n) {
+		pid_t *np = realloc(r->below_pids, n * 2 * sizeof *np);
+		if (!np)
+			return -ENOMEM;
+		r->below_pids = np;
+		r->below_cap = n * 2;
+	}
+	memcpy(r->below_pids, r->pids + from, n * sizeof *r->below_pids);
+	r->below_n = n;
+	r->below_cached = 1;
+	return 0;
+}
+
 /* cgroup.procs of the run's cgroup and of every cgroup below it into
  * r->pids (duplicates possible in v1, and when a process moves between
- * two cgroups while they are read). */
-static int list_procs(struct cgrun *r)
+ * two cgroups while they are read).  `fresh`: walk whatever the pace says
+ * (the kill's and the end's listings). */
+static int list_procs(struct cgrun *r, int fresh)
 {
 	r->npids = 0;
+	r->cached_from = SIZE_MAX;
 	/* cgroup v1 serves cgroup.procs from a list it makes when the file is
 	 * opened and keeps while it is read again within a second (the
 	 * pidlist cache, kernel/cgroup/cgroup-v1.c): a held fd read again at
@@ -1083,10 +1135,44 @@ static int list_procs(struct cgrun *r)
 	int rc = add_procs(r, fd);
 	if (fd != r->procs_fd)
 		close(fd);
-	if (rc < 0 || !has_descendants(r))
+	if (rc < 0 || !has_descendants(r)) {
+		r->below_cached = 0;
 		return rc;
+	}
+	size_t from = r->npids;
+	uint64_t t0 = clock_mono_ns();
+	if (!fresh && r->below_cached && t0 < r->next_walk_ns) {
+		r->walk_paced = 1;
+		r->cached_from = from;
+		return add_pids(r, r->below_pids, r->below_n);
+	}
 	char path[PATH_MAX] = "";
-	return cgroup_walk_below(r->list_dir, path, list_visit, r);
+	rc = cgroup_walk_below(r->list_dir, path, list_visit, r);
+	/* only a sample's walk is kept: the sample opens each pid's statm
+	 * as it is listed, and a later sample reads a kept pid only through
+	 * that fd (a kill's listing opens nothing) */
+	if (rc < 0 || fresh)
+		return rc;
+	uint64_t took = clock_mono_ns() - t0, pace = took * CG_WALK_PACE;
+	if (pace > CG_WALK_PACE_MAX_NS)
+		pace = CG_WALK_PACE_MAX_NS;
+	r->next_walk_ns = t0 + pace;
+	if (r->walk_paced && pace > r->walk_pace_max_ns)
+		r->walk_pace_max_ns = pace;
+	return keep_walk(r, from);
+}
+
+/* What the pace cost, said once at the end (list_procs). */
+static void note_walk_pace(struct cgrun *r)
+{
+	if (!r->walk_paced || r->walk_noted)
+		return;
+	r->walk_noted = 1;
+	contain_missing(&r->base.info, "the cgroups below the run's were walked for their "
+			"processes at most every %.0f ms (%u times a walk's own time): a process "
+			"made in one was in the per-process figures from the next walk on, in "
+			"the kernel's at once", (double)r->walk_pace_max_ns / 1e6 + 0.5,
+			CG_WALK_PACE);
 }
 
 int cgroup_run_members(struct contain *c, const pid_t **pids, size_t *n)
@@ -1095,7 +1181,7 @@ int cgroup_run_members(struct contain *c, const pid_t **pids, size_t *n)
 	/* the kill's listing (and the sentinel's, whose copy of the watch
 	 * memsup may have drained) never trusts the watch: it looks below */
 	r->below = 1;
-	int rc = list_procs(r);
+	int rc = list_procs(r, 1);
 	if (rc < 0)
 		return rc;
 	*pids = r->pids;
@@ -1156,7 +1242,7 @@ static int members_prune(struct cgrun *r, size_t seen)
 int cgroup_run_sample(struct contain *c, uint64_t *rss, unsigned *nprocs)
 {
 	struct cgrun *r = of(c);
-	int rc = list_procs(r);
+	int rc = list_procs(r, 0);
 	if (rc < 0)
 		return rc;
 	if (r->smp_cap < r->npids) {
@@ -1181,9 +1267,15 @@ int cgroup_run_sample(struct contain *c, uint64_t *rss, unsigned *nprocs)
 			continue; /* listed twice (cgroup v1 may) */
 		m->round = r->round;
 		seen++;
-		/* one that exited since the listing is skipped, not a zero */
+		/* one that exited since the listing is skipped, not a zero; a
+		 * pid from the last walk (not listed now) is read only through
+		 * the fd opened when it was: its number may be another's now */
 		struct tree_member *t = &r->smp[r->nsmp];
-		if (member_read(r, m, t) == 0) {
+		int cached = i >= r->cached_from;
+		if (cached && m->fd < 0)
+			continue;
+		if ((cached ? procfs_pread_statm(m->fd, &t->rss, &t->text_pages)
+			    : member_read(r, m, t)) == 0) {
 			t->pid = m->pid;
 			sum += t->rss;
 			r->nsmp++;
@@ -1541,7 +1633,7 @@ static int freeze_kill_thaw(struct cgrun *r, int fd, const char *file, const cha
 		}
 		sleep_ms(1);
 	}
-	if (list_procs(r) == 0)
+	if (list_procs(r, 1) == 0)
 		for (size_t i = 0; i < r->npids; i++)
 			kill(r->pids[i], SIGKILL);
 	return cgroup_write(fd, file, thaw);
@@ -1717,6 +1809,7 @@ static void remove_tree(struct remove_ctx *x, struct cg_dir *d)
 int cgroup_run_finish(struct contain *c)
 {
 	struct cgrun *r = of(c);
+	note_walk_pace(r);
 	uint64_t now = clock_mono_ns();
 	/* one wait for all the hierarchies: what is left after it is named,
 	 * and a second finish (contain_close after a failed one) only looks */

@@ -209,6 +209,17 @@ struct cgrun {
 	pid_t *pids;
 	size_t npids, pids_cap;
 	struct pidmap members;     /* struct cg_member: the statm fd per pid */
+	/* the walk below list_dir, paced by its own cost (list_procs): the
+	 * pids it found, listed again by the samples until the next walk */
+	pid_t *below_pids;
+	size_t below_n, below_cap;
+	int below_cached;          /* below_pids holds a walk's pids */
+	size_t cached_from;        /* r->pids[cached_from..] came from
+				      below_pids this listing; npids: none */
+	uint64_t next_walk_ns;     /* no walk for a sample before this */
+	int walk_paced;            /* a sample has reused a walk */
+	uint64_t walk_pace_max_ns; /* the longest pace after such a sample */
+	int walk_noted;            /* the record says so (cgroup_run_finish) */
 	unsigned round;            /* listing number, marks who was seen */
 	struct tree_member *smp;
 	size_t nsmp, smp_cap;
