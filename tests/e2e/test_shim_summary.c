@@ -617,3 +617,26 @@ Test(shim_summary, names_c_full_symbols_no_hint, .timeout = 60)
 	names_expect_hint_iff_unnamed(r.err);
 	rm_tmp(&r);
 }
+
+/* 1,000,000 blocks of 8 bytes held: malloc hands out 24 usable bytes for
+ * each (glibc's smallest chunk), so the heap peak, in usable bytes, is
+ * three times the 8.0 MB requested; the line says the heap counts usable
+ * sizes rather than leave a peak above "requested" unexplained. */
+Test(shim_summary, heap_counts_usable_beside_requested, .timeout = 60)
+{
+	static struct piped r;
+	const char *argv[] = { "x_names", "small", "1000000", "8", NULL };
+	tmp_fresh(&r);
+	run_piped(&r, argv, NULL, 1, 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	const char *line = strstr(r.err, "memtrace:   heap peak ");
+	cr_assert_not_null(line, "%s", r.err);
+	const char *eol = strchr(line, '\n');
+	char text[512];
+	snprintf(text, sizeof text, "%.*s", eol ? (int)(eol - line) : (int)strlen(line), line);
+	cr_expect_not_null(strstr(text, "heap peak 24.0 MB"), "24 usable bytes a block: %s", text);
+	cr_expect_not_null(strstr(text, "requested 8.0 MB"), "8 bytes asked a block: %s", text);
+	cr_expect_not_null(strstr(text, "usable"), "a heap peak above the bytes requested says "
+			   "it counts usable sizes: %s", text);
+	rm_tmp(&r);
+}
