@@ -7,6 +7,7 @@
 #include "base/errfd.h"
 #include "base/sys.h"
 #include "textbuf.h"
+#include "demangle.h"
 #include "elfsym.h"
 #include "filecheck.h"
 #include "imagename.h"
@@ -64,6 +65,9 @@ static uint8_t topsites_unnamed[TOPSITES_CANDIDATES] MT_TABLE;
 static struct elfsym_query topsites_q[TOPSITES_SLOTS] MT_TABLE;
 static unsigned topsites_qi[TOPSITES_SLOTS] MT_TABLE;
 static _Alignas(64) unsigned char topsites_buf[MT_STACKS_SIZE] MT_TABLE;
+/* A symbol's whole name, and its demangled form (topsites_set_name). */
+static char topsites_sym[1024] MT_TABLE;
+static char topsites_dm[512] MT_TABLE;
 
 static ssize_t topsites_pread(void *ctx, void *buf, size_t n, uint64_t off)
 {
@@ -93,6 +97,24 @@ static int topsites_module(struct mt_stacks_header *h, uint32_t seen, uint64_t p
 			return (int)n;
 	}
 	return -1;
+}
+
+/* A frame's name from its symbol in topsites_sym: a C++ name demangled
+ * where demangle.h reads it (whole: a mangled name cut short is not
+ * read), else as the table spells it; cut to the frame's room. */
+static void topsites_set_name(struct topsites_frame *f)
+{
+	const char *name = topsites_sym;
+	size_t n;
+	if (name[0] == '_' && name[1] == 'Z' &&
+	    demangle_short(topsites_sym, topsites_dm, sizeof topsites_dm) > 0)
+		name = topsites_dm;
+	n = strlen(name);
+	if (n >= sizeof f->name)
+		n = sizeof f->name - 1;
+	memcpy(f->name, name, n);
+	f->name[n] = '\0';
+	f->named = 1;
 }
 
 /* Names the frames of one module, from its file. */
@@ -132,9 +154,9 @@ static void topsites_resolve(struct mt_stacks_header *h, int module, struct tops
 		if (nq && elfsym_resolve(&elf, topsites_q, nq) == 0) {
 			for (unsigned j = 0; j < nq; j++)
 				if (topsites_q[j].found &&
-				    elfsym_name(&elf, &topsites_q[j], f[topsites_qi[j]].name,
-						TOPSITES_NAME_BYTES) > 0)
-					f[topsites_qi[j]].named = 1;
+				    elfsym_name(&elf, &topsites_q[j], topsites_sym,
+						sizeof topsites_sym) > 0)
+					topsites_set_name(&f[topsites_qi[j]]);
 		}
 	}
 	sys_close(fd);
@@ -142,8 +164,7 @@ static void topsites_resolve(struct mt_stacks_header *h, int module, struct tops
 
 /* One native frame: its symbol, else module+0xADDRESS, else "?".
  * Returns 1 when that leaves it unnamed for a person: no symbol, or a
- * C++ name as the symbol table spells it (mangled: the shim runs no
- * demangler). */
+ * C++ name left mangled (a form demangle.h does not read). */
 static int topsites_frame_text(struct textbuf *s, struct mt_stacks_header *h,
 			       const struct topsites_frame *f)
 {
@@ -412,10 +433,11 @@ static void topsites_add(struct topsites_acc *a, struct mt_stacks_header *h, uin
 		a->mapped = (mt_stacks_stack(h, topsites_id[k])->flags & MT_STACK_MMAP) != 0;
 }
 
-/* After lines that leave a frame unnamed (module+0x..., a mangled C++
- * name, a Python frame without its file or line): how to get the names.
- * memsup names frames after the run, with the files' DWARF (file:line)
- * and a demangler, and interleaves the Python frames the same way. */
+/* After lines that leave a frame unnamed (module+0x..., a C++ name left
+ * mangled, a Python frame without its file or line): how to get the
+ * names.  memsup names frames after the run, with the files' DWARF
+ * (file:line) and a whole demangler, and interleaves the Python frames
+ * the same way. */
 #define TOPSITES_HINT                                                                          \
 	"memtrace:   frames above left unnamed (module+0x..., mangled _Z..., no file:line): "     \
 	"memsup -- COMMAND names them in its summary and stacks.json\n"
