@@ -440,7 +440,7 @@ static void topsites_add(struct topsites_acc *a, struct mt_stacks_header *h, uin
  * the same way. */
 #define TOPSITES_HINT                                                                          \
 	"memtrace:   frames above left unnamed (module+0x..., mangled _Z..., no file:line): "     \
-	"memsup -- COMMAND names them in its summary and stacks.json\n"
+	"memsup -- CMD names them in its summary and stacks.json\n"
 
 static void topsites_print(const struct topsites_acc *a, const char *of_what)
 {

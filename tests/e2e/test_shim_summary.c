@@ -512,7 +512,7 @@ Test(shim_summary, exit_status_and_stdout_unchanged, .timeout = 60)
 
 /* ---- names: what a site line calls each frame ---------------------------- */
 
-#define NAMES_HINT "memsup -- COMMAND names them"
+#define NAMES_HINT "memsup -- CMD names them"
 
 /* Whether a site line ("memtrace:   " then a share, "  ", bytes, "  ",
  * frames) of the summary leaves a frame unnamed: module+0x..., a mangled
