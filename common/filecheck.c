@@ -96,3 +96,25 @@ void filecheck_stacks_entries(struct mt_stacks_module *modules, uint32_t module_
 			stacks[i].modules_seen = module_count;
 	}
 }
+
+void filecheck_stacks_codes(struct mt_stacks_header *h, uint64_t file_bytes)
+{
+	uint64_t room = 0;
+	/* a code table of another layout is not read (stacks.h) */
+	if (!mt_stacks_codes_ok(h) || h->code_count > MT_STACKS_CODE_SLOTS)
+		h->code_count = mt_stacks_codes_ok(h) ? MT_STACKS_CODE_SLOTS : 0;
+	if (file_bytes > MT_STACKS_CODES_OFFSET)
+		room = (file_bytes - MT_STACKS_CODES_OFFSET) / MT_STACKS_CODE_BYTES;
+	if (h->code_count > room)
+		h->code_count = (uint32_t)room;
+}
+
+void filecheck_stacks_code_entries(struct mt_stacks_code *codes, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		codes[i].name[MT_STACKS_CODE_NAME_BYTES - 1] = '\0';
+		codes[i].file[MT_STACKS_CODE_FILE_BYTES - 1] = '\0';
+		if (codes[i].lines_len > MT_STACKS_CODE_LINES_BYTES)
+			codes[i].lines_len = 0;
+	}
+}

@@ -63,5 +63,11 @@ int filecheck_stacks_header(struct mt_stacks_header *h, uint64_t file_bytes, int
  * Either table may be NULL (not read). */
 void filecheck_stacks_entries(struct mt_stacks_module *modules, uint32_t module_count,
 			      struct mt_stack *stacks, uint32_t stack_count);
+/* The code table's count made safe in place: 0 when the table is not of
+ * this layout, else clamped to the slots and to a file of file_bytes.
+ * And its entries, once read: names terminated, a line table length past
+ * its slot made 0. */
+void filecheck_stacks_codes(struct mt_stacks_header *h, uint64_t file_bytes);
+void filecheck_stacks_code_entries(struct mt_stacks_code *codes, uint32_t n);
 
 #endif /* MEMTRACE_FILECHECK_H */

@@ -200,6 +200,10 @@ static inline uint32_t mt_pyframe_instr(uint64_t pc)
 	return (uint32_t)(pc & MT_PYFRAME_INSTR_MASK);
 }
 
+/* The interpreter's evaluation loop: each of its native frames ran a run
+ * of the stack's Python frames (see "Python frames" above). */
+#define MT_PY_EVAL_FUNCTION "_PyEval_EvalFrameDefault"
+
 /* py_state */
 enum mt_py_state {
 	MT_PY_NONE = 0,    /* no CPython found in the image (yet) */

@@ -146,7 +146,10 @@ static void print_other_figures(const struct sup_record *rec)
 	if (rec->peak_pss_mb >= 0 && rec->peak_source != SUP_PEAK_POLLED_PSS)
 		fprintf(stderr, ", Pss %.1f MB", rec->peak_pss_mb);
 	if (rec->peak_heap_mb >= 0)
-		fprintf(stderr, ", heap peak %.1f MB, mapped %.1f MB at the RSS peak",
+		/* the heap in malloc's usable bytes (libmemtrace(7)): above
+		 * what heaptrack, massif or memusage print, which count the
+		 * bytes asked for */
+		fprintf(stderr, ", heap peak %.1f MB (usable sizes), mapped %.1f MB at the RSS peak",
 			rec->peak_heap_mb, rec->peak_mapped_mb);
 	if (rec->rusage_children_maxrss_mb >= 0 && rec->have_exit)
 		fprintf(stderr, "; largest single process %.1f MB (getrusage, time -v)",

@@ -31,9 +31,13 @@ size_t render_summary(const struct mt_record *r, char *buf, size_t cap)
 	render_bytes(&s, r->heap_peak);
 	textbuf_add(&s, ", at exit ");
 	render_bytes(&s, r->heap_current);
-	textbuf_add(&s, ", requested ");
+	/* The heap is counted in usable bytes (what malloc handed out, its
+	 * rounding included: the size of a block at free() is only known
+	 * that way), the requests in the bytes asked for; small blocks make
+	 * the first the larger, even above the total of every request. */
+	textbuf_add(&s, " (usable sizes, malloc's rounding included); requested ");
 	render_bytes(&s, r->heap_requested_total);
-	textbuf_add(&s, ", largest ");
+	textbuf_add(&s, " in all (sizes asked for), largest ");
 	render_bytes(&s, r->heap_largest_request);
 	textbuf_add(&s, "\nmemtrace:   mmap peak anon ");
 	render_bytes(&s, r->map_anon_peak);

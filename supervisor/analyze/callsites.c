@@ -7,6 +7,7 @@
 #include "analyze/callsites.h"
 #include "rootsq.h"
 #include "analyze/pyframes.h"
+#include "pyline.h"
 #include "collect/stackfile.h"
 #include "collect/stackfold.h"
 #include "grow.h"
@@ -95,7 +96,7 @@ static int64_t callsites_pyframe(struct callsites_file *cf, uint64_t pc)
 	if (code >= f->h.code_count)
 		return symbols_pyframe(&cf->v->sym, "<unknown code>", NULL, 0);
 	const struct mt_stacks_code *c = &f->codes[code];
-	if (pyframes_line(f->h.py_version, c, mt_pyframe_instr(pc), &line) < 0)
+	if (pyline_of(f->h.py_version, c, mt_pyframe_instr(pc), &line) < 0)
 		line = 0;
 	return symbols_pyframe(&cf->v->sym, c->name, c->file[0] ? c->file : NULL, line);
 }

@@ -1,12 +1,8 @@
 /* pyframes.h: the Python frames of sampled stacks, after the run
  * (common/stacks.h, "Python frames"; the shim's half is preload/sampling/python.h).
  *
- * Two jobs, both pure:
- *  - the line of an instruction, from the copy of its code object's line
- *    table the shim kept, decoded as the interpreter version that wrote it
- *    lays the table out (3.11's location table, kept by 3.12 and 3.13,
- *    PEP 657: one entry per run of code units, its line as a delta from
- *    the previous entry's);
+ * The line of an instruction is common/pyline.h's (the shim's summary
+ * reads it too).  What is here, pure:
  *  - the interleaving: the shim stores a stack's Python frames after its
  *    native ones; each native frame in the interpreter's evaluation loop
  *    (_PyEval_EvalFrameDefault) ran the Python frames from the innermost
@@ -28,24 +24,11 @@
 #include "stacks.h"
 
 /* The native function whose frames are replaced by Python frames. */
-#define PYFRAMES_EVAL_FUNCTION "_PyEval_EvalFrameDefault"
+#define PYFRAMES_EVAL_FUNCTION MT_PY_EVAL_FUNCTION
 
 /* In a frame list before pyframes_interleave: a Python frame entered
  * from C (its symbols index | this bit). */
 #define PYFRAMES_ENTRY_BIT UINT32_C(0x80000000)
-
-/* The line of the instruction `instr` (code units from the code's first)
- * by 3.11's location table t[0..len), the code's first line being
- * firstlineno.  0 with *line set; -1 when the table does not say (an
- * entry without a line, or the instruction lies past the copy). */
-int pyframes_line_311(const uint8_t *t, size_t len, uint32_t firstlineno, uint32_t instr,
-		      uint32_t *line);
-
-/* The line of instruction `instr` of code entry c of an image whose
- * interpreter is py_version (Py_Version); -1 for a version whose table
- * this reader does not decode. */
-int pyframes_line(uint64_t py_version, const struct mt_stacks_code *c, uint32_t instr,
-		  uint32_t *line);
 
 /* list[0..n): symbols frame indices, native frames first (innermost
  * first) then the Python frames (PYFRAMES_ENTRY_BIT on those entered from

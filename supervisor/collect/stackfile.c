@@ -30,30 +30,8 @@ static int stackfile_header(int fd, off_t size, int32_t pid, uint32_t gen,
 		return -STACKFILE_ESHORT;
 	int rc = filecheck_stacks_header(h, (uint64_t)size, pid, gen);
 	if (rc == 0)
-		stackfile_clamp_codes(h, (uint64_t)size);
+		filecheck_stacks_codes(h, (uint64_t)size);
 	return rc;
-}
-
-void stackfile_clamp_codes(struct mt_stacks_header *h, uint64_t file_bytes)
-{
-	uint64_t room = 0;
-	/* a code table of another layout is not read (stacks.h) */
-	if (!mt_stacks_codes_ok(h) || h->code_count > MT_STACKS_CODE_SLOTS)
-		h->code_count = mt_stacks_codes_ok(h) ? MT_STACKS_CODE_SLOTS : 0;
-	if (file_bytes > MT_STACKS_CODES_OFFSET)
-		room = (file_bytes - MT_STACKS_CODES_OFFSET) / MT_STACKS_CODE_BYTES;
-	if (h->code_count > room)
-		h->code_count = (uint32_t)room;
-}
-
-void stackfile_clamp_code_entries(struct mt_stacks_code *codes, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		codes[i].name[MT_STACKS_CODE_NAME_BYTES - 1] = '\0';
-		codes[i].file[MT_STACKS_CODE_FILE_BYTES - 1] = '\0';
-		if (codes[i].lines_len > MT_STACKS_CODE_LINES_BYTES)
-			codes[i].lines_len = 0;
-	}
 }
 
 static int stackfile_size(int fd, off_t *size)
@@ -136,7 +114,7 @@ int stackfile_read_fd(int fd, int32_t pid, uint32_t gen, struct stackfile *out)
 		    cc > out->h.code_count) {
 			struct mt_stacks_header h2 = out->h;
 			h2.code_count = cc;
-			stackfile_clamp_codes(&h2, (uint64_t)size);
+			filecheck_stacks_codes(&h2, (uint64_t)size);
 			void *more = realloc(out->codes, (size_t)(h2.code_count ? h2.code_count : 1) *
 								 MT_STACKS_CODE_BYTES);
 			if (more) {
@@ -160,7 +138,7 @@ void stackfile_clamp_entries(struct stackfile *out)
 {
 	filecheck_stacks_entries(out->modules, out->h.module_count, out->stacks, out->h.stack_count);
 	if (out->codes)
-		stackfile_clamp_code_entries(out->codes, out->h.code_count);
+		filecheck_stacks_code_entries(out->codes, out->h.code_count);
 	else
 		out->h.code_count = 0;
 }

@@ -60,11 +60,6 @@ int stackfile_read_at(int dirfd, int32_t pid, uint32_t gen, struct stackfile *ou
  * (filecheck_stacks_entries). */
 void stackfile_clamp_entries(struct stackfile *f);
 void stackfile_free(struct stackfile *f);
-/* The code table's count made safe: 0 when the table is not of this
- * layout, else clamped to the slots and to a file of file_bytes.  And its
- * entries: names terminated, line table lengths bounded. */
-void stackfile_clamp_codes(struct mt_stacks_header *h, uint64_t file_bytes);
-void stackfile_clamp_code_entries(struct mt_stacks_code *codes, uint32_t n);
 
 /* "<pid>.<gen>.mts" of (pid, gen) into buf (>= IMAGENAME_MAX_BYTES). */
 void stackfile_name(char *buf, size_t cap, int32_t pid, uint32_t gen);

@@ -300,9 +300,12 @@ static size_t stacksjson_frame(const struct symbols *sym, const struct symbols_f
 {
 	int n;
 	/* C++'s template arguments folded: the summary's line shows the
-	 * frames, stacks.json the whole names */
+	 * frames, stacks.json the whole names.  Never a Python name, whose
+	 * brackets are its own (<module>, <listcomp>), not C++'s. */
 	char fn[256];
-	if (f->function)
+	if (f->function && f->python)
+		snprintf(fn, sizeof fn, "%s", f->function);
+	else if (f->function)
 		shortname_fold(f->function, fn, sizeof fn);
 	if (f->function && f->file && f->line) {
 		const char *base = strrchr(f->file, '/');

@@ -60,6 +60,19 @@ Test(memsup_pyframes, python_functions_and_lines, .timeout = 120)
 
 /* The same under 3.12 (a _PyCFrame still, shim frames instead of
  * is_entry) and 3.13 (the thread state's current_frame, f_executable). */
+/* memsup's summary names a Python frame as the interpreter does: its
+ * <module> is not a C++ template argument list to fold to <>. */
+Test(memsup_pyframes, summary_keeps_python_names, .timeout = 120)
+{
+	struct sup_run r;
+	const char *args[] = { "--", python_or_skip(), py_prog("py_sites.py"), "200", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	cr_expect_not_null(strstr(r.err, "half (py_sites.py:"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, " < <module> (py_sites.py:"), "%s", r.err);
+	cr_expect_null(strstr(r.err, "<> (py_sites.py:"), "%s", r.err);
+	sup_done(&r);
+}
+
 Test(memsup_pyframes, python312_functions_and_lines, .timeout = 120)
 {
 	py_run_check(12, "py_sites.py", "200", "python_functions_and_lines");

@@ -32,6 +32,24 @@ Test(memsup_run, steady_peak_within_tolerance, .timeout = 30)
 	cr_expect_not_null(strstr(r.err, "/ev"), "summary: %s", r.err);
 }
 
+/* The summary's heap beside other tools' figures says it is malloc's
+ * usable bytes, not the bytes asked for that heaptrack, massif and
+ * memusage count. */
+Test(memsup_run, other_figures_heap_says_usable, .timeout = 30)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("steady"), "60", "400", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	const char *line = strstr(r.err, "memsup: other figures:");
+	cr_assert_not_null(line, "%s", r.err);
+	const char *heap = strstr(line, ", heap peak ");
+	cr_assert_not_null(heap, "a traced run's heap: %s", line);
+	const char *eol = strchr(heap, '\n');
+	const char *usable = strstr(heap, " MB (usable sizes)");
+	cr_expect(usable && (!eol || usable < eol), "%s", line);
+	sup_done(&r);
+}
+
 /* rss.jsonl: one [elapsed_s, bytes] line per sample, seed format, and its
  * maximum is the recorded peak. */
 Test(memsup_run, rss_jsonl_matches_record, .timeout = 30)

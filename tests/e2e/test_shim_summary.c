@@ -509,3 +509,160 @@ Test(shim_summary, exit_status_and_stdout_unchanged, .timeout = 60)
 	rm_tmp(&bare);
 	rm_tmp(&traced);
 }
+
+/* ---- names: what a site line calls each frame ---------------------------- */
+
+#define NAMES_HINT "memsup -- CMD names them"
+
+/* Whether a site line ("memtrace:   " then a share, "  ", bytes, "  ",
+ * frames) of the summary leaves a frame unnamed: module+0x..., a mangled
+ * C++ name or a frame in no module. */
+static int names_unnamed_line(const char *err)
+{
+	for (const char *line = err; *line;) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+		char text[1024];
+		snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1),
+			 line);
+		if (!strncmp(text, "memtrace:   ", 12) && strstr(text, "%  ") &&
+		    (strstr(text, "+0x") || strstr(text, " _Z") || strstr(text, "< _Z") ||
+		     strstr(text, "< ?") || strstr(text, "  ?")))
+			return 1;
+		line += len + (eol != NULL);
+	}
+	return 0;
+}
+
+/* The hint line is there exactly when a site line needs it, and once. */
+static void names_expect_hint_iff_unnamed(const char *err)
+{
+	int unnamed = names_unnamed_line(err), hints = count_of(err, NAMES_HINT);
+	cr_expect_eq(hints, unnamed ? 1 : 0, "unnamed frames: %d, hint lines: %d:\n%s", unnamed,
+		     hints, err);
+}
+
+/* A Python program allocating at two known lines: its site lines name the
+ * Python functions with their files and lines, innermost first, as
+ * memsup's summary does. */
+Test(shim_summary, names_python_frames_and_lines, .timeout = 120)
+{
+	static struct piped r;
+	char path[PATH_MAX + 16];
+	const char *argv[] = { "/usr/bin/python3.11", "prog.py", NULL };
+	if (access(argv[0], X_OK) != 0)
+		cr_skip_test("no /usr/bin/python3.11");
+	tmp_fresh(&r);
+	snprintf(path, sizeof path, "%s/prog.py", r.tmp);
+	write_file(path,
+		   "def load(n):\n"                  /* 1 */
+		   "    return bytearray(n)\n"       /* 2: 200 MB */
+		   "\n"                              /* 3 */
+		   "def main():\n"                   /* 4 */
+		   "    a = load(200 << 20)\n"       /* 5 */
+		   "    b = bytearray(100 << 20)\n"  /* 6: 100 MB */
+		   "    return a, b\n"               /* 7 */
+		   "\n"                              /* 8 */
+		   "x = main()\n",                   /* 9 */
+		   0644);
+	run_piped(&r, argv, NULL, 1, 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	const char *big = strstr(r.err, "  load (prog.py:2) < main (prog.py:5) < <module> (prog.py:9)");
+	const char *mid = strstr(r.err, "  main (prog.py:6) < <module> (prog.py:9)");
+	cr_expect_not_null(big, "the 200 MB line names load, main, <module>:\n%s", r.err);
+	cr_expect_not_null(mid, "the 100 MB line names main, <module>:\n%s", r.err);
+	/* 200 MB against 100 MB, each within about 1 MB (its standard error at
+	 * the default interval): the larger comes first */
+	cr_expect(big && mid && big < mid, "load's line first:\n%s", r.err);
+	names_expect_hint_iff_unnamed(r.err);
+	rm_tmp(&r);
+}
+
+/* A C++ program (tests/progs/lines_cxx.cc, built here with g++ -O2 -g):
+ * the shim demangles its frames (common/demangle.h), template arguments
+ * folded to <> and parameters dropped, a clone's suffix as c++filt
+ * writes it; every frame shown is named, so no hint line. */
+Test(shim_summary, names_cxx_demangled, .timeout = 120)
+{
+	static struct piped r;
+	char cmd[PATH_MAX * 3], exe[PATH_MAX + 16];
+	const char *src = getenv("MT_SRCDIR");
+	if (!src)
+		cr_skip_test("MT_SRCDIR is not set");
+	if (system("command -v g++ >/dev/null 2>&1") != 0)
+		cr_skip_test("no g++ to build tests/progs/lines_cxx.cc");
+	tmp_fresh(&r);
+	snprintf(exe, sizeof exe, "%s/lines_cxx", r.tmp);
+	snprintf(cmd, sizeof cmd, "g++ -O2 -g -o '%s' '%s/tests/progs/lines_cxx.cc'", exe, src);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	const char *argv[] = { exe, "0", NULL };
+	run_piped(&r, argv, NULL, 1, 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, " < store::Pool<>::grow < fill"), "demangled:\n%s", r.err);
+	cr_expect_null(strstr(r.err, "_ZN5store"), "no mangled name left:\n%s", r.err);
+	names_expect_hint_iff_unnamed(r.err);
+	rm_tmp(&r);
+}
+
+/* A C++ frame in no symbol (a static function of a stripped program):
+ * it stays module+0x..., and the one line says how to name it. */
+Test(shim_summary, names_cxx_stripped_with_the_hint, .timeout = 120)
+{
+	static struct piped r;
+	char cmd[PATH_MAX * 3], exe[PATH_MAX + 16];
+	const char *src = getenv("MT_SRCDIR");
+	if (!src)
+		cr_skip_test("MT_SRCDIR is not set");
+	if (system("command -v g++ >/dev/null 2>&1") != 0)
+		cr_skip_test("no g++ to build tests/progs/lines_cxx.cc");
+	tmp_fresh(&r);
+	snprintf(exe, sizeof exe, "%s/lines_cxx", r.tmp);
+	snprintf(cmd, sizeof cmd, "g++ -O2 -o '%s' '%s/tests/progs/lines_cxx.cc' && strip '%s'",
+		 exe, src, exe);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	const char *argv[] = { exe, "0", NULL };
+	run_piped(&r, argv, NULL, 1, 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "lines_cxx+0x"), "an unnamed frame:\n%s", r.err);
+	cr_expect_eq(count_of(r.err, NAMES_HINT), 1, "the hint, once:\n%s", r.err);
+	names_expect_hint_iff_unnamed(r.err);
+	rm_tmp(&r);
+}
+
+/* A C program with full symbols whose sites lie four frames deep in it:
+ * every frame shown is named, so no hint line. */
+Test(shim_summary, names_c_full_symbols_no_hint, .timeout = 60)
+{
+	static struct piped r;
+	const char *argv[] = { "x_names", "deep", NULL };
+	tmp_fresh(&r);
+	run_piped(&r, argv, NULL, 1, 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "  level3 < level2 < level1 < main"), "%s", r.err);
+	cr_expect_eq(count_of(r.err, NAMES_HINT), 0, "no hint for named lines:\n%s", r.err);
+	names_expect_hint_iff_unnamed(r.err);
+	rm_tmp(&r);
+}
+
+/* 1,000,000 blocks of 8 bytes held: malloc hands out 24 usable bytes for
+ * each (glibc's smallest chunk), so the heap peak, in usable bytes, is
+ * three times the 8.0 MB requested; the line says the heap counts usable
+ * sizes rather than leave a peak above "requested" unexplained. */
+Test(shim_summary, heap_counts_usable_beside_requested, .timeout = 60)
+{
+	static struct piped r;
+	const char *argv[] = { "x_names", "small", "1000000", "8", NULL };
+	tmp_fresh(&r);
+	run_piped(&r, argv, NULL, 1, 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	const char *line = strstr(r.err, "memtrace:   heap peak ");
+	cr_assert_not_null(line, "%s", r.err);
+	const char *eol = strchr(line, '\n');
+	char text[512];
+	snprintf(text, sizeof text, "%.*s", eol ? (int)(eol - line) : (int)strlen(line), line);
+	cr_expect_not_null(strstr(text, "heap peak 24.0 MB"), "24 usable bytes a block: %s", text);
+	cr_expect_not_null(strstr(text, "requested 8.0 MB"), "8 bytes asked a block: %s", text);
+	cr_expect_not_null(strstr(text, "usable"), "a heap peak above the bytes requested says "
+			   "it counts usable sizes: %s", text);
+	rm_tmp(&r);
+}

@@ -1,5 +1,5 @@
-/* test_pyframes.c: memsup's half of the Python frames
- * (supervisor/analyze/pyframes.h): lines from 3.11's location tables (3.12
+/* test_pyframes.c: the readers of the Python frames (common/pyline.h,
+ * supervisor/analyze/pyframes.h): lines from 3.11's location tables (3.12
  * and 3.13 kept them), as each interpreter itself reads them, and the
  * Python frames put where the evaluation loop ran them. */
 #include <criterion/criterion.h>
@@ -10,6 +10,7 @@
 
 #include "analyze/pyframes.h"
 #include "analyze/symbols.h"
+#include "pyline.h"
 #include "test_py.h"
 #include "test_pythons.h"
 
@@ -27,7 +28,7 @@ static size_t unhex(const char *s, uint8_t *out, size_t cap)
 
 /* Every code unit of every code object of a tricky source: the line the
  * interpreter of 3.minor gives (co_lines) is the decoder's, the one
- * pyframes_line picks for that version. */
+ * pyline_of picks for that version. */
 static void lines_as_python_says_of(unsigned minor)
 {
 	char cmd[2 * PATH_MAX + 64];
@@ -55,13 +56,13 @@ static void lines_as_python_says_of(unsigned minor)
 			int want;
 			uint32_t got = 0;
 			cr_assert_eq(sscanf(tok, "%u:%d", &u, &want), 2, "%s", tok);
-			int rc = pyframes_line_311(table, len, first, u, &got);
+			int rc = pyline_311(table, len, first, u, &got);
 			if (len <= sizeof code.lines) {
 				uint32_t by_version = 0;
 				memcpy(code.lines, table, len);
 				code.lines_len = (uint32_t)len;
 				code.firstlineno = first;
-				int rv = pyframes_line(0x030000f0u | minor << 16, &code, u,
+				int rv = pyline_of(0x030000f0u | minor << 16, &code, u,
 						       &by_version);
 				cr_expect(rv == rc && (rc < 0 || by_version == got),
 					  "3.%u's decoder is 3.11's", minor);
@@ -106,21 +107,21 @@ Test(pyframes, unknown_lines_stay_unknown)
 	/* one entry: no-columns form, line delta +2, 3 code units */
 	const uint8_t t[] = { 0x80 | (13 << 3) | 2, 4 };
 	uint32_t line = 0;
-	cr_assert_eq(pyframes_line_311(t, sizeof t, 10, 0, &line), 0);
+	cr_assert_eq(pyline_311(t, sizeof t, 10, 0, &line), 0);
 	cr_assert_eq(line, 12);
-	cr_assert_eq(pyframes_line_311(t, sizeof t, 10, 2, &line), 0);
-	cr_assert_eq(pyframes_line_311(t, sizeof t, 10, 3, &line), -1, "past the table");
-	cr_assert_eq(pyframes_line_311(t, 1, 10, 0, &line), -1, "cut inside an entry");
+	cr_assert_eq(pyline_311(t, sizeof t, 10, 2, &line), 0);
+	cr_assert_eq(pyline_311(t, sizeof t, 10, 3, &line), -1, "past the table");
+	cr_assert_eq(pyline_311(t, 1, 10, 0, &line), -1, "cut inside an entry");
 	const uint8_t bad[] = { 0x12 };
-	cr_assert_eq(pyframes_line_311(bad, 1, 10, 0, &line), -1, "not an entry's start");
+	cr_assert_eq(pyline_311(bad, 1, 10, 0, &line), -1, "not an entry's start");
 	struct mt_stacks_code c;
 	memset(&c, 0, sizeof c);
 	memcpy(c.lines, t, sizeof t);
 	c.lines_len = sizeof t;
 	c.firstlineno = 10;
-	cr_assert_eq(pyframes_line(0x030b07f0, &c, 1, &line), 0);
+	cr_assert_eq(pyline_of(0x030b07f0, &c, 1, &line), 0);
 	cr_assert_eq(line, 12);
-	cr_assert_eq(pyframes_line(0x036300f0, &c, 1, &line), -1, "no decoder for 3.99");
+	cr_assert_eq(pyline_of(0x036300f0, &c, 1, &line), -1, "no decoder for 3.99");
 	char v[32];
 	pyframes_version_text(0x030b07f0, v, sizeof v);
 	cr_assert_str_eq(v, "3.11.7");
