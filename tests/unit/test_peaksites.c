@@ -96,7 +96,7 @@ static void sample(struct fixture *f, double at_s, const uint64_t *heaps, size_t
 		sum += heaps[i];
 		k++;
 	}
-	peaksites_sample(f->sites, f->live, m, k, at_s, sum, sum);
+	peaksites_sample(f->sites, f->live, m, k, at_s, sum, 0, sum);
 }
 
 static void merge(struct fixture *f)
