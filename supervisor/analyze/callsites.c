@@ -358,40 +358,55 @@ static uint64_t callsites_min(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* Of site c's inherited bytes, those an image counted at moment k holds
- * too: the nearest forking ancestor counted then (its bytes at the same
- * stack id), else, with none counted, the counted sibling of the lowest
- * pid (its inherited bytes there), else none. */
-static uint64_t callsites_shared(const struct merged_run *m, const struct peaksites *p, int k,
-				 const struct callsites_key *keys, size_t n, const struct callsite *c)
+/* What the nearest forking ancestor of image iv counted at moment k holds
+ * at stack id `stack` (0: none counted, or nothing there). */
+static uint64_t callsites_ancestor_holds(const struct merged_run *m, const struct peaksites *p,
+					 int k, const struct callsites_key *keys, size_t n,
+					 const struct image_view *iv, uint32_t stack)
 {
-	const struct image_view *iv = callsites_image_of(m, c->pid, c->gen), *a = iv;
+	const struct image_view *a = iv;
 	/* a fork chain is as deep as the tree; the bound only stops a cycle
 	 * of forged records */
 	for (unsigned depth = 0; a && a->rec.relation == MT_REL_FORK && depth < 1024; depth++) {
 		const struct peaksites_image *pim =
 			callsites_peak_image(p, a->rec.parent_pid, a->rec.parent_gen);
 		if (pim && peaksites_at(p, pim, k)) {
-			struct callsites_key key = { a->rec.parent_pid, a->rec.parent_gen, c->stack, 0, 0 };
+			struct callsites_key key = { a->rec.parent_pid, a->rec.parent_gen, stack, 0, 0 };
 			const struct callsites_key *h =
 				bsearch(&key, keys, n, sizeof *keys, callsites_key_cmp);
-			return h ? callsites_min(c->inh, h->bytes) : 0;
+			return h ? h->bytes : 0;
 		}
 		a = callsites_image_of(m, a->rec.parent_pid, a->rec.parent_gen);
 	}
+	return 0;
+}
+
+/* Of site c's inherited bytes, those another image counted at moment k
+ * holds too: what its nearest forking ancestor counted then holds at the
+ * same stack id; and of the rest (the ancestor freed them, or ended), what
+ * the counted sibling of the lowest pid (same parent image) holds of the
+ * same beyond that ancestor: the pages the siblings still share. */
+static uint64_t callsites_shared(const struct merged_run *m, const struct peaksites *p, int k,
+				 const struct callsites_key *keys, size_t n, const struct callsite *c)
+{
+	const struct image_view *iv = callsites_image_of(m, c->pid, c->gen);
 	if (!iv || iv->rec.relation != MT_REL_FORK)
 		return 0;
+	uint64_t held = callsites_ancestor_holds(m, p, k, keys, n, iv, c->stack);
+	uint64_t shared = callsites_min(c->inh, held);
+	if (shared == c->inh)
+		return shared;
 	/* keys are in pid order: the first such sibling is the keeper */
 	for (size_t i = 0; i < n && keys[i].pid < c->pid; i++) {
 		const struct image_view *sv;
-		if (keys[i].stack != c->stack || !keys[i].inh ||
+		if (keys[i].stack != c->stack || keys[i].inh <= held ||
 		    !(sv = callsites_image_of(m, keys[i].pid, keys[i].gen)))
 			continue;
 		if (sv->rec.relation == MT_REL_FORK && sv->rec.parent_pid == iv->rec.parent_pid &&
 		    sv->rec.parent_gen == iv->rec.parent_gen)
-			return callsites_min(c->inh, keys[i].inh);
+			return shared + callsites_min(c->inh - shared, keys[i].inh - held);
 	}
-	return 0;
+	return shared;
 }
 
 /* Each site of tree set k that holds blocks another image counted then

@@ -36,11 +36,11 @@
  * at a stack and what the holder has at that stack (the same stack id: a
  * child's table is a copy of its parent's) is split off as a site of its
  * own marked `inherited`, kept in the set but not in its sums.  The holder
- * is the nearest forking ancestor counted then; with none counted (the
- * parent has ended), the child of the lowest pid among its counted
- * siblings keeps the blocks as its own and the others' are marked against
- * its.  What the parent freed since the fork is the child's alone and
- * counts.  An image taken at its own peak has its peak columns against its
+ * is the nearest forking ancestor counted then.  What it no longer holds
+ * (it freed them, or ended) the child's siblings may still share (the
+ * same pages, unwritten): of that rest, the child of the lowest pid among
+ * its counted siblings keeps the blocks as its own and the others' are
+ * marked against its; a lone child's counts as its own.  An image taken at its own peak has its peak columns against its
  * final total columns: a lower bound again.
  *
  * Return convention: 0 or -ENOMEM.
