@@ -13,7 +13,8 @@
  * parent's blocks are in both images' sites while both live:
  * tests/progs/fork_inherit's parent holds 100 MB and forks 2 children that
  * each add 20 MB.  The tree's sites must sum to its own 140 MB, not
- * 340 MB, the children's copies marked inherited.  Each estimate is judged
+ * 340 MB, the children's copies marked inherited.  When the parent frees
+ * its copy, the children still share theirs: one of them counts them.  Each estimate is judged
  * by its own standard error (stacks.json's se_bytes).  The checks are
  * python3's: tests/py/memsup_answersites.py; they get memsup's stderr (the
  * summary) in a file.
@@ -58,5 +59,20 @@ Test(memsup_answersites, fork_children_inherited_once, .timeout = 180)
 	const char *args[] = { "--", prog("fork_inherit"), "100", "20", "2", "400", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	sup_py_check(&r, "memsup_answersites.py", "fork_children_inherited_once", save_err(&r));
+	sup_done(&r);
+}
+
+/* The parent frees its 100 MB once both children have forked, and the
+ * children then add 80 MB each: the parent's blocks are the children's
+ * alone, shared between them.  The sites not marked inherited sum to the
+ * tree's 260 MB within 4 standard errors (not 360 MB), one child counting
+ * the shared blocks and the other's copy marked. */
+Test(memsup_answersites, fork_parent_freed_siblings_share, .timeout = 180)
+{
+	struct sup_run r;
+	const char *args[] = { "--", prog("fork_inherit"), "100", "80", "2", "400", "1", NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	sup_py_check(&r, "memsup_answersites.py", "fork_parent_freed_siblings_share",
+		     save_err(&r));
 	sup_done(&r);
 }

@@ -3,8 +3,8 @@
  * starts as its parent's live set (preload/sampling/sites.c), so the same
  * blocks are in both images' sites while both live.
  *
- * Usage: fork_inherit [PARENT_MB [CHILD_MB [CHILDREN [HOLD_MS]]]]
- *                                          (defaults 100 20 2 400)
+ * Usage: fork_inherit [PARENT_MB [CHILD_MB [CHILDREN [HOLD_MS [FREE]]]]]
+ *                                          (defaults 100 20 2 400 0)
  *
  * The parent mallocs PARENT_MB decimal megabytes in blocks of 1 MB from
  * parent_hold, every page written, then forks CHILDREN children.  Each
@@ -13,11 +13,16 @@
  * HOLD_MS milliseconds and exits 0 without freeing.  So the tree holds
  * PARENT_MB + CHILDREN x CHILD_MB of distinct heap at once, though the
  * images' heaps sum to CHILDREN x PARENT_MB more (each child still holds
- * the parent's blocks, unwritten, shared).  When all children hold theirs
+ * the parent's blocks, unwritten, shared).  With FREE 1 the parent frees
+ * its blocks once every child has forked, and only then do the children
+ * malloc theirs: the parent's blocks are the children's alone (shared
+ * between them until written), so the tree holds PARENT_MB + CHILDREN x
+ * CHILD_MB at once, the parent none of it.  When all children hold theirs
  * the parent prints
- *   pid=N parent=B child=B children=K
+ *   pid=N parent=B child=B children=K freed=F
  * (B the usable bytes of each one's blocks), then waits for them, frees
- * its blocks and exits 0 (1 on a failed call, 2 on a bad argument).
+ * its blocks (FREE 0) and exits 0 (1 on a failed call, 2 on a bad
+ * argument).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -89,7 +94,8 @@ int main(int argc, char **argv)
 	long child_mb = argc > 2 ? strtol(argv[2], NULL, 10) : 20;
 	long children = argc > 3 ? strtol(argv[3], NULL, 10) : 2;
 	long hold_ms = argc > 4 ? strtol(argv[4], NULL, 10) : 400;
-	int held[2], go[2];
+	int free_first = argc > 5 && atoi(argv[5]) == 1;
+	int forked[2], freed[2], held[2], go[2];
 	size_t pbytes, cbytes = 0;
 	char line[160], c = 1;
 
@@ -97,7 +103,7 @@ int main(int argc, char **argv)
 	    children > 64 || hold_ms < 0)
 		return 2;
 	pbytes = parent_hold((size_t)parent_mb);
-	if (pipe(held) < 0 || pipe(go) < 0)
+	if (pipe(forked) < 0 || pipe(freed) < 0 || pipe(held) < 0 || pipe(go) < 0)
 		fail("pipe");
 	for (long i = 0; i < children; i++) {
 		pid_t pid = fork();
@@ -105,6 +111,11 @@ int main(int argc, char **argv)
 			fail("fork");
 		if (pid == 0) {
 			close(go[1]);
+			close(freed[1]);
+			close(forked[0]);
+			close(forked[1]); /* the parent's read sees EOF once all are here */
+			while (read(freed[0], &c, 1) < 0 && errno == EINTR)
+				; /* EOF: the parent freed its blocks (FREE 1), or will not */
 			cbytes = child_hold((size_t)child_mb);
 			if (write(held[1], &cbytes, sizeof cbytes) != sizeof cbytes)
 				_exit(1);
@@ -116,6 +127,14 @@ int main(int argc, char **argv)
 	}
 	close(held[1]);
 	close(go[0]);
+	close(forked[1]);
+	close(freed[0]);
+	while (read(forked[0], &c, 1) < 0 && errno == EINTR)
+		; /* EOF: every child has closed its copy, so every one is forked */
+	if (free_first)
+		while (nblocks)
+			free(blocks[--nblocks]);
+	close(freed[1]);
 	for (long i = 0; i < children; i++) {
 		ssize_t n;
 		while ((n = read(held[0], &cbytes, sizeof cbytes)) < 0 && errno == EINTR)
@@ -123,8 +142,8 @@ int main(int argc, char **argv)
 		if (n != sizeof cbytes)
 			fail("a child did not hold its blocks");
 	}
-	int n = snprintf(line, sizeof line, "pid=%d parent=%zu child=%zu children=%ld\n",
-			 (int)getpid(), pbytes, cbytes, children);
+	int n = snprintf(line, sizeof line, "pid=%d parent=%zu child=%zu children=%ld freed=%d\n",
+			 (int)getpid(), pbytes, cbytes, children, free_first);
 	if (write(1, line, (size_t)n) != n)
 		return 1;
 	close(go[1]);

@@ -90,11 +90,16 @@ def mmap_only_program_by_default():
     assert abs(drawn - est) <= 4 * t['se_bytes'] + 0.02 * est, (drawn, est)
 
 
-def fork_children_inherited_once():
-    m = re.search(r'pid=(\d+) parent=(\d+) child=(\d+) children=(\d+)',
+def fork_truth():
+    m = re.search(r'pid=(\d+) parent=(\d+) child=(\d+) children=(\d+) freed=(\d)',
                   open(os.path.join(d, 'stdout.log')).read())
     assert m, 'no truth line in stdout.log'
-    ppid, parent, child, k = (int(x) for x in m.groups())
+    return tuple(int(x) for x in m.groups())
+
+
+def fork_children_inherited_once():
+    ppid, parent, child, k, freed = fork_truth()
+    assert not freed
     own_total = parent + k * child
     t = tree()
     own = [s for s in t['sites'] if not s.get('inherited')]
@@ -133,6 +138,32 @@ def fork_children_inherited_once():
         0.05 * MB * len(lines), (lines, own_total)
     assert not any('parent_hold' in text and ('pid %d:' % ppid) not in text
                    for _, _, text in lines), lines
+    drawn = folded_total(os.path.join(d, 'flame.folded'))
+    print('flame.folded: %.1f MB' % (drawn / MB))
+    assert drawn <= own_total + 4 * t['se_bytes'] + 1 * MB, (drawn, own_total)
+
+
+def fork_parent_freed_siblings_share():
+    ppid, parent, child, k, freed = fork_truth()
+    assert freed
+    own_total = parent + k * child
+    t = tree()
+    own = [s for s in t['sites'] if not s.get('inherited')]
+    inh = [s for s in t['sites'] if s.get('inherited')]
+    est = sum(s['bytes'] for s in own)
+    print('tree at %.3f s: est. %.1f MB +- %.1f MB (the tree\'s own: %.1f MB); '
+          'marked inherited est. %.1f MB (the children share %.1f MB)' %
+          (t['at_s'], est / MB, t['se_bytes'] / MB, own_total / MB,
+           sum(s['bytes'] for s in inh) / MB, parent / MB))
+    assert abs(est - own_total) <= 4 * t['se_bytes'] + 1 * MB, (est, own_total, t['se_bytes'])
+    # the parent holds none of them: one child counts them, the others'
+    # copies are marked
+    holders = sorted({s['pid'] for s in own if site_fn(s) == 'parent_hold'})
+    assert ppid not in holders, holders
+    assert len(holders) == 1, ('one child keeps the shared blocks', holders)
+    assert {site_fn(s) for s in inh} == {'parent_hold'}, inh
+    assert len({s['pid'] for s in inh}) == k - 1, inh
+    assert holders[0] not in {s['pid'] for s in inh}, (holders, inh)
     drawn = folded_total(os.path.join(d, 'flame.folded'))
     print('flame.folded: %.1f MB' % (drawn / MB))
     assert drawn <= own_total + 4 * t['se_bytes'] + 1 * MB, (drawn, own_total)
