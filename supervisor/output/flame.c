@@ -229,6 +229,7 @@ static int flame_build(struct flame *f, const struct jsonr_value *doc,
 		0);
 	f->rss = (uint64_t)jsonr_num(jsonr_get(moment, "rss"), 0);
 	f->se = (uint64_t)jsonr_num(jsonr_get(moment, "se_bytes"), 0);
+	f->inherited = (uint64_t)jsonr_num(jsonr_get(moment, "inherited_bytes"), 0);
 	/* every frame's name once */
 	names = calloc(nframes ? nframes : 1, sizeof *names);
 	if (!names)
@@ -437,10 +438,21 @@ int flame_render(const struct flame *f, unsigned width, struct svg_buf *b)
 	else if (!root->bytes)
 		snprintf(sub, sizeof sub, "no sampled block was live then (%s; traced %s %s)",
 			 rate, total ? "heap and mappings" : "heap", heap);
-	else
+	else if (!f->inherited)
 		snprintf(sub, sizeof sub,
 			 "estimated %s \u00b1 %s (one standard error) of the %s traced %s; %s", est,
 			 se, heap, total ? "heap and mappings" : "heap", rate);
+	else {
+		/* the traced figure counts a fork child's inherited blocks once
+		 * more per child; the picture does not */
+		char inh[64];
+		svg_format_value(&ax, (double)f->inherited, inh, sizeof inh);
+		snprintf(sub, sizeof sub,
+			 "estimated %s \u00b1 %s (one standard error) of the %s traced %s, %s of "
+			 "it blocks fork children inherited that another image holds too (drawn "
+			 "once); %s",
+			 est, se, heap, total ? "heap and mappings" : "heap", inh, rate);
+	}
 
 	svg_put(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	{

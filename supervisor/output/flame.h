@@ -65,6 +65,7 @@ struct flame {
 	int have;                  /* stacks.json had that moment */
 	double at_s;
 	uint64_t traced_heap, rss, se, sample_bytes; /* sample_bytes 0: mixed */
+	uint64_t inherited;        /* the inherited sites left out, summed */
 	uint32_t max_depth;
 };
 

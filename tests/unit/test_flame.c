@@ -185,6 +185,8 @@ Test(flame, total_peak_by_default_inherited_left_out)
 	cr_assert_eq(flame_render(&f, 0, &b), 0);
 	cr_expect_not_null(strstr(b.p, "Heap and mappings by call site at the tree&apos;s peak of "
 				       "heap plus mappings"), "%s", b.p);
+	cr_expect_not_null(strstr(b.p, "blocks fork children inherited that another image holds too"),
+			   "%s", b.p);
 	svg_buf_free(&b);
 	flame_free(&f);
 	cr_assert_eq(flame_load(dfd, FLAME_AT_HEAP, &f, err, sizeof err), 0, "%s", err);
