@@ -15,12 +15,16 @@
 #include <unistd.h>
 
 static const char flame_usage[] =
-	"usage: memsup flame DIR [--at heap|rss] [--width N] [-o FILE|-] [--folded FILE|-]\n"
-	"Draw the tree's heap at its peak by call site, from DIR/stacks.json: an icicle\n"
-	"graph in DIR/flame.svg and the folded stacks (\"frame;frame;frame bytes\", for\n"
-	"flamegraph.pl and the like) in DIR/flame.folded (both replaced), or FILE.\n"
+	"usage: memsup flame DIR [--at total|heap|rss] [--width N] [-o FILE|-] [--folded FILE|-]\n"
+	"Draw the tree's heap and mappings at its peak by call site, from DIR/stacks.json:\n"
+	"an icicle graph in DIR/flame.svg and the folded stacks (\"frame;frame;frame\n"
+	"bytes\", for flamegraph.pl and the like) in DIR/flame.folded (both replaced), or\n"
+	"FILE.\n"
+	"  --at total    the tree's peak of heap plus mappings, what the answer counts: the\n"
+	"                sample with the largest traced heap and mappings summed, each\n"
+	"                process that peaked next to it at its exact peak (default)\n"
 	"  --at heap     the tree's heap peak: the sample with the largest traced heap,\n"
-	"                each process that peaked next to it at its exact peak (default)\n"
+	"                each process that peaked next to it at its exact peak\n"
 	"  --at rss      the sample of the tree's RSS peak\n"
 	"  --width N     picture width in pixels (320..8192, default 1200)\n"
 	"  -o FILE       write the picture to FILE instead; - for stdout\n"
@@ -28,7 +32,7 @@ static const char flame_usage[] =
 	"  -h, --help    this help\n";
 
 struct flame_args {
-	int at_rss;                /* --at rss */
+	enum flame_at at;          /* --at */
 	unsigned width;            /* 0: the default */
 	const char *out;           /* -o; NULL: DIR/flame.svg */
 	const char *fold;          /* --folded; NULL: DIR/flame.folded */
@@ -37,9 +41,14 @@ struct flame_args {
 static int set_at(const struct subcmd *cmd, void *ctx, const char *v)
 {
 	struct flame_args *a = ctx;
-	if (strcmp(v, "heap") != 0 && strcmp(v, "rss") != 0)
-		return subcmd_bad(cmd, "--at: '%s' is neither heap nor rss", v);
-	a->at_rss = strcmp(v, "rss") == 0;
+	if (strcmp(v, "total") == 0)
+		a->at = FLAME_AT_TOTAL;
+	else if (strcmp(v, "heap") == 0)
+		a->at = FLAME_AT_HEAP;
+	else if (strcmp(v, "rss") == 0)
+		a->at = FLAME_AT_RSS;
+	else
+		return subcmd_bad(cmd, "--at: '%s' is none of total, heap and rss", v);
 	return 0;
 }
 
@@ -103,7 +112,7 @@ int flame_main(int argc, char **argv)
 	}
 	struct svg_buf svg = { 0 }, folded = { 0 };
 	char err[512];
-	rc = flame_render_both(dfd, a.at_rss, a.width, &svg, &folded, err, sizeof err);
+	rc = flame_render_both(dfd, a.at, a.width, &svg, &folded, err, sizeof err);
 	if (rc < 0) {
 		fprintf(stderr, "memsup flame: %s: %s\n", dir, err);
 	} else {

@@ -16,7 +16,7 @@
  * with a message on stderr (nothing is written then).  man/memsup-plot.1 */
 int plot_main(int argc, char **argv);
 
-/* `memsup flame DIR [--at heap|rss] [--width N] [-o FILE|-] [--folded
+/* `memsup flame DIR [--at total|heap|rss] [--width N] [-o FILE|-] [--folded
  * FILE|-] [-h]`: 0, or 125 with a message on stderr.  man/memsup-flame.1 */
 int flame_main(int argc, char **argv);
 

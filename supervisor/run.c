@@ -1057,13 +1057,15 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 		};
 		top_members(&tl, m, nm);
 		/* the images' sampled call sites at a new peak of the traced
-		 * heap or of the RSS, with the figures of this very sample: the
-		 * images pview counted in s.heap (none when the records were
-		 * not read: a fork bomb at --max-procs) */
+		 * heap, of the traced heap plus mappings or of the RSS, with the
+		 * figures of this very sample: the images pview counted in
+		 * s.heap (none when the records were not read: a fork bomb at
+		 * --max-procs) */
 		if (r->sites && viewed) {
 			const struct pview_peak_member *pm;
 			size_t npm = pview_current(r->pv, &pm);
-			peaksites_sample(r->sites, r->live, pm, npm, elapsed, s.heap, rss);
+			peaksites_sample(r->sites, r->live, pm, npm, elapsed, s.heap,
+					 s.map_anon + s.map_file, rss);
 		}
 		if (evidence_append_timeline(r->ev, &tl) < 0)
 			*reason = SUP_REASON_EVIDENCE_FAILED;

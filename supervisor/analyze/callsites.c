@@ -18,6 +18,10 @@ static int callsites_add(struct callsite_set *s, const struct callsite *c)
 	if (grow_array((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v) < 0)
 		return -ENOMEM;
 	s->v[s->n++] = *c;
+	if (c->inherited) {
+		s->inherited_bytes += c->bytes;
+		return 0;
+	}
 	s->bytes += c->bytes;
 	s->count += c->count;
 	s->var += c->var;
@@ -200,13 +204,17 @@ static const uint32_t *callsites_frames(struct callsites_file *cf, uint32_t i)
 	return list;
 }
 
+/* `total`: the stack's total bytes at the same moment in a fork child
+ * that inherited its parent's table (bytes above it were inherited,
+ * callsites.h), UINT64_MAX otherwise. */
 static int callsites_site(struct callsites_file *cf, struct callsite_set *s,
 			  const struct image_view *iv, uint32_t stack, uint64_t bytes, uint64_t count,
-			  uint64_t var)
+			  uint64_t var, uint64_t total)
 {
 	const struct mt_stack *st = &cf->f->stacks[stack];
 	const uint32_t *frames = callsites_frames(cf, stack);
-	struct callsite c = { iv->pid, iv->gen, frames, st->nframes, st->flags, bytes, count, var };
+	struct callsite c = { iv->pid, iv->gen, frames, st->nframes, st->flags, bytes, count, var,
+			      stack, 0, bytes > total ? bytes - total : 0 };
 	if (!frames)
 		return -ENOMEM;
 	return callsites_add(s, &c);
@@ -273,29 +281,39 @@ static int callsites_image(struct callsite_view *v, const struct image_view *iv,
 		uint64_t pb = ci->peak_from_live ? st->live_bytes : st->peak_bytes;
 		uint64_t pc = ci->peak_from_live ? st->live_count : st->peak_count;
 		uint64_t pv = ci->peak_from_live ? st->live_var : st->peak_var;
+		/* an image's own sets are all its own: nothing marked */
 		if (pb)
-			rc = callsites_site(&cf, &ci->at_peak, iv, i, pb, pc, pv);
+			rc = callsites_site(&cf, &ci->at_peak, iv, i, pb, pc, pv, UINT64_MAX);
 		if (!rc && st->live_bytes)
 			rc = callsites_site(&cf, &ci->at_exit, iv, i, st->live_bytes, st->live_count,
-					    st->live_var);
+					    st->live_var, UINT64_MAX);
 	}
+	/* a fork child whose table started as its parent's (callsites.h) */
+	int inherits = iv->rec.relation == MT_REL_FORK && (f.h.flags & MT_STACKS_FLAG_INHERITED);
 	/* its sets at the tree's peaks, by the stack ids of this file */
 	const struct peaksites_image *pim = p ? callsites_peak_image(p, iv->pid, iv->gen) : NULL;
 	for (int k = 0; !rc && pim && k < PEAKSITES_KINDS; k++) {
 		if (!peaksites_at(p, pim, k))
 			continue;
-		if (k == PEAKSITES_HEAP && iv->heap_peak_take == HEAP_PEAK_OWN) {
-			/* the tree's heap counts it at its own exact peak
-			 * (merge.h): its sites of that moment, not the sample's */
-			for (size_t j = 0; !rc && j < ci->at_peak.n; j++)
-				rc = callsites_add(&v->tree[k].set, &ci->at_peak.v[j]);
+		if ((k == PEAKSITES_HEAP && iv->heap_peak_take == HEAP_PEAK_OWN) ||
+		    (k == PEAKSITES_TOTAL && iv->total_peak_take == HEAP_PEAK_OWN)) {
+			/* the tree counts it at its own exact peak (merge.h):
+			 * its sites of that moment, not the sample's, against
+			 * its final total columns */
+			for (size_t j = 0; !rc && j < ci->at_peak.n; j++) {
+				struct callsite c = ci->at_peak.v[j];
+				uint64_t t = f.stacks[c.stack].total_bytes;
+				c.inh = inherits && c.bytes > t ? c.bytes - t : 0;
+				rc = callsites_add(&v->tree[k].set, &c);
+			}
 			continue;
 		}
 		for (size_t j = 0; !rc && j < pim->at[k].n; j++) {
 			const struct stackfile_live *e = &pim->at[k].e[j];
 			if (e->stack < f.h.stack_count)
 				rc = callsites_site(&cf, &v->tree[k].set, iv, e->stack, e->bytes,
-						    e->count, e->var);
+						    e->count, e->var,
+						    inherits ? e->total_bytes : UINT64_MAX);
 		}
 	}
 	free(cf.modules);
@@ -303,6 +321,156 @@ static int callsites_image(struct callsite_view *v, const struct image_view *iv,
 	free(cf.pcs);
 	free(cf.pc_frame);
 	stackfile_free(&f);
+	return rc;
+}
+
+/* ---- blocks inherited across fork (callsites.h) ------------------------------ */
+
+/* A site of a tree set by its image and stack id. */
+struct callsites_key {
+	pid_t pid;
+	uint32_t gen, stack;
+	uint64_t bytes, inh;
+};
+
+static int callsites_key_cmp(const void *a, const void *b)
+{
+	const struct callsites_key *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The merged view's image (pid, gen), or NULL.  Asked only for the sites
+ * of fork children that inherited: a linear look is cheap enough. */
+static const struct image_view *callsites_image_of(const struct merged_run *m, pid_t pid,
+						   uint32_t gen)
+{
+	for (size_t i = 0; i < m->n_images; i++)
+		if (m->images[i].pid == pid && m->images[i].gen == gen)
+			return &m->images[i];
+	return NULL;
+}
+
+static uint64_t callsites_min(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* What the nearest forking ancestor of image iv counted at moment k holds
+ * at stack id `stack` (0: none counted, or nothing there). */
+static uint64_t callsites_ancestor_holds(const struct merged_run *m, const struct peaksites *p,
+					 int k, const struct callsites_key *keys, size_t n,
+					 const struct image_view *iv, uint32_t stack)
+{
+	const struct image_view *a = iv;
+	/* a fork chain is as deep as the tree; the bound only stops a cycle
+	 * of forged records */
+	for (unsigned depth = 0; a && a->rec.relation == MT_REL_FORK && depth < 1024; depth++) {
+		const struct peaksites_image *pim =
+			callsites_peak_image(p, a->rec.parent_pid, a->rec.parent_gen);
+		if (pim && peaksites_at(p, pim, k)) {
+			struct callsites_key key = { a->rec.parent_pid, a->rec.parent_gen, stack, 0, 0 };
+			const struct callsites_key *h =
+				bsearch(&key, keys, n, sizeof *keys, callsites_key_cmp);
+			return h ? h->bytes : 0;
+		}
+		a = callsites_image_of(m, a->rec.parent_pid, a->rec.parent_gen);
+	}
+	return 0;
+}
+
+/* Of site c's inherited bytes, those another image counted at moment k
+ * holds too: what its nearest forking ancestor counted then holds at the
+ * same stack id; and of the rest (the ancestor freed them, or ended), what
+ * the counted sibling of the lowest pid (same parent image) holds of the
+ * same beyond that ancestor: the pages the siblings still share. */
+static uint64_t callsites_shared(const struct merged_run *m, const struct peaksites *p, int k,
+				 const struct callsites_key *keys, size_t n, const struct callsite *c)
+{
+	const struct image_view *iv = callsites_image_of(m, c->pid, c->gen);
+	if (!iv || iv->rec.relation != MT_REL_FORK)
+		return 0;
+	uint64_t held = callsites_ancestor_holds(m, p, k, keys, n, iv, c->stack);
+	uint64_t shared = callsites_min(c->inh, held);
+	if (shared == c->inh)
+		return shared;
+	/* keys are in pid order: the first such sibling is the keeper */
+	for (size_t i = 0; i < n && keys[i].pid < c->pid; i++) {
+		const struct image_view *sv;
+		if (keys[i].stack != c->stack || keys[i].inh <= held ||
+		    !(sv = callsites_image_of(m, keys[i].pid, keys[i].gen)))
+			continue;
+		if (sv->rec.relation == MT_REL_FORK && sv->rec.parent_pid == iv->rec.parent_pid &&
+		    sv->rec.parent_gen == iv->rec.parent_gen)
+			return shared + callsites_min(c->inh - shared, keys[i].inh - held);
+	}
+	return shared;
+}
+
+/* Each site of tree set k that holds blocks another image counted then
+ * holds too: that part split off as an inherited site, the sums made
+ * again without it. */
+static int callsites_unshare(struct callsite_set *s, const struct merged_run *m,
+			     const struct peaksites *p, int k)
+{
+	size_t n = s->n, any = 0;
+	for (size_t i = 0; i < n; i++)
+		any += s->v[i].inh != 0;
+	if (!any)
+		return 0;
+	struct callsites_key *keys = malloc(n * sizeof *keys);
+	uint64_t *shared = calloc(n, sizeof *shared);
+	if (!keys || !shared) {
+		free(keys);
+		free(shared);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (struct callsites_key){ s->v[i].pid, s->v[i].gen, s->v[i].stack,
+						  s->v[i].bytes, s->v[i].inh };
+	qsort(keys, n, sizeof *keys, callsites_key_cmp);
+	/* every share from the sites as they were, then the splits */
+	for (size_t i = 0; i < n; i++)
+		if (s->v[i].inh)
+			shared[i] = callsites_shared(m, p, k, keys, n, &s->v[i]);
+	free(keys);
+	int rc = 0;
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct callsite *c = &s->v[i], part;
+		if (!shared[i] || !c->bytes)
+			continue;
+		if (shared[i] >= c->bytes) {
+			c->inherited = 1; /* all of it: one site, marked */
+			c->inh = 0;
+			continue;
+		}
+		double f = (double)shared[i] / (double)c->bytes;
+		part = *c;
+		part.inherited = 1;
+		part.inh = 0;
+		part.bytes = shared[i];
+		part.count = callsites_min(c->count, (uint64_t)((double)c->count * f + 0.5));
+		part.var = callsites_min(c->var, (uint64_t)((double)c->var * f + 0.5));
+		c->bytes -= part.bytes;
+		c->count -= part.count;
+		c->var -= part.var;
+		rc = callsites_add(s, &part); /* may move s->v: c is not used after */
+	}
+	free(shared);
+	s->bytes = s->count = s->var = s->inherited_bytes = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct callsite *c = &s->v[i];
+		if (c->inherited) {
+			s->inherited_bytes += c->bytes;
+			continue;
+		}
+		s->bytes += c->bytes;
+		s->count += c->count;
+		s->var += c->var;
+	}
 	return rc;
 }
 
@@ -342,12 +510,20 @@ int callsites_build(struct callsite_view *v, const struct merged_run *m, const s
 		v->tree[k].at_s = p ? peaksites_when(p, k, &v->tree[k].polled, &v->tree[k].rss) : -1;
 		v->tree[k].heap = v->tree[k].polled;
 	}
-	/* the heap peak's figure with the images taken at their own peaks */
+	/* the heap peak's figure with the images taken at their own peaks,
+	 * and the peak of heap plus mappings' */
 	if (p && m->heap_peak.have)
 		v->tree[PEAKSITES_HEAP].heap = m->heap_peak.heap;
+	if (p) {
+		v->tree[PEAKSITES_TOTAL].polled = peaksites_total(p, PEAKSITES_TOTAL);
+		v->tree[PEAKSITES_TOTAL].heap =
+			m->total_peak.have ? m->total_peak.heap : v->tree[PEAKSITES_TOTAL].polled;
+	}
 	for (size_t i = 0; !rc && (records_dirfd >= 0 || packed) && i < m->n_images; i++)
 		if (m->images[i].traced)
 			rc = callsites_image(v, &m->images[i], p, records_dirfd, packed);
+	for (int k = 0; !rc && p && k < PEAKSITES_KINDS; k++)
+		rc = callsites_unshare(&v->tree[k].set, m, p, k);
 	if (!rc)
 		rc = symbols_resolve(&v->sym);
 	if (!rc)

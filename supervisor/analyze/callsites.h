@@ -18,9 +18,30 @@
  * A site is of kind heap or mmap (its flags' MT_STACK_MMAP: anonymous
  * mappings the program made itself, stacks.h "Mapped memory"); both kinds
  * are in every set.  An image's own peak is its total peak (heap and its
- * own mappings), which is its heap peak when it mapped nothing itself; the
- * tree's moments are the tree's heap and RSS peaks as before, with the
- * mappings live then.
+ * own mappings), which is its heap peak when it mapped nothing itself.
+ * The tree's moments are three: its peak of heap plus mappings (merge.h,
+ * total_peak: what the answer counts, as far as the shim sees it; the
+ * summary's and flame.svg's moment), its heap peak and its RSS peak, each
+ * with the mappings live then.  The peak of heap plus mappings takes an
+ * image at its own total peak by the heap peak's rule.
+ *
+ * Blocks inherited across fork.  A fork child's stacks table starts as its
+ * parent's live set (stacks.h, MT_STACKS_FLAG_INHERITED) with its total
+ * columns at 0, so at a stack the child's live bytes above its total bytes
+ * are blocks it inherited (a lower bound: a child that freed inherited
+ * blocks and allocated again there counts more as its own).  While the
+ * parent image is counted at the same moment it holds those blocks too (the
+ * same addresses, the same pages until written), and the tree would count
+ * them twice: at each tree moment the least of the child's inherited bytes
+ * at a stack and what the holder has at that stack (the same stack id: a
+ * child's table is a copy of its parent's) is split off as a site of its
+ * own marked `inherited`, kept in the set but not in its sums.  The holder
+ * is the nearest forking ancestor counted then.  What it no longer holds
+ * (it freed them, or ended) the child's siblings may still share (the
+ * same pages, unwritten): of that rest, the child of the lowest pid among
+ * its counted siblings keeps the blocks as its own and the others' are
+ * marked against its; a lone child's counts as its own.  An image taken at its own peak has its peak columns against its
+ * final total columns: a lower bound again.
  *
  * Return convention: 0 or -ENOMEM.
  */
@@ -45,12 +66,17 @@ struct callsite {
 	uint32_t nframes;
 	uint32_t flags;           /* MT_STACK_*: MT_STACK_MMAP is the kind */
 	uint64_t bytes, count, var;
+	uint32_t stack;           /* its id in the image's stacks file */
+	int inherited;            /* blocks a holder counted then has too
+				     (above): not in the set's sums */
+	uint64_t inh;             /* while building: of `bytes`, inherited */
 };
 
 struct callsite_set {
 	struct callsite *v;       /* largest first */
 	size_t n, cap;
-	uint64_t bytes, count, var; /* sums */
+	uint64_t bytes, count, var; /* sums, inherited sites left out */
+	uint64_t inherited_bytes; /* the inherited sites' sum */
 };
 
 struct callsite_image {
@@ -64,8 +90,9 @@ struct callsite_image {
 
 struct callsite_tree {
 	double at_s;               /* < 0: no such sample */
-	uint64_t heap;             /* the traced heap at that peak (above) */
-	uint64_t polled;           /* the traced heap the sample summed */
+	uint64_t heap;             /* the traced heap at that peak (above);
+				      at the total peak, heap plus mappings */
+	uint64_t polled;           /* what the sample summed of the same */
 	uint64_t rss;              /* the RSS at that sample */
 	struct callsite_set set;   /* every image's sites then */
 };

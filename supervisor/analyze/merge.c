@@ -489,12 +489,12 @@ static void add_peak(struct merged_run *m, const struct merge_input *in)
 
 /* Its own heap peak lies within the heap peak sample's interval (an end
  * without a sample is the start or the end of the run). */
-static int peaked_within(const struct merged_run *m, const struct image_view *iv)
+static int peaked_within(const struct merged_run *m, const struct heap_peak_view *v,
+			 uint64_t peak_mono_ns)
 {
-	const struct heap_peak_view *v = &m->heap_peak;
-	if (!iv->rec.heap_peak_mono_ns)
+	if (!peak_mono_ns)
 		return 0; /* it never held a byte */
-	double t = merge_mono_s(m, iv->rec.heap_peak_mono_ns);
+	double t = merge_mono_s(m, peak_mono_ns);
 	return (v->before_s < 0 || t >= v->before_s) && (v->after_s < 0 || t <= v->after_s);
 }
 
@@ -525,36 +525,46 @@ static int peaked_within(const struct merged_run *m, const struct image_view *iv
  * peaked elsewhere, while others were counted, keeps the sample's figure.
  * What the rule can still overstate is bounded: by what the images taken
  * at their peaks let go of within the interval (two that peaked at
- * different moments of it). */
-static void add_heap_peak(struct merged_run *m, const struct merge_input *in)
+ * different moments of it).
+ *
+ * The tree's peak of heap plus mappings (merge.h, total_peak) is the same
+ * rule on each record's total and total_peak: `kind` says which. */
+static void add_heap_peak(struct merged_run *m, const struct merge_input *in, int kind)
 {
-	struct heap_peak_view *v = &m->heap_peak;
+	int total = kind == PEAKSITES_TOTAL;
+	struct heap_peak_view *v = total ? &m->total_peak : &m->heap_peak;
 	const struct peaksites *p = in->sites;
-	uint64_t rss;
-	if (!p || (v->at_s = peaksites_when(p, PEAKSITES_HEAP, &v->polled, &rss)) < 0)
+	uint64_t rss, heap;
+	if (!p || (v->at_s = peaksites_when(p, kind, &heap, &rss)) < 0)
 		return;
 	size_t n = peaksites_count(p);
 	v->have = 1;
+	v->polled = total ? peaksites_total(p, kind) : heap;
 	v->heap = v->polled;
-	peaksites_window(p, PEAKSITES_HEAP, &v->before_s, &v->after_s);
+	peaksites_window(p, kind, &v->before_s, &v->after_s);
 	for (size_t i = 0; i < n; i++)
-		v->counted += peaksites_at(p, peaksites_get(p, i), PEAKSITES_HEAP) != 0;
+		v->counted += peaksites_at(p, peaksites_get(p, i), kind) != 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct peaksites_image *im = peaksites_get(p, i);
 		struct image_view *iv;
-		if (!peaksites_at(p, im, PEAKSITES_HEAP) ||
-		    !(iv = find_image(m, m->n_images, im->pid, im->gen)))
+		if (!peaksites_at(p, im, kind) || !(iv = find_image(m, m->n_images, im->pid, im->gen)))
 			continue;
-		iv->heap_peak_take = HEAP_PEAK_POLLED;
-		iv->heap_peak_bytes = im->heap[PEAKSITES_HEAP];
+		enum heap_peak_take *take = total ? &iv->total_peak_take : &iv->heap_peak_take;
+		uint64_t *bytes = total ? &iv->total_peak_bytes : &iv->heap_peak_bytes;
+		uint64_t own = total ? iv->rec.total_peak : iv->rec.heap_peak;
+		*take = HEAP_PEAK_POLLED;
+		*bytes = im->heap[kind];
 		/* a record not believed has no figure of its own to give */
-		if (!iv->traced || (v->counted > 1 && !peaked_within(m, iv)))
+		if (!iv->traced ||
+		    (v->counted > 1 &&
+		     !peaked_within(m, v, total ? iv->rec.total_peak_mono_ns
+						: iv->rec.heap_peak_mono_ns)))
 			continue;
 		/* its polled figure is one of the sum's terms: no wrap */
-		MT_ASSERT(v->heap >= im->heap[PEAKSITES_HEAP]);
-		v->heap = v->heap - im->heap[PEAKSITES_HEAP] + iv->rec.heap_peak;
-		iv->heap_peak_take = HEAP_PEAK_OWN;
-		iv->heap_peak_bytes = iv->rec.heap_peak;
+		MT_ASSERT(v->heap >= im->heap[kind]);
+		v->heap = v->heap - im->heap[kind] + own;
+		*take = HEAP_PEAK_OWN;
+		*bytes = own;
 		v->own++;
 	}
 }
@@ -569,6 +579,7 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 	m->start_mono_ns = in->start_mono_ns;
 	m->peak.at_s = -1;
 	m->heap_peak.at_s = m->heap_peak.before_s = m->heap_peak.after_s = -1;
+	m->total_peak.at_s = m->total_peak.before_s = m->total_peak.after_s = -1;
 
 	if (add_records(m, &cap, in) < 0)
 		goto nomem;
@@ -581,12 +592,14 @@ int merge_build(struct merged_run *m, const struct merge_input *in)
 		qsort(m->images, m->n_images, sizeof *m->images, cmp_image);
 	name_images(m, in);
 	add_peak(m, in);
-	add_heap_peak(m, in);
+	add_heap_peak(m, in, PEAKSITES_HEAP);
+	add_heap_peak(m, in, PEAKSITES_TOTAL);
 	return 0;
 nomem:
 	merge_free(m);
 	m->peak.at_s = -1;
 	m->heap_peak.at_s = m->heap_peak.before_s = m->heap_peak.after_s = -1;
+	m->total_peak.at_s = m->total_peak.before_s = m->total_peak.after_s = -1;
 	return -ENOMEM;
 }
 

@@ -105,6 +105,10 @@ struct image_view {
 	/* at the tree's heap peak (heap_peak_view) */
 	enum heap_peak_take heap_peak_take;
 	uint64_t heap_peak_bytes;  /* what it counts for there (0: absent) */
+	/* at the tree's peak of heap plus mappings (merged_run.total_peak):
+	 * taken the same way, by its record's total_peak */
+	enum heap_peak_take total_peak_take;
+	uint64_t total_peak_bytes;
 };
 
 /* The tree at its peak sample. */
@@ -167,6 +171,13 @@ struct merged_run {
 	size_t n_images;
 	struct peak_view peak;
 	struct heap_peak_view heap_peak;
+	/* The same for the traced heap plus mappings (heap, anonymous and file
+	 * mappings the programs made: each record's total), at the sample
+	 * where that sum was largest (peaksites.h, PEAKSITES_TOTAL); an image
+	 * is taken at its own exact total_peak by the same rule, and `heap`
+	 * is then the tree's heap plus mappings.  The tree's call sites by
+	 * default (callsites.h). */
+	struct heap_peak_view total_peak;
 	/* appended by the collector (merge.c) */
 	uint64_t start_mono_ns;        /* CLOCK_MONOTONIC of the launch: turns
 					  the record's *_mono_ns into run seconds */

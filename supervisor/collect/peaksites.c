@@ -18,7 +18,7 @@ struct peaksites {
 	unsigned long serial[PEAKSITES_KINDS];
 	uint64_t value[PEAKSITES_KINDS];
 	double at_s[PEAKSITES_KINDS];
-	uint64_t heap[PEAKSITES_KINDS], rss[PEAKSITES_KINDS];
+	uint64_t heap[PEAKSITES_KINDS], rss[PEAKSITES_KINDS], total[PEAKSITES_KINDS];
 	/* the samples around each peak (peaksites_window); after_s is set by
 	 * the sample that follows the peak */
 	double before_s[PEAKSITES_KINDS], after_s[PEAKSITES_KINDS];
@@ -102,9 +102,9 @@ static void peaksites_refresh(struct peaksites *p, struct peaksites_image *im,
 
 void peaksites_sample(struct peaksites *p, const struct live *l,
 		      const struct pview_peak_member *m, size_t n, double at_s, uint64_t heap,
-		      uint64_t rss)
+		      uint64_t mapped, uint64_t rss)
 {
-	const uint64_t v[PEAKSITES_KINDS] = { heap, rss };
+	const uint64_t v[PEAKSITES_KINDS] = { heap, rss, heap + mapped };
 	unsigned due = 0;
 	for (int k = 0; k < PEAKSITES_KINDS; k++) {
 		/* the sample after a peak closes its window */
@@ -118,6 +118,7 @@ void peaksites_sample(struct peaksites *p, const struct live *l,
 		p->at_s[k] = at_s;
 		p->heap[k] = heap;
 		p->rss[k] = rss;
+		p->total[k] = heap + mapped;
 		p->before_s[k] = p->last_s;
 		p->after_s[k] = -1;
 	}
@@ -144,7 +145,7 @@ void peaksites_sample(struct peaksites *p, const struct live *l,
 			if (stackfile_set_copy(&im->at[k], &im->cur) < 0)
 				continue;
 			im->serial[k] = p->serial[k];
-			im->heap[k] = m[i].heap;
+			im->heap[k] = k == PEAKSITES_TOTAL ? m[i].heap + m[i].map : m[i].heap;
 		}
 	}
 }
@@ -175,4 +176,9 @@ void peaksites_window(const struct peaksites *p, int kind, double *before_s, dou
 {
 	*before_s = p->before_s[kind];
 	*after_s = p->after_s[kind];
+}
+
+uint64_t peaksites_total(const struct peaksites *p, int kind)
+{
+	return p->serial[kind] ? p->total[kind] : 0;
 }

@@ -202,8 +202,12 @@ int stackfile_read_live(int fd, int32_t pid, uint32_t gen, struct stackfile_set 
 				continue;
 			if (stackfile_set_room(set, n + 1) < 0)
 				return -ENOMEM;
-			set->e[n++] = (struct stackfile_live){ at + j, chunk[j].live_bytes,
-							       chunk[j].live_count, chunk[j].live_var };
+			set->e[n++] = (struct stackfile_live){ at + j,
+							       chunk[j].live_bytes,
+							       chunk[j].live_count,
+							       chunk[j].live_var,
+							       chunk[j].total_bytes,
+							       chunk[j].total_count };
 		}
 		if (k < STACKFILE_CHUNK)
 			break;

@@ -68,11 +68,15 @@ int stackfile_parse_name(const char *name, int32_t *pid, uint32_t *gen);
 
 /* The live set of an image now: every stack with sampled blocks live, its
  * estimated bytes, block count and variance (KiB^2), as the live columns
- * say (stacks.h).  `events` is the header's samples + sampled_frees when it
- * was read: the set cannot have changed while that stays the same. */
+ * say (stacks.h), and its total columns of the same read (what the image
+ * itself sampled there: a fork child's start at 0, so live bytes above
+ * them are blocks it inherited).  `events` is the header's samples +
+ * sampled_frees when it was read: the set cannot have changed while that
+ * stays the same. */
 struct stackfile_live {
 	uint32_t stack;
 	uint64_t bytes, count, var;
+	uint64_t total_bytes, total_count;
 };
 
 struct stackfile_set {

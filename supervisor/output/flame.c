@@ -196,8 +196,16 @@ static void flame_sort(struct flame *f)
 static int flame_build(struct flame *f, const struct jsonr_value *doc,
 		       const struct flame_images *images)
 {
+	const struct jsonr_value *tree = jsonr_get(doc, "tree");
 	const struct jsonr_value *moment =
-		jsonr_get(jsonr_get(doc, "tree"), f->at_rss ? "rss_peak" : "heap_peak");
+		jsonr_get(tree, f->at == FLAME_AT_RSS    ? "rss_peak"
+				: f->at == FLAME_AT_HEAP ? "heap_peak"
+							 : "total_peak");
+	/* a stacks.json of a memsup before the total peak: its heap peak */
+	if (f->at == FLAME_AT_TOTAL && !jsonr_get(tree, "total_peak")) {
+		moment = jsonr_get(tree, "heap_peak");
+		f->at_heap_instead = 1;
+	}
 	const struct jsonr_value *frames = jsonr_get(doc, "frames");
 	const struct jsonr_value *modules = jsonr_get(doc, "modules");
 	const struct jsonr_value *sites = jsonr_get(moment, "sites");
@@ -215,9 +223,13 @@ static int flame_build(struct flame *f, const struct jsonr_value *doc,
 		return 0;
 	f->have = 1;
 	f->at_s = jsonr_num(jsonr_get(moment, "at_s"), -1);
-	f->traced_heap = (uint64_t)jsonr_num(jsonr_get(moment, "traced_heap"), 0);
+	f->traced_heap = (uint64_t)jsonr_num(
+		jsonr_get(moment, f->at == FLAME_AT_TOTAL && !f->at_heap_instead ? "traced_total"
+										   : "traced_heap"),
+		0);
 	f->rss = (uint64_t)jsonr_num(jsonr_get(moment, "rss"), 0);
 	f->se = (uint64_t)jsonr_num(jsonr_get(moment, "se_bytes"), 0);
+	f->inherited = (uint64_t)jsonr_num(jsonr_get(moment, "inherited_bytes"), 0);
 	/* every frame's name once */
 	names = calloc(nframes ? nframes : 1, sizeof *names);
 	if (!names)
@@ -235,6 +247,10 @@ static int flame_build(struct flame *f, const struct jsonr_value *doc,
 		uint32_t at;
 		char label[160];
 		if (!(bytes > 0) || bytes > 1e19)
+			continue;
+		/* counted where the image that holds them too is (stacksjson.h) */
+		const struct jsonr_value *inh = jsonr_get(site, "inherited");
+		if (inh && inh->type == JSONR_BOOL && inh->boolean)
 			continue;
 		/* the process: one node per image */
 		flame_process_name(images, pid, gen, label, sizeof label);
@@ -280,12 +296,12 @@ static int flame_build(struct flame *f, const struct jsonr_value *doc,
 	return 0;
 }
 
-int flame_load(int dirfd, int at_rss, struct flame *f, char *err, size_t errlen)
+int flame_load(int dirfd, enum flame_at at, struct flame *f, char *err, size_t errlen)
 {
 	struct jsonr_value *doc;
 	int rc;
 	memset(f, 0, sizeof *f);
-	f->at_rss = at_rss;
+	f->at = at;
 	f->at_s = -1;
 	struct flame_images images = { 0 };
 	rc = jsonr_read_file_streaming(dirfd, "stacks.json", FLAME_MAX_JSON, "images",
@@ -386,6 +402,7 @@ int flame_render(const struct flame *f, unsigned width, struct svg_buf *b)
 	const struct flame_node *root = &f->nodes[0];
 	struct svg_axis ax;
 	char title[256], sub[512], est[64], se[64], heap[64], rate[64];
+	int total = f->at == FLAME_AT_TOTAL && !f->at_heap_instead;
 	if (W < SVG_MIN_WIDTH)
 		W = SVG_MIN_WIDTH;
 	if (W > SVG_MAX_WIDTH)
@@ -407,21 +424,35 @@ int flame_render(const struct flame *f, unsigned width, struct svg_buf *b)
 		char when[48];
 		svg_axis_time(f->at_s > 0 ? f->at_s : 1, 5, &ax);
 		svg_format_value(&ax, f->at_s > 0 ? f->at_s : 0, when, sizeof when);
-		snprintf(title, sizeof title, "Heap by call site at the tree's %s peak%s%s",
-			 f->at_rss ? "RSS" : "heap", f->have && f->at_s >= 0 ? ", " : "",
-			 f->have && f->at_s >= 0 ? when : "");
+		snprintf(title, sizeof title, "%s by call site at the tree's %s%s%s",
+			 total ? "Heap and mappings" : "Heap",
+			 f->at == FLAME_AT_RSS ? "RSS peak"
+			 : total	       ? "peak of heap plus mappings"
+					       : "heap peak",
+			 f->have && f->at_s >= 0 ? ", " : "", f->have && f->at_s >= 0 ? when : "");
 		svg_axis_bytes((double)(root->bytes > f->traced_heap ? root->bytes : f->traced_heap), 5,
 			       &ax);
 	}
 	if (!f->have)
 		snprintf(sub, sizeof sub, "no sample of the tree was taken");
 	else if (!root->bytes)
-		snprintf(sub, sizeof sub, "no sampled block was live then (%s; traced heap %s)",
-			 rate, heap);
-	else
+		snprintf(sub, sizeof sub, "no sampled block was live then (%s; traced %s %s)",
+			 rate, total ? "heap and mappings" : "heap", heap);
+	else if (!f->inherited)
 		snprintf(sub, sizeof sub,
-			 "estimated %s \u00b1 %s (one standard error) of the %s traced heap; %s", est,
-			 se, heap, rate);
+			 "estimated %s \u00b1 %s (one standard error) of the %s traced %s; %s", est,
+			 se, heap, total ? "heap and mappings" : "heap", rate);
+	else {
+		/* the traced figure counts a fork child's inherited blocks once
+		 * more per child; the picture does not */
+		char inh[64];
+		svg_format_value(&ax, (double)f->inherited, inh, sizeof inh);
+		snprintf(sub, sizeof sub,
+			 "estimated %s \u00b1 %s (one standard error) of the %s traced %s, %s of "
+			 "it blocks fork children inherited that another image holds too (drawn "
+			 "once); %s",
+			 est, se, heap, total ? "heap and mappings" : "heap", inh, rate);
+	}
 
 	svg_put(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	{
@@ -496,11 +527,11 @@ int flame_folded(const struct flame *f, struct svg_buf *b)
 
 /* ---- files ------------------------------------------------------------------ */
 
-int flame_render_both(int dirfd, int at_rss, unsigned width, struct svg_buf *svg,
+int flame_render_both(int dirfd, enum flame_at at, unsigned width, struct svg_buf *svg,
 		      struct svg_buf *folded, char *err, size_t errlen)
 {
 	struct flame f;
-	int rc = flame_load(dirfd, at_rss, &f, err, errlen);
+	int rc = flame_load(dirfd, at, &f, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = flame_render(&f, width, svg);
@@ -516,7 +547,7 @@ int flame_write_dir(int dirfd, const char *dirpath, char *err, size_t errlen)
 {
 	struct svg_buf svg = { 0 }, folded = { 0 };
 	char why[256] = "";
-	int rc = flame_render_both(dirfd, 0, 0, &svg, &folded, why, sizeof why);
+	int rc = flame_render_both(dirfd, FLAME_AT_TOTAL, 0, &svg, &folded, why, sizeof why);
 	if (rc == 0 && (rc = svg_write_atomic(dirfd, "flame.svg", &svg)) < 0)
 		snprintf(why, sizeof why, "flame.svg: %s", strerror(-rc));
 	if (rc == 0 && (rc = svg_write_atomic(dirfd, "flame.folded", &folded)) < 0)

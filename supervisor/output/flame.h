@@ -15,8 +15,13 @@
  *                     the folded form flamegraph.pl, inferno and speedscope
  *                     read.
  *
- * The moment is the tree's heap peak (the sample with the largest traced
- * heap) or, with --at rss, its RSS peak.  flame_render() is pure: the same
+ * The moment is the tree's peak of heap plus mappings (stacks.json's
+ * tree.total_peak: the sample where the traced heap and mappings summed
+ * largest, the memory the answer counts as far as the shim sees it; a
+ * stacks.json written before it had one: the heap peak), or with --at heap
+ * its heap peak, with --at rss its RSS peak.  Sites marked inherited (blocks
+ * a fork child holds that another image counted then holds too) are left
+ * out: the picture adds up to the tree's own.  flame_render() is pure: the same
  * stacks.json gives the same bytes (children largest first, ties by name;
  * numbers locale-free).  A frame with a source line is "function
  * (file.c:12)" (the file's last component), one without is its function;
@@ -39,6 +44,9 @@
 
 enum flame_kind { FLAME_ROOT, FLAME_PROCESS, FLAME_FRAME };
 
+/* Which moment (--at): the default is 0. */
+enum flame_at { FLAME_AT_TOTAL = 0, FLAME_AT_HEAP, FLAME_AT_RSS };
+
 struct flame_node {
 	const char *name;          /* owned by the flame */
 	uint64_t bytes;            /* estimated, under this node */
@@ -52,29 +60,31 @@ struct flame {
 	size_t n, cap;
 	char **strings;
 	size_t n_strings, cap_strings;
-	int at_rss;                /* the RSS peak's, not the heap peak's */
+	enum flame_at at;          /* the moment asked for */
+	int at_heap_instead;       /* total asked, stacks.json had none: heap */
 	int have;                  /* stacks.json had that moment */
 	double at_s;
 	uint64_t traced_heap, rss, se, sample_bytes; /* sample_bytes 0: mixed */
+	uint64_t inherited;        /* the inherited sites left out, summed */
 	uint32_t max_depth;
 };
 
 /* DIR/stacks.json into *f (owned: flame_free). */
-int flame_load(int dirfd, int at_rss, struct flame *f, char *err, size_t errlen);
+int flame_load(int dirfd, enum flame_at at, struct flame *f, char *err, size_t errlen);
 void flame_free(struct flame *f);
 
 /* The picture (width 0: the default) and the folded lines, appended. */
 int flame_render(const struct flame *f, unsigned width, struct svg_buf *b);
 int flame_folded(const struct flame *f, struct svg_buf *b);
 
-/* DIR/flame.svg and DIR/flame.folded at the tree's heap peak, each
+/* DIR/flame.svg and DIR/flame.folded at the default moment, each
  * written whole or not at all (a .tmp renamed over). */
 int flame_write_dir(int dirfd, const char *dirpath, char *err, size_t errlen);
 
 /* Both at once from the directory at dirfd, appended to *svg and *folded
- * (at_rss and width as for flame_load and flame_render): memsup flame
+ * (at and width as for flame_load and flame_render): memsup flame
  * writes them where it is told. */
-int flame_render_both(int dirfd, int at_rss, unsigned width, struct svg_buf *svg,
+int flame_render_both(int dirfd, enum flame_at at, unsigned width, struct svg_buf *svg,
 		      struct svg_buf *folded, char *err, size_t errlen);
 
 #endif /* MEMSUP_FLAME_H */

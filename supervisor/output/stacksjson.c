@@ -61,12 +61,19 @@ static void put_set(struct jsonw *w, const struct symbols *sym, const struct cal
 			jsonw_key(w, "catchall");
 			jsonw_bool(w, 1);
 		}
+		/* callsites.h: blocks a fork child holds that the image it
+		 * inherited them from (or a sibling) held too, counted there */
+		if (c->inherited) {
+			jsonw_key(w, "inherited");
+			jsonw_bool(w, 1);
+		}
 		jsonw_object_end(w);
 	}
 	jsonw_array_end(w);
 }
 
-static void put_tree(struct jsonw *w, const struct symbols *sym, const struct callsite_tree *t)
+static void put_tree(struct jsonw *w, const struct symbols *sym, const struct callsite_tree *t,
+		     int total)
 {
 	if (t->at_s < 0) {
 		jsonw_null(w);
@@ -75,9 +82,10 @@ static void put_tree(struct jsonw *w, const struct symbols *sym, const struct ca
 	jsonw_object_begin(w);
 	jsonw_key(w, "at_s");
 	jsonw_double(w, t->at_s, 6);
-	put_u(w, "traced_heap", t->heap);
-	put_u(w, "polled_heap", t->polled);
+	put_u(w, total ? "traced_total" : "traced_heap", t->heap);
+	put_u(w, total ? "polled_total" : "polled_heap", t->polled);
 	put_u(w, "rss", t->rss);
+	put_u(w, "inherited_bytes", t->set.inherited_bytes);
 	put_set(w, sym, &t->set, 1);
 	jsonw_object_end(w);
 }
@@ -261,10 +269,12 @@ static void put_document(struct jsonw *w, const void *ctx)
 		jsonw_null(w);
 	jsonw_key(w, "tree");
 	jsonw_object_begin(w);
+	jsonw_key(w, "total_peak");
+	put_tree(w, &v->sym, &v->tree[PEAKSITES_TOTAL], 1);
 	jsonw_key(w, "heap_peak");
-	put_tree(w, &v->sym, &v->tree[PEAKSITES_HEAP]);
+	put_tree(w, &v->sym, &v->tree[PEAKSITES_HEAP], 0);
 	jsonw_key(w, "rss_peak");
-	put_tree(w, &v->sym, &v->tree[PEAKSITES_RSS]);
+	put_tree(w, &v->sym, &v->tree[PEAKSITES_RSS], 0);
 	jsonw_object_end(w);
 	jsonw_key(w, "images");
 	jsonw_array_begin(w);
@@ -392,7 +402,7 @@ size_t stacksjson_image_sites(const struct callsite_view *v, pid_t pid, uint32_t
 
 void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows)
 {
-	const struct callsite_tree *t = &v->tree[PEAKSITES_HEAP];
+	const struct callsite_tree *t = &v->tree[PEAKSITES_TOTAL];
 	struct stacksjson_line *lines;
 	size_t n = 0;
 	int mapped = 0;
@@ -407,6 +417,8 @@ void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows)
 	for (size_t i = 0; i < t->set.n && i < 4 * STACKSJSON_LINES; i++) {
 		char text[384];
 		size_t k;
+		if (t->set.v[i].inherited)
+			continue; /* counted where the image holding them too is */
 		stacksjson_label(v, &t->set.v[i], text, sizeof text);
 		for (k = 0; k < n && strcmp(lines[k].text, text) != 0; k++) {
 		}
@@ -424,10 +436,14 @@ void stacksjson_print(FILE *out, const struct callsite_view *v, size_t rows)
 			k--;
 		}
 	}
-	fprintf(out, "memsup: heap%s at the tree's heap peak (%.3f s) by call site: est. %.1f MB +- "
-		"%.1f MB of %.1f MB traced:\n",
-		mapped ? " and mapped memory" : "", t->at_s, (double)t->set.bytes / UNITS_MB, callsites_se(&t->set) / UNITS_MB,
-		(double)t->heap / UNITS_MB);
+	fprintf(out, "memsup: heap%s at the tree's peak of heap plus mappings (%.3f s) by call site: "
+		"est. %.1f MB +- %.1f MB of %.1f MB traced",
+		mapped ? " and mapped memory" : "", t->at_s, (double)t->set.bytes / UNITS_MB,
+		callsites_se(&t->set) / UNITS_MB, (double)t->heap / UNITS_MB);
+	if (t->set.inherited_bytes)
+		fprintf(out, ", of which est. %.1f MB are blocks fork children inherited and another "
+			"image held too (counted once, there)", (double)t->set.inherited_bytes / UNITS_MB);
+	fputs(":\n", out);
 	for (size_t k = 0; k < n && k < rows; k++)
 		fprintf(out, "memsup: %6.1f%% %9.1f  %s\n",
 			100.0 * (double)lines[k].bytes / (double)t->set.bytes,

@@ -3,17 +3,23 @@
  *
  *   version, sample_bytes     the images' sampling interval (null if they
  *                             differed; 1: every block sampled)
- *   tree.heap_peak            the sites of every image counted in the
- *   tree.rss_peak             tree's traced heap at the sample where that
- *                             heap was largest / where the tree's RSS was
- *                             (at_s, traced_heap, polled_heap, rss,
- *                             estimated_bytes, se_bytes, samples, sites:
- *                             pid, gen, frames, bytes, samples); at the
- *                             heap peak, an image that peaked within the
- *                             sample's interval (or the only one counted)
- *                             is taken at its exact peak, in traced_heap
- *                             and in the sites (callsites.h); polled_heap
- *                             is the sample's own sum
+ *   tree.total_peak           the sites of every image counted in the
+ *   tree.heap_peak            tree's traced heap at the sample where its
+ *   tree.rss_peak             heap plus mappings were largest (the
+ *                             summary's and flame.svg's moment) / where
+ *                             its heap was / where its RSS was (at_s,
+ *                             traced_heap, polled_heap -- traced_total and
+ *                             polled_total at the total peak -- rss,
+ *                             inherited_bytes, estimated_bytes, se_bytes,
+ *                             samples, sites: pid, gen, frames, bytes,
+ *                             samples, kind, inherited when true); at the
+ *                             total and heap peaks an image that peaked
+ *                             within the sample's interval (or the only
+ *                             one counted) is taken at its exact peak, in
+ *                             traced_* and in the sites (callsites.h);
+ *                             polled_* is the sample's own sum.  A site
+ *                             marked inherited (callsites.h) is in no sum
+ *                             and not in the summary
  *   images[]                  per traced image that sampled: pid, gen,
  *                             command, its record's heap_peak, the shim's
  *                             counts (samples, frees, untracked, catch-all,
@@ -73,8 +79,9 @@ struct stacksjson_named {
 size_t stacksjson_image_sites(const struct callsite_view *v, pid_t pid, uint32_t gen,
 			      struct stacksjson_named *out, size_t cap);
 
-/* The end-of-run summary's lines: the tree's heap at its heap peak by call
- * site, the `rows` largest first, each a process and its three innermost
+/* The end-of-run summary's lines: the tree's heap and mappings at its peak
+ * of heap plus mappings by call site (inherited sites left out), the `rows`
+ * largest first, each a process and its three innermost
  * frames, "function (file.c:12)" where the line is known (sites that read
  * the same are one line).  Nothing when no
  * site was sampled then. */

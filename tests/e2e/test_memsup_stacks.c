@@ -104,14 +104,15 @@ Test(memsup_stacks, untraced_run_has_no_call_sites, .timeout = 60)
 	sup_done(&r);
 }
 
-/* The summary names the largest sites at the tree's heap peak, by function
- * and line. */
+/* The summary names the largest sites at the tree's peak of heap plus
+ * mappings (its heap peak, for a program that maps nothing itself), by
+ * function and line. */
 Test(memsup_stacks, summary_lists_the_sites, .timeout = 60)
 {
 	struct sup_run r;
 	const char *args[] = { "--", prog("site_shares"), "60", "1", "0", "200", NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
-	cr_expect_not_null(strstr(r.err, "memsup: heap at the tree's heap peak ("), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "memsup: heap at the tree's peak of heap plus mappings ("), "%s", r.err);
 	/* each frame with its line: site_shares is built with debug info */
 	cr_expect_not_null(strstr(r.err, ": hold_half (site_shares.c:"), "%s", r.err);
 	cr_expect_not_null(strstr(r.err, ") < shares_take (site_shares.c:"), "%s", r.err);

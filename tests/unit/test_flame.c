@@ -60,11 +60,14 @@ static void teardown(void)
 
 TestSuite(flame, .init = setup, .fini = teardown);
 
+/* This document has no total_peak (a memsup before it): the default
+ * moment is its heap peak, as it was. */
 Test(flame, tree_by_name)
 {
 	struct flame f;
 	char err[256];
-	cr_assert_eq(flame_load(dfd, 0, &f, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(flame_load(dfd, FLAME_AT_TOTAL, &f, err, sizeof err), 0, "%s", err);
+	cr_expect(f.at_heap_instead);
 	cr_expect(f.have);
 	cr_expect_eq(f.nodes[0].bytes, 1000);
 	/* largest first: pid 10 (750) before pid 20 (250) */
@@ -116,7 +119,7 @@ Test(flame, a_moment_without_samples)
 {
 	struct flame f;
 	struct svg_buf b = { 0 }, fold = { 0 };
-	cr_assert_eq(flame_load(dfd, 1, &f, NULL, 0), 0);
+	cr_assert_eq(flame_load(dfd, FLAME_AT_RSS, &f, NULL, 0), 0);
 	cr_expect(!f.have);
 	cr_assert_eq(flame_render(&f, 0, &b), 0);
 	cr_expect_not_null(strstr(b.p, "no sample of the tree was taken"));
@@ -137,4 +140,57 @@ Test(flame, write_dir_and_errors)
 	unlinkat(dfd, "stacks.json", 0);
 	cr_expect_lt(flame_write_dir(dfd, dir, err, sizeof err), 0);
 	cr_expect_not_null(strstr(err, "stacks.json"), "%s", err);
+}
+
+/* A stacks.json with the peak of heap plus mappings: that is the default
+ * moment, its traced_total the figure, and a site marked inherited (held
+ * by a fork child, counted in its parent) is not drawn; --at heap still
+ * draws the heap peak. */
+static const char doc_total[] =
+	"{\"version\": 1, \"sample_bytes\": 1,\n"
+	" \"tree\": {\"total_peak\": {\"at_s\": 2.0, \"traced_total\": 900, \"rss\": 5000,\n"
+	"   \"estimated_bytes\": 900, \"se_bytes\": 0, \"samples\": 3, \"inherited_bytes\": 600,\n"
+	"   \"sites\": [\n"
+	"    {\"pid\": 1, \"gen\": 0, \"frames\": [0], \"bytes\": 600, \"samples\": 1, \"kind\": \"mmap\"},\n"
+	"    {\"pid\": 2, \"gen\": 0, \"frames\": [0], \"bytes\": 600, \"samples\": 1, \"kind\": \"mmap\",\n"
+	"     \"inherited\": true},\n"
+	"    {\"pid\": 2, \"gen\": 0, \"frames\": [1], \"bytes\": 300, \"samples\": 1, \"kind\": \"heap\"}]},\n"
+	"  \"heap_peak\": {\"at_s\": 1.0, \"traced_heap\": 50, \"rss\": 100,\n"
+	"   \"estimated_bytes\": 50, \"se_bytes\": 0, \"samples\": 1, \"sites\": [\n"
+	"    {\"pid\": 1, \"gen\": 0, \"frames\": [1], \"bytes\": 50, \"samples\": 1}]},\n"
+	"  \"rss_peak\": null},\n"
+	" \"images\": [{\"pid\": 1, \"gen\": 0, \"command\": \"parent\"},\n"
+	"              {\"pid\": 2, \"gen\": 0, \"command\": \"child\"}],\n"
+	" \"frames\": [{\"module\": null, \"offset\": null, \"file_offset\": 16, \"function\": \"maps\"},\n"
+	"  {\"module\": null, \"offset\": null, \"file_offset\": 32, \"function\": \"grows\"}],\n"
+	" \"modules\": []}\n";
+
+Test(flame, total_peak_by_default_inherited_left_out)
+{
+	struct flame f;
+	struct svg_buf b = { 0 };
+	char err[256];
+	int fd = openat(dfd, "stacks.json", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert_eq(write(fd, doc_total, sizeof doc_total - 1), (ssize_t)(sizeof doc_total - 1));
+	close(fd);
+	cr_assert_eq(flame_load(dfd, FLAME_AT_TOTAL, &f, err, sizeof err), 0, "%s", err);
+	cr_expect(f.have);
+	cr_expect(!f.at_heap_instead);
+	cr_expect_eq(f.traced_heap, 900);
+	cr_expect_eq(f.nodes[0].bytes, 900, "the inherited 600 left out");
+	cr_assert_eq(flame_folded(&f, &b), 0);
+	cr_expect_str_eq(b.p, "pid 1 parent;[mmap];maps 600\n"
+			      "pid 2 child;grows 300\n");
+	svg_buf_free(&b);
+	cr_assert_eq(flame_render(&f, 0, &b), 0);
+	cr_expect_not_null(strstr(b.p, "Heap and mappings by call site at the tree&apos;s peak of "
+				       "heap plus mappings"), "%s", b.p);
+	cr_expect_not_null(strstr(b.p, "blocks fork children inherited that another image holds too"),
+			   "%s", b.p);
+	svg_buf_free(&b);
+	flame_free(&f);
+	cr_assert_eq(flame_load(dfd, FLAME_AT_HEAP, &f, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(f.nodes[0].bytes, 50);
+	cr_expect_eq(f.traced_heap, 50);
+	flame_free(&f);
 }

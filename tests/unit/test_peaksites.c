@@ -1,4 +1,5 @@
-/* test_peaksites.c: the tree's heap peak on hand-made records and samples
+/* test_peaksites.c: the tree's heap peak (and its peak of heap plus
+ * mappings) on hand-made records and samples
  * -- the samples around it that peaksites keeps, the images the merged
  * view takes at their own exact peak (merge.h, heap_peak_view) and the
  * figures that follow from it: peak_heap_mb (findings_apply) and the tree
@@ -35,7 +36,8 @@ struct fixture {
 
 /* A record of pid (100 is the command, the others its fork children) that
  * peaked at heap_peak bytes, peak_s into the run. */
-static void put_record(struct fixture *f, int32_t pid, uint64_t heap_peak, double peak_s)
+static void put_record_total(struct fixture *f, int32_t pid, uint64_t heap_peak, double peak_s,
+			     uint64_t total_peak, double total_s)
 {
 	struct mt_record r;
 	char path[PATH_MAX + 32];
@@ -51,12 +53,20 @@ static void put_record(struct fixture *f, int32_t pid, uint64_t heap_peak, doubl
 	r.state = MT_STATE_RUNNING;
 	r.heap_peak = heap_peak;
 	r.heap_peak_mono_ns = NS(peak_s);
+	r.total_peak = total_peak;
+	r.total_peak_mono_ns = total_peak ? NS(total_s) : 0;
 	snprintf(path, sizeof path, "%s/%d.0.mtr", f->dir, (int)pid);
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(ftruncate(fd, MT_RECORD_SIZE), 0);
 	cr_assert_eq(pwrite(fd, &r, sizeof r, 0), (ssize_t)sizeof r);
 	close(fd);
+}
+
+/* ... whose heap and mappings together peaked no higher than its heap. */
+static void put_record(struct fixture *f, int32_t pid, uint64_t heap_peak, double peak_s)
+{
+	put_record_total(f, pid, heap_peak, peak_s, heap_peak, peak_s);
 }
 
 static void start(struct fixture *f)
@@ -79,11 +89,13 @@ static void open_views(struct fixture *f)
 	cr_assert_eq(peaksites_open(&f->sites, f->dir), 0);
 }
 
-/* One sample at `at_s`: heaps[i] for pid 100 + i (0: not alive then). */
-static void sample(struct fixture *f, double at_s, const uint64_t *heaps, size_t n)
+/* One sample at `at_s`: heaps[i] and maps[i] (NULL: none) for pid
+ * 100 + i (heap 0: not alive then). */
+static void sample_maps(struct fixture *f, double at_s, const uint64_t *heaps,
+			const uint64_t *maps, size_t n)
 {
 	struct pview_peak_member m[4];
-	uint64_t sum = 0;
+	uint64_t sum = 0, mapped = 0;
 	size_t k = 0;
 	memset(m, 0, sizeof m);
 	for (size_t i = 0; i < n; i++) {
@@ -91,12 +103,19 @@ static void sample(struct fixture *f, double at_s, const uint64_t *heaps, size_t
 			continue;
 		m[k].pid = 100 + (pid_t)i;
 		m[k].heap = heaps[i];
-		m[k].rss = heaps[i];
+		m[k].map = maps ? maps[i] : 0;
+		m[k].rss = heaps[i] + m[k].map;
 		m[k].heap_counted = 1;
 		sum += heaps[i];
+		mapped += m[k].map;
 		k++;
 	}
-	peaksites_sample(f->sites, f->live, m, k, at_s, sum, sum);
+	peaksites_sample(f->sites, f->live, m, k, at_s, sum, mapped, sum + mapped);
+}
+
+static void sample(struct fixture *f, double at_s, const uint64_t *heaps, size_t n)
+{
+	sample_maps(f, at_s, heaps, NULL, n);
 }
 
 static void merge(struct fixture *f)
@@ -219,5 +238,46 @@ Test(peaksites, last_sample_leaves_the_interval_open, .timeout = 10)
 	cr_expect_eq(v->heap, 700 + 300, "both peaked after the sample before");
 	cr_expect_eq(v->own, 2);
 	cr_expect_eq(image(&f, 102)->heap_peak_take, HEAP_PEAK_ABSENT);
+	finish(&f);
+}
+
+/* The peak of heap plus mappings is a moment of its own: here the heap
+ * peaks at 0.1 s and the mappings of pid 101 at 0.2 s.  The tree's total
+ * peak is that sample, pid 101 taken at its own total_peak (within the
+ * sample's interval), pid 100 as polled (its total peaked before it); the
+ * call sites' total tree has those figures, the heap tree its own moment. */
+Test(peaksites, heap_plus_mappings_is_a_moment_of_its_own, .timeout = 10)
+{
+	struct fixture f;
+	start(&f);
+	put_record_total(&f, 100, 500, 0.1, 500, 0.05);
+	put_record_total(&f, 101, 100, 0.1, 950, 0.25);
+	open_views(&f);
+	sample_maps(&f, 0.1, (uint64_t[]){ 500, 100 }, (uint64_t[]){ 0, 0 }, 2);
+	sample_maps(&f, 0.2, (uint64_t[]){ 10, 10 }, (uint64_t[]){ 0, 900 }, 2);
+	sample_maps(&f, 0.3, (uint64_t[]){ 10, 10 }, (uint64_t[]){ 0, 100 }, 2);
+	cr_expect_eq(peaksites_total(f.sites, PEAKSITES_TOTAL), 920);
+	merge(&f);
+	cr_expect(f.m.heap_peak.at_s == 0.1, "%g", f.m.heap_peak.at_s);
+	const struct heap_peak_view *v = &f.m.total_peak;
+	cr_assert(v->have);
+	cr_expect(v->at_s == 0.2 && v->before_s == 0.1 && v->after_s == 0.3);
+	cr_expect_eq(v->polled, 920);
+	cr_expect_eq(v->heap, 960, "910 polled of pid 101 -> its 950");
+	cr_expect_eq(v->counted, 2);
+	cr_expect_eq(v->own, 1);
+	cr_expect_eq(image(&f, 101)->total_peak_take, HEAP_PEAK_OWN);
+	cr_expect_eq(image(&f, 101)->total_peak_bytes, 950);
+	cr_expect_eq(image(&f, 100)->total_peak_take, HEAP_PEAK_POLLED);
+	cr_expect_eq(image(&f, 100)->total_peak_bytes, 10);
+
+	struct callsite_view cv;
+	cr_assert_eq(callsites_build(&cv, &f.m, f.sites, -1, NULL), 0);
+	cr_expect(cv.tree[PEAKSITES_TOTAL].at_s == 0.2);
+	cr_expect_eq(cv.tree[PEAKSITES_TOTAL].heap, 960);
+	cr_expect_eq(cv.tree[PEAKSITES_TOTAL].polled, 920);
+	cr_expect(cv.tree[PEAKSITES_HEAP].at_s == 0.1);
+	cr_expect_eq(cv.tree[PEAKSITES_HEAP].heap, 600);
+	callsites_free(&cv);
 	finish(&f);
 }
