@@ -35,6 +35,12 @@
  * (hist[b] counts requests of 2^(b-1) < n <= 2^b bytes; a missing bucket
  * is 0).
  *
+ * The lean form (processes.json's) also leaves out what has nothing to
+ * tell: a figure that is 0, exit_signal when null, an object whose figures
+ * are all 0 (heap, calls, maps, total, kernel), hist and markers when
+ * empty.  A reader puts them back as those defaults (processes.h,
+ * processes_fill) and reads what the whole form would have said.
+ *
  * Integers only: async-signal-safe, as the shim's exit paths need.
  */
 #ifndef MEMTRACE_RECORDJSON_H
@@ -46,8 +52,13 @@ struct jsonw;
 
 /* The whole record: { identity..., figures... }. */
 void recordjson_write(struct jsonw *w, const struct mt_record *r);
+enum recordjson_form {
+	RECORDJSON_ALL,  /* every key */
+	RECORDJSON_LEAN, /* no key whose value is its default (above) */
+};
 /* The figures alone, as one object. */
-void recordjson_write_figures(struct jsonw *w, const struct mt_record *r);
+void recordjson_write_figures(struct jsonw *w, const struct mt_record *r,
+			      enum recordjson_form form);
 /* How many of hist[] the object writes: up to the last non-empty bucket. */
 unsigned recordjson_hist_len(const uint64_t *hist);
 

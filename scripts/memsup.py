@@ -149,6 +149,17 @@ read_sites(directory) -> dict
     there and belongs to the next native evaluation-loop frame)}: the
     frames and lines stacks.json gives.
 
+read_processes(directory) -> list
+    processes.json of an evidence directory, one dict per process image in
+    the file's order, each with every key memsup(1) lists: memsup leaves out
+    a key whose value is its default (null, false, 0, an empty list, a
+    record's figure of 0 or an object of them; and traced, sampled,
+    lineage.parent_pid, vm_hwm_kb and vm_hwm_from where other keys of the
+    image say them), and this puts them back, so that an image reads the
+    same as in a file memsup wrote with every key (an older memsup's too,
+    which reads as it stands).  ValueError when the file is not a JSON array
+    of objects.
+
 memsup is found through $MEMSUP, else next to this file in a build tree
 (../supervisor/memsup), else where `make install` put it, else on PATH.
 """
@@ -171,7 +182,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["MemorySnapshot", "OomKills", "find_memsup", "mark", "measure_command", "read_oom",
-           "read_records", "read_sites", "read_stacks", "take_snapshot"]
+           "read_processes", "read_records", "read_sites", "read_stacks", "take_snapshot"]
 
 # `make install` rewrites this line with $(bindir) in the copy it installs.
 _INSTALLED_BINDIR = None
@@ -1126,6 +1137,77 @@ def read_sites(directory: str | os.PathLike) -> dict[tuple[int, int], dict]:
                                "total_bytes", "total_count")}})
         out[image] = {"pid": image[0], "gen": image[1], "python": python, "stacks": stacks}
     return out
+
+
+# What an image of processes.json holds where a key is left out: the same
+# table as supervisor/output/processes.c's (image_defaults, record_defaults),
+# and the same five keys another key says (_processes_fill).
+_PROCESS_DEFAULTS: dict[str, Any] = {
+    "gen": 0, "ppid": None,
+    "lineage": {"relation": None, "parent_gen": 0, "guessed": False},
+    "argv": [], "argv_truncated": False, "argc": None, "exe": None,
+    "record_error": None, "untraced_why": None,
+    "start_s": None, "end_s": None, "first_seen_s": None, "last_seen_s": None,
+    "samples": 0, "polled_peak_rss": None, "polled_peak_at_s": None,
+    "session": None, "escaped": False, "leftover_killed": False,
+    "exit_code": None, "record": None, "at_peak": None,
+}
+_RECORD_DEFAULTS: dict[str, Any] = {
+    "flags": 0, "exit_code": 0, "exit_signal": None,
+    "start_real_ns": 0, "start_mono_ns": 0, "end_mono_ns": 0,
+    "heap": {"current": 0, "peak": 0, "peak_mono_ns": 0, "requested_total": 0,
+             "largest_request": 0, "at_fork": 0, "hist": []},
+    "calls": {},
+    "maps": {"anon_current": 0, "anon_peak": 0, "anon_at_fork": 0, "file_current": 0,
+             "file_peak": 0, "largest": 0, "untracked_calls": 0, "untracked_bytes": 0},
+    "total": {"current": 0, "peak": 0, "peak_mono_ns": 0},
+    "kernel": {"vm_hwm_kb": 0, "vm_rss_kb": 0, "vm_peak_kb": 0,
+               "ru_maxrss_self_kb": 0, "ru_maxrss_children_kb": 0},
+    "marker_count": 0, "markers": [],
+}
+
+
+def _fill(obj: dict, defaults: dict) -> None:
+    """Each key of defaults obj lacks, as a copy; inside an object both have,
+    the same (jsonr_fill in C)."""
+    for key, value in defaults.items():
+        if key not in obj:
+            obj[key] = json.loads(json.dumps(value))
+        elif isinstance(value, dict) and isinstance(obj[key], dict):
+            _fill(obj[key], value)
+
+
+def _processes_fill(image: dict) -> dict:
+    """An image of processes.json with every key (processes_fill in C)."""
+    _fill(image, _PROCESS_DEFAULTS)
+    rec = image["record"]
+    if isinstance(rec, dict):
+        _fill(rec, _RECORD_DEFAULTS)
+    traced = isinstance(rec, dict)
+    peak = image["polled_peak_rss"]
+    hwm = rec["kernel"].get("vm_hwm_kb") if traced and isinstance(rec["kernel"], dict) else None
+    state = rec.get("state") if traced else None
+    if not isinstance(state, str):
+        state = "running"  # as C reads a state it cannot read
+    shim = (traced and isinstance(hwm, (int, float)) and not isinstance(hwm, bool) and hwm != 0
+            and state != "running")
+    if isinstance(image["lineage"], dict):
+        image["lineage"].setdefault("parent_pid", image["ppid"])
+    image.setdefault("traced", traced)
+    image.setdefault("sampled", isinstance(peak, (int, float)) and not isinstance(peak, bool))
+    image.setdefault("vm_hwm_kb", hwm if shim else None)
+    image.setdefault("vm_hwm_from", "shim" if shim else None)
+    return image
+
+
+def read_processes(directory: str | os.PathLike) -> list[dict]:
+    """processes.json of an evidence directory, every key there (see the module doc)."""
+    with open(Path(directory) / "processes.json", encoding="utf-8",
+              errors="surrogateescape") as f:
+        images = json.load(f)
+    if not isinstance(images, list) or not all(isinstance(p, dict) for p in images):
+        raise ValueError("processes.json: not an array of objects")
+    return [_processes_fill(p) for p in images]
 
 
 def read_records(directory: str | os.PathLike) -> dict[tuple[int, int], bytes]:

@@ -372,11 +372,12 @@ case_procscan() {
 	else
 		local out
 		out=$(python3 - "$ev" <<'PY'
-import json, sys
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # processes.json with every key: memsup leaves out escaped=false
 d = sys.argv[1]
 r = json.load(open(d + '/resources.json'))
-p = json.load(open(d + '/processes.json'))
-procs = p['processes'] if isinstance(p, dict) else p
+procs = memsup.read_processes(d)
 def esc(arg):
     for q in procs:
         if q.get('argv') == ['sleep', arg]:

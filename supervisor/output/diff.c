@@ -45,6 +45,7 @@
 #include "jsonw.h"
 #include "number.h"
 #include "output/jsonr.h"
+#include "output/processes.h"
 #include "runrecord.h"
 
 /* As memsup report: a stray huge file is refused, not read. */
@@ -538,7 +539,7 @@ int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errl
 	}
 
 	struct diff_images im = { 0 };
-	rc = jsonr_read_file_each(dirfd, "processes.json", DIFF_MAX_FILE_BYTES, diff_image_add, &im, e, sizeof e);
+	rc = processes_read_each(dirfd, DIFF_MAX_FILE_BYTES, diff_image_add, &im, e, sizeof e);
 	if (rc < 0)
 		diff_err(err, errlen, "%s/%s", path, *e ? e : strerror(-rc));
 	else if ((rc = diff_images_key(&im, out)) < 0)

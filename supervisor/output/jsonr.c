@@ -780,6 +780,78 @@ const struct jsonr_value *jsonr_get(const struct jsonr_value *obj, const char *k
 	return NULL;
 }
 
+/* A deep copy of src into *dst (a value of no tree yet).  0, or -ENOMEM
+ * with *dst left empty. */
+static int jsonr_copy(struct jsonr_value *dst, const struct jsonr_value *src)
+{
+	memset(dst, 0, sizeof *dst);
+	dst->type = src->type;
+	dst->boolean = src->boolean;
+	dst->number = src->number;
+	if (src->type == JSONR_STRING) {
+		if (!(dst->string = malloc(src->len + 1)))
+			goto nomem;
+		memcpy(dst->string, src->string, src->len + 1);
+		dst->len = src->len;
+		return 0;
+	}
+	if (src->type != JSONR_ARRAY && src->type != JSONR_OBJECT)
+		return 0;
+	if (src->n && !(dst->items = calloc(src->n, sizeof *dst->items)))
+		goto nomem;
+	if (src->keys && src->n && !(dst->keys = calloc(src->n, sizeof *dst->keys)))
+		goto nomem;
+	for (size_t i = 0; i < src->n; i++, dst->n++) {
+		if (src->keys && !(dst->keys[i] = strdup(src->keys[i])))
+			goto nomem;
+		if (jsonr_copy(&dst->items[i], &src->items[i]) < 0) {
+			free(dst->keys ? dst->keys[i] : NULL);
+			goto nomem;
+		}
+	}
+	return 0;
+nomem:
+	jsonr_value_clear(dst);
+	return -ENOMEM;
+}
+
+int jsonr_put(struct jsonr_value *obj, const char *key, const struct jsonr_value *v)
+{
+	if (!obj || obj->type != JSONR_OBJECT || jsonr_get(obj, key))
+		return -EINVAL;
+	/* grown one at a time: an object is given a few dozen at most */
+	struct jsonr_value *items = realloc(obj->items, (obj->n + 1) * sizeof *items);
+	if (!items)
+		return -ENOMEM;
+	obj->items = items;
+	char **keys = realloc(obj->keys, (obj->n + 1) * sizeof *keys);
+	if (!keys)
+		return -ENOMEM;
+	obj->keys = keys;
+	if (!(keys[obj->n] = strdup(key)))
+		return -ENOMEM;
+	if (jsonr_copy(&items[obj->n], v) < 0) {
+		free(keys[obj->n]);
+		return -ENOMEM;
+	}
+	obj->n++;
+	return 0;
+}
+
+int jsonr_fill(struct jsonr_value *obj, const struct jsonr_value *dflt)
+{
+	if (!obj || !dflt || obj->type != JSONR_OBJECT || dflt->type != JSONR_OBJECT)
+		return 0;
+	for (size_t d = 0; d < dflt->n; d++) {
+		struct jsonr_value *have = (struct jsonr_value *)jsonr_get(obj, dflt->keys[d]);
+		int rc = have ? jsonr_fill(have, &dflt->items[d])
+			      : jsonr_put(obj, dflt->keys[d], &dflt->items[d]);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 const struct jsonr_value *jsonr_at(const struct jsonr_value *arr, size_t i)
 {
 	if (!arr || arr->type != JSONR_ARRAY || i >= arr->n)

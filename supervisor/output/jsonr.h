@@ -55,6 +55,18 @@ const char *jsonr_str(const struct jsonr_value *v, const char *dflt); /* dflt un
 /* Item i of an array (NULL if v is not an array or i is out of range). */
 const struct jsonr_value *jsonr_at(const struct jsonr_value *arr, size_t i);
 
+/* A copy of v (deep) as obj's member `key`.  0, -EINVAL when obj is not an
+ * object or already has the key (keys stay unique), or -ENOMEM. */
+int jsonr_put(struct jsonr_value *obj, const char *key, const struct jsonr_value *v);
+/* Every member of the object dflt that obj lacks, copied into obj; where
+ * both have a member of that name and both are objects, the same inside it
+ * (so a default object fills an absent member whole, and a present one key
+ * by key).  A member obj has of another type is left as it is.  A file that
+ * leaves out the keys whose value is their default (processes.json) reads
+ * as if it had them all.  Nothing happens unless both are objects.  0, or
+ * -ENOMEM (obj then holds some of the defaults, and is still whole). */
+int jsonr_fill(struct jsonr_value *obj, const struct jsonr_value *dflt);
+
 /* Read and parse a whole file relative to dirfd (openat); refuses files over max_bytes with -EFBIG. 0/-errno, err filled.
  * err starts with `name`: "resources.json: line 3 col 7: ..." or
  * "resources.json: No such file or directory".  A syntax error is -EINVAL,
@@ -66,7 +78,8 @@ int jsonr_read_file(int dirfd, const char *name, size_t max_bytes, struct jsonr_
  * tree, which is freed when fn returns, so that processes.json of 100,000
  * images needs the memory of one of them rather than of all.  The text is
  * held to the same grammar as jsonr_parse, the items' nesting counted from
- * the array.  fn returns 0 to go on, or -errno to stop: that value is
+ * the array.  The item is the walker's own until fn returns, so fn may
+ * change it (jsonr_fill) though its type says const.  fn returns 0 to go on, or -errno to stop: that value is
  * returned, err left empty.  A syntax error stops the walk where it is
  * found, after fn has had the items before it: a caller that must not use
  * part of a torn file drops what it gathered when the result is < 0. */

@@ -8,6 +8,7 @@
 #include "output/plot.h"
 #include "grow.h"
 #include "output/jsonr.h"
+#include "output/processes.h"
 #include "output/oomkills.h"
 #include "output/timeline.h"
 #include "units.h"
@@ -731,7 +732,7 @@ static int grow_lanes(struct plot_set *s, size_t need)
 	return 0;
 }
 
-/* One image of processes.json (jsonr_read_file_each hands them over one at
+/* One image of processes.json (processes_read_each hands them over one at
  * a time: the file of a run of 100,000 images is never a tree at once).
  * 0, or -ENOMEM. */
 static int load_process(const struct jsonr_value *p, void *ctx)
@@ -802,7 +803,7 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 	} else {
 		why[0] = '\0';
 	}
-	if (jsonr_read_file_each(dirfd, "processes.json", PLOT_MAX_JSON, load_process, s, NULL,
+	if (processes_read_each(dirfd, PLOT_MAX_JSON, load_process, s, NULL,
 				 0) == 0) {
 		found = readable = 1;
 	} else {

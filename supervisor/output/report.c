@@ -23,6 +23,7 @@
 #include "cleanup.h"
 #include "jsonw.h"
 #include "output/jsonr.h"
+#include "output/processes.h"
 #include "output/oomkills.h"
 #include "output/resources.h"
 #include "units.h"
@@ -107,7 +108,7 @@ static double num_or_nan(const struct jsonr_value *obj, const char *key)
 /* The process with the largest VmHWM (vm_hwm_kb: the kernel's high-water
  * mark, which no sampling interval can miss); one without a VmHWM counts
  * with its polled peak (polled_peak_rss).  On a tie the first listed wins.
- * One image of processes.json at a time (jsonr_read_file_each), so that a
+ * One image of processes.json at a time (processes_read_each), so that a
  * report over runs of 100,000 images holds none of them whole.  0, or
  * -ENOMEM. */
 static int row_process(const struct jsonr_value *p, void *ctx)
@@ -240,7 +241,7 @@ static void row_read(struct report_row *r)
 		snprintf(r->why, sizeof r->why, "%s",
 			 jsonr_str(jsonr_get(r->res, "error"), "no reason recorded"));
 	}
-	if (jsonr_read_file_each(dirfd, "processes.json", REPORT_MAX_FILE_BYTES, row_process, r, err,
+	if (processes_read_each(dirfd, REPORT_MAX_FILE_BYTES, row_process, r, err,
 				 sizeof err) < 0) {
 		/* no largest process from part of a torn file */
 		free(r->largest_owned);

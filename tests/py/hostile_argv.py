@@ -17,6 +17,9 @@ first difference when one does not hold.  Standard library only (and
 scripts/memsup.py).
 """
 import json, os, struct, sys
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 ev, expected, dump, mode = sys.argv[1:5]
 def b(s): return s.encode('utf-8', 'surrogateescape')
 def first_diff(a, c):
@@ -29,14 +32,12 @@ assert got == want, 'the command received another argv: ' + first_diff(got, want
 r = json.load(open(ev + '/resources.json'))
 cmd = [b(s) for s in r['command']]
 assert cmd == want, 'resources.json command: ' + first_diff(cmd, want)
-procs = json.load(open(ev + '/processes.json'))
+procs = memsup.read_processes(ev)
 roots = [p for p in procs if p['traced'] and p['lineage']['relation'] == 'root']
 assert len(roots) == 1, [p['pid'] for p in procs]
 p = roots[0]
 pa = [b(s) for s in p['argv']]
 cut = p['record']['flags'] & 1
-sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
-import memsup
 rec = memsup.read_records(ev)[(p['pid'], p['gen'])]
 argc = struct.unpack_from('<I', rec, 44)[0]
 assert argc == len(want), 'record argc %d, command had %d' % (argc, len(want))

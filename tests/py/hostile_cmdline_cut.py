@@ -8,9 +8,12 @@ untraced process's argv in processes.json was cut and says so (argc
 unknown); "whole": a short one is kept whole, argc known.  Standard
 library only.
 """
-import json, sys
+import json, sys, os
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 ev, mode = sys.argv[1:3]
-p = [p for p in json.load(open(ev + '/processes.json')) if not p['traced']][0]
+p = [p for p in memsup.read_processes(ev) if not p['traced']][0]
 if mode == 'cut':
     assert p['argv_truncated'] is True and p['argc'] is None, p
     assert 0 < len(''.join(p['argv'])) < 6000, len(''.join(p['argv']))

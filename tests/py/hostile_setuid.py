@@ -6,11 +6,14 @@
 COPY, a setuid copy of x_argdump, ran without the shim (the loader drops
 LD_PRELOAD in secure-execution mode): processes.json has it untraced,
 "secure", polled, exit 0, and resources.json's blind spots hold one
-"untraced" finding that says setuid.  Standard library only.
+"untraced" finding that says setuid.  Standard library and scripts/memsup.py.
 """
-import json, sys
+import json, sys, os
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 ev, copy = sys.argv[1:3]
-procs = json.load(open(ev + '/processes.json'))
+procs = memsup.read_processes(ev)
 p = [p for p in procs if p['exe'] == copy]
 assert len(p) == 1, procs
 p = p[0]

@@ -12,11 +12,14 @@ C file's header says how much room the bounds leave).  Standard library
 only.
 """
 import json, os, sys
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 
 CHECK = sys.argv.pop(1)  # the rest as before: argv[1] the evidence, argv[2] ARG
 ev = sys.argv[1]
 rec = json.load(open(os.path.join(ev, 'resources.json')))
-procs = json.load(open(os.path.join(ev, 'processes.json')))
+procs = memsup.read_processes(ev)
 bs = rec['blind_spots']
 kinds = [f['kind'] for f in bs]
 log = open(os.path.join(ev, 'stdout.log')).read()

@@ -8,15 +8,18 @@ first of N forged pids at or above pid_max (for the live member's check:
 the member's pid, the gen of its forged record, and 0).  The check loads
 resources.json and processes.json with the json module (a real parser,
 not memsup's), runs `MEMSUP report EVIDENCE_DIR`, and exits non-zero with
-the assertion's message when one does not hold.  Standard library only.
+the assertion's message when one does not hold.  Standard library and scripts/memsup.py.
 """
 import json, os, subprocess, sys
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 
 CHECK = sys.argv.pop(1)
 D, MEMSUP = sys.argv[1], sys.argv[2]
 OUTSIDER, ABOVE, N = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 R = json.load(open(os.path.join(D, 'resources.json')))
-P = json.load(open(os.path.join(D, 'processes.json')))
+P = memsup.read_processes(D)
 REPORT = subprocess.run([MEMSUP, 'report', D], stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT, universal_newlines=True).stdout
 FORGED = [OUTSIDER] + list(range(ABOVE, ABOVE + N))

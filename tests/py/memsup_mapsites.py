@@ -7,9 +7,12 @@ are of tests/progs/map_sites, whose stdout line (kept in stdout.log) is
 the truth: the bytes each function holds mapped at the peak.  stacks.json
 is read with the json module (a real parser, not memsup's).  A check
 exits non-zero with the assertion's message when the sites disagree with
-the truth; what it prints the test logs.  Standard library only.
+the truth; what it prints the test logs.  Standard library and scripts/memsup.py.
 """
 import json, os, re, sys
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 
 CHECK = sys.argv.pop(1)
 d = sys.argv[1]
@@ -105,7 +108,7 @@ def malloc_mappings_stay_heap():
 
 
 def python_arenas_have_call_sites():
-    P = json.load(open(os.path.join(d, 'processes.json')))
+    P = memsup.read_processes(d)
     # the interpreter's image (python3 may be a wrapper script that execs it)
     def mapped(i):
         return sum(s['bytes'] for s in i['at_peak']['sites'] if s['kind'] == 'mmap')

@@ -9,13 +9,16 @@ timeline.jsonl) with the json module (a real parser, not memsup's); the
 check asserts lineage, heap peaks, statuses and notes, and exits non-zero
 with the assertion's message when one does not hold.  A heap peak of a
 block of N bytes must lie in [N, N + 64 KiB] (heap_ok; the C file's header
-says why).  Standard library only.
+says why).  Standard library and scripts/memsup.py.
 """
 import json, os, sys
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 
 CHECK = sys.argv.pop(1)  # the rest as before: argv[1] the evidence
 D = sys.argv[1]
-P = json.load(open(D + '/processes.json'))
+P = memsup.read_processes(D)
 R = json.load(open(D + '/resources.json'))
 T = [json.loads(l) for l in open(D + '/timeline.jsonl')]
 def img(pid, gen):

@@ -12,10 +12,13 @@ The node checks (js_*): `node --perf-basic-prof
 --interpreted-frames-native-stack shares.js`, described below.
 """
 import json, os, re, sys
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 
 CHECK, d = sys.argv[1], sys.argv[2]
 st = json.load(open(os.path.join(d, 'stacks.json')))
-procs = json.load(open(os.path.join(d, 'processes.json')))
+procs = memsup.read_processes(d)
 frames, modules = st['frames'], st['modules']
 pid = procs[0]['pid']
 mapfile = '/tmp/perf-%d.map' % pid

@@ -9,9 +9,12 @@ where CHECK names one of the functions below (the test's own name).  The
 module reads stacks.json (json module: a real parser, not memsup's) and
 the truth; the check compares the sampled call sites with it and exits
 non-zero with the assertion's message when they disagree.  What it prints
-the test logs.  Standard library only.
+the test logs.  Standard library and scripts/memsup.py.
 """
 import json, os, re, sys
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 
 CHECK = sys.argv.pop(1)  # the rest as before: argv[1] the evidence
 d = sys.argv[1]
@@ -67,7 +70,7 @@ def shares_at_the_tree_heap_peak():
         assert i['cfi_fallback'] is False, i
     # the sites at the RSS peak are of the images whose heap
     # processes.json counts at that peak, and the heaps agree
-    P = json.load(open(os.path.join(d, 'processes.json')))
+    P = memsup.read_processes(d)
     at = {(p['pid'], p['gen']): p['at_peak'] for p in P if p['at_peak']}
     rp = st['tree']['rss_peak']
     assert sum(a['heap'] or 0 for a in at.values()) == rp['traced_heap'], (at, rp)

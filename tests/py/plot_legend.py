@@ -4,13 +4,16 @@
 
 The legend of EVIDENCE_DIR/timeline.svg names each process of
 processes.json ("pid N demo_tree"), has no "other processes", and there
-are five band paths.  Standard library only.
+are five band paths.  Standard library and scripts/memsup.py.
 """
-import sys,json,re,xml.etree.ElementTree as E
+import sys,json,re,xml.etree.ElementTree as E, os
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 D=sys.argv[1]; ns='{http://www.w3.org/2000/svg}'
 r=E.parse(D+'/timeline.svg').getroot()
 texts=[t.text for t in r.iter(ns+'text')]
-for p in json.load(open(D+'/processes.json')):
+for p in memsup.read_processes(D):
     want='pid %d demo_tree' % p['pid']
     assert want in texts, (want, texts)
 assert 'other processes' not in texts

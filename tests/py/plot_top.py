@@ -5,11 +5,14 @@
 memsup ran tests/progs/demo_tree (four processes): every timeline.jsonl
 line has "top", at most five, largest first, pids of the tree, summing to
 exactly "rss" (the tree never has more than four members), and some line
-has all four.  Standard library only.
+has all four.  Standard library and scripts/memsup.py.
 """
-import sys,json
+import sys,json, os
+# processes.json through memsup.py's reader: every key, defaults put back
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 D=sys.argv[1]
-P={p['pid'] for p in json.load(open(D+'/processes.json'))}
+P={p['pid'] for p in memsup.read_processes(D)}
 assert len(P)==4, P
 n=0; most=0
 for l in open(D+'/timeline.jsonl'):

@@ -294,7 +294,7 @@ class TestRun(Tmp):
         self.assertEqual(record["exit_code"], 0)
         self.assertTrue((self.out / "records.fold").exists())
         recs = memsup.read_records(self.out)
-        procs = json.loads((self.out / "processes.json").read_text())
+        procs = memsup.read_processes(self.out)
         traced = {(p["pid"], p["gen"]) for p in procs if p["traced"]}
         self.assertGreaterEqual(len(traced), 2)
         self.assertLessEqual(traced, set(recs))
@@ -385,7 +385,7 @@ class TestRun(Tmp):
                     notes = " | ".join(rec["notes"])
                     self.assertIn("memsup started with 1 child process of its own", notes)
                     self.assertNotIn("still not reaped", notes)
-                    procs = json.loads((out / "processes.json").read_text())
+                    procs = memsup.read_processes(out)
                     self.assertNotIn(pid, [p["pid"] for p in procs], mode)
                 finally:
                     os.kill(pid, signal.SIGKILL)
@@ -449,7 +449,7 @@ class TestRun(Tmp):
 
     def assert_every_record_read(self):
         recs = memsup.read_records(self.out)
-        procs = json.loads((self.out / "processes.json").read_text())
+        procs = memsup.read_processes(self.out)
         traced = {(p["pid"], p["gen"]) for p in procs if p["traced"]}
         self.assertGreaterEqual(len(traced), 3)
         self.assertEqual(traced, set(recs))
@@ -661,7 +661,7 @@ class TestMark(Tmp):
             self.assertEqual((self.out / "marks").read_text(), "")
         if not record.get("traced"):
             self.skipTest("memsup found no shim to inject")
-        processes = json.loads((self.out / "processes.json").read_text())
+        processes = memsup.read_processes(self.out)
         labels = [m["label"] for p in processes if p.get("record")
                   for m in p["record"].get("markers") or []]
         self.assertEqual(labels, ["from the shim"])

@@ -618,3 +618,36 @@ Test(jsonr, streaming_hands_over_one_member)
 					   sizeof err),
 		     -EINVAL);
 }
+
+/* jsonr_fill: an absent member copied whole from the defaults, a present
+ * object filled key by key, a present member of another type (null where
+ * the default is an object) left as it is; jsonr_put keeps keys unique. */
+Test(jsonr, fill_puts_back_what_is_absent)
+{
+	static const char dflt_text[] =
+		"{\"a\": 0, \"s\": \"x\", \"o\": {\"k\": [], \"n\": null}, \"r\": {\"f\": 1}, \"e\": {}}";
+	static const char text[] = "{\"a\": 5, \"o\": {\"k\": [1]}, \"r\": null}";
+	struct jsonr_value *dflt, *v;
+	cr_assert_eq(jsonr_parse(dflt_text, sizeof dflt_text - 1, &dflt, NULL, 0), 0);
+	cr_assert_eq(jsonr_parse(text, sizeof text - 1, &v, NULL, 0), 0);
+	cr_assert_eq(jsonr_fill(v, dflt), 0);
+	cr_expect_eq(v->n, 5);
+	cr_expect_eq(jsonr_num(jsonr_get(v, "a"), -1), 5);
+	cr_expect_str_eq(jsonr_str(jsonr_get(v, "s"), ""), "x");
+	const struct jsonr_value *o = jsonr_get(v, "o");
+	cr_assert_not_null(o);
+	cr_expect_eq(o->n, 2);
+	cr_expect_eq(jsonr_get(o, "k")->n, 1);
+	cr_expect_eq(jsonr_get(o, "n")->type, JSONR_NULL);
+	cr_expect_eq(jsonr_get(v, "r")->type, JSONR_NULL, "a null filled as if an object");
+	cr_expect_eq(jsonr_get(v, "e")->type, JSONR_OBJECT);
+	/* the copies are the tree's own: the defaults can go first */
+	jsonr_free(dflt);
+	cr_expect_str_eq(jsonr_str(jsonr_get(v, "s"), ""), "x");
+	const struct jsonr_value one = { .type = JSONR_NUMBER, .number = 1 };
+	cr_expect_eq(jsonr_put(v, "a", &one), -EINVAL, "a second \"a\"");
+	cr_expect_eq(jsonr_put((struct jsonr_value *)jsonr_get(v, "r"), "f", &one), -EINVAL);
+	cr_expect_eq(jsonr_put(v, "b", &one), 0);
+	cr_expect_eq(jsonr_num(jsonr_get(v, "b"), -1), 1);
+	jsonr_free(v);
+}
