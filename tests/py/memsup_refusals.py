@@ -1,0 +1,47 @@
+"""memsup_refusals.py: the checks of tests/e2e/test_memsup_refusals.c.
+
+    python3 tests/py/memsup_refusals.py CHECK EVIDENCE_DIR [ARG]
+
+CHECK names one of the functions below (the test's own name).  The check
+loads resources.json and processes.json with the json module (a real
+parser, not memsup's) and exits non-zero with the assertion's message when
+one does not hold.  Standard library only.
+"""
+import json, os, sys
+
+CHECK = sys.argv.pop(1)
+D = sys.argv[1]
+ARG = sys.argv[2] if len(sys.argv) > 2 else ''
+R = json.load(open(os.path.join(D, 'resources.json')))
+P = json.load(open(os.path.join(D, 'processes.json')))
+
+
+def kinds():
+    return [f['kind'] for f in R['blind_spots']]
+
+
+def name(p):
+    return os.path.basename(p['argv'][0]) if p['argv'] else ''
+
+
+def mv_records_start_before_their_peaks():
+    want = int(ARG)
+    nb = R['records_not_believed']
+    assert 'implausible_record' not in kinds(), nb[:3]
+    assert not nb, nb[:3]
+    mvs = [p for p in P if name(p) == 'mv']
+    assert len(mvs) == want, '%d mv images, not %d' % (len(mvs), want)
+    untraced = [(p['pid'], p['gen'], p['untraced_why']) for p in mvs if not p['traced']]
+    assert not untraced, untraced[:5]
+    # every record's peak times lie in its life, to the nanosecond: the
+    # images' own clock, no slack
+    for p in mvs:
+        rec = p['record']
+        start = rec['start_mono_ns']
+        for part in ('heap', 'total'):
+            t = rec[part]['peak_mono_ns']
+            assert not t or t >= start, '%d.%d: %s peak at %d ns, %d ns before its start' % (
+                p['pid'], p['gen'], part, t, start - t)
+
+
+globals()[CHECK]()
