@@ -539,6 +539,8 @@ int procfs_environ_has(const char *root, pid_t pid, const char *key, const char 
 		rc = procfs_read_file(path, buf, sizeof buf, &len);
 	if (rc < 0)
 		return rc;
+	if (len == 0)
+		return -ENODATA;
 	for (size_t i = 0; i < len;) {
 		const char *e = buf + i;
 		size_t n = strnlen(e, len - i);

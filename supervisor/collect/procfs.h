@@ -126,7 +126,9 @@ int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
 int procfs_read_rollup(const char *root, pid_t pid, struct procfs_rollup *out);
 
 /* Is "KEY=" + a value containing `needle` in pid's initial environment
- * (/proc/PID/environ)?  1, 0, or -errno (EACCES for another user's). */
+ * (/proc/PID/environ)?  1, 0, or -errno (EACCES for another user's;
+ * ENODATA when the file is empty: an empty environment, or an exec in
+ * progress, whose new environment the kernel has not placed yet). */
 int procfs_environ_has(const char *root, pid_t pid, const char *key,
 		       const char *needle);
 

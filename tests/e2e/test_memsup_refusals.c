@@ -7,6 +7,9 @@
  * test):
  *  - `mv` links libselinux, whose constructor allocates before the shim's:
  *    the record's start must not come after the peak times it states;
+ *  - a command run as root that drops to another user (setpriv) cannot
+ *    create its record in the records directory, memsup's own: it is
+ *    untraced, and said to be for that reason, with the uid.
  * Forged records are still refused: tests/e2e/test_memsup_forged.c. */
 #include "test_memsup_util.h"
 #include "test_py.h"
@@ -22,5 +25,25 @@ Test(memsup_refusals, mv_records_start_before_their_peaks, .timeout = 120)
 			       NULL };
 	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
 	sup_py_check(&r, "memsup_refusals.py", "mv_records_start_before_their_peaks", "200");
+	sup_done(&r);
+}
+
+/* python3 run through setpriv as uid 65534, holding a 30 MB bytearray: its
+ * shim may not create a file in the records directory (memsup's, 0700), so
+ * it is untraced, "other_user", uid 65534 -- not "unknown". */
+Test(memsup_refusals, a_command_that_drops_to_another_user_is_said_so, .timeout = 60)
+{
+	struct sup_run r;
+	if (geteuid() != 0)
+		cr_skip_test("setpriv --reuid needs root");
+	if (access("/usr/bin/setpriv", X_OK) != 0 || access("/usr/bin/python3", X_OK) != 0)
+		cr_skip_test("no /usr/bin/setpriv or /usr/bin/python3");
+	const char *args[] = { "--", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+			       "--clear-groups", "/usr/bin/python3", "-c",
+			       "import time; b = bytearray(30 * 1000 * 1000); time.sleep(1)",
+			       NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	sup_py_check(&r, "memsup_refusals.py", "a_command_that_drops_to_another_user_is_said_so",
+		     "65534");
 	sup_done(&r);
 }

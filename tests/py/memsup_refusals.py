@@ -44,4 +44,21 @@ def mv_records_start_before_their_peaks():
                 p['pid'], p['gen'], part, t, start - t)
 
 
+def a_command_that_drops_to_another_user_is_said_so():
+    uid = int(ARG)
+    py = [p for p in P if name(p).startswith('python3')]
+    assert len(py) == 1, [(p['pid'], p['gen'], p['argv']) for p in P]
+    p = py[0]
+    assert not p['traced'], p
+    assert p['untraced_why'] == 'other_user', p['untraced_why']
+    assert p['polled_peak_rss'] >= 30e6, p['polled_peak_rss']
+    f = [f for f in R['blind_spots'] if f['kind'] == 'untraced']
+    assert len(f) == 1, kinds()
+    f = f[0]
+    assert f['other_user_count'] == 1 and f['unknown_count'] == 0, f
+    assert ('1 that changed its user to uid %d, who may not write the run\'s records '
+            'directory' % uid) in f['sentence'], f['sentence']
+    assert 'could not tell' not in f['sentence'], f['sentence']
+
+
 globals()[CHECK]()
