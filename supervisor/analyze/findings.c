@@ -1048,6 +1048,7 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 	fig_add(f, "secure_count", (double)by[UNTRACED_SECURE], 0);
 	fig_add(f, "no_preload_count", (double)by[UNTRACED_NO_PRELOAD], 0);
 	fig_add(f, "other_user_count", (double)by[UNTRACED_OTHER_USER], 0);
+	fig_add(f, "pid_namespace_count", (double)by[UNTRACED_PID_NAMESPACE], 0);
 	fig_add(f, "unknown_count", (double)(by[UNTRACED_UNKNOWN] + by[UNTRACED_NOT_REQUESTED]), 0);
 	fig_mb(f, "rss_at_peak_mb", at_peak);
 	fig_mb(f, "largest_polled_peak_rss_mb", largest);
@@ -1064,6 +1065,9 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 		{ UNTRACED_NO_PRELOAD, "started with LD_PRELOAD removed from its environment",
 		  "started with LD_PRELOAD removed from their environment" },
 		{ UNTRACED_OTHER_USER, "that changed its user", "that changed their user" },
+		{ UNTRACED_PID_NAMESPACE,
+		  "in a PID namespace of its own, whose record is named by its pid there",
+		  "in PID namespaces of their own, whose records are named by their pids there" },
 		{ UNTRACED_UNKNOWN, "for a reason memsup could not tell",
 		  "for a reason memsup could not tell" },
 	};

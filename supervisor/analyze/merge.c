@@ -39,6 +39,8 @@ const char *merge_untraced_name(enum untraced_why why)
 		return "no_shim";
 	case UNTRACED_OTHER_USER:
 		return "other_user";
+	case UNTRACED_PID_NAMESPACE:
+		return "pid_namespace";
 	case UNTRACED_UNKNOWN:
 		break;
 	}

@@ -143,6 +143,18 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 			if (parse_pid(&p, eol, &out->tgid) == 0)
 				out->have |= PROCFS_HAVE_TGID;
 		}
+		if (complete && n > 6 && memcmp(line, "NSpid:", 6) == 0) {
+			/* "NSpid:\t24911\t1": one pid per namespace level */
+			const char *p = line + 6;
+			pid_t v;
+			out->nspid_levels = 0;
+			while (parse_pid(&p, eol, &v) == 0) {
+				out->nspid_inner = v;
+				out->nspid_levels++;
+			}
+			if (out->nspid_levels)
+				out->have |= PROCFS_HAVE_NSPID;
+		}
 		if (complete && n > 5 && memcmp(line, "PPid:", 5) == 0) {
 			const char *p = line + 5;
 			if (parse_pid(&p, eol, &out->ppid) == 0)

@@ -55,6 +55,7 @@ struct pview {
 	uid_t records_uid;
 	gid_t records_gid;
 	mode_t records_mode;
+	int self_levels;                /* memsup's own NSpid levels; 0 unknown */
 };
 
 static struct pview_proc *proc_of(const struct pview *pv, pid_t pid)
@@ -96,6 +97,9 @@ int pview_open(struct pview **out, const char *proc_root, int tracing)
 	pv->tracing = tracing;
 	pv->look_ns = PVIEW_LOOK_BUDGET_MS * NS_PER_MS;
 	pv->ksm_path = PVIEW_KSM_RUN;
+	struct procfs_status self;
+	if (procfs_read_status(pv->root, getpid(), &self) == 0 && (self.have & PROCFS_HAVE_NSPID))
+		pv->self_levels = (int)self.nspid_levels;
 	pidmap_init(&pv->index, sizeof(struct pview_index));
 	*out = pv;
 	return 0;
@@ -398,6 +402,11 @@ static void inspect(const struct pview *pv, const struct live *live, pid_t pid,
 	}
 	if (env == 0 || env == -ENODATA)
 		img->why = UNTRACED_NO_PRELOAD;
+	else if (have_ids && pv->self_levels > 0 && (ps.have & PROCFS_HAVE_NSPID) &&
+		 (int)ps.nspid_levels > pv->self_levels)
+		/* its shim named its record by its pid in its own namespace
+		 * (live.c: BELIEF_OTHER_NS) */
+		img->why = UNTRACED_PID_NAMESPACE;
 	else if (have_ids && !records_writable_by(pv, ps.euid, ps.egid)) {
 		/* the shim ran, and its record file could not be created:
 		 * EACCES in the records directory, whose owner is memsup's */

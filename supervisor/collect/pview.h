@@ -78,8 +78,10 @@ enum untraced_why {
 	UNTRACED_NO_SHIM,       /* memsup found no libmemtrace.so: nothing is traced */
 	UNTRACED_OTHER_USER,    /* it runs as a user who may not write the records
 				   directory (setpriv, su): the shim made no record */
+	UNTRACED_PID_NAMESPACE, /* it runs in a PID namespace below memsup's: its
+				   record names it by a pid memsup cannot join */
 };
-#define UNTRACED_COUNT (UNTRACED_OTHER_USER + 1)
+#define UNTRACED_COUNT (UNTRACED_PID_NAMESPACE + 1)
 
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u

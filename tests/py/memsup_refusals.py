@@ -61,4 +61,24 @@ def a_command_that_drops_to_another_user_is_said_so():
     assert 'could not tell' not in f['sentence'], f['sentence']
 
 
+def a_pid_namespace_is_named_not_called_outside():
+    py = [p for p in P if name(p).startswith('python3')]
+    assert len(py) == 1, [(p['pid'], p['gen'], p['argv']) for p in P]
+    p = py[0]
+    assert p['polled_peak_rss'] >= 30e6, p['polled_peak_rss']
+    nb = R['records_not_believed']
+    assert not [a for a in nb if 'outside the tree' in a['why']], nb
+    # python3 is pid 2 of the namespace (sh is 1): its record is named so
+    mine = [a for a in nb if a['file'] == '2.0.mtr']
+    assert len(mine) == 1, nb
+    assert mine[0]['why'] == ("pid 2 is the tree's process %d in its own PID namespace, "
+                              "where the shim names its record by that pid; memsup, in "
+                              "another, cannot join such a record to its process"
+                              % p['pid']), mine
+    assert not p['traced'] and p['untraced_why'] == 'pid_namespace', p['untraced_why']
+    f = [f for f in R['blind_spots'] if f['kind'] == 'untraced']
+    assert len(f) == 1 and f[0]['pid_namespace_count'] >= 1, f
+    assert f[0]['unknown_count'] == 0, f[0]['sentence']
+
+
 globals()[CHECK]()
