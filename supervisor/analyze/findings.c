@@ -1080,11 +1080,12 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 			continue;
 		char what[160];
 		snprintf(what, sizeof what, "%s", cnt == 1 ? words[k].one : words[k].many);
-		if (words[k].w == UNTRACED_OTHER_USER)
-			snprintf(what, sizeof what, "%s to uid %lld, who may not write the run's "
-				 "records directory", cnt == 1 ? "that changed its user"
-							: "that changed their user (the first)",
-				 (long long)other_uid);
+		if (words[k].w == UNTRACED_OTHER_USER && cnt == 1)
+			snprintf(what, sizeof what, "that changed its user to uid %lld, who may not "
+				 "write the run's records directory", (long long)other_uid);
+		else if (words[k].w == UNTRACED_OTHER_USER)
+			snprintf(what, sizeof what, "that changed their user (the first to uid %lld), "
+				 "who may not write the run's records directory", (long long)other_uid);
 		int w = snprintf(why + o, sizeof why - o, "%s%zu %s", o ? ", " : "", cnt, what);
 		if (w > 0)
 			o += (size_t)w;
