@@ -204,6 +204,11 @@ struct mt_record {
 	uint32_t parent_gen;
 	uint32_t flags;         /* MT_FLAG_* (may gain bits later, atomic OR) */
 	uint32_t argc;          /* real argc, even when argv was truncated */
+	/* The image's start: when the shim's constructor ran, or a fork's
+	 * child handler; in a new image, the earliest peak stamp when that
+	 * is sooner (other libraries' constructors that ran before the
+	 * shim's and allocated), so that no peak time precedes it.
+	 * start_real_ns is the same moment on CLOCK_REALTIME. */
 	uint64_t start_mono_ns;
 	uint64_t start_real_ns;
 

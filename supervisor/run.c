@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1469,6 +1470,9 @@ static int open_run(struct run *r, sigset_t *orig)
 	}
 	if ((rc = pview_open(&r->pv, cfg->proc_root, cfg->records_dir != NULL)) < 0)
 		return start_failed(r, 125, "per-process view", -rc);
+	struct stat rst;
+	if (cfg->records_dir && stat(cfg->records_dir, &rst) == 0)
+		pview_set_records_owner(r->pv, rst.st_uid, rst.st_gid, rst.st_mode);
 	if (cfg->records_dir && (rc = peaksites_open(&r->sites, cfg->records_dir)) < 0)
 		return start_failed(r, 125, "open the records directory", -rc);
 	const char *const *notes;

@@ -256,8 +256,19 @@ void store_identify(int argc, char **argv)
 	r->record_size = MT_RECORD_SIZE;
 	r->pid = sys_getpid();
 	r->ppid = sys_getppid();
-	r->start_mono_ns = sys_mono_ns_cold();
-	r->start_real_ns = sys_real_ns();
+	/* Libraries' constructors that run before the shim's (libselinux's
+	 * in coreutils, sed) allocate through it, and the first of those
+	 * allocations stamped the peaks already: the image was counting
+	 * before this constructor, so its start is the earliest stamp.  A
+	 * start taken here would lie after a peak time its record states
+	 * (memsup refuses such a record: recordfile_plausible). */
+	uint64_t now = sys_mono_ns_cold(), real = sys_real_ns(), start = now;
+	if (r->heap_peak_mono_ns && r->heap_peak_mono_ns < start)
+		start = r->heap_peak_mono_ns;
+	if (r->total_peak_mono_ns && r->total_peak_mono_ns < start)
+		start = r->total_peak_mono_ns;
+	r->start_mono_ns = start;
+	r->start_real_ns = real > now - start ? real - (now - start) : real;
 	if (config.secure)
 		r->flags |= MT_FLAG_SECURE;
 	store_names_argc = argc;

@@ -1022,7 +1022,8 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 		return;
 	}
 	struct finding *f = NULL;
-	size_t by[UNTRACED_NO_SHIM + 1] = { 0 };
+	size_t by[UNTRACED_COUNT] = { 0 };
+	int64_t other_uid = -1; /* the first OTHER_USER image's uid */
 	double at_peak = 0, largest = 0;
 	for (size_t i = 0; i < m->n_images; i++) {
 		const struct image_view *im = &m->images[i];
@@ -1030,8 +1031,10 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 			continue;
 		if (!f)
 			f = finding_begin(c, "untraced");
-		unsigned w = (unsigned)im->untraced_why <= UNTRACED_NO_SHIM ? im->untraced_why : 0;
+		unsigned w = (unsigned)im->untraced_why < UNTRACED_COUNT ? im->untraced_why : 0;
 		by[w]++;
+		if (w == UNTRACED_OTHER_USER && other_uid < 0)
+			other_uid = im->untraced_uid;
 		if (im->at_peak)
 			at_peak += (double)im->peak_rss;
 		if ((double)im->polled_peak_rss > largest)
@@ -1044,11 +1047,13 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 	fig_add(f, "static_count", (double)by[UNTRACED_STATIC], 0);
 	fig_add(f, "secure_count", (double)by[UNTRACED_SECURE], 0);
 	fig_add(f, "no_preload_count", (double)by[UNTRACED_NO_PRELOAD], 0);
+	fig_add(f, "other_user_count", (double)by[UNTRACED_OTHER_USER], 0);
+	fig_add(f, "pid_namespace_count", (double)by[UNTRACED_PID_NAMESPACE], 0);
 	fig_add(f, "unknown_count", (double)(by[UNTRACED_UNKNOWN] + by[UNTRACED_NOT_REQUESTED]), 0);
 	fig_mb(f, "rss_at_peak_mb", at_peak);
 	fig_mb(f, "largest_polled_peak_rss_mb", largest);
 	/* why, in words: "2 static binaries, 1 with LD_PRELOAD removed" */
-	char why[200];
+	char why[400];
 	size_t o = 0;
 	static const struct {
 		enum untraced_why w;
@@ -1059,6 +1064,10 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 		  "setuid/setgid programs (the loader drops LD_PRELOAD)" },
 		{ UNTRACED_NO_PRELOAD, "started with LD_PRELOAD removed from its environment",
 		  "started with LD_PRELOAD removed from their environment" },
+		{ UNTRACED_OTHER_USER, "that changed its user", "that changed their user" },
+		{ UNTRACED_PID_NAMESPACE,
+		  "in a PID namespace of its own, whose record is named by its pid there",
+		  "in PID namespaces of their own, whose records are named by their pids there" },
 		{ UNTRACED_UNKNOWN, "for a reason memsup could not tell",
 		  "for a reason memsup could not tell" },
 	};
@@ -1069,8 +1078,15 @@ static void rule_untraced(struct ctx *c, const struct merged_run *m)
 			cnt += by[UNTRACED_NOT_REQUESTED];
 		if (!cnt || o >= sizeof why)
 			continue;
-		int w = snprintf(why + o, sizeof why - o, "%s%zu %s", o ? ", " : "", cnt,
-				 cnt == 1 ? words[k].one : words[k].many);
+		char what[160];
+		snprintf(what, sizeof what, "%s", cnt == 1 ? words[k].one : words[k].many);
+		if (words[k].w == UNTRACED_OTHER_USER && cnt == 1)
+			snprintf(what, sizeof what, "that changed its user to uid %lld, who may not "
+				 "write the run's records directory", (long long)other_uid);
+		else if (words[k].w == UNTRACED_OTHER_USER)
+			snprintf(what, sizeof what, "that changed their user (the first to uid %lld), "
+				 "who may not write the run's records directory", (long long)other_uid);
+		int w = snprintf(why + o, sizeof why - o, "%s%zu %s", o ? ", " : "", cnt, what);
 		if (w > 0)
 			o += (size_t)w;
 	}

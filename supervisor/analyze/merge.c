@@ -37,6 +37,10 @@ const char *merge_untraced_name(enum untraced_why why)
 		return "not_requested";
 	case UNTRACED_NO_SHIM:
 		return "no_shim";
+	case UNTRACED_OTHER_USER:
+		return "other_user";
+	case UNTRACED_PID_NAMESPACE:
+		return "pid_namespace";
 	case UNTRACED_UNKNOWN:
 		break;
 	}
@@ -350,6 +354,7 @@ static int add_samples(struct merged_run *m, size_t *cap, size_t sorted,
 				iv->polled_hwm_kb = p->hwm_kb;
 			if (!iv->traced) {
 				iv->untraced_why = in->tracing ? img->why : untraced_all(in);
+				iv->untraced_uid = img->uid;
 				if (!iv->ppid)
 					iv->ppid = p->ppid;
 			}

@@ -89,6 +89,7 @@ struct image_view {
 	int have_status;           /* reaped by memsup: wait_status is valid */
 	int wait_status;
 	enum untraced_why untraced_why; /* meaningful when !traced */
+	int64_t untraced_uid;           /* OTHER_USER: the uid it ran as */
 
 	/* at the tree's peak sample (peak_view.at_s), if it was alive then */
 	int at_peak;

@@ -33,6 +33,9 @@ enum belief_doubt {
 	BELIEF_OPEN = 0,        /* not decided (yet) */
 	BELIEF_PID_MAX,         /* pid above pid_max, or not a pid at all */
 	BELIEF_OUTSIDE,         /* its pid was alive outside the tree */
+	BELIEF_OTHER_NS,        /* its pid is a member's in that member's own PID
+				   namespace, not memsup's: a pid memsup cannot
+				   join to the process (live.c) */
 };
 
 /* How long a child may start after its parent's end, and an image before a

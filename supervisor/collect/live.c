@@ -80,6 +80,8 @@ struct live {
 	char proc_root[64];      /* "": no look at a live pid (tests) */
 	pid_t self;              /* memsup: every member descends from it */
 	uint64_t command_start;  /* the command's /proc starttime; 0: unknown */
+	const struct tree_member *members; /* live_believe's, while it runs */
+	size_t nmembers;
 };
 
 /* ---- SIGBUS on a shrunk record file ---------------------------------- */
@@ -507,6 +509,26 @@ static int live_exec_successor_believed(const struct live *l, const struct live_
 	       live_load32(&m->parent_gen) == r->gen;
 }
 
+/* A member of this sample that lives in a PID namespace below memsup's and
+ * whose pid there is `pid`: the shim in it names its record by that pid
+ * (getpid()), which memsup sees as another process (1: init).  0 when
+ * none.  Read only for a record about to be refused as outside the tree,
+ * so a run without namespaces reads nothing more. */
+static pid_t live_ns_member(const struct live *l, pid_t pid)
+{
+	struct procfs_status self, st;
+	if (!l->nmembers || procfs_read_status(l->proc_root, l->self, &self) < 0 ||
+	    !(self.have & PROCFS_HAVE_NSPID))
+		return 0;
+	for (size_t k = 0; k < l->nmembers; k++) {
+		pid_t m = l->members[k].pid;
+		if (procfs_read_status(l->proc_root, m, &st) == 0 && (st.have & PROCFS_HAVE_NSPID) &&
+		    st.nspid_levels > self.nspid_levels && st.nspid_inner == pid)
+			return m;
+	}
+	return 0;
+}
+
 /* One record, by belief.h's rule, in its order: the pid first (a pid that
  * cannot exist is final), the sightings, one look at the live process at
  * first sight (a live pid outside is final; it must come before the
@@ -530,7 +552,10 @@ static int live_judge(struct live *l, struct live_rec *r, pid_t command)
 		enum belief_side side = l->proc_root[0] ? live_side_of(l, r->pid, command)
 							: BELIEF_SIDE_UNKNOWN;
 		if (side == BELIEF_SIDE_OUTSIDE) {
-			r->doubt = BELIEF_OUTSIDE;
+			/* not a process outside: a member's own pid in its
+			 * namespace; still not believed, for that reason */
+			r->ns_member = live_ns_member(l, r->pid);
+			r->doubt = r->ns_member ? BELIEF_OTHER_NS : BELIEF_OUTSIDE;
 			return 0;
 		}
 		if (side == BELIEF_SIDE_TREE)
@@ -570,6 +595,8 @@ void live_believe(struct live *l, const struct tree_member *members, size_t n, p
 	live_note_seen(l, members, n, seen_from_ns, seen_to_ns);
 	if (!l->ndoubted)
 		return;
+	l->members = members;
+	l->nmembers = n;
 	if (command > 0 && !l->command_start && l->proc_root[0]) {
 		struct procfs_stat st;
 		if (procfs_read_stat(l->proc_root, command, &st) == 0)
@@ -591,6 +618,8 @@ void live_believe(struct live *l, const struct tree_member *members, size_t n, p
 				k++;
 		}
 	}
+	l->members = NULL; /* the caller's, valid for this call only */
+	l->nmembers = 0;
 }
 
 /* "1.200 to 1.300 s" of the run, or "1.200 s on" for an image that did
@@ -616,6 +645,11 @@ int live_why(const struct live *l, size_t i, uint64_t run_start_ns, char *buf, s
 	if (r->doubt == BELIEF_PID_MAX || !belief_pid_possible(r->pid, l->pid_max))
 		return snprintf(buf, cap, "pid %d cannot exist: pid_max is %ld", (int)r->pid,
 				l->pid_max);
+	if (r->doubt == BELIEF_OTHER_NS)
+		return snprintf(buf, cap, "pid %d is the tree's process %d in its own PID namespace, "
+				"where the shim names its record by that pid; memsup, in another, "
+				"cannot join such a record to its process", (int)r->pid,
+				(int)r->ns_member);
 	if (r->doubt == BELIEF_OUTSIDE)
 		return snprintf(buf, cap, "pid %d was alive outside the tree when its record "
 				"appeared (its parents lead to init, not to memsup)", (int)r->pid);

@@ -41,6 +41,8 @@ struct live_rec {
 	int doubt;                   /* enum belief_doubt: why it never will
 					be, once that is final; 0 open */
 	int looked;                  /* its live pid was looked at (once) */
+	pid_t ns_member;             /* BELIEF_OTHER_NS: the member (memsup's
+					pid) whose own namespace's pid it is */
 	uint64_t start_ns, end_ns;   /* its life, kept when folded */
 	int64_t fold_off;            /* folded (fold.h): its entry's offset in
 					the fold file, the file emptied, map

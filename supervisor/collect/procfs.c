@@ -143,6 +143,18 @@ int procfs_parse_status(const char *buf, size_t len, struct procfs_status *out)
 			if (parse_pid(&p, eol, &out->tgid) == 0)
 				out->have |= PROCFS_HAVE_TGID;
 		}
+		if (complete && n > 6 && memcmp(line, "NSpid:", 6) == 0) {
+			/* "NSpid:\t24911\t1": one pid per namespace level */
+			const char *p = line + 6;
+			pid_t v;
+			out->nspid_levels = 0;
+			while (parse_pid(&p, eol, &v) == 0) {
+				out->nspid_inner = v;
+				out->nspid_levels++;
+			}
+			if (out->nspid_levels)
+				out->have |= PROCFS_HAVE_NSPID;
+		}
 		if (complete && n > 5 && memcmp(line, "PPid:", 5) == 0) {
 			const char *p = line + 5;
 			if (parse_pid(&p, eol, &out->ppid) == 0)
@@ -539,6 +551,8 @@ int procfs_environ_has(const char *root, pid_t pid, const char *key, const char 
 		rc = procfs_read_file(path, buf, sizeof buf, &len);
 	if (rc < 0)
 		return rc;
+	if (len == 0)
+		return -ENODATA;
 	for (size_t i = 0; i < len;) {
 		const char *e = buf + i;
 		size_t n = strnlen(e, len - i);

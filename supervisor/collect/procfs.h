@@ -34,6 +34,7 @@ enum {
 	PROCFS_HAVE_RSS_PARTS = 1u << 7, /* RssAnon, RssFile and RssShmem */
 	PROCFS_HAVE_IDS = 1u << 8,       /* Uid and Gid (real, effective) */
 	PROCFS_HAVE_SWAP = 1u << 9,      /* VmSwap */
+	PROCFS_HAVE_NSPID = 1u << 10,    /* NSpid (Linux 4.1) */
 };
 
 /* /proc/PID/status: sizes in KiB as the kernel prints them.  Kernel threads
@@ -45,6 +46,9 @@ struct procfs_status {
 	uint64_t ruid, euid, rgid, egid; /* real and effective ids */
 	pid_t ppid;
 	pid_t tgid;                 /* != the pid read: that pid is a thread */
+	unsigned nspid_levels;      /* NSpid: its pids, from the reader's PID
+				       namespace (/proc's) to its own */
+	pid_t nspid_inner;          /* the last: its pid in its own namespace */
 	unsigned have;
 	char name[PROCFS_COMM_BYTES];
 };
@@ -126,7 +130,9 @@ int procfs_read_children(const char *root, pid_t pid, pid_t tid, pid_t *out,
 int procfs_read_rollup(const char *root, pid_t pid, struct procfs_rollup *out);
 
 /* Is "KEY=" + a value containing `needle` in pid's initial environment
- * (/proc/PID/environ)?  1, 0, or -errno (EACCES for another user's). */
+ * (/proc/PID/environ)?  1, 0, or -errno (EACCES for another user's;
+ * ENODATA when the file is empty: an empty environment, or an exec in
+ * progress, whose new environment the kernel has not placed yet). */
 int procfs_environ_has(const char *root, pid_t pid, const char *key,
 		       const char *needle);
 

@@ -51,12 +51,41 @@ struct pview {
 					   after a gap (pview.h, "Pss without
 					   the walk") */
 	unsigned rollups, derived;      /* smaps_rollup reads; Pss from status */
+	int records_known;              /* the records directory's owner: */
+	uid_t records_uid;
+	gid_t records_gid;
+	mode_t records_mode;
+	int self_levels;                /* memsup's own NSpid levels; 0 unknown */
 };
 
 static struct pview_proc *proc_of(const struct pview *pv, pid_t pid)
 {
 	const struct pview_index *e = pidmap_find(&pv->index, pid);
 	return e ? pv->procs[e->idx] : NULL;
+}
+
+void pview_set_records_owner(struct pview *pv, uid_t uid, gid_t gid, mode_t mode)
+{
+	pv->records_known = 1;
+	pv->records_uid = uid;
+	pv->records_gid = gid;
+	pv->records_mode = mode;
+}
+
+/* Whether a process with these ids may create a file in the records
+ * directory, by its permission bits (root may, whatever they say; its
+ * supplementary groups are not read: a group that may write but is not
+ * its effective one is missed, and the process is then said to be another
+ * user's when it may have failed for another reason). */
+static int records_writable_by(const struct pview *pv, uint64_t euid, uint64_t egid)
+{
+	if (!pv->records_known || euid == 0)
+		return 1;
+	if (euid == pv->records_uid)
+		return (pv->records_mode & S_IWUSR) && (pv->records_mode & S_IXUSR);
+	if (egid == pv->records_gid)
+		return (pv->records_mode & S_IWGRP) && (pv->records_mode & S_IXGRP);
+	return (pv->records_mode & S_IWOTH) && (pv->records_mode & S_IXOTH);
 }
 
 int pview_open(struct pview **out, const char *proc_root, int tracing)
@@ -68,6 +97,9 @@ int pview_open(struct pview **out, const char *proc_root, int tracing)
 	pv->tracing = tracing;
 	pv->look_ns = PVIEW_LOOK_BUDGET_MS * NS_PER_MS;
 	pv->ksm_path = PVIEW_KSM_RUN;
+	struct procfs_status self;
+	if (procfs_read_status(pv->root, getpid(), &self) == 0 && (self.have & PROCFS_HAVE_NSPID))
+		pv->self_levels = (int)self.nspid_levels;
 	pidmap_init(&pv->index, sizeof(struct pview_index));
 	*out = pv;
 	return 0;
@@ -327,8 +359,8 @@ static void inspect(const struct pview *pv, const struct live *live, pid_t pid,
 	read_identity(pv, pid, &img->argv, &img->argv_len, &img->exe);
 	/* status is readable whoever runs the process; its exe and environ
 	 * are not when it runs setuid to someone else (ptrace access) */
-	if (procfs_read_status(pv->root, pid, &ps) == 0 && (ps.have & PROCFS_HAVE_IDS) &&
-	    (ps.ruid != ps.euid || ps.rgid != ps.egid)) {
+	int have_ids = procfs_read_status(pv->root, pid, &ps) == 0 && (ps.have & PROCFS_HAVE_IDS);
+	if (have_ids && (ps.ruid != ps.euid || ps.rgid != ps.egid)) {
 		img->why = UNTRACED_SECURE;
 		return;
 	}
@@ -354,8 +386,33 @@ static void inspect(const struct pview *pv, const struct live *live, pid_t pid,
 			return;
 		}
 	}
-	if (procfs_environ_has(pv->root, pid, "LD_PRELOAD", "libmemtrace") == 0)
+	int env = procfs_environ_has(pv->root, pid, "LD_PRELOAD", "libmemtrace");
+	/* Empty: a process started with no environment (env -i), or an exec
+	 * in progress (its new memory in place, its arguments and environment
+	 * not yet: seen in a command that dropped to another user), whose
+	 * cmdline reads empty too.  That one is looked at again. */
+	if (env == -ENODATA && img->inspect_tries < 50) {
+		static char argv[PROCFS_ARGV_BYTES];
+		size_t alen = 0;
+		if (procfs_read_argv(pv->root, pid, argv, &alen) == 0 && alen == 0) {
+			img->inspect_tries++;
+			img->inspected = 0;
+			return;
+		}
+	}
+	if (env == 0 || env == -ENODATA)
 		img->why = UNTRACED_NO_PRELOAD;
+	else if (have_ids && pv->self_levels > 0 && (ps.have & PROCFS_HAVE_NSPID) &&
+		 (int)ps.nspid_levels > pv->self_levels)
+		/* its shim named its record by its pid in its own namespace
+		 * (live.c: BELIEF_OTHER_NS) */
+		img->why = UNTRACED_PID_NAMESPACE;
+	else if (have_ids && !records_writable_by(pv, ps.euid, ps.egid)) {
+		/* the shim ran, and its record file could not be created:
+		 * EACCES in the records directory, whose owner is memsup's */
+		img->why = UNTRACED_OTHER_USER;
+		img->uid = (int64_t)ps.euid;
+	}
 	/* Nothing conclusive: maybe a vfork/posix_spawn child still in the
 	 * parent's image, between clone and exec (long on a loaded machine),
 	 * whose record-less exec has not happened yet.  Look again later. */

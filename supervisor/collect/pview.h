@@ -76,7 +76,12 @@ enum untraced_why {
 	UNTRACED_NO_PRELOAD,    /* its environment lacks the shim (env -i, execve envp) */
 	UNTRACED_NOT_REQUESTED, /* memsup ran with --no-trace: nothing is traced */
 	UNTRACED_NO_SHIM,       /* memsup found no libmemtrace.so: nothing is traced */
+	UNTRACED_OTHER_USER,    /* it runs as a user who may not write the records
+				   directory (setpriv, su): the shim made no record */
+	UNTRACED_PID_NAMESPACE, /* it runs in a PID namespace below memsup's: its
+				   record names it by a pid memsup cannot join */
 };
+#define UNTRACED_COUNT (UNTRACED_PID_NAMESPACE + 1)
 
 #define PVIEW_SMAPS_MIN_MS 250u
 #define PVIEW_SMAPS_GROWTH_PCT 10u
@@ -118,6 +123,7 @@ struct pview_img {
 	char *argv;                /* at inspection (the image's own), or NULL */
 	size_t argv_len;
 	char *exe;
+	int64_t uid;               /* OTHER_USER: the effective uid it ran as */
 };
 
 struct pview_proc {
@@ -186,6 +192,13 @@ int pview_open(struct pview **out, const char *proc_root, int tracing);
  * that read fixture trees set a generous one, so that a sanitizer build on
  * a loaded machine does not postpone the looks they check. */
 void pview_set_look_budget(struct pview *pv, unsigned ms);
+/* Who may create files in the records directory (its owner, group and
+ * mode, as stat(2) gave them), so that a process whose shim could not make
+ * its record there for want of permission is said to be OTHER_USER: a
+ * command run as root that drops to another user (setpriv, su) keeps the
+ * shim in its environment, but the directory memsup made is its own, 0700.
+ * Not set: nobody is judged that way. */
+void pview_set_records_owner(struct pview *pv, uid_t uid, gid_t gid, mode_t mode);
 /* Tests: where KSM's run switch is read (PVIEW_KSM_RUN unless set). */
 void pview_set_ksm_path(struct pview *pv, const char *path);
 /* MEMSUP_DEBUG=1: says on stderr how many smaps_rollup reads the run made
