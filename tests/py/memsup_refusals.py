@@ -3,17 +3,21 @@
     python3 tests/py/memsup_refusals.py CHECK EVIDENCE_DIR [ARG]
 
 CHECK names one of the functions below (the test's own name).  The check
-loads resources.json and processes.json with the json module (a real
-parser, not memsup's) and exits non-zero with the assertion's message when
-one does not hold.  Standard library only.
+loads resources.json with the json module (a real parser, not memsup's)
+and processes.json through memsup.read_processes (which puts back the keys
+memsup leaves out at their defaults), and exits non-zero with the
+assertion's message when one does not hold.  Standard library only.
 """
 import json, os, sys
+
+sys.path.insert(0, os.path.join(os.environ['MT_SRCDIR'], 'scripts'))
+import memsup  # noqa: E402
 
 CHECK = sys.argv.pop(1)
 D = sys.argv[1]
 ARG = sys.argv[2] if len(sys.argv) > 2 else ''
 R = json.load(open(os.path.join(D, 'resources.json')))
-P = json.load(open(os.path.join(D, 'processes.json')))
+P = memsup.read_processes(D)
 
 
 def kinds():
