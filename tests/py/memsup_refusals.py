@@ -66,10 +66,13 @@ def a_command_that_drops_to_another_user_is_said_so():
 
 
 def a_pid_namespace_is_named_not_called_outside():
-    py = [p for p in P if name(p).startswith('python3')]
-    assert len(py) == 1, [(p['pid'], p['gen'], p['argv']) for p in P]
+    # python3, the one holding 30 MB: named python3, or sh -c when the
+    # polls saw sh's fork child only before its exec (an untraced image
+    # keeps the name it was first seen with)
+    py = [p for p in P if p['polled_peak_rss'] >= 30e6]
+    assert len(py) == 1, [(p['pid'], p['gen'], p['argv'], p['polled_peak_rss']) for p in P]
     p = py[0]
-    assert p['polled_peak_rss'] >= 30e6, p['polled_peak_rss']
+    assert name(p) in ('python3', 'sh'), p['argv']
     nb = R['records_not_believed']
     assert not [a for a in nb if 'outside the tree' in a['why']], nb
     # python3 is pid 2 of the namespace (sh is 1): its record is named so
