@@ -110,8 +110,9 @@ const struct python_layout *python_layout_find(uint32_t py_version);
 #define PYTHON_FRAMES_MAX 16u
 #define PYTHON_KEEP_INNER 8u
 /* Links (frames and shims) a walk follows at most: past CPython's
- * default recursion limit (1000) with room; a chain longer than that
- * keeps the frames the walk reached, counted in py_truncated. */
+ * default recursion limit (1000) with room.  Of a chain longer than that,
+ * the frames after the marker are the last the walk reached, not the
+ * outermost, and the sample counts in py_truncated. */
 #define PYTHON_WALK_HOPS 4096u
 
 /* Makes room for `n` code entries in the table; 1 if there is room. */
