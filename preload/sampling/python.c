@@ -500,13 +500,22 @@ static void python_frame_fill(const struct python_layout *L, struct python_raw_f
 			   : 0;
 }
 
+static void python_reverse(struct python_raw_frame *a, unsigned n)
+{
+	for (unsigned i = 0; i < n / 2; i++) {
+		struct python_raw_frame t = a[i];
+		a[i] = a[n - 1 - i];
+		a[n - 1 - i] = t;
+	}
+}
+
 unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_walked *w)
 {
 	const struct python_layout *L = python_lay;
 	struct python_chunks ch;
 	uintptr_t t, frame, chunk, cframe;
 	/* frames seen, and entries among those past the innermost run */
-	unsigned seen = 0, inner, ring, hops;
+	unsigned seen = 0, inner, ring, hops, peeks = 0;
 	uint32_t tail_entries = 0;
 	w->inner = 0;
 	w->elided = w->elided_entries = 0;
@@ -560,6 +569,11 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_w
 		 * is mapped, whatever it holds: read directly too */
 		int shim_here = !direct && (L->flags & PYTHON_SHIM_ENTRY) &&
 				python_on_stack(frame, L->fr_bytes);
+		/* a frame off the data stack (a generator's, a coroutine's)
+		 * costs two system calls: a budget of them bounds the walk's
+		 * time whatever the chain is made of */
+		if (!direct && !shim_here && (peeks += 2) > PYTHON_WALK_PEEKS)
+			break;
 		if (!python_read(fr, L->fr_bytes, frame, direct || shim_here))
 			break;
 		if ((L->flags & PYTHON_SHIM_ENTRY) && (uint8_t)fr[L->fr_entry] == L->owner_cstack) {
@@ -598,17 +612,18 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_w
 	if (seen <= max) {
 		w->inner = seen; /* the ring never wrapped: out is in order */
 	} else {
-		/* the outermost ring - 1 frames (one slot is the marker's), in
-		 * order from the ring: frame i sits at inner + (i - inner) % ring */
-		struct python_raw_frame tmp[PYTHON_FRAMES_MAX];
-		unsigned keep = ring - 1 < PYTHON_FRAMES_MAX ? ring - 1 : PYTHON_FRAMES_MAX;
+		/* frame i sits at inner + (i - inner) % ring: the oldest of the
+		 * ring's, seen - ring, at o; rotated into order, the outermost
+		 * ring - 1 (one slot is the marker's) moved down over it */
+		struct python_raw_frame *a = out + inner;
+		unsigned o = (seen - inner) % ring, keep = ring - 1;
 		uint32_t kept_entries = 0;
-		for (unsigned j = 0; j < keep; j++) {
-			unsigned i = seen - keep + j;
-			tmp[j] = out[inner + (i - inner) % ring];
-			kept_entries += tmp[j].entry != 0;
-		}
-		memcpy(out + inner, tmp, keep * sizeof *tmp);
+		python_reverse(a, o);
+		python_reverse(a + o, ring - o);
+		python_reverse(a, ring);
+		memmove(a, a + 1, keep * sizeof *a);
+		for (unsigned j = 0; j < keep; j++)
+			kept_entries += a[j].entry != 0;
 		w->inner = inner;
 		w->elided = seen - inner - keep;
 		w->elided_entries = tail_entries - kept_entries;

@@ -114,6 +114,11 @@ const struct python_layout *python_layout_find(uint32_t py_version);
  * the frames after the marker are the last the walk reached, not the
  * outermost, and the sample counts in py_truncated. */
 #define PYTHON_WALK_HOPS 4096u
+/* process_vm_readv calls a walk makes at most for frames off the data
+ * stack (a generator's or coroutine's frame: two each, its header and its
+ * code object's type), as many as 16 such frames cost before the walk
+ * went on past them; the walk stops there like at the hop limit. */
+#define PYTHON_WALK_PEEKS 32u
 
 /* Makes room for `n` code entries in the table; 1 if there is room. */
 typedef int (*python_reserve_fn)(uint32_t n);
