@@ -485,6 +485,8 @@ static void python_frame_fill(const struct python_layout *L, struct python_raw_f
 	uint8_t co[PYTHON_CODE_READ];
 	uintptr_t first;
 	uint64_t units;
+	r->name = r->file = r->lines = 0;
+	r->firstlineno = r->instr = 0;
 	if (!python_read(co, L->co_code, r->code, r->direct))
 		return;
 	first = r->code + L->co_code;
@@ -515,7 +517,7 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_w
 	struct python_chunks ch;
 	uintptr_t t, frame, chunk, cframe;
 	/* frames seen, and entries among those past the innermost run */
-	unsigned seen = 0, inner, ring, hops, peeks = 0;
+	unsigned seen = 0, inner, ring, hops, peeks = 0, last = 0;
 	uint32_t tail_entries = 0;
 	w->inner = 0;
 	w->elided = w->elided_entries = 0;
@@ -560,6 +562,7 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_w
 	 * the kept frames only. */
 	for (hops = 0; frame && !(frame & 7) && hops < PYTHON_WALK_HOPS; hops++) {
 		uint8_t fr[PYTHON_FRAME_READ];
+		const uint8_t *fp = fr;
 		uintptr_t code;
 		uint64_t type;
 		struct python_raw_frame *r;
@@ -569,44 +572,52 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_w
 		 * is mapped, whatever it holds: read directly too */
 		int shim_here = !direct && (L->flags & PYTHON_SHIM_ENTRY) &&
 				python_on_stack(frame, L->fr_bytes);
-		/* a frame off the data stack (a generator's, a coroutine's)
-		 * costs two system calls: a budget of them bounds the walk's
-		 * time whatever the chain is made of */
-		if (!direct && !shim_here && (peeks += 2) > PYTHON_WALK_PEEKS)
-			break;
-		if (!python_read(fr, L->fr_bytes, frame, direct || shim_here))
-			break;
-		if ((L->flags & PYTHON_SHIM_ENTRY) && (uint8_t)fr[L->fr_entry] == L->owner_cstack) {
+		if (direct || shim_here) {
+			fp = (const uint8_t *)frame; /* its fields read in place */
+		} else {
+			/* a frame off the data stack (a generator's, a
+			 * coroutine's) costs two system calls: a budget of them
+			 * bounds the walk's time whatever the chain is made of */
+			if ((peeks += 2) > PYTHON_WALK_PEEKS || !python_peek(fr, L->fr_bytes, frame))
+				break;
+		}
+		if ((L->flags & PYTHON_SHIM_ENTRY) && fp[L->fr_entry] == L->owner_cstack) {
 			/* an evaluation loop's shim: the frame before it was
 			 * the one entered from C */
 			if (seen) {
-				unsigned last = seen - 1;
-				r = &out[last < inner ? last : inner + (last - inner) % ring];
-				if (!r->entry && last >= inner)
+				r = &out[last];
+				if (!r->entry && seen - 1 >= inner)
 					tail_entries++;
 				r->entry = 1;
 			}
-			frame = (uintptr_t)python_u64(fr, L->fr_previous);
+			frame = (uintptr_t)python_u64(fp, L->fr_previous);
 			continue;
 		}
 		if (ring < 2 && seen == max)
 			break; /* too few slots to elide: the innermost only */
-		code = (uintptr_t)python_u64(fr, L->fr_code);
+		code = (uintptr_t)python_u64(fp, L->fr_code);
 		/* a code object, or the walk ends: it is the chain's one check
 		 * that a frame is what it claims */
-		if (!code || (code & 7) || !python_read(&type, sizeof type, code + L->co_type, direct) ||
-		    type != python_code_type)
+		if (!code || (code & 7))
 			break;
-		r = &out[seen < inner ? seen : inner + (seen - inner) % ring];
-		memset(r, 0, sizeof *r);
+		if (direct)
+			type = python_u64((const uint8_t *)code, L->co_type);
+		else if (!python_peek(&type, sizeof type, code + L->co_type))
+			break;
+		if (type != python_code_type)
+			break;
+		/* frame `seen` goes to out[seen] in the innermost run, then
+		 * round the ring out[inner..max) */
+		last = seen < inner ? seen : (seen == inner || last + 1 == max ? inner : last + 1);
+		r = &out[last];
 		r->code = code;
-		r->at_instr = (uintptr_t)python_u64(fr, L->fr_instr);
+		r->at_instr = (uintptr_t)python_u64(fp, L->fr_instr);
 		r->direct = direct;
-		r->entry = !(L->flags & PYTHON_SHIM_ENTRY) && fr[L->fr_entry] != 0;
+		r->entry = !(L->flags & PYTHON_SHIM_ENTRY) && fp[L->fr_entry] != 0;
 		if (r->entry && seen >= inner)
 			tail_entries++;
 		seen++;
-		frame = (uintptr_t)python_u64(fr, L->fr_previous);
+		frame = (uintptr_t)python_u64(fp, L->fr_previous);
 	}
 	w->cut = frame != 0;
 	if (seen <= max) {
