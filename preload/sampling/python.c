@@ -423,13 +423,20 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
 struct python_chunks {
 	uintptr_t lo[PYTHON_CHUNKS_MAX], hi[PYTHON_CHUNKS_MAX];
 	unsigned n;
+	unsigned hit; /* the chunk of the last frame found: the next one
+			 outward is most often in it too */
 };
 
-static int python_in_chunks(const struct python_chunks *c, uintptr_t at, size_t n)
+static int python_in_chunks(struct python_chunks *c, uintptr_t at, size_t n)
 {
+	unsigned h = c->hit;
+	if (h < c->n && at >= c->lo[h] && at < c->hi[h] && c->hi[h] - at >= n)
+		return 1;
 	for (unsigned i = 0; i < c->n; i++)
-		if (at >= c->lo[i] && at < c->hi[i] && c->hi[i] - at >= n)
+		if (at >= c->lo[i] && at < c->hi[i] && c->hi[i] - at >= n) {
+			c->hit = i;
 			return 1;
+		}
 	return 0;
 }
 
@@ -530,7 +537,7 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_w
 	inner = max > 2 * PYTHON_KEEP_INNER ? PYTHON_KEEP_INNER : max / 2;
 	ring = max - inner;
 	python_pid = 0;
-	ch.n = 0;
+	ch.n = ch.hit = 0;
 	chunk = *(const uintptr_t *)(t + L->ts_chunk);
 	while (chunk && !(chunk & 7) && ch.n < PYTHON_CHUNKS_MAX) {
 		uint64_t size;

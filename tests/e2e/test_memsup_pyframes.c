@@ -96,7 +96,7 @@ Test(memsup_pyframes, python313_children_too, .timeout = 180)
  * deeper than the shim's 16 frames keeps its 8 innermost and 7 outermost
  * frames and a marker between that counts the frames left out and those
  * of them entered from C; and those stacks hold what the program holds,
- * within 4 standard errors. */
+ * within 4 standard errors and one block. */
 static void py_deep_check(unsigned minor, const char *mode, const char *depth)
 {
 	struct sup_run r;
