@@ -18,6 +18,7 @@ is per sample, not per allocation.  Two measures:
    mean time a sample took (stack + table), median of the runs.
 
 Usage: pyframes_cost.py [--builddir DIR] [--python PATH|3.N] [--runs N]
+                        [--depths 0,10,30]
 --python names the interpreter (default /usr/bin/python3.11), or a minor
 version, 3.12 or 3.13, found as the tests find it (tests/common/
 test_pythons.h: $MT_PYTHON312 / $MT_PYTHON313, else pyenv's highest build).
@@ -105,6 +106,8 @@ def main():
     ap.add_argument('--builddir')
     ap.add_argument('--python', default='/usr/bin/python3.11')
     ap.add_argument('--runs', type=int, default=5)
+    ap.add_argument('--depths', default='0,10,30',
+                    help='nested calls to measure at, comma-separated (default 0,10,30)')
     a = ap.parse_args()
     a.python = find_python(a.python)
     build = benchlib.find_builddir(a.builddir)
@@ -114,7 +117,7 @@ def main():
         Path(script).write_text(WORKLOAD)
         env = dict(os.environ, MEMTRACE_SAMPLE_BYTES='65536', MEMTRACE_QUIET='1')
         print('python: %s, sampling interval 64 KiB' % a.python)
-        for depth in (0, 10, 30):
+        for depth in [int(d) for d in a.depths.split(',')]:
             # the number of samples, as memsup counts them (the same
             # workload and interval give about the same count)
             n, _, py = calls(memsup, a.python, script, depth,

@@ -137,6 +137,14 @@
  * the interpreter version's: `py_version`).  `py_state` says whether this
  * image is a Python the shim read (MT_PY_WALKED), one whose version it does
  * not know (MT_PY_UNKNOWN: native frames only), or neither (MT_PY_NONE).
+ * A chain deeper than the shim keeps (python.h, PYTHON_FRAMES_MAX) keeps
+ * its innermost and its outermost frames, the program's own entry among
+ * them, and between them one marker (MT_PYFRAME_ELIDED_CODE in the code
+ * field) whose instruction field says how many frames were left out (low
+ * 24 bits) and how many of those were entered from C (high 8 bits,
+ * at most 255): a reader places the frames around it (memsup:
+ * supervisor/analyze/pyframes.h) and names it; a reader that does not
+ * know it finds no code entry of that index ("unknown code").
  * These fields sat in the header's zeroed tail before, so older files read
  * as "no Python", and a reader of this version reads older files as they
  * were: no version bump.
@@ -182,6 +190,9 @@
 #define MT_PYFRAME_CODE_SHIFT 32
 #define MT_PYFRAME_CODE_MASK UINT64_C(0xFFFFF)            /* code table index */
 #define MT_PYFRAME_INSTR_MASK UINT64_C(0xFFFFFFFF)        /* code units */
+#define MT_PYFRAME_ELIDED_CODE UINT64_C(0xFFFFE)            /* the marker */
+#define MT_PYFRAME_ELIDED_MAX  UINT64_C(0xFFFFFF)           /* frames it counts */
+#define MT_PYFRAME_ELIDED_ENTRIES_SHIFT 24
 static inline int mt_pyframe_is(uint64_t pc)
 {
 	return (pc & MT_PYFRAME_TAG_MASK) == MT_PYFRAME_TAG;
@@ -198,6 +209,27 @@ static inline uint32_t mt_pyframe_code(uint64_t pc)
 static inline uint32_t mt_pyframe_instr(uint64_t pc)
 {
 	return (uint32_t)(pc & MT_PYFRAME_INSTR_MASK);
+}
+/* The marker of `frames` Python frames left out, `entries` of them
+ * entered from C (each clamped to its field). */
+static inline uint64_t mt_pyframe_elided(uint32_t frames, uint32_t entries)
+{
+	uint64_t f = frames < MT_PYFRAME_ELIDED_MAX ? frames : MT_PYFRAME_ELIDED_MAX;
+	uint64_t e = entries < 255u ? entries : 255u;
+	return MT_PYFRAME_TAG | (MT_PYFRAME_ELIDED_CODE << MT_PYFRAME_CODE_SHIFT) |
+	       (e << MT_PYFRAME_ELIDED_ENTRIES_SHIFT) | f;
+}
+static inline int mt_pyframe_is_elided(uint64_t pc)
+{
+	return mt_pyframe_is(pc) && mt_pyframe_code(pc) == MT_PYFRAME_ELIDED_CODE;
+}
+static inline uint32_t mt_pyframe_elided_frames(uint64_t pc)
+{
+	return (uint32_t)(pc & MT_PYFRAME_ELIDED_MAX);
+}
+static inline uint32_t mt_pyframe_elided_entries(uint64_t pc)
+{
+	return (uint32_t)((pc >> MT_PYFRAME_ELIDED_ENTRIES_SHIFT) & 255u);
 }
 
 /* The interpreter's evaluation loop: each of its native frames ran a run

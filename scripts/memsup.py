@@ -147,7 +147,11 @@ read_sites(directory) -> dict
     {"function" (the qualified name), "file", "line" (null when unknown),
     "python": True, "entry" (entered from C: its run of Python frames ends
     there and belongs to the next native evaluation-loop frame)}: the
-    frames and lines stacks.json gives.
+    frames and lines stacks.json gives.  A chain deeper than the shim
+    keeps has its innermost and outermost frames and between them one
+    {"function": "<N Python frames elided>", "file": None, "line": None,
+    "python": True, "entry": False, "elided": N, "elided_entries": M (of
+    them, entered from C)}.
 
 read_processes(directory) -> list
     processes.json of an evidence directory, one dict per process image in
@@ -805,6 +809,9 @@ _PYFRAME_ENTRY = 0x800000000000000
 _PYFRAME_CODE_SHIFT = 32
 _PYFRAME_CODE_MASK = 0xFFFFF
 _PYFRAME_INSTR_MASK = 0xFFFFFFFF
+_PYFRAME_ELIDED_CODE = 0xFFFFE
+_PYFRAME_ELIDED_MAX = 0xFFFFFF
+_PYFRAME_ELIDED_ENTRIES_SHIFT = 24
 _PY_WALKED = 1
 _PY_UNKNOWN = 2
 # the six layout values and max_frames a stacks file must carry
@@ -1117,6 +1124,13 @@ def read_sites(directory: str | os.PathLike) -> dict[tuple[int, int], dict]:
             for pc in pcs:
                 if pc & _PYFRAME_TAG_MASK == _PYFRAME_TAG:
                     ci = (pc >> _PYFRAME_CODE_SHIFT) & _PYFRAME_CODE_MASK
+                    if ci == _PYFRAME_ELIDED_CODE:
+                        k, m = pc & _PYFRAME_ELIDED_MAX, (pc >> _PYFRAME_ELIDED_ENTRIES_SHIFT) & 255
+                        frames.append({"function": "<%d Python frames elided%s>" % (
+                                           k, ", %d entered from C" % m if m else ""),
+                                       "file": None, "line": None, "python": True,
+                                       "entry": False, "elided": k, "elided_entries": m})
+                        continue
                     f = {"function": "<unknown code>", "file": None, "line": None,
                          "python": True, "entry": bool(pc & _PYFRAME_ENTRY)}
                     if ci < len(codes):

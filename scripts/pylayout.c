@@ -116,6 +116,9 @@ int main(void)
 	printf("_PYFRAME_CODE_SHIFT = %u\n", (unsigned)MT_PYFRAME_CODE_SHIFT);
 	printf("_PYFRAME_CODE_MASK = 0x%llX\n", (unsigned long long)MT_PYFRAME_CODE_MASK);
 	printf("_PYFRAME_INSTR_MASK = 0x%llX\n", (unsigned long long)MT_PYFRAME_INSTR_MASK);
+	printf("_PYFRAME_ELIDED_CODE = 0x%llX\n", (unsigned long long)MT_PYFRAME_ELIDED_CODE);
+	printf("_PYFRAME_ELIDED_MAX = 0x%llX\n", (unsigned long long)MT_PYFRAME_ELIDED_MAX);
+	printf("_PYFRAME_ELIDED_ENTRIES_SHIFT = %u\n", (unsigned)MT_PYFRAME_ELIDED_ENTRIES_SHIFT);
 	printf("_PY_WALKED = %u\n_PY_UNKNOWN = %u\n", (unsigned)MT_PY_WALKED,
 	       (unsigned)MT_PY_UNKNOWN);
 	printf("# the six layout values and max_frames a stacks file must carry\n");

@@ -24,13 +24,14 @@ cd "$top"
 # their own configuration, whatever the packages' services do); nodejs for
 # JavaScript frames named from node's perf map (test_memsup_perfmap.c);
 # libxml2-utils (xmllint) to validate memsup diff's JUnit XML against its
-# schemas (tests/junit_schema.sh).
+# schemas (tests/junit_schema.sh); python3-numpy for Python frames through
+# a C extension (test_memsup_pyframes.c).
 packages=(gcc make autoconf automake libtool pkg-config libcriterion-dev
           python3 perl git valgrind clang libclang-rt-14-dev
           xz-utils zstd pigz libjemalloc2 libjemalloc-dev libtcmalloc-minimal4
           libmimalloc2.0 groff-base tmux less
           binutils libc6-dbg g++ slurmctld slurmd slurm-client munge nodejs
-          libxml2-utils)
+          libxml2-utils python3-numpy)
 missing=()
 for pkg in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' \

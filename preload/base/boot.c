@@ -180,9 +180,14 @@ static int boot_malloc_foreign(void)
 {
 	void *first = dlsym(RTLD_DEFAULT, "malloc");
 	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
 	if (!first || boot_same_object(first, (void *)boot_alloc))
 		return 0;
-	return dladdr(first, &info) && info.dli_saddr == first;
+	/* dladdr does find the PLT stub: its dynamic symbol is the undefined
+	 * "malloc" whose value the link set to the stub (python3.11, a non-PIE
+	 * program, is one), so the symbol must be a definition as well */
+	return dladdr1(first, &info, (void **)&sym, RTLD_DL_SYMENT) && info.dli_saddr == first &&
+	       sym && sym->st_shndx != SHN_UNDEF;
 }
 
 static void boot_resolve(void)

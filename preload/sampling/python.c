@@ -423,13 +423,20 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
 struct python_chunks {
 	uintptr_t lo[PYTHON_CHUNKS_MAX], hi[PYTHON_CHUNKS_MAX];
 	unsigned n;
+	unsigned hit; /* the chunk of the last frame found: the next one
+			 outward is most often in it too */
 };
 
-static int python_in_chunks(const struct python_chunks *c, uintptr_t at, size_t n)
+static int python_in_chunks(struct python_chunks *c, uintptr_t at, size_t n)
 {
+	unsigned h = c->hit;
+	if (h < c->n && at >= c->lo[h] && at < c->hi[h] && c->hi[h] - at >= n)
+		return 1;
 	for (unsigned i = 0; i < c->n; i++)
-		if (at >= c->lo[i] && at < c->hi[i] && c->hi[i] - at >= n)
+		if (at >= c->lo[i] && at < c->hi[i] && c->hi[i] - at >= n) {
+			c->hit = i;
 			return 1;
+		}
 	return 0;
 }
 
@@ -476,16 +483,61 @@ static uintptr_t python_tstate(const struct python_layout *L)
 	return t;
 }
 
-unsigned python_walk(struct python_raw_frame *out, unsigned max)
+/* Fills r's names, first line and instruction offset from its code
+ * object, read as its frame was (directly for a frame of the data stack,
+ * else through python_peek).  A code object that can no longer be read
+ * leaves them 0: its entry's names then say "?". */
+static void python_frame_fill(const struct python_layout *L, struct python_raw_frame *r)
+{
+	uint8_t co[PYTHON_CODE_READ];
+	uintptr_t first;
+	uint64_t units;
+	r->name = r->file = r->lines = 0;
+	r->firstlineno = r->instr = 0;
+	if (!python_read(co, L->co_code, r->code, r->direct))
+		return;
+	first = r->code + L->co_code;
+	units = python_u64(co, L->co_size);
+	r->name = (uintptr_t)python_u64(co, L->co_qualname);
+	r->file = (uintptr_t)python_u64(co, L->co_filename);
+	r->lines = (uintptr_t)python_u64(co, L->co_linetable);
+	r->firstlineno = python_u32(co, L->co_firstlineno);
+	/* 3.11 and 3.12's prev_instr is one unit before the first until the
+	 * frame starts: offset 0 then */
+	r->instr = r->at_instr >= first && (r->at_instr - first) / 2 < units
+			   ? (uint32_t)((r->at_instr - first) / 2)
+			   : 0;
+}
+
+static void python_reverse(struct python_raw_frame *a, unsigned n)
+{
+	for (unsigned i = 0; i < n / 2; i++) {
+		struct python_raw_frame t = a[i];
+		a[i] = a[n - 1 - i];
+		a[n - 1 - i] = t;
+	}
+}
+
+unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_walked *w)
 {
 	const struct python_layout *L = python_lay;
 	struct python_chunks ch;
 	uintptr_t t, frame, chunk, cframe;
-	unsigned n = 0;
-	if (!L || !(t = python_tstate(L)))
+	/* frames seen, and entries among those past the innermost run */
+	unsigned seen = 0, inner, ring, hops, peeks = 0, last = 0;
+	uint32_t tail_entries = 0;
+	w->inner = 0;
+	w->elided = w->elided_entries = 0;
+	w->cut = 0;
+	if (!L || !max || !(t = python_tstate(L)))
 		return 0;
+	/* Of a chain deeper than max: the innermost `inner` frames stay in
+	 * out[0..inner), and out[inner..max) is a ring of the latest frames
+	 * seen, which at the chain's end are its outermost. */
+	inner = max > 2 * PYTHON_KEEP_INNER ? PYTHON_KEEP_INNER : max / 2;
+	ring = max - inner;
 	python_pid = 0;
-	ch.n = 0;
+	ch.n = ch.hit = 0;
 	chunk = *(const uintptr_t *)(t + L->ts_chunk);
 	while (chunk && !(chunk & 7) && ch.n < PYTHON_CHUNKS_MAX) {
 		uint64_t size;
@@ -510,50 +562,94 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max)
 			return 0;
 		python_read(&frame, sizeof frame, cframe + L->cframe_frame, 1);
 	}
-	for (unsigned hops = 0; frame && !(frame & 7) && n < max && hops < 4 * max; hops++) {
-		uint8_t fr[PYTHON_FRAME_READ], co[PYTHON_CODE_READ];
-		uintptr_t code, instr, first;
-		uint64_t units;
+	/* Every link to the outermost frame is followed: a frame entered
+	 * from C (3.11's is_entry, a shim) is marked and the walk goes on to
+	 * the frame that called into C.  What a frame costs here is its
+	 * header and its code object's type; its names are read below, for
+	 * the kept frames only. */
+	for (hops = 0; frame && !(frame & 7) && hops < PYTHON_WALK_HOPS; hops++) {
+		uint8_t fr[PYTHON_FRAME_READ];
+		const uint8_t *fp = fr;
+		uintptr_t code;
+		uint64_t type;
+		struct python_raw_frame *r;
 		int direct = python_in_chunks(&ch, frame, L->fr_bytes);
 		/* 3.12 and 3.13: a frame on this thread's stack (an
 		 * evaluation loop's shim, a C local of a loop still running)
 		 * is mapped, whatever it holds: read directly too */
 		int shim_here = !direct && (L->flags & PYTHON_SHIM_ENTRY) &&
 				python_on_stack(frame, L->fr_bytes);
-		if (!python_read(fr, L->fr_bytes, frame, direct || shim_here))
-			break;
-		if ((L->flags & PYTHON_SHIM_ENTRY) && (uint8_t)fr[L->fr_entry] == L->owner_cstack) {
+		if (direct || shim_here) {
+			fp = (const uint8_t *)frame; /* its fields read in place */
+		} else {
+			/* a frame off the data stack (a generator's, a
+			 * coroutine's) costs two system calls: a budget of them
+			 * bounds the walk's time whatever the chain is made of */
+			if ((peeks += 2) > PYTHON_WALK_PEEKS || !python_peek(fr, L->fr_bytes, frame))
+				break;
+		}
+		if ((L->flags & PYTHON_SHIM_ENTRY) && fp[L->fr_entry] == L->owner_cstack) {
 			/* an evaluation loop's shim: the frame before it was
 			 * the one entered from C */
-			if (n)
-				out[n - 1].entry = 1;
-			frame = (uintptr_t)python_u64(fr, L->fr_previous);
+			if (seen) {
+				r = &out[last];
+				if (!r->entry && seen - 1 >= inner)
+					tail_entries++;
+				r->entry = 1;
+			}
+			frame = (uintptr_t)python_u64(fp, L->fr_previous);
 			continue;
 		}
-		code = (uintptr_t)python_u64(fr, L->fr_code);
+		if (ring < 2 && seen == max)
+			break; /* too few slots to elide: the innermost only */
+		code = (uintptr_t)python_u64(fp, L->fr_code);
 		/* a code object, or the walk ends: it is the chain's one check
 		 * that a frame is what it claims */
-		if (!code || (code & 7) || !python_read(co, L->co_code, code, direct) ||
-		    python_u64(co, L->co_type) != python_code_type)
+		if (!code || (code & 7))
 			break;
-		instr = (uintptr_t)python_u64(fr, L->fr_instr);
-		first = code + L->co_code;
-		units = python_u64(co, L->co_size);
-		out[n].code = code;
-		out[n].name = (uintptr_t)python_u64(co, L->co_qualname);
-		out[n].file = (uintptr_t)python_u64(co, L->co_filename);
-		out[n].lines = (uintptr_t)python_u64(co, L->co_linetable);
-		out[n].firstlineno = python_u32(co, L->co_firstlineno);
-		/* 3.11 and 3.12's prev_instr is one unit before the first
-		 * until the frame starts: offset 0 then */
-		out[n].instr = instr >= first && (instr - first) / 2 < units
-				       ? (uint32_t)((instr - first) / 2)
-				       : 0;
-		out[n].entry = !(L->flags & PYTHON_SHIM_ENTRY) && fr[L->fr_entry] != 0;
-		n++;
-		frame = (uintptr_t)python_u64(fr, L->fr_previous);
+		if (direct)
+			type = python_u64((const uint8_t *)code, L->co_type);
+		else if (!python_peek(&type, sizeof type, code + L->co_type))
+			break;
+		if (type != python_code_type)
+			break;
+		/* frame `seen` goes to out[seen] in the innermost run, then
+		 * round the ring out[inner..max) */
+		last = seen < inner ? seen : (seen == inner || last + 1 == max ? inner : last + 1);
+		r = &out[last];
+		r->code = code;
+		r->at_instr = (uintptr_t)python_u64(fp, L->fr_instr);
+		r->direct = direct;
+		r->entry = !(L->flags & PYTHON_SHIM_ENTRY) && fp[L->fr_entry] != 0;
+		if (r->entry && seen >= inner)
+			tail_entries++;
+		seen++;
+		frame = (uintptr_t)python_u64(fp, L->fr_previous);
 	}
-	return n;
+	w->cut = frame != 0;
+	if (seen <= max) {
+		w->inner = seen; /* the ring never wrapped: out is in order */
+	} else {
+		/* frame i sits at inner + (i - inner) % ring: the oldest of the
+		 * ring's, seen - ring, at o; rotated into order, the outermost
+		 * ring - 1 (one slot is the marker's) moved down over it */
+		struct python_raw_frame *a = out + inner;
+		unsigned o = (seen - inner) % ring, keep = ring - 1;
+		uint32_t kept_entries = 0;
+		python_reverse(a, o);
+		python_reverse(a + o, ring - o);
+		python_reverse(a, ring);
+		memmove(a, a + 1, keep * sizeof *a);
+		for (unsigned j = 0; j < keep; j++)
+			kept_entries += a[j].entry != 0;
+		w->inner = inner;
+		w->elided = seen - inner - keep;
+		w->elided_entries = tail_entries - kept_entries;
+		seen = inner + keep;
+	}
+	for (unsigned i = 0; i < seen; i++)
+		python_frame_fill(L, &out[i]);
+	return seen;
 }
 
 /* ---- the code table ------------------------------------------------------------ */
@@ -735,22 +831,29 @@ unsigned python_stack(struct mt_stacks_header *h, uint64_t *pcs, unsigned n, uns
 		      uint32_t *flags, python_reserve_fn reserve)
 {
 	struct python_raw_frame raw[PYTHON_FRAMES_MAX];
-	unsigned k, keep;
+	struct python_walked w;
+	unsigned k, keep, slots, at;
 	if (!python_lay || max > MT_STACKS_FRAMES)
 		return n;
-	k = python_walk(raw, max < PYTHON_FRAMES_MAX ? max : PYTHON_FRAMES_MAX);
+	k = python_walk(raw, max < PYTHON_FRAMES_MAX ? max : PYTHON_FRAMES_MAX, &w);
 	if (k == 0)
 		return n;
-	keep = n + k <= max ? n : max - k;
-	if (keep < n) {
+	/* a walk that elided left a slot for the marker (python_walk) */
+	slots = k + (w.elided != 0);
+	keep = n + slots <= max ? n : max - slots;
+	if (keep < n || w.elided || w.cut) {
 		*flags |= MT_STACK_TRUNCATED;
 		__atomic_fetch_add(&h->py_truncated, 1, __ATOMIC_RELAXED);
 	}
-	for (unsigned i = 0; i < k; i++)
-		pcs[keep + i] = mt_pyframe_make(python_code_index(h, &raw[i], reserve),
-						 raw[i].instr, raw[i].entry);
+	at = keep;
+	for (unsigned i = 0; i < k; i++) {
+		if (i == w.inner && w.elided)
+			pcs[at++] = mt_pyframe_elided(w.elided, w.elided_entries);
+		pcs[at++] = mt_pyframe_make(python_code_index(h, &raw[i], reserve), raw[i].instr,
+					    raw[i].entry);
+	}
 	*flags |= MT_STACK_PYTHON;
 	__atomic_fetch_add(&h->py_samples, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&h->py_frames, k, __ATOMIC_RELAXED);
-	return keep + k;
+	return at;
 }

@@ -17,9 +17,18 @@
  * The walk, at sample time only (never on the allocation fast path),
  * under sites.c's lock: this thread's thread state (pthread_getspecific of
  * the interpreter's own key: this thread's and no other's), then its
- * current frame and `previous` links, at most PYTHON_FRAMES_MAX frames
- * (3.12 and 3.13's shim frames, an evaluation loop's own, skipped: they
- * mark the frame entered from C).
+ * current frame and `previous` links to the outermost frame, across the
+ * frames entered from C (3.11's is_entry; 3.12 and 3.13's shim frames, an
+ * evaluation loop's own, skipped: they mark the frame entered from C), at
+ * most PYTHON_WALK_HOPS links.  A chain of at most PYTHON_FRAMES_MAX
+ * frames is kept whole; a deeper one keeps its PYTHON_KEEP_INNER
+ * innermost frames (the allocation's own), its outermost ones (the
+ * program's entry: its <module>, main, ...) and between them one marker
+ * that counts the frames left out and those of them entered from C
+ * (stacks.h, MT_PYFRAME_ELIDED_CODE).  The frames between are only
+ * stepped over: their link, their code object's type; what is copied
+ * and named is of the kept frames alone, so a sample's cost grows by a
+ * few loads a frame of depth, up to the hop limit.
  * What is this thread's own live state (its thread state, the frames in
  * its data stack's chunks, the code objects they hold) is read directly;
  * anything else (a generator's frame, the chunk headers, a new code
@@ -94,9 +103,22 @@ int python_debug_offsets_agree(const struct python_layout *L, const uint8_t *d);
  * does not know. */
 const struct python_layout *python_layout_find(uint32_t py_version);
 
-/* Python frames kept per sample at most: they take the stack's last slots
- * (the outermost native frames give way first). */
+/* Python frames kept per sample at most, the elision marker included:
+ * they take the stack's last slots (the outermost native frames give way
+ * first).  Of a deeper chain, the innermost PYTHON_KEEP_INNER, the
+ * marker, and the outermost PYTHON_FRAMES_MAX - PYTHON_KEEP_INNER - 1. */
 #define PYTHON_FRAMES_MAX 16u
+#define PYTHON_KEEP_INNER 8u
+/* Links (frames and shims) a walk follows at most: past CPython's
+ * default recursion limit (1000) with room.  Of a chain longer than that,
+ * the frames after the marker are the last the walk reached, not the
+ * outermost, and the sample counts in py_truncated. */
+#define PYTHON_WALK_HOPS 4096u
+/* process_vm_readv calls a walk makes at most for frames off the data
+ * stack (a generator's or coroutine's frame: two each, its header and its
+ * code object's type), as many as 16 such frames cost before the walk
+ * went on past them; the walk stops there like at the hop limit. */
+#define PYTHON_WALK_PEEKS 32u
 
 /* Makes room for `n` code entries in the table; 1 if there is room. */
 typedef int (*python_reserve_fn)(uint32_t n);
@@ -111,22 +133,34 @@ void python_probe(struct mt_stacks_header *h, pid_t pid, uintptr_t elf_start, co
 /* Appends the calling thread's Python frames (tagged, stacks.h) to
  * pcs[0..n), keeping at most max in all (native frames past max -
  * Python frames are dropped and MT_STACK_TRUNCATED set), new code objects
- * added to h's table.  Returns the new count; without a known interpreter
- * returns n at once.  Caller holds sites.c's lock. */
+ * added to h's table; a chain deeper than PYTHON_FRAMES_MAX as the walk
+ * above says, its marker in the middle.  Returns the new count; without a
+ * known interpreter returns n at once.  Caller holds sites.c's lock. */
 unsigned python_stack(struct mt_stacks_header *h, uint64_t *pcs, unsigned n, unsigned max,
 		      uint32_t *flags, python_reserve_fn reserve);
 
-/* The walk alone, for the unit tests and the benchmark: fills up to max
- * (code object address, instruction offset in code units, entry) of the
- * calling thread, innermost first; the count, 0 when there is no Python
- * here. */
+/* The walk alone: fills up to max frames (code object, its names and line
+ * table, instruction offset in code units, entry) of the calling thread,
+ * innermost first; the count, 0 when there is no Python here.  When the
+ * chain is deeper than max, out[0..inner) are its innermost frames and
+ * out[inner..count) its outermost ones, and *elided counts the frames
+ * between (*elided_entries of them entered from C); else inner is the
+ * count and *elided 0.  *cut is 1 when the walk ended before the chain
+ * did (the hop limit, an unreadable frame). */
 struct python_raw_frame {
 	uintptr_t code;
 	uintptr_t name, file, lines; /* its co_qualname, co_filename, co_linetable */
+	uintptr_t at_instr;          /* the frame's instruction pointer */
 	uint32_t firstlineno;
 	uint32_t instr;
 	int entry;
+	int direct;                  /* its code object may be read directly */
 };
-unsigned python_walk(struct python_raw_frame *out, unsigned max);
+struct python_walked {
+	unsigned inner;
+	uint32_t elided, elided_entries;
+	int cut;
+};
+unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_walked *w);
 
 #endif /* MEMTRACE_PYTHON_H */

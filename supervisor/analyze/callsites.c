@@ -97,6 +97,9 @@ static int64_t callsites_pyframe(struct callsites_file *cf, uint64_t pc)
 {
 	const struct stackfile *f = cf->f;
 	uint32_t code = mt_pyframe_code(pc), line = 0;
+	if (mt_pyframe_is_elided(pc))
+		return symbols_pyelided(&cf->v->sym, mt_pyframe_elided_frames(pc),
+					mt_pyframe_elided_entries(pc));
 	if (code >= f->h.code_count)
 		return symbols_pyframe(&cf->v->sym, "<unknown code>", NULL, 0);
 	const struct mt_stacks_code *c = &f->codes[code];

@@ -12,7 +12,11 @@
  *    interpreter ran them, native frames above (what memray's native mode
  *    shows).  Python frames left over (their evaluation frames were cut
  *    off the stack) go at its outer end; an evaluation frame with no
- *    Python frame left stays as it is.
+ *    Python frame left stays as it is.  The marker of a deep chain's
+ *    elided frames (symbols_pyelided) stands in its run: when M > 0 of
+ *    the frames it stands for were entered from C, the run ends at it and
+ *    the next M - 1 evaluation frames (which ran only elided frames) stay
+ *    as they are, so that the outermost frames still meet their own.
  */
 #ifndef MEMSUP_PYFRAMES_H
 #define MEMSUP_PYFRAMES_H

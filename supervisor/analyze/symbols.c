@@ -1,6 +1,8 @@
 /* symbols.c: naming sampled frames from ELF files (see symbols.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -154,8 +156,8 @@ int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64
 	if (s->n_frames >= UINT32_MAX - 1 ||
 	    grow_array((void **)&s->frames, &s->cap_frames, s->n_frames + 1, sizeof *s->frames) < 0)
 		return -ENOMEM;
-	s->frames[s->n_frames] = (struct symbols_frame){ module, off, 0, NULL, NULL, 0, 0,
-							 SYMBOLS_NO_FRAME, 0 };
+	s->frames[s->n_frames] = (struct symbols_frame){ .module = module, .file_offset = off,
+							 .outer = SYMBOLS_NO_FRAME };
 	s->index[k] = (uint32_t)s->n_frames + 1;
 	return (int64_t)s->n_frames++;
 }
@@ -195,6 +197,23 @@ int64_t symbols_pyframe(struct symbols *s, const char *function, const char *fil
 							 .outer = SYMBOLS_NO_FRAME, .python = 1 };
 	s->index[k] = (uint32_t)s->n_frames + 1;
 	return (int64_t)s->n_frames++;
+}
+
+int64_t symbols_pyelided(struct symbols *s, uint32_t frames, uint32_t entries)
+{
+	char name[96];
+	int64_t fi;
+	if (entries)
+		snprintf(name, sizeof name, "<%" PRIu32 " Python frames elided, %" PRIu32
+			 " entered from C>", frames, entries);
+	else
+		snprintf(name, sizeof name, "<%" PRIu32 " Python frames elided>", frames);
+	fi = symbols_pyframe(s, name, NULL, 0);
+	if (fi >= 0) {
+		s->frames[fi].elided = frames;
+		s->frames[fi].elided_entries = (uint8_t)(entries < 255 ? entries : 255);
+	}
+	return fi;
 }
 
 static ssize_t symbols_pread(void *ctx, void *buf, size_t n, uint64_t off)

@@ -95,6 +95,10 @@ struct symbols_frame {
 	uint32_t outer;           /* the frame this one was inlined into (same
 				     address), or SYMBOLS_NO_FRAME */
 	uint8_t python;           /* a Python frame (module SYMBOLS_PYTHON) */
+	uint8_t elided_entries;   /* the elision marker's frames entered
+				     from C (stacks.h, MT_PYFRAME_ELIDED_CODE) */
+	uint32_t elided;          /* the elision marker's frames left out; 0:
+				     not the marker */
 };
 
 /* The frame is a function inlined into its `outer` frame. */
@@ -131,6 +135,11 @@ int64_t symbols_frame(struct symbols *s, uint32_t module, uint64_t start, uint64
 /* The index of the Python frame (function, file, line): one frame for
  * each distinct three; -ENOMEM.  file may be NULL. */
 int64_t symbols_pyframe(struct symbols *s, const char *function, const char *file, uint32_t line);
+/* The index of the Python frame that stands for `frames` frames left out
+ * of a deep chain, `entries` of them entered from C (stacks.h): named
+ * "<N Python frames elided>" (", M entered from C" when M > 0);
+ * -ENOMEM. */
+int64_t symbols_pyelided(struct symbols *s, uint32_t frames, uint32_t entries);
 /* The module of process pid's JIT code, named by its /tmp/perf-PID.map
  * when that file exists and was written since not_before (CLOCK_REALTIME
  * seconds: a map left by an earlier process of the same pid names

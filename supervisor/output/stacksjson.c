@@ -212,6 +212,8 @@ static void put_frames(struct jsonw *w, const struct symbols *s)
 			jsonw_key(w, "python");
 			jsonw_bool(w, 1);
 		}
+		if (f->elided) /* a deep chain's marker (pyframes.h) */
+			put_u(w, "elided", f->elided);
 		jsonw_object_end(w);
 	}
 	jsonw_array_end(w);

@@ -247,6 +247,24 @@ Test(memsup_findings, heap_not_seen_under_another_allocator, .timeout = 30)
 	check(&r, "heap_not_seen_under_another_allocator", NULL);
 }
 
+/* Debian's python3.11 is a non-PIE program that takes malloc's address
+ * (its raw allocator table): the link gives the undefined "malloc" of its
+ * dynamic symbol table the PLT stub's address as value, and the shim took
+ * that for another allocator's definition.  Its 100 MB heap, which the
+ * hooks counted, was then said unknown (heap_not_seen).  It is the shim's. */
+Test(memsup_findings, a_program_taking_mallocs_address_keeps_its_heap, .timeout = 60)
+{
+	const char *py = "/usr/bin/python3.11";
+	if (access(py, X_OK) < 0)
+		cr_skip_test("%s is not installed (Debian 12's python3)", py);
+	struct sup_run r;
+	const char *args[] = { "--", py, "-c",
+			       "b = bytearray(100 * 1000 * 1000); b[::4096] = b'x' * len(b[::4096])",
+			       NULL };
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	check(&r, "a_program_taking_mallocs_address_keeps_its_heap", NULL);
+}
+
 /* A field of /proc/meminfo, or -1. */
 static long meminfo_field(const char *key)
 {

@@ -3,7 +3,8 @@
  * supervisor/analyze/pyframes.h).
  *
  * tests/progs/py_sites.py holds 50%, 30% and 20% of its heap in three
- * Python functions; py_parent.py starts two of it.  They run under each
+ * Python functions; py_parent.py starts two of it; py_deep.py allocates
+ * deep in Python, through C and through numpy.  They run under each
  * interpreter whose layout the shim's table has: Debian's
  * /usr/bin/python3.11, and 3.12 and 3.13 where tests/common/test_pythons.h
  * finds them ($MT_PYTHON312, $MT_PYTHON313, pyenv's builds); a test
@@ -99,6 +100,81 @@ Test(memsup_pyframes, python312_children_too, .timeout = 180)
 Test(memsup_pyframes, python313_children_too, .timeout = 180)
 {
 	py_run_check(13, "py_parent.py", "80", "python_children_too");
+}
+
+/* Deep chains and chains through C (tests/progs/py_deep.py, checked by
+ * memsup_pyframes.py's deep_chain_kept): every sampled stack of a known
+ * allocation holds the user's chain exactly as the shim keeps it, each
+ * function at its line from the allocating one to main and <module>; one
+ * deeper than the shim's 16 frames keeps its 8 innermost and 7 outermost
+ * frames and a marker between that counts the frames left out and those
+ * of them entered from C; and those stacks hold what the program holds,
+ * within 4 standard errors and one block. */
+static void py_deep_check(unsigned minor, const char *mode, const char *depth)
+{
+	struct sup_run r;
+	char want[8];
+	const char *interp = py_interp_or_skip(minor);
+	const char *args[] = { "-q", "--", interp, py_prog("py_deep.py"), mode, depth, NULL };
+	cr_log_info("CPython 3.%u: %s %s %s", minor, interp, mode, depth);
+	cr_assert_eq(memsup_run(&r, args), 0, "stderr: %s", r.err);
+	snprintf(want, sizeof want, "3.%u", minor);
+	setenv("MT_PY_WANT", want, 1);
+	sup_py_check(&r, "memsup_pyframes.py", "deep_chain_kept", getenv("MT_SRCDIR"));
+	sup_done(&r);
+}
+
+/* A Python recursion 40 calls deep: main and <module> stay, at their
+ * lines, past the marker of the 29 frames between. */
+Test(memsup_pyframes, deep_recursion_keeps_main, .timeout = 120)
+{
+	py_deep_check(11, "deep", "40");
+}
+
+Test(memsup_pyframes, python312_deep_recursion_keeps_main, .timeout = 120)
+{
+	py_deep_check(12, "deep", "40");
+}
+
+Test(memsup_pyframes, python313_deep_recursion_keeps_main, .timeout = 120)
+{
+	py_deep_check(13, "deep", "40");
+}
+
+/* Python called from C (map over a functools.partial) 20 times over,
+ * then map() calling the allocating function: the walk goes on past
+ * every frame entered from C, to main and <module>. */
+Test(memsup_pyframes, through_c_keeps_user_frames, .timeout = 120)
+{
+	py_deep_check(11, "roundtrip", "20");
+}
+
+Test(memsup_pyframes, python312_through_c_keeps_user_frames, .timeout = 120)
+{
+	py_deep_check(12, "roundtrip", "20");
+}
+
+Test(memsup_pyframes, python313_through_c_keeps_user_frames, .timeout = 120)
+{
+	py_deep_check(13, "roundtrip", "20");
+}
+
+/* A chain through C within the 16 frames: kept whole, no marker. */
+Test(memsup_pyframes, short_chain_through_c_whole, .timeout = 120)
+{
+	py_deep_check(11, "roundtrip", "3");
+}
+
+/* numpy (Debian's python3-numpy): its sort allocates under its own Python
+ * frames, its random.rand in C; both stacks go on to the user's build()
+ * at its line and, 20 calls out, main and <module>. */
+Test(memsup_pyframes, through_numpy_keeps_user_frames, .timeout = 180)
+{
+	char cmd[PATH_MAX + 64];
+	snprintf(cmd, sizeof cmd, "%s -c 'import numpy' >/dev/null 2>&1", py_interp_or_skip(11));
+	if (system(cmd) != 0)
+		cr_skip_test("numpy is not installed for /usr/bin/python3.11 (Debian: python3-numpy)");
+	py_deep_check(11, "numpy", "20");
 }
 
 /* A Python whose layout the shim does not know (a version simulated by

@@ -284,6 +284,14 @@ def heap_not_seen_under_another_allocator():
     assert "another allocator's malloc" in f['sentence'], f
 
 
+def a_program_taking_mallocs_address_keeps_its_heap():
+    absent('heap_not_seen')
+    me = [p for p in procs if p['argv'][:1] == ['/usr/bin/python3.11']]
+    assert len(me) == 1 and me[0]['traced'], [p['argv'] for p in procs]
+    within(me[0]['record']['heap']['peak'] / 1e6, 100.0, 110.0, 'python heap peak')
+    assert rec['peak_heap_mb'] is not None and rec['peak_heap_mb'] >= 100.0, rec['peak_heap_mb']
+
+
 def hugetlb_touched_is_not_called_untouched():
     absent('untouched_memory')
     assert 'never touched' not in json.dumps(bs), dump()

@@ -178,3 +178,49 @@ Test(pyframes, runs_replace_their_evaluation_frames)
 	cr_assert_arr_eq(plain, want_plain, sizeof want_plain);
 	symbols_free(&s);
 }
+
+/* A deep chain's elision marker (stacks.h, MT_PYFRAME_ELIDED_CODE) stands
+ * in its run: without an entry among the frames it stands for, the run
+ * goes on through it to the outer frames (one evaluation loop ran them
+ * all); with M entries, the run ends at it and the next M - 1 loop frames,
+ * which ran only elided frames, stay, so that the outermost frames meet
+ * their own loop frame.  Its name says the count. */
+Test(pyframes, elided_frames_keep_their_place)
+{
+	struct symbols s;
+	symbols_init(&s);
+	uint32_t malloc_ = native(&s, "malloc", 0x1000), eval1 = native(&s, "_PyEval_EvalFrameDefault", 0x2000),
+		 cfn = native(&s, "PyObject_Call", 0x3000), eval2 = native(&s, "_PyEval_EvalFrameDefault", 0x4000),
+		 cfn2 = native(&s, "map_next", 0x4800), eval3 = native(&s, "_PyEval_EvalFrameDefault", 0x5000),
+		 start = native(&s, "Py_RunMain", 0x6000);
+	uint32_t f = py(&s, "f", 3), g = py(&s, "g", 7), mod = py(&s, "<module>", 9);
+	int64_t quiet = symbols_pyelided(&s, 12, 0), loud = symbols_pyelided(&s, 12, 2);
+	cr_assert(quiet >= 0 && loud >= 0 && quiet != loud);
+	cr_assert_str_eq(s.frames[quiet].function, "<12 Python frames elided>");
+	cr_assert_str_eq(s.frames[loud].function, "<12 Python frames elided, 2 entered from C>");
+	cr_assert_eq(s.frames[loud].elided, 12);
+	cr_assert(s.frames[loud].python);
+	cr_assert_eq(symbols_pyelided(&s, 12, 2), loud, "one frame per count");
+	uint32_t e0 = (uint32_t)quiet, e2 = (uint32_t)loud;
+
+	/* one loop ran the whole chain */
+	uint32_t one[] = { malloc_, eval1, start, f, e0, g, mod | PYFRAMES_ENTRY_BIT };
+	uint32_t want_one[] = { malloc_, f, e0, g, mod, start };
+	cr_assert_eq(pyframes_interleave(one, 7, &s), 6);
+	cr_assert_arr_eq(one, want_one, sizeof want_one);
+
+	/* two entries elided: eval1 ran f and the first elided run, eval2
+	 * an elided run only, eval3 the last elided run, g and <module> */
+	uint32_t two[] = { malloc_, eval1, cfn, eval2, cfn2, eval3, start, f, e2, g,
+			   mod | PYFRAMES_ENTRY_BIT };
+	uint32_t want_two[] = { malloc_, f, e2, cfn, eval2, cfn2, g, mod, start };
+	cr_assert_eq(pyframes_interleave(two, 11, &s), 9);
+	cr_assert_arr_eq(two, want_two, sizeof want_two);
+
+	/* the outer loop frames cut off: the rest at the end, in order */
+	uint32_t cut[] = { malloc_, eval1, cfn, f, e2, g, mod | PYFRAMES_ENTRY_BIT };
+	uint32_t want_cut[] = { malloc_, f, e2, cfn, g, mod };
+	cr_assert_eq(pyframes_interleave(cut, 7, &s), 6);
+	cr_assert_arr_eq(cut, want_cut, sizeof want_cut);
+	symbols_free(&s);
+}
