@@ -1083,6 +1083,8 @@ static int has_descendants(struct cgrun *r)
 /* Append pids to r->pids, growing it. */
 static int add_pids(struct cgrun *r, const pid_t *pids, size_t n)
 {
+	if (!n) /* pids may be NULL */
+		return 0;
 	if (r->pids_cap - r->npids < n) {
 		size_t cap = (r->npids + n) * 2;
 		pid_t *np = realloc(r->pids, cap * sizeof *np);
@@ -1108,7 +1110,8 @@ static int keep_walk(struct cgrun *r, size_t from)
 		r->below_pids = np;
 		r->below_cap = n * 2;
 	}
-	memcpy(r->below_pids, r->pids + from, n * sizeof *r->below_pids);
+	if (n) /* none below: below_pids may still be NULL */
+		memcpy(r->below_pids, r->pids + from, n * sizeof *r->below_pids);
 	r->below_n = n;
 	r->below_cached = 1;
 	return 0;
