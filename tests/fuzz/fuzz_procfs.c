@@ -54,7 +54,7 @@ static void fuzz_status(const char *buf, size_t len)
 	const unsigned known = PROCFS_HAVE_RSS | PROCFS_HAVE_HWM | PROCFS_HAVE_PEAK |
 			       PROCFS_HAVE_SIZE | PROCFS_HAVE_PPID | PROCFS_HAVE_NAME |
 			       PROCFS_HAVE_TGID | PROCFS_HAVE_RSS_PARTS | PROCFS_HAVE_IDS |
-			       PROCFS_HAVE_SWAP;
+			       PROCFS_HAVE_SWAP | PROCFS_HAVE_NSPID;
 	CHECK((st.have & ~known) == 0);
 	CHECK(st.have & PROCFS_HAVE_NAME);
 	CHECK(st.have & PROCFS_HAVE_PPID);
