@@ -42,8 +42,13 @@ def the_largest_is_named(source):
     assert v['pid'] == kids['c'], f"victim {v['pid']}, the largest was {kids['c']}: {k}"
     if source:
         assert k['source'] == source, (k['source'], k['evidence'], rec.get('oom_log'))
-    assert k['woken_by'] == 'kernel_event', k
-    assert k['after_event_ms'] is not None and k['after_event_ms'] >= 0, k
+    # the kernel's event wakes memsup at once; on a loaded machine a
+    # periodic sample (every 20 ms here) can still read the counter first
+    assert k['woken_by'] in ('kernel_event', 'sample'), k
+    if k['woken_by'] == 'kernel_event':
+        assert k['after_event_ms'] is not None and k['after_event_ms'] >= 0, k
+    else:
+        assert k['after_event_ms'] is None, k
     # its size: the kernel's anon+file+shmem, or its last sample's RSS
     assert abs(v['rss_mb'] - C_MB) <= 0.03 * C_MB, f"victim {v['rss_mb']} MB, held {C_MB}"
     assert v['heap_mb'] is not None and abs(v['heap_mb'] - C_MB) <= 0.03 * C_MB, v
