@@ -582,22 +582,30 @@ Test(shim_summary, names_python_frames_and_lines, .timeout = 120)
  * the shim demangles its frames (common/demangle.h), template arguments
  * folded to <> and parameters dropped, a clone's suffix as c++filt
  * writes it; every frame shown is named, so no hint line. */
-Test(shim_summary, names_cxx_demangled, .timeout = 120)
+/* tests/progs/lines_cxx.cc built into r->tmp with g++ `flags` (stripped
+ * when `strip`), then run under the shim; skips without g++. */
+static void run_lines_cxx(struct piped *r, const char *flags, int strip)
 {
-	static struct piped r;
 	char cmd[PATH_MAX * 3], exe[PATH_MAX + 16];
 	const char *src = getenv("MT_SRCDIR");
 	if (!src)
 		cr_skip_test("MT_SRCDIR is not set");
 	if (system("command -v g++ >/dev/null 2>&1") != 0)
 		cr_skip_test("no g++ to build tests/progs/lines_cxx.cc");
-	tmp_fresh(&r);
-	snprintf(exe, sizeof exe, "%s/lines_cxx", r.tmp);
-	snprintf(cmd, sizeof cmd, "g++ -O2 -g -o '%s' '%s/tests/progs/lines_cxx.cc'", exe, src);
+	tmp_fresh(r);
+	snprintf(exe, sizeof exe, "%s/lines_cxx", r->tmp);
+	snprintf(cmd, sizeof cmd, "g++ %s -o '%s' '%s/tests/progs/lines_cxx.cc'%s%s%s", flags, exe,
+		 src, strip ? " && strip '" : "", strip ? exe : "", strip ? "'" : "");
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 	const char *argv[] = { exe, "0", NULL };
-	run_piped(&r, argv, NULL, 1, 0);
-	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	run_piped(r, argv, NULL, 1, 0);
+	cr_assert(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "%s", r->err);
+}
+
+Test(shim_summary, names_cxx_demangled, .timeout = 120)
+{
+	static struct piped r;
+	run_lines_cxx(&r, "-O2 -g", 0);
 	cr_expect_not_null(strstr(r.err, " < store::Pool<>::grow < fill"), "demangled:\n%s", r.err);
 	cr_expect_null(strstr(r.err, "_ZN5store"), "no mangled name left:\n%s", r.err);
 	names_expect_hint_iff_unnamed(r.err);
@@ -609,20 +617,7 @@ Test(shim_summary, names_cxx_demangled, .timeout = 120)
 Test(shim_summary, names_cxx_stripped_with_the_hint, .timeout = 120)
 {
 	static struct piped r;
-	char cmd[PATH_MAX * 3], exe[PATH_MAX + 16];
-	const char *src = getenv("MT_SRCDIR");
-	if (!src)
-		cr_skip_test("MT_SRCDIR is not set");
-	if (system("command -v g++ >/dev/null 2>&1") != 0)
-		cr_skip_test("no g++ to build tests/progs/lines_cxx.cc");
-	tmp_fresh(&r);
-	snprintf(exe, sizeof exe, "%s/lines_cxx", r.tmp);
-	snprintf(cmd, sizeof cmd, "g++ -O2 -o '%s' '%s/tests/progs/lines_cxx.cc' && strip '%s'",
-		 exe, src, exe);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	const char *argv[] = { exe, "0", NULL };
-	run_piped(&r, argv, NULL, 1, 0);
-	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	run_lines_cxx(&r, "-O2", 1);
 	cr_expect_not_null(strstr(r.err, "lines_cxx+0x"), "an unnamed frame:\n%s", r.err);
 	cr_expect_eq(count_of(r.err, NAMES_HINT), 1, "the hint, once:\n%s", r.err);
 	names_expect_hint_iff_unnamed(r.err);
