@@ -454,7 +454,7 @@ static int name_victim_image(void *ctx, pid_t pid, uint32_t gen, int have_gen, c
 	return 0;
 }
 
-/* Each OOM kill is the summary's first finding, "oom_kill" (issue 42): the
+/* Each OOM kill is the summary's first finding, "oom_kill": the
  * moment a user most needs said, where they look first.  The rest move
  * down (past FINDINGS_MAX the last are dropped, as findings_apply drops
  * them). */

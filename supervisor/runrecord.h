@@ -86,7 +86,7 @@ struct sup_leftover {
 	pid_t session;   /* when it was killed; 0: unknown */
 	char *argv;      /* NUL-separated, malloc'd; argv_len bytes */
 	size_t argv_len;
-	/* issue 29: the run's cgroup hierarchies it had left, comma-separated
+	/* the run's cgroup hierarchies it had left, comma-separated
 	 * (track.h's names: "v2", "memory", ...); "": none */
 	char left_cgroups[96];
 };
@@ -99,8 +99,8 @@ struct sup_reaped {
 
 #define RUNRECORD_MAX_REAPED 256u
 
-/* Which rate the samples came at, and when (issue 32: sampling that
- * follows the memory; run.c's pace): dense every --poll-ms while the
+/* Which rate the samples came at, and when (sampling that follows
+ * the memory; run.c's pace): dense every --poll-ms while the
  * tree's memory moves, sparse while it is flat and the kernel can tell
  * memsup that it moved.  The record's "sampling". */
 #define RUNRECORD_MAX_PACE_CHANGES 64u

@@ -13,7 +13,8 @@
  *               polled peaks of summed RSS.  A lower bound: a spike between
  *               two polls, and page cache, are not in it.
  *   polled_rss  no cgroup and no readable smaps: the largest summed RSS a
- *               poll saw (the seed's peak_tree_rss_mb), which counts every
+ *               poll saw (peak_tree_rss_mb, the figure measure_command gave;
+ *               scripts/memsup.py), which counts every
  *               shared page once per process that maps it, and misses
  *               spikes between polls.
  *

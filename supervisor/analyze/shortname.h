@@ -1,8 +1,8 @@
 /* shortname.h: a C++ function's name as a person reads it in a line of
  * text: template arguments folded to "<>", as heaptrack prints them
  * ("std::_Rb_tree<>::_M_get_node()"), so that a site line shows the
- * frames the user wrote before it is cut (issue 45: lines of 410
- * characters of expanded templates).  stacks.json keeps the whole name.
+ * frames the user wrote before it is cut (expanded, a line runs
+ * to 400 characters of template arguments).  stacks.json keeps the whole name.
  *
  * Pure: no allocation. */
 #ifndef MEMSUP_SHORTNAME_H

@@ -1,4 +1,4 @@
-/* oomwatch.h: the OOM autopsy (issue 42) -- for every OOM kill of a process
+/* oomwatch.h: the OOM autopsy -- for every OOM kill of a process
  * of the tree, who the kernel killed, by which limit, and what the tree
  * held at that moment: the record's "oom" list (memsup(1) documents it).
  *

@@ -369,7 +369,7 @@ int cgroup_run_begin(struct cgrun **out, const struct contain_ops *ops,
 	/* 70 KB, most of it PATH_MAX buffers a run fills a few bytes of: fresh
 	 * zero pages from the kernel, touched (a page fault each) only where
 	 * written, where calloc would clear every page of it; the layout is
-	 * read into it, not into the stack and then copied (issue 32) */
+	 * read into it, not into the stack and then copied */
 	struct cgrun *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (r == MAP_FAILED)
@@ -704,8 +704,8 @@ static void set_pids_max(struct cgrun *r, unsigned max_procs, struct contain_inf
 	r->pids_events_fd = open_in(r->pidsdir, "pids.events", O_RDONLY);
 }
 
-/* An OOM kill in the run is told at once, whichever limit fired (issue 42:
- * the sample that describes the kill is the one its event woke, not the
+/* An OOM kill in the run is told at once, whichever limit fired (so
+ * that the sample that describes the kill is the one its event woke, not the
  * next periodic one).  v2: memory.events is a pollable file (POLLPRI at
  * each change of its counters, oom_kill among them).  v1: an eventfd
  * registered through cgroup.event_control on memory.oom_control turns
@@ -1792,7 +1792,7 @@ static int remove_visit(int parentfd, const char *name, int fd, const char *path
 /* The cgroups the command made below d, bottom-up, then d.  One rmdir
  * first: the kernel refuses it while a cgroup is below d (or a process is
  * in it), and where the command made none -- nearly every run -- it is all
- * there is to do, without the walk's seven system calls (issue 32). */
+ * there is to do, without the walk's seven system calls. */
 static void remove_tree(struct remove_ctx *x, struct cg_dir *d)
 {
 	if (!d->made)

@@ -277,7 +277,7 @@ static void check_opened(const struct contain *c)
  * its counts say something is there (every reader goes by them), the pages
  * of the rest are never touched: each first touch is a page fault, about
  * 11 us on a VM, and a whole-struct memset and two copies were a tenth of
- * memsup's faults at its start (issue 32). */
+ * memsup's faults at its start. */
 static void info_clear(struct contain_info *in)
 {
 	in->mode = in->requested = in->kill = in->hint = in->scope_manager = NULL;

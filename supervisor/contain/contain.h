@@ -249,7 +249,7 @@ int contain_poll(struct contain *c, struct contain_state *st);
  * sample at once (an OOM kill); -1 when there is none. */
 int contain_event_fd(const struct contain *c, short *events);
 
-/* The run's memory moving, told by the kernel (issue 32: sampling that
+/* The run's memory moving, told by the kernel (so that sampling
  * follows the memory).  contain_watch() arms it: the fd contain_watch_fd()
  * gives turns readable (POLLIN) once the run's memory usage has crossed
  * `low` or `high`, either way, after the call (cgroup v1: two thresholds

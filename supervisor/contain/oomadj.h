@@ -1,5 +1,5 @@
-/* oomadj.h: memsup out of the OOM killer's reach (issue 42: memsup survives
- * what it watches).
+/* oomadj.h: memsup out of the OOM killer's reach: memsup survives
+ * what it watches.
  *
  * A machine-wide OOM picks the process with the largest badness, and
  * memsup (its maps of every record, its evidence buffers) can be that

@@ -1,5 +1,5 @@
 /* oomlimit.h: which memory limit an OOM kill in the run came from, told by
- * the cgroups' own counters (issue 42).
+ * the cgroups' own counters.
  *
  * The kernel's log names the cgroup whose limit fired (kmsg.h); where it
  * cannot be read (kernel.dmesg_restrict without CAP_SYSLOG) the counters

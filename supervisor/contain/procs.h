@@ -1,6 +1,6 @@
-/* procs.h: what holds --max-procs N where no pids cgroup does (issue 29,
- * hole 3): --cgroup off, the fallback of users without rights, or a
- * cgroup layout without a writable pids controller.
+/* procs.h: what holds --max-procs N where no pids cgroup does: --cgroup
+ * off, the fallback of users without rights, or a cgroup layout without a
+ * writable pids controller.
  *
  * Without pids.max nothing refuses the (N+1)-th fork, and a fork bomb of
  * thousands of runnable processes can starve memsup, a CFS task like

@@ -203,7 +203,7 @@ int spawn_start(const struct spawn_request *req, struct spawn_result *res)
 		close(p[1]);
 		return -e;
 	}
-	/* vfork, not fork or clone3 (issue 32): memsup stays stopped until the
+	/* vfork, not fork or clone3: memsup stays stopped until the
 	 * child has exec'd, so no copy of its page tables is made and no page
 	 * of it is write-protected and faulted in again afterwards (17 of the
 	 * run's faults at the start).  Every signal is blocked across it: no

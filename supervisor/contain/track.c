@@ -523,7 +523,7 @@ int track_sweep(struct track *t, const struct track_waiter *w, int wait_ms)
 	 * them (tree.h: the same set as the scan): a walk of the few left at
 	 * the end, where the scan reads the stat file of every process on the
 	 * machine -- 1.3 to 2.6 ms of a short run's CPU with a hundred of
-	 * them, more on a busy node (issue 32) */
+	 * them, more on a busy node */
 	struct tree *desc;
 	int rc = tree_open(&desc, t->proc_root, t->self, tree_probe(t->proc_root, t->self));
 	if (rc < 0)

@@ -1,5 +1,5 @@
 /* track.h: every process of the run, held by pidfd, so that the end of the
- * run kills it wherever it went (issue 29, hole 2).
+ * run kills it wherever it went.
  *
  * A cgroup keeps a tree together only while its members stay: a process
  * of the command may write its pid into another cgroup of any hierarchy
