@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """diff_false_alarms.py: how often `memsup diff` fails identical runs, and
-whether it catches a real growth (issue 45: a gate that does not cry wolf).
+whether it catches a real growth (a gate that does not cry wolf).
 
 Three workloads, each run --pairs*2 times unchanged and --pairs times with
 one call site grown by --grow percent:

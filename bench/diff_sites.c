@@ -1,5 +1,5 @@
 /* diff_sites.c: call sites of known sizes for bench/diff_false_alarms.py
- * (issue 45: a regression gate judged by sampling error).
+ * (a regression gate judged by sampling error).
  *
  * Usage: diff_sites PROCS GROW_PCT [HOLD_MS]
  *

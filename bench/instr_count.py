@@ -18,7 +18,7 @@ cache-line traffic between cores, which only wall time shows.
 With --annotate, the top functions of the libmemtrace run are printed
 (callgrind_annotate, inclusive), which is where the shim's time goes.
 
-Issue 32's targets are checked at the end: libmemtrace (sampling on, the
+The targets are checked at the end: libmemtrace (sampling on, the
 default interval) at most +45 extra instructions an operation on one
 thread and +65 on two; the line prints the count and PASS or FAIL (other
 thread counts print the count only).  The exit status stays 0: this is a
@@ -36,8 +36,8 @@ sys.dont_write_bytecode = True  # keep the source tree clean (distcheck, git sta
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: E402
 
-# Issue 32: extra instructions an operation, libmemtrace with sampling on,
-# by malloc_bench threads.
+# The targets: extra instructions an operation, libmemtrace with sampling
+# on, by malloc_bench threads.
 TARGETS = {1: 45.0, 2: 65.0}
 
 

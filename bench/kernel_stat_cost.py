@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kernel_stat_cost.py: what reading the run's cgroup memory.stat (and the
-limit's event counters) at every sample costs memsup (issue 28), measured
-against a memsup without it -- a build of an earlier commit, passed as
+limit's event counters) at every sample costs memsup, measured against a
+memsup without it -- a build of an earlier commit, passed as
 `--memsup before=PATH` -- in the same run.
 
 Each memsup supervises `bench/sleep_tree N SECONDS` (N idle processes) with

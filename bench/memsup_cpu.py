@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """memsup_cpu.py: memsup's own CPU time per second of supervised run, next to
-the seed's Python measure_command, on the same idle process trees, in one run.
+the original pure-Python measure_command (seed_measure.py, whose contract
+scripts/memsup.py keeps), on the same idle process trees, in one run.
 
 Each run supervises `bench/sleep_tree N SECONDS` (N idle processes in all, a
 breadth-first tree of fan-out 9) at 10 ms polling:
@@ -9,14 +10,15 @@ breadth-first tree of fan-out 9) at 10 ms polling:
                can make one; the record's containment.mode is shown)
   memsup-scan  the same with --cgroup off: the /proc scan
   seed         python3 -c '...seed_measure.measure_command([sleep_tree, N, S], DIR)'
-               (the seed polls every 0.01 s; it has no option for it)
+               (that pure-Python measure_command, named "seed" here; it
+               polls every 0.01 s and has no option for it)
 
 --unrelated N keeps N idle processes alive outside every tree for the whole
 run (another sleep_tree), so that what a sample costs is seen against a busy
 machine's process table: a scan of /proc pays for them, cgroup.procs does
 not.  It must run inside a pids-limited cgroup (scripts/pids-guard.sh).
 
-Issue 32 (sampling that follows the memory):
+Sampling that follows the memory (dense while it moves, sparse at rest):
   memsup-dense   this memsup with --rss-mb 1000000: a budget keeps every sample
                  dense (the record's sampling.adaptive false), so the cost of
                  one sample is measured beside the default (the memsup row)
@@ -45,8 +47,9 @@ is a zombie that still has its /proc entry, then reads
                        cutime/cstime, the reaped children, are excluded)
 and only then reaps it.  schedstat is the figure used when the observer never
 had more than one thread (checked while it runs); otherwise utime+stime.  For
-the seed, the CPU spent inside measure_command alone (getrusage(RUSAGE_SELF)
-around the call, i.e. without the interpreter's start-up) is shown too.
+seed_measure.py, the CPU spent inside measure_command alone
+(getrusage(RUSAGE_SELF) around the call, i.e. without the interpreter's
+start-up) is shown too.
 
 CPU per second = observer CPU / the run's own wall_s (from resources.json).
 Runs are interleaved: every repetition runs every tree size under every
@@ -365,7 +368,8 @@ def floor_wake_us(fl, ms, seconds):
 
 
 def verdicts(b, who, res):
-    """Issue 32's checks, each with its count and its verdict."""
+    """The checks of sampling that follows the memory, each with its count
+    and its verdict."""
     out = []
     floors = res.get("floor", {})
     dense_ms = b.args.poll_ms
@@ -486,9 +490,9 @@ def render(b, who, res, argv):
             runs = per[w]
             cm = benchlib.summary([r["cpu_s"] for r in runs])
             pm = benchlib.summary([100 * r["cpu_s"] / r["wall_s"] for r in runs])
-            # The ratio uses the seed's CPU inside measure_command (without
-            # the interpreter's start-up) against memsup's whole life: the
-            # conservative comparison.
+            # The ratio uses seed_measure.py's CPU inside measure_command
+            # (without the interpreter's start-up) against memsup's whole
+            # life: the conservative comparison.
             ratio = f"**{seed_in[0] / pm[0]:.1f}x**" if (w != "seed" and seed_in and pm[0] > 0) \
                 else "-"
             mp = [r["max_processes"] for r in runs if r["max_processes"] is not None]
@@ -528,7 +532,7 @@ def render(b, who, res, argv):
 
 
 def spike_check(b, runs):
-    """Issue 32's spike scenario, `runs` times: memsup on `spike 100 50 0 0
+    """The spike scenario, `runs` times: memsup on `spike 100 50 0 0
     1000` (asleep for 1 s, then 100 MB mapped and touched, held 50 ms,
     freed), traced, as by default.  Per run: whether the kernel's threshold
     woke memsup, whether a sample's per-process view held the spiking pid at
@@ -664,9 +668,9 @@ def main(argv=None):
     ap.add_argument("--floor-ms", type=lambda s: [int(x) for x in s.split(",")],
                     default=None, help="wake_floor periods (default: --poll-ms)")
     ap.add_argument("--no-seed", dest="seed_run", action="store_false",
-                    help="do not time the seed's measure_command")
+                    help="do not time seed_measure.py's measure_command")
     ap.add_argument("--spike", type=int, default=0,
-                    help="also run issue 32's spike scenario this many times")
+                    help="also run the 50 ms spike scenario this many times")
     ap.add_argument("--json")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""memsup_traced_cpu.py: what tracing costs memsup itself (issue 4's target:
+"""memsup_traced_cpu.py: what tracing costs memsup itself (the target:
 a merged run at most 2x the CPU of a --no-trace run of the same tree).
 
 For trees of N idle processes (bench/sleep_tree N SECONDS), runs memsup with

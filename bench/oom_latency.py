@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """oom_latency.py: how long after the kernel's OOM kill memsup took the
-sample that describes it (issue 42), over --runs runs.
+sample that describes it, over --runs runs.
 
 Each run is `memsup --mem-max 200 -- tests/progs/oom_three PIDS 20 40 100 50`
 (three children holding 20, 40 and 100 MB, a parent growing until the

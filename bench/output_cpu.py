@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """output_cpu.py: what passing 1 GB of a command's output through memsup
-costs (issue 17: `--output tee` should cost memsup no more CPU than the log
-file of `--output log`, the seed's behaviour, does).
+costs: `--output tee` should cost memsup no more CPU than the log file of
+`--output log` (measure_command's behaviour, scripts/memsup.py) does.
 
 Runs a chatty command bare and under memsup in each --output mode,
 interleaved round-robin over --reps repetitions, and reads:
@@ -54,8 +54,8 @@ def one_run(build, mode, work, mb, sink):
         out = os.path.join(tmp, "ev")
         cmd = workload(build, work, mb)
         if mode != "bare":
-            # --log-max unlimited: the whole log, as when this was written
-            # (issue 17); a bounded log is bench/relay_cost.py's
+            # --log-max unlimited: the whole log, as when this was written;
+            # a bounded log is bench/relay_cost.py's
             cmd = [os.path.join(build, "supervisor", "memsup"), "-q", "-o", out,
                    "--no-trace", "--output", mode] + \
                 (["--log-max", "unlimited"] if mode != "inherit" else []) + ["--"] + cmd

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pyframes_cost.py: what reading CPython's frames costs a sample (issue 31).
+"""pyframes_cost.py: what reading CPython's frames costs a sample.
 
 The walk (preload/sampling/python.c) runs only when a block is sampled, so its cost
 is per sample, not per allocation.  Two measures:

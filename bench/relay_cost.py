@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """relay_cost.py: what passing a real command's output through memsup costs
-memsup, and what it leaves in the evidence (issue 30: memsup's CPU under 3%
+memsup, and what it leaves in the evidence (the target: memsup's CPU under 3%
 of the command's wall, evidence under 3 MiB, for `sort` of 200 MB and
 `tar czf -` of 100 MB).
 
@@ -30,7 +30,7 @@ file.  The variants of one workload run back to back, --reps times
   memsup   memsup's own CPU (utime+stime), the record's memsup_cpu_s: up to
            the moment the run is over and the relay has finished, before
            the pictures are drawn;
-  share    memsup's CPU over the bare command's median wall, the issue's
+  share    memsup's CPU over the bare command's median wall, the target's
            measure;
   evidence the evidence directory's bytes (the sum of its files' sizes);
   log      stdout.log's bytes.

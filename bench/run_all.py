@@ -11,7 +11,7 @@ neighbours on a 2-core machine:
   2. instr_count.py    instructions per malloc_bench op under each preload
                        (callgrind: repeatable, where the wall time is noisy)
   3. correctness.py    what each tool reports against the ground truth
-  4. memsup_cpu.py     memsup's own CPU per second vs the seed's measure_command
+  4. memsup_cpu.py     memsup's CPU per second vs the pure-Python measure_command
   5. output_cpu.py     the CPU of 1 GB of a command's output in each --output mode
   6. sample_cost.py    ns per sampled allocation (frame-pointer walk, DWARF)
   7. start_cost.py     what each process image's start and end cost (/bin/true)

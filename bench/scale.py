@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scale.py: memsup on process-heavy runs (issue 12).
+"""scale.py: memsup on process-heavy runs.
 
 Three workloads, each run bare and under memsup, interleaved round-robin
 over --reps repetitions:

@@ -24,7 +24,7 @@ sampler's share).  Reported: medians of wall and child CPU per run, and
 faults per run (nearly the same in every repetition, so the steadiest
 figure on a noisy machine), with the difference to bare.
 
-The check of issue 32 follows the table: for each shim, the page faults a
+The check follows the table: for each shim, the page faults a
 traced image (MEMTRACE_DIR) of /bin/true takes over bare, and PASS when
 they are at most --target-faults (12, half of the 24 the shim's own start
 took in a traced build), FAIL otherwise.  A count, not a time: it repeats
@@ -96,7 +96,7 @@ def main(argv=None):
                          "its program is looked up in PATH")
     ap.add_argument("--cwd", default=None, help="where --command runs (default: here)")
     ap.add_argument("--target-faults", type=float, default=12.0,
-                    help="issue 32's check: most page faults over bare a traced "
+                    help="the check: most page faults over bare a traced "
                          "/bin/true may take (default 12)")
     ap.add_argument("--sampling-off", action="store_true",
                     help="also each shim with MEMTRACE_SAMPLE_BYTES=0")

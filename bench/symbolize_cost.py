@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""symbolize_cost.py: what naming the call sites by file and line costs at the end of a large run (issue 31).
+"""symbolize_cost.py: what naming the call sites by file and line costs at the end of a large run.
 
 memsup names every sampled frame after the run: ELF symbols, then each
 module's DWARF (found in the file, /usr/lib/debug/.build-id/ or by
