@@ -354,7 +354,7 @@ assert rc == 137, f"srun exited {rc}, memsup exits 128+9"
 # Slurm's limit is on the step's task cgroup, which holds memsup too (more
 # of it in a sanitizer build): the tree got most of it, never more
 assert 0.6 * limit <= r['peak_mb'] <= limit * 1.01, f"peak {r['peak_mb']} MB, Slurm limit {limit:.1f}"
-# the victim named, and Slurm's cgroup as the limit that fired (issue 42)
+# the victim named, and Slurm's cgroup as the limit that fired
 oom = r['oom']
 assert oom, f"oom {oom}: the kill is counted ({r['oom_kills']}) but no victim is named"
 k = oom[0]

@@ -6,8 +6,8 @@
  * directory, evidence in TMP/ev unless the caller passes its own -o, stdout
  * and stderr captured to files.  rec_load() parses resources.json with
  * python3's json module (a real JSON parser, not ours) which also checks that
- * every key of the seed's record is there, and keeps "key<TAB>json" lines
- * for rec_num()/rec_str(). */
+ * every key of measure_command's record (scripts/memsup.py) is there, and
+ * keeps "key<TAB>json" lines for rec_num()/rec_str(). */
 #ifndef TEST_MEMSUP_UTIL_H
 #define TEST_MEMSUP_UTIL_H
 
@@ -189,8 +189,8 @@ static inline int memsup_run(struct sup_run *r, const char *const *args)
 }
 
 /* Parse DIR/resources.json (python3 json: tests/py/record_keys.py), insist
- * on every seed key, and keep its top-level keys.  Fails the test if the
- * file is not valid JSON. */
+ * on every key of measure_command's record (scripts/memsup.py), and keep
+ * its top-level keys.  Fails the test if the file is not valid JSON. */
 static inline void rec_load(struct sup_run *r)
 {
 	char cmd[2 * PATH_MAX + 64], path[PATH_MAX + 32];

@@ -1,4 +1,4 @@
-/* test_memsup_adaptive.c: sampling that follows the memory (issue 32).
+/* test_memsup_adaptive.c: sampling that follows the memory.
  *
  * End to end, in the run's real memory cgroup: an idle tree (a process
  * asleep for 2 s) is sampled sparsely -- the record's "sampling" says so,

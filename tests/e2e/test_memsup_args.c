@@ -11,7 +11,7 @@ struct bad_case {
 
 static struct bad_case bad_cases[] = {
 	{ { "--rss-mb", "abc", "--", "true" }, "--rss-mb: 'abc' is not a number (more than 0, at most 1000000000 MB)" },
-	/* issue 16: values that used to be taken and turned into others */
+	/* values that used to be taken and turned into others */
 	{ { "--wall-s", "9999999999999", "--", "true" }, "--wall-s: '9999999999999' is out of range (more than 0, at most 100000000 seconds)" },
 	{ { "--grace-s", "1e308", "--", "true" }, "--grace-s: '1e308' is out of range" },
 	{ { "--poll-ms", "1e308", "--", "true" }, "--poll-ms: '1e308' is out of range (from 0.1 to 60000 milliseconds)" },

@@ -1,8 +1,8 @@
-/* test_memsup_bomb.c: --max-procs holds a fork bomb without a pids cgroup
- * (issue 29, hole 3).  Under --cgroup off the C bomb (tests/progs/bomb.c,
- * `for (;;) fork();`) once ran 21 s past --max-procs 100 with no sample
- * between 0.013 s and 20.8 s.  Now, run after run (3 in the README's
- * test command, 10 in CI's thorough check: test_repeat.h), each:
+/* test_memsup_bomb.c: --max-procs holds a fork bomb without a pids cgroup.
+ * Under --cgroup off the C bomb (tests/progs/bomb.c, `for (;;) fork();`)
+ * once ran 21 s past --max-procs 100 with no sample between 0.013 s and
+ * 20.8 s.  Now, run after run (3 in the README's test command, 10 in CI's
+ * thorough check: test_repeat.h), each:
  *  - as root, where RLIMIT_NPROC does not bind: the scan holds it
  *    ("max_procs_by": "scan", memsup at a real-time priority);
  *  - as nobody: RLIMIT_NPROC holds it ("rlimit_nproc"), never past N.

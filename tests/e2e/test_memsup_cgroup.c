@@ -124,7 +124,7 @@ Test(memsup_cgroup, run_in_its_own_cgroup_removed_after, .timeout = 30)
 		cr_expect_not_null(strstr(text, "\"cgroup\": "), "%s", text);
 }
 
-/* The issue's spike, 337 MB for 40 ms with polls 100 ms apart: whatever
+/* A spike of 337 MB for 40 ms with polls 100 ms apart: whatever
  * the polls saw, the kernel's peak holds at least 99% of it, 10 runs of
  * 10, and when the polls missed it the transient_peak finding quotes the
  * kernel's figure. */
@@ -328,7 +328,8 @@ static void bomb_run(const char *const *cmd, const char *what)
 		    rec_num(&r, "wall_s"), rec_num(&r, "samples"), rec_num(&r, "forks_refused"));
 }
 
-/* The C bomb: at most N ever alive, killed, a complete record. */
+/* The C bomb (tests/progs/bomb.c): at most N ever alive, killed, a
+ * complete record. */
 Test(memsup_cgroup, c_fork_bomb_stopped_at_max_procs, .timeout = 60)
 {
 	guard_require();

@@ -425,7 +425,7 @@ Test(memsup_findings, corrupt_record_not_trusted, .timeout = 30)
 
 /* A fork child that holds its parent's 60 MB until it execs: the tree's
  * peak counts the block twice, and the finding must say so in every run,
- * smaps read or not (issue 16: named in some runs of a suite, not others). */
+ * smaps read or not (it was once named in some runs of a suite, not others). */
 Test(memsup_findings, fork_child_before_exec_is_named, .timeout = 60)
 {
 	struct sup_run r;
@@ -437,7 +437,7 @@ Test(memsup_findings, fork_child_before_exec_is_named, .timeout = 60)
 /* A command that forges records with valid headers (pid 1, never in the
  * tree; a "child" of its own whose VmHWM no machine has) and a marker naming
  * init: none of it is believed, used for a total, or said to be killed
- * (issue 16: memsup reported pid 1 with 9e18 MB, 4294967271 markers
+ * (memsup once reported pid 1 with 9e18 MB, 4294967271 markers
  * dropped, init's /proc figures at the marker). */
 Test(memsup_findings, forged_records_and_markers_not_believed, .timeout = 30)
 {
@@ -470,7 +470,7 @@ static void run_stopped_for_3s(struct sup_run *r, const char *opt, const char *v
 /* memsup itself stopped for 3 s while its wall budget of 1 s passes and
  * the command (sleep 2) ends: no sample in the gap, so the record must say
  * there was a gap, how long, and that the budget passed unenforced inside
- * it (issue 16: it used to exit 0 with nothing said). */
+ * it (it used to exit 0 with nothing said). */
 Test(memsup_findings, sampling_gap_while_memsup_is_stopped, .timeout = 60)
 {
 	struct sup_run r;
@@ -480,7 +480,7 @@ Test(memsup_findings, sampling_gap_while_memsup_is_stopped, .timeout = 60)
 
 /* An RSS budget crossed while memsup was stopped: the samples never saw
  * it, so memsup cannot have enforced it, but the process's own VmHWM
- * proves it happened; the gap finding must say so (issue 16). */
+ * proves it happened; the gap finding must say so. */
 Test(memsup_findings, rss_budget_crossed_inside_a_gap, .timeout = 60)
 {
 	struct sup_run r;

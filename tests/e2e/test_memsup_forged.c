@@ -1,5 +1,5 @@
 /* test_memsup_forged.c: records forged into a run's records directory
- * while memsup runs a real command, end to end (issue 29, hole 4).
+ * while memsup runs a real command, end to end.
  *
  * The command (a shell) says where its MEMTRACE_DIR is and waits; the test
  * then writes record files there with valid headers and plausible figures
@@ -71,8 +71,8 @@ static void forge(const char *dir, int32_t pid, int32_t parent, uint64_t heap)
 	forge_image(dir, pid, 0, MT_REL_FORK, parent, 0, heap);
 }
 
-/* The first pid this machine cannot have (pid_max), at least 3,000,000 as
- * in the issue. */
+/* The first pid this machine cannot have (pid_max), at least 3,000,000:
+ * as high as the forged pids memsup once believed. */
 static long first_impossible_pid(void)
 {
 	char buf[32];

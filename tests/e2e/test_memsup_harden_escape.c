@@ -3,9 +3,9 @@
  * their own), a churn of ~500 short-lived processes a second, and INT, TERM,
  * HUP, QUIT to memsup while the tree is busy: afterwards no pid of the tree
  * is alive or unreaped, and the record is complete.  A SIGKILLed memsup:
- * its sentinel kills the grandchildren too.  Last (issue 29), a
- * descendant that writes itself out of the run's cgroups, one hierarchy
- * at a time and all at once: killed all the same, and listed. */
+ * its sentinel kills the grandchildren too.  Last, a descendant that
+ * writes itself out of the run's cgroups, one hierarchy at a time and all
+ * at once: killed all the same, and listed. */
 #include "test_memsup_harden.h"
 #include "contain/track.h"
 
@@ -187,7 +187,7 @@ Test(harden_escape, sigkilled_memsup_leaves_nothing, .timeout = 30)
 	sigkilled_memsup_run("off");
 }
 
-/* ---- issue 29, hole 2: out of the run's cgroups ------------------------------- */
+/* ---- a descendant out of the run's cgroups ------------------------------------ */
 
 /* h_cgmove WHICH: a setsid()'d grandchild writes itself into the parent
  * cgroup of each hierarchy in WHICH and becomes `sleep 30`; the main

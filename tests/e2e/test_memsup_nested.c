@@ -4,9 +4,9 @@
  * hierarchy and leaves a process there (thawed first when it froze it):
  * the kill reaches every process, the child cgroups go before the run's,
  * no cgroup of either memsup is left, the run ends within seconds of its
- * budget, and its wall time and findings stay true (issue 29: the outer
- * memsup took 89 s for a 1.5 s budget, said wall_s 46.8 and blamed a
- * 45 s sampling gap on "memsup was stopped").  And a read-only memory
+ * budget, and its wall time and findings stay true (the outer memsup once
+ * took 89 s for a 1.5 s budget, said wall_s 46.8 and blamed a 45 s
+ * sampling gap on "memsup was stopped").  And a read-only memory
  * hierarchy is named as such, with no advice to become root.
  *
  * Each test runs inside the suite's pids-limited cgroup (guard_require);
@@ -149,11 +149,11 @@ static double run_nested(struct sup_run *r, struct sup_run *in, const char *oute
 
 static struct sup_run outer_run, inner_run;
 
-/* The issue's case: the outer budget (1.5 s) ends an inner memsup whose
- * own budget (20 s) is far off.  cgroup.kill (or the freeze) reaches the
- * inner memsup, its sentinel and its command in their cgroups below the
- * outer's; the inner's cgroups, left by a memsup killed outright, go
- * before the outer's.  Before the fix: 89 s, wall_s 46.8, a 45 s gap. */
+/* The outer budget (1.5 s) ends an inner memsup whose own budget (20 s)
+ * is far off.  cgroup.kill (or the freeze) reaches the inner memsup, its
+ * sentinel and its command in their cgroups below the outer's; the inner's
+ * cgroups, left by a memsup killed outright, go before the outer's.
+ * Before the fix: 89 s, wall_s 46.8, a 45 s gap. */
 Test(memsup_nested, outer_budget_ends_inner_memsup_in_seconds, .timeout = 60)
 {
 	guard_require();

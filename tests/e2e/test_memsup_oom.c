@@ -1,4 +1,4 @@
-/* test_memsup_oom.c: the OOM autopsy end to end (issue 42) -- a real kernel's
+/* test_memsup_oom.c: the OOM autopsy end to end -- a real kernel's
  * OOM killer in the run's memory cgroup, and the evidence naming who it
  * killed, by which limit, and what the tree held then.  The workload is
  * tests/progs/oom_three.c (three children of 20, 40 and 100 MB, a parent

@@ -5,9 +5,9 @@
  * log has its own tests, test_memsup_logmax.c);
  * compared byte for byte with a bare run of the same program for binary
  * output, for interleaved streams, for 200 MiB, and for readers that stop
- * early, stall or read slowly.  log: the seed's stdout.log alone.  inherit:
- * memsup's own descriptors, a terminal stays one, nothing logged.  stdin
- * passes in every mode. */
+ * early, stall or read slowly.  log: stdout.log alone, as measure_command
+ * (scripts/memsup.py) has it.  inherit: memsup's own descriptors, a
+ * terminal stays one, nothing logged.  stdin passes in every mode. */
 #include "../progs/io_mix.h"
 #include "test_memsup_harden.h"
 #include <stdint.h>
@@ -353,8 +353,9 @@ Test(memsup_output, closed_stdout_is_logged_only, .timeout = 30)
 
 /* ---- the other modes, and stdin ------------------------------------------------ */
 
-/* log: the seed's behaviour, nothing on memsup's stdout or stderr, and the
- * streams exactly as interleaved as one file written by both. */
+/* log: measure_command's behaviour (scripts/memsup.py), nothing on memsup's
+ * stdout or stderr, and the streams exactly as interleaved as one file
+ * written by both. */
 Test(memsup_output, log_mode_keeps_the_exact_interleaving, .timeout = 60)
 {
 	struct sup_run r;

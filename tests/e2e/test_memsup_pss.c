@@ -1,5 +1,5 @@
 /* test_memsup_pss.c: the Pss at the tree's peak, and what reading it cost
- * (issue 30: memsup's CPU over `sort` of 200 MB was more than half
+ * (memsup's CPU over `sort` of 200 MB was once more than half
  * smaps_rollup walking the growing process at its peaks).
  *
  * One process that grows alone to a known size (tests/progs/grower: 4 MiB

@@ -50,8 +50,8 @@ Test(memsup_run, other_figures_heap_says_usable, .timeout = 30)
 	sup_done(&r);
 }
 
-/* rss.jsonl: one [elapsed_s, bytes] line per sample, seed format, and its
- * maximum is the recorded peak. */
+/* rss.jsonl: one [elapsed_s, bytes] line per sample, measure_command's
+ * format (scripts/memsup.py), and its maximum is the recorded peak. */
 Test(memsup_run, rss_jsonl_matches_record, .timeout = 30)
 {
 	struct sup_run r;

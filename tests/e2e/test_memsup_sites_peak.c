@@ -1,5 +1,5 @@
 /* test_memsup_sites_peak.c: the tree's heap peak and its call sites where
- * the shim measured them exactly (issue 28).
+ * the shim measured them exactly.
  *
  * tests/progs/sites_532 is one process whose three call sites hold 50%,
  * 30% and 20% of its heap peak, touched, and freed as soon as all are

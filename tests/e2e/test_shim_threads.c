@@ -140,7 +140,7 @@ Test(shim_threads, concurrent_2000, .timeout = 240)
 	check_marked_mode(argv);
 }
 
-/* The crash of issue 15: threads that never allocate, five or more alive
+/* A crash once seen: threads that never allocate, five or more alive
  * at once (glibc's stack cache then unmaps ended threads' stacks and TLS),
  * then the exit path. */
 Test(shim_threads, never_allocating_threads, .timeout = 120)

@@ -1,5 +1,5 @@
 /* h_cgmove.c: a descendant that moves itself out of the run's cgroups
- * (issue 29, hole 2).  Usage: h_cgmove WHICH PIDFILE [HOLD_MS].
+ * (trying to escape memsup's kill).  Usage: h_cgmove WHICH PIDFILE [HOLD_MS].
  * WHICH is a comma-separated list of hierarchies -- "v2" (the unified
  * one), "memory", "pids", "freezer" -- or "all" (each of those mounted).
  * A child leaves the session and double-forks; the grandchild writes its

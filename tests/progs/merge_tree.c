@@ -106,8 +106,8 @@ int main(int argc, char **argv)
 		/* Let both children's fork handlers run before the parent's
 		 * heap grows: the shim's child copies its inherited figures
 		 * from the parent's shared record mapping after fork(), so a
-		 * parent malloc in between is inherited too (shim issue,
-		 * reported; this workload's ground truth is "nothing
+		 * parent malloc in between is inherited too (a known flaw of
+		 * the shim; this workload's ground truth is "nothing
 		 * inherited"). */
 		sleep_ms(100);
 		char *p = block(atol(argv[2]));

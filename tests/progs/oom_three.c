@@ -1,5 +1,5 @@
 /* oom_three.c: three children of known sizes, then a parent that grows until
- * the run's memory limit makes the kernel kill one (issue 42).
+ * the run's memory limit makes the kernel kill one.
  * Usage: oom_three PIDFILE A B C GROW  (sizes in MB).
  * Children 1, 2 and 3 malloc and touch A, B and C MB -- the largest in
  * load_table(), the others in load_index() -- and hold them; once all

@@ -397,7 +397,7 @@ def forged_records_and_markers_not_believed():
     assert not [p for p in procs if p['pid'] == 1], 'pid 1 is a process of the tree'
     kid = [p for p in procs if p['pid'] == 4190000]
     if int(open('/proc/sys/kernel/pid_max').read()) <= 4190000:
-        # a pid this machine cannot have is never the tree's (issue 29)
+        # a pid this machine cannot have is never the tree's
         assert f['record_count'] == 2 and f['outside_tree_count'] == 2, f
         assert not kid and not f.get('processes'), kid
         why = [a['why'] for a in rec['records_not_believed'] if a['pid'] == 4190000]

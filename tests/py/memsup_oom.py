@@ -1,4 +1,4 @@
-"""memsup_oom.py: the checks of tests/e2e/test_memsup_oom.c (issue 42).
+"""memsup_oom.py: the checks of tests/e2e/test_memsup_oom.c.
 
     python3 tests/py/memsup_oom.py CHECK EVIDENCE_DIR [ARG]
 

@@ -4,10 +4,10 @@ by most memsup tests after a run.
     python3 tests/py/record_keys.py DIR/resources.json
 
 resources.json must be valid JSON (json module: a real parser, not
-memsup's) holding every key of the seed record (the Python measure_command
-that memsup's record stays compatible with).  Prints each top-level key
-and its value as JSON, "KEY<TAB>VALUE" a line, for rec_str() and rec_num()
-to read.  Standard library only.
+memsup's) holding every key of measure_command's record (the keys
+memsup's record keeps; scripts/memsup.py lists them).  Prints each
+top-level key and its value as JSON, "KEY<TAB>VALUE" a line, for rec_str()
+and rec_num() to read.  Standard library only.
 """
 import json,sys
 d=json.load(open(sys.argv[1]))

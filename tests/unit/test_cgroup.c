@@ -389,8 +389,8 @@ Test(cgroup, hybrid_v2_core_with_v1_memory_and_pids)
 	cr_expect_str_eq(sysfile(&fx, "memory/api/memsup-100-run/memory.limit_in_bytes"),
 			 "9223372036854771712\n", "no --mem-max: no limit written");
 	short ev;
-	/* an OOM kill wakes memsup whichever limit fired (issue 42): the v1
-	 * eventfd registered on memory.oom_control without --mem-max too */
+	/* an OOM kill wakes memsup whichever limit fired: the v1 eventfd
+	 * registered on memory.oom_control without --mem-max too */
 	cr_expect_geq(contain_event_fd(c, &ev), 0, "no --mem-max: the OOM event is still watched");
 	cr_expect_eq(ev, POLLIN);
 	cr_expect_not_null(strstr(sysfile(&fx, "memory/api/memsup-100-run/cgroup.event_control"),

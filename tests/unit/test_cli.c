@@ -65,7 +65,7 @@ static const struct bad bads[] = {
 	{ { "-qo" }, "option '-o' needs a value" },
 	{ { "--discovery", "magic", "--", "x" }, "--discovery: 'magic'" },
 	{ { "--max-procs", "0", "--", "x" }, "--max-procs: '0' is out of range (a whole number from 1 to 4194304)" },
-	/* issue 16: plausible-looking values that used to turn into others */
+	/* plausible-looking values that used to turn into others */
 	{ { "--wall-s", "9999999999999", "--", "x" }, "--wall-s: '9999999999999' is out of range (more than 0, at most 100000000 seconds)" },
 	{ { "--wall-s", "100000001", "--", "x" }, "out of range" },
 	{ { "--grace-s", "1e308", "--", "x" }, "--grace-s: '1e308' is out of range" },

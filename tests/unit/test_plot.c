@@ -123,7 +123,7 @@ Test(plot, well_formed_and_deterministic)
 	cr_assert(xml_ok("a.svg"), "not well-formed XML: %s", tmp_path("a.svg"));
 	cr_assert_eq(n1, n2);
 	cr_assert_eq(memcmp(a, b, n1), 0, "the same data drew different bytes");
-	/* default size; everything the issue lists is there */
+	/* default size; everything the picture must show is there */
 	cr_expect_not_null(strstr(a, "width=\"960\" height=\"540\""));
 	cr_expect_not_null(strstr(a, "class=\"rss\""));
 	cr_expect_not_null(strstr(a, "class=\"heap\""));

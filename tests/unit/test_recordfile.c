@@ -160,7 +160,7 @@ Test(recordfile, list_sorted_by_pid_then_gen)
 	cr_expect_eq(recordfile_list("/nonexistent/dir", &e, &n), -ENOENT);
 }
 
-/* A valid layout is not yet a believable record (issue 16). */
+/* A valid layout is not yet a believable record. */
 /* A request is any size the program asked for, served or not:
  * malloc(SIZE_MAX) fails, still counts as the largest request (and in the
  * total, which wraps), and is no figure of memory held. */

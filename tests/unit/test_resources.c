@@ -35,7 +35,8 @@ Test(resources, every_outcome_has_one_name_that_reads_back)
 	cr_expect_eq(runrecord_reason_parse("", &r), -EINVAL);
 }
 
-/* The names and statuses memsup(1), the README and the Python seed use. */
+/* The names and statuses memsup(1), the README and measure_command
+ * (scripts/memsup.py) use. */
 Test(resources, names_and_exit_statuses_as_documented)
 {
 	static const struct {
@@ -198,7 +199,7 @@ Test(resources, sentinel_patch_of_a_running_record)
 
 /* records_not_believed: each aside's file, pid and why, cut at
  * RUNRECORD_MAX_NOT_BELIEVED, and the total that says it was cut (a
- * command can forge thousands of files; issue 29). */
+ * command can forge thousands of files). */
 Test(resources, records_not_believed_listed_and_counted)
 {
 	char *cmd[] = { "prog", NULL };

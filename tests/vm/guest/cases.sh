@@ -197,10 +197,10 @@ case_fork_bomb() { # held within 1 s of the bomb's start, exit 122
 }
 
 # No limit anywhere: the machine runs out, and the global OOM killer takes
-# the tree's largest process (issue 42).  oom_three's children hold 5%, 10%
-# and 60% of what the VM has available and its parent grows by 40%: the
-# kernel kills child c (the largest; memsup and its sentinel are at
-# oom_score_adj -1000), the parent grows on, ends the rest and exits 0.
+# the tree's largest process.  oom_three's children hold 5%, 10% and 60% of
+# what the VM has available and its parent grows by 40%: the kernel kills
+# child c (the largest; memsup and its sentinel are at oom_score_adj
+# -1000), the parent grows on, ends the rest and exits 0.
 # The record names c as the global OOM killer's victim, from the kernel's
 # log, and the evidence is whole: memsup and the sentinel lived through it.
 case_machine_oom() {
