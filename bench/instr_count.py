@@ -191,10 +191,10 @@ def main(argv=None):
         extra = per_op["memtrace"] - base
         goal = TARGETS.get(args.threads)
         if goal is None:
-            print(f"\nTarget (issue 32): libmemtrace {extra:+.1f} instructions an operation "
+            print(f"\nTarget: libmemtrace {extra:+.1f} instructions an operation "
                   f"on {args.threads} threads (no target for this thread count)")
         else:
-            print(f"\nTarget (issue 32): libmemtrace {extra:+.1f} instructions an operation "
+            print(f"\nTarget: libmemtrace {extra:+.1f} instructions an operation "
                   f"on {args.threads} thread{'s' if args.threads > 1 else ''}, target "
                   f"<= +{goal:.0f}: {'PASS' if extra <= goal else 'FAIL'}")
     if args.real:

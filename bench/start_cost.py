@@ -189,7 +189,7 @@ def main(argv=None):
         over = benchlib.summary(faults[f"{label}, MEMTRACE_DIR"])[0] - bare_flt
         if args.command == TRUE:
             verdict = "PASS" if over <= args.target_faults else "FAIL"
-            print(f"check (issue 32): {label}: the shim's own page faults at a traced "
+            print(f"check: {label}: the shim's own page faults at a traced "
                   f"image's start, over bare: {over:.1f} (target {args.target_faults:g} "
                   f"or fewer): {verdict}")
         else:
