@@ -26,6 +26,7 @@
 #include "output/transcript.h"
 #include "output/timeline.h"
 #include "pollset.h"
+#include "run/pace.h"
 #include "sentinel.h"
 #include "wakeslice.h"
 #include "units.h"
@@ -56,41 +57,6 @@
 /* memsup's own children from before the run that it keeps apart */
 #define RUN_PRIOR_MAX 64
 
-/* Sampling that follows the memory (issue 32; the record's "sampling"),
- * on by default (--sparse-ms 100; --sparse-ms 0 keeps every sample dense).
- * While the tree's memory moves memsup samples every --poll-ms (dense);
- * once nothing has moved for --sparse-ms it samples every --sparse-ms
- * (sparse), with the kernel watching two marks around the usage
- * (contain_watch): a crossing, or a new record file (a process started),
- * wakes it at once, and the samples are dense again.  "Moved": the
- * cgroup's usage or the summed RSS more than PACE_DELTA (1/64 of it,
- * between 1 and 8 MiB: well under transient_peak's 10 MB) from the mark of
- * the last movement, or another number of processes.  Only where the
- * kernel can tell the usage crossing a mark (cgroup v1), and not under a
- * polled budget: --rss-mb and --max-procs are checked at samples, and
- * their promise is one --poll-ms.
- *
- * While it stays flat the sparse interval doubles after each sample that
- * found nothing moved, up to PACE_SPARSE_MAX_NS (never below --sparse-ms):
- * every crossing of a mark, a new record file, the main process's exit
- * (pidfd), a cgroup made below the run's and the wall budget wake memsup
- * whatever the interval, so what a longer one can miss is only what none
- * of those tell: in a run without tracing, a process that starts and ends
- * within one interval without moving the usage past a mark.  An idle
- * tree then costs one wake-up a second, at the second's lines of rss.jsonl
- * and timeline.jsonl (the sparse schedule meets next_record).  Each
- * lengthening is a change in the record's "sampling", with the interval
- * from then.
- *
- * While sparse, a second at which nothing in the record moved but the
- * clock, the sample counts and, by less than a --poll-ms, the longest gap
- * (record_marks) leaves the record on disk as
- * it is, up to PACE_RECORD_SPARSE_NS: formatting it costs several sparse
- * samples (about 480,000 instructions, most of them its numbers).  A new
- * peak, note, phase, reaped process, byte of output or change of pace is
- * written at the next second as before, so a killed memsup's record (the
- * sentinel marks the one on disk) is whole and true but for its clock
- * and counts, which are at most that old. */
 /* After the kernel's OOM event, samples every OOM_CHASE_STEP_NS until the
  * kill shows in the cgroup's counter, for at most OOM_CHASE_NS: the OOM
  * killer chooses and kills some milliseconds after the event (its report
@@ -98,27 +64,6 @@
  * kill is the first after it (issue 42; bench/RESULTS.md, run oomlatency). */
 #define OOM_CHASE_STEP_NS 1000000ull
 #define OOM_CHASE_NS (200 * 1000000ull)
-
-#define PACE_DELTA_MIN (1ull << 20)
-#define PACE_DELTA_MAX (8ull << 20)
-#define PACE_SPARSE_MAX_NS NS_PER_S
-#define PACE_RECORD_SPARSE_NS (5 * NS_PER_S)
-
-struct pace {
-	int adaptive;              /* the rate may follow the memory */
-	int sparse;                /* on the sparse schedule now */
-	int woke;                  /* the kernel or a new record woke a
-				      sparse memsup: the next sample is
-				      movement */
-	uint64_t sparse_ns;        /* --sparse-ms: the first sparse interval */
-	uint64_t sparse_max_ns;    /* the longest it lengthens to */
-	uint64_t step_ns;          /* the sparse interval now */
-	int have_mark;
-	uint64_t mark_usage, mark_rss; /* at the last movement */
-	unsigned mark_n;
-	uint64_t quiet_since;      /* the last movement */
-	uint64_t sparse_since;     /* the switch to sparse */
-};
 
 struct run {
 	const struct run_config *cfg;
@@ -170,25 +115,13 @@ struct run {
 	struct track *track;
 	/* what holds --max-procs (procs.h) */
 	struct procs_plan procs;
-	uint64_t period_ns;        /* --poll-ms: the dense interval */
 	uint64_t next_due;         /* when the next sample is due */
-	struct pace pace;
+	struct pace pace;          /* how often it samples (pace.h) */
 	/* the loop's steady slots (0..RUN_STEADY_SLOTS) behind one epoll fd */
 	struct pollset ps;
 	/* Slurm's poll of the summed RSS, followed from these samples */
 	struct slowpoll slurm_poll;
 	int slurm_poll_anon;       /* it follows the cgroup's anon, not RSS */
-};
-
-/* What of the record can move while the tree is flat, beyond the clock and
- * the sample counts: a rewrite is due when any of it did (see the pace). */
-struct record_marks {
-	uint64_t peak, kernel_peak, log_bytes, out_bytes, wakeups;
-	size_t notes, reaped, leftovers, changes, phases;
-	unsigned procs;
-	uint64_t gap_periods;      /* the longest gap, in whole --poll-ms: a
-				      sparse sample's wake-up late by less
-				      than one is no news */
 };
 
 /* Texts the record points at: one run per process, so file scope is fine. */
@@ -788,158 +721,44 @@ static int procs_view_skipped(const struct run *r)
 	return r->procs.by == PROCS_BY_SCAN || r->procs.by == PROCS_BY_RLIMIT;
 }
 
-/* ---- the pace: dense while the memory moves, sparse while it is flat -------- */
-
-static uint64_t pace_delta(uint64_t v)
+/* The rate after a sample (pace.h), and what it asks of the kernel: to
+ * stop watching the marks, or to watch new ones. */
+static void pace_sample(struct run *r, uint64_t now, uint64_t rss, unsigned n)
 {
-	uint64_t d = v / 64;
-	return d < PACE_DELTA_MIN ? PACE_DELTA_MIN : d > PACE_DELTA_MAX ? PACE_DELTA_MAX : d;
-}
-
-static int pace_moved(uint64_t now, uint64_t mark)
-{
-	uint64_t d = now > mark ? now - mark : mark - now;
-	return d > pace_delta(now > mark ? now : mark);
-}
-
-/* Whether the rate may follow the memory here; the record says, and why
- * not. */
-static void pace_open(struct run *r)
-{
-	const struct sup_options *o = r->cfg->opt;
-	struct sup_sampling *s = &r->rec->sampling;
-	const char *why = NULL;
-	r->period_ns = (uint64_t)(o->poll_ms * 1e6);
-	if (r->period_ns == 0)
-		r->period_ns = 1;
-	s->dense_s = o->poll_ms / 1000.0;
-	if (o->sparse_ms <= 0)
-		why = "not asked: --sparse-ms 0 samples every --poll-ms";
-	else if (o->poll_ms >= o->sparse_ms)
-		why = "--poll-ms is no denser than --sparse-ms";
-	else if (o->rss_mb > 0)
-		why = "--rss-mb is a budget polled at samples: every one is due at --poll-ms";
-	else if (o->max_procs > 0)
-		why = "--max-procs is a budget checked at samples: every one is due at --poll-ms";
-	else
-		why = contain_unwatchable(r->contain);
-	r->pace.adaptive = why == NULL;
-	r->pace.sparse_ns = (uint64_t)(o->sparse_ms * 1e6);
-	r->pace.sparse_max_ns = r->pace.sparse_ns > PACE_SPARSE_MAX_NS ? r->pace.sparse_ns
-								      : PACE_SPARSE_MAX_NS;
-	s->adaptive = why == NULL;
-	s->why_not = why;
-	s->sparse_s = why ? 0 : o->sparse_ms / 1000.0;
-	s->sparse_max_s = why ? 0 : (double)r->pace.sparse_max_ns / 1e9;
-}
-
-/* The record's list of changes: at `now`, to sparse or dense, at
- * `interval` from then. */
-static void pace_note_change(struct run *r, uint64_t now, int sparse, uint64_t interval)
-{
-	struct sup_sampling *s = &r->rec->sampling;
-	if (s->n_changes < RUNRECORD_MAX_PACE_CHANGES)
-		s->changes[s->n_changes] = (struct sup_pace_change){
-			since_start_s(r, now), sparse, (double)interval / 1e9 };
-	s->n_changes++;
-}
-
-static void pace_switch(struct run *r, uint64_t now, int sparse)
-{
-	struct pace *p = &r->pace;
-	struct sup_sampling *s = &r->rec->sampling;
-	if (p->sparse)
-		s->sparse_time_s += (double)(now - p->sparse_since) / 1e9;
-	p->sparse = sparse;
-	p->step_ns = p->sparse_ns; /* every stretch of sparse starts at --sparse-ms */
-	if (sparse) {
-		p->sparse_since = now;
-	} else {
+	const struct contain_state *k = &r->kernel;
+	const struct pview_peak *pk = r->pv ? pview_peak(r->pv) : NULL;
+	struct pace_reading rd = {
+		.now = now, .rss = rss, .n = n, .have_usage = k->have_usage, .usage = k->usage,
+		.peak_incomplete = pk && pk->n && (!pk->have_smaps || pk->carried),
+		.peak_rss = pk ? pk->rss : 0,
+	};
+	uint64_t lo = 0, hi = 0;
+	switch (pace_after_sample(&r->pace, &r->rec->sampling, &rd, &lo, &hi)) {
+	case PACE_KEEP:
+		break;
+	case PACE_TO_DENSE:
 		contain_unwatch(r->contain); /* its eventfd closed: unregistered */
 		pollset_forget(&r->ps, SLOT_WATCH);
+		break;
+	case PACE_WATCH: {
+		int rc = contain_watch(r->contain, lo, hi);
+		pollset_forget(&r->ps, SLOT_WATCH); /* a new eventfd, maybe the old one's number */
+		if (rc < 0) {
+			snprintf(run_pace_why, sizeof run_pace_why, "the kernel refused a usage "
+				 "threshold (cgroup.event_control: %s)", strerror(-rc));
+			pace_refused(&r->pace, &r->rec->sampling, run_pace_why);
+		} else {
+			pace_watching(&r->pace, &r->rec->sampling, now, k->usage, rss);
+		}
+		break;
 	}
-	pace_note_change(r, now, sparse, sparse ? p->step_ns : r->period_ns);
-	s->switches++;
+	}
 }
 
-/* Sparse, and a sample found nothing moved: the kernel still watches the
- * marks, so the next sample may wait twice as long (PACE_SPARSE_MAX_NS). */
-static void pace_lengthen(struct run *r, uint64_t now)
+/* The kernel or a new record woke a sparse memsup (pace_wake). */
+static void wake_sparse(struct run *r, uint64_t *next, uint64_t *counter)
 {
-	struct pace *p = &r->pace;
-	if (p->step_ns >= p->sparse_max_ns)
-		return;
-	p->step_ns = p->step_ns > p->sparse_max_ns / 2 ? p->sparse_max_ns : 2 * p->step_ns;
-	MT_ASSERT(p->step_ns >= p->sparse_ns && p->step_ns <= p->sparse_max_ns);
-	pace_note_change(r, now, 1, p->step_ns);
-	r->rec->sampling.lengthened++;
-}
-
-/* The rate after a sample that read rss bytes in n processes. */
-static void pace_after_sample(struct run *r, uint64_t now, uint64_t rss, unsigned n)
-{
-	struct pace *p = &r->pace;
-	const struct contain_state *k = &r->kernel;
-	if (!p->adaptive)
-		return;
-	int moved = p->woke || !p->have_mark || n != p->mark_n || pace_moved(rss, p->mark_rss) ||
-		    (k->have_usage && pace_moved(k->usage, p->mark_usage));
-	p->woke = 0;
-	if (moved) {
-		p->have_mark = 1;
-		p->mark_usage = k->usage;
-		p->mark_rss = rss;
-		p->mark_n = n;
-		p->quiet_since = now;
-		if (p->sparse)
-			pace_switch(r, now, 0);
-		return;
-	}
-	if (p->sparse) {
-		pace_lengthen(r, now);
-		return;
-	}
-	if (!k->have_usage || now - p->quiet_since < p->sparse_ns)
-		return;
-	/* the peak's per-process view still lacks smaps figures, or holds
-	 * carried ones, that a sample of about the peak's size can complete
-	 * (pview.c, complete_peak):
-	 * dense, so that it gets every chance a dense run gives it */
-	const struct pview_peak *pk = r->pv ? pview_peak(r->pv) : NULL;
-	if (pk && pk->n && (!pk->have_smaps || pk->carried) && rss * 10 >= pk->rss * 9 &&
-	    rss * 10 <= pk->rss * 11)
-		return;
-	/* flat for a sparse interval: the kernel watches the marks around
-	 * the usage now, and memsup looks less often */
-	uint64_t d = pace_delta(k->usage);
-	int rc = contain_watch(r->contain, k->usage > d ? k->usage - d : 0, k->usage + d);
-	pollset_forget(&r->ps, SLOT_WATCH); /* a new eventfd, maybe the old one's number */
-	if (rc < 0) {
-		/* what the kernel refused once it refuses again: dense for good */
-		snprintf(run_pace_why, sizeof run_pace_why, "the kernel refused a usage threshold "
-			 "(cgroup.event_control: %s)", strerror(-rc));
-		p->adaptive = 0;
-		r->rec->sampling.adaptive = 0;
-		r->rec->sampling.why_not = run_pace_why;
-		return;
-	}
-	p->mark_usage = k->usage;
-	p->mark_rss = rss;
-	pace_switch(r, now, 1);
-}
-
-/* The kernel or a new record woke a sparse memsup: the next sample at
- * once, but never sooner than --poll-ms after the last. */
-static void pace_wake(struct run *r, uint64_t *next, uint64_t *counter)
-{
-	if (!r->pace.sparse || r->pace.woke)
-		return;
-	r->pace.woke = 1;
-	(*counter)++;
-	uint64_t now = clock_mono_ns(), soonest = r->last_sample_ns + r->period_ns;
-	uint64_t at = now > soonest ? now : soonest;
-	if (at < *next)
-		*next = at;
+	pace_wake(&r->pace, clock_mono_ns(), r->last_sample_ns, next, counter);
 }
 
 /* `due`: when the schedule wanted this sample. */
@@ -968,8 +787,8 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 	 * poll period before the sample was due; poll_interval_p99_s is of
 	 * the dense intervals */
 	uint64_t from = r->last_sample_ns;
-	if (from && due > from + r->period_ns)
-		from = due - r->period_ns;
+	if (from && due > from + r->pace.period_ns)
+		from = due - r->pace.period_ns;
 	else if (from)
 		jitter_add(&r->jit, now - r->last_sample_ns);
 	note_gap(r, from, now);
@@ -1100,7 +919,7 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 		r->oom_chase_ns = 0;
 	r->kernel_woke_ns = 0;
 	r->last_elapsed = elapsed;
-	pace_after_sample(r, now, rss, n);
+	pace_sample(r, now, rss, n);
 }
 
 static void finish_times(struct run *r)
@@ -1113,8 +932,8 @@ static void finish_times(struct run *r)
 	 * long only if memsup could not look (stopped) while the tree ended;
 	 * sparse, it counts from one poll period before the next was due */
 	uint64_t from = r->last_sample_ns;
-	if (from && r->pace.sparse && r->next_due > from + r->period_ns)
-		from = (end < r->next_due ? end : r->next_due) - r->period_ns;
+	if (from && r->pace.sparse && r->next_due > from + r->pace.period_ns)
+		from = (end < r->next_due ? end : r->next_due) - r->pace.period_ns;
 	note_gap(r, from, end);
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
 		rec->rusage_children_maxrss_mb = (double)ru.ru_maxrss * UNITS_KIB / UNITS_MB;
@@ -1123,9 +942,7 @@ static void finish_times(struct run *r)
 				    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	if (r->jit.count > 0)
 		rec->poll_interval_p99_s = (double)jitter_quantile(&r->jit, 0.99) / 1e9;
-	if (r->pace.sparse) /* the last stretch, up to the end memsup saw */
-		rec->sampling.sparse_time_s += (double)(end - r->pace.sparse_since) / 1e9;
-	r->pace.sparse = 0;
+	pace_end(&r->pace, &rec->sampling, end);
 	if (r->slurm_poll.samples) {
 		slowpoll_range(&r->slurm_poll, &rec->slurm_poll_low, &rec->slurm_poll_high);
 		rec->have_slurm_poll = 1;
@@ -1194,35 +1011,9 @@ static void job_stopped(struct run *r)
 		r->last_sample_ns += away;
 }
 
-static void record_marks_take(const struct run *r, struct record_marks *m)
+static void record_marks_take(const struct run *r, struct pace_marks *m)
 {
-	const struct sup_record *rec = r->rec;
-	memset(m, 0, sizeof *m); /* padding too: compared with memcmp */
-	m->peak = rec->peak_bytes;
-	m->kernel_peak = rec->kernel_at_peak.usage;
-	m->log_bytes = rec->output.log_bytes;
-	m->out_bytes = rec->output.bytes;
-	m->wakeups = rec->sampling.threshold_wakeups + rec->sampling.churn_wakeups;
-	m->notes = rec->n_notes;
-	m->reaped = rec->n_reaped;
-	m->leftovers = rec->n_leftovers;
-	m->changes = rec->sampling.n_changes;
-	m->phases = r->cfg->phases ? phases_count(r->cfg->phases) : 0;
-	m->procs = rec->max_processes;
-	m->gap_periods = r->gap_ns / r->period_ns;
-}
-
-/* Whether the once-a-second rewrite of the record is due: always while
- * dense; sparse, when something but the clock and the counts moved since
- * the last (`last`), or PACE_RECORD_SPARSE_NS after it. */
-static int record_due(const struct run *r, uint64_t now, uint64_t record_at,
-		      const struct record_marks *last)
-{
-	struct record_marks m;
-	if (!r->pace.sparse || now - record_at >= PACE_RECORD_SPARSE_NS)
-		return 1;
-	record_marks_take(r, &m);
-	return memcmp(&m, last, sizeof m) != 0;
+	pace_marks_take(&r->pace, r->rec, phases_count(r->cfg->phases), r->gap_ns, m);
 }
 
 /* The supervision loop proper; returns the reason (SUP_REASON_NONE: the
@@ -1230,11 +1021,10 @@ static int record_due(const struct run *r, uint64_t now, uint64_t record_at,
 static enum sup_reason supervise(struct run *r)
 {
 	const struct sup_options *o = r->cfg->opt;
-	uint64_t period = r->period_ns;
 	uint64_t wall_end = o->wall_s > 0 ? r->start_ns + (uint64_t)(o->wall_s * 1e9) : 0;
 	uint64_t next = r->start_ns, next_record = r->start_ns + NS_PER_S;
 	uint64_t record_at = r->start_ns; /* the last rewrite of the record */
-	struct record_marks written;      /* and what it held */
+	struct pace_marks written;        /* and what it held */
 	record_marks_take(r, &written);
 	enum sup_reason reason = SUP_REASON_NONE;
 	pollset_open(&r->ps, RUN_STEADY_SLOTS);
@@ -1250,19 +1040,9 @@ static enum sup_reason supervise(struct run *r)
 			take_sample(r, now, next, &reason);
 			if (reason != SUP_REASON_NONE)
 				break;
-			/* Steady schedule: deadline k = start + k*period, or
-			 * sparse's longer step while the memory is flat.
-			 * Deadlines already past are skipped, never run late
-			 * in a burst. */
-			next += r->pace.sparse ? r->pace.step_ns : period;
-			if (next <= now)
-				next += ((now - next) / period + 1) * period;
-			/* sparse, the record's rewrite is a sample's wake-up:
-			 * a longer interval ends at it rather than pass it (the
-			 * rewrite waits for a wake-up; one more a second would
-			 * cost what the sparse schedule saves) */
-			if (r->pace.sparse && next > next_record && next_record > now)
-				next = next_record;
+			/* the steady schedule (pace_next); an OOM being
+			 * chased is followed closely */
+			next = pace_next(&r->pace, next, now, next_record);
 			if (r->oom_chase_ns && next > now + OOM_CHASE_STEP_NS)
 				next = now + OOM_CHASE_STEP_NS;
 		}
@@ -1285,13 +1065,15 @@ static enum sup_reason supervise(struct run *r)
 				reason = SUP_REASON_EVIDENCE_FAILED;
 				break;
 			}
-			if (record_due(r, now, record_at, &written)) {
+			struct pace_marks cur;
+			record_marks_take(r, &cur);
+			if (pace_record_due(&r->pace, now, record_at, &cur, &written)) {
 				if (evidence_write_record(r->ev, r->rec, 0) < 0) {
 					reason = SUP_REASON_EVIDENCE_FAILED;
 					break;
 				}
 				record_at = now;
-				record_marks_take(r, &written);
+				written = cur;
 			}
 			next_record += NS_PER_S;
 			if (next_record <= now)
@@ -1346,7 +1128,7 @@ static enum sup_reason supervise(struct run *r)
 			 * yet and holds the next one --poll-ms away from the
 			 * rise, which the kernel's marks tell as it comes */
 			if (live_count(r->live) > had)
-				pace_wake(r, &next, &r->rec->sampling.churn_wakeups);
+				wake_sparse(r, &next, &r->rec->sampling.churn_wakeups);
 		}
 		/* a line in the marks file, stamped now */
 		if (np > 0 && mfd >= 0 && pfd[SLOT_MARKS].revents)
@@ -1360,7 +1142,7 @@ static enum sup_reason supervise(struct run *r)
 		}
 		/* the usage crossed a mark: dense again */
 		if (np > 0 && wfd >= 0 && pfd[SLOT_WATCH].revents)
-			pace_wake(r, &next, &r->rec->sampling.threshold_wakeups);
+			wake_sparse(r, &next, &r->rec->sampling.threshold_wakeups);
 		/* a cgroup below the run's: from now on every listing
 		 * looks below, and a sample at once (the one before may have
 		 * missed a process moved there since this poll began) */
@@ -1777,7 +1559,9 @@ int run_supervise(const struct run_config *cfg, struct evidence *ev,
 	if (status == 0)
 		status = launch(&r, &orig);
 	if (status == 0) {
-		pace_open(&r);
+		const char *why = pace_why_not(cfg->opt);
+		pace_open(&r.pace, &rec->sampling, cfg->opt, why ? why : contain_unwatchable(r.contain),
+			  r.start_ns);
 		enum sup_reason reason = evidence_write_record(ev, rec, 0) == 0
 			? supervise(&r) : SUP_REASON_EVIDENCE_FAILED;
 		status = end_run(&r, reason, views);
