@@ -5,6 +5,7 @@
  * before pidfd_open() has run.  Which processes are the tree, and killing
  * every one of them, is the containment's (contain.h). */
 #include "run.h"
+#include "analyze/answer.h"
 #include "analyze/phases.h"
 #include "collect/fold.h"
 #include "collect/jitter.h"
@@ -798,27 +799,11 @@ static void take_sample(struct run *r, uint64_t now, uint64_t due, enum sup_reas
 	/* elapsed is taken after reading, as the seed does */
 	double elapsed = since_start_s(r, clock_mono_ns());
 	rec->samples++;
-	int new_peak = rss > rec->peak_bytes || rec->peak_at_s < 0;
-	if (new_peak) {
-		rec->peak_bytes = rss;
-		rec->peak_at_s = elapsed;
-	}
+	/* the answer's candidates: the polled peak, the cgroup's counters
+	 * where its usage was largest */
+	int new_peak = answer_note_sample(rec, elapsed, rss, &r->kernel);
 	if (n > rec->max_processes)
 		rec->max_processes = n;
-	/* what the cgroup's usage was made of where it was largest: the
-	 * sample's own counters, read with it (the first of equals kept).
-	 * A sample whose parts did not add up to its usage (cgroup.c: a
-	 * member's pages unmapped and not yet uncharged as it exits) does
-	 * not displace one whose parts did */
-	const struct contain_state *best = &rec->kernel_at_peak;
-	int fits = r->kernel.have_split && r->kernel.split_agrees;
-	int best_fits = best->have_split && best->split_agrees;
-	if (r->kernel.have_usage &&
-	    (rec->kernel_peak_at_s < 0 || (fits && !best_fits) ||
-	     (fits == best_fits && r->kernel.usage > best->usage))) {
-		rec->kernel_at_peak = r->kernel;
-		rec->kernel_peak_at_s = elapsed;
-	}
 	/* evidence_failed ends the run whatever the budgets say */
 	enum sup_reason b = breach(r, elapsed, rss, n);
 	if (evidence_append_sample(r->ev, elapsed, rss) < 0)
