@@ -13,9 +13,9 @@
  *               polled peaks of summed RSS.  A lower bound: a spike between
  *               two polls, and page cache, are not in it.
  *   polled_rss  no cgroup and no readable smaps: the largest summed RSS a
- *               poll saw (the seed's peak_tree_rss_mb), which counts every
- *               shared page once per process that maps it, and misses
- *               spikes between polls.
+ *               poll saw (peak_tree_rss_mb, memsup's first figure), which
+ *               counts every shared page once per process that maps it,
+ *               and misses spikes between polls.
  *
  * Pure: reads the record, writes its answer fields.  The candidates are
  * kept as the run goes on, sample by sample (answer_note_sample).
