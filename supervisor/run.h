@@ -24,6 +24,9 @@
  * it.  The evidence directory must exist; the record is rewritten about
  * once a second while running.
  *
+ * The loop is run.c; what comes before it, one sample's steps, the pace
+ * and the end are in run/ (run/state.h lists them).
+ *
  * Returns memsup's exit status (see memsup(1); the outcomes' table is in
  * runrecord.c): the command's status, 128+N for signal N, 122/123/124
  * budgets (123 also the memory limit), 125 memsup error, 126/127 cannot
@@ -52,7 +55,7 @@ struct run_config {
 	const sigset_t *start_mask; /* the signal mask memsup started with, when
 				     it blocked INT/TERM/HUP/QUIT before making
 				     anything: the command gets it back; NULL:
-				     the mask open_run finds */
+				     the mask run_open finds */
 	const struct scope_outcome *scope; /* memsup's systemd scope, asked for
 				     before the run (scope.h); NULL: not asked */
 	const char *records_dir;  /* the shim's MEMTRACE_DIR; NULL: not tracing */

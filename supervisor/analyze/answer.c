@@ -3,6 +3,31 @@
 
 #include "units.h"
 
+int answer_note_sample(struct sup_record *r, double at_s, uint64_t rss,
+		       const struct contain_state *k)
+{
+	int new_peak = rss > r->peak_bytes || r->peak_at_s < 0;
+	if (new_peak) {
+		r->peak_bytes = rss;
+		r->peak_at_s = at_s;
+	}
+	/* What the cgroup's usage was made of where it was largest: the
+	 * sample's own counters, read with it (the first of equals kept).  A
+	 * sample whose parts did not add up to its usage (cgroup.c: a member's
+	 * pages unmapped and not yet uncharged as it exits) does not displace
+	 * one whose parts did. */
+	const struct contain_state *best = &r->kernel_at_peak;
+	int fits = k->have_split && k->split_agrees;
+	int best_fits = best->have_split && best->split_agrees;
+	if (k->have_usage &&
+	    (r->kernel_peak_at_s < 0 || (fits && !best_fits) ||
+	     (fits == best_fits && k->usage > best->usage))) {
+		r->kernel_at_peak = *k;
+		r->kernel_peak_at_s = at_s;
+	}
+	return new_peak;
+}
+
 void answer_apply(struct sup_record *r)
 {
 	r->peak_source = SUP_PEAK_NONE;

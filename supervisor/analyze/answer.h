@@ -13,17 +13,25 @@
  *               polled peaks of summed RSS.  A lower bound: a spike between
  *               two polls, and page cache, are not in it.
  *   polled_rss  no cgroup and no readable smaps: the largest summed RSS a
- *               poll saw (peak_tree_rss_mb, the figure measure_command gave;
- *               scripts/memsup.py), which counts every
- *               shared page once per process that maps it, and misses
- *               spikes between polls.
+ *               poll saw (peak_tree_rss_mb, memsup's first figure), which
+ *               counts every shared page once per process that maps it,
+ *               and misses spikes between polls.
  *
- * Pure: reads the record, writes its answer fields.
+ * Pure: reads the record, writes its answer fields.  The candidates are
+ * kept as the run goes on, sample by sample (answer_note_sample).
  */
 #ifndef MEMSUP_ANSWER_H
 #define MEMSUP_ANSWER_H
 
 #include "runrecord.h"
+
+/* A sample's figures as candidates for the answer, at `at_s` into the
+ * run: the polled peak (the largest summed RSS `rss`, the first of equals
+ * kept: peak_bytes, peak_at_s) and the cgroup's counters `k` where its
+ * usage was largest (kernel_at_peak, kernel_peak_at_s).  Returns whether
+ * the sample is a new polled peak. */
+int answer_note_sample(struct sup_record *r, double at_s, uint64_t rss,
+		       const struct contain_state *k);
 
 /* The record's peak_mb, peak_source and peak_source_at_s from what the run
  * measured (the cgroup's figures, peak_pss_mb, the polled peak): call after
