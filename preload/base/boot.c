@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "base/boot.h"
+#include "base/route.h"
 #include "base/sys.h"
-#include "core/counters.h"
 #include "record.h"
 
 struct boot_real real;
@@ -24,6 +24,7 @@ int boot_glibc_chunks;
  * blocks with malloc_usable_size, which the probe checks the headers
  * against, so a block gets the same size on either side of it. */
 int boot_probe_due;
+unsigned boot_heap_flags;
 static size_t boot_used;
 static int boot_state; /* 0 idle, 1 resolving, 2 done */
 
@@ -260,14 +261,14 @@ static void boot_resolve(void)
 	r.quick_exit = (void (*)(int))boot_sym("quick_exit");
 	if (!r.usable || !boot_same_object((void *)r.malloc, (void *)r.usable)) {
 		r.usable = boot_usable_unknown;
-		counters_set_flag(MT_FLAG_HEAP_UNSIZED);
+		__atomic_fetch_or(&boot_heap_flags, MT_FLAG_HEAP_UNSIZED, __ATOMIC_RELAXED);
 	} else {
 		probe = boot_glibc_candidate(&r);
 	}
 	if (boot_malloc_foreign())
-		counters_set_flag(MT_FLAG_HEAP_FOREIGN);
+		__atomic_fetch_or(&boot_heap_flags, MT_FLAG_HEAP_FOREIGN, __ATOMIC_RELAXED);
 	real = r;
-	counters_set_glibc_sizes(boot_glibc_chunks);
+	route_glibc_sizes(boot_glibc_chunks);
 	__atomic_store_n(&boot_probe_due, probe, __ATOMIC_RELAXED);
 }
 
@@ -281,7 +282,7 @@ void boot_probe_heap(void)
 		return;
 	ok = boot_check_glibc(&real);
 	__atomic_store_n(&boot_glibc_chunks, ok, __ATOMIC_RELAXED);
-	counters_set_glibc_sizes(ok);
+	route_glibc_sizes(ok);
 	__atomic_store_n(&boot_probe_due, 0, __ATOMIC_RELEASE);
 }
 
@@ -314,8 +315,8 @@ void boot_arena_begin(void)
 	boot_arena_held = shim_guard_enter();
 	if (!boot_arena_held)
 		return; /* inside a hook already: its allocations are ours anyway */
-	/* Only the fast-path bits: COUNTERS_FAST_SITES belongs to sites.c. */
-	boot_saved_fast = counters_fast_clear(COUNTERS_FAST | COUNTERS_FAST_MT);
+	/* Only the fast-path bits: ROUTE_SITES belongs to sites.c. */
+	boot_saved_fast = route_clear(ROUTE_ST | ROUTE_MT);
 	/* boot_init() then answers 0 to this thread (its guard is held): the
 	 * hooks serve it from the arena. */
 	__atomic_store_n(&boot_ready, 0, __ATOMIC_RELEASE);
@@ -326,7 +327,7 @@ void boot_arena_end(void)
 	if (!boot_arena_held)
 		return;
 	__atomic_store_n(&boot_ready, 1, __ATOMIC_RELEASE);
-	counters_fast_set(boot_saved_fast);
+	route_set(boot_saved_fast);
 	boot_arena_held = 0;
 	shim_guard_leave();
 }

@@ -22,7 +22,7 @@
 #include <sys/types.h>
 #include <threads.h>
 
-#include "shim.h"
+#include "base/shim.h"
 
 struct boot_real {
 	void *(*malloc)(size_t);
@@ -121,6 +121,13 @@ static inline size_t boot_chunk_usable(const void *p)
 	 * compare-sbb-and-add chain on every malloc and free. */
 	return (h & ~(size_t)7) - 8 - ((h & 2) << 2);
 }
+
+/* What boot learnt of the program's heap, as the record's flags
+ * (record.h): MT_FLAG_HEAP_UNSIZED (no malloc_usable_size beside the real
+ * malloc), MT_FLAG_HEAP_FOREIGN (the program's malloc is not the C
+ * library's).  Boot only says so; the image's start (image.c) puts them
+ * in the record. */
+extern MT_HIDDEN unsigned boot_heap_flags;
 
 /* The probe behind boot_glibc_chunks runs at the program's first
  * allocation, not at start: a program that never allocates (a `true`)

@@ -8,7 +8,7 @@
 
 #include "sampling/cfi.h"
 #include "sampling/modules.h"
-#include "shim.h"
+#include "base/shim.h"
 
 #if defined(__x86_64__) && defined(HAVE__DL_FIND_OBJECT)
 

@@ -15,7 +15,7 @@
 #include "base/sys.h"
 #include "invariant.h"
 #include "sampling/python.h"
-#include "shim.h"
+#include "base/shim.h"
 
 /* ---- the layouts: one entry per CPython minor version ---------------------- */
 
