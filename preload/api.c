@@ -9,7 +9,7 @@
 #include "base/sys.h"
 #include "core/counters.h"
 #include "memtrace.h"
-#include "shim.h"
+#include "base/shim.h"
 
 static int api_mark_lock;
 

@@ -1,5 +1,9 @@
-/* hooks.c: the interposers, and nothing else: each resolves lazily
- * (boot_ensure), calls the real function and tells the tracking modules.
+/* hooks.c: the interposers, at the top of the shim's layers (preload/LAYERS):
+ * each resolves lazily (boot_ensure), calls the real function and tells
+ * the modules below, which never name it back.  malloc and free reach
+ * their path through the router hooks_start registers with route.h; the
+ * switch to threads is ordered here (sampling count, counts, paths), the
+ * mapping hooks' bodies are track.c's beside it.
  *
  * Heap figures are malloc_usable_size() of the real allocator, taken at
  * allocation and again at free (before the block is released).
@@ -32,17 +36,18 @@
 
 #include "base/boot.h"
 #include "base/errfd.h"
+#include "base/route.h"
 #include "base/sys.h"
 #include "core/counters.h"
-#include "core/track.h"
-#include "image/image.h"
-#include "image/lineage.h"
+#include "image.h"
 #include "life.h"
 #include "record.h"
+#include "record/lineage.h"
 #include "report/report.h"
 #include "sampling/callstack.h"
 #include "sampling/sample.h"
 #include "sampling/sites.h"
+#include "track.h"
 
 extern char **environ;
 
@@ -96,14 +101,15 @@ static void *hooks_boot_alloc(size_t n, size_t align)
 }
 
 /* malloc and free have two shortest paths that a malloc/free loop stays
- * on: one thread (COUNTERS_FAST: plain counter updates in the record), and
- * many (COUNTERS_FAST_MT: the calling thread's shard, when it has one).
+ * on: one thread (ROUTE_ST: plain counter updates in the record), and
+ * many (ROUTE_MT: the calling thread's shard, when it has one).
  * Both need the real functions resolved and block sizes from glibc chunk
  * headers.  Everything else goes out of line.
  *
  * The exported malloc and free only jump through a pointer to the path
- * of the current mode (hooks_route, called by counters.c whenever
- * counters_fast changes), so no call tests the mode, and each path is
+ * of the current mode (hooks_route, the router hooks_start registers with
+ * route.h, called whenever the mode changes), so no call tests the mode,
+ * and each path is
  * specialised for it.  Because they jump, the path's own return address
  * is the program's call site (HOOKS_RA). */
 
@@ -375,27 +381,26 @@ static void *hooks_realloc_mt_entry(void *p, size_t n);
 static void *hooks_realloc_slow(void *p, size_t n);
 
 /* Where malloc, free and realloc jump: hooks_route sets them from
- * counters_fast. */
+ * route_mode. */
 MT_HIDDEN void *(*hooks_malloc_path)(size_t) = hooks_malloc_slow;
 MT_HIDDEN void (*hooks_free_path)(void *) = hooks_free_slow;
 MT_HIDDEN void *(*hooks_realloc_path)(void *, size_t) = hooks_realloc_slow;
 MT_HIDDEN void *(*hooks_calloc_path)(size_t, size_t) = hooks_calloc_slow;
 
-void hooks_route(unsigned fast);
-void hooks_route(unsigned fast)
+static void hooks_route(unsigned fast)
 {
 	void *(*m)(size_t) = hooks_malloc_slow;
 	void (*f)(void *) = hooks_free_slow;
 	void *(*r)(void *, size_t) = hooks_realloc_slow;
 	void *(*c)(size_t, size_t) = hooks_calloc_slow;
-	if (fast & COUNTERS_FAST) {
+	if (fast & ROUTE_ST) {
 		m = hooks_malloc_st;
-		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_st_sites : hooks_free_st;
+		f = (fast & ROUTE_SITES) ? hooks_free_st_sites : hooks_free_st;
 		r = hooks_realloc_st_entry;
 		c = hooks_calloc_st_entry;
-	} else if (fast & COUNTERS_FAST_MT) {
+	} else if (fast & ROUTE_MT) {
 		m = hooks_malloc_mt;
-		f = (fast & COUNTERS_FAST_SITES) ? hooks_free_mt_sites : hooks_free_mt;
+		f = (fast & ROUTE_SITES) ? hooks_free_mt_sites : hooks_free_mt;
 		r = hooks_realloc_mt_entry;
 		c = hooks_calloc_mt_entry;
 	}
@@ -403,6 +408,15 @@ void hooks_route(unsigned fast)
 	__atomic_store_n(&hooks_malloc_path, m, __ATOMIC_RELAXED);
 	__atomic_store_n(&hooks_free_path, f, __ATOMIC_RELAXED);
 	__atomic_store_n(&hooks_realloc_path, r, __ATOMIC_RELAXED);
+}
+
+/* The router registered before every other constructor of the shim (life.c's
+ * among them): it takes the paths of the mode in force at once, and of each
+ * change from then on.  Allocations before it (other objects' constructors)
+ * took the general paths, which are right in every mode.  No allocation. */
+__attribute__((constructor(101))) static void hooks_start(void)
+{
+	route_register(hooks_route);
 }
 
 /* The interposers proper: one indirect jump each.  On x86-64 written as
@@ -851,7 +865,13 @@ static void hooks_go_multithreaded(void)
 {
 	if (boot_ensure())
 		boot_heap_ensure();
+	if (counters_mt)
+		return;
+	/* the sampling count moves to this thread's TLS first (sample.h), then
+	 * the counts to the shards, then the paths */
+	sample_go_multithreaded();
 	counters_go_multithreaded();
+	route_threads(1);
 }
 
 MT_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),

@@ -16,14 +16,16 @@
 #include "base/boot.h"
 #include "base/config.h"
 #include "base/errfd.h"
+#include "base/route.h"
 #include "core/counters.h"
-#include "core/track.h"
-#include "image/image.h"
-#include "image/store.h"
+#include "track.h"
+#include "image.h"
+#include "record/store.h"
 #include "life.h"
 #include "record.h"
+#include "sampling/sample.h"
 #include "sampling/sites.h"
-#include "shim.h"
+#include "base/shim.h"
 
 static int life_exit_hooked;
 
@@ -89,10 +91,14 @@ static void life_child(void)
 {
 	errfd_in_child();
 	api_fork_release();
-	store_fork_child();
+	store_fork_child(); /* the counts one thread's again (counters_go_single) */
+	/* then the sampling count and the paths follow (as hooks.c switches
+	 * them on the way to threads, in the other order) */
+	sample_go_single();
+	route_threads(0);
 	/* after the child's record: the queue counts there */
 	track_fork_child(life_fork_locked);
-	sites_fork_child(); /* after the child's record: it names the table */
+	sites_fork_child(store_has_file()); /* after the child's record: it names the table */
 	if (life_fork_locked)
 		shim_guard_leave();
 }

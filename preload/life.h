@@ -2,7 +2,7 @@
 #ifndef MEMTRACE_LIFE_H
 #define MEMTRACE_LIFE_H
 
-#include "shim.h"
+#include "base/shim.h"
 
 /* quick_exit()'s status: at_quick_exit handlers are not given it. */
 extern MT_HIDDEN int life_quick_status;

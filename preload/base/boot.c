@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "base/boot.h"
+#include "base/route.h"
 #include "base/sys.h"
-#include "core/counters.h"
 #include "record.h"
 
 struct boot_real real;
@@ -24,6 +24,7 @@ int boot_glibc_chunks;
  * blocks with malloc_usable_size, which the probe checks the headers
  * against, so a block gets the same size on either side of it. */
 int boot_probe_due;
+unsigned boot_heap_flags;
 static size_t boot_used;
 static int boot_state; /* 0 idle, 1 resolving, 2 done */
 
@@ -195,79 +196,27 @@ static void boot_resolve(void)
 	struct boot_real r;
 	int probe = 0;
 	memset(&r, 0, sizeof r);
+#define BOOT_RESOLVE(field, sym, type) r.field = (__typeof__(r.field))boot_sym(#sym);
+	BOOT_REAL_LIST(BOOT_RESOLVE)
+#undef BOOT_RESOLVE
 	/* The ones we cannot run without. */
-	r.malloc = (void *(*)(size_t))boot_sym("malloc");
-	r.free = (void (*)(void *))boot_sym("free");
-	r.calloc = (void *(*)(size_t, size_t))boot_sym("calloc");
-	r.realloc = (void *(*)(void *, size_t))boot_sym("realloc");
-	if (!r.malloc)
-		boot_die("malloc");
-	if (!r.free)
-		boot_die("free");
-	if (!r.calloc)
-		boot_die("calloc");
-	if (!r.realloc)
-		boot_die("realloc");
-	r.posix_memalign = (int (*)(void **, size_t, size_t))boot_sym("posix_memalign");
-	r.aligned_alloc = (void *(*)(size_t, size_t))boot_sym("aligned_alloc");
-	r.memalign = (void *(*)(size_t, size_t))boot_sym("memalign");
-	r.valloc = (void *(*)(size_t))boot_sym("valloc");
-	r.pvalloc = (void *(*)(size_t))boot_sym("pvalloc");
-	r.usable = (size_t(*)(void *))boot_sym("malloc_usable_size");
-	r.mmap = (void *(*)(void *, size_t, int, int, int, off_t))boot_sym("mmap");
-	r.mmap64 = (void *(*)(void *, size_t, int, int, int, off_t))boot_sym("mmap64");
-	r.munmap = (int (*)(void *, size_t))boot_sym("munmap");
-	r.mremap = (void *(*)(void *, size_t, size_t, int, ...))boot_sym("mremap");
-	r.execve = (int (*)(const char *, char *const[], char *const[]))boot_sym("execve");
-	r.execvpe = (int (*)(const char *, char *const[], char *const[]))boot_sym("execvpe");
-	r.fexecve = (int (*)(int, char *const[], char *const[]))boot_sym("fexecve");
-	r.execveat = (int (*)(int, const char *, char *const[], char *const[], int))boot_sym(
-		"execveat");
-	r.posix_spawn = (int (*)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-				 const posix_spawnattr_t *, char *const[], char *const[]))
-		boot_sym("posix_spawn");
-	r.posix_spawnp = (int (*)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-				  const posix_spawnattr_t *, char *const[], char *const[]))
-		boot_sym("posix_spawnp");
-	r.system = (int (*)(const char *))boot_sym("system");
-	r.popen = (FILE * (*)(const char *, const char *)) boot_sym("popen");
-	r.pclose = (int (*)(FILE *))boot_sym("pclose");
-	r.pthread_create = (int (*)(void *, const void *, void *(*)(void *), void *))boot_sym(
-		"pthread_create");
-	r.thrd_create = (int (*)(thrd_t *, thrd_start_t, void *))boot_sym("thrd_create");
-	r.timer_create = (int (*)(clockid_t, struct sigevent *, timer_t *))boot_sym("timer_create");
-	r.mq_notify = (int (*)(mqd_t, const struct sigevent *))boot_sym("mq_notify");
-	r.aio_read = (int (*)(struct aiocb *))boot_sym("aio_read");
-	r.aio_write = (int (*)(struct aiocb *))boot_sym("aio_write");
-	r.aio_fsync = (int (*)(int, struct aiocb *))boot_sym("aio_fsync");
-	r.lio_listio = (int (*)(int, struct aiocb *const[], int, struct sigevent *))boot_sym(
-		"lio_listio");
-	r.aio_read64 = (int (*)(struct aiocb64 *))boot_sym("aio_read64");
-	r.aio_write64 = (int (*)(struct aiocb64 *))boot_sym("aio_write64");
-	r.aio_fsync64 = (int (*)(int, struct aiocb64 *))boot_sym("aio_fsync64");
-	r.lio_listio64 = (int (*)(int, struct aiocb64 *const[], int, struct sigevent *))boot_sym(
-		"lio_listio64");
-	r.getaddrinfo_a = (int (*)(int, struct gaicb *[], int, struct sigevent *))boot_sym(
-		"getaddrinfo_a");
-	r.close = (int (*)(int))boot_sym("close");
-	r.fclose = (int (*)(FILE *))boot_sym("fclose");
-	if (!r.close)
-		boot_die("close");
-	if (!r.fclose)
-		boot_die("fclose");
-	r.exit_ = (void (*)(int))boot_sym("_exit");
-	r.exit_upper = (void (*)(int))boot_sym("_Exit");
-	r.quick_exit = (void (*)(int))boot_sym("quick_exit");
+#define BOOT_NEEDED(field, sym, type)                                                          \
+	if (!r.field)                                                                          \
+		boot_die(#sym);
+	BOOT_REAL_NEEDED(BOOT_NEEDED)
+	BOOT_NEEDED(close, close, close)
+	BOOT_NEEDED(fclose, fclose, fclose)
+#undef BOOT_NEEDED
 	if (!r.usable || !boot_same_object((void *)r.malloc, (void *)r.usable)) {
 		r.usable = boot_usable_unknown;
-		counters_set_flag(MT_FLAG_HEAP_UNSIZED);
+		__atomic_fetch_or(&boot_heap_flags, MT_FLAG_HEAP_UNSIZED, __ATOMIC_RELAXED);
 	} else {
 		probe = boot_glibc_candidate(&r);
 	}
 	if (boot_malloc_foreign())
-		counters_set_flag(MT_FLAG_HEAP_FOREIGN);
+		__atomic_fetch_or(&boot_heap_flags, MT_FLAG_HEAP_FOREIGN, __ATOMIC_RELAXED);
 	real = r;
-	counters_set_glibc_sizes(boot_glibc_chunks);
+	route_glibc_sizes(boot_glibc_chunks);
 	__atomic_store_n(&boot_probe_due, probe, __ATOMIC_RELAXED);
 }
 
@@ -281,7 +230,7 @@ void boot_probe_heap(void)
 		return;
 	ok = boot_check_glibc(&real);
 	__atomic_store_n(&boot_glibc_chunks, ok, __ATOMIC_RELAXED);
-	counters_set_glibc_sizes(ok);
+	route_glibc_sizes(ok);
 	__atomic_store_n(&boot_probe_due, 0, __ATOMIC_RELEASE);
 }
 
@@ -314,8 +263,8 @@ void boot_arena_begin(void)
 	boot_arena_held = shim_guard_enter();
 	if (!boot_arena_held)
 		return; /* inside a hook already: its allocations are ours anyway */
-	/* Only the fast-path bits: COUNTERS_FAST_SITES belongs to sites.c. */
-	boot_saved_fast = counters_fast_clear(COUNTERS_FAST | COUNTERS_FAST_MT);
+	/* Only the fast-path bits: ROUTE_SITES belongs to sites.c. */
+	boot_saved_fast = route_clear(ROUTE_ST | ROUTE_MT);
 	/* boot_init() then answers 0 to this thread (its guard is held): the
 	 * hooks serve it from the arena. */
 	__atomic_store_n(&boot_ready, 0, __ATOMIC_RELEASE);
@@ -326,7 +275,7 @@ void boot_arena_end(void)
 	if (!boot_arena_held)
 		return;
 	__atomic_store_n(&boot_ready, 1, __ATOMIC_RELEASE);
-	counters_fast_set(boot_saved_fast);
+	route_set(boot_saved_fast);
 	boot_arena_held = 0;
 	shim_guard_leave();
 }

@@ -11,65 +11,81 @@
 #define MEMTRACE_BOOT_H
 
 #include <aio.h>
+#include <malloc.h>
 #include <mqueue.h>
 #include <netdb.h>
 #include <signal.h>
+#include <pthread.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <time.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <sys/mman.h>
 #include <threads.h>
+#include <unistd.h>
 
-#include "shim.h"
+#include "base/shim.h"
 
+/* Every real function the shim calls, named once: X(field, symbol, symbol), in
+ * the order of struct boot_real's fields.  A field's type is the C
+ * library's own declaration of the symbol (__typeof__), which the hook
+ * that interposes it (hooks.c) is checked against by the compiler as well,
+ * so no interposed signature is written out twice.  BOOT_REAL_NEEDED are
+ * the ones the shim cannot run without (boot_die). */
+#define BOOT_REAL_NEEDED(X)                                                                    \
+	X(malloc, malloc, void *(size_t))                                                      \
+	X(free, free, void(void *))                                                            \
+	X(calloc, calloc, void *(size_t, size_t))                                              \
+	X(realloc, realloc, void *(void *, size_t))
+#define BOOT_REAL_LIST(X)                                                                      \
+	BOOT_REAL_NEEDED(X)                                                                    \
+	X(posix_memalign, posix_memalign, int(void **, size_t, size_t))                        \
+	X(aligned_alloc, aligned_alloc, void *(size_t, size_t))                                \
+	X(memalign, memalign, void *(size_t, size_t))                                          \
+	X(valloc, valloc, void *(size_t))                                                      \
+	X(pvalloc, pvalloc, void *(size_t))                                                    \
+	X(usable, malloc_usable_size, size_t(void *)) /* or a stub returning 0 */              \
+	X(mmap, mmap, mmap)                                                                    \
+	X(mmap64, mmap64, mmap64)                                                              \
+	X(munmap, munmap, munmap)                                                              \
+	X(mremap, mremap, mremap)                                                              \
+	X(execve, execve, execve)                                                              \
+	X(execvpe, execvpe, execvpe)                                                           \
+	X(fexecve, fexecve, fexecve)                                                           \
+	X(execveat, execveat, execveat)                                                        \
+	X(posix_spawn, posix_spawn, posix_spawn)                                               \
+	X(posix_spawnp, posix_spawnp, posix_spawnp)                                            \
+	X(system, system, system)                                                              \
+	X(popen, popen, popen)                                                                 \
+	X(pclose, pclose, pclose)                                                              \
+	X(pthread_create, pthread_create, pthread_create)                                      \
+	X(thrd_create, thrd_create, thrd_create)                                               \
+	/* glibc starts threads of its own inside these, past pthread_create */                \
+	X(timer_create, timer_create, timer_create)                                            \
+	X(mq_notify, mq_notify, mq_notify)                                                     \
+	X(aio_read, aio_read, aio_read)                                                        \
+	X(aio_write, aio_write, aio_write)                                                     \
+	X(aio_fsync, aio_fsync, aio_fsync)                                                     \
+	X(lio_listio, lio_listio, lio_listio)                                                  \
+	X(aio_read64, aio_read64, aio_read64)                                                  \
+	X(aio_write64, aio_write64, aio_write64)                                               \
+	X(aio_fsync64, aio_fsync64, aio_fsync64)                                               \
+	X(lio_listio64, lio_listio64, lio_listio64)                                            \
+	X(getaddrinfo_a, getaddrinfo_a, getaddrinfo_a)                                         \
+	X(close, close, close)                                                                 \
+	X(fclose, fclose, fclose)                                                              \
+	X(exit_, _exit, _exit)                                                                 \
+	X(exit_upper, _Exit, _Exit)                                                            \
+	X(quick_exit, quick_exit, quick_exit)
+
+#define BOOT_REAL_FIELD(field, sym, type) __typeof__(type) *field;
 struct boot_real {
-	void *(*malloc)(size_t);
-	void (*free)(void *);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	int (*posix_memalign)(void **, size_t, size_t);
-	void *(*aligned_alloc)(size_t, size_t);
-	void *(*memalign)(size_t, size_t);
-	void *(*valloc)(size_t);
-	void *(*pvalloc)(size_t);
-	size_t (*usable)(void *); /* malloc_usable_size, or a stub returning 0 */
-	void *(*mmap)(void *, size_t, int, int, int, off_t);
-	void *(*mmap64)(void *, size_t, int, int, int, off_t);
-	int (*munmap)(void *, size_t);
-	void *(*mremap)(void *, size_t, size_t, int, ...);
-	int (*execve)(const char *, char *const[], char *const[]);
-	int (*execvpe)(const char *, char *const[], char *const[]);
-	int (*fexecve)(int, char *const[], char *const[]);
-	int (*execveat)(int, const char *, char *const[], char *const[], int);
-	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			   const posix_spawnattr_t *, char *const[], char *const[]);
-	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			    const posix_spawnattr_t *, char *const[], char *const[]);
-	int (*system)(const char *);
-	FILE *(*popen)(const char *, const char *);
-	int (*pclose)(FILE *);
-	int (*pthread_create)(void *, const void *, void *(*)(void *), void *);
-	int (*thrd_create)(thrd_t *, thrd_start_t, void *);
-	/* glibc starts threads of its own inside these, past pthread_create */
-	int (*timer_create)(clockid_t, struct sigevent *, timer_t *);
-	int (*mq_notify)(mqd_t, const struct sigevent *);
-	int (*aio_read)(struct aiocb *);
-	int (*aio_write)(struct aiocb *);
-	int (*aio_fsync)(int, struct aiocb *);
-	int (*lio_listio)(int, struct aiocb *const[], int, struct sigevent *);
-	int (*aio_read64)(struct aiocb64 *);
-	int (*aio_write64)(struct aiocb64 *);
-	int (*aio_fsync64)(int, struct aiocb64 *);
-	int (*lio_listio64)(int, struct aiocb64 *const[], int, struct sigevent *);
-	int (*getaddrinfo_a)(int, struct gaicb *[], int, struct sigevent *);
-	int (*close)(int);
-	int (*fclose)(FILE *);
-	void (*exit_)(int); /* _exit */
-	void (*exit_upper)(int); /* _Exit */
-	void (*quick_exit)(int);
+	BOOT_REAL_LIST(BOOT_REAL_FIELD)
 };
+#undef BOOT_REAL_FIELD
 
 extern MT_HIDDEN struct boot_real real;
 extern MT_HIDDEN int boot_ready;
@@ -121,6 +137,13 @@ static inline size_t boot_chunk_usable(const void *p)
 	 * compare-sbb-and-add chain on every malloc and free. */
 	return (h & ~(size_t)7) - 8 - ((h & 2) << 2);
 }
+
+/* What boot learnt of the program's heap, as the record's flags
+ * (record.h): MT_FLAG_HEAP_UNSIZED (no malloc_usable_size beside the real
+ * malloc), MT_FLAG_HEAP_FOREIGN (the program's malloc is not the C
+ * library's).  Boot only says so; the image's start (image.c) puts them
+ * in the record. */
+extern MT_HIDDEN unsigned boot_heap_flags;
 
 /* The probe behind boot_glibc_chunks runs at the program's first
  * allocation, not at start: a program that never allocates (a `true`)

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shim.h"
+#include "base/shim.h"
 
 #define CONFIG_VAR_BYTES (PATH_MAX + 32)
 

@@ -9,7 +9,6 @@
 #include "core/counters.h"
 #include "core/shards.h"
 #include "invariant.h"
-#include "sampling/sample.h"
 
 /* In .lbss with the large tables (shim.h): its alignment then pads no
  * small variable onto a page of its own. */
@@ -20,8 +19,6 @@ uint64_t counters_heap_stamp_next = 1, counters_total_stamp_next = 1;
 uint64_t counters_maps_now;
 uint64_t counters_peak_limit;
 uint64_t counters_gate;
-unsigned counters_fast;
-static int counters_glibc_sizes;
 
 static void counters_refresh_total(struct mt_record *r);
 
@@ -33,29 +30,6 @@ static void counters_refresh_total(struct mt_record *r);
  * pays no page fault for it. */
 static uint64_t counters_early_heap_stamp, counters_early_total_stamp;
 static int counters_bound;
-
-/* hooks.c re-routes malloc and free whenever counters_fast changes (weak:
- * the unit tests link this file without hooks.c). */
-void hooks_route(unsigned fast) __attribute__((weak));
-
-static void counters_fast_changed(void)
-{
-	if (hooks_route)
-		hooks_route(__atomic_load_n(&counters_fast, __ATOMIC_RELAXED));
-}
-
-unsigned counters_fast_clear(unsigned bits)
-{
-	unsigned old = __atomic_fetch_and(&counters_fast, ~bits, __ATOMIC_RELAXED);
-	counters_fast_changed();
-	return old & bits;
-}
-
-void counters_fast_set(unsigned bits)
-{
-	__atomic_fetch_or(&counters_fast, bits, __ATOMIC_RELAXED);
-	counters_fast_changed();
-}
 
 struct mt_record *counters_local(void)
 {
@@ -113,15 +87,9 @@ void counters_go_multithreaded(void)
 	/* Still one thread here: no race on the key.  No allocation either. */
 	shards_enable();
 	__atomic_fetch_or(&counters_rec->flags, MT_FLAG_MULTITHREADED, __ATOMIC_RELAXED);
-	/* the sampling count moves to this thread's TLS (sample.h) */
-	sample_go_multithreaded();
 	/* pthread_create publishes this store to the new thread; the calling
 	 * thread sees it at once. */
 	__atomic_store_n(&counters_mt, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST, __ATOMIC_RELAXED);
-	if (counters_glibc_sizes)
-		__atomic_fetch_or(&counters_fast, COUNTERS_FAST_MT, __ATOMIC_RELAXED);
-	counters_fast_changed();
 }
 
 static void counters_add_delta(struct shard *sh, void *ctx)
@@ -147,26 +115,6 @@ void counters_go_single(void)
 	shards_reset_in_child();
 	MT_ASSERT(shards_owned() == 0);
 	counters_mt = 0;
-	sample_go_single();
-	__atomic_fetch_and(&counters_fast, ~COUNTERS_FAST_MT, __ATOMIC_RELAXED);
-	if (counters_glibc_sizes)
-		__atomic_fetch_or(&counters_fast, COUNTERS_FAST, __ATOMIC_RELAXED);
-	counters_fast_changed();
-}
-
-void counters_set_glibc_sizes(int yes)
-{
-	unsigned mode = counters_mt ? COUNTERS_FAST_MT : COUNTERS_FAST;
-	counters_glibc_sizes = yes;
-	__atomic_fetch_and(&counters_fast, ~(COUNTERS_FAST | COUNTERS_FAST_MT), __ATOMIC_RELAXED);
-	if (yes)
-		__atomic_fetch_or(&counters_fast, mode, __ATOMIC_RELAXED);
-	counters_fast_changed();
-}
-
-void counters_watch_frees(void)
-{
-	counters_fast_set(COUNTERS_FAST_SITES);
 }
 
 int counters_is_own_process(void)

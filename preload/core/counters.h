@@ -25,7 +25,7 @@
 
 #include "core/shards.h"
 #include "record.h"
-#include "shim.h"
+#include "base/shim.h"
 
 /* Where the shim's record lives, at an address fixed when the shim is
  * linked: a page-aligned region of MT_RECORD_SIZE bytes of its own .lbss,
@@ -59,26 +59,6 @@ extern MT_HIDDEN uint64_t counters_maps_now;
  * compares one figure instead of computing the total and comparing two.
  * Recomputed whenever a peak or the mappings move (counters.c). */
 extern MT_HIDDEN uint64_t counters_peak_limit;
-/* counters_fast: which shortest path the hooks may take, so that malloc
- * and free read one variable and compare it once:
- * COUNTERS_FAST while single-threaded *and* block sizes come from glibc
- * chunk headers (boot.h); COUNTERS_FAST_MT in the same case once
- * multithreaded (the per-thread shard path below).
- * COUNTERS_FAST_SITES: a sampled block may be live, so a free must ask
- * sites.h about its block.  Set by sites.c before the first block enters
- * its filter, never cleared (a fork child keeps the parent's sampled
- * blocks).  Every write to the word is an atomic RMW of its own bits. */
-#define COUNTERS_FAST 1u
-#define COUNTERS_FAST_SITES 2u
-#define COUNTERS_FAST_MT 4u
-extern MT_HIDDEN unsigned counters_fast;
-/* Every change of counters_fast goes through counters.c, which then has
- * hooks.c re-route malloc and free (hooks_route): the hooks jump through
- * a pointer per mode instead of testing the word on every call.
- * counters_fast_clear returns which of `bits` were set. */
-unsigned counters_fast_clear(unsigned bits);
-void counters_fast_set(unsigned bits);
-
 /* The record's home, &counters_home.rec (what the shim's counters_rec
  * always is; a record file, when there is one, is mapped there). */
 struct mt_record *counters_local(void);
@@ -87,16 +67,15 @@ struct mt_record *counters_local(void);
  * The first call also stores into `r` the peak stamps taken before it
  * (counters.c keeps them off the record's second page until then). */
 void counters_bind(struct mt_record *r);
-/* Switches to atomic updates; sets MT_FLAG_MULTITHREADED.  Idempotent. */
+/* Switches to atomic updates; sets MT_FLAG_MULTITHREADED.  Idempotent.
+ * The counts only: the caller (hooks.c) moves the sampling count and the
+ * dispatch mode (route.h) with it. */
 void counters_go_multithreaded(void);
 /* In a fork child: one thread again, so plain updates are safe.  The
  * heap bytes other threads still held in their shards at the fork are
- * added to the record first (the child inherited those blocks). */
+ * added to the record first (the child inherited those blocks).  The
+ * counts only, as counters_go_multithreaded (life.c does the rest). */
 void counters_go_single(void);
-/* boot.c: whether glibc chunk headers give the block sizes. */
-void counters_set_glibc_sizes(int yes);
-/* sites.c: sets COUNTERS_FAST_SITES (see counters_fast). */
-void counters_watch_frees(void);
 
 /* Multithreaded, the activity counts (calls[], hist[], requested, largest)
  * and the live heap bytes collect in per-thread shards first (shards.h,
@@ -293,7 +272,7 @@ static inline void counters_grow_st(struct mt_record *r, size_t bytes)
 void counters_note_alloc(unsigned kind, size_t req, size_t usable);
 
 /* free() of a block of `usable` bytes while single-threaded (the caller
- * knows: counters_fast, or counters_mt tested). */
+ * knows: route_mode, or counters_mt tested). */
 static inline void counters_free_st(struct mt_record *r, size_t usable)
 {
 	r->calls[MT_CALL_FREE]++;
@@ -407,7 +386,7 @@ static inline void counters_grow_shard(struct shard *sh, size_t bytes)
 	counters_bump((uint64_t *)&sh->heap_delta, (uint64_t)bytes);
 }
 
-/* A free on the multithreaded shortest path (COUNTERS_FAST_MT), for a
+/* A free on the multithreaded shortest path (ROUTE_MT), for a
  * thread with a shard: it touches only its shard. */
 static inline void counters_free_shard(struct shard *sh, size_t usable)
 {

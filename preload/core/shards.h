@@ -38,7 +38,7 @@
 #include <stdint.h>
 
 #include "record.h"
-#include "shim.h"
+#include "base/shim.h"
 
 /* Threads that can own a shard at once; later threads count directly. */
 #define SHARDS_MAX 1024u

@@ -17,8 +17,8 @@
 #include "jsonw.h"
 #include "names.h"
 #include "recordjson.h"
+#include "report/outfile.h"
 #include "report/render.h"
-#include "report/report.h"
 #include "report/summary.h"
 #include "report/topsites.h"
 #include "stacks.h"
@@ -400,12 +400,12 @@ static void summary_json_record(const struct mt_record *r, void *ctx)
 
 static void summary_write_json(const struct summary_tree *t)
 {
-	struct report_pipe_guard g;
+	struct outfile_guard g;
 	struct jsonw w;
-	int fd = report_out_open(config.out), rc;
+	int fd = outfile_open(config.out), rc;
 	if (fd < 0)
 		return;
-	report_pipe_guard_begin(&g);
+	outfile_guard_begin(&g);
 	jsonw_init(&w, fd, 0);
 	jsonw_object_begin(&w);
 	jsonw_key(&w, "root_pid");
@@ -424,10 +424,10 @@ static void summary_write_json(const struct summary_tree *t)
 	jsonw_array_end(&w);
 	jsonw_object_end(&w);
 	rc = jsonw_finish_line(&w);
-	report_pipe_guard_end(&g, rc);
+	outfile_guard_end(&g, rc);
 	sys_close(fd);
 	if (rc < 0)
-		report_out_failed(config.out, "write", -rc);
+		outfile_failed(config.out, "write", -rc);
 }
 
 void summary_end(const struct mt_record *root)

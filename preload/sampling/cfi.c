@@ -8,7 +8,7 @@
 
 #include "sampling/cfi.h"
 #include "sampling/modules.h"
-#include "shim.h"
+#include "base/shim.h"
 
 #if defined(__x86_64__) && defined(HAVE__DL_FIND_OBJECT)
 
@@ -259,6 +259,41 @@ static int expr_rbp_offset(struct cfi_span *s, uint64_t len, int deref, int64_t 
 
 /* Runs the instructions of s until the location passes the target (or
  * they end); 1 when the target was passed (stop), 0 at their end. */
+/* The instructions that define the CFA rule (DW_CFA_def_cfa*). */
+static void machine_cfa(struct cfi_machine *m, struct cfi_span *s, uint8_t op)
+{
+	const int64_t da = m->cie->data_align;
+	switch (op) {
+	case 0x0c: /* def_cfa */
+		m->now.cfa_reg = (unsigned)span_uleb(s);
+		m->now.cfa_offset = (int64_t)span_uleb(s);
+		m->now.cfa_expr = 0;
+		break;
+	case 0x0d: /* def_cfa_register */
+		m->now.cfa_reg = (unsigned)span_uleb(s);
+		m->now.cfa_expr = 0;
+		break;
+	case 0x0e: /* def_cfa_offset */
+		m->now.cfa_offset = (int64_t)span_uleb(s);
+		break;
+	case 0x0f: { /* def_cfa_expression */
+		int64_t k = 0;
+		m->now.cfa_expr = expr_rbp_offset(s, span_uleb(s), 1, &k) ? CFA_EXPR_AT_RBP
+									  : CFA_EXPR_OTHER;
+		m->now.cfa_offset = k;
+		break;
+	}
+	case 0x12: /* def_cfa_sf */
+		m->now.cfa_reg = (unsigned)span_uleb(s);
+		m->now.cfa_offset = span_sleb(s) * da;
+		m->now.cfa_expr = 0;
+		break;
+	case 0x13: /* def_cfa_offset_sf */
+		m->now.cfa_offset = span_sleb(s) * da;
+		break;
+	}
+}
+
 static int machine_run(struct cfi_machine *m, struct cfi_span *s)
 {
 	const int64_t da = m->cie->data_align;
@@ -323,24 +358,13 @@ static int machine_run(struct cfi_machine *m, struct cfi_span *s)
 			m->now = m->stack[--m->depth];
 			continue;
 		case 0x0c: /* def_cfa */
-			m->now.cfa_reg = (unsigned)span_uleb(s);
-			m->now.cfa_offset = (int64_t)span_uleb(s);
-			m->now.cfa_expr = 0;
-			continue;
 		case 0x0d: /* def_cfa_register */
-			m->now.cfa_reg = (unsigned)span_uleb(s);
-			m->now.cfa_expr = 0;
-			continue;
 		case 0x0e: /* def_cfa_offset */
-			m->now.cfa_offset = (int64_t)span_uleb(s);
+		case 0x0f: /* def_cfa_expression */
+		case 0x12: /* def_cfa_sf */
+		case 0x13: /* def_cfa_offset_sf */
+			machine_cfa(m, s, op);
 			continue;
-		case 0x0f: { /* def_cfa_expression */
-			int64_t k = 0;
-			m->now.cfa_expr = expr_rbp_offset(s, span_uleb(s), 1, &k) ? CFA_EXPR_AT_RBP
-										  : CFA_EXPR_OTHER;
-			m->now.cfa_offset = k;
-			continue;
-		}
 		case 0x10: { /* expression */
 			int64_t k = -1;
 			reg = span_uleb(s);
@@ -358,14 +382,6 @@ static int machine_run(struct cfi_machine *m, struct cfi_span *s)
 		case 0x11: /* offset_extended_sf */
 			reg = span_uleb(s);
 			machine_set(m, reg, HOW_SAVED, span_sleb(s) * da);
-			continue;
-		case 0x12: /* def_cfa_sf */
-			m->now.cfa_reg = (unsigned)span_uleb(s);
-			m->now.cfa_offset = span_sleb(s) * da;
-			m->now.cfa_expr = 0;
-			continue;
-		case 0x13: /* def_cfa_offset_sf */
-			m->now.cfa_offset = span_sleb(s) * da;
 			continue;
 		case 0x2e: /* GNU_args_size */
 			span_uleb(s);

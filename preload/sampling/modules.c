@@ -10,7 +10,7 @@
 #include "elfsym.h"
 #include "sampling/modules.h"
 #include "sampling/python.h"
-#include "shim.h"
+#include "base/shim.h"
 
 struct modules_span {
 	uintptr_t start, end;

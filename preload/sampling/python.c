@@ -15,7 +15,7 @@
 #include "base/sys.h"
 #include "invariant.h"
 #include "sampling/python.h"
-#include "shim.h"
+#include "base/shim.h"
 
 /* ---- the layouts: one entry per CPython minor version ---------------------- */
 
@@ -518,11 +518,54 @@ static void python_reverse(struct python_raw_frame *a, unsigned n)
 	}
 }
 
+/* The data-stack chunks of thread state t, newest first: the frames in
+ * them are this thread's own memory, read in place. */
+static void python_chunks_of(const struct python_layout *L, uintptr_t t, struct python_chunks *ch)
+{
+	uintptr_t chunk = *(const uintptr_t *)(t + L->ts_chunk);
+	ch->n = ch->hit = 0;
+	while (chunk && !(chunk & 7) && ch->n < PYTHON_CHUNKS_MAX) {
+		uint64_t size;
+		uint8_t head[32];
+		python_read(head, L->chunk_data, chunk, 1); /* this thread's own */
+		size = python_u64(head, L->chunk_size);
+		if (size <= L->chunk_data || size > (UINT64_C(1) << 32))
+			break;
+		ch->lo[ch->n] = chunk + L->chunk_data;
+		ch->hi[ch->n] = chunk + size;
+		ch->n++;
+		chunk = (uintptr_t)python_u64(head, L->chunk_previous);
+	}
+}
+
+/* A walk of `seen` frames, more than fit: out[0..inner) holds the
+ * innermost, out[inner..inner+ring) a ring of the latest.  Frame i sits
+ * at inner + (i - inner) % ring: the oldest of the ring's, seen - ring, at
+ * o; rotated into order, the outermost ring - 1 (one slot is the marker's)
+ * moved down over it.  Fills w's counts; returns the frames kept. */
+static unsigned python_ring_order(struct python_raw_frame *out, unsigned seen, unsigned inner,
+				  unsigned ring, uint32_t tail_entries, struct python_walked *w)
+{
+	struct python_raw_frame *a = out + inner;
+	unsigned o = (seen - inner) % ring, keep = ring - 1;
+	uint32_t kept_entries = 0;
+	python_reverse(a, o);
+	python_reverse(a + o, ring - o);
+	python_reverse(a, ring);
+	memmove(a, a + 1, keep * sizeof *a);
+	for (unsigned j = 0; j < keep; j++)
+		kept_entries += a[j].entry != 0;
+	w->inner = inner;
+	w->elided = seen - inner - keep;
+	w->elided_entries = tail_entries - kept_entries;
+	return inner + keep;
+}
+
 unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_walked *w)
 {
 	const struct python_layout *L = python_lay;
 	struct python_chunks ch;
-	uintptr_t t, frame, chunk, cframe;
+	uintptr_t t, frame, cframe;
 	/* frames seen, and entries among those past the innermost run */
 	unsigned seen = 0, inner, ring, hops, peeks = 0, last = 0;
 	uint32_t tail_entries = 0;
@@ -537,20 +580,7 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_w
 	inner = max > 2 * PYTHON_KEEP_INNER ? PYTHON_KEEP_INNER : max / 2;
 	ring = max - inner;
 	python_pid = 0;
-	ch.n = ch.hit = 0;
-	chunk = *(const uintptr_t *)(t + L->ts_chunk);
-	while (chunk && !(chunk & 7) && ch.n < PYTHON_CHUNKS_MAX) {
-		uint64_t size;
-		uint8_t head[32];
-		python_read(head, L->chunk_data, chunk, 1); /* this thread's own */
-		size = python_u64(head, L->chunk_size);
-		if (size <= L->chunk_data || size > (UINT64_C(1) << 32))
-			break;
-		ch.lo[ch.n] = chunk + L->chunk_data;
-		ch.hi[ch.n] = chunk + size;
-		ch.n++;
-		chunk = (uintptr_t)python_u64(head, L->chunk_previous);
-	}
+	python_chunks_of(L, t, &ch);
 	if (L->flags & PYTHON_NO_CFRAME) {
 		/* 3.13: the thread state names its current frame */
 		frame = *(const uintptr_t *)(t + L->ts_cframe);
@@ -627,26 +657,10 @@ unsigned python_walk(struct python_raw_frame *out, unsigned max, struct python_w
 		frame = (uintptr_t)python_u64(fp, L->fr_previous);
 	}
 	w->cut = frame != 0;
-	if (seen <= max) {
+	if (seen <= max)
 		w->inner = seen; /* the ring never wrapped: out is in order */
-	} else {
-		/* frame i sits at inner + (i - inner) % ring: the oldest of the
-		 * ring's, seen - ring, at o; rotated into order, the outermost
-		 * ring - 1 (one slot is the marker's) moved down over it */
-		struct python_raw_frame *a = out + inner;
-		unsigned o = (seen - inner) % ring, keep = ring - 1;
-		uint32_t kept_entries = 0;
-		python_reverse(a, o);
-		python_reverse(a + o, ring - o);
-		python_reverse(a, ring);
-		memmove(a, a + 1, keep * sizeof *a);
-		for (unsigned j = 0; j < keep; j++)
-			kept_entries += a[j].entry != 0;
-		w->inner = inner;
-		w->elided = seen - inner - keep;
-		w->elided_entries = tail_entries - kept_entries;
-		seen = inner + keep;
-	}
+	else
+		seen = python_ring_order(out, seen, inner, ring, tail_entries, w);
 	for (unsigned i = 0; i < seen; i++)
 		python_frame_fill(L, &out[i]);
 	return seen;

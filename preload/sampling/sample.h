@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shim.h"
+#include "base/shim.h"
 
 /* Bytes a thread allocates before it asks again when sampling is idle. */
 #define SAMPLE_IDLE (1 << 20)

@@ -11,9 +11,9 @@
 
 #include "base/boot.h"
 #include "base/config.h"
+#include "base/route.h"
 #include "base/sys.h"
 #include "core/counters.h"
-#include "image/store.h"
 #include "imagename.h"
 #include "invariant.h"
 #include "sampling/callstack.h"
@@ -77,6 +77,7 @@ static int sites_ready;       /* sampling on (sites_start) */
 static int sites_broken;      /* no table could be made: sampling stops */
 static int sites_is_file;     /* sites_hdr is the mapped file */
 static int sites_want_file;   /* a fork child's table, waiting for its file */
+static int sites_has_file;    /* the image has a record file (sites_start) */
 static int sites_own_events;  /* this image sampled or freed a sample itself */
 static int sites_missed;      /* a pc in no module since the last refresh */
 static uint32_t sites_refresh_at; /* stack_count at the last module refresh */
@@ -366,7 +367,7 @@ static int sites_make(void)
 	if (sites_broken)
 		return 0;
 	sites_is_file = 0;
-	if (config.dir[0] && store_has_file() && counters_is_own_process()) {
+	if (config.dir[0] && sites_has_file && counters_is_own_process()) {
 		h = sites_map_file();
 		sites_is_file = h != NULL;
 		if (h && sites_fill(h) != 0) {
@@ -664,8 +665,8 @@ static void sites_delete(uint32_t i)
 static void sites_filter_set(uintptr_t p)
 {
 	unsigned k = sites_slot((const void *)p);
-	if (!(__atomic_load_n(&counters_fast, __ATOMIC_RELAXED) & COUNTERS_FAST_SITES))
-		counters_watch_frees(); /* before the bit: free() skips the filter until then */
+	if (!(__atomic_load_n(&route_mode, __ATOMIC_RELAXED) & ROUTE_SITES))
+		route_set(ROUTE_SITES); /* before the bit: free() skips the filter until then */
 	__atomic_fetch_or(&sites_filter[k / 64], UINT64_C(1) << (k % 64), __ATOMIC_RELAXED);
 }
 
@@ -1023,9 +1024,10 @@ void sites_unhold(void *p, const struct sites_held *held)
 	shim_guard_leave();
 }
 
-void sites_start(void)
+void sites_start(int has_file)
 {
 	uint64_t rate = config.sample_bytes;
+	sites_has_file = has_file;
 	/* Without block sizes there is nothing to weigh samples by. */
 	if (counters_rec->flags & MT_FLAG_HEAP_UNSIZED)
 		rate = 0;
@@ -1082,7 +1084,7 @@ void sites_fork_parent(void)
 }
 
 /* Async-signal-safe: raw system calls and copies. */
-void sites_fork_child(void)
+void sites_fork_child(int has_file)
 {
 	struct mt_stacks_header *old = sites_hdr, *h;
 	uint32_t nstk;
@@ -1150,7 +1152,8 @@ void sites_fork_child(void)
 	h->state = MT_STACKS_RUNNING;
 	sites_hdr = h;
 	sites_own_events = 0;
-	sites_want_file = config.dir[0] && store_has_file();
+	sites_has_file = has_file;
+	sites_want_file = config.dir[0] && has_file;
 }
 
 struct mt_stacks_header *sites_table(void)

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "record.h"
-#include "shim.h"
+#include "base/shim.h"
 #include "stacks.h"
 
 #define SITES_FILTER_BITS 16u
@@ -104,8 +104,10 @@ void sites_note_sample(void *p, size_t usable, uint64_t weight, uintptr_t ra);
 void sites_note_map(void *p, size_t len, uint64_t weight, uintptr_t ra);
 void sites_note_unmap(uintptr_t start, uintptr_t end);
 
-/* Constructor: sampling on (config.sample_bytes) once the record exists. */
-void sites_start(void);
+/* Constructor: sampling on (config.sample_bytes) once the record exists;
+ * has_file: the record is in a file (store_has_file), so the table goes in
+ * one beside it.  The caller (image.c) asks the store; sites.c never does. */
+void sites_start(int has_file);
 /* The image ends (store_finish, with the record's state): last peak
  * snapshot, module table completed, state FINISHED.  A fork child that
  * sampled nothing of its own and execs leaves no file. */
@@ -116,7 +118,7 @@ void sites_unfinish(void);
  * the table of its own (its file made at its first sample or its end). */
 void sites_fork_prepare(void);
 void sites_fork_parent(void);
-void sites_fork_child(void);
+void sites_fork_child(int has_file); /* has_file: the child's record's */
 
 /* The table (NULL until the first sample). */
 struct mt_stacks_header *sites_table(void);

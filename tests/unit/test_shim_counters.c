@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/boot.h"
+#include "base/route.h"
 #include "core/counters.h"
 #include "core/maps.h"
 #include "record.h"
@@ -40,11 +41,11 @@ Test(counters, glibc_chunk_headers_are_trusted_after_boot)
 	cr_assert_eq(boot_init(), 1);
 	cr_expect_eq(boot_probe_due, 1);
 	cr_expect_eq(boot_glibc_chunks, 0);
-	cr_expect_not(counters_fast & COUNTERS_FAST, "counters_fast %#x", counters_fast);
+	cr_expect_not(route_mode & ROUTE_ST, "route_mode %#x", route_mode);
 	boot_heap_ensure();
 	cr_expect_eq(boot_probe_due, 0);
 	cr_expect_eq(boot_glibc_chunks, 1);
-	cr_expect(counters_fast & COUNTERS_FAST, "counters_fast %#x", counters_fast);
+	cr_expect(route_mode & ROUTE_ST, "route_mode %#x", route_mode);
 }
 
 Test(counters, bucket_edges)

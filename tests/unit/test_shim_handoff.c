@@ -12,7 +12,7 @@
 
 #include "base/config.h"
 #include "core/counters.h"
-#include "image/lineage.h"
+#include "record/lineage.h"
 #include "record.h"
 #include "report/summary.h"
 #include "report/render.h"

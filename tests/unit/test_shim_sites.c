@@ -14,7 +14,7 @@
 #include "sampling/callstack.h"
 #include "base/config.h"
 #include "core/counters.h"
-#include "shim.h"
+#include "base/shim.h"
 #include "sampling/sites.h"
 #include "stacks.h"
 
@@ -26,7 +26,7 @@ static void start(uint64_t rate)
 	rec->pid = getpid();
 	config.sample_bytes = rate;
 	config.dir = "";
-	sites_start();
+	sites_start(0);
 }
 
 /* A sample of `bytes` at address p from call site ra (distinct ra,

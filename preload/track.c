@@ -1,4 +1,5 @@
-/* track.c: mapping hooks' bodies (see track.h). */
+/* track.c: the mapping hooks' bodies (see track.h), at the top beside
+ * hooks.c: they order the map table (maps.h), the counts and the sampler. */
 #include <errno.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -7,7 +8,7 @@
 #include "base/boot.h"
 #include "base/sys.h"
 #include "core/counters.h"
-#include "core/track.h"
+#include "track.h"
 #include "invariant.h"
 #include "record.h"
 #include "sampling/sample.h"

@@ -1,23 +1,27 @@
 /* image.c: one image's life (see image.h). */
 #include <errno.h>
 
+#include "base/boot.h"
 #include "base/config.h"
 #include "core/counters.h"
-#include "image/image.h"
-#include "image/lineage.h"
-#include "image/store.h"
+#include "image.h"
+#include "record/lineage.h"
+#include "record/store.h"
 #include "report/report.h"
 #include "report/summary.h"
 #include "sampling/sites.h"
 
 void image_start(int argc, char **argv)
 {
+	/* what boot learnt of the heap, before the record's identity keeps it */
+	if (boot_heap_flags)
+		counters_set_flag(boot_heap_flags);
 	config_load();
 	store_identify(argc, argv);
 	summary_start(counters_rec->pid); /* may give config.dir a private directory */
 	lineage_start(counters_rec);
 	store_publish();
-	sites_start(); /* sampling, once the record (and its file) exists */
+	sites_start(store_has_file()); /* sampling, once the record (and its file) exists */
 }
 
 void image_end(unsigned state, int exit_code)

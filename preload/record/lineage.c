@@ -14,7 +14,7 @@
 #include "textbuf.h"
 #include "core/counters.h"
 #include "filecheck.h"
-#include "image/lineage.h"
+#include "record/lineage.h"
 #include "imagename.h"
 #include "names.h"
 

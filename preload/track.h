@@ -21,7 +21,7 @@
 #include <sys/types.h>
 
 #include "core/maps.h"
-#include "shim.h"
+#include "base/shim.h"
 
 extern MT_HIDDEN struct maps_table track_maps;
 

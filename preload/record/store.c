@@ -11,10 +11,11 @@
 
 #include "base/config.h"
 #include "base/errfd.h"
+#include "base/route.h"
 #include "base/sys.h"
 #include "textbuf.h"
 #include "core/counters.h"
-#include "image/store.h"
+#include "record/store.h"
 #include "imagename.h"
 #include "invariant.h"
 #include "record.h"
@@ -345,7 +346,7 @@ static void store_fork_reset(struct mt_record *loc, const struct mt_record *from
  * on the stack and kept in the snapshot's memory, where no file shows it,
  * and the hooks' shortest paths, which write the home, are turned off for
  * good (as when block sizes do not come from glibc's headers:
- * counters_set_glibc_sizes), so every count goes through counters_rec. */
+ * route_glibc_sizes), so every count goes through counters_rec. */
 static __attribute__((noinline, cold)) struct mt_record *store_fork_strand(void)
 {
 	struct mt_record fresh;
@@ -353,7 +354,7 @@ static __attribute__((noinline, cold)) struct mt_record *store_fork_strand(void)
 		    "private memory nor a file: it counts in its own memory only", NULL);
 	store_fork_reset(&fresh, &store_fork_snapshot);
 	memcpy(&store_fork_snapshot, &fresh, sizeof fresh);
-	counters_set_glibc_sizes(0);
+	route_glibc_sizes(0);
 	store_mapped = 0;
 	store_stranded = 1;
 	return &store_fork_snapshot;
