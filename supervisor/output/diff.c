@@ -22,6 +22,7 @@
  * Everything is read and compared before anything is written, so bad input
  * leaves stdout empty and creates no --junit file.  The command line is
  * cmd_diff.c's. */
+#include "evidence/files.h"
 #include "output/diff.h"
 #include "rootsq.h"
 
@@ -372,7 +373,7 @@ static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, ch
 	struct jsonr_value *doc = NULL;
 	struct diff_raw_sites raw = { 0 };
 	char e[400];
-	int rc = jsonr_read_file_streaming(dirfd, "stacks.json", DIFF_MAX_FILE_BYTES, "images", diff_image_sites,
+	int rc = jsonr_read_file_streaming(dirfd, EVIDENCE_STACKS, DIFF_MAX_FILE_BYTES, "images", diff_image_sites,
 					   &raw, &doc, e, sizeof e);
 	if (rc == -ENOENT)
 		return 0;
@@ -509,7 +510,7 @@ int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errl
 		return rc;
 	}
 	struct jsonr_value *res = NULL;
-	if ((rc = jsonr_read_file(dirfd, "resources.json", DIFF_MAX_FILE_BYTES, &res, e, sizeof e)) < 0) {
+	if ((rc = jsonr_read_file(dirfd, EVIDENCE_RESOURCES, DIFF_MAX_FILE_BYTES, &res, e, sizeof e)) < 0) {
 		diff_err(err, errlen, "%s/%s", path, e);
 		return rc;
 	}
@@ -518,7 +519,7 @@ int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errl
 	if (runrecord_reason_parse(jsonr_str(jsonr_get(res, "reason"), NULL), &why) < 0)
 		why = SUP_REASON_NONE;
 	if (res->type != JSONR_OBJECT)
-		diff_err(err, errlen, "%s/resources.json: not a JSON object", path);
+		diff_err(err, errlen, "%s/" EVIDENCE_RESOURCES ": not a JSON object", path);
 	else if (why == SUP_REASON_RUNNING)
 		diff_err(err, errlen, "%s: the run has not ended (reason \"running\")", path);
 	/* as memsup report's "start failed" row: a command that never ran
@@ -527,11 +528,11 @@ int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errl
 		diff_err(err, errlen, "%s: the command could not start (%s): there is no peak to compare",
 			 path, jsonr_str(jsonr_get(res, "error"), "no reason recorded"));
 	else if (isnan(out->peak_mb = jsonr_num(jsonr_get(res, "peak_mb"), NAN)))
-		diff_err(err, errlen, "%s/resources.json: no numeric \"peak_mb\"", path);
+		diff_err(err, errlen, "%s/" EVIDENCE_RESOURCES ": no numeric \"peak_mb\"", path);
 	/* a forged "oom" is bad input, as a broken record is: a gate that
 	 * cannot tell whether the run was OOM killed cannot pass it */
 	else if ((rc = oomkills_read(res, &out->oom, e, sizeof e)) < 0)
-		diff_err(err, errlen, "%s/resources.json: %s", path, e);
+		diff_err(err, errlen, "%s/" EVIDENCE_RESOURCES ": %s", path, e);
 	jsonr_free(res);
 	if (rc < 0) {
 		diff_run_free(out);
@@ -1237,7 +1238,7 @@ static int diff_junit(const char *path, const struct diff_pair *pairs, size_t n,
 	struct tm tm;
 	time_t now = time(NULL);
 
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s" EVIDENCE_TMP_SUFFIX, path) >= sizeof tmp)
 		return -ENAMETOOLONG;
 	limit_text(&o->lim, lt, sizeof lt);
 	limit_text(&o->proc_lim, plt, sizeof plt);
@@ -1281,7 +1282,7 @@ static int diff_is_sweep(const char *path)
 
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;
-	snprintf(f, sizeof f, "%s/resources.json", path);
+	snprintf(f, sizeof f, "%s/" EVIDENCE_RESOURCES, path);
 	if (access(f, F_OK) == 0 || errno != ENOENT)
 		return 0;
 	DIR *d = opendir(path);
@@ -1289,7 +1290,7 @@ static int diff_is_sweep(const char *path)
 		return 0;
 	int found = 0;
 	for (struct dirent *e; !found && (e = readdir(d));)
-		if (e->d_name[0] != '.' && (size_t)snprintf(f, sizeof f, "%s/%s/resources.json", path, e->d_name) < sizeof f)
+		if (e->d_name[0] != '.' && (size_t)snprintf(f, sizeof f, "%s/%s/" EVIDENCE_RESOURCES, path, e->d_name) < sizeof f)
 			found = access(f, F_OK) == 0;
 	closedir(d);
 	return found;
@@ -1312,7 +1313,7 @@ static char *diff_label(const char *dir, char *err, size_t errlen)
 		diff_err(err, errlen, "%s: %s", dir, strerror(errno));
 		return NULL;
 	}
-	if (jsonr_read_file(dfd, "resources.json", DIFF_MAX_FILE_BYTES, &res, e, sizeof e) < 0) {
+	if (jsonr_read_file(dfd, EVIDENCE_RESOURCES, DIFF_MAX_FILE_BYTES, &res, e, sizeof e) < 0) {
 		diff_err(err, errlen, "%s/%s", dir, e);
 		return NULL;
 	}
@@ -1395,7 +1396,7 @@ static int diff_sweep_list(const char *dir, struct diff_labelled **out, size_t *
 		if (rc == 0 && ents[i]->d_name[0] != '.' &&
 		    (size_t)snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name) < sizeof path &&
 		    stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-			snprintf(rf, sizeof rf, "%s/resources.json", path);
+			snprintf(rf, sizeof rf, "%s/" EVIDENCE_RESOURCES, path);
 			if (access(rf, F_OK) == 0) {
 				if (!(v[nv].label = diff_label(path, err, errlen)))
 					rc = -EINVAL;

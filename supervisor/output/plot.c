@@ -5,6 +5,7 @@
  * "oom" with oomkills.h), the two .jsonl files line by line through
  * timeline.h, their format's one owner.
  */
+#include "evidence/files.h"
 #include "output/plot.h"
 #include "grow.h"
 #include "output/jsonr.h"
@@ -794,11 +795,11 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 	pidmap_init(&s->peaks, sizeof(struct plot_pid_peak));
 	pidmap_init(&s->cmd_peaks, sizeof(struct plot_pid_peak));
 
-	if (jsonr_read_file(dirfd, "resources.json", PLOT_MAX_JSON, &v, why, sizeof why) == 0) {
+	if (jsonr_read_file(dirfd, EVIDENCE_RESOURCES, PLOT_MAX_JSON, &v, why, sizeof why) == 0) {
 		found = readable = 1;
 		load_resources(s, v);
 		jsonr_free(v);
-	} else if (faccessat(dirfd, "resources.json", F_OK, 0) == 0) {
+	} else if (faccessat(dirfd, EVIDENCE_RESOURCES, F_OK, 0) == 0) {
 		found = 1; /* there but unreadable (torn?): draw the rest */
 	} else {
 		why[0] = '\0';
@@ -818,13 +819,13 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 	}
 
 	struct series_ctx c = { .s = s, .want_rss = 1 };
-	rc = timeline_read_file(dirfd, "rss.jsonl", rss_line, &c, &f);
+	rc = timeline_read_file(dirfd, EVIDENCE_RSS, rss_line, &c, &f);
 	found |= f;
 	if (rc == 0) {
 		/* the heap from timeline.jsonl; the RSS too if rss.jsonl had none */
 		c.want_rss = s->d.n_rss == 0;
 		c.want_heap = 1;
-		rc = timeline_read_file(dirfd, "timeline.jsonl", tl_line, &c, &f);
+		rc = timeline_read_file(dirfd, EVIDENCE_TIMELINE, tl_line, &c, &f);
 		found |= f;
 	}
 	if (rc < 0) {
@@ -833,8 +834,8 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 		return rc;
 	}
 	if (!found) {
-		set_err(err, errlen, "no evidence here (resources.json, rss.jsonl, "
-			"timeline.jsonl, processes.json)");
+		set_err(err, errlen, "no evidence here (" EVIDENCE_RESOURCES ", " EVIDENCE_RSS ", "
+			EVIDENCE_TIMELINE ", " EVIDENCE_PROCESSES ")");
 		plot_set_free(s);
 		return -ENOENT;
 	}
@@ -906,9 +907,9 @@ int plot_write_dir(int dirfd, const char *dirpath, unsigned width, unsigned heig
 	char why[256] = "";
 	rc = plot_render(dirfd, width, height, &b, why, sizeof why);
 	if (rc == 0) {
-		rc = svg_write_atomic(dirfd, "timeline.svg", &b);
+		rc = svg_write_atomic(dirfd, EVIDENCE_TIMELINE_SVG, &b);
 		if (rc < 0)
-			snprintf(why, sizeof why, "timeline.svg: %s", strerror(-rc));
+			snprintf(why, sizeof why, EVIDENCE_TIMELINE_SVG ": %s", strerror(-rc));
 	}
 	if (rc < 0)
 		set_err(err, errlen, "%s: %s", dirpath ? dirpath : ".", why);

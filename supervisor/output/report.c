@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "evidence/files.h"
 #include "jsonw.h"
 #include "output/jsonr.h"
 #include "output/processes.h"
@@ -165,12 +166,12 @@ static void row_read(struct report_row *r)
 			row_broken(r, strerror(errno));
 		return;
 	}
-	if (jsonr_read_file(dirfd, "resources.json", REPORT_MAX_FILE_BYTES, &r->res, err, sizeof err) < 0) {
+	if (jsonr_read_file(dirfd, EVIDENCE_RESOURCES, REPORT_MAX_FILE_BYTES, &r->res, err, sizeof err) < 0) {
 		row_broken(r, err);
 		goto out;
 	}
 	if (r->res->type != JSONR_OBJECT) {
-		row_broken(r, "resources.json: not a JSON object");
+		row_broken(r, EVIDENCE_RESOURCES ": not a JSON object");
 		goto out;
 	}
 	const struct jsonr_value *v;
@@ -203,7 +204,7 @@ static void row_read(struct report_row *r)
 	if (orc == -ENOMEM)
 		row_broken(r, strerror(ENOMEM));
 	else if (orc < 0) {
-		snprintf(err, sizeof err, "resources.json: %s", oerr);
+		snprintf(err, sizeof err, EVIDENCE_RESOURCES ": %s", oerr);
 		row_broken(r, err);
 	}
 
@@ -227,11 +228,11 @@ static void row_read(struct report_row *r)
 		r->peak_source = NULL;
 	}
 	if (!r->command)
-		row_broken(r, "resources.json: no \"command\" array");
+		row_broken(r, EVIDENCE_RESOURCES ": no \"command\" array");
 	else if (isnan(r->wall_s))
-		row_broken(r, "resources.json: no numeric \"wall_s\"");
+		row_broken(r, EVIDENCE_RESOURCES ": no numeric \"wall_s\"");
 	else if (isnan(r->rss_mb))
-		row_broken(r, "resources.json: no numeric \"peak_tree_rss_mb\"");
+		row_broken(r, EVIDENCE_RESOURCES ": no numeric \"peak_tree_rss_mb\"");
 	/* memsup was killed and its sentinel closed the record: whole, but
 	 * memsup never got to write processes.json */
 	if (why == SUP_REASON_SUPERVISOR_KILLED)

@@ -1,4 +1,5 @@
 /* resources.c: the run record as JSON (see resources.h). */
+#include "evidence/files.h"
 #include "output/resources.h"
 #include "analyze/findings.h"
 #include "analyze/merge.h"
@@ -129,7 +130,7 @@ static void put_output(struct jsonw *w, const struct relay_report *o, enum termi
 	jsonw_key(w, "mode");
 	jsonw_string(w, t != TERMINAL_NONE ? terminal_mode_name(t) : relay_mode_name(o->mode));
 	jsonw_key(w, "log");
-	jsonw_string(w, o->logged ? "stdout.log" : NULL);
+	jsonw_string(w, o->logged ? EVIDENCE_STDOUT_LOG : NULL);
 	jsonw_key(w, "logged");
 	jsonw_array_begin(w);
 	for (int i = 0; o->logged && i < RELAY_STREAMS; i++)
