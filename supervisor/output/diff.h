@@ -50,13 +50,16 @@ struct diff_run {
 	double peak_mb;          /* the answer */
 	struct diff_proc *procs; /* owned; none when the run came from a report */
 	size_t n_procs;
-	int has_procs;           /* 0: a report baseline, processes not compared */
+	int has_procs;           /* 0: a report baseline, or a run whose memsup was
+				    killed before it wrote its processes: processes
+				    not compared */
 	struct diff_proc *sites; /* call sites at each image's own peak, summed by symbolized stack (owned) */
 	size_t n_sites;
 	int has_sites;           /* 0: no stacks.json (an untraced run), sites not compared */
 	double live_mb;          /* live_mb summed over processes; NAN: none had it */
 	struct oomkills oom;    /* its OOM kills (owned); from a report
 				    baseline, its count and first victim */
+	int from_dir;            /* read from an evidence directory, not a report */
 };
 
 /* Read DIR (an evidence directory) or FILE (memsup report --json with one
