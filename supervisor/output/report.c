@@ -696,6 +696,58 @@ enum { COL_DIR, COL_META, COL_COMMAND, COL_EXIT, COL_REASON, COL_WALL, COL_PEAK,
  * 15 bytes, a forged one any length. */
 #define REPORT_OOM_WIDTH 40
 
+/* The META cell: the run's labels, "key=value" apart by spaces, or "-". */
+static void cell_meta(struct report_str *b, const struct report_row *r, const char **keys,
+		      size_t n_keys)
+{
+	char buf[40];
+
+	for (size_t k = 0, shown = 0; k < n_keys; k++) {
+		const struct jsonr_value *v = jsonr_get(r->run.meta, keys[k]);
+		if (!v)
+			continue;
+		size_t len;
+		const char *t = meta_text(v, buf, &len);
+		if (shown++)
+			str_put(b, " ", 1);
+		str_puts(b, keys[k]);
+		str_put(b, "=", 1);
+		str_put(b, t, len);
+	}
+	if (!b->len)
+		str_puts(b, "-");
+}
+
+/* The OOM cell: "-" unknown, "0", "2" (a record without the list), or
+ * "2: 4242 python (run)": the count, then the first victim's pid and comm
+ * ("?" when the kill was not traced to a process) and whose limit fired. */
+static void cell_oom(struct report_str *b, const struct report_row *r)
+{
+	const struct oomkills_kill *first = row_oom_first(r);
+	char buf[64];
+
+	if (!r->run.oom.known) {
+		str_puts(b, "-");
+		return;
+	}
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->run.oom.count);
+	str_puts(b, buf);
+	if (!first)
+		return;
+	if (first->pid >= 0)
+		snprintf(buf, sizeof buf, ": %lld", first->pid);
+	else
+		snprintf(buf, sizeof buf, ": ?");
+	str_puts(b, buf);
+	if (first->pid >= 0 && first->comm) {
+		str_put(b, " ", 1);
+		str_puts(b, first->comm);
+	}
+	str_puts(b, " (");
+	str_puts(b, oomlimit_by_name(first->by));
+	str_puts(b, ")");
+}
+
 static char *table_cell(const struct report_row *r, int col, const char **keys, size_t n_keys)
 {
 	struct report_str b = { 0 };
@@ -706,20 +758,7 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 		str_puts(&b, r->dir);
 		break;
 	case COL_META:
-		for (size_t k = 0, shown = 0; k < n_keys; k++) {
-			const struct jsonr_value *v = jsonr_get(r->run.meta, keys[k]);
-			if (!v)
-				continue;
-			size_t len;
-			const char *t = meta_text(v, buf, &len);
-			if (shown++)
-				str_put(&b, " ", 1);
-			str_puts(&b, keys[k]);
-			str_put(&b, "=", 1);
-			str_put(&b, t, len);
-		}
-		if (!b.len)
-			str_puts(&b, "-");
+		cell_meta(&b, r, keys, n_keys);
 		break;
 	case COL_COMMAND: {
 		if (!r->run.command) {
@@ -777,34 +816,9 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 			snprintf(buf, sizeof buf, "-");
 		str_puts(&b, buf);
 		break;
-	case COL_OOM: {
-		/* "-" unknown, "0", "2" (a record without the list), or
-		 * "2: 4242 python (run)": the count, then the first victim's
-		 * pid and comm ("?" when the kill was not traced to a
-		 * process) and whose limit fired */
-		const struct oomkills_kill *first = row_oom_first(r);
-		if (!r->run.oom.known) {
-			str_puts(&b, "-");
-			break;
-		}
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->run.oom.count);
-		str_puts(&b, buf);
-		if (!first)
-			break;
-		if (first->pid >= 0)
-			snprintf(buf, sizeof buf, ": %lld", first->pid);
-		else
-			snprintf(buf, sizeof buf, ": ?");
-		str_puts(&b, buf);
-		if (first->pid >= 0 && first->comm) {
-			str_put(&b, " ", 1);
-			str_puts(&b, first->comm);
-		}
-		str_puts(&b, " (");
-		str_puts(&b, oomlimit_by_name(first->by));
-		str_puts(&b, ")");
+	case COL_OOM:
+		cell_oom(&b, r);
 		break;
-	}
 	case COL_STATUS: {
 		char *s = row_status_text(r);
 		if (!s)
