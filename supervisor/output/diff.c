@@ -47,6 +47,7 @@
 #include "jsonw.h"
 #include "number.h"
 #include "output/jsonr.h"
+#include "output/report.h"
 #include "runrecord.h"
 
 /* As memsup report: a stray huge file is refused, not read. */
@@ -422,53 +423,13 @@ static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, ch
 	return 0;
 }
 
-/* The OOM kills of a `memsup report --json` row: its count (null: not
- * known) and, when it names one, the first victim.  0 or -ENOMEM. */
-static int diff_report_oom(const struct jsonr_value *row, struct oomkills *out)
-{
-	const struct jsonr_value *count = jsonr_get(row, "oom_kills");
-	memset(out, 0, sizeof *out);
-	if (!count || count->type != JSONR_NUMBER || !(count->number >= 0))
-		return 0;
-	out->known = 1;
-	out->count = (uint64_t)count->number;
-	const char *by = jsonr_str(jsonr_get(row, "oom_limit_by"), NULL);
-	if (!out->count || !by)
-		return 0;
-	if (!(out->v = calloc(1, sizeof *out->v)))
-		return -ENOMEM;
-	struct oomkills_kill *k = &out->v[out->n++];
-	k->at_s = k->rss_mb = k->limit_mb = NAN;
-	k->pid = (long long)jsonr_num(jsonr_get(row, "oom_victim_pid"), -1);
-	k->by = oomkills_by_parse(by);
-	const char *comm = jsonr_str(jsonr_get(row, "oom_victim_comm"), NULL);
-	if (comm && !(k->comm = strdup(comm)))
-		return -ENOMEM;
-	return 0;
-}
-
-/* The baseline that `memsup report --json` wrote: an array of one run. */
+/* The baseline that `memsup report --json` wrote: an array of one run,
+ * read by report.c, the one owner of that format. */
 static int diff_read_report(const char *path, struct diff_run *out, char *err, size_t errlen)
 {
-	struct jsonr_value *doc = NULL;
-	int rc = jsonr_read_file(AT_FDCWD, path, DIFF_MAX_FILE_BYTES, &doc, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = -EINVAL;
-	if (doc->type != JSONR_ARRAY)
-		diff_err(err, errlen, "%s: not an evidence directory nor a `memsup report --json` array", path);
-	else if (doc->n != 1)
-		diff_err(err, errlen, "%s: holds %zu runs; a baseline is one run", path, doc->n);
-	else if (strcmp(jsonr_str(jsonr_get(&doc->items[0], "status"), ""), "ok") != 0)
-		diff_err(err, errlen, "%s: the run's status is not ok: %s", path,
-			 jsonr_str(jsonr_get(&doc->items[0], "status"), "(none)"));
-	else if (isnan(out->peak_mb = jsonr_num(jsonr_get(&doc->items[0], "peak_mb"), NAN)))
-		diff_err(err, errlen, "%s: no numeric \"peak_mb\"", path);
-	else
-		rc = diff_report_oom(&doc->items[0], &out->oom);
+	int rc = report_read_baseline(path, &out->peak_mb, &out->oom, err, errlen);
 	if (rc == -ENOMEM)
 		diff_err(err, errlen, "%s: %s", path, strerror(ENOMEM));
-	jsonr_free(doc);
 	return rc;
 }
 

@@ -1,10 +1,10 @@
 /* diff.h: `memsup diff BASE NEW`, a regression gate between two runs (see
  * man/memsup.1, DIFF).
  *
- * Reads only, with the strict reader (jsonr.h): resources.json (its OOM
- * kills with oomkills.h), processes.json and stacks.json of an evidence
- * directory, or the one-run
- * array that `memsup report --json` writes (the answer only: it has no
+ * Reads only: the run and its processes through the evidence reader
+ * (evidence/read.h, whose rules decide which runs can be compared),
+ * stacks.json of an evidence directory, or the one-run array that `memsup
+ * report --json` writes (report_read_baseline: the answer only, it has no
  * processes); or, for a sweep, two directories of runs paired by --meta.
  * Comparing is pure (diff_compare) so that tests can drive it with runs
  * built in memory; diff_gate does the whole gate for the front end

@@ -1,9 +1,9 @@
 /* plot.c: load an evidence directory into a struct plot_data and draw
  * timeline.svg (see plot.h; `memsup plot` itself is cmd_plot.c).
  *
- * resources.json and processes.json are read with jsonr (resources.json's
- * "oom" with oomkills.h), the two .jsonl files line by line through
- * timeline.h, their format's one owner.
+ * resources.json and processes.json are read through the evidence reader
+ * (evidence/read.h), the two .jsonl files line by line through timeline.h,
+ * their format's one owner.
  */
 #include "output/plot.h"
 

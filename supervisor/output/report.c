@@ -947,3 +947,55 @@ out:
 	}
 	return rc;
 }
+
+/* ---- a report as a baseline ---- */
+
+/* The OOM kills of a row: its count (null: not known) and, when it names
+ * one, the first victim.  0 or -ENOMEM. */
+static int baseline_oom(const struct jsonr_value *row, struct oomkills *out)
+{
+	const struct jsonr_value *count = jsonr_get(row, "oom_kills");
+	memset(out, 0, sizeof *out);
+	if (!count || count->type != JSONR_NUMBER || !(count->number >= 0))
+		return 0;
+	out->known = 1;
+	out->count = (uint64_t)count->number;
+	const char *by = jsonr_str(jsonr_get(row, "oom_limit_by"), NULL);
+	if (!out->count || !by)
+		return 0;
+	if (!(out->v = calloc(1, sizeof *out->v)))
+		return -ENOMEM;
+	struct oomkills_kill *k = &out->v[out->n++];
+	k->at_s = k->rss_mb = k->limit_mb = NAN;
+	k->pid = (long long)jsonr_num(jsonr_get(row, "oom_victim_pid"), -1);
+	k->by = oomkills_by_parse(by);
+	const char *comm = jsonr_str(jsonr_get(row, "oom_victim_comm"), NULL);
+	if (comm && !(k->comm = strdup(comm)))
+		return -ENOMEM;
+	return 0;
+}
+
+int report_read_baseline(const char *path, double *peak_mb, struct oomkills *oom, char *err,
+			 size_t errlen)
+{
+	struct jsonr_value *doc = NULL;
+	int rc = jsonr_read_file(AT_FDCWD, path, EVIDENCE_MAX_FILE_BYTES, &doc, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = -EINVAL;
+	*peak_mb = NAN;
+	if (doc->type != JSONR_ARRAY)
+		snprintf(err, errlen, "%s: not an evidence directory nor a `memsup report --json` array",
+			 path);
+	else if (doc->n != 1)
+		snprintf(err, errlen, "%s: holds %zu runs; a baseline is one run", path, doc->n);
+	else if (strcmp(jsonr_str(jsonr_get(&doc->items[0], "status"), ""), "ok") != 0)
+		snprintf(err, errlen, "%s: the run's status is not ok: %s", path,
+			 jsonr_str(jsonr_get(&doc->items[0], "status"), "(none)"));
+	else if (isnan(*peak_mb = jsonr_num(jsonr_get(&doc->items[0], "peak_mb"), NAN)))
+		snprintf(err, errlen, "%s: no numeric \"peak_mb\"", path);
+	else
+		rc = baseline_oom(&doc->items[0], oom);
+	jsonr_free(doc);
+	return rc;
+}
