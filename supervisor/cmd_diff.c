@@ -1,9 +1,9 @@
 /* cmd_diff.c: `memsup diff`, the front end (commands.h); the gate itself
- * is output/diff.h. */
+ * is view/diff.h. */
 #include "commands.h"
 #include "evidence/files.h"
 #include "number.h"
-#include "output/diff.h"
+#include "view/diff.h"
 #include "subcmd.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
 /* cmd_flame.c: `memsup flame`, the front end (commands.h); the drawing is
- * output/flame.h. */
+ * view/flame.h. */
 #include "commands.h"
 #include "evidence/files.h"
 #include "number.h"
-#include "output/flame.h"
-#include "output/svg.h"
+#include "view/flame.h"
+#include "view/svg.h"
 #include "subcmd.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
 /* cmd_plot.c: `memsup plot`, the front end (commands.h); the drawing is
- * output/plot.h. */
+ * view/plot.h. */
 #include "commands.h"
 #include "evidence/files.h"
 #include "number.h"
-#include "output/plot.h"
-#include "output/svg.h"
+#include "view/plot.h"
+#include "view/svg.h"
 #include "subcmd.h"
 
 #include <errno.h>

@@ -17,7 +17,7 @@
 
 #include "contain/contain.h" /* struct contain_info, contain_figures */
 #include "contain/terminal.h" /* enum terminal_mode */
-#include "output/relay.h"    /* struct relay_report */
+#include "stdio/relay.h"    /* struct relay_report */
 
 /* How the run ended: the record's "reason".  One table in runrecord.c gives
  * each outcome its name in resources.json and memsup's exit status; only

@@ -3,7 +3,7 @@
 #include "collect/staging.h"
 #include "contain/contain.h"
 #include "output/evidence.h"
-#include "output/relay.h"
+#include "stdio/relay.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "output/diff.h"
+#include "view/diff.h"
 #include "test_cgprobe.h"
 #include "test_memsup_util.h"
 #include "test_oom_fixtures.h"

@@ -10,7 +10,7 @@
 
 #include "output/jsonr.h"
 #include "commands.h"
-#include "output/report.h"
+#include "view/report.h"
 #include "test_cgprobe.h"
 #include "test_memsup_util.h"
 #include "test_oom_fixtures.h"

@@ -9,8 +9,8 @@
 #include "test_py.h"
 
 #include "commands.h"
-#include "output/plot.h"
-#include "output/svg.h"
+#include "view/plot.h"
+#include "view/svg.h"
 #include "output/timeline.h"
 
 /* python3 tests/py/NAME ARGS...; its exit status (or 1000+signal). */

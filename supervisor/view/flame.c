@@ -11,7 +11,7 @@
 
 #include "evidence/files.h"
 #include "grow.h"
-#include "output/flame.h"
+#include "view/flame.h"
 #include "output/jsonr.h"
 
 /* stacks.json may be large: every site of every image; this much at most. */

@@ -9,7 +9,7 @@
  * half-written one says why in its status column and the other rows go on.
  * Only the table shortens anything (long commands, with "..."); CSV and JSON
  * carry every byte. */
-#include "output/report.h"
+#include "view/report.h"
 
 #include <errno.h>
 #include <fcntl.h>

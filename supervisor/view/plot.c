@@ -5,7 +5,7 @@
  * (evidence/read.h), the two .jsonl files line by line through timeline.h,
  * their format's one owner.
  */
-#include "output/plot.h"
+#include "view/plot.h"
 
 #include "evidence/files.h"
 #include "evidence/read.h"

@@ -23,7 +23,7 @@
  * leaves stdout empty and creates no --junit file.  The command line is
  * cmd_diff.c's. */
 #include "evidence/files.h"
-#include "output/diff.h"
+#include "view/diff.h"
 #include "rootsq.h"
 
 #include <errno.h>
@@ -47,7 +47,7 @@
 #include "jsonw.h"
 #include "number.h"
 #include "output/jsonr.h"
-#include "output/report.h"
+#include "view/report.h"
 #include "runrecord.h"
 
 /* As memsup report: a stray huge file is refused, not read. */
