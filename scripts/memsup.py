@@ -455,7 +455,7 @@ def measure_command(
 
 
 # ---------------------------------------------------------------------------
-# read_oom: the record's "oom", the twin of supervisor/output/oomkills.c
+# read_oom: the record's "oom", the twin of supervisor/evidence/oomkills.c
 # ---------------------------------------------------------------------------
 
 # The contract's keys and what each may hold, nested as the record nests
@@ -1169,7 +1169,7 @@ def read_sites(directory: str | os.PathLike) -> dict[tuple[int, int], dict]:
 
 
 # What an image of processes.json holds where a key is left out: the same
-# table as supervisor/output/processes.c's (image_defaults, record_defaults),
+# table as supervisor/evidence/processes.c's (image_defaults, record_defaults),
 # and the same five keys another key says (_processes_fill).
 _PROCESS_DEFAULTS: dict[str, Any] = {
     "gen": 0, "ppid": None,

@@ -2,7 +2,7 @@
 #include "sentinel.h"
 #include "collect/staging.h"
 #include "contain/contain.h"
-#include "output/evidence.h"
+#include "evidence/evidence.h"
 #include "stdio/relay.h"
 
 #include <errno.h>

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "evidence/files.h"
-#include "output/processes.h"
+#include "evidence/processes.h"
 #include "runrecord.h"
 
 static const char *const state_names[] = {

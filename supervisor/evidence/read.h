@@ -34,8 +34,8 @@
 
 #include <stddef.h>
 
-#include "output/jsonr.h"
-#include "output/oomkills.h"
+#include "evidence/jsonr.h"
+#include "evidence/oomkills.h"
 
 /* Evidence files larger than this are refused, so that a stray huge file
  * cannot exhaust memory.  A fork bomb's processes.json with tens of

@@ -46,7 +46,7 @@
 #include "grow.h"
 #include "jsonw.h"
 #include "number.h"
-#include "output/jsonr.h"
+#include "evidence/jsonr.h"
 #include "view/report.h"
 #include "runrecord.h"
 

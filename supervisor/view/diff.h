@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "output/oomkills.h"
+#include "evidence/oomkills.h"
 
 /* How much a figure may grow: a percent of its base, or an absolute MB. */
 struct diff_limit {

@@ -12,7 +12,7 @@
 #include "evidence/files.h"
 #include "grow.h"
 #include "view/flame.h"
-#include "output/jsonr.h"
+#include "evidence/jsonr.h"
 
 /* stacks.json may be large: every site of every image; this much at most. */
 #define FLAME_MAX_JSON (512u << 20)

@@ -10,9 +10,9 @@
 #include "evidence/files.h"
 #include "evidence/read.h"
 #include "grow.h"
-#include "output/jsonr.h"
-#include "output/oomkills.h"
-#include "output/timeline.h"
+#include "evidence/jsonr.h"
+#include "evidence/oomkills.h"
+#include "evidence/timeline.h"
 #include "units.h"
 
 #include <errno.h>

@@ -23,8 +23,8 @@
 #include "cleanup.h"
 #include "evidence/read.h"
 #include "jsonw.h"
-#include "output/jsonr.h"
-#include "output/oomkills.h"
+#include "evidence/jsonr.h"
+#include "evidence/oomkills.h"
 #include "units.h"
 
 /* The table's COMMAND column is at most this wide (display characters). */

@@ -5,7 +5,7 @@
  * by index, and nothing reads the clock or the environment.
  */
 #include "view/svg.h"
-#include "output/evidence.h"
+#include "evidence/evidence.h"
 #include "jsonw.h"
 #include "decimal.h"
 

@@ -8,7 +8,7 @@
 #include <criterion/parameterized.h>
 #include <math.h>
 
-#include "output/jsonr.h"
+#include "evidence/jsonr.h"
 #include "commands.h"
 #include "view/report.h"
 #include "test_cgprobe.h"

@@ -11,7 +11,7 @@
 #include "commands.h"
 #include "view/plot.h"
 #include "view/svg.h"
-#include "output/timeline.h"
+#include "evidence/timeline.h"
 
 /* python3 tests/py/NAME ARGS...; its exit status (or 1000+signal). */
 static int py(const char *name, const char *a1, const char *a2)

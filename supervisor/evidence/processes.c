@@ -2,13 +2,13 @@
  * processes.h).  Every figure is bytes unless its key says otherwise
  * (_kb: KiB as the kernel prints them, _s: seconds since the launch). */
 #include "evidence/files.h"
-#include "output/processes.h"
+#include "evidence/processes.h"
 #include "collect/procfs.h"
 #include "collect/recordfile.h"
 #include "jsonw.h"
 #include "names.h"
-#include "output/evidence.h"
-#include "output/jsonr.h"
+#include "evidence/evidence.h"
+#include "evidence/jsonr.h"
 #include "recordjson.h"
 #include "units.h"
 

@@ -8,8 +8,8 @@
 #include "analyze/pyframes.h"
 #include "evidence/files.h"
 #include "jsonw.h"
-#include "output/evidence.h"
-#include "output/stacksjson.h"
+#include "evidence/evidence.h"
+#include "evidence/stacksjson.h"
 #include "analyze/shortname.h"
 #include "units.h"
 

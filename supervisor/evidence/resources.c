@@ -1,13 +1,13 @@
 /* resources.c: the run record as JSON (see resources.h). */
 #include "evidence/files.h"
-#include "output/resources.h"
+#include "evidence/resources.h"
 #include "analyze/findings.h"
 #include "analyze/merge.h"
 #include "collect/oomwatch.h"
 #include "collect/slurmjob.h"
 #include "jsonw.h"
-#include "output/phasesout.h"
-#include "output/pyfloat.h"
+#include "evidence/phasesout.h"
+#include "evidence/pyfloat.h"
 #include "version.h"
 #include "units.h"
 

@@ -4,11 +4,11 @@
  * record from resources.h.  Here they reach the disk whole, or the first
  * failure is kept to be told. */
 #include "evidence/files.h"
-#include "output/evidence.h"
+#include "evidence/evidence.h"
 #include "collect/fold.h"
 #include "jsonw.h"
-#include "output/resources.h"
-#include "output/timeline.h"
+#include "evidence/resources.h"
+#include "evidence/timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
