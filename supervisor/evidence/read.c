@@ -210,13 +210,15 @@ struct proc_read {
 
 /* What an image still held when it chose to end (exit or _exit): heap's
  * current, or the flat heap_current of a memsup before the one record
- * layout (common/recordjson.h).  An image killed, still running or
- * replaced by exec has no such figure. */
+ * layout (common/recordjson.h).  The flat key comes first: only an old
+ * record has it, and processes_fill has put a default heap (current 0)
+ * into that record too.  An image killed, still running or replaced by
+ * exec has no such figure. */
 static double live_of(const struct jsonr_value *rec)
 {
 	const char *state = jsonr_str(jsonr_get(rec, "state"), "");
-	double live = jsonr_num(jsonr_get(jsonr_get(rec, "heap"), "current"),
-				jsonr_num(jsonr_get(rec, "heap_current"), NAN));
+	double live = jsonr_num(jsonr_get(rec, "heap_current"),
+				jsonr_num(jsonr_get(jsonr_get(rec, "heap"), "current"), NAN));
 	if ((strcmp(state, "exited") == 0 || strcmp(state, "_exit") == 0) && live >= 0)
 		return live;
 	return NAN;
