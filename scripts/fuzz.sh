@@ -42,9 +42,9 @@ sources() {
 	fuzz_procfs) echo supervisor/collect/procfs.c ;;
 	fuzz_recordfile) echo supervisor/collect/recordfile.c common/filecheck.c common/imagename.c common/decimal.c ;;
 	fuzz_jsonw) echo common/jsonw.c ;;
-	fuzz_jsonr) echo supervisor/output/jsonr.c common/jsonw.c ;;
-	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/output/relay.c \
-		supervisor/output/keep.c supervisor/contain/terminal.c ;;
+	fuzz_jsonr) echo supervisor/evidence/jsonr.c common/jsonw.c ;;
+	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/stdio/relay.c \
+		supervisor/stdio/keep.c supervisor/contain/terminal.c ;;
 	fuzz_elfsym) echo common/elfsym.c ;;
 	fuzz_selfmaps) echo preload/base/selfmaps.c preload/base/sys.c common/decimal.c ;;
 	fuzz_stackfile) echo supervisor/collect/stackfile.c supervisor/collect/recordfile.c \

@@ -164,6 +164,21 @@ read_processes(directory) -> list
     which reads as it stands).  ValueError when the file is not a JSON array
     of objects.
 
+read_run(directory) -> dict
+    resources.json of an evidence directory as the run it describes, by the
+    rules memsup report and memsup diff read it with (supervisor/evidence/
+    read.h): "state" is "ended", "killed" (memsup was killed and its
+    sentinel closed the record), "running" (not over, or memsup and its
+    sentinel were killed) or "start_failed"; "answer_mb" is peak_mb, or,
+    without one (a killed memsup, a memsup before the answer), the polled
+    RSS peak with "source" "polled_rss" (None for a command that never
+    started); "broken" is "" or the first problem of a record that is not
+    running (no command, wall_s or peak_tree_rss_mb; a forged "oom");
+    "has_processes" says whether processes.json is to be expected;
+    "comparable" whether memsup diff compares the run (ended or killed, not
+    broken, with an answer); "record" is the record itself.  ValueError
+    when the file is not a JSON object (OSError when it cannot be read).
+
 memsup is found through $MEMSUP, else next to this file in a build tree
 (../supervisor/memsup), else where `make install` put it, else on PATH.
 """
@@ -186,7 +201,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["MemorySnapshot", "OomKills", "find_memsup", "mark", "measure_command", "read_oom",
-           "read_processes", "read_records", "read_sites", "read_stacks", "take_snapshot"]
+           "read_processes", "read_records", "read_run", "read_sites", "read_stacks", "take_snapshot"]
 
 # `make install` rewrites this line with $(bindir) in the copy it installs.
 _INSTALLED_BINDIR = None
@@ -440,7 +455,7 @@ def measure_command(
 
 
 # ---------------------------------------------------------------------------
-# read_oom: the record's "oom", the twin of supervisor/output/oomkills.c
+# read_oom: the record's "oom", the twin of supervisor/evidence/oomkills.c
 # ---------------------------------------------------------------------------
 
 # The contract's keys and what each may hold, nested as the record nests
@@ -1154,7 +1169,7 @@ def read_sites(directory: str | os.PathLike) -> dict[tuple[int, int], dict]:
 
 
 # What an image of processes.json holds where a key is left out: the same
-# table as supervisor/output/processes.c's (image_defaults, record_defaults),
+# table as supervisor/evidence/processes.c's (image_defaults, record_defaults),
 # and the same five keys another key says (_processes_fill).
 _PROCESS_DEFAULTS: dict[str, Any] = {
     "gen": 0, "ppid": None,
@@ -1222,6 +1237,51 @@ def read_processes(directory: str | os.PathLike) -> list[dict]:
     if not isinstance(images, list) or not all(isinstance(p, dict) for p in images):
         raise ValueError("processes.json: not an array of objects")
     return [_processes_fill(p) for p in images]
+
+
+def _number(v: Any) -> float | None:
+    """v when JSON holds a number there (jsonr_num in C), else None."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+# A record's reason as the state evidence/read.h names; any other reason,
+# null or one a newer memsup writes, is a run that ended.
+_RUN_STATES = {"running": "running", "supervisor_killed": "killed",
+               "start_failed": "start_failed"}
+
+
+def read_run(directory: str | os.PathLike) -> dict:
+    """resources.json of an evidence directory as a run (see the module doc)."""
+    with open(Path(directory) / "resources.json", encoding="utf-8",
+              errors="surrogateescape") as f:
+        record = json.load(f)
+    if not isinstance(record, dict):
+        raise ValueError("resources.json: not a JSON object")
+    reason = record.get("reason") if isinstance(record.get("reason"), str) else None
+    state = _RUN_STATES.get(reason, "ended")
+    rss = _number(record.get("peak_tree_rss_mb"))
+    answer = _number(record.get("peak_mb"))
+    source = record.get("peak_source") if isinstance(record.get("peak_source"), str) else None
+    if answer is None:  # a killed memsup, or one before the answer
+        answer, source = rss, ("polled_rss" if rss is not None else None)
+    if state == "start_failed":  # its summed RSS is a 0 of no sample
+        answer, source = None, None
+    broken = ""
+    try:
+        read_oom(record)
+    except ValueError as forged:
+        broken = str(forged)
+    if state != "running" and not broken:
+        if not isinstance(record.get("command"), list):
+            broken = 'resources.json: no "command" array'
+        elif _number(record.get("wall_s")) is None:
+            broken = 'resources.json: no numeric "wall_s"'
+        elif rss is None:
+            broken = 'resources.json: no numeric "peak_tree_rss_mb"'
+    return {"state": state, "reason": reason, "answer_mb": answer, "source": source,
+            "broken": broken, "has_processes": state in ("ended", "start_failed"),
+            "comparable": state in ("ended", "killed") and not broken and answer is not None,
+            "record": record}
 
 
 def read_records(directory: str | os.PathLike) -> dict[tuple[int, int], bytes]:

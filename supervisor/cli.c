@@ -1,5 +1,6 @@
 /* cli.c: option parsing and validation for memsup (pure; see cli.h). */
 #include "cli.h"
+#include "evidence/files.h"
 #include "number.h"
 
 #include <errno.h>
@@ -20,12 +21,12 @@ const char cli_help_text[] =
 	"       memsup diff [OPTIONS] BASE NEW\n"
 	"Run COMMAND (in a cgroup of its own where memsup can make one), poll the RSS\n"
 	"of its whole process tree, enforce budgets by killing the whole tree, and\n"
-	"write an evidence directory (with timeline.svg, and flame.svg: the heap and\n"
+	"write an evidence directory (with " EVIDENCE_TIMELINE_SVG ", and " EVIDENCE_FLAME_SVG ": the heap and\n"
 	"mappings by call site at the tree's peak of heap plus mappings, the sample\n"
 	"where the traced heap and mappings summed largest; the summary's sites are\n"
 	"of that moment too).  At a terminal COMMAND is a foreground job\n"
 	"there, as a shell runs it; elsewhere it runs in a session of its own and its\n"
-	"output passes through memsup and into DIR/stdout.log.  `memsup plot` and\n"
+	"output passes through memsup and into DIR/" EVIDENCE_STDOUT_LOG ".  `memsup plot` and\n"
 	"`memsup flame` redraw a directory's pictures, `memsup report` compares\n"
 	"directories and `memsup diff` fails a run that grew past its baseline (see\n"
 	"memsup-plot(1), memsup-flame(1), memsup-report(1), memsup(1) DIFF); a\n"
@@ -64,22 +65,22 @@ const char cli_help_text[] =
 	"                         foreground job (^C, ^Z, window size reach COMMAND);\n"
 	"                         not logged; elsewhere tee.  MODE is one of\n"
 	"                         tee: to memsup's stdout and stderr, unmerged,\n"
-	"                           and into DIR/stdout.log (for pipelines, CI logs);\n"
-	"                         log: into DIR/stdout.log only, exactly interleaved\n"
+	"                           and into DIR/" EVIDENCE_STDOUT_LOG " (for pipelines, CI logs);\n"
+	"                         log: into DIR/" EVIDENCE_STDOUT_LOG " only, exactly interleaved\n"
 	"                           (batch runs, sweeps; the Python drop-in's choice);\n"
 	"                         inherit: memsup's own stdout and stderr, in a session\n"
 	"                           of its own (no controlling terminal); not logged;\n"
 	"                         transcript: at a terminal, a pseudo-terminal of its\n"
 	"                           own relayed to memsup's (as script(1) does) and\n"
-	"                           copied into DIR/stdout.log (as --log-max says)\n"
-	"      --log-max SIZE     keep at most SIZE bytes of the output in stdout.log:\n"
+	"                           copied into DIR/" EVIDENCE_STDOUT_LOG " (as --log-max says)\n"
+	"      --log-max SIZE     keep at most SIZE bytes of the output in " EVIDENCE_STDOUT_LOG ":\n"
 	"                         its first and last half, with a line that says how\n"
 	"                         many bytes were left out between them; K, M, G, T\n"
 	"                         are 1024-based; 0 keeps none, unlimited all\n"
 	"                         (default: 2M with tee and transcript, unlimited\n"
 	"                         with log; at a terminal without --output, refused:\n"
 	"                         nothing is logged there)\n"
-	"      --json             print the record (resources.json) on stdout, after\n"
+	"      --json             print the record (" EVIDENCE_RESOURCES ") on stdout, after\n"
 	"                         what COMMAND wrote there\n"
 	"  -q, --quiet            no summary on stderr\n"
 	"      --discovery MODE   how descendants are found: scan (ppid scan of /proc),\n"
@@ -438,7 +439,7 @@ static int check_rest(int argc, char **argv, struct sup_options *o, char *err, s
 		return fail(err, errlen, "--mem-max needs a memory cgroup: it cannot go with "
 			    "--cgroup off (--rss-mb is the polled budget)");
 	if (o->log_max_given && o->output == RELAY_INHERIT && o->terminal != TERMINAL_TRANSCRIPT)
-		return fail(err, errlen, "--log-max bounds stdout.log: it cannot go with "
+		return fail(err, errlen, "--log-max bounds " EVIDENCE_STDOUT_LOG ": it cannot go with "
 			    "--output inherit, which has none");
 	/* log mode's output is the log alone: it keeps everything unless told
 	 * otherwise; tee and transcript pass everything on, and keep a
@@ -501,7 +502,7 @@ int cli_at_terminal(struct sup_options *o, int in_tty, int out_tty, char *err, s
 					 "is not a terminal (the transcript is of one)");
 	o->terminal = terminal_choose(o->output_given, in_tty, out_tty);
 	if (o->terminal == TERMINAL_JOB && o->log_max_given)
-		return fail(err, errlen, "--log-max bounds stdout.log, and at a terminal there is "
+		return fail(err, errlen, "--log-max bounds " EVIDENCE_STDOUT_LOG ", and at a terminal there is "
 			    "none: the command has the terminal itself (--output transcript "
 			    "keeps a copy of what it shows, --output tee pipes it)");
 	if (o->terminal == TERMINAL_JOB)

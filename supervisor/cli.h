@@ -15,7 +15,7 @@
 
 #include "contain/contain.h"
 #include "contain/terminal.h"
-#include "output/relay.h"
+#include "stdio/relay.h"
 
 struct sup_options {
 	const char *out;          /* -o; NULL: a fresh name chosen by main */

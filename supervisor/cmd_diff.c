@@ -1,8 +1,9 @@
 /* cmd_diff.c: `memsup diff`, the front end (commands.h); the gate itself
- * is output/diff.h. */
+ * is view/diff.h. */
 #include "commands.h"
+#include "evidence/files.h"
 #include "number.h"
-#include "output/diff.h"
+#include "view/diff.h"
 #include "subcmd.h"
 
 #include <errno.h>
@@ -17,7 +18,7 @@ static const char diff_usage[] =
 	"or both are directories of runs (a sweep), matched by their --meta labels.\n"
 	"Compared: the answer (peak_mb), each process, matched by its command\n"
 	"line, its parent's program and its rank among equal ones, then those left\n"
-	"over by their program, the call sites (stacks.json), each process's at\n"
+	"over by their program, the call sites (" EVIDENCE_STACKS "), each process's at\n"
 	"its own peak, matched by their symbolized stack and summed, and the\n"
 	"heap each process, each site and the tree still held when they ended\n"
 	"(a leak that moves no peak).  A sampled site regresses only when its\n"

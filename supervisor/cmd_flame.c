@@ -1,9 +1,10 @@
 /* cmd_flame.c: `memsup flame`, the front end (commands.h); the drawing is
- * output/flame.h. */
+ * view/flame.h. */
 #include "commands.h"
+#include "evidence/files.h"
 #include "number.h"
-#include "output/flame.h"
-#include "output/svg.h"
+#include "view/flame.h"
+#include "view/svg.h"
 #include "subcmd.h"
 
 #include <errno.h>
@@ -16,9 +17,9 @@
 
 static const char flame_usage[] =
 	"usage: memsup flame DIR [--at total|heap|rss] [--width N] [-o FILE|-] [--folded FILE|-]\n"
-	"Draw the tree's heap and mappings at its peak by call site, from DIR/stacks.json:\n"
-	"an icicle graph in DIR/flame.svg and the folded stacks (\"frame;frame;frame\n"
-	"bytes\", for flamegraph.pl and the like) in DIR/flame.folded (both replaced), or\n"
+	"Draw the tree's heap and mappings at its peak by call site, from DIR/" EVIDENCE_STACKS ":\n"
+	"an icicle graph in DIR/" EVIDENCE_FLAME_SVG " and the folded stacks (\"frame;frame;frame\n"
+	"bytes\", for flamegraph.pl and the like) in DIR/" EVIDENCE_FLAME_FOLDED " (both replaced), or\n"
 	"FILE.\n"
 	"  --at total    the tree's peak of heap plus mappings, what the answer counts: the\n"
 	"                sample with the largest traced heap and mappings summed, each\n"
@@ -116,10 +117,10 @@ int flame_main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "memsup flame: %s: %s\n", dir, err);
 	} else {
-		const char *what = a.out ? a.out : "flame.svg";
+		const char *what = a.out ? a.out : EVIDENCE_FLAME_SVG;
 		rc = a.out ? svg_write_path(a.out, &svg) : svg_write_atomic(dfd, what, &svg);
 		if (rc == 0) {
-			what = a.fold ? a.fold : "flame.folded";
+			what = a.fold ? a.fold : EVIDENCE_FLAME_FOLDED;
 			rc = a.fold ? svg_write_path(a.fold, &folded)
 				    : svg_write_atomic(dfd, what, &folded);
 		}

@@ -1,9 +1,10 @@
 /* cmd_plot.c: `memsup plot`, the front end (commands.h); the drawing is
- * output/plot.h. */
+ * view/plot.h. */
 #include "commands.h"
+#include "evidence/files.h"
 #include "number.h"
-#include "output/plot.h"
-#include "output/svg.h"
+#include "view/plot.h"
+#include "view/svg.h"
 #include "subcmd.h"
 
 #include <errno.h>
@@ -16,11 +17,11 @@
 
 static const char plot_usage[] =
 	"usage: memsup plot DIR [--width N] [--height N] [-o FILE|-]\n"
-	"Draw the evidence directory DIR as an SVG memory timeline: DIR/timeline.svg\n"
+	"Draw the evidence directory DIR as an SVG memory timeline: DIR/" EVIDENCE_TIMELINE_SVG "\n"
 	"(replaced), or FILE, or stdout with -o -.\n"
 	"  --width N    picture width in pixels (320..8192, default 960)\n"
 	"  --height N   picture height in pixels (240..8192, default 540)\n"
-	"  -o FILE      write FILE instead of DIR/timeline.svg; - for stdout\n"
+	"  -o FILE      write FILE instead of DIR/" EVIDENCE_TIMELINE_SVG "; - for stdout\n"
 	"  -h, --help   this help\n";
 
 struct plot_args {

@@ -1,9 +1,9 @@
 /* cmd_report.c: `memsup report`, the front end (commands.h); the report
- * itself is output/report.h.  Options are all parsed before anything is
+ * itself is view/report.h.  Options are all parsed before anything is
  * printed, so a bad option leaves stdout empty. */
 #include "cleanup.h"
 #include "commands.h"
-#include "output/report.h"
+#include "view/report.h"
 #include "subcmd.h"
 
 #include <stddef.h>

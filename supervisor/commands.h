@@ -3,8 +3,8 @@
  *
  * Each owns its command line -- usage text, options (declared as a
  * subcmd.h table), messages and exit status -- in a cmd_NAME.c of its
- * own, and calls the output stage (output/) for the work: reading,
- * comparing, drawing and writing.  argv[0] is the subcommand's name.
+ * own, and calls view/ for the work (reading through evidence/read.h,
+ * comparing, drawing and writing).  argv[0] is the subcommand's name.
  * Each writes its result on stdout or into files, its messages on
  * stderr ("memsup NAME: ..."), and returns memsup's exit status; none
  * exits.  Bad usage is 125 with nothing written.

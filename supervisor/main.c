@@ -21,18 +21,19 @@
 #include "contain/contain.h"
 #include "contain/scope.h"
 #include "contain/spawn.h"
-#include "output/diff.h"
-#include "output/evidence.h"
-#include "output/flame.h"
-#include "output/phasesout.h"
-#include "output/plot.h"
-#include "output/processes.h"
-#include "output/relay.h"
-#include "output/report.h"
-#include "output/resources.h"
-#include "output/stacksjson.h"
+#include "evidence/files.h"
+#include "view/diff.h"
+#include "evidence/evidence.h"
+#include "view/flame.h"
+#include "evidence/phasesout.h"
+#include "view/plot.h"
+#include "evidence/processes.h"
+#include "stdio/relay.h"
+#include "view/report.h"
+#include "evidence/resources.h"
+#include "evidence/stacksjson.h"
 #include "collect/oomwatch.h"
-#include "output/transcript.h"
+#include "stdio/transcript.h"
 #include "run.h"
 #include "version.h"
 #include "units.h"
@@ -192,7 +193,7 @@ static void print_summary(const struct sup_record *rec, const struct evidence *e
 		fprintf(stderr, "command exited %d; ", rec->exit_code);
 	fprintf(stderr, "exit status %d\n", rec->exit_status);
 	if (rec->n_leftovers)
-		fprintf(stderr, "memsup: killed %zu leftover process%s (see resources.json)\n",
+		fprintf(stderr, "memsup: killed %zu leftover process%s (see " EVIDENCE_RESOURCES ")\n",
 			rec->n_leftovers, rec->n_leftovers == 1 ? "" : "es");
 	print_fallback(rec->containment);
 	processes_print_table(stderr, m, SUMMARY_ROWS);
@@ -246,12 +247,12 @@ static void create_evidence(struct sup_run *s)
 	if (rc < 0)
 		sup_die_err(-rc, "%s '%s'", failed_at, out);
 	if ((rc = relay_set_log(s->relay, s->ev.log_fd)) < 0)
-		sup_die_err(-rc, "open %s/stdout.log", s->ev.path);
+		sup_die_err(-rc, "open %s/" EVIDENCE_STDOUT_LOG, s->ev.path);
 	if (s->opt.terminal == TERMINAL_TRANSCRIPT &&
 	    (rc = transcript_open(&s->transcript, s->ev.log_fd, s->opt.log_max)) < 0)
 		sup_die_err(-rc, "transcript");
 	if ((rc = marks_open(&s->marks, s->ev.dirfd, s->ev.path)) < 0)
-		sup_die_err(-rc, "create %s/marks", s->ev.path);
+		sup_die_err(-rc, "create %s/" EVIDENCE_MARKS, s->ev.path);
 	if ((rc = phases_open(&s->phases, s->marks)) < 0)
 		sup_die_err(-rc, "phases");
 }
@@ -299,7 +300,7 @@ static void start_record(struct sup_run *s)
 	rec->phases = s->phases;
 	int rc = evidence_write_record(&s->ev, rec, 1);
 	if (rc < 0)
-		sup_die_err(-rc, "write %s/resources.json", s->ev.path);
+		sup_die_err(-rc, "write %s/" EVIDENCE_RESOURCES, s->ev.path);
 }
 
 /* Tracing: the shim appended to the command's LD_PRELOAD, its records in
@@ -322,10 +323,10 @@ static void set_up_tracing(struct sup_run *s)
 		fprintf(stderr, "memsup: note: %s\n", note);
 		return;
 	}
-	if (mkdirat(s->ev.dirfd, "records", 0777) < 0)
-		sup_die_err(errno, "create %s/records", s->ev.path);
+	if (mkdirat(s->ev.dirfd, EVIDENCE_RECORDS_DIR, 0777) < 0)
+		sup_die_err(errno, "create %s/" EVIDENCE_RECORDS_DIR, s->ev.path);
 	if ((rc = staging_open(&s->records, s->ev.path, NULL)) < 0)
-		sup_die_err(-rc, "%s/records", s->ev.path);
+		sup_die_err(-rc, "%s/" EVIDENCE_RECORDS_DIR, s->ev.path);
 	if (s->records.refused) {
 		static char note[2 * PATH_MAX + 160];
 		snprintf(note, sizeof note, "%s=%s: no staging directory could be made there (%s): "
@@ -341,7 +342,7 @@ static void set_up_tracing(struct sup_run *s)
 	s->records_dir = s->records.dir;
 	s->rec.traced = 1;
 	if ((rc = evidence_write_record(&s->ev, &s->rec, 0)) < 0)
-		sup_die_err(-rc, "write %s/resources.json", s->ev.path);
+		sup_die_err(-rc, "write %s/" EVIDENCE_RESOURCES, s->ev.path);
 }
 
 /* A write of the evidence failed after the run (what: the step and path;
@@ -378,12 +379,12 @@ static void pack_stacks(struct sup_run *s, int records_dirfd)
 	int rc = stackfold_pack(records_dirfd, s->ev.dirfd, &packed, &left);
 	if (rc < 0)
 		snprintf(note, sizeof note, "packing the stacks files into %s/%s stopped after "
-			 "%zu: %s; the rest stay in records/", s->ev.path, STACKFOLD_NAME, packed,
+			 "%zu: %s; the rest stay in " EVIDENCE_RECORDS_DIR "/", s->ev.path, EVIDENCE_STACKS_FOLD, packed,
 			 strerror(-rc));
 	else if (left)
-		snprintf(note, sizeof note, "%zu stacks file%s of records/ could not be read as "
+		snprintf(note, sizeof note, "%zu stacks file%s of " EVIDENCE_RECORDS_DIR "/ could not be read as "
 			 "such and stay there, not packed into %s", left, left == 1 ? "" : "s",
-			 STACKFOLD_NAME);
+			 EVIDENCE_STACKS_FOLD);
 	else
 		return;
 	runrecord_note(&s->rec, note);
@@ -397,18 +398,18 @@ static int write_call_sites(struct sup_run *s, int status)
 	const char *dir = s->ev.path;
 	char what[PATH_MAX + 256];
 	struct stackfold_index packed;
-	int rc, dfd = openat(s->ev.dirfd, "records", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc, dfd = openat(s->ev.dirfd, EVIDENCE_RECORDS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if ((rc = stackfold_index_open(&packed, s->ev.dirfd)) < 0)
-		runrecord_note(&s->rec, "stacks.fold could not be read back: stacks.json lacks "
+		runrecord_note(&s->rec, EVIDENCE_STACKS_FOLD " could not be read back: " EVIDENCE_STACKS " lacks "
 			       "the images that ended during the run");
 	if (callsites_build(&s->sites, &s->merged, s->views.sites, dfd, &packed) < 0)
 		runrecord_note(&s->rec, "out of memory gathering the sampled call sites: "
-			       "stacks.json is incomplete");
+			       EVIDENCE_STACKS " is incomplete");
 	stackfold_index_close(&packed);
 	if ((rc = stacksjson_write(s->ev.dirfd, &s->sites)) < 0) {
 		if (dfd >= 0)
 			close(dfd);
-		snprintf(what, sizeof what, "write %s/stacks.json", dir);
+		snprintf(what, sizeof what, "write %s/" EVIDENCE_STACKS, dir);
 		return write_failed(s, what, rc);
 	}
 	/* read and named: the sparse stacks files become one packed file */
@@ -514,13 +515,13 @@ static int write_results(struct sup_run *s, int status)
 		in.memory_kb = 0; /* unknown: the kernel figures go unchecked */
 	if (merge_build(&s->merged, &in) < 0)
 		runrecord_note(rec, "out of memory building the per-process view: "
-			       "processes.json and blind_spots are incomplete");
+			       EVIDENCE_PROCESSES " and blind_spots are incomplete");
 	/* the records not believed, named in the record (resources.c) */
 	rec->not_believed = s->merged.aside;
 	rec->n_not_believed = s->merged.n_aside;
 	findings_apply(rec, &s->merged, run_findings, FINDINGS_MAX);
 	if ((rc = processes_write(s->ev.dirfd, &s->merged)) < 0) {
-		snprintf(what, sizeof what, "write %s/processes.json", dir);
+		snprintf(what, sizeof what, "write %s/" EVIDENCE_PROCESSES, dir);
 		status = write_failed(s, what, rc);
 	}
 	if (s->records_dir)
@@ -530,7 +531,7 @@ static int write_results(struct sup_run *s, int status)
 	 * same one.  The record is written before it (the picture shows the
 	 * record's end) and again if the picture fails, so that it says so. */
 	if ((rc = evidence_write_record(&s->ev, rec, 1)) < 0) {
-		snprintf(what, sizeof what, "write %s/resources.json", dir);
+		snprintf(what, sizeof what, "write %s/" EVIDENCE_RESOURCES, dir);
 		status = write_failed(s, what, rc);
 	}
 	char plot_err[PATH_MAX + 256];

@@ -1,7 +1,7 @@
 /* runrecord.h: the run record -- what was asked, what happened, what the
  * merged view found.  Every stage shares it: run.c fills what was asked
  * and what happened, analyze/ adds what the merged view found
- * (findings_apply), output/resources.c writes it as resources.json, and
+ * (findings_apply), evidence/resources.c writes it as resources.json, and
  * memsup report reads one back.  It keeps every key of measure_command's
  * record (the Python function memsup stays compatible with) with the same
  * meaning and units.
@@ -17,7 +17,7 @@
 
 #include "contain/contain.h" /* struct contain_info, contain_figures */
 #include "contain/terminal.h" /* enum terminal_mode */
-#include "output/relay.h"    /* struct relay_report */
+#include "stdio/relay.h"    /* struct relay_report */
 
 /* How the run ended: the record's "reason".  One table in runrecord.c gives
  * each outcome its name in resources.json and memsup's exit status; only

@@ -2,8 +2,8 @@
 #include "sentinel.h"
 #include "collect/staging.h"
 #include "contain/contain.h"
-#include "output/evidence.h"
-#include "output/relay.h"
+#include "evidence/evidence.h"
+#include "stdio/relay.h"
 
 #include <errno.h>
 #include <fcntl.h>

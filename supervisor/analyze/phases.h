@@ -129,7 +129,7 @@ void phases_read_file(struct phase_log *pl, double t, int final, const char *pro
 
 size_t phases_count(const struct phase_log *pl);
 
-/* What the log holds, for output/phasesout.h: the markers in time order,
+/* What the log holds, for evidence/phasesout.h: the markers in time order,
  * the phase before the first ("(start)"), and how many were dropped. */
 const struct phase_marker *phases_markers(const struct phase_log *pl, size_t *n);
 const struct phase_peak *phases_before(const struct phase_log *pl);

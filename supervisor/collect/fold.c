@@ -1,6 +1,7 @@
 /* fold.c: the fold file's format, both ways (see fold.h). */
 #include "collect/fold.h"
 #include "collect/recordfile.h"
+#include "evidence/files.h"
 #include "invariant.h"
 #include "grow.h"
 
@@ -280,7 +281,7 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 	off_t off = 0, next;
 	if (!r)
 		return -ENOMEM;
-	snprintf(name, sizeof name, "records/%d.%u.mtr", (int)pid, (unsigned)gen);
+	snprintf(name, sizeof name, EVIDENCE_RECORDS_DIR "/%d.%u.mtr", (int)pid, (unsigned)gen);
 	rc = recordfile_read_at(evdirfd, name, out);
 	if (rc == 0)
 		rc = filecheck_record_of(out, pid, gen); /* of the image its name says */
@@ -291,7 +292,7 @@ int fold_read_record(int evdirfd, int32_t pid, uint32_t gen, struct mt_record *o
 		free(r);
 		return rc; /* whole there, or not a record for another reason */
 	}
-	fd = openat(evdirfd, FOLD_NAME, O_RDONLY | O_CLOEXEC);
+	fd = openat(evdirfd, EVIDENCE_RECORDS_FOLD, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
 		free(r);
@@ -329,7 +330,7 @@ int fold_list_images(int evdirfd, struct recordfile_entry **out, size_t *count)
 	int rc = 0, fd;
 	*out = NULL;
 	*count = 0;
-	if ((fd = openat(evdirfd, FOLD_NAME, O_RDONLY | O_CLOEXEC)) >= 0) {
+	if ((fd = openat(evdirfd, EVIDENCE_RECORDS_FOLD, O_RDONLY | O_CLOEXEC)) >= 0) {
 		off_t off = 0, next;
 		int32_t pid;
 		uint32_t gen;
@@ -341,7 +342,7 @@ int fold_list_images(int evdirfd, struct recordfile_entry **out, size_t *count)
 	} else if (errno != ENOENT) {
 		return -errno;
 	}
-	int dfd = openat(evdirfd, "records", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = openat(evdirfd, EVIDENCE_RECORDS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	if (!d && dfd >= 0)
 		close(dfd);

@@ -39,9 +39,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "evidence/files.h"
 #include "record.h"
 
-#define FOLD_NAME "records.fold"
+/* The packed records' file, under the name run.c still spells this way. */
+#define FOLD_NAME EVIDENCE_RECORDS_FOLD
 #define FOLD_MAGIC UINT32_C(0x3246544d) /* "MTF2" */
 #define FOLD_VERSION 2u
 /* a magic without its version byte: the file kind */

@@ -24,6 +24,7 @@
 #include "collect/stackfile.h"
 #include "collect/stackfold.h"
 #include "contain/contain.h"
+#include "evidence/files.h"
 #include "pidmap.h"
 #include "grow.h"
 
@@ -817,7 +818,7 @@ static int live_pack_stacks(struct live *l, const struct live_rec *r)
 		stackfile_name(name, sizeof name, r->pid, r->gen);
 		if (faccessat(l->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			return 0; /* none: no fold to make yet */
-		l->stacks_fd = openat(l->evdirfd, STACKFOLD_NAME,
+		l->stacks_fd = openat(l->evdirfd, EVIDENCE_STACKS_FOLD,
 				      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 		if (l->stacks_fd < 0)
 			return -errno;

@@ -1,5 +1,6 @@
 /* marks.c: the marks file (see marks.h). */
 #include "collect/marks.h"
+#include "evidence/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,21 +27,21 @@ int marks_open(struct marks_file **out, int dirfd, const char *dirpath)
 	if (!mf)
 		return -ENOMEM;
 	mf->ino_fd = -1;
-	if ((size_t)snprintf(mf->env, sizeof mf->env, "MEMSUP_MARK=%s/marks", dirpath) >=
+	if ((size_t)snprintf(mf->env, sizeof mf->env, "MEMSUP_MARK=%s/" EVIDENCE_MARKS, dirpath) >=
 	    sizeof mf->env) {
 		free(mf);
 		return -ENAMETOOLONG;
 	}
 	/* 0666 (less the umask): any process of the tree, whatever it did to
 	 * its credentials within the same user, can append. */
-	int wfd = openat(dirfd, "marks", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	int wfd = openat(dirfd, EVIDENCE_MARKS, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (wfd < 0) {
 		int err = errno;
 		free(mf);
 		return -err;
 	}
 	close(wfd);
-	mf->fd = openat(dirfd, "marks", O_RDONLY | O_CLOEXEC);
+	mf->fd = openat(dirfd, EVIDENCE_MARKS, O_RDONLY | O_CLOEXEC);
 	if (mf->fd < 0) {
 		int err = errno;
 		free(mf);

@@ -4,6 +4,7 @@
 #include "collect/fold.h"
 #include "collect/recordfile.h"
 #include "collect/stackfile.h"
+#include "evidence/files.h"
 #include "invariant.h"
 
 #include <dirent.h>
@@ -139,7 +140,7 @@ int stackfold_pack(int records_dirfd, int evdirfd, size_t *packed, size_t *left)
 		if (stackfile_parse_name(e->d_name, &pid, &gen) < 0)
 			continue;
 		if (fold_fd < 0) {
-			fold_fd = openat(evdirfd, STACKFOLD_NAME,
+			fold_fd = openat(evdirfd, EVIDENCE_STACKS_FOLD,
 					 O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 			if (fold_fd < 0) {
 				rc = -errno;
@@ -231,7 +232,7 @@ int stackfold_index_open(struct stackfold_index *ix, int evdirfd)
 	int32_t pid;
 	uint32_t gen;
 	memset(ix, 0, sizeof *ix);
-	ix->fd = openat(evdirfd, STACKFOLD_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ix->fd = openat(evdirfd, EVIDENCE_STACKS_FOLD, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (ix->fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	while (fold_peek_entry(ix->fd, off, STACKFOLD_MAGIC, &pid, &gen, &next) == 1) {

@@ -39,7 +39,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define STACKFOLD_NAME "stacks.fold"
 #define STACKFOLD_MAGIC UINT32_C(0x3246534d) /* "MSF2"; "MSF1" still read (fold.h) */
 
 /* The published part of a stacks file, as packed (decoded). */

@@ -3,6 +3,7 @@
 #include "collect/staging.h"
 #include "collect/procfs.h"
 #include "collect/recordfile.h"
+#include "evidence/files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -145,7 +146,7 @@ static int fall_back(struct staging *st, const char *evpath)
 	st->staged = 0;
 	st->lock_fd = -1;
 	st->root[0] = '\0';
-	int n = snprintf(st->dir, sizeof st->dir, "%s/records", evpath);
+	int n = snprintf(st->dir, sizeof st->dir, "%s/" EVIDENCE_RECORDS_DIR, evpath);
 	return n < 0 || (size_t)n >= sizeof st->dir ? -ENAMETOOLONG : 0;
 }
 
@@ -236,7 +237,7 @@ static int move_one(int sfd, int evdirfd, int *rfd, const char *name)
 	if (!S_ISREG(st.st_mode) || st.st_size == 0)
 		return unlinkat(sfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 	if (*rfd < 0 &&
-	    (*rfd = openat(evdirfd, "records", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	    (*rfd = openat(evdirfd, EVIDENCE_RECORDS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -errno;
 	int from = openat(sfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (from < 0)

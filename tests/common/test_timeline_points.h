@@ -1,5 +1,5 @@
 /* test_timeline_points.h: the samples of a run's timeline.jsonl (or any
- * file of its lines), read with memsup's own reader (output/timeline.h),
+ * file of its lines), read with memsup's own reader (evidence/timeline.h),
  * for the end-to-end tests that look at each sample.  Header only; one run
  * per test process, so the points live in one static table. */
 #ifndef TEST_TIMELINE_POINTS_H
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/timeline.h"
+#include "evidence/timeline.h"
 #include "test_memsup_util.h"
 
 struct tl {

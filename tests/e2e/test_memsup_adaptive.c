@@ -25,7 +25,7 @@
 
 #include "collect/procfs.h"
 #include "contain/contain.h"
-#include "output/timeline.h"
+#include "evidence/timeline.h"
 #include "runrecord.h"
 #include "test_cgfixture.h"
 #include "test_timeline_points.h"

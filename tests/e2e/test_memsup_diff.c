@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "output/diff.h"
+#include "view/diff.h"
 #include "test_cgprobe.h"
 #include "test_memsup_util.h"
 #include "test_oom_fixtures.h"
@@ -329,12 +329,13 @@ Test(memsup_diff, broken_baseline_is_125, .timeout = 60)
 	fclose(f);
 	const char *args[] = { broken, nw, NULL };
 	assert_bad(&r, args, "broken/resources.json: line 1");
-	/* whole, but without the answer */
+	/* whole, but without the answer or the polled peak it falls back to
+	 * (evidence/read.h) */
 	f = fopen(path, "w");
 	cr_assert_not_null(f);
-	fputs("{\"peak_mb\": null, \"reason\": null}\n", f);
+	fputs("{\"command\": [\"x\"], \"wall_s\": 1.0, \"peak_mb\": null, \"reason\": null}\n", f);
 	fclose(f);
-	assert_bad(&r, args, "no numeric \"peak_mb\"");
+	assert_bad(&r, args, "broken/resources.json: no numeric \"peak_tree_rss_mb\"");
 	/* a report baseline of two runs is not one baseline */
 	snprintf(path, sizeof path, "%s/two.json", r.tmp);
 	f = fopen(path, "w");

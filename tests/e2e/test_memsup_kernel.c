@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <sys/vfs.h>
 
-#include "output/timeline.h"
+#include "evidence/timeline.h"
 #include "test_timeline_points.h"
 
 #define MB 1e6

@@ -9,7 +9,7 @@
  * tests/progs/io_mix. */
 #include "../progs/counter.h"
 #include "../progs/io_mix.h"
-#include "output/keep.h"
+#include "stdio/keep.h"
 #include "test_memsup_util.h"
 #include <stdint.h>
 

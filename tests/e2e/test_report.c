@@ -8,9 +8,9 @@
 #include <criterion/parameterized.h>
 #include <math.h>
 
-#include "output/jsonr.h"
+#include "evidence/jsonr.h"
 #include "commands.h"
-#include "output/report.h"
+#include "view/report.h"
 #include "test_cgprobe.h"
 #include "test_memsup_util.h"
 #include "test_oom_fixtures.h"

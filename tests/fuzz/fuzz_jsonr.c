@@ -1,4 +1,4 @@
-/* fuzz_jsonr.c: libFuzzer harness for supervisor/output/jsonr.c, the strict
+/* fuzz_jsonr.c: libFuzzer harness for supervisor/evidence/jsonr.c, the strict
  * JSON reader of evidence files (memsup report, memsup plot).
  *
  * For every input:
@@ -26,7 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "output/jsonr.h"
+#include "evidence/jsonr.h"
 #include "jsonw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

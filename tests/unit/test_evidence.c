@@ -13,9 +13,9 @@
 #include <sys/wait.h>
 #include <grp.h>
 #include <unistd.h>
-#include "output/evidence.h"
-#include "output/resources.h"
-#include "output/timeline.h"
+#include "evidence/evidence.h"
+#include "evidence/resources.h"
+#include "evidence/timeline.h"
 #include "test_memsup_util.h"
 #include "test_py.h"
 

@@ -19,7 +19,7 @@
 #include "analyze/answer.h"
 #include "analyze/findings.h"
 #include "collect/recordfile.h"
-#include "output/resources.h"
+#include "evidence/resources.h"
 #include "test_py.h"
 
 #define MB 1000000.0

@@ -1,5 +1,5 @@
 /* test_flame.c: flame.svg and flame.folded from a stacks.json made here
- * (output/flame.h): the tree merged by name, the folded lines exactly, a
+ * (view/flame.h): the tree merged by name, the folded lines exactly, a
  * picture that is the same bytes every time and escapes what it shows. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/flame.h"
+#include "view/flame.h"
 
 static char dir[64];
 static int dfd = -1;

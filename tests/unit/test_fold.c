@@ -283,7 +283,7 @@ Test(fold, read_record_of_an_evidence_directory)
 	close(fd);
 	snprintf(path, sizeof path, "%s/records/21.0.mtr", dir);
 	close(open(path, O_WRONLY | O_CREAT, 0644)); /* emptied by a fold */
-	snprintf(path, sizeof path, "%s/" FOLD_NAME, dir);
+	snprintf(path, sizeof path, "%s/" EVIDENCE_RECORDS_FOLD, dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
 	size_t n = fold_entry(&old, buf);
 	cr_assert_eq(write(fd, buf, n), (ssize_t)n);

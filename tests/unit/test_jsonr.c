@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output/jsonr.h"
+#include "evidence/jsonr.h"
 #include "jsonw.h"
 #include "test_tmp.h"
 

@@ -1,4 +1,4 @@
-/* test_keep.c: output/keep.c without the relay around it.  The test writes
+/* test_keep.c: stdio/keep.c without the relay around it.  The test writes
  * known bytes (tests/progs/counter.h: each byte says its place) of two
  * streams into a pipe, piece by piece, has keep_from() take each piece (or
  * hands each piece to keep_from_buf(), as the transcript does), and
@@ -6,7 +6,7 @@
  * the bound (and as it comes), else the first half, the marker line and the
  * last half; every stream's logged and left-out bytes; and the log's size
  * while the run goes on (never past the bound). */
-#include "output/keep.h"
+#include "stdio/keep.h"
 #include "../progs/counter.h"
 
 #include <criterion/criterion.h>

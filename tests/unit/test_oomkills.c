@@ -1,4 +1,4 @@
-/* test_oomkills.c: the record's "oom" key read back (output/oomkills.h),
+/* test_oomkills.c: the record's "oom" key read back (evidence/oomkills.h),
  * over the hand-written keys of tests/data/oom/ that every reader of it is
  * fed, and over forgeries made here key by key: the count, the victim and
  * the limit as the readers show them; a key of the wrong type, at any
@@ -9,8 +9,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "output/jsonr.h"
-#include "output/oomkills.h"
+#include "evidence/jsonr.h"
+#include "evidence/oomkills.h"
 #include "test_oom_fixtures.h"
 
 static struct jsonr_value *parse(const char *text)

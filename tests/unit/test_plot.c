@@ -9,9 +9,9 @@
 #include "test_py.h"
 
 #include "commands.h"
-#include "output/plot.h"
-#include "output/svg.h"
-#include "output/timeline.h"
+#include "view/plot.h"
+#include "view/svg.h"
+#include "evidence/timeline.h"
 
 /* python3 tests/py/NAME ARGS...; its exit status (or 1000+signal). */
 static int py(const char *name, const char *a1, const char *a2)

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "analyze/merge.h"
-#include "output/jsonr.h"
-#include "output/processes.h"
+#include "evidence/jsonr.h"
+#include "evidence/processes.h"
 #include "test_py.h"
 
 #define MAX_IMG 600

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/pyfloat.h"
+#include "evidence/pyfloat.h"
 
 /* repr(float) from CPython for each value */
 static const struct {

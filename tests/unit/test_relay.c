@@ -1,9 +1,9 @@
-/* test_relay.c: output/relay.c without memsup around it.  The test plays
+/* test_relay.c: stdio/relay.c without memsup around it.  The test plays
  * the command (it writes into the write end relay_child_fds() hands out)
  * and memsup's stdout (fd 1 made a pipe or a file it holds), and drives
  * relay_poll_set()/relay_pump()/relay_finish() itself: the names table,
  * back-pressure, a reader that goes away, a slow reader cut at the end. */
-#include "output/relay.h"
+#include "stdio/relay.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

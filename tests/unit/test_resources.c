@@ -12,9 +12,9 @@
 
 #include "analyze/findings.h"
 #include "analyze/merge.h"
-#include "output/evidence.h"
-#include "output/jsonr.h"
-#include "output/resources.h"
+#include "evidence/evidence.h"
+#include "evidence/jsonr.h"
+#include "evidence/resources.h"
 #include "test_tmp.h"
 
 Test(resources, every_outcome_has_one_name_that_reads_back)

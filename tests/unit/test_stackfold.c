@@ -14,6 +14,7 @@
 
 #include "collect/stackfile.h"
 #include "collect/stackfold.h"
+#include "evidence/files.h"
 #include "stacks.h"
 
 static char dir[64];
@@ -129,7 +130,7 @@ Test(stackfold, packs_published_part_and_leaves_the_rest, .init = setup, .fini =
 	cr_expect(exists(recfd, "43.0.mts"));
 	cr_expect(exists(recfd, "41.0.mtr"));
 
-	fd = openat(evfd, STACKFOLD_NAME, O_RDWR);
+	fd = openat(evfd, EVIDENCE_STACKS_FOLD, O_RDWR);
 	cr_assert_geq(fd, 0);
 	struct stat st;
 	cr_assert_eq(fstat(fd, &st), 0);
@@ -170,7 +171,7 @@ Test(stackfold, nothing_to_pack_makes_no_file, .init = setup, .fini = teardown)
 	cr_assert_eq(stackfold_pack(recfd, evfd, &packed, &left), 0);
 	cr_expect_eq(packed, 0);
 	cr_expect_eq(left, 0);
-	cr_expect(!exists(evfd, STACKFOLD_NAME));
+	cr_expect(!exists(evfd, EVIDENCE_STACKS_FOLD));
 }
 
 /* What live.c does as each image ends: one image packed, its file gone,
@@ -184,7 +185,7 @@ Test(stackfold, packs_one_image_and_reads_it_back_by_image, .init = setup, .fini
 	size_t alen, blen, a2len;
 	write_stacks("7.0.mts", 7, 0, 2, 5, &a, &alen);
 	write_stacks("8.3.mts", 8, 3, 1, 2, &b, &blen);
-	int fold = openat(evfd, STACKFOLD_NAME, O_WRONLY | O_APPEND | O_CREAT, 0666);
+	int fold = openat(evfd, EVIDENCE_STACKS_FOLD, O_WRONLY | O_APPEND | O_CREAT, 0666);
 	cr_assert_geq(fold, 0);
 	cr_assert_eq(stackfold_pack_image(recfd, fold, 7, 0), 1);
 	cr_expect(!exists(recfd, "7.0.mts"), "packed, so removed");
@@ -222,7 +223,7 @@ Test(stackfold, packs_one_image_and_reads_it_back_by_image, .init = setup, .fini
 	stackfold_index_close(&ix);
 
 	/* no stacks.fold at all: an empty index, every image -ENOENT */
-	cr_assert_eq(unlinkat(evfd, STACKFOLD_NAME, 0), 0);
+	cr_assert_eq(unlinkat(evfd, EVIDENCE_STACKS_FOLD, 0), 0);
 	cr_assert_eq(stackfold_index_open(&ix, evfd), 0);
 	cr_expect_eq(ix.n, 0);
 	cr_expect_eq(stackfold_index_read(&ix, 7, 0, &f), -ENOENT);

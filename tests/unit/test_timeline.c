@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/timeline.h"
+#include "evidence/timeline.h"
 #include "test_tmp.h"
 
 /* The line without its '\n' (as a reader is given it). */

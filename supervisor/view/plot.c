@@ -1,16 +1,18 @@
 /* plot.c: load an evidence directory into a struct plot_data and draw
  * timeline.svg (see plot.h; `memsup plot` itself is cmd_plot.c).
  *
- * resources.json and processes.json are read with jsonr (resources.json's
- * "oom" with oomkills.h), the two .jsonl files line by line through
- * timeline.h, their format's one owner.
+ * resources.json and processes.json are read through the evidence reader
+ * (evidence/read.h), the two .jsonl files line by line through timeline.h,
+ * their format's one owner.
  */
-#include "output/plot.h"
+#include "view/plot.h"
+
+#include "evidence/files.h"
+#include "evidence/read.h"
 #include "grow.h"
-#include "output/jsonr.h"
-#include "output/processes.h"
-#include "output/oomkills.h"
-#include "output/timeline.h"
+#include "evidence/jsonr.h"
+#include "evidence/oomkills.h"
+#include "evidence/timeline.h"
 #include "units.h"
 
 #include <errno.h>
@@ -25,7 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PLOT_MAX_JSON (256u << 20) /* resources.json, processes.json */
 
 /* A sample's "top" becomes its stack of bands, one band per entry. */
 _Static_assert(TIMELINE_TOP == SVG_MAX_BANDS, "the picture stacks what the timeline keeps");
@@ -635,15 +636,13 @@ static char *join_strings(const struct jsonr_value *arr, size_t max)
 
 /* "rss_budget_exceeded, exit 123, 3.21 s": how the run ended, or NULL.
  * Integer arithmetic for the seconds: no locale decides the decimal point. */
-static char *ended(const struct jsonr_value *r)
+static char *ended(const struct evidence_run *r)
 {
 	char buf[256], exit_s[48] = "", wall_s[48] = "";
-	const char *reason = jsonr_str(jsonr_get(r, "reason"), NULL);
-	double code = jsonr_num(jsonr_get(r, "exit_code"), NAN);
-	double sig = jsonr_num(jsonr_get(r, "signal"), 0);
-	double wall = jsonr_num(jsonr_get(r, "wall_s"), -1);
-	if (sig > 0 && sig < 256)
-		snprintf(exit_s, sizeof exit_s, "signal %d", (int)sig);
+	const char *reason = r->reason;
+	double code = r->exit_code, wall = isnan(r->wall_s) ? -1 : r->wall_s;
+	if (r->signal)
+		snprintf(exit_s, sizeof exit_s, "signal %d", r->signal);
 	else if (isfinite(code) && code > -256 && code < 256)
 		snprintf(exit_s, sizeof exit_s, "exit %d", (int)code);
 	if (wall >= 0 && wall < 1e9) {
@@ -655,9 +654,15 @@ static char *ended(const struct jsonr_value *r)
 	return buf[0] ? strdup(buf) : NULL;
 }
 
-static void load_resources(struct plot_set *s, const struct jsonr_value *r)
+/* A figure in MB as bytes; 0 for none. */
+static double mb_bytes(double mb)
 {
-	char *cmd = join_strings(jsonr_get(r, "command"), 400);
+	return mb > 0 ? mb * UNITS_MB : 0;
+}
+
+static void load_resources(struct plot_set *s, const struct evidence_run *r)
+{
+	char *cmd = join_strings(r->command, 400);
 	if (cmd && *cmd) {
 		size_t n = strlen(cmd) + 16;
 		s->title = malloc(n);
@@ -666,54 +671,34 @@ static void load_resources(struct plot_set *s, const struct jsonr_value *r)
 	}
 	free(cmd);
 	s->subtitle = ended(r);
-	double b = jsonr_num(jsonr_get(r, "rss_budget_mb"), 0);
-	s->d.budget_bytes = b > 0 ? b * UNITS_MB : 0;
-	double hwm = jsonr_num(jsonr_get(r, "peak_cgroup_mb"), 0);
-	s->d.cgroup_hwm_bytes = hwm > 0 ? hwm * UNITS_MB : 0;
-	double pss = jsonr_num(jsonr_get(r, "peak_pss_mb"), 0);
-	s->d.pss_at_peak_bytes = pss > 0 ? pss * UNITS_MB : 0;
-	double pk = jsonr_num(jsonr_get(r, "peak_tree_rss_mb"), -1);
-	double at = jsonr_num(jsonr_get(r, "peak_tree_rss_at_s"), -1);
-	if (pk >= 0 && at >= 0 && jsonr_num(jsonr_get(r, "samples"), 1) > 0) {
+	s->d.budget_bytes = mb_bytes(r->rss_budget_mb);
+	s->d.cgroup_hwm_bytes = mb_bytes(r->cgroup_mb);
+	s->d.pss_at_peak_bytes = mb_bytes(r->pss_mb);
+	/* a record without a sample count (an older memsup's) had samples */
+	if (r->rss_mb >= 0 && r->rss_at_s >= 0 && r->samples != 0) {
 		s->d.have_peak = 1;
-		s->d.peak_bytes = pk * UNITS_MB;
-		s->d.peak_t = at;
+		s->d.peak_bytes = r->rss_mb * UNITS_MB;
+		s->d.peak_t = r->rss_at_s;
 	}
-	s->d.t_end = jsonr_num(jsonr_get(r, "wall_s"), 0);
+	s->d.t_end = isnan(r->wall_s) ? 0 : r->wall_s;
 
 	/* the OOM kills' victims; a forged list names no one (report and
 	 * diff say what is wrong with it: a picture draws what is there) */
-	struct oomkills k;
-	if (oomkills_read(r, &k, NULL, 0) == 0) {
-		for (size_t i = 0; i < k.n && s->d.n_ooms < SVG_MAX_OOMS; i++) {
-			char v[160];
-			if (!isfinite(k.v[i].at_s))
-				continue;
-			oomkills_victim_text(&k.v[i], v, sizeof v);
-			s->ooms[s->d.n_ooms++] = (struct plot_oom){ k.v[i].at_s, keep_string(s, strdup(v)) };
-		}
+	const struct oomkills *k = &r->oom;
+	for (size_t i = 0; i < k->n && s->d.n_ooms < SVG_MAX_OOMS; i++) {
+		char v[160];
+		if (!isfinite(k->v[i].at_s))
+			continue;
+		oomkills_victim_text(&k->v[i], v, sizeof v);
+		s->ooms[s->d.n_ooms++] = (struct plot_oom){ k->v[i].at_s, keep_string(s, strdup(v)) };
 	}
-	oomkills_free(&k);
 
 	/* markers; else the starts of the phases */
-	const struct jsonr_value *m = jsonr_get(r, "markers");
-	const char *tkey = "t";
-	if (!m || m->type != JSONR_ARRAY || m->n == 0) {
-		m = jsonr_get(r, "phases");
-		tkey = "start_s";
-	}
-	if (!m || m->type != JSONR_ARRAY || m->n == 0)
+	if (!r->n_marks || !(s->markers = calloc(r->n_marks, sizeof *s->markers)))
 		return;
-	s->markers = calloc(m->n, sizeof *s->markers);
-	if (!s->markers)
-		return;
-	for (size_t i = 0; i < m->n; i++) {
-		double t = jsonr_num(jsonr_get(&m->items[i], tkey), NAN);
-		if (!isfinite(t))
-			continue;
-		const char *l = jsonr_str(jsonr_get(&m->items[i], "label"), "");
-		s->markers[s->d.n_markers].t = t;
-		s->markers[s->d.n_markers].label = keep_string(s, strdup(l));
+	for (size_t i = 0; i < r->n_marks; i++) {
+		s->markers[s->d.n_markers].t = r->marks[i].t;
+		s->markers[s->d.n_markers].label = keep_string(s, strdup(r->marks[i].label));
 		s->d.n_markers++;
 	}
 }
@@ -732,43 +717,33 @@ static int grow_lanes(struct plot_set *s, size_t need)
 	return 0;
 }
 
-/* One image of processes.json (processes_read_each hands them over one at
- * a time: the file of a run of 100,000 images is never a tree at once).
- * 0, or -ENOMEM. */
-static int load_process(const struct jsonr_value *p, void *ctx)
+/* One image of processes.json (evidence_read_processes hands them over
+ * one at a time: the file of a run of 100,000 images is never a tree at
+ * once).  0, or -ENOMEM. */
+static int load_process(const struct evidence_process *p, void *ctx)
 {
 	struct plot_set *s = ctx;
 	size_t n = s->d.n_procs;
 	if (grow_array((void **)&s->starts, &s->cap_starts, s->d.n_starts + 1, sizeof *s->starts) < 0 ||
 	    grow_array((void **)&s->exits, &s->cap_exits, s->d.n_exits + 1, sizeof *s->exits) < 0)
 		return -ENOMEM;
-	const struct jsonr_value *rec = jsonr_get(p, "record");
-	double first = jsonr_num(jsonr_get(p, "first_seen_s"), NAN);
-	double last = jsonr_num(jsonr_get(p, "last_seen_s"), NAN);
-	/* the shim's own start/end when it has them (exact), else what
-	 * the poller saw; an evidence directory of a build before the one
-	 * record layout (common/recordjson.h) has them inside the record */
-	double start = jsonr_num(jsonr_get(p, "start_s"), jsonr_num(jsonr_get(rec, "start_s"), first));
-	double end = jsonr_num(jsonr_get(p, "end_s"), jsonr_num(jsonr_get(rec, "end_s"), NAN));
-	if (!isfinite(end) && jsonr_get(p, "exit_code") &&
-	    jsonr_get(p, "exit_code")->type == JSONR_NUMBER)
-		end = last;
-	if (isfinite(start))
-		s->starts[s->d.n_starts++] = start;
-	if (isfinite(end))
-		s->exits[s->d.n_exits++] = end;
+	double first = p->first_seen_s, last = p->last_seen_s;
+	if (isfinite(p->start_s))
+		s->starts[s->d.n_starts++] = p->start_s;
+	if (isfinite(p->end_s))
+		s->exits[s->d.n_exits++] = p->end_s;
 	if (!isfinite(first) || !isfinite(last))
 		return 0; /* never sampled: no lane */
 	if (grow_lanes(s, n + 1) < 0)
 		return -ENOMEM;
-	char *argv = join_strings(jsonr_get(p, "argv"), 120);
+	char *argv = join_strings(p->argv, 120);
 	char *label = malloc(160);
-	double pid = jsonr_num(jsonr_get(p, "pid"), 0);
+	double pid = p->pid >= 0 ? (double)p->pid : 0;
 	if (label)
 		snprintf(label, 160, "pid %.0f %s", pid, argv ? argv : "");
 	free(argv);
 	/* the program's name alone, for a band's legend */
-	const char *a0 = jsonr_str(jsonr_at(jsonr_get(p, "argv"), 0), NULL);
+	const char *a0 = jsonr_str(jsonr_at(p->argv, 0), NULL);
 	const char *slash = a0 ? strrchr(a0, '/') : NULL;
 	if (slash && slash[1])
 		a0 = slash + 1;
@@ -779,32 +754,31 @@ static int load_process(const struct jsonr_value *p, void *ctx)
 	pp->label = keep_string(s, label);
 	pp->first_s = first;
 	pp->last_s = last;
-	pp->peak_bytes = jsonr_num(jsonr_get(p, "polled_peak_rss"), 0);
-	pp->peak_at_s = jsonr_num(jsonr_get(p, "polled_peak_at_s"), -1);
+	pp->peak_bytes = p->polled_peak_bytes > 0 ? p->polled_peak_bytes : 0;
+	pp->peak_at_s = p->polled_peak_at_s;
 	s->d.n_procs = n + 1;
 	return 0;
 }
 
 int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 {
-	struct jsonr_value *v;
+	struct evidence_run run;
 	char why[256] = "";
 	int found = 0, readable = 0, f, rc;
 	memset(s, 0, sizeof *s);
 	pidmap_init(&s->peaks, sizeof(struct plot_pid_peak));
 	pidmap_init(&s->cmd_peaks, sizeof(struct plot_pid_peak));
 
-	if (jsonr_read_file(dirfd, "resources.json", PLOT_MAX_JSON, &v, why, sizeof why) == 0) {
+	if (evidence_read_run(dirfd, &run, why, sizeof why) == 0) {
 		found = readable = 1;
-		load_resources(s, v);
-		jsonr_free(v);
-	} else if (faccessat(dirfd, "resources.json", F_OK, 0) == 0) {
+		load_resources(s, &run);
+	} else if (faccessat(dirfd, EVIDENCE_RESOURCES, F_OK, 0) == 0) {
 		found = 1; /* there but unreadable (torn?): draw the rest */
 	} else {
 		why[0] = '\0';
 	}
-	if (processes_read_each(dirfd, PLOT_MAX_JSON, load_process, s, NULL,
-				 0) == 0) {
+	evidence_run_free(&run);
+	if (evidence_read_processes(dirfd, load_process, s, NULL, 0) == 0) {
 		found = readable = 1;
 	} else {
 		/* torn or unreadable: no lanes from part of it (the strings
@@ -818,13 +792,13 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 	}
 
 	struct series_ctx c = { .s = s, .want_rss = 1 };
-	rc = timeline_read_file(dirfd, "rss.jsonl", rss_line, &c, &f);
+	rc = timeline_read_file(dirfd, EVIDENCE_RSS, rss_line, &c, &f);
 	found |= f;
 	if (rc == 0) {
 		/* the heap from timeline.jsonl; the RSS too if rss.jsonl had none */
 		c.want_rss = s->d.n_rss == 0;
 		c.want_heap = 1;
-		rc = timeline_read_file(dirfd, "timeline.jsonl", tl_line, &c, &f);
+		rc = timeline_read_file(dirfd, EVIDENCE_TIMELINE, tl_line, &c, &f);
 		found |= f;
 	}
 	if (rc < 0) {
@@ -833,8 +807,8 @@ int plot_load(int dirfd, struct plot_set *s, char *err, size_t errlen)
 		return rc;
 	}
 	if (!found) {
-		set_err(err, errlen, "no evidence here (resources.json, rss.jsonl, "
-			"timeline.jsonl, processes.json)");
+		set_err(err, errlen, "no evidence here (" EVIDENCE_RESOURCES ", " EVIDENCE_RSS ", "
+			EVIDENCE_TIMELINE ", " EVIDENCE_PROCESSES ")");
 		plot_set_free(s);
 		return -ENOENT;
 	}
@@ -906,9 +880,9 @@ int plot_write_dir(int dirfd, const char *dirpath, unsigned width, unsigned heig
 	char why[256] = "";
 	rc = plot_render(dirfd, width, height, &b, why, sizeof why);
 	if (rc == 0) {
-		rc = svg_write_atomic(dirfd, "timeline.svg", &b);
+		rc = svg_write_atomic(dirfd, EVIDENCE_TIMELINE_SVG, &b);
 		if (rc < 0)
-			snprintf(why, sizeof why, "timeline.svg: %s", strerror(-rc));
+			snprintf(why, sizeof why, EVIDENCE_TIMELINE_SVG ": %s", strerror(-rc));
 	}
 	if (rc < 0)
 		set_err(err, errlen, "%s: %s", dirpath ? dirpath : ".", why);

@@ -15,9 +15,9 @@
  * crosses into memsup's memory except on the copy path (a socket, a file
  * opened O_APPEND, a target splice refuses) and for the tail: the last
  * log_max/2 bytes, which only the end of the output tells. */
-#include "output/relay.h"
+#include "stdio/relay.h"
 #include "clock.h"
-#include "output/keep.h"
+#include "stdio/keep.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -60,8 +60,6 @@
 
 #include "analyze/callsites.h"
 
-#define STACKS_JSON "stacks.json"
-
 int stacksjson_write(int dirfd, const struct callsite_view *v);
 
 /* A site's name as the summary prints it: its three innermost frames (a

@@ -1,13 +1,14 @@
 /* processes.c: processes.json and the summary's per-process table (see
  * processes.h).  Every figure is bytes unless its key says otherwise
  * (_kb: KiB as the kernel prints them, _s: seconds since the launch). */
-#include "output/processes.h"
+#include "evidence/files.h"
+#include "evidence/processes.h"
 #include "collect/procfs.h"
 #include "collect/recordfile.h"
 #include "jsonw.h"
 #include "names.h"
-#include "output/evidence.h"
-#include "output/jsonr.h"
+#include "evidence/evidence.h"
+#include "evidence/jsonr.h"
 #include "recordjson.h"
 #include "units.h"
 
@@ -355,7 +356,7 @@ int processes_write_form(int dirfd, const struct merged_run *m, enum processes_f
 	/* compact, one image per line: a run of 100,000 images stays one JSON
 	 * document that line tools can still grep */
 	const struct pdoc d = { m, form == PROCESSES_LEAN };
-	return evidence_write_json(dirfd, "processes.json", 0, 1, put_all, &d);
+	return evidence_write_json(dirfd, EVIDENCE_PROCESSES, 0, 1, put_all, &d);
 }
 
 int processes_write(int dirfd, const struct merged_run *m)
@@ -446,7 +447,7 @@ int processes_read_each(int dirfd, size_t max_bytes, jsonr_item_fn *fn, void *ct
 			size_t errlen)
 {
 	struct pread r = { fn, ctx };
-	return jsonr_read_file_each(dirfd, "processes.json", max_bytes, fill_then, &r, err, errlen);
+	return jsonr_read_file_each(dirfd, EVIDENCE_PROCESSES, max_bytes, fill_then, &r, err, errlen);
 }
 
 static uint64_t peak_of(const struct image_view *iv)

@@ -2,7 +2,7 @@
  * contract).  Parsing is separate from I/O: jsonr_parse() works on a buffer,
  * jsonr_read_file() only reads the file into one and calls it.  Recursion is
  * bounded by JSONR_MAX_DEPTH, so hostile input cannot exhaust the stack. */
-#include "output/jsonr.h"
+#include "evidence/jsonr.h"
 #include "jsonw.h"
 
 #include <errno.h>

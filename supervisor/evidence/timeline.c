@@ -5,9 +5,9 @@
  * checked against the JSON grammar (strtod must end where the grammar
  * does), the separators and key order as written, keys [a-z_]+ with
  * numbers or null as values except "top".  Anything else goes to jsonr. */
-#include "output/timeline.h"
-#include "output/jsonr.h"
-#include "output/pyfloat.h"
+#include "evidence/timeline.h"
+#include "evidence/jsonr.h"
+#include "evidence/pyfloat.h"
 #include "textbuf.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
 /* diff.h: `memsup diff BASE NEW`, a regression gate between two runs (see
  * man/memsup.1, DIFF).
  *
- * Reads only, with the strict reader (jsonr.h): resources.json (its OOM
- * kills with oomkills.h), processes.json and stacks.json of an evidence
- * directory, or the one-run
- * array that `memsup report --json` writes (the answer only: it has no
+ * Reads only: the run and its processes through the evidence reader
+ * (evidence/read.h, whose rules decide which runs can be compared),
+ * stacks.json of an evidence directory, or the one-run array that `memsup
+ * report --json` writes (report_read_baseline: the answer only, it has no
  * processes); or, for a sweep, two directories of runs paired by --meta.
  * Comparing is pure (diff_compare) so that tests can drive it with runs
  * built in memory; diff_gate does the whole gate for the front end
@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "output/oomkills.h"
+#include "evidence/oomkills.h"
 
 /* How much a figure may grow: a percent of its base, or an absolute MB. */
 struct diff_limit {
@@ -50,13 +50,16 @@ struct diff_run {
 	double peak_mb;          /* the answer */
 	struct diff_proc *procs; /* owned; none when the run came from a report */
 	size_t n_procs;
-	int has_procs;           /* 0: a report baseline, processes not compared */
+	int has_procs;           /* 0: a report baseline, or a run whose memsup was
+				    killed before it wrote its processes: processes
+				    not compared */
 	struct diff_proc *sites; /* call sites at each image's own peak, summed by symbolized stack (owned) */
 	size_t n_sites;
 	int has_sites;           /* 0: no stacks.json (an untraced run), sites not compared */
 	double live_mb;          /* live_mb summed over processes; NAN: none had it */
 	struct oomkills oom;    /* its OOM kills (owned); from a report
 				    baseline, its count and first victim */
+	int from_dir;            /* read from an evidence directory, not a report */
 };
 
 /* Read DIR (an evidence directory) or FILE (memsup report --json with one

@@ -6,9 +6,10 @@
 #include <unistd.h>
 
 #include "analyze/pyframes.h"
+#include "evidence/files.h"
 #include "jsonw.h"
-#include "output/evidence.h"
-#include "output/stacksjson.h"
+#include "evidence/evidence.h"
+#include "evidence/stacksjson.h"
 #include "analyze/shortname.h"
 #include "units.h"
 
@@ -292,7 +293,7 @@ static void put_document(struct jsonw *w, const void *ctx)
 
 int stacksjson_write(int dirfd, const struct callsite_view *v)
 {
-	return evidence_write_json(dirfd, STACKS_JSON, 1, 0, put_document, v);
+	return evidence_write_json(dirfd, EVIDENCE_STACKS, 1, 0, put_document, v);
 }
 
 /* ---- the summary's lines --------------------------------------------------------- */

@@ -1,12 +1,13 @@
 /* resources.c: the run record as JSON (see resources.h). */
-#include "output/resources.h"
+#include "evidence/files.h"
+#include "evidence/resources.h"
 #include "analyze/findings.h"
 #include "analyze/merge.h"
 #include "collect/oomwatch.h"
 #include "collect/slurmjob.h"
 #include "jsonw.h"
-#include "output/phasesout.h"
-#include "output/pyfloat.h"
+#include "evidence/phasesout.h"
+#include "evidence/pyfloat.h"
 #include "version.h"
 #include "units.h"
 
@@ -129,7 +130,7 @@ static void put_output(struct jsonw *w, const struct relay_report *o, enum termi
 	jsonw_key(w, "mode");
 	jsonw_string(w, t != TERMINAL_NONE ? terminal_mode_name(t) : relay_mode_name(o->mode));
 	jsonw_key(w, "log");
-	jsonw_string(w, o->logged ? "stdout.log" : NULL);
+	jsonw_string(w, o->logged ? EVIDENCE_STDOUT_LOG : NULL);
 	jsonw_key(w, "logged");
 	jsonw_array_begin(w);
 	for (int i = 0; o->logged && i < RELAY_STREAMS; i++)
@@ -536,39 +537,110 @@ static void put_not_believed(struct jsonw *w, const struct sup_record *r)
 	jsonw_uint(w, r->n_not_believed);
 }
 
+/* The keys of the record's first layout, in its order, same meaning and
+ * units: what a reader of that layout still finds first. */
+static void put_first_keys(struct jsonw *w, const struct sup_record *r)
+{
+	jsonw_key(w, "command");
+	jsonw_array_begin(w);
+	for (int i = 0; i < r->command_argc; i++)
+		jsonw_string(w, r->command[i]);
+	jsonw_array_end(w);
+	jsonw_key(w, "exit_code");
+	if (r->have_exit)
+		jsonw_int(w, r->exit_code);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "reason");
+	jsonw_string(w, runrecord_reason_name(r->reason));
+	jsonw_key(w, "wall_s");
+	put_float(w, r->wall_s);
+	jsonw_key(w, "peak_tree_rss_mb");
+	put_float(w, (double)r->peak_bytes / UNITS_MB);
+	jsonw_key(w, "poll_s");
+	put_float(w, r->poll_s);
+	jsonw_key(w, "rss_budget_mb");
+	put_float_or_null(w, r->rss_budget_mb, r->rss_budget_mb > 0);
+	jsonw_key(w, "wall_budget_s");
+	put_float_or_null(w, r->wall_budget_s, r->wall_budget_s > 0);
+	jsonw_key(w, "scope");
+	jsonw_string(w, resources_scope);
+	jsonw_key(w, "limitation");
+	jsonw_string(w, resources_limitation);
+
+}
+
+/* The processes killed at the end, and the orphans reaped during the run. */
+static void put_leftovers(struct jsonw *w, const struct sup_record *r)
+{
+	jsonw_key(w, "leftover_processes_killed");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < r->n_leftovers; i++) {
+		const struct sup_leftover *l = &r->leftovers[i];
+		jsonw_object_begin(w);
+		jsonw_key(w, "pid");
+		jsonw_int(w, l->pid);
+		jsonw_key(w, "argv");
+		jsonw_array_begin(w);
+		for (size_t s = 0; s < l->argv_len;) {
+			size_t m = strnlen(l->argv + s, l->argv_len - s);
+			jsonw_string_n(w, l->argv + s, m);
+			s += m + 1;
+		}
+		jsonw_array_end(w);
+		put_left_cgroups(w, l->left_cgroups);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+	jsonw_key(w, "orphans_reaped");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < r->n_reaped && i < RUNRECORD_MAX_REAPED; i++) {
+		jsonw_object_begin(w);
+		jsonw_key(w, "pid");
+		jsonw_int(w, r->reaped[i].pid);
+		jsonw_key(w, "exit_code");
+		jsonw_int(w, r->reaped[i].exit_code);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+	jsonw_key(w, "orphans_reaped_total");
+	jsonw_uint(w, r->n_reaped);
+}
+
+/* What the merged view of the processes found. */
+static void put_merged_view(struct jsonw *w, const struct sup_record *r)
+{
+	jsonw_key(w, "traced");
+	jsonw_bool(w, r->traced);
+	jsonw_key(w, "processes_traced");
+	jsonw_uint(w, r->processes_traced);
+	jsonw_key(w, "processes_sampled");
+	jsonw_uint(w, r->processes_sampled);
+	jsonw_key(w, "peak_heap_mb");
+	put_float_or_null(w, r->peak_heap_mb, r->peak_heap_mb >= 0);
+	jsonw_key(w, "peak_mapped_mb");
+	put_float_or_null(w, r->peak_mapped_mb, r->peak_mapped_mb >= 0);
+	jsonw_key(w, "peak_pss_mb");
+	put_float_or_null(w, r->peak_pss_mb, r->peak_pss_mb >= 0);
+	/* phases: "markers", "markers_dropped", "phases" */
+	phasesout_json(w, r->phases, r->wall_s, r->exit_status >= 0);
+	put_not_believed(w, r);
+	jsonw_key(w, "blind_spots");
+	if (r->n_findings)
+		findings_write_json(w, r->findings, r->n_findings);
+	else {
+		jsonw_array_begin(w);
+		jsonw_array_end(w);
+	}
+}
+
 int resources_write_json(int fd, const struct sup_record *r)
 {
 	struct jsonw w;
 	jsonw_init(&w, fd, 2);
 	jsonw_object_begin(&w);
 
-	/* The seed's keys first, in the seed's order, same meaning and units. */
-	jsonw_key(&w, "command");
-	jsonw_array_begin(&w);
-	for (int i = 0; i < r->command_argc; i++)
-		jsonw_string(&w, r->command[i]);
-	jsonw_array_end(&w);
-	jsonw_key(&w, "exit_code");
-	if (r->have_exit)
-		jsonw_int(&w, r->exit_code);
-	else
-		jsonw_null(&w);
-	jsonw_key(&w, "reason");
-	jsonw_string(&w, runrecord_reason_name(r->reason));
-	jsonw_key(&w, "wall_s");
-	put_float(&w, r->wall_s);
-	jsonw_key(&w, "peak_tree_rss_mb");
-	put_float(&w, (double)r->peak_bytes / UNITS_MB);
-	jsonw_key(&w, "poll_s");
-	put_float(&w, r->poll_s);
-	jsonw_key(&w, "rss_budget_mb");
-	put_float_or_null(&w, r->rss_budget_mb, r->rss_budget_mb > 0);
-	jsonw_key(&w, "wall_budget_s");
-	put_float_or_null(&w, r->wall_budget_s, r->wall_budget_s > 0);
-	jsonw_key(&w, "scope");
-	jsonw_string(&w, resources_scope);
-	jsonw_key(&w, "limitation");
-	jsonw_string(&w, resources_limitation);
+	put_first_keys(&w, r);
 
 	/* memsup's additions: first the answer (analyze/answer.h) */
 	jsonw_key(&w, "peak_mb");
@@ -607,38 +679,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	jsonw_uint(&w, r->samples);
 	jsonw_key(&w, "max_processes");
 	jsonw_uint(&w, r->max_processes);
-	jsonw_key(&w, "leftover_processes_killed");
-	jsonw_array_begin(&w);
-	for (size_t i = 0; i < r->n_leftovers; i++) {
-		const struct sup_leftover *l = &r->leftovers[i];
-		jsonw_object_begin(&w);
-		jsonw_key(&w, "pid");
-		jsonw_int(&w, l->pid);
-		jsonw_key(&w, "argv");
-		jsonw_array_begin(&w);
-		for (size_t s = 0; s < l->argv_len;) {
-			size_t m = strnlen(l->argv + s, l->argv_len - s);
-			jsonw_string_n(&w, l->argv + s, m);
-			s += m + 1;
-		}
-		jsonw_array_end(&w);
-		put_left_cgroups(&w, l->left_cgroups);
-		jsonw_object_end(&w);
-	}
-	jsonw_array_end(&w);
-	jsonw_key(&w, "orphans_reaped");
-	jsonw_array_begin(&w);
-	for (size_t i = 0; i < r->n_reaped && i < RUNRECORD_MAX_REAPED; i++) {
-		jsonw_object_begin(&w);
-		jsonw_key(&w, "pid");
-		jsonw_int(&w, r->reaped[i].pid);
-		jsonw_key(&w, "exit_code");
-		jsonw_int(&w, r->reaped[i].exit_code);
-		jsonw_object_end(&w);
-	}
-	jsonw_array_end(&w);
-	jsonw_key(&w, "orphans_reaped_total");
-	jsonw_uint(&w, r->n_reaped);
+	put_leftovers(&w, r);
 	jsonw_key(&w, "rusage_children_maxrss_mb");
 	put_float_or_null(&w, r->rusage_children_maxrss_mb, r->rusage_children_maxrss_mb >= 0);
 	jsonw_key(&w, "poll_interval_p99_s");
@@ -674,29 +715,7 @@ int resources_write_json(int fd, const struct sup_record *r)
 	jsonw_key(&w, "output");
 	put_output(&w, &r->output, r->terminal);
 
-	/* the merged view */
-	jsonw_key(&w, "traced");
-	jsonw_bool(&w, r->traced);
-	jsonw_key(&w, "processes_traced");
-	jsonw_uint(&w, r->processes_traced);
-	jsonw_key(&w, "processes_sampled");
-	jsonw_uint(&w, r->processes_sampled);
-	jsonw_key(&w, "peak_heap_mb");
-	put_float_or_null(&w, r->peak_heap_mb, r->peak_heap_mb >= 0);
-	jsonw_key(&w, "peak_mapped_mb");
-	put_float_or_null(&w, r->peak_mapped_mb, r->peak_mapped_mb >= 0);
-	jsonw_key(&w, "peak_pss_mb");
-	put_float_or_null(&w, r->peak_pss_mb, r->peak_pss_mb >= 0);
-	/* phases: "markers", "markers_dropped", "phases" */
-	phasesout_json(&w, r->phases, r->wall_s, r->exit_status >= 0);
-	put_not_believed(&w, r);
-	jsonw_key(&w, "blind_spots");
-	if (r->n_findings)
-		findings_write_json(&w, r->findings, r->n_findings);
-	else {
-		jsonw_array_begin(&w);
-		jsonw_array_end(&w);
-	}
+	put_merged_view(&w, r);
 
 	jsonw_object_end(&w);
 	return jsonw_finish_line(&w);

@@ -1,6 +1,6 @@
 /* phasesout.c: the markers and phases as the record's JSON and as the
  * summary's table (see phasesout.h). */
-#include "output/phasesout.h"
+#include "evidence/phasesout.h"
 #include "analyze/phases.h"
 #include "units.h"
 

@@ -5,7 +5,7 @@
  * show.  scripts/memsup.py's _OOM_FIELDS is the same table: a key added
  * here is added there, with the same words in its messages.
  */
-#include "output/oomkills.h"
+#include "evidence/oomkills.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/jsonr.h"
+#include "evidence/jsonr.h"
 
 /* ---- whose limit ---- */
 

@@ -2,10 +2,12 @@
  * commands.h), one row per evidence directory, to compare the runs of a
  * sweep (see man/memsup-report.1).
  *
- * Reads only: resources.json and processes.json of each DIR, with the
- * strict reader (jsonr.h), its "oom" with oomkills.h.  A directory that is
- * missing, half-written, still running or unreadable is a row whose status
- * says so; it never stops the other rows.
+ * Reads only: each DIR through the evidence reader (evidence/read.h),
+ * whose rules say what a missing, half-written, running, killed or old
+ * directory is.  A directory that is missing, half-written, still running
+ * or unreadable is a row whose status says so; it never stops the other
+ * rows.  The report's own JSON is written here and read back here too
+ * (report_read_baseline, for memsup diff).
  */
 #ifndef MEMSUP_REPORT_H
 #define MEMSUP_REPORT_H
@@ -37,5 +39,15 @@ int report_parse_sort(struct report_opts *o, const char *key);
  * memory ran out or stdout could not be written. */
 int report_write(char *const *dirs, size_t n_dirs, const struct report_opts *o, char *err,
 		 size_t errlen);
+
+/* The one run of a `memsup report --json` file at path, as memsup diff's
+ * baseline: its answer into *peak_mb and its OOM kills into *oom (the
+ * count, and the first victim when the row names one; oomkills_free it,
+ * also after an error).  The row's status must be "ok".  0; -EINVAL with
+ * err ("PATH: holds 2 runs; a baseline is one run"); -ENOMEM; or the
+ * file's -errno with err. */
+struct oomkills;
+int report_read_baseline(const char *path, double *peak_mb, struct oomkills *oom, char *err,
+			 size_t errlen);
 
 #endif /* MEMSUP_REPORT_H */

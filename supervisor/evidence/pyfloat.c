@@ -1,5 +1,5 @@
 /* pyfloat.c: doubles as Python's repr() writes them (see pyfloat.h). */
-#include "output/pyfloat.h"
+#include "evidence/pyfloat.h"
 #include "decimal.h"
 
 #include <math.h>

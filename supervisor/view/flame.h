@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "output/svg.h"
+#include "view/svg.h"
 
 #define FLAME_DEFAULT_WIDTH 1200u
 #define FLAME_NONE UINT32_MAX

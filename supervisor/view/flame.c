@@ -9,9 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "evidence/files.h"
 #include "grow.h"
-#include "output/flame.h"
-#include "output/jsonr.h"
+#include "view/flame.h"
+#include "evidence/jsonr.h"
 
 /* stacks.json may be large: every site of every image; this much at most. */
 #define FLAME_MAX_JSON (512u << 20)
@@ -304,7 +305,7 @@ int flame_load(int dirfd, enum flame_at at, struct flame *f, char *err, size_t e
 	f->at = at;
 	f->at_s = -1;
 	struct flame_images images = { 0 };
-	rc = jsonr_read_file_streaming(dirfd, "stacks.json", FLAME_MAX_JSON, "images",
+	rc = jsonr_read_file_streaming(dirfd, EVIDENCE_STACKS, FLAME_MAX_JSON, "images",
 				       flame_keep_image, &images, &doc, err, errlen);
 	if (rc < 0) {
 		flame_images_free(&images);
@@ -316,7 +317,7 @@ int flame_load(int dirfd, enum flame_at at, struct flame *f, char *err, size_t e
 	jsonr_free(doc);
 	flame_images_free(&images);
 	if (rc < 0) {
-		set_err(err, errlen, "stacks.json: %s", strerror(-rc));
+		set_err(err, errlen, EVIDENCE_STACKS ": %s", strerror(-rc));
 		flame_free(f);
 	}
 	return rc;
@@ -548,10 +549,10 @@ int flame_write_dir(int dirfd, const char *dirpath, char *err, size_t errlen)
 	struct svg_buf svg = { 0 }, folded = { 0 };
 	char why[256] = "";
 	int rc = flame_render_both(dirfd, FLAME_AT_TOTAL, 0, &svg, &folded, why, sizeof why);
-	if (rc == 0 && (rc = svg_write_atomic(dirfd, "flame.svg", &svg)) < 0)
-		snprintf(why, sizeof why, "flame.svg: %s", strerror(-rc));
-	if (rc == 0 && (rc = svg_write_atomic(dirfd, "flame.folded", &folded)) < 0)
-		snprintf(why, sizeof why, "flame.folded: %s", strerror(-rc));
+	if (rc == 0 && (rc = svg_write_atomic(dirfd, EVIDENCE_FLAME_SVG, &svg)) < 0)
+		snprintf(why, sizeof why, EVIDENCE_FLAME_SVG ": %s", strerror(-rc));
+	if (rc == 0 && (rc = svg_write_atomic(dirfd, EVIDENCE_FLAME_FOLDED, &folded)) < 0)
+		snprintf(why, sizeof why, EVIDENCE_FLAME_FOLDED ": %s", strerror(-rc));
 	if (rc < 0)
 		set_err(err, errlen, "%s: %s", dirpath ? dirpath : ".", why);
 	svg_buf_free(&svg);

@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "output/svg.h"
+#include "view/svg.h"
 #include "pidmap.h"
 
 /* Longer series are thinned (pairs kept by their max, so peaks survive)

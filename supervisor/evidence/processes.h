@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "analyze/merge.h"
-#include "output/jsonr.h"
+#include "evidence/jsonr.h"
 
 /* DIR/processes.json: a JSON array, one object per image (see memsup(1)),
  * written to a temporary file and renamed over, like resources.json.  In

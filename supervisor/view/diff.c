@@ -22,7 +22,8 @@
  * Everything is read and compared before anything is written, so bad input
  * leaves stdout empty and creates no --junit file.  The command line is
  * cmd_diff.c's. */
-#include "output/diff.h"
+#include "evidence/files.h"
+#include "view/diff.h"
 #include "rootsq.h"
 
 #include <errno.h>
@@ -40,12 +41,13 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "evidence/read.h"
 #include "clock.h"
 #include "grow.h"
 #include "jsonw.h"
 #include "number.h"
-#include "output/jsonr.h"
-#include "output/processes.h"
+#include "evidence/jsonr.h"
+#include "view/report.h"
 #include "runrecord.h"
 
 /* As memsup report: a stray huge file is refused, not read. */
@@ -139,16 +141,16 @@ struct diff_images {
 	size_t n, cap;
 };
 
-static char *diff_command(const struct jsonr_value *p)
+static char *diff_command(const struct evidence_process *p)
 {
-	const struct jsonr_value *argv = jsonr_get(p, "argv");
+	const struct jsonr_value *argv = p->argv;
 	size_t len = 0;
 
-	for (size_t i = 0; argv && argv->type == JSONR_ARRAY && i < argv->n; i++)
+	for (size_t i = 0; argv && i < argv->n; i++)
 		if (argv->items[i].type == JSONR_STRING)
 			len += argv->items[i].len + 1;
 	if (!len) {
-		const char *exe = jsonr_str(jsonr_get(p, "exe"), "?");
+		const char *exe = p->exe ? p->exe : "?";
 		return strdup(*exe && !memchr(exe, '\x1f', strlen(exe)) ? exe : "?");
 	}
 	char *s = malloc(len), *o = s;
@@ -168,7 +170,7 @@ static char *diff_command(const struct jsonr_value *p)
 	return s;
 }
 
-static int diff_image_add(const struct jsonr_value *p, void *ctx)
+static int diff_image_add(const struct evidence_process *p, void *ctx)
 {
 	struct diff_images *im = ctx;
 
@@ -182,27 +184,16 @@ static int diff_image_add(const struct jsonr_value *p, void *ctx)
 	}
 	struct diff_image *d = &im->v[im->n];
 	memset(d, 0, sizeof *d);
-	const struct jsonr_value *lin = jsonr_get(p, "lineage");
-	d->pid = (long long)jsonr_num(jsonr_get(p, "pid"), -1);
-	d->gen = (long long)jsonr_num(jsonr_get(p, "gen"), 0);
-	d->parent_pid = (long long)jsonr_num(jsonr_get(lin, "parent_pid"), -1);
-	d->parent_gen = (long long)jsonr_num(jsonr_get(lin, "parent_gen"), 0);
-	/* VmHWM is the kernel's high-water mark, which no sampling interval
-	 * misses; the polled peak only where there is none */
-	double kb = jsonr_num(jsonr_get(p, "vm_hwm_kb"), -1);
-	double bytes = kb >= 0 ? kb * 1024 : jsonr_num(jsonr_get(p, "polled_peak_rss"), 0);
-	d->mb = bytes / 1e6;
+	d->pid = p->pid;
+	d->gen = p->gen;
+	d->parent_pid = p->parent_pid;
+	d->parent_gen = p->parent_gen;
+	/* VmHWM, else the polled peak; an image with neither held nothing
+	 * the gate can hold it to */
+	d->mb = (p->peak_bytes >= 0 ? p->peak_bytes : 0) / 1e6;
 	/* what the image still held when it chose to end: a slow leak shows
-	 * here long before it moves a peak.  An image killed, still running
-	 * or replaced by exec has no such figure. */
-	const struct jsonr_value *rec = jsonr_get(p, "record");
-	const char *state = jsonr_str(jsonr_get(rec, "state"), "");
-	/* heap.current (common/recordjson.h); flat heap_current in the
-	 * evidence of a build before that layout */
-	double live = jsonr_num(jsonr_get(jsonr_get(rec, "heap"), "current"),
-				jsonr_num(jsonr_get(rec, "heap_current"), NAN));
-	d->live_mb = (strcmp(state, "exited") == 0 || strcmp(state, "_exit") == 0) && live >= 0
-		     ? live / 1e6 : NAN;
+	 * here long before it moves a peak */
+	d->live_mb = p->live_bytes / 1e6;
 	d->order = im->n;
 	if (!(d->cmd = diff_command(p)))
 		return -ENOMEM;
@@ -372,7 +363,7 @@ static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, ch
 	struct jsonr_value *doc = NULL;
 	struct diff_raw_sites raw = { 0 };
 	char e[400];
-	int rc = jsonr_read_file_streaming(dirfd, "stacks.json", DIFF_MAX_FILE_BYTES, "images", diff_image_sites,
+	int rc = jsonr_read_file_streaming(dirfd, EVIDENCE_STACKS, DIFF_MAX_FILE_BYTES, "images", diff_image_sites,
 					   &raw, &doc, e, sizeof e);
 	if (rc == -ENOENT)
 		return 0;
@@ -432,53 +423,54 @@ static int diff_read_sites(int dirfd, const char *path, struct diff_run *out, ch
 	return 0;
 }
 
-/* The OOM kills of a `memsup report --json` row: its count (null: not
- * known) and, when it names one, the first victim.  0 or -ENOMEM. */
-static int diff_report_oom(const struct jsonr_value *row, struct oomkills *out)
-{
-	const struct jsonr_value *count = jsonr_get(row, "oom_kills");
-	memset(out, 0, sizeof *out);
-	if (!count || count->type != JSONR_NUMBER || !(count->number >= 0))
-		return 0;
-	out->known = 1;
-	out->count = (uint64_t)count->number;
-	const char *by = jsonr_str(jsonr_get(row, "oom_limit_by"), NULL);
-	if (!out->count || !by)
-		return 0;
-	if (!(out->v = calloc(1, sizeof *out->v)))
-		return -ENOMEM;
-	struct oomkills_kill *k = &out->v[out->n++];
-	k->at_s = k->rss_mb = k->limit_mb = NAN;
-	k->pid = (long long)jsonr_num(jsonr_get(row, "oom_victim_pid"), -1);
-	k->by = oomkills_by_parse(by);
-	const char *comm = jsonr_str(jsonr_get(row, "oom_victim_comm"), NULL);
-	if (comm && !(k->comm = strdup(comm)))
-		return -ENOMEM;
-	return 0;
-}
-
-/* The baseline that `memsup report --json` wrote: an array of one run. */
+/* The baseline that `memsup report --json` wrote: an array of one run,
+ * read by report.c, the one owner of that format. */
 static int diff_read_report(const char *path, struct diff_run *out, char *err, size_t errlen)
 {
-	struct jsonr_value *doc = NULL;
-	int rc = jsonr_read_file(AT_FDCWD, path, DIFF_MAX_FILE_BYTES, &doc, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = -EINVAL;
-	if (doc->type != JSONR_ARRAY)
-		diff_err(err, errlen, "%s: not an evidence directory nor a `memsup report --json` array", path);
-	else if (doc->n != 1)
-		diff_err(err, errlen, "%s: holds %zu runs; a baseline is one run", path, doc->n);
-	else if (strcmp(jsonr_str(jsonr_get(&doc->items[0], "status"), ""), "ok") != 0)
-		diff_err(err, errlen, "%s: the run's status is not ok: %s", path,
-			 jsonr_str(jsonr_get(&doc->items[0], "status"), "(none)"));
-	else if (isnan(out->peak_mb = jsonr_num(jsonr_get(&doc->items[0], "peak_mb"), NAN)))
-		diff_err(err, errlen, "%s: no numeric \"peak_mb\"", path);
-	else
-		rc = diff_report_oom(&doc->items[0], &out->oom);
+	int rc = report_read_baseline(path, &out->peak_mb, &out->oom, err, errlen);
 	if (rc == -ENOMEM)
 		diff_err(err, errlen, "%s: %s", path, strerror(ENOMEM));
-	jsonr_free(doc);
+	return rc;
+}
+
+/* The run's answer and OOM kills, by the evidence reader's rules
+ * (evidence/read.h): a run that has not ended, whose command could not
+ * start or whose record is broken is bad input, never a pass.  1 when its
+ * processes are to be read too, 0 when the run has none (memsup was
+ * killed before it wrote them: the answer is compared alone), or -errno
+ * with err. */
+static int diff_read_answer(int dirfd, const char *path, struct diff_run *out, char *err,
+			    size_t errlen)
+{
+	struct evidence_run run;
+	char e[400];
+	int rc = evidence_read_run(dirfd, &run, e, sizeof e);
+	if (rc < 0) {
+		diff_err(err, errlen, "%s/%s", path, e);
+		evidence_run_free(&run);
+		return rc;
+	}
+	rc = -EINVAL;
+	if (run.broken[0])
+		diff_err(err, errlen, "%s/%s", path, run.broken);
+	else if (run.state == EVIDENCE_RUNNING)
+		diff_err(err, errlen, "%s: the run has not ended (reason \"%s\")", path, run.reason);
+	/* as memsup report's "start failed" row: a command that never ran
+	 * has no peak to hold a baseline to, nor to be held to one */
+	else if (run.state == EVIDENCE_START_FAILED)
+		diff_err(err, errlen, "%s: the command could not start (%s): there is no peak to compare",
+			 path, run.error ? run.error : "no reason recorded");
+	else if (!evidence_run_comparable(&run))
+		diff_err(err, errlen, "%s/" EVIDENCE_RESOURCES ": no answer to compare", path);
+	else {
+		out->peak_mb = run.answer_mb;
+		/* a forged "oom" broke the run above: a gate that cannot tell
+		 * whether the run was OOM killed cannot pass it */
+		out->oom = run.oom;
+		memset(&run.oom, 0, sizeof run.oom);
+		rc = run.has_processes;
+	}
+	evidence_run_free(&run);
 	return rc;
 }
 
@@ -508,38 +500,15 @@ int diff_run_read(const char *path, struct diff_run *out, char *err, size_t errl
 		diff_err(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	struct jsonr_value *res = NULL;
-	if ((rc = jsonr_read_file(dirfd, "resources.json", DIFF_MAX_FILE_BYTES, &res, e, sizeof e)) < 0) {
-		diff_err(err, errlen, "%s/%s", path, e);
-		return rc;
-	}
-	rc = -EINVAL;
-	enum sup_reason why = SUP_REASON_NONE;
-	if (runrecord_reason_parse(jsonr_str(jsonr_get(res, "reason"), NULL), &why) < 0)
-		why = SUP_REASON_NONE;
-	if (res->type != JSONR_OBJECT)
-		diff_err(err, errlen, "%s/resources.json: not a JSON object", path);
-	else if (why == SUP_REASON_RUNNING)
-		diff_err(err, errlen, "%s: the run has not ended (reason \"running\")", path);
-	/* as memsup report's "start failed" row: a command that never ran
-	 * has no peak to hold a baseline to, nor to be held to one */
-	else if (why == SUP_REASON_START_FAILED)
-		diff_err(err, errlen, "%s: the command could not start (%s): there is no peak to compare",
-			 path, jsonr_str(jsonr_get(res, "error"), "no reason recorded"));
-	else if (isnan(out->peak_mb = jsonr_num(jsonr_get(res, "peak_mb"), NAN)))
-		diff_err(err, errlen, "%s/resources.json: no numeric \"peak_mb\"", path);
-	/* a forged "oom" is bad input, as a broken record is: a gate that
-	 * cannot tell whether the run was OOM killed cannot pass it */
-	else if ((rc = oomkills_read(res, &out->oom, e, sizeof e)) < 0)
-		diff_err(err, errlen, "%s/resources.json: %s", path, e);
-	jsonr_free(res);
-	if (rc < 0) {
-		diff_run_free(out);
+	out->from_dir = 1;
+	if ((rc = diff_read_answer(dirfd, path, out, err, errlen)) <= 0) {
+		if (rc < 0)
+			diff_run_free(out);
 		return rc;
 	}
 
 	struct diff_images im = { 0 };
-	rc = processes_read_each(dirfd, DIFF_MAX_FILE_BYTES, diff_image_add, &im, e, sizeof e);
+	rc = evidence_read_processes(dirfd, diff_image_add, &im, e, sizeof e);
 	if (rc < 0)
 		diff_err(err, errlen, "%s/%s", path, *e ? e : strerror(-rc));
 	else if ((rc = diff_images_key(&im, out)) < 0)
@@ -723,8 +692,8 @@ int diff_compare(const struct diff_run *base, const struct diff_run *nw, const s
 		out->live.regressed = diff_exceeds(lim, floor_mb, base->live_mb, nw->live_mb);
 		out->n_regressed += (size_t)out->live.regressed;
 	}
-	/* a report baseline has no processes: comparing with none would call
-	 * every process new */
+	/* a report baseline has no processes, nor has a run whose memsup was
+	 * killed: comparing with none would call every process new */
 	if (!base->has_procs || !nw->has_procs)
 		return 0;
 	/* an untraced run has no call sites: then none are compared */
@@ -1237,7 +1206,7 @@ static int diff_junit(const char *path, const struct diff_pair *pairs, size_t n,
 	struct tm tm;
 	time_t now = time(NULL);
 
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s" EVIDENCE_TMP_SUFFIX, path) >= sizeof tmp)
 		return -ENAMETOOLONG;
 	limit_text(&o->lim, lt, sizeof lt);
 	limit_text(&o->proc_lim, plt, sizeof plt);
@@ -1281,7 +1250,7 @@ static int diff_is_sweep(const char *path)
 
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;
-	snprintf(f, sizeof f, "%s/resources.json", path);
+	snprintf(f, sizeof f, "%s/" EVIDENCE_RESOURCES, path);
 	if (access(f, F_OK) == 0 || errno != ENOENT)
 		return 0;
 	DIR *d = opendir(path);
@@ -1289,7 +1258,7 @@ static int diff_is_sweep(const char *path)
 		return 0;
 	int found = 0;
 	for (struct dirent *e; !found && (e = readdir(d));)
-		if (e->d_name[0] != '.' && (size_t)snprintf(f, sizeof f, "%s/%s/resources.json", path, e->d_name) < sizeof f)
+		if (e->d_name[0] != '.' && (size_t)snprintf(f, sizeof f, "%s/%s/" EVIDENCE_RESOURCES, path, e->d_name) < sizeof f)
 			found = access(f, F_OK) == 0;
 	closedir(d);
 	return found;
@@ -1304,7 +1273,7 @@ static int str_cmp(const void *a, const void *b)
  * with err when the run has none or its record is broken. */
 static char *diff_label(const char *dir, char *err, size_t errlen)
 {
-	struct jsonr_value *res = NULL;
+	struct evidence_run run;
 	char **parts CLEANUP_FREE = NULL;
 	char e[400];
 	int dfd CLEANUP_CLOSE = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1312,13 +1281,14 @@ static char *diff_label(const char *dir, char *err, size_t errlen)
 		diff_err(err, errlen, "%s: %s", dir, strerror(errno));
 		return NULL;
 	}
-	if (jsonr_read_file(dfd, "resources.json", DIFF_MAX_FILE_BYTES, &res, e, sizeof e) < 0) {
+	if (evidence_read_run(dfd, &run, e, sizeof e) < 0) {
 		diff_err(err, errlen, "%s/%s", dir, e);
+		evidence_run_free(&run);
 		return NULL;
 	}
-	const struct jsonr_value *meta = jsonr_get(res, "meta");
+	const struct jsonr_value *meta = run.meta;
 	char *label = NULL;
-	if (!meta || meta->type != JSONR_OBJECT || !meta->n) {
+	if (!meta || !meta->n) {
 		diff_err(err, errlen, "%s: no --meta label to match it by", dir);
 		goto out;
 	}
@@ -1349,7 +1319,7 @@ static char *diff_label(const char *dir, char *err, size_t errlen)
 	if (!label)
 		diff_err(err, errlen, "%s: %s", dir, strerror(ENOMEM));
 out:
-	jsonr_free(res);
+	evidence_run_free(&run);
 	return label;
 }
 
@@ -1395,7 +1365,7 @@ static int diff_sweep_list(const char *dir, struct diff_labelled **out, size_t *
 		if (rc == 0 && ents[i]->d_name[0] != '.' &&
 		    (size_t)snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name) < sizeof path &&
 		    stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-			snprintf(rf, sizeof rf, "%s/resources.json", path);
+			snprintf(rf, sizeof rf, "%s/" EVIDENCE_RESOURCES, path);
 			if (access(rf, F_OK) == 0) {
 				if (!(v[nv].label = diff_label(path, err, errlen)))
 					rc = -EINVAL;
@@ -1505,7 +1475,7 @@ int diff_gate(const char *base_path, const char *new_path, const struct diff_opt
 			rc = gate_fail(-EINVAL, err, errlen, "baseline %s", msg);
 		else if (diff_run_read(p->new_path, &p->nw, msg, sizeof msg) < 0)
 			rc = gate_fail(-EINVAL, err, errlen, "new run %s", msg);
-		else if (!p->nw.has_procs)
+		else if (!p->nw.from_dir)
 			rc = gate_fail(-EINVAL, err, errlen, "NEW '%s' is not an evidence directory", p->new_path);
 		else if ((rc = diff_compare(&p->base, &p->nw, lim, proc_lim, o->floor_mb, &p->res)) < 0)
 			rc = gate_fail(rc, err, errlen, "%s", strerror(-rc));

@@ -3,11 +3,12 @@
  * What goes into the files comes formatted: the lines from timeline.h, the
  * record from resources.h.  Here they reach the disk whole, or the first
  * failure is kept to be told. */
-#include "output/evidence.h"
+#include "evidence/files.h"
+#include "evidence/evidence.h"
 #include "collect/fold.h"
 #include "jsonw.h"
-#include "output/resources.h"
-#include "output/timeline.h"
+#include "evidence/resources.h"
+#include "evidence/timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,19 +70,19 @@ int evidence_create(struct evidence *ev, const char *path, int with_log,
 	ev->dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ev->dirfd < 0 || !realpath(tmp, ev->path))
 		goto fail;
-	*failed_at = "create stdout.log";
-	if (with_log && (ev->log_fd = openat(ev->dirfd, "stdout.log",
+	*failed_at = "create " EVIDENCE_STDOUT_LOG;
+	if (with_log && (ev->log_fd = openat(ev->dirfd, EVIDENCE_STDOUT_LOG,
 					     O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
 					     0666)) < 0)
 		goto fail;
-	*failed_at = "create rss.jsonl";
-	ev->rss_fd = openat(ev->dirfd, "rss.jsonl",
+	*failed_at = "create " EVIDENCE_RSS;
+	ev->rss_fd = openat(ev->dirfd, EVIDENCE_RSS,
 			    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
 	if (ev->rss_fd < 0)
 		goto fail;
 	jsonw_init(&ev->rss_w, ev->rss_fd, 0);
-	*failed_at = "create timeline.jsonl";
-	ev->tl_fd = openat(ev->dirfd, "timeline.jsonl",
+	*failed_at = "create " EVIDENCE_TIMELINE;
+	ev->tl_fd = openat(ev->dirfd, EVIDENCE_TIMELINE,
 			   O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
 	if (ev->tl_fd < 0)
 		goto fail;
@@ -107,11 +108,11 @@ int evidence_fold_fd(struct evidence *ev)
 {
 	if (ev->fold_fd >= 0)
 		return ev->fold_fd;
-	ev->fold_fd = openat(ev->dirfd, FOLD_NAME,
+	ev->fold_fd = openat(ev->dirfd, EVIDENCE_RECORDS_FOLD,
 			     O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (ev->fold_fd < 0) {
 		int err = -errno;
-		evidence_note_failure(ev, "create", FOLD_NAME, err);
+		evidence_note_failure(ev, "create", EVIDENCE_RECORDS_FOLD, err);
 		return err;
 	}
 	return ev->fold_fd;
@@ -158,7 +159,7 @@ void evidence_close(struct evidence *ev)
 		close(ev->rss_fd);
 	}
 	if (ev->tl_fd >= 0) {
-		flush_lines(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl");
+		flush_lines(ev, &ev->tl_w, &ev->tl_whole, EVIDENCE_TIMELINE);
 		close(ev->tl_fd);
 	}
 	if (ev->log_fd >= 0)
@@ -190,14 +191,14 @@ int evidence_append_sample(struct evidence *ev, double elapsed_s, uint64_t bytes
 {
 	char line[TIMELINE_RSS_LINE_MAX];
 	size_t n = timeline_format_rss(elapsed_s, bytes, line, sizeof line);
-	return append_line(ev, &ev->rss_w, &ev->rss_whole, "rss.jsonl", line, n);
+	return append_line(ev, &ev->rss_w, &ev->rss_whole, EVIDENCE_RSS, line, n);
 }
 
 int evidence_flush_samples(struct evidence *ev)
 {
-	int rc = flush_lines(ev, &ev->rss_w, &ev->rss_whole, "rss.jsonl");
+	int rc = flush_lines(ev, &ev->rss_w, &ev->rss_whole, EVIDENCE_RSS);
 	if (ev->tl_fd >= 0) {
-		int r2 = flush_lines(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl");
+		int r2 = flush_lines(ev, &ev->tl_w, &ev->tl_whole, EVIDENCE_TIMELINE);
 		if (rc == 0)
 			rc = r2;
 	}
@@ -210,10 +211,10 @@ int evidence_append_timeline(struct evidence *ev, const struct timeline_sample *
 	if (ev->tl_fd < 0)
 		return 0;
 	size_t n = timeline_format_sample(s, line, sizeof line);
-	return append_line(ev, &ev->tl_w, &ev->tl_whole, "timeline.jsonl", line, n);
+	return append_line(ev, &ev->tl_w, &ev->tl_whole, EVIDENCE_TIMELINE, line, n);
 }
 
-static const char record_tmp[] = "resources.json.tmp";
+static const char record_tmp[] = EVIDENCE_RESOURCES EVIDENCE_TMP_SUFFIX;
 
 int evidence_replace(int dirfd, const char *name, const char *tmp, int durable,
 		     int (*fill)(int fd, const void *ctx), const void *ctx,
@@ -253,7 +254,7 @@ int evidence_replace_simple(int dirfd, const char *name,
 			    int (*fill)(int fd, const void *ctx), const void *ctx)
 {
 	char tmp[PATH_MAX];
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", name) >= sizeof tmp)
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s" EVIDENCE_TMP_SUFFIX, name) >= sizeof tmp)
 		return -ENAMETOOLONG;
 	return evidence_replace(dirfd, name, tmp, 0, fill, ctx, NULL, NULL);
 }
@@ -270,7 +271,7 @@ int evidence_write_record(struct evidence *ev, const struct sup_record *r, int d
 	/* fsync only when asked: the once-a-second rewrites while running must
 	 * not stall sampling on the disk; rename alone already makes every
 	 * reader see a whole old or a whole new file. */
-	int rc = evidence_replace(ev->dirfd, "resources.json", record_tmp, durable, fill_record, r,
+	int rc = evidence_replace(ev->dirfd, EVIDENCE_RESOURCES, record_tmp, durable, fill_record, r,
 				  &op, &left);
 	if (rc < 0) {
 		/* ENOENT at "create": the directory was removed under us */
@@ -338,7 +339,7 @@ int evidence_mark_killed(int dirfd, const char *error)
 {
 	char *text = NULL, *patched;
 	size_t len = 0, plen;
-	int rc = read_all(dirfd, "resources.json", &text, &len);
+	int rc = read_all(dirfd, EVIDENCE_RESOURCES, &text, &len);
 	if (rc < 0)
 		return rc;
 	rc = resources_patch_killed(text, len, error, &patched, &plen);
@@ -348,7 +349,7 @@ int evidence_mark_killed(int dirfd, const char *error)
 	/* memsup may have died half way through its own temporary file:
 	 * evidence_replace truncates it */
 	struct chunk c = { patched, plen };
-	rc = evidence_replace(dirfd, "resources.json", record_tmp, 1, fill_chunk, &c, NULL, NULL);
+	rc = evidence_replace(dirfd, EVIDENCE_RESOURCES, record_tmp, 1, fill_chunk, &c, NULL, NULL);
 	free(patched);
 	if (rc == 0)
 		fsync(dirfd);

@@ -2,7 +2,7 @@
  * keep.h).  Every byte is taken from its source exactly once: into the
  * log (the head), into the ring (what may be in the tail) or into nothing
  * (what cannot be in either). */
-#include "output/keep.h"
+#include "stdio/keep.h"
 #include "grow.h"
 #include "invariant.h"
 

@@ -4,8 +4,8 @@
  * arithmetic, so no locale can turn "0.5" into "0,5"), sorting breaks ties
  * by index, and nothing reads the clock or the environment.
  */
-#include "output/svg.h"
-#include "output/evidence.h"
+#include "view/svg.h"
+#include "evidence/evidence.h"
 #include "jsonw.h"
 #include "decimal.h"
 

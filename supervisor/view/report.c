@@ -9,7 +9,7 @@
  * half-written one says why in its status column and the other rows go on.
  * Only the table shortens anything (long commands, with "..."); CSV and JSON
  * carry every byte. */
-#include "output/report.h"
+#include "view/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,17 +21,12 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "evidence/read.h"
 #include "jsonw.h"
-#include "output/jsonr.h"
-#include "output/processes.h"
-#include "output/oomkills.h"
-#include "output/resources.h"
+#include "evidence/jsonr.h"
+#include "evidence/oomkills.h"
 #include "units.h"
 
-/* Evidence files larger than this are refused (a broken row), so that a
- * stray huge file cannot exhaust memory.  A fork bomb's processes.json with
- * tens of thousands of processes is still far below it. */
-#define REPORT_MAX_FILE_BYTES (256u << 20)
 /* The table's COMMAND column is at most this wide (display characters). */
 #define REPORT_COMMAND_WIDTH 40
 
@@ -46,15 +41,7 @@ struct report_row {
 	char why[320];                  /* REPORT_BROKEN: what is wrong;
 					   REPORT_START_FAILED: why it could
 					   not start (the record's error) */
-	struct jsonr_value *res;        /* resources.json (owned) */
-	const struct jsonr_value *meta; /* an object, or NULL */
-	const struct jsonr_value *command; /* an array, or NULL */
-	int has_exit;
-	long long exit_status;
-	const char *reason;             /* NULL: null or absent */
-	double wall_s, peak_mb, heap_mb; /* NAN: absent or null */
-	double rss_mb;                 /* peak_tree_rss_mb (peak_mb is the answer) */
-	const char *peak_source;       /* what peak_mb is; NULL: unknown */
+	struct evidence_run run;        /* the run (owned) */
 	const char *largest_name;       /* NULL: no largest process */
 	size_t largest_name_len;
 	char *largest_owned;            /* largest_name's bytes when not "?" (owned) */
@@ -62,8 +49,6 @@ struct report_row {
 	long long largest_pid;
 	double largest_mb;
 	long long blind_spots;          /* -1: absent */
-	struct oomkills oom;           /* the record's "oom" (owned); not
-					   known when it is null, or unreadable */
 };
 
 int report_parse_sort(struct report_opts *o, const char *key)
@@ -100,38 +85,33 @@ static void row_broken(struct report_row *r, const char *why)
 	snprintf(r->why, sizeof r->why, "%s", why);
 }
 
-static double num_or_nan(const struct jsonr_value *obj, const char *key)
-{
-	return jsonr_num(jsonr_get(obj, key), NAN);
-}
-
-/* The process with the largest VmHWM (vm_hwm_kb: the kernel's high-water
- * mark, which no sampling interval can miss); one without a VmHWM counts
- * with its polled peak (polled_peak_rss).  On a tie the first listed wins.
- * One image of processes.json at a time (processes_read_each), so that a
- * report over runs of 100,000 images holds none of them whole.  0, or
- * -ENOMEM. */
-static int row_process(const struct jsonr_value *p, void *ctx)
+/* The process with the largest peak (evidence_process.peak_bytes: VmHWM,
+ * else the polled peak).  On a tie the first listed wins.  One image at a
+ * time (evidence_read_processes), so that a report over runs of 100,000
+ * images holds none of them whole.  0, or -ENOMEM. */
+static int row_process(const struct evidence_process *p, void *ctx)
 {
 	struct report_row *r = ctx;
-	double bytes = jsonr_num(jsonr_get(p, "vm_hwm_kb"), -1);
-	if (bytes >= 0)
-		bytes *= 1024;
-	else
-		bytes = jsonr_num(jsonr_get(p, "polled_peak_rss"), -1);
-	if (bytes <= r->largest_bytes)
+	if (p->peak_bytes <= r->largest_bytes)
 		return 0;
-	const struct jsonr_value *name = jsonr_at(jsonr_get(p, "argv"), 0);
-	if (!name || name->type != JSONR_STRING || !name->len)
-		name = jsonr_get(p, "exe");
+	const struct jsonr_value *name = jsonr_at(p->argv, 0);
+	const char *s = NULL;
+	size_t n = 0;
+	if (name && name->type == JSONR_STRING && name->len) {
+		s = name->string;
+		n = name->len;
+	} else if (p->exe) {
+		s = p->exe;
+		n = strlen(p->exe);
+	}
 	char *owned = NULL;
 	const char *base = "?";
 	size_t len = 1;
-	if (name && name->type == JSONR_STRING) {
+	if (s) {
 		/* basename, by bytes: the name may hold any byte but '/'. */
-		const char *s = name->string, *slash = memrchr(s, '/', name->len);
+		const char *slash = memrchr(s, '/', n);
 		base = slash ? slash + 1 : s;
-		len = name->len - (size_t)(base - s);
+		len = n - (size_t)(base - s);
 		if (!(owned = malloc(len + 1)))
 			return -ENOMEM;
 		memcpy(owned, base, len);
@@ -142,9 +122,9 @@ static int row_process(const struct jsonr_value *p, void *ctx)
 	r->largest_owned = owned;
 	r->largest_name = base;
 	r->largest_name_len = len;
-	r->largest_bytes = bytes;
-	r->largest_pid = (long long)jsonr_num(jsonr_get(p, "pid"), -1);
-	r->largest_mb = bytes / UNITS_MB;
+	r->largest_bytes = p->peak_bytes;
+	r->largest_pid = p->pid;
+	r->largest_mb = p->peak_bytes / UNITS_MB;
 	return 0;
 }
 
@@ -152,9 +132,9 @@ static void row_read(struct report_row *r)
 {
 	char err[300];
 
-	r->wall_s = r->peak_mb = r->heap_mb = r->largest_mb = r->rss_mb = NAN;
+	r->largest_mb = NAN;
 	r->largest_bytes = -1;
-	r->blind_spots = -1;
+	evidence_run_init(&r->run);
 	int dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
 		if (errno == ENOENT)
@@ -165,84 +145,22 @@ static void row_read(struct report_row *r)
 			row_broken(r, strerror(errno));
 		return;
 	}
-	if (jsonr_read_file(dirfd, "resources.json", REPORT_MAX_FILE_BYTES, &r->res, err, sizeof err) < 0) {
+	if (evidence_read_run(dirfd, &r->run, err, sizeof err) < 0) {
 		row_broken(r, err);
 		goto out;
 	}
-	if (r->res->type != JSONR_OBJECT) {
-		row_broken(r, "resources.json: not a JSON object");
-		goto out;
-	}
-	const struct jsonr_value *v;
-	if ((v = jsonr_get(r->res, "meta")) && v->type == JSONR_OBJECT)
-		r->meta = v;
-	if ((v = jsonr_get(r->res, "command")) && v->type == JSONR_ARRAY)
-		r->command = v;
-	if ((v = jsonr_get(r->res, "exit_status")) && v->type == JSONR_NUMBER) {
-		r->has_exit = 1;
-		r->exit_status = (long long)v->number;
-	}
-	r->reason = jsonr_str(jsonr_get(r->res, "reason"), NULL);
-	r->wall_s = num_or_nan(r->res, "wall_s");
-	/* PEAK is the answer (peak_mb, and what it is); a record without one
-	 * (a memsup before it, or one killed before its end: null) has only
-	 * the summed RSS, and says so */
-	r->rss_mb = num_or_nan(r->res, "peak_tree_rss_mb");
-	r->peak_mb = num_or_nan(r->res, "peak_mb");
-	r->peak_source = jsonr_str(jsonr_get(r->res, "peak_source"), NULL);
-	if (isnan(r->peak_mb)) {
-		r->peak_mb = r->rss_mb;
-		r->peak_source = isnan(r->rss_mb) ? NULL : "polled_rss";
-	}
-	r->heap_mb = num_or_nan(r->res, "peak_heap_mb");
-	if ((v = jsonr_get(r->res, "blind_spots")) && v->type == JSONR_ARRAY)
-		r->blind_spots = (long long)v->n;
-	/* a forged "oom" breaks the row (named) but not its other figures */
-	char oerr[200];
-	int orc = oomkills_read(r->res, &r->oom, oerr, sizeof oerr);
-	if (orc == -ENOMEM)
-		row_broken(r, strerror(ENOMEM));
-	else if (orc < 0) {
-		snprintf(err, sizeof err, "resources.json: %s", oerr);
-		row_broken(r, err);
-	}
-
-	/* memsup writes resources.json with reason "running" at the start and
-	 * rewrites it as it goes; processes.json only comes at the end.  A
-	 * record still "running" is a run in progress, or one whose memsup was
-	 * killed: not broken, and without processes.json. */
-	enum sup_reason why = SUP_REASON_NONE;
-	if (runrecord_reason_parse(r->reason, &why) < 0)
-		why = SUP_REASON_NONE;
-	if (why == SUP_REASON_RUNNING) {
-		if (r->state != REPORT_BROKEN)
-			r->state = REPORT_RUNNING;
-		goto out;
-	}
-	/* A command that never started has no peak: the record's peak_mb is
-	 * null and its summed RSS a 0 of no sample, which must not read as a
-	 * run that held nothing. */
-	if (why == SUP_REASON_START_FAILED) {
-		r->peak_mb = NAN;
-		r->peak_source = NULL;
-	}
-	if (!r->command)
-		row_broken(r, "resources.json: no \"command\" array");
-	else if (isnan(r->wall_s))
-		row_broken(r, "resources.json: no numeric \"wall_s\"");
-	else if (isnan(r->rss_mb))
-		row_broken(r, "resources.json: no numeric \"peak_tree_rss_mb\"");
-	/* memsup was killed and its sentinel closed the record: whole, but
-	 * memsup never got to write processes.json */
-	if (why == SUP_REASON_SUPERVISOR_KILLED)
-		goto out;
-	if (why == SUP_REASON_START_FAILED && r->state != REPORT_BROKEN) {
+	if (r->run.broken[0])
+		row_broken(r, r->run.broken);
+	else if (r->run.state == EVIDENCE_RUNNING)
+		r->state = REPORT_RUNNING;
+	else if (r->run.state == EVIDENCE_START_FAILED) {
 		r->state = REPORT_START_FAILED;
 		snprintf(r->why, sizeof r->why, "%s",
-			 jsonr_str(jsonr_get(r->res, "error"), "no reason recorded"));
+			 r->run.error ? r->run.error : "no reason recorded");
 	}
-	if (processes_read_each(dirfd, REPORT_MAX_FILE_BYTES, row_process, r, err,
-				 sizeof err) < 0) {
+	if (!r->run.has_processes)
+		goto out;
+	if (evidence_read_processes(dirfd, row_process, r, err, sizeof err) < 0) {
 		/* no largest process from part of a torn file */
 		free(r->largest_owned);
 		r->largest_owned = NULL;
@@ -362,9 +280,9 @@ static char *row_command_text(const struct report_row *r)
 {
 	struct report_str b = { 0 };
 
-	if (r->command)
-		for (size_t i = 0; i < r->command->n; i++) {
-			const struct jsonr_value *a = &r->command->items[i];
+	if (r->run.command)
+		for (size_t i = 0; i < r->run.command->n; i++) {
+			const struct jsonr_value *a = &r->run.command->items[i];
 			if (i)
 				str_put(&b, " ", 1);
 			if (a->type == JSONR_STRING)
@@ -394,7 +312,7 @@ static char *row_status_text(const struct report_row *r)
 /* The first OOM kill the record lists, or NULL. */
 static const struct oomkills_kill *row_oom_first(const struct report_row *r)
 {
-	return r->oom.n ? &r->oom.v[0] : NULL;
+	return r->run.oom.n ? &r->run.oom.v[0] : NULL;
 }
 
 /* ---- sorting ---- */
@@ -424,11 +342,11 @@ static int row_compare_key(const struct report_row *a, const struct report_row *
 	case REPORT_KEY_DIR:
 		return strcmp(a->dir, b->dir);
 	case REPORT_KEY_REASON:
-		*missing = (a->reason ? 0 : 1) | (b->reason ? 0 : 2);
-		return *missing ? 0 : strcmp(a->reason, b->reason);
+		*missing = (a->run.reason ? 0 : 1) | (b->run.reason ? 0 : 2);
+		return *missing ? 0 : strcmp(a->run.reason, b->run.reason);
 	case REPORT_KEY_META: {
-		const struct jsonr_value *va = jsonr_get(a->meta, o->meta_key);
-		const struct jsonr_value *vb = jsonr_get(b->meta, o->meta_key);
+		const struct jsonr_value *va = jsonr_get(a->run.meta, o->meta_key);
+		const struct jsonr_value *vb = jsonr_get(b->run.meta, o->meta_key);
 		*missing = (va ? 0 : 1) | (vb ? 0 : 2);
 		if (*missing)
 			return 0;
@@ -442,12 +360,12 @@ static int row_compare_key(const struct report_row *a, const struct report_row *
 		int c = memcmp(sa, sb, la < lb ? la : lb);
 		return c ? c : (la > lb) - (la < lb);
 	}
-	case REPORT_KEY_PEAK: x = a->peak_mb; y = b->peak_mb; break;
-	case REPORT_KEY_HEAP: x = a->heap_mb; y = b->heap_mb; break;
-	case REPORT_KEY_WALL: x = a->wall_s; y = b->wall_s; break;
+	case REPORT_KEY_PEAK: x = a->run.answer_mb; y = b->run.answer_mb; break;
+	case REPORT_KEY_HEAP: x = a->run.heap_mb; y = b->run.heap_mb; break;
+	case REPORT_KEY_WALL: x = a->run.wall_s; y = b->run.wall_s; break;
 	case REPORT_KEY_EXIT:
-		x = a->has_exit ? (double)a->exit_status : NAN;
-		y = b->has_exit ? (double)b->exit_status : NAN;
+		x = a->run.has_exit ? (double)a->run.exit_status : NAN;
+		y = b->run.has_exit ? (double)b->run.exit_status : NAN;
 		break;
 	}
 	/* Measured numbers: largest first. */
@@ -485,7 +403,7 @@ static const char **meta_union(struct report_row **rows, size_t n_rows, size_t *
 	size_t total = 0;
 
 	for (size_t i = 0; i < n_rows; i++)
-		total += rows[i]->meta ? rows[i]->meta->n : 0;
+		total += rows[i]->run.meta ? rows[i]->run.meta->n : 0;
 	*n = 0;
 	if (!total)
 		return NULL;
@@ -495,8 +413,8 @@ static const char **meta_union(struct report_row **rows, size_t n_rows, size_t *
 		return NULL;
 	}
 	for (size_t i = 0; i < n_rows; i++)
-		for (size_t k = 0; rows[i]->meta && k < rows[i]->meta->n; k++)
-			keys[(*n)++] = rows[i]->meta->keys[k];
+		for (size_t k = 0; rows[i]->run.meta && k < rows[i]->run.meta->n; k++)
+			keys[(*n)++] = rows[i]->run.meta->keys[k];
 	qsort(keys, *n, sizeof *keys, cmp_str);
 	size_t u = 0;
 	for (size_t i = 0; i < *n; i++)
@@ -590,23 +508,23 @@ static int report_csv(FILE *f, struct report_row **rows, size_t n_rows, const ch
 		for (size_t k = 0; k < n_keys; k++) {
 			char buf[40];
 			size_t len;
-			const char *t = meta_text(jsonr_get(r->meta, keys[k]), buf, &len);
+			const char *t = meta_text(jsonr_get(r->run.meta, keys[k]), buf, &len);
 			csv_field(f, t, len, 0);
 		}
 		csv_cstr(f, cmd);
-		csv_int(f, r->has_exit, r->exit_status);
-		csv_cstr(f, r->reason ? r->reason : "");
-		csv_num(f, r->wall_s);
-		csv_num(f, r->peak_mb);
-		csv_cstr(f, r->peak_source ? r->peak_source : "");
-		csv_num(f, r->rss_mb);
-		csv_num(f, r->heap_mb);
+		csv_int(f, r->run.has_exit, r->run.exit_status);
+		csv_cstr(f, r->run.reason ? r->run.reason : "");
+		csv_num(f, r->run.wall_s);
+		csv_num(f, r->run.answer_mb);
+		csv_cstr(f, r->run.source ? r->run.source : "");
+		csv_num(f, r->run.rss_mb);
+		csv_num(f, r->run.heap_mb);
 		csv_field(f, r->largest_name ? r->largest_name : "", r->largest_name ? r->largest_name_len : 0, 0);
 		csv_int(f, r->largest_name != NULL, r->largest_pid);
 		csv_num(f, r->largest_name ? r->largest_mb : NAN);
-		csv_int(f, r->blind_spots >= 0, r->blind_spots);
+		csv_int(f, r->run.blind_spots >= 0, r->run.blind_spots);
 		const struct oomkills_kill *first = row_oom_first(r);
-		csv_int(f, r->oom.known, (long long)r->oom.count);
+		csv_int(f, r->run.oom.known, (long long)r->run.oom.count);
 		csv_int(f, first && first->pid >= 0, first ? first->pid : 0);
 		csv_cstr(f, first && first->comm ? first->comm : "");
 		csv_cstr(f, first ? oomlimit_by_name(first->by) : "");
@@ -653,7 +571,7 @@ static int report_json(int fd, struct report_row **rows, size_t n_rows, const ch
 		jsonw_key(&w, "meta");
 		jsonw_object_begin(&w);
 		for (size_t k = 0; k < n_keys; k++) {
-			const struct jsonr_value *v = jsonr_get(r->meta, keys[k]);
+			const struct jsonr_value *v = jsonr_get(r->run.meta, keys[k]);
 			jsonw_key(&w, keys[k]);
 			if (v && v->type == JSONR_STRING)
 				jsonw_string_n(&w, v->string, v->len);
@@ -666,10 +584,10 @@ static int report_json(int fd, struct report_row **rows, size_t n_rows, const ch
 		}
 		jsonw_object_end(&w);
 		jsonw_key(&w, "command");
-		if (r->command) {
+		if (r->run.command) {
 			jsonw_array_begin(&w);
-			for (size_t a = 0; a < r->command->n; a++) {
-				const struct jsonr_value *v = &r->command->items[a];
+			for (size_t a = 0; a < r->run.command->n; a++) {
+				const struct jsonr_value *v = &r->run.command->items[a];
 				if (v->type == JSONR_STRING)
 					jsonw_string_n(&w, v->string, v->len);
 				else
@@ -680,22 +598,22 @@ static int report_json(int fd, struct report_row **rows, size_t n_rows, const ch
 			jsonw_null(&w);
 		}
 		jsonw_key(&w, "exit");
-		if (r->has_exit)
-			jsonw_int(&w, r->exit_status);
+		if (r->run.has_exit)
+			jsonw_int(&w, r->run.exit_status);
 		else
 			jsonw_null(&w);
 		jsonw_key(&w, "reason");
-		jsonw_string(&w, r->reason);
+		jsonw_string(&w, r->run.reason);
 		jsonw_key(&w, "wall_s");
-		json_num(&w, r->wall_s);
+		json_num(&w, r->run.wall_s);
 		jsonw_key(&w, "peak_mb");
-		json_num(&w, r->peak_mb);
+		json_num(&w, r->run.answer_mb);
 		jsonw_key(&w, "peak_source");
-		jsonw_string(&w, r->peak_source);
+		jsonw_string(&w, r->run.source);
 		jsonw_key(&w, "peak_tree_rss_mb");
-		json_num(&w, r->rss_mb);
+		json_num(&w, r->run.rss_mb);
 		jsonw_key(&w, "peak_heap_mb");
-		json_num(&w, r->heap_mb);
+		json_num(&w, r->run.heap_mb);
 		jsonw_key(&w, "largest_name");
 		if (r->largest_name)
 			jsonw_string_n(&w, r->largest_name, r->largest_name_len);
@@ -709,14 +627,14 @@ static int report_json(int fd, struct report_row **rows, size_t n_rows, const ch
 		jsonw_key(&w, "largest_mb");
 		json_num(&w, r->largest_name ? r->largest_mb : NAN);
 		jsonw_key(&w, "blind_spots");
-		if (r->blind_spots >= 0)
-			jsonw_int(&w, r->blind_spots);
+		if (r->run.blind_spots >= 0)
+			jsonw_int(&w, r->run.blind_spots);
 		else
 			jsonw_null(&w);
 		const struct oomkills_kill *first = row_oom_first(r);
 		jsonw_key(&w, "oom_kills");
-		if (r->oom.known)
-			jsonw_uint(&w, r->oom.count);
+		if (r->run.oom.known)
+			jsonw_uint(&w, r->run.oom.count);
 		else
 			jsonw_null(&w);
 		jsonw_key(&w, "oom_victim_pid");
@@ -778,6 +696,58 @@ enum { COL_DIR, COL_META, COL_COMMAND, COL_EXIT, COL_REASON, COL_WALL, COL_PEAK,
  * 15 bytes, a forged one any length. */
 #define REPORT_OOM_WIDTH 40
 
+/* The META cell: the run's labels, "key=value" apart by spaces, or "-". */
+static void cell_meta(struct report_str *b, const struct report_row *r, const char **keys,
+		      size_t n_keys)
+{
+	char buf[40];
+
+	for (size_t k = 0, shown = 0; k < n_keys; k++) {
+		const struct jsonr_value *v = jsonr_get(r->run.meta, keys[k]);
+		if (!v)
+			continue;
+		size_t len;
+		const char *t = meta_text(v, buf, &len);
+		if (shown++)
+			str_put(b, " ", 1);
+		str_puts(b, keys[k]);
+		str_put(b, "=", 1);
+		str_put(b, t, len);
+	}
+	if (!b->len)
+		str_puts(b, "-");
+}
+
+/* The OOM cell: "-" unknown, "0", "2" (a record without the list), or
+ * "2: 4242 python (run)": the count, then the first victim's pid and comm
+ * ("?" when the kill was not traced to a process) and whose limit fired. */
+static void cell_oom(struct report_str *b, const struct report_row *r)
+{
+	const struct oomkills_kill *first = row_oom_first(r);
+	char buf[64];
+
+	if (!r->run.oom.known) {
+		str_puts(b, "-");
+		return;
+	}
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->run.oom.count);
+	str_puts(b, buf);
+	if (!first)
+		return;
+	if (first->pid >= 0)
+		snprintf(buf, sizeof buf, ": %lld", first->pid);
+	else
+		snprintf(buf, sizeof buf, ": ?");
+	str_puts(b, buf);
+	if (first->pid >= 0 && first->comm) {
+		str_put(b, " ", 1);
+		str_puts(b, first->comm);
+	}
+	str_puts(b, " (");
+	str_puts(b, oomlimit_by_name(first->by));
+	str_puts(b, ")");
+}
+
 static char *table_cell(const struct report_row *r, int col, const char **keys, size_t n_keys)
 {
 	struct report_str b = { 0 };
@@ -788,23 +758,10 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 		str_puts(&b, r->dir);
 		break;
 	case COL_META:
-		for (size_t k = 0, shown = 0; k < n_keys; k++) {
-			const struct jsonr_value *v = jsonr_get(r->meta, keys[k]);
-			if (!v)
-				continue;
-			size_t len;
-			const char *t = meta_text(v, buf, &len);
-			if (shown++)
-				str_put(&b, " ", 1);
-			str_puts(&b, keys[k]);
-			str_put(&b, "=", 1);
-			str_put(&b, t, len);
-		}
-		if (!b.len)
-			str_puts(&b, "-");
+		cell_meta(&b, r, keys, n_keys);
 		break;
 	case COL_COMMAND: {
-		if (!r->command) {
+		if (!r->run.command) {
 			str_puts(&b, "-");
 			break;
 		}
@@ -818,19 +775,19 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 		break;
 	}
 	case COL_EXIT:
-		if (r->has_exit)
-			snprintf(buf, sizeof buf, "%lld", r->exit_status);
+		if (r->run.has_exit)
+			snprintf(buf, sizeof buf, "%lld", r->run.exit_status);
 		else
 			snprintf(buf, sizeof buf, "-");
 		str_puts(&b, buf);
 		break;
 	case COL_REASON:
-		str_puts(&b, r->reason ? r->reason : "-");
+		str_puts(&b, r->run.reason ? r->run.reason : "-");
 		break;
 	case COL_WALL:
 	case COL_PEAK:
 	case COL_HEAP: {
-		double v = col == COL_WALL ? r->wall_s : col == COL_PEAK ? r->peak_mb : r->heap_mb;
+		double v = col == COL_WALL ? r->run.wall_s : col == COL_PEAK ? r->run.answer_mb : r->run.heap_mb;
 		if (isnan(v))
 			snprintf(buf, sizeof buf, "-");
 		else
@@ -841,7 +798,7 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 	case COL_FROM:
 		/* "cgroup" (exact) or "polled_pss" / "polled_rss", as the record
 		 * says; a name from a forged file is cleaned like any cell */
-		str_puts(&b, r->peak_source ? r->peak_source : "-");
+		str_puts(&b, r->run.source ? r->run.source : "-");
 		break;
 	case COL_LARGEST:
 		if (!r->largest_name) {
@@ -853,40 +810,15 @@ static char *table_cell(const struct report_row *r, int col, const char **keys, 
 		str_puts(&b, buf);
 		break;
 	case COL_BLIND:
-		if (r->blind_spots >= 0)
-			snprintf(buf, sizeof buf, "%lld", r->blind_spots);
+		if (r->run.blind_spots >= 0)
+			snprintf(buf, sizeof buf, "%lld", r->run.blind_spots);
 		else
 			snprintf(buf, sizeof buf, "-");
 		str_puts(&b, buf);
 		break;
-	case COL_OOM: {
-		/* "-" unknown, "0", "2" (a record without the list), or
-		 * "2: 4242 python (run)": the count, then the first victim's
-		 * pid and comm ("?" when the kill was not traced to a
-		 * process) and whose limit fired */
-		const struct oomkills_kill *first = row_oom_first(r);
-		if (!r->oom.known) {
-			str_puts(&b, "-");
-			break;
-		}
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->oom.count);
-		str_puts(&b, buf);
-		if (!first)
-			break;
-		if (first->pid >= 0)
-			snprintf(buf, sizeof buf, ": %lld", first->pid);
-		else
-			snprintf(buf, sizeof buf, ": ?");
-		str_puts(&b, buf);
-		if (first->pid >= 0 && first->comm) {
-			str_put(&b, " ", 1);
-			str_puts(&b, first->comm);
-		}
-		str_puts(&b, " (");
-		str_puts(&b, oomlimit_by_name(first->by));
-		str_puts(&b, ")");
+	case COL_OOM:
+		cell_oom(&b, r);
 		break;
-	}
 	case COL_STATUS: {
 		char *s = row_status_text(r);
 		if (!s)
@@ -1010,9 +942,60 @@ int report_write(char *const *dirs, size_t n_dirs, const struct report_opts *o, 
 	}
 out:
 	for (size_t i = 0; rows && i < n_dirs; i++) {
-		jsonr_free(rows[i].res);
+		evidence_run_free(&rows[i].run);
 		free(rows[i].largest_owned);
-		oomkills_free(&rows[i].oom);
 	}
+	return rc;
+}
+
+/* ---- a report as a baseline ---- */
+
+/* The OOM kills of a row: its count (null: not known) and, when it names
+ * one, the first victim.  0 or -ENOMEM. */
+static int baseline_oom(const struct jsonr_value *row, struct oomkills *out)
+{
+	const struct jsonr_value *count = jsonr_get(row, "oom_kills");
+	memset(out, 0, sizeof *out);
+	if (!count || count->type != JSONR_NUMBER || !(count->number >= 0))
+		return 0;
+	out->known = 1;
+	out->count = (uint64_t)count->number;
+	const char *by = jsonr_str(jsonr_get(row, "oom_limit_by"), NULL);
+	if (!out->count || !by)
+		return 0;
+	if (!(out->v = calloc(1, sizeof *out->v)))
+		return -ENOMEM;
+	struct oomkills_kill *k = &out->v[out->n++];
+	k->at_s = k->rss_mb = k->limit_mb = NAN;
+	k->pid = (long long)jsonr_num(jsonr_get(row, "oom_victim_pid"), -1);
+	k->by = oomkills_by_parse(by);
+	const char *comm = jsonr_str(jsonr_get(row, "oom_victim_comm"), NULL);
+	if (comm && !(k->comm = strdup(comm)))
+		return -ENOMEM;
+	return 0;
+}
+
+int report_read_baseline(const char *path, double *peak_mb, struct oomkills *oom, char *err,
+			 size_t errlen)
+{
+	struct jsonr_value *doc = NULL;
+	int rc = jsonr_read_file(AT_FDCWD, path, EVIDENCE_MAX_FILE_BYTES, &doc, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = -EINVAL;
+	*peak_mb = NAN;
+	if (doc->type != JSONR_ARRAY)
+		snprintf(err, errlen, "%s: not an evidence directory nor a `memsup report --json` array",
+			 path);
+	else if (doc->n != 1)
+		snprintf(err, errlen, "%s: holds %zu runs; a baseline is one run", path, doc->n);
+	else if (strcmp(jsonr_str(jsonr_get(&doc->items[0], "status"), ""), "ok") != 0)
+		snprintf(err, errlen, "%s: the run's status is not ok: %s", path,
+			 jsonr_str(jsonr_get(&doc->items[0], "status"), "(none)"));
+	else if (isnan(*peak_mb = jsonr_num(jsonr_get(&doc->items[0], "peak_mb"), NAN)))
+		snprintf(err, errlen, "%s: no numeric \"peak_mb\"", path);
+	else
+		rc = baseline_oom(&doc->items[0], oom);
+	jsonr_free(doc);
 	return rc;
 }

@@ -7,9 +7,9 @@
  * Each buffer is filled only when empty, so a slow side holds back only
  * its own direction, and a byte reaches memsup's stdout only once it is in
  * the log. */
-#include "output/transcript.h"
+#include "stdio/transcript.h"
 #include "clock.h"
-#include "output/keep.h"
+#include "stdio/keep.h"
 
 #include <errno.h>
 #include <fcntl.h>
