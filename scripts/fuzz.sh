@@ -39,11 +39,11 @@ fuzz_options "$@"
 # a stacks file's header page plus patches.
 sources() {
 	case $1 in
-	fuzz_procfs) echo supervisor/collect/procfs.c ;;
+	fuzz_procfs) echo supervisor/base/procfs.c ;;
 	fuzz_recordfile) echo supervisor/collect/recordfile.c common/filecheck.c common/imagename.c common/decimal.c ;;
 	fuzz_jsonw) echo common/jsonw.c ;;
 	fuzz_jsonr) echo supervisor/evidence/jsonr.c common/jsonw.c ;;
-	fuzz_cli) echo supervisor/cli.c supervisor/number.c supervisor/stdio/relay.c \
+	fuzz_cli) echo supervisor/cli.c supervisor/base/number.c supervisor/stdio/relay.c \
 		supervisor/stdio/keep.c supervisor/contain/terminal.c ;;
 	fuzz_elfsym) echo common/elfsym.c ;;
 	fuzz_selfmaps) echo preload/base/selfmaps.c preload/base/sys.c common/decimal.c ;;

@@ -1,7 +1,7 @@
 /* cli.c: option parsing and validation for memsup (pure; see cli.h). */
 #include "cli.h"
 #include "evidence/files.h"
-#include "number.h"
+#include "base/number.h"
 
 #include <errno.h>
 #include <getopt.h>

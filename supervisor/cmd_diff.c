@@ -2,7 +2,7 @@
  * is view/diff.h. */
 #include "commands.h"
 #include "evidence/files.h"
-#include "number.h"
+#include "base/number.h"
 #include "view/diff.h"
 #include "subcmd.h"
 

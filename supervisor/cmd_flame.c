@@ -2,7 +2,7 @@
  * view/flame.h. */
 #include "commands.h"
 #include "evidence/files.h"
-#include "number.h"
+#include "base/number.h"
 #include "view/flame.h"
 #include "view/svg.h"
 #include "subcmd.h"

@@ -2,7 +2,7 @@
  * view/plot.h. */
 #include "commands.h"
 #include "evidence/files.h"
-#include "number.h"
+#include "base/number.h"
 #include "view/plot.h"
 #include "view/svg.h"
 #include "subcmd.h"

@@ -1,7 +1,7 @@
 /* cmd_report.c: `memsup report`, the front end (commands.h); the report
  * itself is view/report.h.  Options are all parsed before anything is
  * printed, so a bad option leaves stdout empty. */
-#include "cleanup.h"
+#include "base/cleanup.h"
 #include "commands.h"
 #include "view/report.h"
 #include "subcmd.h"

@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "collect/marks.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "collect/slurmjob.h"
 #include "collect/stackfold.h"
 #include "collect/staging.h"
@@ -35,9 +35,9 @@
 #include "collect/oomwatch.h"
 #include "stdio/transcript.h"
 #include "run.h"
-#include "version.h"
+#include "base/version.h"
 #include "units.h"
-#include "clock.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>

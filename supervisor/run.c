@@ -20,7 +20,8 @@
 #include "collect/peaksites.h"
 #include "collect/pview.h"
 #include "collect/slurmjob.h"
-#include "clock.h"
+#include "evidence/files.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -116,7 +117,7 @@ void run_drain_signals(struct run *r)
  * ends the run. */
 static void relay_failed(struct run *r, int rc)
 {
-	evidence_note_failure(r->ev, "write", "stdout.log", rc);
+	evidence_note_failure(r->ev, "write", EVIDENCE_STDOUT_LOG, rc);
 }
 
 static void output_poll_set(struct run *r, struct pollfd pfd[OUTPUT_POLL_SLOTS])
@@ -152,7 +153,7 @@ void run_wait_a_little(struct run *r, int ms)
 	if (ppoll(pfd, 1 + OUTPUT_POLL_SLOTS, &ts, NULL) > 0) {
 		int rc = output_pump(r, pfd + 1);
 		if (rc < 0)
-			evidence_note_failure(r->ev, "write", "stdout.log", rc);
+			evidence_note_failure(r->ev, "write", EVIDENCE_STDOUT_LOG, rc);
 	}
 	run_drain_signals(r);
 }

@@ -38,8 +38,8 @@
 #include <signal.h>
 
 #include "cli.h"
-#include "output/evidence.h"
-#include "runrecord.h"
+#include "evidence/evidence.h"
+#include "analyze/runrecord.h"
 
 struct scope_outcome;
 struct staging;

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "analyze/addr2line.h"
-#include "clock.h"
-#include "grow.h"
+#include "base/clock.h"
+#include "base/grow.h"
 
 int addr2line_tool(char *buf, size_t cap, const char **why)
 {

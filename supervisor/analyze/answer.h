@@ -23,7 +23,7 @@
 #ifndef MEMSUP_ANSWER_H
 #define MEMSUP_ANSWER_H
 
-#include "runrecord.h"
+#include "analyze/runrecord.h"
 
 /* A sample's figures as candidates for the answer, at `at_s` into the
  * run: the polled peak (the largest summed RSS `rss`, the first of equals

@@ -5,12 +5,12 @@
 #include <time.h>
 
 #include "analyze/callsites.h"
-#include "rootsq.h"
+#include "base/rootsq.h"
 #include "analyze/pyframes.h"
 #include "pyline.h"
 #include "collect/stackfile.h"
 #include "collect/stackfold.h"
-#include "grow.h"
+#include "base/grow.h"
 
 
 static int callsites_add(struct callsite_set *s, const struct callsite *c)

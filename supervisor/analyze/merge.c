@@ -11,7 +11,7 @@
 #include "collect/peaksites.h"
 #include "collect/pview.h"
 #include "collect/recordfile.h"
-#include "grow.h"
+#include "base/grow.h"
 #include "invariant.h"
 #include "recordjson.h"
 #include "units.h"

@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #include "collect/pview.h" /* enum untraced_why */
-#include "runrecord.h"
+#include "analyze/runrecord.h"
 #include "record.h"
 
 /* How an image counts in the tree's heap at its heap peak (heap_peak_view). */

@@ -1,6 +1,6 @@
 /* perfmap.c: reading /tmp/perf-PID.map (see perfmap.h). */
 #include "analyze/perfmap.h"
-#include "grow.h"
+#include "base/grow.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -3,10 +3,10 @@
 #include "analyze/phases.h"
 #include "collect/live.h"
 #include "collect/marks.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "contain/contain.h"
-#include "grow.h"
-#include "pidmap.h"
+#include "base/grow.h"
+#include "base/pidmap.h"
 
 #include <errno.h>
 #include <math.h>

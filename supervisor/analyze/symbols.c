@@ -11,9 +11,9 @@
 #include "analyze/addr2line.h"
 #include "analyze/symbols.h"
 #include "analyze/perfmap.h"
-#include "clock.h"
+#include "base/clock.h"
 #include "elfsym.h"
-#include "grow.h"
+#include "base/grow.h"
 
 void symbols_init(struct symbols *s)
 {

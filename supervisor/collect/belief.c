@@ -1,6 +1,6 @@
 /* belief.c: the time and pid tests of the belief rule (see belief.h). */
 #include "collect/belief.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 
 #include <errno.h>
 #include <stdlib.h>

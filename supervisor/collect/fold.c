@@ -3,7 +3,7 @@
 #include "collect/recordfile.h"
 #include "evidence/files.h"
 #include "invariant.h"
-#include "grow.h"
+#include "base/grow.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -42,8 +42,6 @@
 #include "evidence/files.h"
 #include "record.h"
 
-/* The packed records' file, under the name run.c still spells this way. */
-#define FOLD_NAME EVIDENCE_RECORDS_FOLD
 #define FOLD_MAGIC UINT32_C(0x3246544d) /* "MTF2" */
 #define FOLD_VERSION 2u
 /* a magic without its version byte: the file kind */

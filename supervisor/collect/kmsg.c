@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "invariant.h"
 
 /* ---- small text helpers --------------------------------------------------- */

@@ -19,14 +19,14 @@
 #include "collect/belief.h"
 #include "collect/fold.h"
 #include "collect/live.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "collect/recordfile.h"
 #include "collect/stackfile.h"
 #include "collect/stackfold.h"
 #include "contain/contain.h"
 #include "evidence/files.h"
-#include "pidmap.h"
-#include "grow.h"
+#include "base/pidmap.h"
+#include "base/grow.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,9 +2,9 @@
 #include "collect/oomwatch.h"
 #include "collect/kmsg.h"
 #include "collect/live.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "collect/pview.h"
-#include "grow.h"
+#include "base/grow.h"
 #include "invariant.h"
 
 #include <errno.h>

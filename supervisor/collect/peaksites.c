@@ -8,7 +8,7 @@
 #include "collect/live.h"
 #include "collect/peaksites.h"
 #include "collect/pview.h"
-#include "grow.h"
+#include "base/grow.h"
 
 struct peaksites {
 	int dirfd;

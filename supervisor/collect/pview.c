@@ -6,12 +6,12 @@
  * per-sample path only does hash lookups and atomic loads of the mapped
  * records, and allocates only when a table grows. */
 #include "collect/pview.h"
-#include "collect/procfs.h"
-#include "grow.h"
+#include "base/procfs.h"
+#include "base/grow.h"
 #include "invariant.h"
-#include "pidmap.h"
-#include "clock.h"
-#include "debug.h"
+#include "base/pidmap.h"
+#include "base/clock.h"
+#include "base/debug.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,7 +15,7 @@
 
 #include "collect/recordfile.h"
 #include "imagename.h"
-#include "grow.h"
+#include "base/grow.h"
 
 ssize_t recordfile_pread_full(int fd, void *buf, size_t n, off_t off)
 {

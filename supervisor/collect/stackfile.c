@@ -12,7 +12,7 @@
 #include "collect/recordfile.h"
 #include "collect/stackfile.h"
 #include "imagename.h"
-#include "grow.h"
+#include "base/grow.h"
 
 /* A read of the stack table in pieces of this many entries (~86 KiB). */
 #define STACKFILE_CHUNK 256u

@@ -1,7 +1,7 @@
 /* staging.c: the shim's files on a tmpfs while the run goes on (see
  * staging.h). */
 #include "collect/staging.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "collect/recordfile.h"
 #include "evidence/files.h"
 

@@ -17,7 +17,7 @@
 
 /* MEMTRACE_PKGLIBDIR and MEMTRACE_BINDIR, as configured: a header make
  * writes from the Makefile (Makefile.am says why not -D flags) */
-#include "shimdir.h"
+#include "base/shimdir.h"
 
 const char *trace_pkglibdir(void)
 {

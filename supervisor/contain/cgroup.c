@@ -11,8 +11,8 @@
  * directory (cgroup_walk_below): at every listing on v1, only when
  * cgroup.stat counts descendants on v2, and at the kill and the end. */
 #include "contain/cgroup.h"
-#include "collect/procfs.h"
-#include "clock.h"
+#include "base/procfs.h"
+#include "base/clock.h"
 #include "invariant.h"
 
 #include <dirent.h>

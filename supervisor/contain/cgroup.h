@@ -39,7 +39,7 @@
 #include <sys/types.h>
 
 #include "contain/contain.h"
-#include "pidmap.h"
+#include "base/pidmap.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 

@@ -13,7 +13,7 @@
  * the leaf removed.  When other processes share memsup's cgroup the run
  * goes without those controllers, and the record says why. */
 #include "contain/cgroup.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>

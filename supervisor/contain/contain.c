@@ -11,13 +11,13 @@
  * stopping until a listing finds no one new, then killing, leaves nothing
  * behind even against a fork bomb. */
 #include "contain/contain.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "contain/cgroup.h"
 #include "contain/scope.h"
 #include "invariant.h"
-#include "pidmap.h"
-#include "clock.h"
-#include "debug.h"
+#include "base/pidmap.h"
+#include "base/clock.h"
+#include "base/debug.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /* oomlimit.c: which limit an OOM kill came from (see oomlimit.h). */
 #include "contain/oomlimit.h"
 #include "contain/cgroup.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "invariant.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * command where it binds, else memsup's own priority raised so that the
  * scan keeps up (see procs.h). */
 #include "contain/procs.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "invariant.h"
 
 #include <dirent.h>

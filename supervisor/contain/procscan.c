@@ -16,10 +16,10 @@
  * (same pid AND start time: never a stranger with a recycled number), is
  * in one of their sessions, or descends from one of those. */
 #include "contain/contain.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "contain/spawn.h"
 #include "contain/tree.h"
-#include "pidmap.h"
+#include "base/pidmap.h"
 
 #include <dirent.h>
 #include <errno.h>

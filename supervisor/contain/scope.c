@@ -1,10 +1,10 @@
 /* scope.c: when to ask systemd for a scope of memsup's own, the asking,
  * and the wait until memsup is in it (scope.h). */
 #include "contain/scope.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "contain/cgroup.h"
 #include "contain/sdbus.h"
-#include "debug.h"
+#include "base/debug.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,10 +10,10 @@
  * without a pidfd (no pidfd_open, or memsup's fd budget spent) compares
  * the start time right before kill(). */
 #include "contain/track.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "contain/tree.h"
 #include "invariant.h"
-#include "pidmap.h"
+#include "base/pidmap.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -7,9 +7,9 @@
  * and reads RSS with one pread() per member on an fd opened when the member
  * was found.  Memory is allocated only when a table or list has to grow. */
 #include "contain/tree.h"
-#include "collect/procfs.h"
-#include "pidmap.h"
-#include "grow.h"
+#include "base/procfs.h"
+#include "base/pidmap.h"
+#include "base/grow.h"
 
 #include <dirent.h>
 #include <errno.h>

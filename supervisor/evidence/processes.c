@@ -3,7 +3,7 @@
  * (_kb: KiB as the kernel prints them, _s: seconds since the launch). */
 #include "evidence/files.h"
 #include "evidence/processes.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "collect/recordfile.h"
 #include "jsonw.h"
 #include "names.h"

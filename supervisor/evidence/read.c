@@ -13,7 +13,7 @@
 
 #include "evidence/files.h"
 #include "evidence/processes.h"
-#include "runrecord.h"
+#include "analyze/runrecord.h"
 
 static const char *const state_names[] = {
 	[EVIDENCE_ENDED] = "ended",

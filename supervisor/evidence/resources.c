@@ -8,7 +8,7 @@
 #include "jsonw.h"
 #include "evidence/phasesout.h"
 #include "evidence/pyfloat.h"
-#include "version.h"
+#include "base/version.h"
 #include "units.h"
 
 #include <errno.h>

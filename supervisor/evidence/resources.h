@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runrecord.h"
+#include "analyze/runrecord.h"
 
 /* The record as pretty JSON on fd, one write per buffer (resources.json,
  * --json). */

@@ -11,11 +11,12 @@
 #include "collect/fold.h"
 #include "collect/live.h"
 #include "collect/oomwatch.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "collect/pview.h"
 #include "collect/staging.h"
 #include "contain/track.h"
-#include "clock.h"
+#include "evidence/files.h"
+#include "base/clock.h"
 #include "units.h"
 
 #include <errno.h>
@@ -243,7 +244,7 @@ int run_fold_ended(struct run *r)
 	phases_scan_shim(r->cfg->phases, r->live, r->start_ns, r->cfg->proc_root);
 	int rc = live_fold_ended(r->live);
 	if (rc < 0)
-		evidence_note_failure(r->ev, "write", FOLD_NAME, rc);
+		evidence_note_failure(r->ev, "write", EVIDENCE_RECORDS_FOLD, rc);
 	return rc;
 }
 
@@ -406,7 +407,7 @@ int run_close(struct run *r, int status, struct run_views *views)
 		rc = transcript_finish(cfg->transcript, &stop,
 				       r->interrupt ? clock_mono_ns() : wall_end);
 	if (rc < 0)
-		evidence_note_failure(r->ev, "write", "stdout.log", rc);
+		evidence_note_failure(r->ev, "write", EVIDENCE_STDOUT_LOG, rc);
 	run_report_output(r);
 	/* The last lines; a write that fails now (the tree is already dead)
 	 * still makes the run a memsup error, as one during the run does. */

@@ -49,7 +49,7 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "runrecord.h"
+#include "analyze/runrecord.h"
 
 #define PACE_NS_PER_S 1000000000ull
 #define PACE_DELTA_MIN (1ull << 20)

@@ -18,8 +18,8 @@
 #include "collect/pview.h"
 #include "collect/slurmjob.h"
 #include "contain/track.h"
-#include "output/timeline.h"
-#include "clock.h"
+#include "evidence/timeline.h"
+#include "base/clock.h"
 #include "units.h"
 
 #include <stdio.h>

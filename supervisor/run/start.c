@@ -10,13 +10,14 @@
 #include "collect/live.h"
 #include "collect/oomwatch.h"
 #include "collect/peaksites.h"
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "collect/pview.h"
 #include "contain/spawn.h"
 #include "contain/track.h"
-#include "clock.h"
+#include "evidence/files.h"
+#include "base/clock.h"
 #include "units.h"
-#include "wakeslice.h"
+#include "base/wakeslice.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -224,7 +225,7 @@ int run_open(struct run *r, sigset_t *orig)
 	if (r->live) {
 		/* where the records of ended images go (collect/fold.h) */
 		if ((rc = evidence_fold_fd(r->ev)) < 0)
-			return start_failed(r, 125, "create " FOLD_NAME, -rc);
+			return start_failed(r, 125, "create " EVIDENCE_RECORDS_FOLD, -rc);
 		live_set_fold(r->live, rc, r->ev->dirfd);
 	}
 	if ((rc = pview_open(&r->pv, cfg->proc_root, cfg->records_dir != NULL)) < 0)

@@ -3,7 +3,7 @@
  * log (the head), into the ring (what may be in the tail) or into nothing
  * (what cannot be in either). */
 #include "stdio/keep.h"
-#include "grow.h"
+#include "base/grow.h"
 #include "invariant.h"
 
 #include <errno.h>

@@ -16,7 +16,7 @@
  * opened O_APPEND, a target splice refuses) and for the tail: the last
  * log_max/2 bytes, which only the end of the output tells. */
 #include "stdio/relay.h"
-#include "clock.h"
+#include "base/clock.h"
 #include "stdio/keep.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
  * its own direction, and a byte reaches memsup's stdout only once it is in
  * the log. */
 #include "stdio/transcript.h"
-#include "clock.h"
+#include "base/clock.h"
 #include "stdio/keep.h"
 
 #include <errno.h>

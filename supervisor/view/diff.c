@@ -24,7 +24,7 @@
  * cmd_diff.c's. */
 #include "evidence/files.h"
 #include "view/diff.h"
-#include "rootsq.h"
+#include "base/rootsq.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,15 +40,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cleanup.h"
+#include "base/cleanup.h"
 #include "evidence/read.h"
-#include "clock.h"
-#include "grow.h"
+#include "base/clock.h"
+#include "base/grow.h"
 #include "jsonw.h"
-#include "number.h"
+#include "base/number.h"
 #include "evidence/jsonr.h"
 #include "view/report.h"
-#include "runrecord.h"
+#include "analyze/runrecord.h"
 
 /* As memsup report: a stray huge file is refused, not read. */
 #define DIFF_MAX_FILE_BYTES (256u << 20)

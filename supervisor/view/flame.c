@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "evidence/files.h"
-#include "grow.h"
+#include "base/grow.h"
 #include "view/flame.h"
 #include "evidence/jsonr.h"
 

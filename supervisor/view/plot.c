@@ -9,7 +9,7 @@
 
 #include "evidence/files.h"
 #include "evidence/read.h"
-#include "grow.h"
+#include "base/grow.h"
 #include "evidence/jsonr.h"
 #include "evidence/oomkills.h"
 #include "evidence/timeline.h"

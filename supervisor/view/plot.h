@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "view/svg.h"
-#include "pidmap.h"
+#include "base/pidmap.h"
 
 /* Longer series are thinned (pairs kept by their max, so peaks survive)
  * while loading: a day at 100 samples/s stays within memory bounds.  The

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cleanup.h"
+#include "base/cleanup.h"
 #include "evidence/read.h"
 #include "jsonw.h"
 #include "evidence/jsonr.h"

@@ -23,10 +23,10 @@
 
 #include <poll.h>
 
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "contain/contain.h"
 #include "evidence/timeline.h"
-#include "runrecord.h"
+#include "analyze/runrecord.h"
 #include "test_cgfixture.h"
 #include "test_timeline_points.h"
 

@@ -396,14 +396,14 @@ Test(memsup_diff, exceeds_needs_limit_and_floor)
 Test(memsup_diff, compare_matches_and_orders)
 {
 	struct diff_proc bp[] = {
-		{ "\x1fsteady 20\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 20", 22, NAN },
-		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5, NAN },
-		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 5, NAN },
+		{ "\x1fsteady 20\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 20", 22, NAN, 0, 0 },
+		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5, NAN, 0, 0 },
+		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 5, NAN, 0, 0 },
 	};
 	struct diff_proc np[] = {
-		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 9, NAN },
-		{ "\x1fsteady 50\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 50", 52, NAN },
-		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5.01, NAN },
+		{ "\x1fworker\x1f" "2", "\x1fworker\x1f" "2", "worker #2", 9, NAN, 0, 0 },
+		{ "\x1fsteady 50\x1f" "1", "sh\x1fsteady\x1f" "1", "steady 50", 52, NAN, 0, 0 },
+		{ "\x1fworker\x1f" "1", "\x1fworker\x1f" "1", "worker", 5.01, NAN, 0, 0 },
 	};
 	struct diff_run b = { 30, bp, 3, 1, NULL, 0, 0, NAN, { 0 } }, n = { 60, np, 3, 1, NULL, 0, 0, NAN, { 0 } };
 	struct diff_limit lim = { 1, 10 };

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "number.h"
+#include "base/number.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

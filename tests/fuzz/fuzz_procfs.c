@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/procfs.h"
+#include "base/procfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "contain/cgroup.h"
 #include "contain/contain.h"
 #include "test_cgfixture.h"

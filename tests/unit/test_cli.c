@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "number.h"
+#include "base/number.h"
 
 #define MAXARGS 24
 

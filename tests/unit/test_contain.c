@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "contain/contain.h"
 #include "test_cgprobe.h"
 #include "test_proc_fixtures.h"

@@ -49,8 +49,10 @@ static void corpus_filt(void)
 	FILE *p = popen(cmd, "r");
 	cr_assert_not_null(p);
 	size_t i = 0;
-	while (i < count && fgets(full[i], sizeof full[0], p))
-		full[i++][strcspn(full[i - 1], "\n")] = '\0';
+	while (i < count && fgets(full[i], sizeof full[0], p)) {
+		full[i][strcspn(full[i], "\n")] = '\0';
+		i++;
+	}
 	pclose(p);
 	cr_assert_eq(i, count, "c++filt gave %zu names for %zu", i, count);
 }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "invariant.h"
-#include "pidmap.h"
+#include "base/pidmap.h"
 
 #if defined(MT_DEBUG) && MT_DEBUG
 

@@ -21,7 +21,7 @@
 #include "collect/live.h"
 #include "collect/peaksites.h"
 #include "collect/pview.h"
-#include "runrecord.h"
+#include "analyze/runrecord.h"
 
 #define T0 UINT64_C(1000000000)
 #define NS(s) (T0 + (uint64_t)((s) * 1e9))

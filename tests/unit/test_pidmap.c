@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "pidmap.h"
+#include "base/pidmap.h"
 
 struct ent {
 	pid_t pid;

@@ -8,7 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "pollset.h"
+#include "base/pollset.h"
 
 static const struct timespec now0 = { 0, 0 };
 

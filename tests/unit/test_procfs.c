@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "test_proc_fixtures.h"
 
 static size_t load(const char *name, char *buf, size_t cap)

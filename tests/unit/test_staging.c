@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "collect/staging.h"
 #include "test_memsup_util.h"
 

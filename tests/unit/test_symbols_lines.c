@@ -17,7 +17,7 @@
 
 #include "analyze/addr2line.h"
 #include "analyze/debugfile.h"
-#include "clock.h"
+#include "base/clock.h"
 #include "elfsym.h"
 #include "test_tmp.h"
 

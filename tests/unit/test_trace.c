@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "collect/trace.h"
 
 Test(trace, preload_value_keeps_the_user_entries)

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "collect/procfs.h"
+#include "base/procfs.h"
 #include "contain/tree.h"
 #include "test_proc_fixtures.h"
 

@@ -1,7 +1,7 @@
 /* test_version.c: the version string is configure's. */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "version.h"
+#include "base/version.h"
 
 Test(version, matches_configure)
 {

@@ -1,5 +1,5 @@
 /* wakeslice.c: a short time slice for memsup's wake-ups (see wakeslice.h). */
-#include "wakeslice.h"
+#include "base/wakeslice.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -1,7 +1,7 @@
 /* procfs.c: parsers for /proc/PID/{status,stat,statm} and children files, and
  * readers that feed them from read(2) into stack buffers.  No allocation, no
  * stdio: the readers run every sample for every process of the tree. */
-#include "collect/procfs.h"
+#include "base/procfs.h"
 
 #include <fcntl.h>
 #include <limits.h>

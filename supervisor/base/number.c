@@ -1,5 +1,5 @@
 /* number.c: strict command-line numbers (see number.h). */
-#include "number.h"
+#include "base/number.h"
 
 #include <errno.h>
 #include <math.h>

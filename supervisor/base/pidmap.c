@@ -1,5 +1,5 @@
 /* pidmap.c: the pid-keyed open-addressing table (see pidmap.h). */
-#include "pidmap.h"
+#include "base/pidmap.h"
 #include "invariant.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* runrecord.c: the run record and its outcomes (see runrecord.h). */
-#include "runrecord.h"
+#include "analyze/runrecord.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* pollset.c: the loop's steady fds behind one epoll fd (see pollset.h). */
-#include "pollset.h"
+#include "base/pollset.h"
 #include "invariant.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* version.c: one place for the version string (config.h's PACKAGE_VERSION). */
-#include "version.h"
+#include "base/version.h"
 
 const char *memsup_version(void)
 {
