@@ -80,7 +80,7 @@ MT_EXPORT int memtrace_mark(const char *label)
 		memcpy(m->label, label, n);
 		memset(m->label + n, 0, MT_LABEL_BYTES - n);
 		/* What memsup cannot read from /proc: the process's and its
-		 * children's high-water marks, as the seed's snapshots had. */
+		 * children's high-water marks, as measure_command's snapshots had. */
 		struct rusage ru;
 		r->marker_rusage[i].maxrss_self_kb =
 			sys_call6(SYS_getrusage, RUSAGE_SELF, (long)&ru, 0, 0, 0, 0) == 0 ? (uint64_t)ru.ru_maxrss : 0;

@@ -2,7 +2,7 @@
 # shim_layout.sh: the code a traced image runs at its start and end lies in
 # the first 64 KB of libmemtrace.so's .text.  The kernel maps a read fault's
 # 64 KB neighbourhood of a file, so start code linked past that window costs
-# every traced image one page fault more (bench/start_cost.py; issue 32's
+# every traced image one page fault more (bench/start_cost.py; the
 # target is 12 or fewer over bare).  Start code goes in the files that
 # Makefile.am's SHIM_CORE_SOURCES lists first.
 #

@@ -46,7 +46,7 @@ static inline unsigned sites_slot(const void *p)
 /* 0 if p is surely not a sampled block.  On x86-64 the bit is tested in
  * memory by one bt: the slot (below 2^16) indexes the bitmap from its
  * start, so the word's load, the shift and the test are one instruction
- * (four fewer on every free; bench/RESULTS.md, issue 32).  A relaxed
+ * (four fewer on every free; bench/RESULTS.md).  A relaxed
  * read either way: bits are set under the lock before the block is
  * handed out (sites.c). */
 static inline int sites_maybe(const void *p)

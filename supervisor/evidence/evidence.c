@@ -54,7 +54,7 @@ int evidence_create(struct evidence *ev, const char *path, int with_log,
 		tmp[--n] = '\0';
 	/* The directory first: its parents are nearly always there, and each
 	 * mkdir of one that is costs a system call and a path walk; only
-	 * ENOENT says one is missing (issue 32). */
+	 * ENOENT says one is missing. */
 	*failed_at = "create evidence directory";
 	if (mkdir(tmp, 0777) < 0) {
 		if (errno != ENOENT)

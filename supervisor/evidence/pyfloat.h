@@ -3,7 +3,7 @@
  * A double is written as Python's repr(float) writes it ("0.01", "1e-05",
  * "100.0"): the shortest text that reads back as the same double.  So
  * rss.jsonl, timeline.jsonl and resources.json carry, for the same values,
- * the bytes the Python seed's measure_command() wrote, and Python reads
+ * the bytes the original Python measure_command() wrote, and Python reads
  * back exactly the double memsup had.  No allocation, no locale (the C
  * locale's strtod/snprintf are assumed, as everywhere in memsup); the last
  * value's text is kept (not thread-safe: memsup has one thread).

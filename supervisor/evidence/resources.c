@@ -65,7 +65,7 @@ static void put_float_or_null(struct jsonw *w, double v, int present)
 		jsonw_null(w);
 }
 
-/* issue 29: a leftover that had left the run's cgroups says which
+/* A leftover that had left the run's cgroups says which
  * ("left_cgroups": ["v2", "memory"]); the others have no such key. */
 static void put_left_cgroups(struct jsonw *w, const char *left)
 {
@@ -81,7 +81,7 @@ static void put_left_cgroups(struct jsonw *w, const char *left)
 	jsonw_array_end(w);
 }
 
-/* issue 29: what held --max-procs, and when a sample first saw it reached */
+/* What held --max-procs, and when a sample first saw it reached */
 static void put_max_procs_by(struct jsonw *w, const struct sup_record *r)
 {
 	jsonw_key(w, "max_procs_by");
@@ -381,7 +381,7 @@ static void put_oom_tree(struct jsonw *w, const struct oom_kill *k)
 	jsonw_object_end(w);
 }
 
-/* "oom": every OOM kill of the tree (issue 42); null when nothing could
+/* "oom": every OOM kill of the tree; null when nothing could
  * have told one. */
 static void put_oom(struct jsonw *w, const struct oom_log *o)
 {

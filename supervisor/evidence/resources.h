@@ -1,8 +1,9 @@
 /* resources.h: the run record's JSON (runrecord.h), DIR/resources.json
  * (and --json).
  *
- * The record keeps every key of the Python seed with the same meaning and
- * units, in the seed's order, then memsup's own (memsup(1) lists them).
+ * The record keeps every key of the original Python measure_command with
+ * the same meaning and units, in its order, then memsup's own (memsup(1)
+ * lists them; scripts/memsup.py is measure_command carried on).
  * It is written whole every time: pretty JSON (indent 2) through jsonw,
  * floats as Python writes them (pyfloat.h).  The evidence directory
  * (evidence.h) replaces resources.json atomically with it.

@@ -2,8 +2,8 @@
  * and read here and nowhere else.
  *
  *   rss.jsonl       "[elapsed_s, tree_rss_bytes]", byte for byte what
- *                   Python's json.dumps([float, int]) gives, so the seed's
- *                   readers keep working
+ *                   Python's json.dumps([float, int]) gives, so readers of
+ *                   measure_command's file keep working
  *   timeline.jsonl  {"t": s, "rss": n, "processes": n, "heap": n|null,
  *                   "mapped_anon": n|null, "mapped_file": n|null[, "pss": n]
  *                   [, "cgroup": n], "top": [[pid, rss], ...]}: the traced

@@ -11,7 +11,7 @@
  *   log      without a bound (the default for log), the command's stdout
  *            and stderr are stdout.log itself (O_APPEND, one file
  *            description): the exact interleaving, nothing passes through.
- *            The seed's behaviour.  With a bound, they are one pipe that
+ *            measure_command's behaviour.  With a bound, they are one pipe that
  *            memsup reads into the log as tee does (in the order written),
  *            passing nothing on.
  *   inherit  the command gets memsup's own fd 1 and fd 2 (a terminal stays

@@ -155,7 +155,7 @@ static void fmt_fixed(double v, int dec, char *buf, size_t cap)
 	unsigned long long a = m < 0 ? (unsigned long long)-m : (unsigned long long)m;
 	/* The digit writer, where snprintf("%llu.%0*llu") was: the same
 	 * text, at a tenth of the instructions -- a picture writes hundreds
-	 * of numbers, and memsup draws one at the end of every run (issue 32). */
+	 * of numbers, and memsup draws one at the end of every run. */
 	char t[2 * DECIMAL_U64_BYTES + 2];
 	char *p = t + sizeof t;
 	if (dec > 0) {

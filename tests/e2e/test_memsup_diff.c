@@ -418,7 +418,7 @@ Test(memsup_diff, compare_matches_and_orders)
 	diff_result_free(&res);
 }
 
-/* Sampled sites are judged by their own standard errors (issue 45): a site
+/* Sampled sites are judged by their own standard errors, not a fixed floor: a site
  * of a few samples that doubled by chance (4 -> 7.7 MB, 1.7 SE of the
  * difference) passes the limits and is still no regression, and says so;
  * a site that grew 10 MB with 1 MB errors (7 SE) is one; an exact site

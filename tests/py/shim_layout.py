@@ -9,7 +9,7 @@ run), 2 when the files cannot be read.
 
 Why: the kernel maps a read fault's 64 KB neighbourhood of a file, so every
 64 KB window of the shim's code that a traced image's start runs costs that
-image a page fault (bench/RESULTS.md, the start faults of issue 32).
+image a page fault (bench/RESULTS.md, the start faults).
 """
 import re
 import subprocess
