@@ -175,8 +175,8 @@ read_run(directory) -> dict
     started); "broken" is "" or the first problem of a record that is not
     running (no command, wall_s or peak_tree_rss_mb; a forged "oom");
     "has_processes" says whether processes.json is to be expected;
-    "comparable" whether memsup diff compares the run (ended or killed, not
-    broken, with an answer); "record" is the record itself.  ValueError
+    "comparable" whether memsup diff compares the run (ended, not broken,
+    with an answer: a killed run's figures are a lower bound); "record" is the record itself.  ValueError
     when the file is not a JSON object (OSError when it cannot be read).
 
 memsup is found through $MEMSUP, else next to this file in a build tree
@@ -1280,7 +1280,7 @@ def read_run(directory: str | os.PathLike) -> dict:
             broken = 'resources.json: no numeric "peak_tree_rss_mb"'
     return {"state": state, "reason": reason, "answer_mb": answer, "source": source,
             "broken": broken, "has_processes": state in ("ended", "start_failed"),
-            "comparable": state in ("ended", "killed") and not broken and answer is not None,
+            "comparable": state == "ended" and not broken and answer is not None,
             "record": record}
 
 

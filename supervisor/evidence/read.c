@@ -197,8 +197,7 @@ void evidence_run_free(struct evidence_run *r)
 
 int evidence_run_comparable(const struct evidence_run *r)
 {
-	return (r->state == EVIDENCE_ENDED || r->state == EVIDENCE_KILLED) && !r->broken[0] &&
-	       !isnan(r->answer_mb);
+	return r->state == EVIDENCE_ENDED && !r->broken[0] && !isnan(r->answer_mb);
 }
 
 /* ---- processes.json ---- */

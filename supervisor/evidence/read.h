@@ -12,8 +12,9 @@
  *                  (reason "supervisor_killed"): the record is whole, but
  *                  memsup never reached its answer (peak_mb null) nor wrote
  *                  processes.json.  The answer is the tree's polled RSS
- *                  peak until then, named "polled_rss".  It is a run to
- *                  show and to compare, without processes.
+ *                  peak until then, named "polled_rss": a lower bound, the
+ *                  command having been killed with memsup.  A run to show,
+ *                  as what it is, not one to compare.
  *   running        reason "running": memsup is still running, or it and
  *                  its sentinel were killed.  Its figures are those of the
  *                  last rewrite; not a run to compare.
@@ -103,8 +104,8 @@ int evidence_read_run(int dirfd, struct evidence_run *out, char *err, size_t err
 void evidence_run_init(struct evidence_run *r);
 void evidence_run_free(struct evidence_run *r);
 
-/* Whether a run has an answer to show and compare: ended or killed, not
- * broken, with a numeric answer. */
+/* Whether a run has an answer to compare: ended, not broken, with a
+ * numeric answer. */
 int evidence_run_comparable(const struct evidence_run *r);
 
 /* One process image of processes.json, every key its lean form left out

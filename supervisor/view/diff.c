@@ -455,6 +455,12 @@ static int diff_read_answer(int dirfd, const char *path, struct diff_run *out, c
 		diff_err(err, errlen, "%s/%s", path, run.broken);
 	else if (run.state == EVIDENCE_RUNNING)
 		diff_err(err, errlen, "%s: the run has not ended (reason \"%s\")", path, run.reason);
+	/* its figures end where memsup did: a lower bound, which would pass
+	 * a gate as NEW and make one fail as BASE, whatever the command does */
+	else if (run.state == EVIDENCE_KILLED)
+		diff_err(err, errlen, "%s: memsup was killed before the run ended (reason "
+			 "\"supervisor_killed\"): its figures until then are a lower bound, not a "
+			 "run to compare", path);
 	/* as memsup report's "start failed" row: a command that never ran
 	 * has no peak to hold a baseline to, nor to be held to one */
 	else if (run.state == EVIDENCE_START_FAILED)

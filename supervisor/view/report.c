@@ -31,8 +31,12 @@
 #define REPORT_COMMAND_WIDTH 40
 
 /* REPORT_START_FAILED: a whole record of a command that never ran (its
- * reason start_failed): not broken, but no run either, so no peak. */
-enum report_state { REPORT_OK, REPORT_RUNNING, REPORT_BROKEN, REPORT_START_FAILED };
+ * reason start_failed): not broken, but no run either, so no peak.
+ * REPORT_KILLED: memsup was killed and its sentinel closed the record
+ * (reason supervisor_killed): its figures end where memsup did, a lower
+ * bound of what the command would have used, and the command was killed
+ * with it -- not a run that finished. */
+enum report_state { REPORT_OK, REPORT_RUNNING, REPORT_BROKEN, REPORT_START_FAILED, REPORT_KILLED };
 
 struct report_row {
 	size_t index;                   /* position on the command line */
@@ -153,6 +157,8 @@ static void row_read(struct report_row *r)
 		row_broken(r, r->run.broken);
 	else if (r->run.state == EVIDENCE_RUNNING)
 		r->state = REPORT_RUNNING;
+	else if (r->run.state == EVIDENCE_KILLED)
+		r->state = REPORT_KILLED;
 	else if (r->run.state == EVIDENCE_START_FAILED) {
 		r->state = REPORT_START_FAILED;
 		snprintf(r->why, sizeof r->why, "%s",
@@ -299,6 +305,8 @@ static char *row_status_text(const struct report_row *r)
 		str_puts(&b, "ok");
 	} else if (r->state == REPORT_RUNNING) {
 		str_puts(&b, "running");
+	} else if (r->state == REPORT_KILLED) {
+		str_puts(&b, "killed: memsup was killed before the run ended; figures until then");
 	} else if (r->state == REPORT_START_FAILED) {
 		str_puts(&b, "start failed: ");
 		str_puts(&b, r->why);
@@ -907,14 +915,17 @@ int report_write(char *const *dirs, size_t n_dirs, const struct report_opts *o, 
 		rc = -ENOMEM;
 		goto out;
 	}
-	/* a run whose command could not start fails the report as a broken
-	 * one does: a sweep with a typo in one command is not a success */
+	/* a run whose command could not start, or whose memsup was killed
+	 * (and the command with it), fails the report as a broken one does:
+	 * a sweep with a typo in one command, or one cut short, is not a
+	 * success */
 	int failed = 0;
 	for (size_t i = 0; i < n_dirs; i++) {
 		rows[i].index = (size_t)i;
 		rows[i].dir = dirs[i];
 		row_read(&rows[i]);
-		failed |= rows[i].state == REPORT_BROKEN || rows[i].state == REPORT_START_FAILED;
+		failed |= rows[i].state == REPORT_BROKEN || rows[i].state == REPORT_START_FAILED ||
+			  rows[i].state == REPORT_KILLED;
 		order[i] = &rows[i];
 	}
 	if (o->key != REPORT_KEY_NONE)

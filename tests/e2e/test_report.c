@@ -465,7 +465,8 @@ Test(report, broken_rows_never_stop_the_others, .timeout = 60)
 
 /* memsup SIGKILLed mid-run: its sentinel closes the record
  * ("supervisor_killed", no processes.json), and the row is whole, not
- * broken.  Had the sentinel died too (the machine went down), the record
+ * broken, but "killed", and the report exits 1: its figures end where
+ * memsup did, and the command was killed with it.  Had the sentinel died too (the machine went down), the record
  * would still say "running": that row is "running", not broken.  The
  * sentinel is waited for, so nothing writes into the directory after the
  * test has looked (or removed it). */
@@ -485,11 +486,12 @@ Test(report, killed_memsup_is_running, .timeout = 60)
 	cr_assert_str_eq(rec_str(&r, "reason"), "\"supervisor_killed\"");
 
 	const char *rargs[] = { "--json", r.dir, NULL };
-	cr_assert_eq(report_capture(rargs, out, sizeof out, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(report_capture(rargs, out, sizeof out, err, sizeof err), 1, "%s", err);
 	struct jsonr_value *v;
 	cr_assert_eq(jsonr_parse(out, strlen(out), &v, err, sizeof err), 0, "%s", err);
 	const struct jsonr_value *row = jsonr_at(v, 0);
-	cr_assert_str_eq(jsonr_str(jsonr_get(row, "status"), NULL), "ok");
+	cr_assert_str_eq(jsonr_str(jsonr_get(row, "status"), NULL),
+			 "killed: memsup was killed before the run ended; figures until then");
 	cr_assert_str_eq(jsonr_str(jsonr_get(row, "reason"), NULL), "supervisor_killed");
 	cr_expect_geq(jsonr_num(jsonr_get(row, "peak_tree_rss_mb"), -1), 20);
 	/* memsup never reached its answer: the polled sum, named as such */
@@ -515,7 +517,8 @@ Test(report, killed_memsup_is_running, .timeout = 60)
 	jsonr_free(v);
 
 	/* a record of a memsup before the answer (no peak_mb, no
-	 * peak_source): PEAK is its summed RSS, and says so */
+	 * peak_source): PEAK is its summed RSS, and says so (still killed:
+	 * exit 1) */
 	snprintf(copy, sizeof copy, "%s/older", r.tmp);
 	cr_assert_eq(mkdir(copy, 0755), 0);
 	snprintf(cmd, sizeof cmd,
@@ -525,7 +528,7 @@ Test(report, killed_memsup_is_running, .timeout = 60)
 		 "'%s' '%s/resources.json'", path, copy);
 	cr_assert_eq(system(cmd), 0);
 	const char *oargs[] = { "--json", copy, NULL };
-	cr_assert_eq(report_capture(oargs, out, sizeof out, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(report_capture(oargs, out, sizeof out, err, sizeof err), 1, "%s", err);
 	cr_assert_eq(jsonr_parse(out, strlen(out), &v, err, sizeof err), 0, "%s", err);
 	row = jsonr_at(v, 0);
 	cr_expect_str_eq(jsonr_str(jsonr_get(row, "peak_source"), "?"), "polled_rss");

@@ -296,6 +296,7 @@ def report_agrees(c, rc: int, row: dict) -> str:
         return "" if row["status"].startswith("broken: ") else f"status {row['status']!r}"
     want = ("broken: " + c["broken"] if c["broken"]
             else "running" if c["state"] == "running"
+            else "killed: " if c["state"] == "killed"
             else "start failed: " if c["state"] == "start_failed" else "ok")
     if c["images"] == "error" and not c["broken"]:
         want = "broken: processes.json"
@@ -303,7 +304,7 @@ def report_agrees(c, rc: int, row: dict) -> str:
         return f"status {row['status']!r}, want {want!r}"
     if not same_num(row["peak_mb"], c["answer_mb"]) or row["peak_source"] != c["source"]:
         return f"peak {row['peak_mb']!r} {row['peak_source']!r}, want {c['answer_mb']!r} {c['source']!r}"
-    fails = row["status"].startswith(("broken", "start failed"))
+    fails = row["status"].startswith(("broken", "start failed", "killed"))
     return "" if rc == int(fails) else f"exit {rc}"
 
 
