@@ -1,21 +1,22 @@
 #!/usr/bin/env python3
-# memsup.py: the Python drop-in for the seed's measure_command, with phase
-# markers and the layered snapshot of the calling process.
+# memsup.py: the Python drop-in for the original pure-Python measure_command,
+# with phase markers and the layered snapshot of the calling process.
 # Standard library only; Linux with /proc.  Installed by `make install` into
 # $(pythondir); usable as it stands from a source or build tree.
 """Run a command under memsup from Python, mark phases, take snapshots.
 
 measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
                 cwd=None, env=None) -> dict
-    The seed's (seed_measure.py) contract, carried out by the memsup binary:
-    the same validation, raising the same exception types before anything
-    is created or started; the same child environment (the caller's, then
-    OMP/OPENBLAS/MKL/NUMEXPR_NUM_THREADS=1 and JAX_PLATFORMS=cpu, then
-    `env`); the same evidence directory (stdout.log, rss.jsonl,
-    resources.json, plus memsup's own files).  The returned dict is
-    resources.json as memsup wrote it.
+    The contract of the original measure_command (seed_measure.py, a
+    pure-Python tool not in this repository), carried out by the memsup
+    binary: the same validation, raising the same exception types before
+    anything is created or started; the same child environment (the
+    caller's, then OMP/OPENBLAS/MKL/NUMEXPR_NUM_THREADS=1 and
+    JAX_PLATFORMS=cpu, then `env`); the same evidence directory
+    (stdout.log, rss.jsonl, resources.json, plus memsup's own files).  The
+    returned dict is resources.json as memsup wrote it.
 
-    The seed's keys, same meaning and units (sizes decimal MB, times s):
+    The original keys, same meaning and units (sizes decimal MB, times s):
         command, exit_code (negative signal number for a signal; -9 for a
         budget kill), reason (null, "wall_budget_exceeded",
         "rss_budget_exceeded"), wall_s, peak_tree_rss_mb, poll_s (0.01),
@@ -44,20 +45,21 @@ measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
         slurm (the Slurm job memsup ran in, and the range Slurm's MaxRSS
         can read of the run; null outside Slurm), output
         (always {"mode": "log", ...} here: the command's stdout and stderr
-        go to stdout.log only, as in the seed, never to this process).
-    Where the values differ from the seed's: `scope` reads "command launch
-    ..." (memsup measures the command, not an interpreter); `reason` may
-    also be "interrupted" (memsup got SIGINT/SIGTERM/SIGHUP/SIGQUIT from
-    someone else) or "supervisor_killed" (memsup itself was killed; its
-    sentinel ended the tree and wrote that), "procs_budget_exceeded" and
-    "mem_limit_exceeded" never happen here (no --max-procs or --mem-max is
-    passed).
+        go to stdout.log only, as in the original, never to this process).
+    Where the values differ from the original's: `scope` reads "command
+    launch ..." (memsup measures the command, not an interpreter); `reason`
+    may also be "interrupted" (memsup got SIGINT/SIGTERM/SIGHUP/SIGQUIT
+    from someone else) or "supervisor_killed" (memsup itself was killed;
+    its sentinel ended the tree and wrote that), "procs_budget_exceeded"
+    and "mem_limit_exceeded" never happen here (no --max-procs or
+    --mem-max is passed).
 
     Raises (all before any side effect unless noted):
-        ValueError         a bad command, budget or env (as the seed; a
-                           budget too large for a float too, where the
-                           seed let float()'s OverflowError out)
-        TypeError          cwd or directory is not a path (as the seed)
+        ValueError         a bad command, budget or env (as the original;
+                           a budget too large for a float too, where the
+                           original let float()'s OverflowError out)
+        TypeError          cwd or directory is not a path (as the
+                           original)
         FileNotFoundError, NotADirectoryError   cwd missing / not a directory
         RuntimeError       no Linux /proc; no memsup binary found (an
                            addition); memsup failed in a way that has no
@@ -67,10 +69,10 @@ measure_command(command, directory, *, wall_s=900.0, rss_mb=8192.0,
                            memsup's message); the command cannot start:
                            FileNotFoundError for a missing executable,
                            PermissionError when it cannot be executed, as
-                           the seed's Popen raised.  Then, unlike the seed,
-                           the evidence directory is complete and the
-                           exception's `record` attribute holds its
-                           record (reason "start_failed").
+                           the original's Popen raised.  Then, unlike the
+                           original, the evidence directory is complete
+                           and the exception's `record` attribute holds
+                           its record (reason "start_failed").
 
 mark(label) -> bool
     One phase marker: a line in the file $MEMSUP_MARK names (memsup creates
@@ -80,13 +82,13 @@ mark(label) -> bool
     label that is not a str.  From a shell: echo label >> "$MEMSUP_MARK".
 
 take_snapshot(label) -> MemorySnapshot
-    The seed's layered snapshot of this process (VmRSS, VmPeak,
-    getrusage maxrss of itself and its children, a heap figure), in the
-    seed's units (MiB: kB / 1024 and bytes / 2**20), plus vm_hwm_mb and
+    The original tool's layered snapshot of this process (VmRSS, VmPeak,
+    getrusage maxrss of itself and its children, a heap figure), in its
+    units (MiB: kB / 1024 and bytes / 2**20), plus vm_hwm_mb and
     heap_source: "shim" when libmemtrace.so is loaded (its heap_current /
     heap_peak, malloc_usable_size bytes of every malloc-family call, C and
     Python alike), else "tracemalloc" (Python's heap, 0 unless tracemalloc
-    is tracing, as in the seed).
+    is tracing, as in the original tool).
 
 read_oom(record) -> OomKills
     The OOM kills of a record (the dict measure_command returns, or any
@@ -206,7 +208,8 @@ __all__ = ["MemorySnapshot", "OomKills", "find_memsup", "mark", "measure_command
 # `make install` rewrites this line with $(bindir) in the copy it installs.
 _INSTALLED_BINDIR = None
 
-# The seed's child environment defaults, applied before the caller's env.
+# The original measure_command's child environment defaults, applied before
+# the caller's env.
 _CHILD_ENV_DEFAULTS = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
@@ -264,7 +267,7 @@ def _check_env(env: Any) -> dict[str, str]:
 def _check_cwd(cwd: Any) -> Path | None:
     if cwd is None:
         return None
-    where = Path(cwd).resolve()  # TypeError for a non-path, as the seed
+    where = Path(cwd).resolve()  # TypeError for a non-path, as the original
     if not where.exists():
         raise FileNotFoundError(f"cwd does not exist: {where}")
     if not where.is_dir():
@@ -327,13 +330,13 @@ def _memsup_failed(stderr: str, directory: Path) -> Exception:
     if "already exists" in message:
         return FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(directory))
     number = _errno_of(message)
-    if number is not None:  # as the seed's mkdir raised it
+    if number is not None:  # as the original's mkdir raised it
         return OSError(number, os.strerror(number), str(directory))
     return RuntimeError(message)
 
 
 def _start_failure(record: dict, command: list[str], cwd: Path | None) -> OSError:
-    """What the seed's Popen raised for a command that could not start."""
+    """What the original's Popen raised for a command that could not start."""
     text = record.get("error") or ""
     number = _errno_of(text)
     if number is None:
@@ -379,7 +382,7 @@ def measure_command(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Run `command` under memsup with the seed's contract (see the module doc).
+    """Run `command` under memsup with the original contract (see module doc).
 
     directory: the new evidence directory (must not exist; missing parents
     are created; relative to the caller's current directory).  wall_s and
@@ -387,7 +390,7 @@ def measure_command(
     command runs (None: the caller's current directory).  env: a string
     mapping merged over the default child environment.
     """
-    # The seed's order of checks, so that the same bad call raises the same
+    # The original order of checks, so that the same bad call raises the same
     # exception.  Nothing below creates anything until memsup runs.
     argv = _check_command(command)
     wall_budget_s = _check_budget("wall_s", wall_s)
@@ -402,7 +405,7 @@ def measure_command(
 
     # -o absolute: memsup resolves it against its own cwd, which is ours;
     # abspath only makes the record and messages unambiguous.
-    # --output log: the seed's contract, the command's stdout and stderr in
+    # --output log: the original contract, the command's stdout and stderr in
     # stdout.log only (memsup's default, tee, would also pass them through),
     # all of it (--log-max unlimited: whatever memsup's default bound).
     call = [memsup, "-q", "-o", os.path.abspath(out), "--output", "log",
@@ -411,7 +414,8 @@ def measure_command(
     if where is not None:
         call += ["-C", str(where)]
     # memsup's -e overrides the inherited environment, the last value of a
-    # key winning: defaults first, then the caller's env, as the seed merges.
+    # key winning: defaults first, then the caller's env, as the original
+    # merged them.
     for key, value in {**_CHILD_ENV_DEFAULTS, **overrides}.items():
         call += ["-e", f"{key}={value}"]
     call += ["--", *argv]
@@ -427,8 +431,8 @@ def measure_command(
             signal.raise_signal(signum)
         _, stderr = proc.communicate()
     except BaseException:
-        # KeyboardInterrupt and the like: as the seed's finally, nothing the
-        # command started outlives the call.  memsup kills the tree and
+        # KeyboardInterrupt and the like: as the original's finally, nothing
+        # the command started outlives the call.  memsup kills the tree and
         # writes its record on SIGTERM.
         proc.send_signal(signal.SIGTERM)
         proc.wait()
@@ -679,10 +683,10 @@ def mark(label: str) -> bool:
 
 @dataclass
 class MemorySnapshot:
-    """The seed's multi-layer memory snapshot, plus VmHWM and the heap's source.
+    """The original tool's layered memory snapshot, plus VmHWM and heap source.
 
-    Sizes in MiB (kB / 1024, bytes / 2**20), as the seed's.  elapsed_s is
-    left to the caller, as in the seed.
+    Sizes in MiB (kB / 1024, bytes / 2**20), as the original tool's.
+    elapsed_s is left to the caller, as in the original tool.
     """
     label: str
     rss_mb: float  # /proc/self/status VmRSS

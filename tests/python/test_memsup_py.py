@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-# test_memsup_py.py: scripts/memsup.py against the seed's contract and
-# against ground truth (tests/progs workloads of known size, a 50 MB
-# bytearray under the shim).  unittest, reported as TAP (one test point per
-# test) for automake's tap-driver.sh.
+# test_memsup_py.py: scripts/memsup.py against the contract of the original
+# measure_command (seed_measure.py, not in this repository) and against
+# ground truth (tests/progs workloads of known size, a 50 MB bytearray under
+# the shim).  unittest, reported as TAP (one test point per test) for
+# automake's tap-driver.sh.
 #
 # Environment (AM_TESTS_ENVIRONMENT): MEMSUP (the built memsup), MEMTRACE_SO
 # (the built shim), MT_PROGS (tests/progs in the build tree), MT_SRCDIR.
@@ -29,7 +30,7 @@ PROGS = Path(os.environ.get("MT_PROGS", "tests/progs"))
 SHIM = os.environ.get("MEMTRACE_SO", "")
 PROBE = object()  # "the sentinel-writing command" in TestContract.refused
 
-# The seed's record keys (seed_measure.measure_command's return value).
+# The keys of the record the original measure_command returned.
 SEED_KEYS = {"command", "exit_code", "reason", "wall_s", "peak_tree_rss_mb", "poll_s",
              "rss_budget_mb", "wall_budget_s", "scope", "limitation"}
 
@@ -86,7 +87,7 @@ class Tmp(unittest.TestCase):
 
 
 class TestContract(Tmp):
-    """Each bad call raises the seed's exception before any side effect."""
+    """Each bad call raises the original's exception before any side effect."""
 
     def refused(self, exc, command=PROBE, **kwargs):
         with self.assertRaises(exc) as caught:
@@ -174,8 +175,8 @@ class TestContract(Tmp):
         self.assertFalse((self.tmp / "absent").exists())
         self.assertFalse(self.sentinel.exists())
 
-    def test_seed_order_of_checks(self):
-        # The seed checks command, wall_s, rss_mb, env, cwd, then the
+    def test_original_order_of_checks(self):
+        # The original checks command, wall_s, rss_mb, env, cwd, then the
         # directory: the first bad one decides the exception.
         self.out.mkdir(parents=True)
         with self.assertRaises(ValueError):
@@ -200,7 +201,7 @@ class TestContract(Tmp):
         self.assertIn("MEMSUP", str(err))
 
     def test_command_not_found(self):
-        # The seed's Popen raised FileNotFoundError after creating the
+        # The original's Popen raised FileNotFoundError after creating the
         # directory; memsup leaves a complete record besides.
         with self.assertRaises(FileNotFoundError) as caught:
             memsup.measure_command(["memsup-py-no-such-command"], self.out)
@@ -260,12 +261,12 @@ class TestRun(Tmp):
         self.assertAlmostEqual(max(rss for _, rss in samples) / 1e6,
                                record["peak_tree_rss_mb"], places=6)
         self.assertIn("steady: holding 50 MB", (self.out / "stdout.log").read_text())
-        # The seed's contract: the output in stdout.log only (--output log).
+        # The original contract: the output in stdout.log only (--output log).
         self.assertEqual(record["output"]["mode"], "log")
 
     def test_output_reaches_only_the_log(self):
         # Run in a fresh interpreter whose own stdout is a pipe: nothing of
-        # the command's may reach it, as with the seed.
+        # the command's may reach it, as with the original.
         code = ("import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
                 "r = memsup.measure_command(['sh', '-c', 'echo to-out; echo to-err >&2'], "
                 "sys.argv[2])\n"
@@ -278,7 +279,7 @@ class TestRun(Tmp):
         self.assertEqual((self.out / "stdout.log").read_text(), "to-out\nto-err\n")
 
     def test_the_whole_output_however_long(self):
-        # The seed kept every byte: past the bound memsup gives a log by
+        # The original kept every byte: past the bound memsup gives a log by
         # default (2 MiB with tee) too.
         record = memsup.measure_command(["head", "-c", "5000000", "/dev/zero"], self.out)
         self.assertEqual((self.out / "stdout.log").stat().st_size, 5000000)
@@ -544,7 +545,7 @@ class TestRun(Tmp):
 
     def test_interrupt_kills_the_tree(self):
         # KeyboardInterrupt in the caller: nothing the command started is
-        # left, and the record says so (the seed's finally: killpg).
+        # left, and the record says so (the original's finally: killpg).
         pidfile = self.tmp / "pids"
         code = (f"{SIGINT_AS_AT_A_TERMINAL}"
                 f"import sys; sys.path.insert(0, sys.argv[1]); import memsup\n"
