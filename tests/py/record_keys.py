@@ -11,7 +11,7 @@ and rec_num() to read.  Standard library only.
 """
 import json,sys
 d=json.load(open(sys.argv[1]))
-seed=['command','exit_code','reason','wall_s','peak_tree_rss_mb','poll_s','rss_budget_mb','wall_budget_s','scope','limitation']
-miss=[k for k in seed if k not in d]
-assert not miss, 'missing seed keys: %s' % miss
+original=['command','exit_code','reason','wall_s','peak_tree_rss_mb','poll_s','rss_budget_mb','wall_budget_s','scope','limitation']
+miss=[k for k in original if k not in d]
+assert not miss, 'missing measure_command keys: %s' % miss
 for k,v in d.items(): print(k+'\t'+json.dumps(v))

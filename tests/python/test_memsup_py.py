@@ -31,7 +31,7 @@ SHIM = os.environ.get("MEMTRACE_SO", "")
 PROBE = object()  # "the sentinel-writing command" in TestContract.refused
 
 # The keys of the record the original measure_command returned.
-SEED_KEYS = {"command", "exit_code", "reason", "wall_s", "peak_tree_rss_mb", "poll_s",
+ORIGINAL_KEYS = {"command", "exit_code", "reason", "wall_s", "peak_tree_rss_mb", "poll_s",
              "rss_budget_mb", "wall_budget_s", "scope", "limitation"}
 
 
@@ -240,7 +240,7 @@ class TestRun(Tmp):
     def test_keys_units_and_peak(self):
         command = [str(PROGS / "steady"), "50", "300"]
         record = memsup.measure_command(command, self.out)
-        self.assertTrue(SEED_KEYS <= set(record), SEED_KEYS - set(record))
+        self.assertTrue(ORIGINAL_KEYS <= set(record), ORIGINAL_KEYS - set(record))
         self.assertEqual(record, json.loads((self.out / "resources.json").read_text()))
         self.assertEqual(record["command"], command)
         self.assertEqual(record["exit_code"], 0)
@@ -716,12 +716,12 @@ print(json.dumps([dataclasses.asdict(s) for s in (before, during, after)]))
 
 
 class TestSnapshot(Tmp):
-    SEED_FIELDS = ["label", "rss_mb", "vm_peak_mb", "maxrss_mb", "maxrss_children_mb",
+    ORIGINAL_FIELDS = ["label", "rss_mb", "vm_peak_mb", "maxrss_mb", "maxrss_children_mb",
                    "tracemalloc_peak_mb", "tracemalloc_current_mb", "elapsed_s"]
 
     def test_fields_in_process_with_tracemalloc(self):
         names = [f.name for f in dataclasses.fields(memsup.MemorySnapshot)]
-        self.assertEqual(names[:len(self.SEED_FIELDS)], self.SEED_FIELDS)
+        self.assertEqual(names[:len(self.ORIGINAL_FIELDS)], self.ORIGINAL_FIELDS)
         self.assertIn("vm_hwm_mb", names)
         self.assertIn("heap_source", names)
         tracemalloc.start()
