@@ -85,8 +85,10 @@ empty_and_remove() {
 		echo 1 >"$dir/cgroup.kill" 2>/dev/null
 	fi
 	while :; do
-		# shellcheck disable=SC2046 # one file a word
-		pids=$(cat $(find "$dir" -name cgroup.procs) 2>/dev/null)
+		# find -exec, never `cat $(find ...)`: a cgroup removed between
+		# the test above and the find leaves cat no file, and cat then
+		# reads stdin, which a test's pipe may never close (a hang seen)
+		pids=$(find "$dir" -name cgroup.procs -exec cat {} + 2>/dev/null </dev/null)
 		[ -n "$pids" ] || break
 		if [ $tries -lt 3 ]; then
 			# shellcheck disable=SC2086 # one pid a word
@@ -217,8 +219,7 @@ sweep_run_cgroups() {
 			pid=${pid%%-*}
 			case $pid in '' | *[!0-9]*) continue ;; esac
 			gone "$pid" || continue
-			# shellcheck disable=SC2046 # one file a word
-			[ -z "$(cat $(find "$d" -name cgroup.procs) 2>/dev/null)" ] || continue
+			[ -z "$(find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null </dev/null)" ] || continue
 			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 		done
 	done

@@ -402,7 +402,7 @@ Test(memsup_cgroup, sigkilled_during_fork_bomb_leaves_nothing, .timeout = 120)
 	/* a second later: nothing alive in the guard but its sleep (the
 	 * run's cgroups are below it) */
 	char cmd[PATH_MAX + 64], list[65536];
-	snprintf(cmd, sizeof cmd, "cat $(find '%s' -name cgroup.procs) 2>/dev/null", inner);
+	snprintf(cmd, sizeof cmd, "find '%s' -name cgroup.procs -exec cat {} + 2>/dev/null </dev/null", inner);
 	FILE *f = have_dir ? popen(cmd, "r") : NULL;
 	size_t got = f ? fread(list, 1, sizeof list - 1, f) : 0;
 	list[got] = '\0';
