@@ -8,17 +8,5 @@
 # module that names a higher one (a weak symbol as a back door included)
 # fails here, not in a reviewer's reading.  Output: TAP.  Needs MT_SRCDIR,
 # MT_BUILDDIR (the objects of libmtcore.la and libmemtrace.la).
-: "${MT_SRCDIR:?MT_SRCDIR is not set}"
-: "${MT_BUILDDIR:?MT_BUILDDIR is not set}"
-for tool in python3 nm; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "1..0 # SKIP no $tool"
-		exit 0
-	fi
-done
-if [ ! -f "$MT_BUILDDIR/preload/libmemtrace.la" ]; then
-	echo "1..0 # SKIP the shim is not built"
-	exit 0
-fi
-exec python3 "$MT_SRCDIR/scripts/layers.py" --tap --max-cycle 1 --srcdir "$MT_SRCDIR" \
-	--objdir "$MT_BUILDDIR" "$MT_SRCDIR/preload/LAYERS"
+. "${MT_SRCDIR:?MT_SRCDIR is not set}/tests/common/layers_test.sh"
+layers_test preload/LAYERS 1 preload/libmemtrace.la "the shim"
